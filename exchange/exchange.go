@@ -150,4 +150,3 @@ func Scrub(hs []Header) []Header {
 	}
 	return hs
 }
-
