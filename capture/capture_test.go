@@ -1,0 +1,444 @@
+package capture
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tsinspect/tsinspect/exchange"
+)
+
+// memSink keeps exchanges in memory, keyed by ID.
+type memSink struct {
+	mu   sync.Mutex
+	rows map[int64]exchange.Exchange
+	next int64
+	fail error
+}
+
+func (m *memSink) Insert(_ context.Context, ex *exchange.Exchange) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fail != nil {
+		return m.fail
+	}
+	if m.rows == nil {
+		m.rows = map[int64]exchange.Exchange{}
+	}
+	m.next++
+	ex.ID = m.next
+	m.rows[ex.ID] = *ex
+	return nil
+}
+
+func (m *memSink) Update(_ context.Context, ex *exchange.Exchange) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fail != nil {
+		return m.fail
+	}
+	m.rows[ex.ID] = *ex
+	return nil
+}
+
+func (m *memSink) all() []exchange.Exchange {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []exchange.Exchange
+	for i := int64(1); i <= m.next; i++ {
+		out = append(out, m.rows[i])
+	}
+	return out
+}
+
+// sseEvents is what the test upstream streams.
+var sseEvents = []string{
+	"event: message_start\ndata: {\"type\":\"message_start\"}\n\n",
+	"event: ping\ndata: {\"type\":\"ping\"}\n\n",
+	"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0}\n\n",
+	"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+}
+
+// sseHandler streams sseEvents gap apart and echoes what it saw.
+func sseHandler(gap time.Duration, seen chan<- *http.Request) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if seen != nil {
+			seen <- r
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Request-Id", "req_test")
+		w.WriteHeader(200)
+		for i, e := range sseEvents {
+			if i > 0 {
+				time.Sleep(gap)
+			}
+			io.WriteString(w, e)
+			w.(http.Flusher).Flush()
+		}
+	}
+}
+
+type rig struct {
+	sink  *memSink
+	rec   *Recorder
+	proxy *Proxy
+	url   string
+	ca    *CA
+}
+
+func newRig(t *testing.T, cfg Config) *rig {
+	t.Helper()
+	sink := &memSink{}
+	rec := NewRecorder(sink, io.Discard, nil)
+	cfg.Recorder = rec
+	if cfg.Mode == "" || cfg.Mode == ModeMITM {
+		ca, err := LoadOrCreateCA(t.TempDir(), InterceptHosts(cfg.Intercept))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.CA = ca
+	}
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: p}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return &rig{sink: sink, rec: rec, proxy: p, url: "http://" + ln.Addr().String(), ca: cfg.CA}
+}
+
+// flush waits for exchanges under way and the writer.
+func (r *rig) flush(t *testing.T) []exchange.Exchange {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := r.proxy.Wait(ctx); err != nil {
+		t.Fatalf("exchanges still under way: %v", err)
+	}
+	r.rec.Close()
+	return r.sink.all()
+}
+
+func mitmClient(r *rig, extraRoots ...*x509.Certificate) *http.Client {
+	pu, _ := url.Parse(r.url)
+	roots := r.ca.Pool()
+	for _, c := range extraRoots {
+		roots.AddCert(c)
+	}
+	return &http.Client{Transport: &http.Transport{
+		Proxy:              http.ProxyURL(pu),
+		TLSClientConfig:    &tls.Config{RootCAs: roots},
+		DisableCompression: true,
+	}}
+}
+
+func TestMITMRecordsAndStreams(t *testing.T) {
+	seen := make(chan *http.Request, 1)
+	up := httptest.NewServer(sseHandler(0, seen))
+	defer up.Close()
+	r := newRig(t, Config{Mode: ModeMITM, Upstream: up.URL})
+
+	body := `{"model":"claude-sonnet-4-5","stream":true}`
+	req, _ := http.NewRequest("POST", "https://api.anthropic.com/v1/messages?beta=true", strings.NewReader(body))
+	req.Header.Set("x-api-key", "sk-ant-secret-key")
+	req.Header.Set("Accept-Encoding", "gzip, deflate, br, zstd")
+	req.Header.Set("anthropic-version", "2023-06-01")
+	resp, err := mitmClient(r).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := strings.Join(sseEvents, ""); string(got) != want {
+		t.Fatalf("client got %q, want %q", got, want)
+	}
+	up_req := <-seen
+	if ae := up_req.Header.Get("Accept-Encoding"); ae != "gzip, deflate, br, zstd" {
+		t.Errorf("upstream saw Accept-Encoding %q, want the client's", ae)
+	}
+	if k := up_req.Header.Get("X-Api-Key"); k != "sk-ant-secret-key" {
+		t.Errorf("upstream saw x-api-key %q: credentials must be forwarded", k)
+	}
+	rows := r.flush(t)
+	if len(rows) != 1 {
+		t.Fatalf("recorded %d exchanges, want 1", len(rows))
+	}
+	ex := rows[0]
+	if ex.State != exchange.StateComplete || ex.Status != 200 {
+		t.Errorf("state %s status %d", ex.State, ex.Status)
+	}
+	if string(ex.ReqBody) != body || string(ex.RespBody) != string(got) {
+		t.Errorf("bodies not byte-exact")
+	}
+	if ex.URL != "https://api.anthropic.com/v1/messages?beta=true" || ex.Host != "api.anthropic.com" {
+		t.Errorf("url %q host %q", ex.URL, ex.Host)
+	}
+	if k := ex.ReqHeader("X-Api-Key"); !strings.HasPrefix(k, exchange.FingerprintPrefix) {
+		t.Errorf("recorded x-api-key %q, want a fingerprint", k)
+	}
+	if len(ex.Chunks) == 0 || ex.FirstByte.IsZero() || ex.End.Before(ex.Start) {
+		t.Errorf("timing not recorded: %d chunks", len(ex.Chunks))
+	}
+}
+
+// TestStreamingWithoutDelay checks that each SSE event reaches the client
+// through the proxy within 20 ms of when it reaches a direct client.
+func TestStreamingWithoutDelay(t *testing.T) {
+	const gap = 200 * time.Millisecond
+	up := httptest.NewServer(sseHandler(gap, nil))
+	defer up.Close()
+
+	arrivals := func(c *http.Client, u string) []time.Duration {
+		t.Helper()
+		start := time.Now()
+		resp, err := c.Post(u, "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out []time.Duration
+		br := bufio.NewReader(resp.Body)
+		for {
+			line, err := br.ReadString('\n')
+			if strings.HasPrefix(line, "event:") {
+				out = append(out, time.Since(start))
+			}
+			if err != nil {
+				return out
+			}
+		}
+	}
+	direct := arrivals(http.DefaultClient, up.URL+"/v1/messages")
+
+	for _, mode := range []string{ModeMITM, ModeReverse} {
+		t.Run(mode, func(t *testing.T) {
+			r := newRig(t, Config{Mode: mode, Upstream: up.URL})
+			var got []time.Duration
+			if mode == ModeMITM {
+				got = arrivals(mitmClient(r), "https://api.anthropic.com/v1/messages")
+			} else {
+				got = arrivals(http.DefaultClient, r.url+"/v1/messages")
+			}
+			if len(got) != len(direct) {
+				t.Fatalf("got %d events, want %d", len(got), len(direct))
+			}
+			for i := range got {
+				// Compare gaps from the first event so connection set-up
+				// (TLS to the proxy) does not count.
+				d := (got[i] - got[0]) - (direct[i] - direct[0])
+				if d < 0 {
+					d = -d
+				}
+				if d > 20*time.Millisecond {
+					t.Errorf("event %d arrived %v later through the proxy than directly", i, d)
+				}
+			}
+			rows := r.flush(t)
+			if len(rows) != 1 || len(rows[0].Chunks) < len(sseEvents) {
+				t.Fatalf("want one exchange with a chunk per event, got %d rows", len(rows))
+			}
+			for i := 1; i < len(sseEvents); i++ {
+				if d := rows[0].Chunks[i].At.Sub(rows[0].Chunks[i-1].At); d < gap-20*time.Millisecond {
+					t.Errorf("chunk %d recorded %v after the previous, want about %v", i, d, gap)
+				}
+			}
+		})
+	}
+}
+
+func TestTunnelNotIntercepted(t *testing.T) {
+	other := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "other host")
+	}))
+	defer other.Close()
+	r := newRig(t, Config{Mode: ModeMITM})
+	resp, err := mitmClient(r, other.Certificate()).Get(other.URL + "/x")
+	if err != nil {
+		t.Fatalf("tunnel to a host that is not intercepted: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "other host" {
+		t.Fatalf("got %q through the tunnel", b)
+	}
+	// The tunnel carried the other server's own certificate, not ours.
+	if resp.TLS == nil || resp.TLS.PeerCertificates[0].Issuer.CommonName == r.ca.Cert.Subject.CommonName {
+		t.Fatal("a host that is not intercepted was served with the tsinspect CA")
+	}
+	if rows := r.flush(t); len(rows) != 0 {
+		t.Fatalf("recorded %d rows for a tunnelled host, want 0", len(rows))
+	}
+}
+
+func TestCANameConstraintsAndKeyMode(t *testing.T) {
+	dir := t.TempDir()
+	ca, err := LoadOrCreateCA(dir, InterceptHosts([]string{"gateway.example.com"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ca.Created {
+		t.Error("first use must create the CA")
+	}
+	st, err := os.Stat(ca.KeyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("key file mode %v, want 0600", st.Mode().Perm())
+	}
+	c := ca.Cert
+	if !c.PermittedDNSDomainsCritical {
+		t.Error("name constraints must be critical")
+	}
+	if got := strings.Join(c.PermittedDNSDomains, ","); got != "api.anthropic.com,gateway.example.com" {
+		t.Errorf("permitted %q", got)
+	}
+	if len(c.ExcludedIPRanges) != 2 {
+		t.Errorf("excluded IP ranges %v, want all of IPv4 and IPv6", c.ExcludedIPRanges)
+	}
+	if c.PublicKeyAlgorithm != x509.ECDSA {
+		t.Errorf("key algorithm %v, want ECDSA", c.PublicKeyAlgorithm)
+	}
+	// A leaf for a permitted host verifies; one for any other host does not.
+	for host, ok := range map[string]bool{"api.anthropic.com": true, "gateway.example.com": true, "example.org": false} {
+		leaf, err := ca.Leaf(host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = leaf.Leaf.Verify(x509.VerifyOptions{DNSName: host, Roots: ca.Pool()})
+		if (err == nil) != ok {
+			t.Errorf("verify leaf for %s: err=%v, want ok=%v", host, err, ok)
+		}
+	}
+	again, _ := ca.Leaf("api.anthropic.com")
+	first, _ := ca.Leaf("api.anthropic.com")
+	if again != first {
+		t.Error("leaf certificates must be cached")
+	}
+	// Loading again reuses the same CA; a new host makes a new one.
+	same, err := LoadOrCreateCA(dir, InterceptHosts(nil))
+	if err != nil || same.Created || same.Fingerprint() != ca.Fingerprint() {
+		t.Errorf("reload: created=%v err=%v", same.Created, err)
+	}
+	grown, err := LoadOrCreateCA(dir, InterceptHosts([]string{"new.example.net"}))
+	if err != nil || !grown.Created || len(grown.Cert.PermittedDNSDomains) != 3 {
+		t.Errorf("grow: %v %v", err, grown.Cert.PermittedDNSDomains)
+	}
+}
+
+func TestUpstreamDownGives502AndIsRecorded(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	dead := "http://" + ln.Addr().String()
+	ln.Close()
+	for _, mode := range []string{ModeMITM, ModeReverse} {
+		t.Run(mode, func(t *testing.T) {
+			r := newRig(t, Config{Mode: mode, Upstream: dead})
+			var resp *http.Response
+			var err error
+			if mode == ModeMITM {
+				resp, err = mitmClient(r).Post("https://api.anthropic.com/v1/messages", "application/json", strings.NewReader("{}"))
+			} else {
+				resp, err = http.Post(r.url+"/v1/messages", "application/json", strings.NewReader("{}"))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 502 || !strings.Contains(string(b), "api_error") {
+				t.Fatalf("status %d body %s", resp.StatusCode, b)
+			}
+			rows := r.flush(t)
+			if len(rows) != 1 || rows[0].State != exchange.StateUpstreamFailed || rows[0].Status != 502 || rows[0].Error == "" {
+				t.Fatalf("recorded %+v", rows)
+			}
+		})
+	}
+}
+
+func TestUpstreamCertificateIsVerified(t *testing.T) {
+	up := httptest.NewTLSServer(sseHandler(0, nil))
+	defer up.Close()
+	r := newRig(t, Config{Mode: ModeReverse, Upstream: up.URL})
+	resp, err := http.Post(r.url+"/v1/messages", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 502 {
+		t.Fatalf("untrusted upstream certificate: status %d, want 502", resp.StatusCode)
+	}
+	rows := r.flush(t)
+	if !strings.Contains(rows[0].Error, "certificate") {
+		t.Errorf("error %q should name the certificate problem", rows[0].Error)
+	}
+	// Trusted explicitly, the same upstream works.
+	r2 := newRig(t, Config{Mode: ModeReverse, Upstream: up.URL, UpstreamRoots: []*x509.Certificate{up.Certificate()}})
+	resp, err = http.Post(r2.url+"/v1/messages", "application/json", strings.NewReader("{}"))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("trusted upstream: %v %v", err, resp)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}
+
+func TestClientAbortAndRecordFailure(t *testing.T) {
+	up := httptest.NewServer(sseHandler(300*time.Millisecond, nil))
+	defer up.Close()
+	r := newRig(t, Config{Mode: ModeReverse, Upstream: up.URL})
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", r.url+"/v1/messages", strings.NewReader("{}"))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 10)
+	resp.Body.Read(buf)
+	cancel()
+	resp.Body.Close()
+	rows := r.flush(t)
+	if len(rows) != 1 || rows[0].State != exchange.StateClientAborted {
+		t.Fatalf("want a client-aborted exchange, got %+v", rows)
+	}
+
+	// A sink that fails never breaks the traffic.
+	sink := &memSink{fail: fmt.Errorf("disk full")}
+	var errs bytes.Buffer
+	rec := NewRecorder(sink, &errs, nil)
+	p, _ := New(Config{Mode: ModeReverse, Upstream: up.URL, Recorder: rec})
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	for i := 0; i < 2; i++ {
+		resp, err := http.Post(srv.URL+"/v1/messages", "application/json", strings.NewReader("{}"))
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("traffic broke when recording failed: %v", err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	p.Wait(context.Background())
+	st := rec.Close()
+	if st.RecordErrors != 4 || strings.Count(errs.String(), "\n") != 1 || !strings.Contains(errs.String(), "disk full") {
+		t.Fatalf("record errors %d, reported %q: want 4 counted, reported once", st.RecordErrors, errs.String())
+	}
+}

@@ -1,0 +1,425 @@
+// Package capture records Messages API traffic as it passes: a MITM
+// forward proxy (goproxy) or a plain reverse proxy, both streaming every
+// response through as it arrives and recording it byte for byte with the
+// arrival time of each chunk. It is the only package that imports goproxy.
+package capture
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/elazarl/goproxy"
+
+	"github.com/tsinspect/tsinspect/contentcoding"
+	"github.com/tsinspect/tsinspect/exchange"
+)
+
+// Modes of the proxy.
+const (
+	ModeMITM    = "mitm"
+	ModeReverse = "reverse"
+)
+
+// DefaultHost is the Messages API host, always intercepted in MITM mode.
+const DefaultHost = "api.anthropic.com"
+
+// DefaultUpstream is where reverse mode forwards by default.
+const DefaultUpstream = "https://" + DefaultHost
+
+// Config says how to build a Proxy. Zero values are documented defaults.
+type Config struct {
+	// Mode is ModeMITM (default) or ModeReverse.
+	Mode string
+	// Intercept lists the hosts whose CONNECTs are intercepted in MITM
+	// mode; DefaultHost is always included.
+	Intercept []string
+	// Upstream, in reverse mode, is the base URL requests are forwarded to
+	// (default DefaultUpstream). In MITM mode, when set, intercepted
+	// requests go there instead of to the host the client asked for.
+	Upstream string
+	// CA signs leaf certificates in MITM mode. Required there.
+	CA *CA
+	// UpstreamRoots are trusted for upstream TLS in addition to the system
+	// roots (a corporate gateway's CA, or a test server's).
+	UpstreamRoots []*x509.Certificate
+	// Recorder receives the exchanges. Required.
+	Recorder *Recorder
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Source is written on each exchange (default: the mode).
+	Source string
+}
+
+// Proxy is a running recording proxy; it is an http.Handler to be served
+// on a loopback listener.
+type Proxy struct {
+	cfg       Config
+	upstream  *url.URL
+	intercept []string
+	transport *http.Transport
+	handler   http.Handler
+	inflight  sync.WaitGroup
+}
+
+// New builds a Proxy from cfg.
+func New(cfg Config) (*Proxy, error) {
+	if cfg.Mode == "" {
+		cfg.Mode = ModeMITM
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Source == "" {
+		cfg.Source = cfg.Mode
+	}
+	if cfg.Recorder == nil {
+		return nil, errors.New("capture: new proxy: no recorder")
+	}
+	p := &Proxy{cfg: cfg, intercept: InterceptHosts(cfg.Intercept)}
+	if cfg.Upstream == "" && cfg.Mode == ModeReverse {
+		cfg.Upstream = DefaultUpstream
+		p.cfg.Upstream = DefaultUpstream
+	}
+	if cfg.Upstream != "" {
+		u, err := url.Parse(cfg.Upstream)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("capture: upstream %q: want an http:// or https:// URL", cfg.Upstream)
+		}
+		p.upstream = u
+	}
+	roots, err := x509.SystemCertPool()
+	if err != nil || roots == nil {
+		roots = x509.NewCertPool()
+	}
+	for _, c := range cfg.UpstreamRoots {
+		roots.AddCert(c)
+	}
+	p.transport = &http.Transport{
+		Proxy:                 nil, // never loop back through HTTPS_PROXY
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:       &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
+		ForceAttemptHTTP2:     true,
+		DisableCompression:    true, // the client's Accept-Encoding goes through as sent
+		MaxIdleConnsPerHost:   16,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   15 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	switch cfg.Mode {
+	case ModeMITM:
+		if cfg.CA == nil {
+			return nil, errors.New("capture: new proxy: MITM mode needs a CA")
+		}
+		p.handler = p.mitmHandler()
+	case ModeReverse:
+		p.handler = http.HandlerFunc(p.serveReverse)
+	default:
+		return nil, fmt.Errorf("capture: unknown mode %q (want mitm or reverse)", cfg.Mode)
+	}
+	return p, nil
+}
+
+// InterceptHosts returns the normalised list of intercepted hosts,
+// DefaultHost first.
+func InterceptHosts(extra []string) []string {
+	return normaliseHosts(append([]string{DefaultHost}, extra...))
+}
+
+// ServeHTTP serves the proxy.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.handler.ServeHTTP(w, r) }
+
+// Wait blocks until every exchange under way has ended, or ctx is done.
+func (p *Proxy) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { p.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// CloseIdle closes idle upstream connections.
+func (p *Proxy) CloseIdle() { p.transport.CloseIdleConnections() }
+
+func (p *Proxy) intercepted(hostport string) bool {
+	h := hostport
+	if hh, _, err := net.SplitHostPort(hostport); err == nil {
+		h = hh
+	}
+	return slices.Contains(p.intercept, strings.ToLower(h))
+}
+
+func (p *Proxy) mitmHandler() http.Handler {
+	gp := goproxy.NewProxyHttpServer()
+	gp.Tr = p.transport
+	gp.KeepAcceptEncoding = true
+	gp.KeepDestinationHeaders = true
+	gp.Logger = discardLogger{}
+	mitm := &goproxy.ConnectAction{
+		Action: goproxy.ConnectMitm,
+		TLSConfig: func(host string, _ *goproxy.ProxyCtx) (*tls.Config, error) {
+			leaf, err := p.cfg.CA.Leaf(host)
+			if err != nil {
+				return nil, err
+			}
+			return &tls.Config{Certificates: []tls.Certificate{*leaf}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}, nil
+		},
+	}
+	gp.OnRequest().HandleConnectFunc(func(host string, _ *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
+		if p.intercepted(host) {
+			return mitm, host
+		}
+		return goproxy.OkConnect, host
+	})
+	gp.OnRequest().DoFunc(func(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+		if !p.intercepted(r.URL.Host) && !p.intercepted(r.Host) {
+			return r, nil // plain HTTP to some other host: goproxy forwards it
+		}
+		return r, p.forward(r, r.URL)
+	})
+	gp.NonproxyHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "tsinspect is a forward proxy here (mode mitm): set HTTPS_PROXY to it, or run with --mode reverse", http.StatusBadRequest)
+	})
+	return gp
+}
+
+type discardLogger struct{}
+
+func (discardLogger) Printf(string, ...any) {}
+
+// hopHeaders are not forwarded (RFC 9110 section 7.6.1).
+var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+// forward records the request, sends it upstream and returns the response
+// whose body records itself as the client reads it. clientURL is the URL
+// the client addressed. Upstream failures become a 502 API-style error,
+// recorded as such.
+func (p *Proxy) forward(r *http.Request, clientURL *url.URL) *http.Response {
+	p.inflight.Add(1)
+	now := p.cfg.Now()
+	body, readErr := io.ReadAll(r.Body)
+	r.Body.Close()
+
+	target := *clientURL
+	if p.upstream != nil {
+		target.Scheme = p.upstream.Scheme
+		target.Host = p.upstream.Host
+		target.Path = singleJoin(p.upstream.Path, clientURL.Path)
+		target.RawPath = ""
+	}
+	recordedURL := clientURL.String()
+	if p.cfg.Mode == ModeReverse {
+		recordedURL = target.String()
+	}
+	ex := &exchange.Exchange{
+		Source:     p.cfg.Source,
+		Start:      now,
+		Method:     r.Method,
+		URL:        recordedURL,
+		Host:       hostOnly(clientURL.Host),
+		ReqHeaders: exchange.SafeHeaders(r.Header),
+		ReqBody:    body,
+		State:      exchange.StateInFlight,
+	}
+	if p.cfg.Mode == ModeReverse {
+		ex.Host = hostOnly(target.Host)
+	}
+	key := p.cfg.Recorder.begin(ex)
+	fail := func(msg string) *http.Response {
+		ex.End = p.cfg.Now()
+		ex.Error = msg
+		ex.State = exchange.StateUpstreamFailed
+		resp := badGateway(r, msg)
+		ex.Status = resp.StatusCode
+		ex.RespHeaders = exchange.SafeHeaders(resp.Header)
+		ex.RespBody = resp.bodyBytes
+		p.cfg.Recorder.finish(key, ex)
+		p.inflight.Done()
+		return resp.Response
+	}
+	if readErr != nil {
+		return fail("reading the request body from the client: " + readErr.Error())
+	}
+
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), bytes.NewReader(body))
+	if err != nil {
+		return fail("building the upstream request: " + err.Error())
+	}
+	out.Header = r.Header.Clone()
+	for _, h := range hopHeaders {
+		out.Header.Del(h)
+	}
+	if p.upstream == nil && r.Host != "" {
+		out.Host = r.Host
+	}
+	out.ContentLength = int64(len(body))
+	resp, err := p.transport.RoundTrip(out)
+	if err != nil {
+		return fail("upstream " + target.Host + " failed: " + err.Error())
+	}
+	ex.FirstByte = p.cfg.Now()
+	ex.Status = resp.StatusCode
+	ex.RespHeaders = exchange.SafeHeaders(resp.Header)
+	resp.Body = &recordingBody{p: p, key: key, ex: ex, rc: resp.Body, ctx: r.Context()}
+	return resp
+}
+
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
+}
+
+func singleJoin(a, b string) string {
+	a = strings.TrimSuffix(a, "/")
+	if b == "" {
+		return a + "/"
+	}
+	if !strings.HasPrefix(b, "/") {
+		b = "/" + b
+	}
+	return a + b
+}
+
+type gatewayResponse struct {
+	*http.Response
+	bodyBytes []byte
+}
+
+// badGateway makes the 502 the client sees when the upstream cannot be
+// reached, shaped like an API error so SDKs report it clearly.
+func badGateway(r *http.Request, msg string) gatewayResponse {
+	b := []byte(fmt.Sprintf(`{"type":"error","error":{"type":"api_error","message":%q}}`, "tsinspect: "+msg))
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Tsinspect-Error", "upstream")
+	return gatewayResponse{
+		Response: &http.Response{
+			StatusCode:    http.StatusBadGateway,
+			Status:        "502 Bad Gateway",
+			Proto:         "HTTP/1.1",
+			ProtoMajor:    1,
+			ProtoMinor:    1,
+			Header:        h,
+			Body:          io.NopCloser(bytes.NewReader(b)),
+			ContentLength: int64(len(b)),
+			Request:       r,
+		},
+		bodyBytes: b,
+	}
+}
+
+// recordingBody passes the upstream body through unchanged while keeping a
+// copy and the arrival time of every read. It ends the exchange on EOF
+// (complete), on a read error (upstream failed) or on Close before EOF
+// (client aborted).
+type recordingBody struct {
+	p    *Proxy
+	key  int64
+	ex   *exchange.Exchange
+	rc   io.ReadCloser
+	ctx  context.Context // the client's request: done when it goes away
+	buf  bytes.Buffer
+	once sync.Once
+}
+
+func (b *recordingBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if n > 0 {
+		b.ex.Chunks = append(b.ex.Chunks, exchange.Chunk{Offset: int64(b.buf.Len()), Size: n, At: b.p.cfg.Now()})
+		b.buf.Write(p[:n])
+	}
+	switch {
+	case err == io.EOF:
+		b.end(exchange.StateComplete, "")
+	case err != nil && b.ctx.Err() != nil:
+		b.end(exchange.StateClientAborted, "client closed the connection before the response ended")
+	case err != nil:
+		b.end(exchange.StateUpstreamFailed, "response body broke off: "+err.Error())
+	}
+	return n, err
+}
+
+func (b *recordingBody) Close() error {
+	err := b.rc.Close()
+	b.end(exchange.StateClientAborted, "client closed the connection before the response ended")
+	return err
+}
+
+func (b *recordingBody) end(state exchange.State, msg string) {
+	b.once.Do(func() {
+		ex := b.ex
+		ex.End = b.p.cfg.Now()
+		ex.State = state
+		ex.Error = msg
+		ex.RespBody = b.buf.Bytes()
+		if ce := headerValue(ex.RespHeaders, "Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+			if dec, err := contentcoding.Decode(ce, ex.RespBody); err == nil {
+				ex.RespBodyDecoded = dec
+			} else if state == exchange.StateComplete {
+				ex.Error = "recorded body could not be decoded: " + err.Error()
+			}
+		}
+		b.p.cfg.Recorder.finish(b.key, ex)
+		b.p.inflight.Done()
+	})
+}
+
+func headerValue(hs []exchange.Header, name string) string {
+	for _, h := range hs {
+		if strings.EqualFold(h.Name, name) {
+			return h.Value
+		}
+	}
+	return ""
+}
+
+// serveReverse handles one request in reverse mode: forward to the
+// upstream and copy the response back, flushing after every read.
+func (p *Proxy) serveReverse(w http.ResponseWriter, r *http.Request) {
+	resp := p.forward(r, r.URL)
+	defer resp.Body.Close()
+	for k, vs := range resp.Header {
+		if slices.Contains(hopHeaders, http.CanonicalHeaderKey(k)) {
+			continue
+		}
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(resp.StatusCode)
+	flusher, _ := w.(http.Flusher)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return // client gone: Close marks the exchange aborted
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+		if err != nil {
+			if err != io.EOF {
+				// Upstream broke off mid-body: cut the client's stream
+				// too so it sees an incomplete response, as it would have.
+				panic(http.ErrAbortHandler)
+			}
+			return
+		}
+	}
+}

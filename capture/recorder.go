@@ -1,0 +1,174 @@
+package capture
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/tsinspect/tsinspect/exchange"
+)
+
+// Sink is where recorded exchanges go; store.DB implements it. Insert
+// must set ex.ID.
+type Sink interface {
+	Insert(ctx context.Context, ex *exchange.Exchange) error
+	Update(ctx context.Context, ex *exchange.Exchange) error
+}
+
+// Stats counts what a recorder did.
+type Stats struct {
+	Exchanges     int   // exchanges seen on intercepted hosts
+	Complete      int   // of which ended complete
+	Failed        int   // upstream failed or client aborted
+	ReqBytes      int64 // request body bytes
+	RespBytes     int64 // response body bytes as received
+	RecordErrors  int   // writes to the capture that failed
+	FirstRecordEr string
+}
+
+// op is one queued write: an insert (first time a key is seen) or an
+// update of an already inserted exchange.
+type op struct {
+	key int64
+	ex  exchange.Exchange // a snapshot: the proxy goroutine keeps its own
+}
+
+// Recorder writes exchanges to a Sink from one goroutine, so that the proxy
+// never waits on the disk. A failed write is counted and reported once on
+// errw; traffic is never affected.
+type Recorder struct {
+	sink Sink
+	errw io.Writer
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	queue   []op
+	closed  bool
+	nextKey int
+	stats   Stats
+	ids     map[int64]int64 // key -> store ID
+	done    chan struct{}
+	notify  func(id int64)
+}
+
+// NewRecorder starts a recorder writing to sink. Errors are reported on
+// errw (once; later ones are only counted). notify, when not nil, is called
+// from the writer goroutine after each write with the exchange's store ID.
+func NewRecorder(sink Sink, errw io.Writer, notify func(id int64)) *Recorder {
+	r := &Recorder{sink: sink, errw: errw, ids: map[int64]int64{}, done: make(chan struct{}), notify: notify}
+	r.cond = sync.NewCond(&r.mu)
+	go r.loop()
+	return r
+}
+
+// begin assigns a key to a new exchange and queues its insert.
+func (r *Recorder) begin(ex *exchange.Exchange) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.nextKey++
+	key := int64(r.nextKey)
+	r.stats.Exchanges++
+	r.stats.ReqBytes += int64(len(ex.ReqBody))
+	r.push(op{key: key, ex: snapshot(ex)})
+	return key
+}
+
+// finish queues the final state of an exchange.
+func (r *Recorder) finish(key int64, ex *exchange.Exchange) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stats.RespBytes += int64(len(ex.RespBody))
+	switch ex.State {
+	case exchange.StateComplete:
+		r.stats.Complete++
+	case exchange.StateUpstreamFailed, exchange.StateClientAborted:
+		r.stats.Failed++
+	}
+	r.push(op{key: key, ex: snapshot(ex)})
+}
+
+func (r *Recorder) push(o op) {
+	if r.closed {
+		return
+	}
+	r.queue = append(r.queue, o)
+	r.cond.Signal()
+}
+
+func snapshot(ex *exchange.Exchange) exchange.Exchange {
+	c := *ex
+	c.ReqHeaders = exchange.Scrub(append([]exchange.Header(nil), ex.ReqHeaders...))
+	c.RespHeaders = exchange.Scrub(append([]exchange.Header(nil), ex.RespHeaders...))
+	c.Chunks = append([]exchange.Chunk(nil), ex.Chunks...)
+	return c
+}
+
+func (r *Recorder) loop() {
+	defer close(r.done)
+	ctx := context.Background()
+	for {
+		r.mu.Lock()
+		for len(r.queue) == 0 && !r.closed {
+			r.cond.Wait()
+		}
+		if len(r.queue) == 0 && r.closed {
+			r.mu.Unlock()
+			return
+		}
+		o := r.queue[0]
+		r.queue = r.queue[1:]
+		id, seen := r.ids[o.key]
+		r.mu.Unlock()
+
+		var err error
+		if seen {
+			o.ex.ID = id
+			err = r.sink.Update(ctx, &o.ex)
+		} else {
+			err = r.sink.Insert(ctx, &o.ex)
+			if err == nil {
+				r.mu.Lock()
+				r.ids[o.key] = o.ex.ID
+				r.mu.Unlock()
+			}
+		}
+		if err != nil {
+			r.recordError(err)
+			continue
+		}
+		if r.notify != nil {
+			r.notify(o.ex.ID)
+		}
+	}
+}
+
+func (r *Recorder) recordError(err error) {
+	r.mu.Lock()
+	first := r.stats.RecordErrors == 0
+	r.stats.RecordErrors++
+	if first {
+		r.stats.FirstRecordEr = err.Error()
+	}
+	r.mu.Unlock()
+	if first && r.errw != nil {
+		fmt.Fprintf(r.errw, "tsinspect: cannot write to the capture (traffic goes on, later errors are only counted): %v\n", err)
+	}
+}
+
+// Stats returns a copy of the counters.
+func (r *Recorder) Stats() Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stats
+}
+
+// Close writes everything still queued and stops the writer.
+func (r *Recorder) Close() Stats {
+	r.mu.Lock()
+	r.closed = true
+	r.cond.Broadcast()
+	r.mu.Unlock()
+	<-r.done
+	return r.Stats()
+}
