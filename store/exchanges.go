@@ -1,0 +1,517 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tsinspect/tsinspect/exchange"
+)
+
+// Summary is one exchange without its headers and bodies: what a listing
+// needs.
+type Summary struct {
+	ID        int64
+	Source    string
+	Start     time.Time
+	FirstByte time.Time
+	End       time.Time
+	Method    string
+	URL       string
+	Host      string
+	Status    int
+	ReqBytes  int64 // size of the request body
+	RespBytes int64 // size of the response body as received (maybe compressed)
+	State     exchange.State
+	Error     string
+}
+
+// Insert writes ex as a new exchange, in whatever state it is (usually
+// exchange.StateInFlight with the request only), and sets ex.ID to its new
+// ID; an ID already in ex is ignored. IDs only grow.
+//
+// Credential header values are replaced by their fingerprints
+// (exchange.Scrub) in what is written; ex itself is not changed apart from
+// its ID.
+func (db *DB) Insert(ctx context.Context, ex *exchange.Exchange) error {
+	if db.readOnly {
+		return fmt.Errorf("store: insert: %w", ErrReadOnly)
+	}
+	row, err := encodeExchange(ex)
+	if err != nil {
+		return fmt.Errorf("store: insert: %w", err)
+	}
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: insert: %w", err)
+	}
+	defer tx.Rollback()
+	id, err := insertExchange(ctx, tx, row)
+	if err != nil {
+		return fmt.Errorf("store: insert: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: insert: %w", err)
+	}
+	ex.ID = id
+	return nil
+}
+
+// Update rewrites every field of the stored exchange whose ID is ex.ID with
+// the values in ex. Credentials are scrubbed as by Insert. Bodies no longer
+// used by any exchange are deleted, so updating a streaming response as it
+// grows does not leave every partial body behind. It returns an error
+// wrapping ErrNotFound if there is no such exchange.
+func (db *DB) Update(ctx context.Context, ex *exchange.Exchange) error {
+	if db.readOnly {
+		return fmt.Errorf("store: update %d: %w", ex.ID, ErrReadOnly)
+	}
+	row, err := encodeExchange(ex)
+	if err != nil {
+		return fmt.Errorf("store: update %d: %w", ex.ID, err)
+	}
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: update %d: %w", ex.ID, err)
+	}
+	defer tx.Rollback()
+	if err := updateExchange(ctx, tx, ex.ID, row); err != nil {
+		return fmt.Errorf("store: update %d: %w", ex.ID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: update %d: %w", ex.ID, err)
+	}
+	return nil
+}
+
+// Exchanges returns every exchange in ID order, bodies and chunks loaded.
+func (db *DB) Exchanges(ctx context.Context) ([]exchange.Exchange, error) {
+	out, err := db.list(ctx, 0)
+	if err != nil {
+		return nil, fmt.Errorf("store: exchanges: %w", err)
+	}
+	return out, nil
+}
+
+// ExchangesAfter returns, in ID order, the exchanges whose ID is greater than
+// afterID: what was added since a live view last looked. Exchanges it has
+// already seen may have been updated since; re-read those with Get.
+func (db *DB) ExchangesAfter(ctx context.Context, afterID int64) ([]exchange.Exchange, error) {
+	out, err := db.list(ctx, afterID)
+	if err != nil {
+		return nil, fmt.Errorf("store: exchanges after %d: %w", afterID, err)
+	}
+	return out, nil
+}
+
+// Get returns the exchange with the given ID, or an error wrapping
+// ErrNotFound.
+func (db *DB) Get(ctx context.Context, id int64) (exchange.Exchange, error) {
+	ex, err := scanExchange(db.sql.QueryRowContext(ctx, selectExchange+` WHERE e.id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		err = ErrNotFound
+	}
+	if err != nil {
+		return exchange.Exchange{}, fmt.Errorf("store: get %d: %w", id, err)
+	}
+	return ex, nil
+}
+
+// Summaries returns one summary per exchange in ID order, without reading
+// any body.
+func (db *DB) Summaries(ctx context.Context) ([]Summary, error) {
+	rows, err := db.sql.QueryContext(ctx, `
+		SELECT e.id, e.source, e.start_ns, e.first_byte_ns, e.end_ns, e.method, e.url, e.host,
+		       e.status, rq.size, rs.size, e.state, e.error
+		FROM exchange e
+		JOIN blob rq ON rq.hash = e.req_body
+		JOIN blob rs ON rs.hash = e.resp_body
+		ORDER BY e.id`)
+	if err != nil {
+		return nil, fmt.Errorf("store: summaries: %w", err)
+	}
+	defer rows.Close()
+	var out []Summary
+	for rows.Next() {
+		var (
+			s                 Summary
+			start, first, end sql.NullInt64
+			state             string
+		)
+		if err := rows.Scan(&s.ID, &s.Source, &start, &first, &end, &s.Method, &s.URL, &s.Host,
+			&s.Status, &s.ReqBytes, &s.RespBytes, &state, &s.Error); err != nil {
+			return nil, fmt.Errorf("store: summaries: %w", err)
+		}
+		s.Start, s.FirstByte, s.End = decodeTime(start), decodeTime(first), decodeTime(end)
+		s.State = exchange.State(state)
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: summaries: %w", err)
+	}
+	return out, nil
+}
+
+// exchangeRow is an exchange encoded for its table row.
+type exchangeRow struct {
+	source                 string
+	start, firstByte, end  sql.NullInt64
+	method, url, host      string
+	reqHeaders             string
+	reqBody                []byte
+	status                 int
+	respHeaders            string
+	respBody, respDecoded  []byte // respDecoded nil: column NULL
+	chunks, errText, state string
+}
+
+func encodeExchange(ex *exchange.Exchange) (*exchangeRow, error) {
+	r := &exchangeRow{
+		source:      ex.Source,
+		method:      ex.Method,
+		url:         ex.URL,
+		host:        ex.Host,
+		reqBody:     ex.ReqBody,
+		status:      ex.Status,
+		respBody:    ex.RespBody,
+		respDecoded: ex.RespBodyDecoded,
+		errText:     ex.Error,
+		state:       string(ex.State),
+	}
+	var err error
+	if r.start, err = encodeTime(ex.Start); err != nil {
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	if r.firstByte, err = encodeTime(ex.FirstByte); err != nil {
+		return nil, fmt.Errorf("first byte: %w", err)
+	}
+	if r.end, err = encodeTime(ex.End); err != nil {
+		return nil, fmt.Errorf("end: %w", err)
+	}
+	// The capture layer scrubs too; this is the last line of defence. Scrub
+	// copies: the caller's headers are theirs.
+	if r.reqHeaders, err = encodeHeaders(exchange.Scrub(cloneHeaders(ex.ReqHeaders))); err != nil {
+		return nil, fmt.Errorf("request headers: %w", err)
+	}
+	if r.respHeaders, err = encodeHeaders(exchange.Scrub(cloneHeaders(ex.RespHeaders))); err != nil {
+		return nil, fmt.Errorf("response headers: %w", err)
+	}
+	if r.chunks, err = encodeChunks(ex.Chunks); err != nil {
+		return nil, fmt.Errorf("chunks: %w", err)
+	}
+	return r, nil
+}
+
+func insertExchange(ctx context.Context, tx *sql.Tx, r *exchangeRow) (int64, error) {
+	reqHash, respHash, decHash, err := putBodies(ctx, tx, r)
+	if err != nil {
+		return 0, err
+	}
+	res, err := tx.ExecContext(ctx, `
+		INSERT INTO exchange (source, start_ns, first_byte_ns, end_ns, method, url, host,
+			req_headers, req_body, status, resp_headers, resp_body, resp_body_decoded,
+			chunks, error, state)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.source, r.start, r.firstByte, r.end, r.method, r.url, r.host,
+		r.reqHeaders, reqHash, r.status, r.respHeaders, respHash, decHash,
+		r.chunks, r.errText, r.state)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+func updateExchange(ctx context.Context, tx *sql.Tx, id int64, r *exchangeRow) error {
+	var old [3]sql.NullString
+	err := tx.QueryRowContext(ctx,
+		`SELECT req_body, resp_body, resp_body_decoded FROM exchange WHERE id = ?`, id).
+		Scan(&old[0], &old[1], &old[2])
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	reqHash, respHash, decHash, err := putBodies(ctx, tx, r)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `
+		UPDATE exchange SET source = ?, start_ns = ?, first_byte_ns = ?, end_ns = ?,
+			method = ?, url = ?, host = ?, req_headers = ?, req_body = ?, status = ?,
+			resp_headers = ?, resp_body = ?, resp_body_decoded = ?, chunks = ?, error = ?,
+			state = ?
+		WHERE id = ?`,
+		r.source, r.start, r.firstByte, r.end, r.method, r.url, r.host,
+		r.reqHeaders, reqHash, r.status, r.respHeaders, respHash, decHash,
+		r.chunks, r.errText, r.state, id)
+	if err != nil {
+		return err
+	}
+	for _, h := range old {
+		if h.Valid {
+			if err := dropUnusedBlob(ctx, tx, h.String); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// putBodies stores the three bodies of r and returns their hashes; decHash
+// is NULL when r has no decoded body.
+func putBodies(ctx context.Context, tx *sql.Tx, r *exchangeRow) (reqHash, respHash string, decHash sql.NullString, err error) {
+	if reqHash, err = putBlob(ctx, tx, r.reqBody); err != nil {
+		return "", "", decHash, err
+	}
+	if respHash, err = putBlob(ctx, tx, r.respBody); err != nil {
+		return "", "", decHash, err
+	}
+	if r.respDecoded != nil {
+		if decHash.String, err = putBlob(ctx, tx, r.respDecoded); err != nil {
+			return "", "", decHash, err
+		}
+		decHash.Valid = true
+	}
+	return reqHash, respHash, decHash, nil
+}
+
+// putBlob stores data under its SHA-256, once, and returns the hash. A nil
+// body is stored as an empty one.
+func putBlob(ctx context.Context, tx *sql.Tx, data []byte) (string, error) {
+	sum := sha256.Sum256(data)
+	hash := hex.EncodeToString(sum[:])
+	if data == nil {
+		data = []byte{} // NOT NULL column: a nil []byte would bind as NULL
+	}
+	_, err := tx.ExecContext(ctx,
+		`INSERT OR IGNORE INTO blob (hash, size, data) VALUES (?, ?, ?)`, hash, len(data), data)
+	if err != nil {
+		return "", fmt.Errorf("blob: %w", err)
+	}
+	return hash, nil
+}
+
+// dropUnusedBlob deletes the blob with the given hash if no exchange uses it.
+func dropUnusedBlob(ctx context.Context, tx *sql.Tx, hash string) error {
+	_, err := tx.ExecContext(ctx, `
+		DELETE FROM blob WHERE hash = ?1 AND NOT EXISTS (
+			SELECT 1 FROM exchange
+			WHERE req_body = ?1 OR resp_body = ?1 OR resp_body_decoded = ?1)`, hash)
+	if err != nil {
+		return fmt.Errorf("blob: %w", err)
+	}
+	return nil
+}
+
+const selectExchange = `
+	SELECT e.id, e.source, e.start_ns, e.first_byte_ns, e.end_ns, e.method, e.url, e.host,
+	       e.req_headers, rq.data, e.status, e.resp_headers, rs.data,
+	       e.resp_body_decoded, rd.data, e.chunks, e.error, e.state
+	FROM exchange e
+	JOIN blob rq ON rq.hash = e.req_body
+	JOIN blob rs ON rs.hash = e.resp_body
+	LEFT JOIN blob rd ON rd.hash = e.resp_body_decoded`
+
+func (db *DB) list(ctx context.Context, afterID int64) ([]exchange.Exchange, error) {
+	rows, err := db.sql.QueryContext(ctx, selectExchange+` WHERE e.id > ? ORDER BY e.id`, afterID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []exchange.Exchange
+	for rows.Next() {
+		ex, err := scanExchange(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ex)
+	}
+	return out, rows.Err()
+}
+
+// scanExchange reads one row of selectExchange.
+func scanExchange(row interface{ Scan(...any) error }) (exchange.Exchange, error) {
+	var (
+		ex                     exchange.Exchange
+		start, first, end      sql.NullInt64
+		reqHeaders, respHdrs   string
+		decHash                sql.NullString
+		decBody                []byte
+		chunks, state          string
+		reqBody, respBodyBytes []byte
+	)
+	err := row.Scan(&ex.ID, &ex.Source, &start, &first, &end, &ex.Method, &ex.URL, &ex.Host,
+		&reqHeaders, &reqBody, &ex.Status, &respHdrs, &respBodyBytes,
+		&decHash, &decBody, &chunks, &ex.Error, &state)
+	if err != nil {
+		return ex, err
+	}
+	ex.Start, ex.FirstByte, ex.End = decodeTime(start), decodeTime(first), decodeTime(end)
+	if ex.ReqHeaders, err = decodeHeaders(reqHeaders); err != nil {
+		return ex, fmt.Errorf("exchange %d: request headers: %w", ex.ID, err)
+	}
+	if ex.RespHeaders, err = decodeHeaders(respHdrs); err != nil {
+		return ex, fmt.Errorf("exchange %d: response headers: %w", ex.ID, err)
+	}
+	if ex.Chunks, err = decodeChunks(chunks); err != nil {
+		return ex, fmt.Errorf("exchange %d: chunks: %w", ex.ID, err)
+	}
+	ex.ReqBody = nonNil(reqBody)
+	ex.RespBody = nonNil(respBodyBytes)
+	if decHash.Valid {
+		ex.RespBodyDecoded = nonNil(decBody)
+	}
+	ex.State = exchange.State(state)
+	return ex, nil
+}
+
+// nonNil turns the nil SQLite gives for a zero-length blob into an empty
+// slice, so that "empty" reads back the same however it was written.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// encodeTime gives the zero time as NULL and any other time as UTC unix
+// nanoseconds, refusing times that do not fit (before 1678 or after 2262).
+func encodeTime(t time.Time) (sql.NullInt64, error) {
+	if t.IsZero() {
+		return sql.NullInt64{}, nil
+	}
+	ns := t.UnixNano()
+	if !time.Unix(0, ns).Equal(t) {
+		return sql.NullInt64{}, fmt.Errorf("time %s out of range", t.Format(time.RFC3339))
+	}
+	return sql.NullInt64{Int64: ns, Valid: true}, nil
+}
+
+func decodeTime(ns sql.NullInt64) time.Time {
+	if !ns.Valid {
+		return time.Time{}
+	}
+	return time.Unix(0, ns.Int64).UTC()
+}
+
+// headerJSON is one stored header. A name or value that is not valid UTF-8
+// (HTTP allows such bytes) would be mangled by JSON, so it is kept in
+// base64 instead.
+type headerJSON struct {
+	Name        string `json:"name"`
+	Value       string `json:"value"`
+	NameBase64  string `json:"name_base64,omitempty"`
+	ValueBase64 string `json:"value_base64,omitempty"`
+}
+
+func cloneHeaders(hs []exchange.Header) []exchange.Header {
+	if hs == nil {
+		return nil
+	}
+	return append(make([]exchange.Header, 0, len(hs)), hs...)
+}
+
+// encodeHeaders gives nil as "null" and an empty list as "[]", so that each
+// reads back as it was.
+func encodeHeaders(hs []exchange.Header) (string, error) {
+	var js []headerJSON
+	if hs != nil {
+		js = make([]headerJSON, len(hs))
+	}
+	for i, h := range hs {
+		if utf8.ValidString(h.Name) {
+			js[i].Name = h.Name
+		} else {
+			js[i].NameBase64 = base64.StdEncoding.EncodeToString([]byte(h.Name))
+		}
+		if utf8.ValidString(h.Value) {
+			js[i].Value = h.Value
+		} else {
+			js[i].ValueBase64 = base64.StdEncoding.EncodeToString([]byte(h.Value))
+		}
+	}
+	b, err := json.Marshal(js)
+	return string(b), err
+}
+
+func decodeHeaders(s string) ([]exchange.Header, error) {
+	var js []headerJSON
+	if err := json.Unmarshal([]byte(s), &js); err != nil {
+		return nil, err
+	}
+	if js == nil {
+		return nil, nil
+	}
+	hs := make([]exchange.Header, len(js))
+	for i, h := range js {
+		hs[i] = exchange.Header{Name: h.Name, Value: h.Value}
+		if h.NameBase64 != "" {
+			b, err := base64.StdEncoding.DecodeString(h.NameBase64)
+			if err != nil {
+				return nil, err
+			}
+			hs[i].Name = string(b)
+		}
+		if h.ValueBase64 != "" {
+			b, err := base64.StdEncoding.DecodeString(h.ValueBase64)
+			if err != nil {
+				return nil, err
+			}
+			hs[i].Value = string(b)
+		}
+	}
+	return hs, nil
+}
+
+// chunkJSON is one stored chunk; At is unix nanoseconds, absent for the zero
+// time.
+type chunkJSON struct {
+	Offset int64  `json:"offset"`
+	Size   int    `json:"size"`
+	At     *int64 `json:"at,omitempty"`
+}
+
+func encodeChunks(cs []exchange.Chunk) (string, error) {
+	var js []chunkJSON
+	if cs != nil {
+		js = make([]chunkJSON, len(cs))
+	}
+	for i, c := range cs {
+		js[i] = chunkJSON{Offset: c.Offset, Size: c.Size}
+		at, err := encodeTime(c.At)
+		if err != nil {
+			return "", fmt.Errorf("chunk %d: %w", i, err)
+		}
+		if at.Valid {
+			js[i].At = &at.Int64
+		}
+	}
+	b, err := json.Marshal(js)
+	return string(b), err
+}
+
+func decodeChunks(s string) ([]exchange.Chunk, error) {
+	var js []chunkJSON
+	if err := json.Unmarshal([]byte(s), &js); err != nil {
+		return nil, err
+	}
+	if js == nil {
+		return nil, nil
+	}
+	cs := make([]exchange.Chunk, len(js))
+	for i, c := range js {
+		cs[i] = exchange.Chunk{Offset: c.Offset, Size: c.Size}
+		if c.At != nil {
+			cs[i].At = decodeTime(sql.NullInt64{Int64: *c.At, Valid: true})
+		}
+	}
+	return cs, nil
+}

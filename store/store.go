@@ -1,0 +1,350 @@
+// Package store keeps recorded exchanges in a SQLite capture file.
+//
+// A capture file is an ordinary SQLite database in WAL mode, so one process
+// can record into it while others read it. Its layout is created and upgraded
+// by migrations embedded in this package, each applied in its own transaction
+// and recorded in a schema_version table. Request and response bodies live in
+// a content-addressed blob table: identical bodies are stored once.
+//
+// Store is the only package that talks to SQLite. Public methods open their
+// own transaction; the private helpers they share take a *sql.Tx.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// Sentinel errors; test for them with errors.Is.
+var (
+	// ErrNotCapture is returned when a file is not a tsinspect capture:
+	// not SQLite at all, or a SQLite database without our schema.
+	ErrNotCapture = errors.New("not a tsinspect capture file")
+	// ErrNotFound is returned when no exchange has the requested ID.
+	ErrNotFound = errors.New("exchange not found")
+	// ErrReadOnly is returned by the writing methods of a DB opened with
+	// OpenReadOnly.
+	ErrReadOnly = errors.New("capture file opened read-only")
+)
+
+// applicationID is written to the SQLite header (PRAGMA application_id) by
+// the first migration: "tsin" in ASCII.
+const applicationID = 0x7473696e
+
+// rwParams are the connection settings of a read-write handle. They are part
+// of the DSN, so that every connection the pool opens gets them; a PRAGMA run
+// with Exec would reach one pooled connection only.
+const rwParams = "_journal_mode=WAL&_foreign_keys=on&_busy_timeout=5000&_txlock=immediate"
+
+// roParams are the connection settings of a read-only handle. The journal
+// mode is left alone: it is a property of the file and a reader cannot set it.
+const roParams = "mode=ro&_busy_timeout=5000"
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// DB is an open capture file. It is safe for concurrent use.
+type DB struct {
+	sql      *sql.DB
+	path     string
+	readOnly bool
+}
+
+// Open opens the capture file at path for reading and writing, creating it
+// (readable by its owner only) if it does not exist, and brings its schema up
+// to date. The file is put in WAL mode, with foreign keys enforced, a 5 s busy
+// timeout and write transactions that take the write lock when they begin.
+//
+// An existing SQLite database that is not a capture is refused with
+// ErrNotCapture rather than having tables added to it.
+func Open(path string) (*DB, error) {
+	fail := func(err error) (*DB, error) { return nil, fmt.Errorf("store: open %s: %w", path, err) }
+	if err := createPrivate(path); err != nil {
+		return fail(err)
+	}
+	ctx := context.Background()
+	// Look before touching: the DSN below would switch any SQLite file to
+	// WAL mode as soon as it is opened.
+	if err := checkForeign(ctx, path); err != nil {
+		return fail(notCapture(err))
+	}
+	dsn, err := dsn(path, rwParams)
+	if err != nil {
+		return fail(err)
+	}
+	sdb, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return fail(err)
+	}
+	db := &DB{sql: sdb, path: path}
+	if err := db.migrate(ctx); err != nil {
+		sdb.Close()
+		return fail(notCapture(err))
+	}
+	return db, nil
+}
+
+// OpenReadOnly opens an existing capture file for reading. It works while
+// another process is recording into the file. A missing file gives an error
+// wrapping fs.ErrNotExist; a file that is not a capture, one wrapping
+// ErrNotCapture.
+func OpenReadOnly(path string) (*DB, error) {
+	fail := func(err error) (*DB, error) { return nil, fmt.Errorf("store: open %s: %w", path, err) }
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fail(fs.ErrNotExist)
+	case err != nil:
+		return fail(err)
+	case fi.IsDir():
+		return fail(errors.New("is a directory"))
+	}
+	dsn, err := dsn(path, roParams)
+	if err != nil {
+		return fail(err)
+	}
+	sdb, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return fail(err)
+	}
+	db := &DB{sql: sdb, path: path, readOnly: true}
+	if err := db.checkCapture(context.Background()); err != nil {
+		sdb.Close()
+		return fail(notCapture(err))
+	}
+	return db, nil
+}
+
+// Close closes the capture file. When the last handle on a file closes, SQLite
+// folds the write-ahead log back into the main file.
+func (db *DB) Close() error {
+	if err := db.sql.Close(); err != nil {
+		return fmt.Errorf("store: close: %w", err)
+	}
+	return nil
+}
+
+// Path returns the path the capture file was opened with.
+func (db *DB) Path() string { return db.path }
+
+// createPrivate creates an empty file at path with mode 0600 if nothing is
+// there yet. SQLite treats an empty file as an empty database, and gives the
+// -wal and -shm files it creates next to it the same permissions: captures
+// hold whole conversations and should not be readable by other users.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// dsn builds a SQLite URI for the file at p. The path is made absolute and
+// escaped, so names holding '?', '#' or '%' open the right file.
+func dsn(p, params string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	abs = filepath.ToSlash(abs)
+	if !strings.HasPrefix(abs, "/") {
+		abs = "/" + abs // a Windows drive path: file:///C:/...
+	}
+	u := url.URL{Scheme: "file", Path: abs}
+	return "file://" + u.EscapedPath() + "?" + params, nil
+}
+
+// notCapture turns SQLite's "file is not a database" into ErrNotCapture.
+func notCapture(err error) error {
+	var se sqlite3.Error
+	if errors.As(err, &se) && se.Code == sqlite3.ErrNotADB {
+		return ErrNotCapture
+	}
+	return err
+}
+
+// checkForeign refuses a file that holds something other than a capture or
+// an empty database, reading it through a read-only handle of its own.
+func checkForeign(ctx context.Context, path string) error {
+	dsn, err := dsn(path, roParams)
+	if err != nil {
+		return err
+	}
+	sdb, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return err
+	}
+	defer sdb.Close()
+	db := &DB{sql: sdb, path: path, readOnly: true}
+	id, err := db.applicationID(ctx)
+	if err != nil {
+		return err
+	}
+	if id == applicationID {
+		return nil
+	}
+	var objects int
+	if err := sdb.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&objects); err != nil {
+		return err
+	}
+	if id != 0 || objects > 0 {
+		return ErrNotCapture
+	}
+	return nil
+}
+
+// checkCapture makes sure a file opened read-only is a capture this version
+// of the package can read.
+func (db *DB) checkCapture(ctx context.Context) error {
+	id, err := db.applicationID(ctx)
+	if err != nil {
+		return err
+	}
+	if id != applicationID {
+		return ErrNotCapture
+	}
+	var tables int
+	err = db.sql.QueryRowContext(ctx,
+		`SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_version'`).Scan(&tables)
+	if err != nil {
+		return err
+	}
+	if tables == 0 {
+		return ErrNotCapture
+	}
+	var version sql.NullInt64
+	err = db.sql.QueryRowContext(ctx, `SELECT max(version) FROM schema_version`).Scan(&version)
+	if err != nil {
+		return err
+	}
+	migs, err := migrations()
+	if err != nil {
+		return err
+	}
+	latest := migs[len(migs)-1].version
+	switch {
+	case !version.Valid:
+		return ErrNotCapture
+	case version.Int64 > latest:
+		return fmt.Errorf("capture file has schema version %d, newer than this program reads (%d)", version.Int64, latest)
+	case version.Int64 < latest:
+		return fmt.Errorf("capture file has schema version %d, older than this program reads (%d): open it for writing once to upgrade it", version.Int64, latest)
+	}
+	return nil
+}
+
+func (db *DB) applicationID(ctx context.Context) (int64, error) {
+	var id int64
+	err := db.sql.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&id)
+	return id, err
+}
+
+// migration is one embedded schema change.
+type migration struct {
+	version int64
+	name    string
+	sql     string
+}
+
+// migrations returns the embedded migrations in version order. A file is
+// named NNNN_description.sql; versions must run 1, 2, 3... without gaps.
+func migrations() ([]migration, error) {
+	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var out []migration
+	for _, name := range names {
+		base := path.Base(name)
+		num, _, ok := strings.Cut(base, "_")
+		v, err := strconv.ParseInt(num, 10, 64)
+		if !ok || err != nil || v < 1 {
+			return nil, fmt.Errorf("migration %s: name must start with a version number and '_'", base)
+		}
+		text, err := migrationFiles.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{version: v, name: base, sql: string(text)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	for i, m := range out {
+		if m.version != int64(i+1) {
+			return nil, fmt.Errorf("migration %s: expected version %d", m.name, i+1)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no migrations embedded")
+	}
+	return out, nil
+}
+
+// migrate applies, in order, every migration the file has not had yet, each
+// in its own transaction. The check for "already applied" is made inside that
+// transaction, which holds the write lock, so two processes opening the same
+// new file cannot both apply a migration.
+func (db *DB) migrate(ctx context.Context) error {
+	migs, err := migrations()
+	if err != nil {
+		return err
+	}
+	for _, m := range migs {
+		if err := db.applyMigration(ctx, m); err != nil {
+			return fmt.Errorf("migration %s: %w", m.name, err)
+		}
+	}
+	var newest int64
+	if err := db.sql.QueryRowContext(ctx, `SELECT max(version) FROM schema_version`).Scan(&newest); err != nil {
+		return err
+	}
+	if latest := migs[len(migs)-1].version; newest > latest {
+		return fmt.Errorf("capture file has schema version %d, newer than this program writes (%d)", newest, latest)
+	}
+	return nil
+}
+
+func (db *DB) applyMigration(ctx context.Context, m migration) error {
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
+		version    INTEGER PRIMARY KEY NOT NULL,
+		applied_ns INTEGER NOT NULL
+	)`); err != nil {
+		return err
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_version WHERE version = ?`, m.version).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version, applied_ns) VALUES (?, ?)`,
+		m.version, time.Now().UnixNano()); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
