@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tsinspect/tsinspect/store"
+)
+
+func runExchanges(env *cliEnv, args []string) error {
+	fs := newFlags(env, "exchanges", "FILE", `
+List every exchange recorded in a capture file: time, method, path, status,
+response bytes, duration and state (complete, client_aborted,
+upstream_failed, in_flight). Works on a capture that is still being written.`)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usageError("exchanges: want one capture FILE (see 'tsinspect exchanges -h')")
+	}
+	db, err := store.OpenReadOnly(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	rows, err := db.Summaries(context.Background())
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tTIME\tMETHOD\tPATH\tSTATUS\tBYTES\tDURATION\tSTATE")
+	for _, r := range rows {
+		path := r.URL
+		if u, err := url.Parse(r.URL); err == nil {
+			path = u.RequestURI()
+		}
+		status := "-"
+		if r.Status != 0 {
+			status = fmt.Sprint(r.Status)
+		}
+		dur := "-"
+		if !r.End.IsZero() {
+			dur = r.End.Sub(r.Start).Round(time.Millisecond).String()
+		}
+		state := string(r.State)
+		if r.Error != "" && r.State != "complete" {
+			state += ": " + r.Error
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Start.Local().Format("15:04:05.000"), r.Method, path, status, humanBytes(r.RespBytes), dur, state)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("exchanges: write: %w", err)
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(env.stderr, "tsinspect: no exchanges recorded in", fs.Arg(0))
+	}
+	return nil
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d B", n)
+	case n < 1000*1000:
+		return fmt.Sprintf("%.1f kB", float64(n)/1000)
+	default:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	}
+}

@@ -1,0 +1,168 @@
+// Command tsinspect records Claude Code's Messages API traffic and shows
+// what its tool search did: the catalog, the working set, every ToolSearch
+// and what it loaded, cache breaks and their causes.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// version is the tsinspect release this binary was built from.
+const version = "0.1.0"
+
+// exitError carries an exit status through to main.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageError marks bad command-line input (exit status 2).
+func usageError(format string, args ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(env *cliEnv, args []string) error
+}
+
+// cliEnv is what a command may touch: its streams. Commands get no other
+// global state, so tests can run them in process.
+type cliEnv struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+func commands() []command {
+	return []command{
+		{"record", "record a Claude Code session through a MITM or reverse proxy", runRecord},
+		{"exchanges", "list the recorded exchanges of a capture, one per line", runExchanges},
+		{"ca", "show the interception CA: path, fingerprint, how to trust it", runCA},
+		{"version", "print the version", func(env *cliEnv, _ []string) error {
+			fmt.Fprintln(env.stdout, "tsinspect", version)
+			return nil
+		}},
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, `tsinspect %s: see what Claude Code's tool search did, turn by turn.
+
+Usage:
+  tsinspect COMMAND [flags] [args]
+
+Commands:
+`, version)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `  help       show this help, or a command's: tsinspect help record
+
+Start with:
+  tsinspect record --db session.db -- claude     record a session
+  tsinspect exchanges session.db                 list what was recorded
+
+Run 'tsinspect COMMAND -h' for a command's flags.
+`)
+}
+
+func main() {
+	env := &cliEnv{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
+	os.Exit(run(env, os.Args[1:]))
+}
+
+// run executes one command line and returns the exit status. Errors are
+// printed as one line.
+func run(env *cliEnv, args []string) int {
+	err := dispatch(env, args)
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	code := 1
+	if errors.As(err, &ee) {
+		code = ee.code
+		if ee.err == nil {
+			return code
+		}
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	fmt.Fprintf(env.stderr, "tsinspect: %s\n", oneLine(err.Error()))
+	return code
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+func dispatch(env *cliEnv, args []string) error {
+	if len(args) == 0 {
+		usage(env.stderr)
+		return &exitError{code: 2}
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && name == "help" {
+			return dispatch(env, []string{args[1], "-h"})
+		}
+		usage(env.stdout)
+		return nil
+	case "-version", "--version":
+		name = "version"
+	}
+	for _, c := range commands() {
+		if c.name == name {
+			return c.run(env, args[1:])
+		}
+	}
+	return usageError("unknown command %q (run 'tsinspect help' for the list)", name)
+}
+
+// newFlags makes a FlagSet whose help goes to stdout and whose errors come
+// back as usage errors rather than being printed.
+func newFlags(env *cliEnv, name, synopsis, about string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fmt.Fprintf(env.stdout, "Usage: tsinspect %s %s\n\n%s\n\nFlags:\n", name, synopsis, strings.TrimSpace(about))
+		fs.SetOutput(env.stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	return fs
+}
+
+// parseFlags parses args, turning -h into a printed help and any other
+// error into a one-line usage error.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err // the flag package has printed the help
+		}
+		return usageError("%s: %v (see 'tsinspect %s -h')", fs.Name(), err, fs.Name())
+	}
+	return nil
+}

@@ -1,0 +1,344 @@
+package main
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tsinspect/tsinspect/capture"
+	"github.com/tsinspect/tsinspect/store"
+)
+
+const recordAbout = `
+Record every Messages API exchange into a capture FILE (SQLite), byte for
+byte, while the client notices nothing: responses stream through as they
+arrive.
+
+With '-- COMMAND ARGS...' tsinspect starts the proxy, runs COMMAND with the
+environment set to go through it (the terminal is passed through, so an
+interactive 'claude' works), then finishes the capture and exits with
+COMMAND's status. Without a command it runs until Ctrl-C and prints the
+environment to export in another shell.
+
+Modes:
+  mitm     (default) a forward proxy for HTTPS_PROXY. CONNECTs to
+           api.anthropic.com and the --intercept hosts are decrypted with
+           the local CA ('tsinspect ca'); any other host is tunnelled
+           untouched and not recorded. The child gets HTTPS_PROXY and
+           NODE_EXTRA_CA_CERTS.
+  reverse  plain HTTP on --listen, forwarded to --upstream. The child gets
+           ANTHROPIC_BASE_URL and ENABLE_TOOL_SEARCH=true.
+
+Credentials (x-api-key, authorization, cookies) are forwarded but never
+written: the capture keeps a short SHA-256 fingerprint instead.
+
+Examples:
+  tsinspect record --db s.db -- claude
+  tsinspect record --db s.db --mode reverse -- claude -p "hello"
+  tsinspect record --db s.db --listen 127.0.0.1:8080`
+
+type recordFlags struct {
+	db, mode, listen, upstream, intercept, caDir, upstreamCA string
+	allowRemote, quiet                                       bool
+	command                                                  []string
+}
+
+func runRecord(env *cliEnv, args []string) error {
+	fs := newFlags(env, "record", "--db FILE [flags] [-- COMMAND ARGS...]", recordAbout)
+	var f recordFlags
+	fs.StringVar(&f.db, "db", "", "capture `FILE` to write (created if missing, appended to if it exists)")
+	fs.StringVar(&f.mode, "mode", capture.ModeMITM, "proxy `mode`: mitm or reverse")
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:0", "`address` to listen on (port 0: any free port)")
+	fs.StringVar(&f.upstream, "upstream", "", "forward to this `URL` (reverse default "+capture.DefaultUpstream+"; mitm: instead of the real host)")
+	fs.StringVar(&f.intercept, "intercept", "", "mitm: extra `hosts` to intercept besides "+capture.DefaultHost+", comma-separated")
+	fs.StringVar(&f.caDir, "ca-dir", "", "`directory` of the interception CA (default: tsinspect in your config dir)")
+	fs.StringVar(&f.upstreamCA, "upstream-ca", "", "PEM `file` of extra CA certificates to trust for the upstream")
+	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a --listen address other than loopback (anyone who can reach it can use your API key's traffic path)")
+	fs.BoolVar(&f.quiet, "quiet", false, "print only errors and the final summary")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	f.command = fs.Args()
+	if len(f.command) > 0 && !dashDashGiven(args) {
+		return usageError("record: unexpected argument %q: put the command after '--', e.g. tsinspect record --db s.db -- claude", f.command[0])
+	}
+	if f.db == "" {
+		return usageError("record: --db FILE is required")
+	}
+	if f.mode != capture.ModeMITM && f.mode != capture.ModeReverse {
+		return usageError("record: --mode %q: want mitm or reverse", f.mode)
+	}
+	if err := checkListen(f.listen, f.allowRemote); err != nil {
+		return err
+	}
+	if len(f.command) > 0 {
+		if _, err := exec.LookPath(f.command[0]); err != nil {
+			return fmt.Errorf("record: command %q not found", f.command[0])
+		}
+	}
+	return record(env, f)
+}
+
+// dashDashGiven reports whether args hold a "--" separator.
+func dashDashGiven(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return true
+		}
+	}
+	return false
+}
+
+func checkListen(addr string, allowRemote bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usageError("record: --listen %q: want HOST:PORT, e.g. 127.0.0.1:8080", addr)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	if allowRemote {
+		return nil
+	}
+	return usageError("record: --listen %q is not a loopback address; add --allow-remote if you mean it", addr)
+}
+
+func record(env *cliEnv, f recordFlags) error {
+	cfg := capture.Config{Mode: f.mode, Upstream: f.upstream, Intercept: splitList(f.intercept)}
+	if f.upstreamCA != "" {
+		roots, err := readCerts(f.upstreamCA)
+		if err != nil {
+			return err
+		}
+		cfg.UpstreamRoots = roots
+	}
+	db, err := store.Open(f.db)
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	defer db.Close()
+
+	if f.mode == capture.ModeMITM {
+		ca, err := loadCA(f.caDir, f.intercept)
+		if err != nil {
+			return err
+		}
+		if ca.Created && !f.quiet {
+			fmt.Fprintf(env.stderr, "tsinspect: made a new interception CA %s (SHA-256 %s)\n", ca.CertPath, ca.Fingerprint())
+		}
+		cfg.CA = ca
+	}
+
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("record: listen on %s: %w", f.listen, unwrapOp(err))
+	}
+	addr := ln.Addr().String()
+
+	rec := capture.NewRecorder(db, env.stderr, nil)
+	cfg.Recorder = rec
+	proxy, err := capture.New(cfg)
+	if err != nil {
+		ln.Close()
+		rec.Close()
+		return err
+	}
+	ctx := context.Background()
+	started := time.Now()
+	for k, v := range map[string]string{
+		"recorder": "tsinspect " + version, "mode": f.mode, "started_at": started.UTC().Format(time.RFC3339Nano),
+		"upstream": f.upstream, "listen": addr,
+	} {
+		if err := db.SetMeta(ctx, k, v); err != nil {
+			fmt.Fprintf(env.stderr, "tsinspect: cannot write capture metadata (recording goes on): %v\n", err)
+			break
+		}
+	}
+
+	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 30 * time.Second}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+
+	childEnv := proxyEnv(f.mode, addr, cfg.CA)
+	status := 0
+	if len(f.command) > 0 {
+		if f.mode == capture.ModeReverse && !f.quiet {
+			fmt.Fprintln(env.stderr, "tsinspect: setting ENABLE_TOOL_SEARCH=true for the child: Claude Code may switch tool search off behind a non-Anthropic ANTHROPIC_BASE_URL")
+		}
+		if !f.quiet {
+			fmt.Fprintf(env.stderr, "tsinspect: recording %s traffic via %s into %s\n", f.mode, addr, f.db)
+		}
+		status, err = runChild(env, f.command, childEnv)
+		if err != nil {
+			fmt.Fprintf(env.stderr, "tsinspect: %v\n", err)
+			status = 1
+		}
+	} else {
+		fmt.Fprintf(env.stdout, "tsinspect: recording %s traffic via %s into %s; Ctrl-C to stop.\nIn the shell that runs the client:\n", f.mode, addr, f.db)
+		for _, kv := range childEnv {
+			k, v, _ := strings.Cut(kv, "=")
+			fmt.Fprintf(env.stdout, "  export %s=%s\n", k, shellQuote(v))
+		}
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		select {
+		case <-sig:
+		case err := <-serveErr:
+			if !errors.Is(err, http.ErrServerClosed) {
+				fmt.Fprintf(env.stderr, "tsinspect: proxy stopped: %v\n", err)
+				status = 1
+			}
+		}
+		signal.Stop(sig)
+	}
+
+	srv.Close()
+	waitCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	if err := proxy.Wait(waitCtx); err != nil {
+		fmt.Fprintln(env.stderr, "tsinspect: some exchanges were still under way; they are kept as in_flight")
+	}
+	cancel()
+	proxy.CloseIdle()
+	st := rec.Close()
+	_ = db.SetMeta(ctx, "ended_at", time.Now().UTC().Format(time.RFC3339Nano))
+	printSummary(env, f.db, st, time.Since(started))
+	if status != 0 {
+		return &exitError{code: status}
+	}
+	return nil
+}
+
+func unwrapOp(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err
+	}
+	return err
+}
+
+func readCerts(path string) ([]*x509.Certificate, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("record: --upstream-ca: %w", err)
+	}
+	var out []*x509.Certificate
+	for {
+		var blk *pem.Block
+		blk, b = pem.Decode(b)
+		if blk == nil {
+			break
+		}
+		if blk.Type != "CERTIFICATE" {
+			continue
+		}
+		c, err := x509.ParseCertificate(blk.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("record: --upstream-ca %s: %w", path, err)
+		}
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("record: --upstream-ca %s: no PEM certificate in it", path)
+	}
+	return out, nil
+}
+
+// proxyEnv returns the environment entries that send a client through the
+// proxy at addr.
+func proxyEnv(mode, addr string, ca *capture.CA) []string {
+	if mode == capture.ModeReverse {
+		return []string{"ANTHROPIC_BASE_URL=http://" + addr, "ENABLE_TOOL_SEARCH=true"}
+	}
+	return []string{"HTTPS_PROXY=http://" + addr, "https_proxy=http://" + addr, "NODE_EXTRA_CA_CERTS=" + ca.CertPath}
+}
+
+// runChild runs the command with the terminal passed through and returns
+// its exit status. SIGINT reaches the child from the terminal by itself;
+// SIGTERM and SIGHUP sent to tsinspect are passed on.
+func runChild(env *cliEnv, argv []string, extra []string) (int, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin = env.stdin
+	cmd.Stdout = env.stdout
+	cmd.Stderr = env.stderr
+	cmd.Env = mergeEnv(os.Environ(), extra)
+	sig := make(chan os.Signal, 4)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sig)
+	if err := cmd.Start(); err != nil {
+		return 127, fmt.Errorf("record: start %s: %w", filepath.Base(argv[0]), err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for {
+		select {
+		case s := <-sig:
+			if s != os.Interrupt {
+				_ = cmd.Process.Signal(s)
+			}
+		case err := <-done:
+			if err == nil {
+				return 0, nil
+			}
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+					return 128 + int(ws.Signal()), nil
+				}
+				return ee.ExitCode(), nil
+			}
+			return 1, fmt.Errorf("record: %s: %w", filepath.Base(argv[0]), err)
+		}
+	}
+}
+
+// mergeEnv returns base with the KEY=VALUE entries of extra replacing any
+// entry of the same key.
+func mergeEnv(base, extra []string) []string {
+	keys := map[string]bool{}
+	for _, kv := range extra {
+		k, _, _ := strings.Cut(kv, "=")
+		keys[k] = true
+	}
+	out := make([]string, 0, len(base)+len(extra))
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if !keys[k] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, extra...)
+}
+
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func printSummary(env *cliEnv, db string, st capture.Stats, elapsed time.Duration) {
+	fmt.Fprintf(env.stderr, "tsinspect: recorded %d exchanges in %s to %s\n", st.Exchanges, elapsed.Round(time.Second), db)
+	fmt.Fprintf(env.stderr, "  complete %d, failed or aborted %d, still in flight %d\n", st.Complete, st.Failed, st.Exchanges-st.Complete-st.Failed)
+	fmt.Fprintf(env.stderr, "  request bodies %s, response bodies %s\n", humanBytes(st.ReqBytes), humanBytes(st.RespBytes))
+	if st.RecordErrors > 0 {
+		fmt.Fprintf(env.stderr, "  %d writes to the capture FAILED (first: %s); the traffic was not affected\n", st.RecordErrors, st.FirstRecordEr)
+	}
+	if st.Exchanges > 0 {
+		fmt.Fprintf(env.stderr, "  next: tsinspect exchanges %s\n", shellQuote(db))
+	}
+}
