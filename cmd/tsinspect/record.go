@@ -133,6 +133,13 @@ func record(env *cliEnv, f recordFlags) error {
 	}
 	defer db.Close()
 
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("record: listen on %s: %w", f.listen, unwrapOp(err))
+	}
+	addr := ln.Addr().String()
+	defer ln.Close()
+
 	if f.mode == capture.ModeMITM {
 		ca, err := loadCA(f.caDir, f.intercept)
 		if err != nil {
@@ -144,17 +151,11 @@ func record(env *cliEnv, f recordFlags) error {
 		cfg.CA = ca
 	}
 
-	ln, err := net.Listen("tcp", f.listen)
-	if err != nil {
-		return fmt.Errorf("record: listen on %s: %w", f.listen, unwrapOp(err))
-	}
-	addr := ln.Addr().String()
 
 	rec := capture.NewRecorder(db, env.stderr, nil)
 	cfg.Recorder = rec
 	proxy, err := capture.New(cfg)
 	if err != nil {
-		ln.Close()
 		rec.Close()
 		return err
 	}

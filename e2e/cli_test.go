@@ -1,0 +1,287 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/fixtures"
+	"github.com/tsinspect/tsinspect/fixtures/session"
+	"github.com/tsinspect/tsinspect/store"
+)
+
+// runCLI runs the built binary and returns its exit status and output.
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(kit.Tsinspect, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, out.String(), errb.String()
+}
+
+func TestBadInputGivesOneLineError(t *testing.T) {
+	dir := t.TempDir()
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	notCapture := filepath.Join(dir, "notes.txt")
+	os.WriteFile(notCapture, []byte("hello"), 0o600)
+	ca := filepath.Join(dir, "ca")
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown flag", []string{"record", "--db", "x.db", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+		{"unknown command", []string{"recrod"}, 2, `unknown command "recrod"`},
+		{"no db", []string{"record"}, 2, "--db FILE is required"},
+		{"bad mode", []string{"record", "--db", "x.db", "--mode", "tap"}, 2, `--mode "tap"`},
+		{"remote listen", []string{"record", "--db", "x.db", "--listen", "0.0.0.0:9"}, 2, "not a loopback address"},
+		{"unwritable db", []string{"record", "--db", filepath.Join(dir, "missing", "dir", "s.db"), "--ca-dir", ca}, 1, "store: open"},
+		{"port in use", []string{"record", "--db", filepath.Join(dir, "p.db"), "--ca-dir", ca, "--listen", busy.Addr().String()}, 1, "address already in use"},
+		{"command not found", []string{"record", "--db", filepath.Join(dir, "c.db"), "--ca-dir", ca, "--", "no-such-command-xyz"}, 1, `command "no-such-command-xyz" not found`},
+		{"command without --", []string{"record", "--db", filepath.Join(dir, "c.db"), "claude"}, 2, "put the command after '--'"},
+		{"exchanges on a text file", []string{"exchanges", notCapture}, 1, "not a tsinspect capture file"},
+		{"exchanges on a missing file", []string{"exchanges", filepath.Join(dir, "none.db")}, 1, "does not exist"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, c.args...)
+			if code != c.code {
+				t.Errorf("exit %d, want %d (stderr %q)", code, c.code, stderr)
+			}
+			if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "tsinspect: ") || !strings.Contains(stderr, c.want) {
+				t.Errorf("stderr %q: want one line 'tsinspect: ...%s...'", stderr, c.want)
+			}
+			if strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine") {
+				t.Errorf("panic: %s", stderr)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	code, out, _ := runCLI(t, "help")
+	if code != 0 || !strings.Contains(out, "record") || !strings.Contains(out, "exchanges") {
+		t.Errorf("help: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "record", "-h")
+	for _, flag := range []string{"-db", "-mode", "-listen", "-upstream", "-intercept", "-ca-dir", "-allow-remote"} {
+		if !strings.Contains(out, flag) {
+			t.Errorf("record -h does not mention %s", flag)
+		}
+	}
+	if code != 0 {
+		t.Errorf("record -h exit %d", code)
+	}
+}
+
+// startRecorder runs `tsinspect record` without a command and returns its
+// proxy address once it is listening. It is stopped with SIGINT at cleanup
+// (or by the returned stop function), as a user would.
+func startRecorder(t *testing.T, args ...string) (addr string, stop func() string) {
+	t.Helper()
+	cmd := exec.Command(kit.Tsinspect, append([]string{"record"}, args...)...)
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	re := regexp.MustCompile(`via (127\.0\.0\.1:\d+)`)
+	for sc.Scan() {
+		if m := re.FindStringSubmatch(sc.Text()); m != nil {
+			addr = m[1]
+			break
+		}
+	}
+	if addr == "" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("recorder printed no address; stderr: %s", stderr.String())
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	stopped := false
+	stop = func() string {
+		if !stopped {
+			stopped = true
+			cmd.Process.Signal(syscall.SIGINT)
+			cmd.Wait()
+		}
+		return stderr.String()
+	}
+	t.Cleanup(func() { stop() })
+	return addr, stop
+}
+
+func TestUpstreamDownIsA502AndRecorded(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	dead := "http://" + ln.Addr().String()
+	ln.Close()
+	db := filepath.Join(t.TempDir(), "s.db")
+	addr, stop := startRecorder(t, "--db", db, "--mode", "reverse", "--upstream", dead)
+	resp, err := http.Post("http://"+addr+"/v1/messages", "application/json", strings.NewReader(`{"model":"x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Type  string `json:"type"`
+		Error struct{ Type, Message string }
+	}
+	json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if resp.StatusCode != 502 || body.Type != "error" {
+		t.Fatalf("status %d body %+v", resp.StatusCode, body)
+	}
+	summary := stop()
+	if !strings.Contains(summary, "recorded 1 exchanges") {
+		t.Errorf("summary: %s", summary)
+	}
+	rows := readCapture(t, db)
+	if len(rows) != 1 || rows[0].State != exchange.StateUpstreamFailed || rows[0].Status != 502 {
+		t.Fatalf("capture: %+v", rows)
+	}
+}
+
+func readCapture(t *testing.T, path string) []exchange.Exchange {
+	t.Helper()
+	db, err := store.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Exchanges(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// TestStreamingThroughTheBinary has the stand-in send SSE events 200 ms
+// apart and checks that, through the recorder in each mode, every event
+// reaches the client within 20 ms of when it reaches a direct client.
+func TestStreamingThroughTheBinary(t *testing.T) {
+	const gap = 200 * time.Millisecond
+	sc := fixtures.Script{Routes: map[fixtures.Route][]fixtures.Step{
+		fixtures.RouteMain: fixtures.Steps(fixtures.Text("one two three four five six").WithDelay(gap)),
+	}}
+	_, up := session.StandIn(t, sc, fixtures.Options{})
+	body := `{"model":"claude-sonnet-4-5","max_tokens":32000,"stream":true,"tools":[{"name":"Bash","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"hi"}]}`
+
+	arrivals := func(c *http.Client, u string) []time.Duration {
+		t.Helper()
+		req, _ := http.NewRequest("POST", u, strings.NewReader(body))
+		req.Header.Set("x-api-key", session.APIKey)
+		req.Header.Set("content-type", "application/json")
+		start := time.Now()
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out []time.Duration
+		br := bufio.NewReader(resp.Body)
+		for {
+			line, err := br.ReadString('\n')
+			if strings.HasPrefix(line, "event:") {
+				out = append(out, time.Since(start))
+			}
+			if err != nil {
+				return out
+			}
+		}
+	}
+	direct := arrivals(http.DefaultClient, up+"/v1/messages")
+	if len(direct) < 5 {
+		t.Fatalf("stand-in sent %d events", len(direct))
+	}
+	for _, mode := range []string{"mitm", "reverse"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			addr, _ := startRecorder(t, "--db", filepath.Join(dir, "s.db"), "--mode", mode, "--upstream", up, "--ca-dir", filepath.Join(dir, "ca"))
+			client, u := http.DefaultClient, "http://"+addr+"/v1/messages"
+			if mode == "mitm" {
+				pem, err := os.ReadFile(filepath.Join(dir, "ca", "tsinspect-ca.pem"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				pool := x509.NewCertPool()
+				pool.AppendCertsFromPEM(pem)
+				pu, _ := url.Parse("http://" + addr)
+				client = &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu), TLSClientConfig: &tls.Config{RootCAs: pool}}}
+				u = "https://api.anthropic.com/v1/messages"
+			}
+			got := arrivals(client, u)
+			if len(got) != len(direct) {
+				t.Fatalf("%d events through the proxy, %d direct", len(got), len(direct))
+			}
+			var worst time.Duration
+			for i := range got {
+				d := (got[i] - got[0]) - (direct[i] - direct[0])
+				if d < 0 {
+					d = -d
+				}
+				worst = max(worst, d)
+				if d > 20*time.Millisecond {
+					t.Errorf("event %d: %v later through the proxy than directly", i, d)
+				}
+			}
+			t.Logf("%s: %d events, worst difference from direct %v", mode, len(got), worst)
+		})
+	}
+}
+
+func TestExchangesListsACapture(t *testing.T) {
+	sc, _ := fixtures.Scenario("toolsearch")
+	_, up := session.StandIn(t, sc, fixtures.Options{})
+	db := filepath.Join(t.TempDir(), "s.db")
+	addr, stop := startRecorder(t, "--db", db, "--mode", "reverse", "--upstream", up)
+	for i := 0; i < 2; i++ {
+		resp, err := http.Post("http://"+addr+"/v1/messages/count_tokens", "application/json", strings.NewReader(fmt.Sprintf(`{"model":"m%d","messages":[]}`, i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	// Readable while the recorder is still running.
+	code, out, stderr := runCLI(t, "exchanges", db)
+	if code != 0 || strings.Count(out, "/v1/messages/count_tokens") != 2 {
+		t.Fatalf("exchanges while recording: exit %d\n%s%s", code, out, stderr)
+	}
+	stop()
+	_, out, _ = runCLI(t, "exchanges", db)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[1], "POST") || !strings.Contains(lines[1], "complete") {
+		t.Errorf("exchanges output:\n%s", out)
+	}
+}
