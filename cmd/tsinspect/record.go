@@ -151,7 +151,6 @@ func record(env *cliEnv, f recordFlags) error {
 		cfg.CA = ca
 	}
 
-
 	rec := capture.NewRecorder(db, env.stderr, nil)
 	cfg.Recorder = rec
 	proxy, err := capture.New(cfg)
