@@ -285,3 +285,21 @@ func TestExchangesListsACapture(t *testing.T) {
 		t.Errorf("exchanges output:\n%s", out)
 	}
 }
+
+func TestCACommand(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ca")
+	code, out, stderr := runCLI(t, "ca", "--ca-dir", dir, "--intercept", "gateway.example.com")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{filepath.Join(dir, "tsinspect-ca.pem"), "created now", "SHA-256:", "api.anthropic.com, gateway.example.com", "NODE_EXTRA_CA_CERTS="} {
+		if !strings.Contains(out, want) {
+			t.Errorf("tsinspect ca output lacks %q:\n%s", want, out)
+		}
+	}
+	fp := regexp.MustCompile(`SHA-256:\s+(\S+)`).FindStringSubmatch(out)
+	_, again, _ := runCLI(t, "ca", "--ca-dir", dir, "--intercept", "gateway.example.com")
+	if !strings.Contains(again, "(existing)") || fp == nil || !strings.Contains(again, fp[1]) {
+		t.Errorf("second run should reuse the same CA:\n%s", again)
+	}
+}
