@@ -1,0 +1,492 @@
+package decode
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+)
+
+// The texts Claude Code announces deferred tools with.
+const (
+	announcePrefix = "The following deferred tools are now available via"
+	removePrefix   = "The following deferred tools are no longer available"
+	availableOpen  = "<available-deferred-tools>"
+	availableClose = "</available-deferred-tools>"
+	noMatchPrefix  = "No matching deferred tools found"
+	toolLoadedText = "Tool loaded"
+	catalogKeyword = "deferred tools"
+	availableTag   = "available-deferred-tools"
+)
+
+// analyze computes the catalog, working set, searches, tool calls and the
+// last user message summary from the decoded request and response.
+func analyze(t *Turn) {
+	catalog(t)
+	workingSet(t)
+	searches(t)
+	toolCalls(t)
+	lastUser(t)
+}
+
+// textAnnouncement is one announcement found in a text.
+type textAnnouncement struct {
+	pos    int
+	form   string
+	remove bool
+	names  []string
+}
+
+// scanAnnouncements finds every deferred-tool announcement and removal in
+// a text, in text order.
+func scanAnnouncements(text string) []textAnnouncement {
+	if !strings.Contains(text, catalogKeyword) && !strings.Contains(text, availableTag) {
+		return nil
+	}
+	var out []textAnnouncement
+	for _, p := range []struct {
+		prefix string
+		remove bool
+	}{{announcePrefix, false}, {removePrefix, true}} {
+		for from := 0; ; {
+			i := strings.Index(text[from:], p.prefix)
+			if i < 0 {
+				break
+			}
+			i += from
+			from = i + len(p.prefix)
+			if i > 0 && text[i-1] != '\n' && text[i-1] != '>' {
+				continue // quoted mid-line, not an announcement
+			}
+			out = append(out, textAnnouncement{pos: i, form: "reminder", remove: p.remove, names: namesAfterHeader(text[from:])})
+		}
+	}
+	for from := 0; ; {
+		i := strings.Index(text[from:], availableOpen)
+		if i < 0 {
+			break
+		}
+		i += from
+		from = i + len(availableOpen)
+		body := text[from:]
+		if j := strings.Index(body, availableClose); j >= 0 {
+			body = body[:j]
+		}
+		var names []string
+		for _, line := range strings.Split(body, "\n") {
+			if name := strings.TrimSpace(line); name != "" && isToolName(name) {
+				names = append(names, name)
+			}
+		}
+		out = append(out, textAnnouncement{pos: i, form: "available-deferred-tools", names: names})
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].pos < out[b].pos })
+	return out
+}
+
+// namesAfterHeader reads the names listed one per line after the rest of
+// an announcement's header line, up to a blank line, a tag line, a line
+// that is not a name, or the end.
+func namesAfterHeader(s string) []string {
+	nl := strings.IndexByte(s, '\n')
+	if nl < 0 {
+		return nil
+	}
+	var names []string
+	for _, line := range strings.Split(s[nl+1:], "\n") {
+		name := strings.TrimSpace(line)
+		if name == "" || !isToolName(name) {
+			break
+		}
+		names = append(names, name)
+	}
+	return names
+}
+
+// isToolName reports whether a line can be a tool name: no blanks and no
+// markup.
+func isToolName(s string) bool {
+	return s != "" && !strings.ContainsAny(s, " \t\r<>")
+}
+
+// catalog collects the catalog events in message order and applies them.
+func catalog(t *Turn) {
+	r := &t.Request
+	var events []CatalogEvent
+	for i, m := range r.Messages {
+		if m.Role == "assistant" {
+			continue
+		}
+		if m.StringContent {
+			for _, a := range scanAnnouncements(m.Text) {
+				events = append(events, CatalogEvent{Message: i, Block: -1, Form: a.form, Remove: a.remove, Names: a.names})
+			}
+			continue
+		}
+		for j, b := range m.Blocks {
+			switch b.Type {
+			case "text":
+				for _, a := range scanAnnouncements(b.Text) {
+					events = append(events, CatalogEvent{Message: i, Block: j, Form: a.form, Remove: a.remove, Names: a.names})
+				}
+			case "tool_addition", "tool_removal":
+				if b.ToolName != "" {
+					events = append(events, CatalogEvent{Message: i, Block: j, Form: b.Type, Remove: b.Type == "tool_removal", Names: []string{b.ToolName}})
+				}
+			}
+		}
+	}
+	// The deferred entries of tools are the catalog of a server-side
+	// search, and of any client that announces nothing in the messages.
+	// Claude Code sends only loaded deferred tools there, already in its
+	// announcements.
+	if hasServerSearch(r.Tools) || len(events) == 0 {
+		var names []string
+		for _, tool := range r.Tools {
+			if tool.DeferLoading && !tool.Placeholder && tool.Name != "" {
+				names = append(names, tool.Name)
+			}
+		}
+		if len(names) > 0 {
+			events = append([]CatalogEvent{{Message: -1, Block: -1, Form: "tools", Names: names}}, events...)
+		}
+	}
+	set := map[string]bool{}
+	for _, e := range events {
+		for _, n := range e.Names {
+			if e.Remove {
+				delete(set, n)
+			} else {
+				set[n] = true
+			}
+		}
+	}
+	t.CatalogEvents = events
+	t.Catalog = sortedKeys(set)
+}
+
+func hasServerSearch(tools []Tool) bool {
+	for _, tool := range tools {
+		if tool.ServerSearch {
+			return true
+		}
+	}
+	return false
+}
+
+// isClientSearchModel reports whether the request follows Claude Code's
+// client-side model, where deferred tools are sent in tools only once
+// loaded.
+func isClientSearchModel(tools []Tool) bool {
+	if hasServerSearch(tools) {
+		return false
+	}
+	for _, tool := range tools {
+		if tool.Placeholder || tool.Name == ClientSearchTool {
+			return true
+		}
+	}
+	return false
+}
+
+// workingSet computes the working set from tools and the references in
+// the history.
+func workingSet(t *Turn) {
+	r := &t.Request
+	loaded := map[string]string{}
+	for _, m := range r.Messages {
+		for _, b := range m.Blocks {
+			switch b.Type {
+			case "tool_result", "tool_search_tool_result":
+				for _, n := range b.References {
+					loaded[n] = ViaSearch
+				}
+			case "tool_addition":
+				if b.ToolName != "" {
+					loaded[b.ToolName] = ViaAddition
+				}
+			case "tool_removal":
+				delete(loaded, b.ToolName)
+			}
+		}
+	}
+	clientModel := isClientSearchModel(r.Tools)
+	inTools := map[string]bool{}
+	for _, tool := range r.Tools {
+		if tool.Name == "" || inTools[tool.Name] {
+			continue
+		}
+		inTools[tool.Name] = true
+		switch {
+		case tool.Placeholder:
+		case !tool.DeferLoading:
+			t.WorkingSet = append(t.WorkingSet, WorkingTool{Name: tool.Name, Via: ViaAlways})
+		case loaded[tool.Name] != "":
+			t.WorkingSet = append(t.WorkingSet, WorkingTool{Name: tool.Name, Via: loaded[tool.Name], Deferred: true})
+		default:
+			t.Unreferenced = append(t.Unreferenced, tool.Name)
+			if clientModel {
+				t.WorkingSet = append(t.WorkingSet, WorkingTool{Name: tool.Name, Via: ViaRestored, Deferred: true})
+			}
+		}
+	}
+	var missing []string
+	for n := range loaded {
+		if !inTools[n] {
+			missing = append(missing, n)
+		}
+	}
+	sort.Strings(missing)
+	t.MissingReferences = missing
+}
+
+// resultRef is where a tool_use's result was found.
+type resultRef struct {
+	loc   Location
+	block *Block
+}
+
+// searches finds the client and server tool searches of the history and
+// the response, and links each to its result.
+func searches(t *Turn) {
+	r := &t.Request
+	last := lastUserIndex(r.Messages)
+	// Every result block by tool_use_id; the first one wins.
+	results := map[string]resultRef{}
+	for i := range r.Messages {
+		for j := range r.Messages[i].Blocks {
+			b := &r.Messages[i].Blocks[j]
+			if (b.Type == "tool_result" || b.Type == "tool_search_tool_result") && b.ToolUseID != "" {
+				if _, dup := results[b.ToolUseID]; !dup {
+					results[b.ToolUseID] = resultRef{Location{Message: i, Block: j}, b}
+				}
+			}
+		}
+	}
+	for j := range t.Response.Content {
+		b := &t.Response.Content[j]
+		if b.Type == "tool_search_tool_result" && b.ToolUseID != "" {
+			if _, dup := results[b.ToolUseID]; !dup {
+				results[b.ToolUseID] = resultRef{Location{Response: true, Message: -1, Block: j}, b}
+			}
+		}
+	}
+	serverSearch := map[string]string{} // tool name -> mode
+	for _, tool := range r.Tools {
+		switch {
+		case strings.HasPrefix(tool.Type, "tool_search_tool_regex"):
+			serverSearch[tool.Name] = ModeRegex
+		case strings.HasPrefix(tool.Type, "tool_search_tool_bm25"):
+			serverSearch[tool.Name] = ModeBM25
+		}
+	}
+	consider := func(b *Block, call Location) {
+		var s Search
+		switch b.Type {
+		case "tool_use":
+			res, ok := results[b.ID]
+			if b.Name != ClientSearchTool && !(ok && res.block.Type == "tool_result" && len(res.block.References) > 0) {
+				return
+			}
+			s = clientSearch(b)
+		case "server_tool_use":
+			mode := serverSearch[b.Name]
+			switch {
+			case mode != "":
+			case strings.HasPrefix(b.Name, "tool_search_tool_regex"):
+				mode = ModeRegex
+			case strings.HasPrefix(b.Name, "tool_search_tool_bm25"):
+				mode = ModeBM25
+			default:
+				return
+			}
+			s = serverSearchOf(b, mode)
+		default:
+			return
+		}
+		s.Call = call
+		if res, ok := results[b.ID]; ok {
+			s.HasResult = true
+			s.Result = res.loc
+			s.IsError = res.block.IsError
+			s.ErrorCode = res.block.ErrorCode
+			s.Results = res.block.References
+			switch {
+			case s.Server:
+				s.New = res.loc.Response
+			case !res.loc.Response:
+				s.Text = res.block.Text
+				s.NoMatch = strings.HasPrefix(strings.TrimSpace(res.block.Text), noMatchPrefix)
+				s.ToolLoaded = hasToolLoadedText(r.Messages[res.loc.Message].Blocks)
+				s.New = res.loc.Message == last
+			}
+		}
+		t.Searches = append(t.Searches, s)
+		if s.New {
+			t.NewSearches = append(t.NewSearches, s)
+		}
+	}
+	for i := range r.Messages {
+		if r.Messages[i].Role != "assistant" {
+			continue
+		}
+		for j := range r.Messages[i].Blocks {
+			consider(&r.Messages[i].Blocks[j], Location{Message: i, Block: j})
+		}
+	}
+	for j := range t.Response.Content {
+		consider(&t.Response.Content[j], Location{Response: true, Message: -1, Block: j})
+	}
+}
+
+// clientSearch reads a client search call's input.
+func clientSearch(b *Block) Search {
+	s := Search{ToolUseID: b.ID, Tool: b.Name, Input: b.Input}
+	var in struct {
+		Query      json.RawMessage `json:"query"`
+		Queries    []string        `json:"queries"`
+		MaxResults json.RawMessage `json:"max_results"`
+	}
+	if len(b.Input) > 0 && json.Unmarshal(b.Input, &in) == nil {
+		if json.Unmarshal(in.Query, &s.Query) != nil && len(in.Queries) > 0 {
+			s.Query = strings.Join(in.Queries, " ")
+		}
+		s.MaxResults = jsonInt(in.MaxResults)
+	}
+	s.Mode, s.Selected = QueryMode(s.Query)
+	return s
+}
+
+// serverSearchOf reads a server search call's input.
+func serverSearchOf(b *Block, mode string) Search {
+	s := Search{Server: true, ToolUseID: b.ID, Tool: b.Name, Input: b.Input, Mode: mode}
+	var in struct {
+		Pattern json.RawMessage `json:"pattern"`
+		Query   json.RawMessage `json:"query"`
+		Limit   json.RawMessage `json:"limit"`
+	}
+	if len(b.Input) > 0 && json.Unmarshal(b.Input, &in) == nil {
+		if mode == ModeRegex {
+			_ = json.Unmarshal(in.Pattern, &s.Query)
+		} else {
+			_ = json.Unmarshal(in.Query, &s.Query)
+		}
+		s.MaxResults = jsonInt(in.Limit)
+	}
+	return s
+}
+
+// QueryMode classifies a ToolSearch query: "select:A,B" (returning the
+// names), a "+required" term, a lone mcp__server prefix, or keywords.
+func QueryMode(q string) (mode string, selected []string) {
+	q = strings.TrimSpace(q)
+	if rest, ok := strings.CutPrefix(q, "select:"); ok {
+		for _, n := range strings.Split(rest, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				selected = append(selected, n)
+			}
+		}
+		return ModeSelect, selected
+	}
+	terms := strings.Fields(q)
+	for _, term := range terms {
+		if strings.HasPrefix(term, "+") {
+			return ModeRequired, nil
+		}
+	}
+	if len(terms) == 1 && strings.HasPrefix(terms[0], "mcp__") {
+		return ModePrefix, nil
+	}
+	return ModeKeyword, nil
+}
+
+func jsonInt(raw json.RawMessage) int64 {
+	var n int64
+	if isNull(raw) || json.Unmarshal(raw, &n) != nil {
+		var f float64
+		if json.Unmarshal(raw, &f) == nil && f == float64(int64(f)) {
+			return int64(f)
+		}
+		return 0
+	}
+	return n
+}
+
+func hasToolLoadedText(blocks []Block) bool {
+	for _, b := range blocks {
+		if b.Type == "text" && strings.HasPrefix(strings.TrimSpace(b.Text), toolLoadedText) {
+			return true
+		}
+	}
+	return false
+}
+
+// toolCalls lists the response's tool calls against the request's working
+// set, and the tools loaded by server searches earlier in the response.
+func toolCalls(t *Turn) {
+	via := map[string]string{}
+	for _, w := range t.WorkingSet {
+		via[w.Name] = w.Via
+	}
+	inResponse := map[string]bool{}
+	for j, b := range t.Response.Content {
+		switch b.Type {
+		case "tool_search_tool_result":
+			for _, n := range b.References {
+				inResponse[n] = true
+			}
+		case "tool_use", "server_tool_use", "mcp_tool_use":
+			c := ToolCall{ID: b.ID, Name: b.Name, Input: b.Input, Block: j, Server: b.Type != "tool_use"}
+			if v, ok := via[b.Name]; ok {
+				c.Loaded, c.Via = true, v
+			} else if inResponse[b.Name] {
+				c.Loaded, c.Via = true, ViaResponseSearch
+			}
+			c.InCatalog = containsSorted(t.Catalog, b.Name)
+			t.ToolCalls = append(t.ToolCalls, c)
+		}
+	}
+}
+
+func lastUserIndex(ms []Message) int {
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i].Role == "user" {
+			return i
+		}
+	}
+	return -1
+}
+
+// lastUser summarises the last user message.
+func lastUser(t *Turn) {
+	lu := LastUser{Message: lastUserIndex(t.Request.Messages)}
+	if lu.Message >= 0 {
+		m := t.Request.Messages[lu.Message]
+		for j, b := range m.Blocks {
+			if b.Type == "tool_result" {
+				lu.ToolResults = append(lu.ToolResults, ToolResult{ToolUseID: b.ToolUseID, IsError: b.IsError, Text: b.Text, References: b.References, Block: j})
+				if len(b.References) > 0 {
+					lu.HasToolReference = true
+				}
+			}
+		}
+		lu.ToolLoaded = hasToolLoadedText(m.Blocks)
+	}
+	t.LastUser = lu
+}
+
+func sortedKeys(m map[string]bool) []string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func containsSorted(list []string, s string) bool {
+	i := sort.SearchStrings(list, s)
+	return i < len(list) && list[i] == s
+}

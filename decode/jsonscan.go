@@ -1,0 +1,371 @@
+package decode
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// A small structural reader over JSON text that has already passed
+// json.Valid: it finds the extent of values without decoding them, so that
+// a body is validated once and each piece is then sliced out of it rather
+// than decoded level by level (encoding/json re-validates every nested
+// RawMessage it is handed). Values returned are sub-slices of the input.
+
+// field is one member of a JSON object.
+type field struct {
+	key string
+	val []byte
+}
+
+// object is a JSON object's members, in order.
+type object []field
+
+// get returns the raw value of key (the last one, as encoding/json does),
+// or nil.
+func (o object) get(key string) []byte {
+	var v []byte
+	for i := range o {
+		if o[i].key == key {
+			v = o[i].val
+		}
+	}
+	return v
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just past the string starting at b[i] (a
+// quote), or -1.
+func stringEnd(b []byte, i int) int {
+	j := i + 1
+	for j <= len(b) {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		k += j
+		n := 0
+		for m := k - 1; m > i && b[m] == '\\'; m-- {
+			n++
+		}
+		if n%2 == 0 {
+			return k + 1
+		}
+		j = k + 1
+	}
+	return -1
+}
+
+// valueEnd returns the index just past the value starting at b[i], or -1.
+func valueEnd(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				e := stringEnd(b, i)
+				if e < 0 {
+					return -1
+				}
+				i = e
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return -1
+	default:
+		j := i
+		for j < len(b) && !isSpace(b[j]) && b[j] != ',' && b[j] != '}' && b[j] != ']' {
+			j++
+		}
+		if j == i {
+			return -1
+		}
+		return j
+	}
+}
+
+// parseObject splits a JSON object into its members. ok is false when raw
+// is not an object.
+func parseObject(raw []byte) (o object, ok bool) {
+	b := bytes.TrimSpace(raw)
+	if len(b) < 2 || b[0] != '{' {
+		return nil, false
+	}
+	i := skipSpace(b, 1)
+	if i < len(b) && b[i] == '}' {
+		return object{}, true
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return o, false
+		}
+		ke := stringEnd(b, i)
+		if ke < 0 {
+			return o, false
+		}
+		key, kok := unquote(b[i:ke])
+		if !kok {
+			return o, false
+		}
+		i = skipSpace(b, ke)
+		if i >= len(b) || b[i] != ':' {
+			return o, false
+		}
+		i = skipSpace(b, i+1)
+		ve := valueEnd(b, i)
+		if ve < 0 {
+			return o, false
+		}
+		o = append(o, field{key: key, val: b[i:ve]})
+		i = skipSpace(b, ve)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+			continue
+		}
+		return o, i < len(b) && b[i] == '}'
+	}
+}
+
+// parseArray splits a JSON array into its elements. ok is false when raw
+// is not an array.
+func parseArray(raw []byte) (elems [][]byte, ok bool) {
+	b := bytes.TrimSpace(raw)
+	if len(b) < 2 || b[0] != '[' {
+		return nil, false
+	}
+	i := skipSpace(b, 1)
+	if i < len(b) && b[i] == ']' {
+		return [][]byte{}, true
+	}
+	for {
+		ve := valueEnd(b, i)
+		if ve < 0 {
+			return elems, false
+		}
+		elems = append(elems, b[i:ve])
+		i = skipSpace(b, ve)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+			continue
+		}
+		return elems, i < len(b) && b[i] == ']'
+	}
+}
+
+// unquote decodes a JSON string literal.
+func unquote(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) && !hasControl(inner) {
+		return string(inner), true
+	}
+	return unescape(inner)
+}
+
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
+}
+
+// unescape decodes the inside of a JSON string as encoding/json does:
+// escapes resolved, invalid UTF-8 and lone surrogates replaced by U+FFFD.
+func unescape(in []byte) (string, bool) {
+	var b strings.Builder
+	b.Grow(len(in))
+	for i := 0; i < len(in); {
+		c := in[i]
+		switch {
+		case c == '\\':
+			if i+1 >= len(in) {
+				return "", false
+			}
+			switch e := in[i+1]; e {
+			case '"', '\\', '/':
+				b.WriteByte(e)
+			case 'b':
+				b.WriteByte('\b')
+			case 'f':
+				b.WriteByte('\f')
+			case 'n':
+				b.WriteByte('\n')
+			case 'r':
+				b.WriteByte('\r')
+			case 't':
+				b.WriteByte('\t')
+			case 'u':
+				r, ok := hex4(in[i+2:])
+				if !ok {
+					return "", false
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if i+1 < len(in) && in[i] == '\\' && in[i+1] == 'u' {
+						if r2, ok := hex4(in[i+2:]); ok {
+							if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+								b.WriteRune(dec)
+								i += 6
+								continue
+							}
+						}
+					}
+					r = utf8.RuneError
+				}
+				b.WriteRune(r)
+				continue
+			default:
+				return "", false
+			}
+			i += 2
+		case c < 0x20:
+			return "", false
+		case c < utf8.RuneSelf:
+			b.WriteByte(c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(in[i:])
+			if r == utf8.RuneError && size == 1 {
+				b.WriteRune(utf8.RuneError)
+			} else {
+				b.Write(in[i : i+size])
+			}
+			i += size
+		}
+	}
+	return b.String(), true
+}
+
+// hex4 decodes the four hex digits at the start of b.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// parseInt decodes a JSON number holding an integer (1e3 included).
+func parseInt(raw []byte) (int64, bool) {
+	b := bytes.TrimSpace(raw)
+	if n, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+		return n, true
+	}
+	if len(b) == 0 || !(b[0] == '-' || (b[0] >= '0' && b[0] <= '9')) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil || f != float64(int64(f)) {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// set returns o with key's value replaced (every occurrence), or appended.
+func (o object) set(key string, val []byte) object {
+	found := false
+	for i := range o {
+		if o[i].key == key {
+			o[i].val = val
+			found = true
+		}
+	}
+	if !found {
+		o = append(o, field{key: key, val: val})
+	}
+	return o
+}
+
+// del returns o without key.
+func (o object) del(key string) object {
+	out := o[:0]
+	for _, f := range o {
+		if f.key != key {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// marshal writes o as a JSON object, members in order. The values must be
+// valid JSON.
+func (o object) marshal() []byte {
+	n := 2
+	for _, f := range o {
+		n += len(f.key) + len(f.val) + 4
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '{')
+	for i, f := range o {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, quote(f.key)...)
+		b = append(b, ':')
+		b = append(b, f.val...)
+	}
+	return append(b, '}')
+}
+
+// joinArray writes values as a JSON array.
+func joinArray(vals [][]byte) []byte {
+	b := []byte{'['}
+	for i, v := range vals {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, v...)
+	}
+	return append(b, ']')
+}
+
+// quote encodes s as a JSON string.
+func quote(s string) []byte {
+	b, err := json.Marshal(s)
+	if err != nil { // cannot happen for a string
+		return []byte(`""`)
+	}
+	return b
+}
