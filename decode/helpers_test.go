@@ -1,0 +1,287 @@
+package decode
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/tsinspect/tsinspect/exchange"
+)
+
+// findShared returns the shared test data directory, "../shared" next to
+// the module root (the directory holding go.mod), or "" when absent.
+func findShared() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+	shared := filepath.Join(dir, "..", "shared")
+	if _, err := os.Stat(shared); err != nil {
+		return ""
+	}
+	return shared
+}
+
+// sharedDir returns the shared test data directory; tests that need it
+// skip when it is absent.
+func sharedDir(t testing.TB) string {
+	t.Helper()
+	shared := findShared()
+	if shared == "" {
+		t.Skip("shared test data (../shared next to the module root) not found")
+	}
+	return shared
+}
+
+func sampleDir(t testing.TB) string {
+	return filepath.Join(sharedDir(t), "samples", "claude-code-2.1.328")
+}
+
+func corpusDir(t testing.TB) string {
+	return filepath.Join(sharedDir(t), "corpus")
+}
+
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// sampleHeaders returns the request headers of 00-request-headers.json.
+func sampleHeaders(t testing.TB) []exchange.Header {
+	var h struct {
+		Headers map[string]string `json:"headers"`
+	}
+	if err := json.Unmarshal(readFile(t, filepath.Join(sampleDir(t), "00-request-headers.json")), &h); err != nil {
+		t.Fatal(err)
+	}
+	var out []exchange.Header
+	for k, v := range h.Headers {
+		out = append(out, exchange.Header{Name: k, Value: v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// sampleExchange wraps a sample request body in an exchange with no
+// response yet.
+func sampleExchange(t testing.TB, name string) *exchange.Exchange {
+	return &exchange.Exchange{
+		Method:     "POST",
+		URL:        "https://api.anthropic.com/v1/messages?beta=true",
+		ReqHeaders: sampleHeaders(t),
+		ReqBody:    readFile(t, filepath.Join(sampleDir(t), name)),
+		State:      exchange.StateComplete,
+	}
+}
+
+// sseFromDataLines turns a file holding one data JSON per line (vercel
+// *.chunks.txt) into SSE bodies without event lines, one per message: a
+// new body starts at each message_start.
+func sseFromDataLines(b []byte) [][]byte {
+	var out [][]byte
+	var cur bytes.Buffer
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		if bytes.Contains(line, []byte(`"type":"message_start"`)) && cur.Len() > 0 {
+			out = append(out, bytes.Clone(cur.Bytes()))
+			cur.Reset()
+		}
+		cur.WriteString("data: ")
+		cur.Write(line)
+		cur.WriteString("\n\n")
+	}
+	if cur.Len() > 0 {
+		out = append(out, cur.Bytes())
+	}
+	return out
+}
+
+// cassetteExchanges reads the interactions of a go-vcr or pydantic VCR
+// cassette.
+func cassetteExchanges(t testing.TB, path string) []*exchange.Exchange {
+	t.Helper()
+	v, err := yamlParse(string(readFile(t, path)))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	root, _ := v.(map[string]any)
+	items, _ := root["interactions"].([]any)
+	if len(items) == 0 {
+		t.Fatalf("%s: no interactions", path)
+	}
+	var out []*exchange.Exchange
+	for k, it := range items {
+		m, _ := it.(map[string]any)
+		req, _ := m["request"].(map[string]any)
+		resp, _ := m["response"].(map[string]any)
+		if req == nil || resp == nil {
+			t.Fatalf("%s: interaction %d lacks request or response", path, k)
+		}
+		ex := &exchange.Exchange{ID: int64(k + 1), State: exchange.StateComplete}
+		ex.Method, _ = req["method"].(string)
+		ex.URL, _ = req["url"].(string)
+		if ex.URL == "" {
+			ex.URL, _ = req["uri"].(string)
+		}
+		ex.ReqHeaders = cassetteHeaders(req["headers"])
+		ex.ReqBody = cassetteBody(t, req)
+		ex.RespHeaders = cassetteHeaders(resp["headers"])
+		ex.RespBody = cassetteBody(t, resp)
+		switch s := resp["status"].(type) {
+		case map[string]any:
+			ex.Status = jsonNumberInt(s["code"])
+		default:
+			ex.Status = jsonNumberInt(resp["code"])
+		}
+		out = append(out, ex)
+	}
+	return out
+}
+
+func jsonNumberInt(v any) int {
+	n, _ := v.(json.Number)
+	i, _ := n.Int64()
+	return int(i)
+}
+
+func cassetteHeaders(v any) []exchange.Header {
+	m, _ := v.(map[string]any)
+	var out []exchange.Header
+	for k, vals := range m {
+		list, _ := vals.([]any)
+		for _, x := range list {
+			out = append(out, exchange.Header{Name: k, Value: fmt.Sprint(x)})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// cassetteBody returns a request or response body: go-vcr "body" string,
+// pydantic "parsed_body" (re-encoded as JSON) or "body.string".
+func cassetteBody(t testing.TB, m map[string]any) []byte {
+	if pb, ok := m["parsed_body"]; ok {
+		b, err := json.Marshal(pb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	switch b := m["body"].(type) {
+	case string:
+		return []byte(b)
+	case map[string]any:
+		s, _ := b["string"].(string)
+		return []byte(s)
+	}
+	return nil
+}
+
+// corpusFiles lists the corpus files, relative to the corpus directory.
+func corpusFiles(t testing.TB) []string {
+	dir := corpusDir(t)
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || d.Name() == "README.md" {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out = append(out, rel)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// corpusCase is one exchange built from a corpus file.
+type corpusCase struct {
+	name string
+	ex   *exchange.Exchange
+}
+
+// corpusCases builds the exchanges of a corpus file: cassette
+// interactions, raw SSE files, data-line files (one exchange per message)
+// and plain JSON bodies.
+func corpusCases(t testing.TB, rel string) []corpusCase {
+	path := filepath.Join(corpusDir(t), rel)
+	respOnly := func(body []byte, ct string) *exchange.Exchange {
+		return &exchange.Exchange{
+			Method: "POST", URL: "https://api.anthropic.com/v1/messages",
+			ReqBody:     []byte(`{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"hi"}]}`),
+			Status:      200,
+			RespHeaders: []exchange.Header{{Name: "Content-Type", Value: ct}},
+			RespBody:    body,
+			State:       exchange.StateComplete,
+		}
+	}
+	switch {
+	case strings.HasSuffix(rel, ".yaml"):
+		var out []corpusCase
+		for k, ex := range cassetteExchanges(t, path) {
+			out = append(out, corpusCase{fmt.Sprintf("%s#%d", rel, k), ex})
+		}
+		return out
+	case strings.HasSuffix(rel, ".chunks.txt"):
+		var out []corpusCase
+		for k, body := range sseFromDataLines(readFile(t, path)) {
+			out = append(out, corpusCase{fmt.Sprintf("%s#%d", rel, k), respOnly(body, "text/event-stream")})
+		}
+		return out
+	case strings.HasSuffix(rel, ".sse") || strings.HasSuffix(rel, ".txt"):
+		return []corpusCase{{rel, respOnly(readFile(t, path), "text/event-stream; charset=utf-8")}}
+	case strings.HasSuffix(rel, ".json"):
+		ex := respOnly(readFile(t, path), "application/json")
+		if strings.HasSuffix(rel, ".error.json") {
+			ex.Status = 400
+		}
+		return []corpusCase{{rel, ex}}
+	}
+	t.Fatalf("corpus file of unknown kind: %s", rel)
+	return nil
+}
+
+// jsonEqual reports whether two JSON texts hold the same value.
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// noProblems fails the test when the turn has problems.
+func noProblems(t testing.TB, name string, turn *Turn) {
+	t.Helper()
+	if len(turn.Problems) > 0 {
+		t.Errorf("%s: unexpected problems:\n  %s", name, strings.Join(turn.Problems, "\n  "))
+	}
+}
