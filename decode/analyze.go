@@ -67,13 +67,14 @@ func scanAnnouncements(text string) []textAnnouncement {
 		}
 		i += from
 		from = i + len(availableOpen)
+		// Names, one per line, up to the closing (or another opening) tag.
 		body := text[from:]
-		if j := strings.Index(body, availableClose); j >= 0 {
+		if j := strings.Index(body, availableTag+">"); j >= 0 {
 			body = body[:j]
 		}
 		var names []string
 		for _, line := range strings.Split(body, "\n") {
-			if name := strings.TrimSpace(line); name != "" && isToolName(name) {
+			if name := strings.TrimSpace(line); isToolName(name) {
 				names = append(names, name)
 			}
 		}
@@ -83,18 +84,32 @@ func scanAnnouncements(text string) []textAnnouncement {
 	return out
 }
 
+// maxHeaderLine bounds the search for the end of an announcement's header
+// line, so that a text made of headers stays linear to scan.
+const maxHeaderLine = 4096
+
 // namesAfterHeader reads the names listed one per line after the rest of
 // an announcement's header line, up to a blank line, a tag line, a line
 // that is not a name, or the end.
 func namesAfterHeader(s string) []string {
-	nl := strings.IndexByte(s, '\n')
+	head := s
+	if len(head) > maxHeaderLine {
+		head = head[:maxHeaderLine]
+	}
+	nl := strings.IndexByte(head, '\n')
 	if nl < 0 {
 		return nil
 	}
 	var names []string
-	for _, line := range strings.Split(s[nl+1:], "\n") {
+	for rest := s[nl+1:]; rest != ""; {
+		line := rest
+		if j := strings.IndexByte(rest, '\n'); j >= 0 {
+			line, rest = rest[:j], rest[j+1:]
+		} else {
+			rest = ""
+		}
 		name := strings.TrimSpace(line)
-		if name == "" || !isToolName(name) {
+		if !isToolName(name) {
 			break
 		}
 		names = append(names, name)

@@ -118,9 +118,10 @@ type blockBuild struct {
 type stream struct {
 	t       *Turn
 	blocks  map[int]*blockBuild
-	started bool   // message_start seen
-	stopped bool   // message_stop seen
-	usage   object // merged usage, nil until one is seen
+	started bool           // message_start seen
+	stopped bool           // message_stop seen
+	usage   object         // merged usage, in first-seen key order
+	usageAt map[string]int // index of each key in usage; nil until one is seen
 }
 
 // decodeStream rebuilds the final message from an SSE body. chunks, when
@@ -367,12 +368,18 @@ func (s *stream) mergeUsage(raw []byte, at int) {
 		s.t.problem("event at byte %d: usage is not an object", at)
 		return
 	}
-	if s.usage == nil {
-		s.usage = object{}
+	if s.usageAt == nil {
+		s.usageAt = map[string]int{}
 	}
 	for _, f := range u {
-		if !isNull(f.val) {
-			s.usage = s.usage.set(f.key, f.val)
+		if isNull(f.val) {
+			continue
+		}
+		if i, ok := s.usageAt[f.key]; ok {
+			s.usage[i].val = f.val
+		} else {
+			s.usageAt[f.key] = len(s.usage)
+			s.usage = append(s.usage, f)
 		}
 	}
 }
@@ -388,7 +395,7 @@ func (s *stream) finish() {
 	for _, b := range bs {
 		r.Content = append(r.Content, s.buildBlock(b))
 	}
-	if s.usage != nil {
+	if s.usageAt != nil {
 		r.Usage = parseUsage(t, s.usage.marshal())
 	}
 }
