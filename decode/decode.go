@@ -7,6 +7,11 @@
 // Everything here is a pure function of the exchange: no I/O, no state.
 // Decode never panics; whatever is malformed becomes an entry of
 // Turn.Problems and the rest is decoded as far as it goes.
+//
+// The json.RawMessage fields of a Turn (Raw, Input, Metadata, ...) are
+// byte-exact slices of the exchange's bodies, sharing their memory: treat
+// both as read-only. Blocks rebuilt from a stream are the exception: their
+// Raw is written by the decoder.
 package decode
 
 import (

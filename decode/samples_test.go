@@ -446,3 +446,19 @@ func TestMalformedRequests(t *testing.T) {
 		t.Errorf("nil exchange: %+v", turn)
 	}
 }
+
+// TestSearchIDCollision: a ToolSearch call in the history whose id is
+// also the tool_use_id of a server result in the response (nonsense, but
+// possible on the wire) is linked without touching the request messages.
+func TestSearchIDCollision(t *testing.T) {
+	ex := &exchange.Exchange{
+		Method: "POST", URL: "/v1/messages", Status: 200,
+		ReqBody:  []byte(`{"model":"m","messages":[{"role":"assistant","content":[{"type":"tool_use","id":"x","name":"ToolSearch","input":{"query":"a"}}]}]}`),
+		RespBody: []byte(`{"type":"message","id":"msg","stop_reason":"end_turn","content":[{"type":"tool_search_tool_result","tool_use_id":"x","content":{"type":"tool_search_tool_search_result","tool_references":[{"type":"tool_reference","tool_name":"A"}]}}],"usage":{"input_tokens":1,"output_tokens":1}}`),
+	}
+	turn := Decode(ex)
+	noProblems(t, "collision", turn)
+	if len(turn.Searches) != 1 || !turn.Searches[0].HasResult || turn.Searches[0].New || turn.Searches[0].ToolLoaded {
+		t.Errorf("searches %+v", turn.Searches)
+	}
+}
