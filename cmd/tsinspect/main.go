@@ -53,6 +53,8 @@ func commands() []command {
 	return []command{
 		{"record", "record a Claude Code session through a MITM or reverse proxy", runRecord},
 		{"exchanges", "list the recorded exchanges of a capture, one per line", runExchanges},
+		{"turns", "list the Messages API turns of a capture: catalog, working set, tokens, flags", runTurns},
+		{"report", "write a JSON report of a capture, and fail on chosen flags (--fail-on)", runReport},
 		{"ca", "show the interception CA: path, fingerprint, how to trust it", runCA},
 		{"version", "print the version", func(env *cliEnv, _ []string) error {
 			fmt.Fprintln(env.stdout, "tsinspect", version)

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/tsinspect/tsinspect/report"
+	"github.com/tsinspect/tsinspect/timeline"
+)
+
+const reportAbout = `
+Write a report of a capture FILE: its threads (main agent, subagents, side
+queries) and, for every Messages API turn, the model, status, stop reason
+and usage, the deferred-tool catalog and the working set with what changed
+since the thread's previous turn, the tool searches whose results the turn
+carries, the tool calls of its response, and the flags raised on it.
+
+The JSON format is versioned (schema_version); its field names do not
+change, new fields may appear. Arrays are [] when empty, never null.
+
+The report goes to standard output, or to --out, which is written to a
+temporary file beside it and renamed into place: it is either complete or
+not there at all.
+
+With --fail-on, the command exits with status 3 after writing the report
+when any turn carries a flag of one of the given kinds, and says which
+kinds on which turns on standard error: use it in CI to make a session that
+went wrong fail the build.
+
+Formats:
+  json      (default) the full report
+  markdown, html
+            not yet supported
+
+Examples:
+  tsinspect report session.db > report.json
+  tsinspect report --out report.json session.db
+  tsinspect report --fail-on cache_break,call_before_load session.db`
+
+// Exit status of 'report --fail-on' when a flag of a listed kind exists.
+const exitFlagged = 3
+
+func runReport(env *cliEnv, args []string) error {
+	about := strings.Replace(reportAbout, "\nExamples:", "\nFlag kinds:\n"+wrapList(timeline.Kinds(), "  ", 74)+"\n\nExamples:", 1)
+	fs := newFlags(env, "report", "[flags] FILE", about)
+	format := fs.String("format", "json", "report `format`: json (markdown and html are not yet supported)")
+	out := fs.String("out", "", "write the report to `FILE` instead of standard output, atomically (- for standard output)")
+	failOn := fs.String("fail-on", "", "exit with status 3 if any turn has a flag of these `kinds` (comma-separated, e.g. cache_break,call_before_load)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageError("report: want one capture FILE (see 'tsinspect report -h')")
+	}
+	switch *format {
+	case "json":
+	case "markdown", "md", "html":
+		return usageError("report: --format %s is not yet supported; only json is, for now", *format)
+	default:
+		return usageError("report: --format %q: want json", *format)
+	}
+	kinds, err := parseKinds(*failOn)
+	if err != nil {
+		return err
+	}
+	s, err := loadSession(pos[0])
+	if err != nil {
+		return err
+	}
+	r := report.Build(s, version)
+	var buf bytes.Buffer
+	if err := r.WriteJSON(&buf); err != nil {
+		return err
+	}
+	if *out == "" || *out == "-" {
+		if _, err := env.stdout.Write(buf.Bytes()); err != nil {
+			return fmt.Errorf("report: write: %w", err)
+		}
+	} else if err := writeAtomic(*out, buf.Bytes()); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if len(kinds) > 0 {
+		if msg := failOnSummary(r, kinds); msg != "" {
+			return &exitError{code: exitFlagged, err: fmt.Errorf("%s", msg)}
+		}
+	}
+	return nil
+}
+
+// parseKinds splits a --fail-on list.
+func parseKinds(list string) ([]string, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, nil
+	}
+	var kinds []string
+	for _, k := range strings.Split(list, ",") {
+		k = strings.TrimSpace(k)
+		if k == "" {
+			return nil, usageError("report: --fail-on %q: empty kind in the list", list)
+		}
+		if !slices.Contains(timeline.Kinds(), k) {
+			return nil, usageError("report: --fail-on: unknown flag kind %q (kinds: %s)", k, strings.Join(timeline.Kinds(), ", "))
+		}
+		kinds = append(kinds, k)
+	}
+	return kinds, nil
+}
+
+// failOnSummary returns a one-line account of the flags of the given kinds
+// in r ("fail-on: cache_break on turns 3, 7; empty_search on turn 2"), or
+// "" when there are none.
+func failOnSummary(r *report.Report, kinds []string) string {
+	want := map[string]bool{}
+	for _, k := range kinds {
+		want[k] = true
+	}
+	order, turns := r.FlagKinds()
+	var parts []string
+	n := 0
+	for _, k := range order {
+		if !want[k] {
+			continue
+		}
+		ts := turns[k]
+		n += len(ts)
+		word := "turn"
+		if len(ts) > 1 {
+			word = "turns"
+		}
+		nums := make([]string, len(ts))
+		for i, t := range ts {
+			nums[i] = fmt.Sprint(t)
+		}
+		parts = append(parts, fmt.Sprintf("%s on %s %s", k, word, strings.Join(nums, ", ")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "fail-on: " + strings.Join(parts, "; ")
+}
+
+// writeAtomic writes data to a temporary file in path's directory and
+// renames it to path, so that path never holds a partial file. The file is
+// readable by its owner only, like the capture it comes from.
+func writeAtomic(path string, data []byte) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, unwrapPath(err))
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", path, unwrapPath(err))
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("write %s: %w", path, unwrapPath(err))
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, unwrapPath(err))
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, unwrapPath(err))
+	}
+	return nil
+}
+
+// unwrapPath drops the *PathError wrapper (it names the temporary file,
+// not the one the user asked for).
+func unwrapPath(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	if le, ok := err.(*os.LinkError); ok {
+		return le.Err
+	}
+	return err
+}
+
+// wrapList joins items with ", " into lines of at most width columns, each
+// starting with indent.
+func wrapList(items []string, indent string, width int) string {
+	var lines []string
+	line := indent
+	for i, it := range items {
+		if i < len(items)-1 {
+			it += ","
+		}
+		if line != indent && len(line)+1+len(it) > width {
+			lines = append(lines, line)
+			line = indent
+		}
+		if line != indent {
+			line += " "
+		}
+		line += it
+	}
+	return strings.Join(append(lines, line), "\n")
+}

@@ -1,0 +1,464 @@
+// Package report writes a session as a machine-readable report: what the
+// capture holds, its threads, and for every turn the model, status, usage,
+// the catalog and working set with their changes, the tool searches whose
+// results the turn carries, the tool calls of its response and the flags
+// the timeline raised.
+//
+// A report is built in two steps so that other packages can transform it in
+// between (a redactor, for one): [Build] turns a timeline.Session into a
+// plain [Report] value, and [Report.WriteJSON] writes it. [JSON] does both.
+//
+// The JSON field names are a contract (schema_version 1): fields may be
+// added, never renamed or removed. Arrays are written as [] when empty,
+// never null. Times are RFC 3339 in UTC, null when unknown.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/tsinspect/tsinspect/timeline"
+)
+
+// SchemaVersion is the report format's version, written as schema_version.
+const SchemaVersion = 1
+
+// Options tune JSON.
+type Options struct {
+	// Version is the tsinspect release, written in "generator".
+	Version string
+}
+
+// JSON builds the report of s and writes it to w as indented JSON.
+func JSON(s *timeline.Session, w io.Writer, opts Options) error {
+	return Build(s, opts.Version).WriteJSON(w)
+}
+
+// WriteJSON writes r to w as indented JSON followed by a newline. Nil
+// slices in r are written as [] all the same.
+func (r *Report) WriteJSON(w io.Writer) error {
+	r.fillNil()
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("report: write json: %w", err)
+	}
+	return nil
+}
+
+// Report is the whole report. It holds plain values only (no pointers into
+// the session), so that it can be changed freely before it is written.
+type Report struct {
+	SchemaVersion int      `json:"schema_version"`
+	Generator     string   `json:"generator"`
+	Capture       Capture  `json:"capture"`
+	Threads       []Thread `json:"threads"`
+	Turns         []Turn   `json:"turns"`
+}
+
+// Capture summarises the capture file.
+type Capture struct {
+	// Exchanges counts every recorded exchange, Messages API or not.
+	Exchanges int `json:"exchanges"`
+	// Turns counts the Messages API exchanges.
+	Turns   int        `json:"turns"`
+	FirstAt *time.Time `json:"first_at"`
+	LastAt  *time.Time `json:"last_at"`
+	// Flags counts the flags of all turns by kind.
+	Flags map[string]int `json:"flags"`
+}
+
+// Thread is one conversation.
+type Thread struct {
+	ID    string `json:"id"`
+	Kind  string `json:"kind"` // main, subagent or side
+	Turns []int  `json:"turns"`
+	// Models lists the request models of the thread's turns, in order of
+	// first use.
+	Models []string `json:"models"`
+}
+
+// Turn is one Messages API exchange.
+type Turn struct {
+	Index  int    `json:"index"`
+	Thread string `json:"thread"`
+	// Prev is the index of the previous turn of the same thread, 0 for the
+	// thread's first.
+	Prev int `json:"prev"`
+	// Link says how the turn joined its thread: new, extends, repeat,
+	// prefix, branch, history or compaction.
+	Link       string     `json:"link"`
+	ExchangeID int64      `json:"exchange_id"`
+	At         *time.Time `json:"at"`
+	// Model is the request's model; ResponseModel is the response's when
+	// it differs.
+	Model         string `json:"model"`
+	ResponseModel string `json:"response_model,omitempty"`
+	// Status is the HTTP status, 0 when no response arrived.
+	Status int `json:"status"`
+	// Incomplete is set when the response (or the exchange) did not end
+	// properly: a cut stream, a client that went away.
+	Incomplete bool `json:"incomplete"`
+	// Error is the API error of the response, if any.
+	Error *Error `json:"error,omitempty"`
+	// ResponseID is the message id, "" when there was no message.
+	ResponseID   string  `json:"response_id"`
+	StopReason   string  `json:"stop_reason"`
+	StopSequence *string `json:"stop_sequence"`
+	Usage        Usage   `json:"usage"`
+
+	Catalog    Catalog    `json:"catalog"`
+	WorkingSet WorkingSet `json:"working_set"`
+	// Unreferenced lists deferred tools sent in tools without any
+	// tool_reference or tool_addition left in the history to load them
+	// (Claude Code after a compaction).
+	Unreferenced []string `json:"unreferenced"`
+	// MissingReferences lists tools loaded by a reference in the history
+	// but absent from tools (the API answers 400 for those).
+	MissingReferences []string `json:"missing_references"`
+
+	// ToolSearches are the searches whose result is new in this turn: a
+	// client search answered in the request's last user message, or a
+	// server search answered in the response.
+	ToolSearches []Search   `json:"tool_searches"`
+	ToolCalls    []ToolCall `json:"tool_calls"`
+	Flags        []Flag     `json:"flags"`
+	// Problems lists what could not be decoded.
+	Problems []string `json:"problems"`
+}
+
+// Error is an API error.
+type Error struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+	// Event is set when the error came as an SSE error event.
+	Event bool `json:"event,omitempty"`
+}
+
+// Usage holds the token counts of a response.
+type Usage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+}
+
+// Catalog is the deferred tools announced to the model, and how that list
+// changed since the previous turn of the thread.
+type Catalog struct {
+	Count   int      `json:"count"`
+	Added   []string `json:"added"`
+	Removed []string `json:"removed"`
+}
+
+// WorkingSet is the tools whose schemas the model can call, in tools
+// order, and how that set changed since the previous turn of the thread.
+type WorkingSet struct {
+	Count   int      `json:"count"`
+	Names   []string `json:"names"`
+	Added   []string `json:"added"`
+	Removed []string `json:"removed"`
+	// Via says how each name got there: always, search, addition,
+	// restored.
+	Via map[string]string `json:"via"`
+}
+
+// Search is one tool search and its result.
+type Search struct {
+	ToolUseID string `json:"tool_use_id"`
+	// Tool is the search tool's name (ToolSearch, tool_search_tool_regex,
+	// ...); Server is set for server-side searches.
+	Tool   string `json:"tool"`
+	Server bool   `json:"server"`
+	Query  string `json:"query"`
+	// Mode is select, keyword, required, prefix, regex or bm25.
+	Mode string `json:"mode"`
+	// Selected lists the names of a select: query.
+	Selected []string `json:"selected"`
+	// MaxResults is max_results (or a regex search's limit), 0 if unset.
+	MaxResults int64 `json:"max_results"`
+	// Results are the tools the result loaded, in order.
+	Results []string `json:"results"`
+	// NoMatch is set when the search answered "No matching deferred tools
+	// found".
+	NoMatch bool `json:"no_match"`
+	// ToolLoaded is set when Claude Code's "Tool loaded." text sits beside
+	// the result.
+	ToolLoaded bool   `json:"tool_loaded"`
+	IsError    bool   `json:"is_error"`
+	ErrorCode  string `json:"error_code,omitempty"`
+}
+
+// ToolCall is a tool_use or server_tool_use block of the response.
+type ToolCall struct {
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Server bool   `json:"server"`
+	// Loaded is set when the tool's schema was in the request's working
+	// set (or loaded earlier in the same response); Via says how.
+	Loaded    bool   `json:"loaded"`
+	Via       string `json:"via"`
+	InCatalog bool   `json:"in_catalog"`
+}
+
+// Flag is something the timeline noticed on a turn.
+type Flag struct {
+	Kind            string `json:"kind"`
+	Severity        string `json:"severity"`
+	Detail          string `json:"detail"`
+	Tool            string `json:"tool,omitempty"`
+	Cause           string `json:"cause,omitempty"`
+	TokensLost      int64  `json:"tokens_lost,omitempty"`
+	CacheMissReason string `json:"cache_miss_reason,omitempty"`
+	Agrees          *bool  `json:"agrees,omitempty"`
+	Search          string `json:"search,omitempty"`
+}
+
+// Build makes the report of s. version is the tsinspect release named in
+// "generator". A nil session gives an empty report.
+func Build(s *timeline.Session, version string) *Report {
+	r := &Report{SchemaVersion: SchemaVersion, Generator: "tsinspect"}
+	if version != "" {
+		r.Generator += " " + version
+	}
+	r.Capture.Flags = map[string]int{}
+	if s == nil {
+		r.fillNil()
+		return r
+	}
+	r.Capture.Exchanges = s.Exchanges
+	r.Capture.Turns = len(s.Turns)
+	r.Capture.FirstAt = timePtr(s.FirstAt)
+	r.Capture.LastAt = timePtr(s.LastAt)
+
+	r.Turns = make([]Turn, 0, len(s.Turns))
+	models := map[string][]string{}
+	for _, t := range s.Turns {
+		if t == nil {
+			continue
+		}
+		rt := buildTurn(t)
+		for _, f := range rt.Flags {
+			r.Capture.Flags[f.Kind]++
+		}
+		if rt.Model != "" && !contains(models[rt.Thread], rt.Model) {
+			models[rt.Thread] = append(models[rt.Thread], rt.Model)
+		}
+		r.Turns = append(r.Turns, rt)
+	}
+	r.Threads = make([]Thread, 0, len(s.Threads))
+	for _, th := range s.Threads {
+		if th == nil {
+			continue
+		}
+		r.Threads = append(r.Threads, Thread{
+			ID:     th.ID,
+			Kind:   th.Kind,
+			Turns:  append([]int{}, th.Turns...),
+			Models: strs(models[th.ID]),
+		})
+	}
+	r.fillNil()
+	return r
+}
+
+func buildTurn(t *timeline.Turn) Turn {
+	rt := Turn{
+		Index:  t.Index,
+		Thread: t.Thread,
+		Prev:   t.Prev,
+		Link:   t.Link,
+		Catalog: Catalog{
+			Added:   strs(t.CatalogAdded),
+			Removed: strs(t.CatalogRemoved),
+		},
+		WorkingSet: WorkingSet{
+			Added:   strs(t.WorkingAdded),
+			Removed: strs(t.WorkingRemoved),
+		},
+		Flags: make([]Flag, 0, len(t.Flags)),
+	}
+	if ex := t.Exchange; ex != nil {
+		rt.ExchangeID = ex.ID
+		rt.At = timePtr(ex.Start)
+		rt.Status = ex.Status
+	}
+	for _, f := range t.Flags {
+		rt.Flags = append(rt.Flags, Flag{
+			Kind: f.Kind, Severity: f.Severity, Detail: f.Detail, Tool: f.Tool,
+			Cause: f.Cause, TokensLost: f.TokensLost, CacheMissReason: f.CacheMissReason,
+			Agrees: boolPtr(f.Agrees), Search: f.Search,
+		})
+	}
+	d := t.Decoded
+	if d == nil {
+		rt.fillNil()
+		return rt
+	}
+	if rt.ExchangeID == 0 {
+		rt.ExchangeID = d.ExchangeID
+	}
+	if rt.Status == 0 {
+		rt.Status = d.Response.Status
+	}
+	resp := &d.Response
+	rt.Model = d.Request.Model
+	if resp.Model != "" && resp.Model != rt.Model {
+		rt.ResponseModel = resp.Model
+	}
+	rt.Incomplete = resp.Incomplete
+	if resp.Error != nil {
+		rt.Error = &Error{Type: resp.Error.Type, Message: resp.Error.Message, Event: resp.Error.Event}
+	}
+	rt.ResponseID = resp.ID
+	rt.StopReason = resp.StopReason
+	if resp.StopSequence != nil {
+		s := *resp.StopSequence
+		rt.StopSequence = &s
+	}
+	rt.Usage = Usage{
+		InputTokens:              resp.Usage.InputTokens,
+		OutputTokens:             resp.Usage.OutputTokens,
+		CacheReadInputTokens:     resp.Usage.CacheReadInputTokens,
+		CacheCreationInputTokens: resp.Usage.CacheCreationInputTokens,
+	}
+
+	rt.Catalog.Count = len(d.Catalog)
+	rt.WorkingSet.Count = len(d.WorkingSet)
+	rt.WorkingSet.Names = make([]string, 0, len(d.WorkingSet))
+	rt.WorkingSet.Via = make(map[string]string, len(d.WorkingSet))
+	for _, w := range d.WorkingSet {
+		rt.WorkingSet.Names = append(rt.WorkingSet.Names, w.Name)
+		rt.WorkingSet.Via[w.Name] = w.Via
+	}
+	rt.Unreferenced = strs(d.Unreferenced)
+	rt.MissingReferences = strs(d.MissingReferences)
+
+	rt.ToolSearches = make([]Search, 0, len(d.NewSearches))
+	for _, s := range d.NewSearches {
+		rt.ToolSearches = append(rt.ToolSearches, Search{
+			ToolUseID: s.ToolUseID, Tool: s.Tool, Server: s.Server,
+			Query: s.Query, Mode: s.Mode, Selected: strs(s.Selected),
+			MaxResults: s.MaxResults, Results: strs(s.Results),
+			NoMatch: s.NoMatch, ToolLoaded: s.ToolLoaded,
+			IsError: s.IsError, ErrorCode: s.ErrorCode,
+		})
+	}
+	rt.ToolCalls = make([]ToolCall, 0, len(d.ToolCalls))
+	for _, c := range d.ToolCalls {
+		rt.ToolCalls = append(rt.ToolCalls, ToolCall{
+			ID: c.ID, Name: c.Name, Server: c.Server,
+			Loaded: c.Loaded, Via: c.Via, InCatalog: c.InCatalog,
+		})
+	}
+	rt.Problems = strs(d.Problems)
+	rt.fillNil()
+	return rt
+}
+
+// fillNil replaces nil slices and maps by empty ones, so that a Report
+// changed after Build still writes [] rather than null.
+func (r *Report) fillNil() {
+	if r.Threads == nil {
+		r.Threads = []Thread{}
+	}
+	if r.Turns == nil {
+		r.Turns = []Turn{}
+	}
+	if r.Capture.Flags == nil {
+		r.Capture.Flags = map[string]int{}
+	}
+	for i := range r.Threads {
+		if r.Threads[i].Turns == nil {
+			r.Threads[i].Turns = []int{}
+		}
+		if r.Threads[i].Models == nil {
+			r.Threads[i].Models = []string{}
+		}
+	}
+	for i := range r.Turns {
+		r.Turns[i].fillNil()
+	}
+}
+
+func (t *Turn) fillNil() {
+	for _, p := range []*[]string{
+		&t.Catalog.Added, &t.Catalog.Removed,
+		&t.WorkingSet.Names, &t.WorkingSet.Added, &t.WorkingSet.Removed,
+		&t.Unreferenced, &t.MissingReferences, &t.Problems,
+	} {
+		if *p == nil {
+			*p = []string{}
+		}
+	}
+	if t.WorkingSet.Via == nil {
+		t.WorkingSet.Via = map[string]string{}
+	}
+	if t.ToolSearches == nil {
+		t.ToolSearches = []Search{}
+	}
+	for i := range t.ToolSearches {
+		if t.ToolSearches[i].Selected == nil {
+			t.ToolSearches[i].Selected = []string{}
+		}
+		if t.ToolSearches[i].Results == nil {
+			t.ToolSearches[i].Results = []string{}
+		}
+	}
+	if t.ToolCalls == nil {
+		t.ToolCalls = []ToolCall{}
+	}
+	if t.Flags == nil {
+		t.Flags = []Flag{}
+	}
+}
+
+// strs copies xs, never returning nil.
+func strs(xs []string) []string {
+	return append(make([]string, 0, len(xs)), xs...)
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+func boolPtr(b *bool) *bool {
+	if b == nil {
+		return nil
+	}
+	v := *b
+	return &v
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// FlagKinds returns the kinds of the flags in r with the turns each was
+// raised on, kinds in order of first appearance.
+func (r *Report) FlagKinds() (kinds []string, turns map[string][]int) {
+	turns = map[string][]int{}
+	for _, t := range r.Turns {
+		for _, f := range t.Flags {
+			if _, ok := turns[f.Kind]; !ok {
+				kinds = append(kinds, f.Kind)
+			}
+			if ts := turns[f.Kind]; len(ts) == 0 || ts[len(ts)-1] != t.Index {
+				turns[f.Kind] = append(ts, t.Index)
+			}
+		}
+	}
+	return kinds, turns
+}
