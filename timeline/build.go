@@ -1,0 +1,761 @@
+package timeline
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/exchange"
+)
+
+// How a turn joined its thread (Turn.Link).
+const (
+	// LinkNew: the turn starts a thread.
+	LinkNew = "new"
+	// LinkExtends: its messages are the parent's messages, then the
+	// assistant message built from the parent's response, then more.
+	LinkExtends = "extends"
+	// LinkRepeat: its messages are exactly the parent's: the same request
+	// sent again (a retry after a failure, or a repeat).
+	LinkRepeat = "repeat"
+	// LinkRetry: the same step asked again after the parent (whose
+	// messages are the same but for the last user message) failed, was
+	// cut off or came back empty, with that last message rebuilt: Claude
+	// Code adds a nudge after an empty reply.
+	LinkRetry = "retry"
+	// LinkPrefix: its messages start with the parent's messages, but what
+	// follows is not the parent's response (the response failed or was
+	// rewritten by the client).
+	LinkPrefix = "prefix"
+	// LinkBranch: it shares its first messages with the parent, then
+	// differs from it: the same conversation asked again with a changed
+	// last message (Claude Code re-asking for a compaction summary, or
+	// resending after editing a message).
+	LinkBranch = "branch"
+	// LinkHistory: its history holds the parent's response (tool_use ids,
+	// thinking signatures or texts) although earlier messages changed: a
+	// client that rewrote old messages, or resumed with a restructured
+	// history.
+	LinkHistory = "history"
+	// LinkCompaction: the history restarted with a summary ("This session
+	// is being continued from a previous conversation...") and the turn was
+	// linked to the thread that was compacted.
+	LinkCompaction = "compaction"
+)
+
+// Texts that mark Claude Code's compaction.
+const (
+	compactionPrefix   = "CRITICAL: Respond with TEXT ONLY"
+	continuationPrefix = "This session is being continued from a previous conversation"
+	subagentMarker     = "cc_is_subagent=true"
+)
+
+// sideMaxTokens: a request asking for fewer output tokens than this is a
+// side query (titles, summaries, quota checks). Claude Code's agent loops
+// ask for 32,000 or more.
+const sideMaxTokens = 4096
+
+// Turn returns the turn with 1-based index i, or nil.
+func (s *Session) Turn(i int) *Turn {
+	if s == nil || i < 1 || i > len(s.Turns) {
+		return nil
+	}
+	return s.Turns[i-1]
+}
+
+// Thread returns the thread with the given ID, or nil.
+func (s *Session) Thread(id string) *Thread {
+	if s == nil {
+		return nil
+	}
+	for _, th := range s.Threads {
+		if th.ID == id {
+			return th
+		}
+	}
+	return nil
+}
+
+// info is what Build works out about one turn on the way.
+type info struct {
+	t *Turn
+	d *decode.Turn
+
+	msgHash []digest // per message, canonical
+	pre     []digest // pre[i]: chain over msgHash[0..i]
+	resp    digest   // the assistant message built from the response
+	hasResp bool
+
+	side       bool // a side query: never joins an agent thread
+	compaction bool // a compaction request
+	continued  bool // history restarted after compaction
+	subHeader  bool // billing header says cc_is_subagent=true
+
+	sysIdx   []int    // original indexes of the non-billing system blocks
+	sysHash  []digest // their canonical hashes
+	sysKey   digest
+	tools    []toolEntry // non-deferred tools, in order
+	toolsKey digest
+	betas    []string
+
+	failed bool // HTTP error, error event, or cut off
+	empty  bool // complete, but no content
+	usage  bool // a usable cache baseline: complete, no error, usage present
+
+	start, end time.Time
+	thread     *Thread
+}
+
+type toolEntry struct {
+	name string
+	hash digest
+}
+
+// seed starts every message prefix chain.
+var seed = hashBytes([]byte("timeline messages"))
+
+// full is the key of the whole message list.
+func (in *info) full() digest {
+	if len(in.pre) == 0 {
+		return seed
+	}
+	return in.pre[len(in.pre)-1]
+}
+
+// prefixKey is the key of the first n messages.
+func (in *info) prefixKey(n int) digest {
+	if n == 0 {
+		return seed
+	}
+	return in.pre[n-1]
+}
+
+// identity says whether two turns look like the same agent: same system
+// prompt (billing header aside) and same non-deferred tools.
+func (in *info) identity(o *info) bool {
+	return in.sysKey == o.sysKey && in.toolsKey == o.toolsKey
+}
+
+// Build decodes every exchange and analyses the session: turns (the POST
+// /v1/messages exchanges, in the order given), threads, diffs and flags.
+// Turn.Exchange points into exs, which must not change afterwards. Build is
+// pure and may be called again on a grown capture.
+func Build(exs []exchange.Exchange) *Session {
+	s := &Session{Exchanges: len(exs)}
+	var infos []*info
+	h := newHasher()
+	for i := range exs {
+		ex := &exs[i]
+		if !ex.Start.IsZero() {
+			if s.FirstAt.IsZero() || ex.Start.Before(s.FirstAt) {
+				s.FirstAt = ex.Start
+			}
+			if ex.Start.After(s.LastAt) {
+				s.LastAt = ex.Start
+			}
+		}
+		d := decode.Decode(ex)
+		if d.Request.Kind != decode.KindMessages {
+			continue
+		}
+		t := &Turn{Index: len(s.Turns) + 1, Exchange: ex, Decoded: d}
+		s.Turns = append(s.Turns, t)
+		infos = append(infos, analyse(t, h))
+	}
+	b := &builder{s: s, infos: infos, byFull: map[digest][]int{}, byPart: map[digest][]int{}, byFP: map[string][]int{}, seen: map[string]int{}}
+	b.link()
+	b.kinds()
+	for _, in := range infos {
+		b.diff(in)
+	}
+	b.flag()
+	return s
+}
+
+// analyse computes a turn's keys.
+func analyse(t *Turn, h *hasher) *info {
+	d := t.Decoded
+	ex := t.Exchange
+	in := &info{t: t, d: d, start: ex.Start, end: ex.End}
+	if in.end.IsZero() {
+		in.end = in.start
+	}
+	r := &d.Request
+	in.msgHash = make([]digest, len(r.Messages))
+	in.pre = make([]digest, len(r.Messages))
+	prev := seed
+	for i, m := range r.Messages {
+		in.msgHash[i] = h.message(m)
+		prev = chain(prev, in.msgHash[i])
+		in.pre[i] = prev
+	}
+	if len(d.Response.Content) > 0 {
+		in.resp = h.message(assistantMessage(d.Response))
+		in.hasResp = true
+	}
+
+	sys := seed
+	for i, b := range r.System {
+		if isBillingBlock(b) {
+			if strings.Contains(b.Text, subagentMarker) {
+				in.subHeader = true
+			}
+			continue
+		}
+		bh := hashBytes(canonicalSystemBlock(b))
+		in.sysIdx = append(in.sysIdx, i)
+		in.sysHash = append(in.sysHash, bh)
+		sys = chain(sys, bh)
+	}
+	in.sysKey = sys
+	tk := seed
+	nonDeferred := 0
+	for _, tool := range r.Tools {
+		if tool.DeferLoading {
+			continue
+		}
+		nonDeferred++
+		th := hashBytes(canonicalJSON(tool.Raw))
+		in.tools = append(in.tools, toolEntry{tool.Name, th})
+		tk = chain(tk, th)
+	}
+	in.toolsKey = tk
+	in.betas = betaSet(r)
+
+	lastText := lastUserTexts(r.Messages)
+	for _, s := range lastText {
+		if strings.HasPrefix(strings.TrimSpace(s), compactionPrefix) {
+			in.compaction = true
+		}
+	}
+	in.continued = startsContinued(r.Messages)
+	in.side = in.compaction || nonDeferred == 0 || (r.MaxTokens > 0 && r.MaxTokens < sideMaxTokens)
+
+	resp := &d.Response
+	in.failed = failed(t)
+	in.empty = !in.failed && len(resp.Content) == 0
+	in.usage = !in.failed && resp.Usage.TotalInput() > 0
+	return in
+}
+
+// failed reports whether a turn got no usable answer: an HTTP error, an
+// error event, or a response that broke off.
+func failed(t *Turn) bool {
+	r := &t.Decoded.Response
+	return t.Exchange.Status >= 400 || r.Error != nil || r.Incomplete || t.Exchange.Status == 0
+}
+
+func canonicalSystemBlock(b decode.SystemBlock) []byte {
+	if len(b.Raw) > 0 && !isJSONString(b.Raw) {
+		return canonicalJSON(b.Raw)
+	}
+	return canonicalMessage(decode.Message{Role: "system", StringContent: true, Text: b.Text})
+}
+
+func isJSONString(raw []byte) bool {
+	s := strings.TrimSpace(string(raw))
+	return strings.HasPrefix(s, `"`)
+}
+
+// betaSet is the sorted set of betas a request asked for, header and body.
+func betaSet(r *decode.Request) []string {
+	set := map[string]bool{}
+	for _, b := range r.Betas {
+		set[b] = true
+	}
+	for _, b := range r.BodyBetas {
+		set[b] = true
+	}
+	out := make([]string, 0, len(set))
+	for b := range set {
+		out = append(out, b)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// lastUserTexts returns the texts of the last user message.
+func lastUserTexts(ms []decode.Message) []string {
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i].Role != "user" {
+			continue
+		}
+		var out []string
+		for _, b := range messageBlocks(ms[i]) {
+			if b.Type == "text" {
+				out = append(out, b.Text)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// startsContinued reports whether the first user message is Claude Code's
+// post-compaction summary.
+func startsContinued(ms []decode.Message) bool {
+	for _, m := range ms {
+		if m.Role != "user" {
+			continue
+		}
+		for _, b := range messageBlocks(m) {
+			if b.Type == "text" && strings.Contains(b.Text, continuationPrefix) {
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}
+
+// builder holds the indexes used while linking.
+type builder struct {
+	s     *Session
+	infos []*info
+	// byFull maps the key of a whole message list to the turns (0-based)
+	// that sent exactly it.
+	byFull map[digest][]int
+	// byPart maps the key of the first i messages, for i shorter than the
+	// whole list, to the turns whose messages start so.
+	byPart map[digest][]int
+	// byFP maps a fingerprint of a response block to the turns whose
+	// response held it.
+	byFP map[string][]int
+	// seen maps a unique fingerprint (tool use id, thinking signature),
+	// tagged with the turn's class, to the latest turn holding it in its
+	// history or its response.
+	seen map[string]int
+	// tip is the last turn (0-based) of each thread so far.
+	tip map[*Thread]int
+}
+
+// link assigns every turn to a thread and sets Prev and Link.
+func (b *builder) link() {
+	b.tip = map[*Thread]int{}
+	var threads []*Thread
+	for k, in := range b.infos {
+		parent, how := b.parent(k)
+		t := in.t
+		if parent < 0 {
+			th := &Thread{}
+			threads = append(threads, th)
+			in.thread = th
+			t.Link = LinkNew
+		} else {
+			in.thread = b.infos[parent].thread
+			t.Prev = parent + 1
+			t.Link = how
+		}
+		in.thread.Turns = append(in.thread.Turns, t.Index)
+		b.tip[in.thread] = k
+		b.byFull[in.full()] = append(b.byFull[in.full()], k)
+		for i := 1; i < len(in.pre); i++ {
+			b.byPart[in.pre[i-1]] = append(b.byPart[in.pre[i-1]], k)
+		}
+		for _, fp := range fingerprints(in.d.Response.Content, true) {
+			b.byFP[fp] = append(b.byFP[fp], k)
+			b.seen[classed(fp, in.side)] = k
+		}
+		for _, m := range in.d.Request.Messages {
+			if m.Role == "assistant" {
+				for _, fp := range fingerprints(m.Blocks, true) {
+					b.seen[classed(fp, in.side)] = k
+				}
+			}
+		}
+		for _, fp := range fingerprints(in.d.Response.Content, false) {
+			b.byFP[fp] = append(b.byFP[fp], k)
+		}
+	}
+	b.s.Threads = threads
+}
+
+// parent finds the earlier turn that turn k continues, and how; -1 when it
+// starts a thread. Side queries only continue side queries and agent turns
+// only agent turns.
+func (b *builder) parent(k int) (int, string) {
+	in := b.infos[k]
+	p, how := b.byPrefix(k, in.side)
+	if how != LinkRepeat {
+		if q := b.retryOf(k); q >= 0 {
+			return q, LinkRetry
+		}
+	}
+	after := -1 // where the history goes past the parent's messages and response
+	if p >= 0 {
+		after = len(b.infos[p].msgHash)
+		if how == LinkExtends {
+			after++
+		}
+	}
+	switch {
+	case p >= 0 && (how == LinkRepeat || !b.assistantAfter(k, after)):
+		// The history is the parent's (and its response), then only user
+		// input: nothing later to look for.
+		return p, how
+	case p >= 0:
+		// Assistant messages follow the shared prefix: the history may
+		// hold the response of a later turn whose own messages were
+		// rewritten since. The turn whose response comes latest is the
+		// closer ancestor.
+		if h := b.byHistory(k, in.side); h > p {
+			return h, LinkHistory
+		}
+		return p, how
+	}
+	// No earlier turn's messages are a prefix of these. The latest turn
+	// that either shares the first messages (a branch) or whose blocks the
+	// history holds is the closest relative.
+	h, br := b.byHistory(k, in.side), b.byBranch(k, in.side)
+	switch {
+	case br >= 0 && br >= h:
+		return br, LinkBranch
+	case h >= 0 && in.continued:
+		return h, LinkCompaction
+	case h >= 0:
+		return h, LinkHistory
+	}
+	if in.continued && !in.side {
+		if p := b.compacted(k); p >= 0 {
+			return p, LinkCompaction
+		}
+	}
+	return -1, LinkNew
+}
+
+// assistantAfter reports whether turn k has an assistant message at index
+// from or later.
+func (b *builder) assistantAfter(k, from int) bool {
+	ms := b.infos[k].d.Request.Messages
+	for i := max(from, 0); i < len(ms); i++ {
+		if ms[i].Role == "assistant" {
+			return true
+		}
+	}
+	return false
+}
+
+// byPrefix looks for the earlier turn whose messages are the longest
+// prefix of turn k's: the same messages (a repeat), or a prefix followed by
+// its response (extends), or a prefix followed by something else.
+func (b *builder) byPrefix(k int, side bool) (int, string) {
+	in := b.infos[k]
+	n := len(in.msgHash)
+	for i := n; i >= 1; i-- {
+		best, bestRank := -1, 0
+		for _, p := range b.byFull[in.prefixKey(i)] {
+			pi := b.infos[p]
+			if pi.side != side {
+				continue
+			}
+			rank := 1 // prefix
+			switch {
+			case i == n:
+				if !b.repeatable(p, k) {
+					continue
+				}
+				rank = 3
+			case pi.hasResp && in.msgHash[i] == pi.resp:
+				rank = 2
+			}
+			// Later turns win ties: they are the tip of the lineage.
+			if rank > bestRank || (rank == bestRank && p > best) {
+				best, bestRank = p, rank
+			}
+		}
+		if best >= 0 {
+			switch bestRank {
+			case 3:
+				return best, LinkRepeat
+			case 2:
+				return best, LinkExtends
+			}
+			return best, LinkPrefix
+		}
+	}
+	return -1, ""
+}
+
+// byBranch looks for the earlier turn sharing the longest run of first
+// messages with turn k, where both go on differently after it.
+func (b *builder) byBranch(k int, side bool) int {
+	in := b.infos[k]
+	for i := len(in.msgHash) - 1; i >= 1; i-- {
+		best := -1
+		for _, p := range b.byPart[in.prefixKey(i)] {
+			if b.infos[p].side == side && p > best {
+				best = p
+			}
+		}
+		if best >= 0 {
+			return best
+		}
+	}
+	return -1
+}
+
+// retryOf finds the failed, cut or empty turn that turn k asks again:
+// same number of messages, all but the last the same, ended before k
+// started, and not continued by any later turn. -1 when there is none.
+func (b *builder) retryOf(k int) int {
+	in := b.infos[k]
+	n := len(in.msgHash)
+	if n == 0 {
+		return -1
+	}
+	best := -1
+	for _, q := range b.byPart[in.prefixKey(n-1)] {
+		qi := b.infos[q]
+		if qi.side != in.side || len(qi.msgHash) != n || !(qi.failed || qi.empty) ||
+			b.tip[qi.thread] != q || qi.end.After(in.start) {
+			continue
+		}
+		if q > best {
+			best = q
+		}
+	}
+	return best
+}
+
+// repeatable reports whether turn k, whose messages are exactly turn p's,
+// is the same request sent again rather than a parallel twin (two
+// subagents started with the same prompt): p failed or came back empty, or
+// p is the last turn of its thread and had ended before k started.
+func (b *builder) repeatable(p, k int) bool {
+	pi, in := b.infos[p], b.infos[k]
+	if pi.failed || pi.empty {
+		return true
+	}
+	return b.tip[pi.thread] == p && !pi.end.After(in.start)
+}
+
+// byHistory links a turn whose earlier messages changed (so no prefix
+// matches) through the responses its history still holds. Tool use ids and
+// thinking signatures are unique; texts are not, so a text only decides
+// among the turns of the thread a unique block points to, or, without one,
+// prefers a turn with the same system prompt and tools, then the latest.
+func (b *builder) byHistory(k int, side bool) int {
+	in := b.infos[k]
+	ms := in.d.Request.Messages
+	candidates := func(fps []string) []int {
+		var out []int
+		seen := map[int]bool{}
+		for _, fp := range fps {
+			for _, p := range b.byFP[fp] {
+				if b.infos[p].side == side && !seen[p] {
+					seen[p] = true
+					out = append(out, p)
+				}
+			}
+		}
+		sort.Ints(out)
+		return out
+	}
+	// The latest assistant message holding a unique block.
+	anchor, anchorMsg := -1, -1
+	for j := len(ms) - 1; j >= 0 && anchor < 0; j-- {
+		if ms[j].Role != "assistant" {
+			continue
+		}
+		fps := fingerprints(ms[j].Blocks, true)
+		if c := candidates(fps); len(c) > 0 {
+			anchor, anchorMsg = c[len(c)-1], j
+		}
+		// A turn whose history holds the block is in the same lineage
+		// even when no response was recorded; the latest is the closest.
+		for _, fp := range fps {
+			if p, ok := b.seen[classed(fp, side)]; ok && p > anchor {
+				anchor, anchorMsg = p, j
+			}
+		}
+	}
+	// A later assistant message (a text reply) may point to a later turn
+	// of the anchor's thread.
+	for j := len(ms) - 1; j > anchorMsg; j-- {
+		if ms[j].Role != "assistant" {
+			continue
+		}
+		c := candidates(fingerprints(ms[j].Blocks, false))
+		best := -1
+		for _, p := range c {
+			switch {
+			case anchor >= 0:
+				if b.infos[p].thread == b.infos[anchor].thread && p > anchor {
+					best = p
+				}
+			case best < 0 || (b.infos[p].identity(in) && !b.infos[best].identity(in)) ||
+				(b.infos[p].identity(in) == b.infos[best].identity(in) && p > best):
+				best = p
+			}
+		}
+		if best >= 0 {
+			return best
+		}
+	}
+	return anchor
+}
+
+// classed tags a fingerprint with a turn class.
+func classed(fp string, side bool) string {
+	if side {
+		return "side\x00" + fp
+	}
+	return "agent\x00" + fp
+}
+
+// fingerprints lists what identifies a response's blocks in a later
+// history: tool use ids and thinking signatures (unique), or texts.
+func fingerprints(blocks []decode.Block, unique bool) []string {
+	var out []string
+	for _, bl := range blocks {
+		switch {
+		case unique && bl.ID != "" && (bl.Type == "tool_use" || bl.Type == "server_tool_use" || bl.Type == "mcp_tool_use"):
+			out = append(out, "id\x00"+bl.ID)
+		case unique && bl.Signature != "":
+			out = append(out, "sig\x00"+bl.Signature)
+		case !unique && bl.Type == "text" && strings.TrimSpace(bl.Text) != "":
+			h := hashBytes([]byte(bl.Text))
+			out = append(out, "text\x00"+string(h[:]))
+		}
+	}
+	return out
+}
+
+// compacted finds the thread a post-compaction turn k continues: the
+// thread whose history the latest earlier compaction request summarised,
+// else the latest agent thread with the same system prompt and tools. It
+// returns that thread's last turn before k.
+func (b *builder) compacted(k int) int {
+	in := b.infos[k]
+	for c := k - 1; c >= 0; c-- {
+		ci := b.infos[c]
+		if !ci.compaction {
+			continue
+		}
+		if p := b.agentAncestor(c); p >= 0 {
+			return b.tip[b.infos[p].thread]
+		}
+		break
+	}
+	for p := k - 1; p >= 0; p-- {
+		pi := b.infos[p]
+		if !pi.side && pi.identity(in) && b.tip[pi.thread] == p {
+			return p
+		}
+	}
+	return -1
+}
+
+// agentAncestor finds the agent turn whose history compaction request c
+// carries.
+func (b *builder) agentAncestor(c int) int {
+	if p, _ := b.byPrefix(c, false); p >= 0 {
+		return p
+	}
+	return b.byHistory(c, false)
+}
+
+// kinds sets each thread's kind and ID.
+func (b *builder) kinds() {
+	var main *Thread
+	for _, in := range b.infos {
+		if !in.side && !in.subHeader {
+			main = in.thread
+			break
+		}
+	}
+	first := map[*Thread]*info{}
+	last := map[*Thread]*info{}
+	sub := map[*Thread]bool{}
+	agent := map[*Thread]bool{}
+	for _, in := range b.infos {
+		if first[in.thread] == nil {
+			first[in.thread] = in
+			agent[in.thread] = !in.side
+		}
+		if l := last[in.thread]; l == nil || in.end.After(l.end) {
+			last[in.thread] = in
+		}
+		if in.subHeader && !first[in.thread].side {
+			sub[in.thread] = true
+		}
+	}
+	nSub, nSide := 0, 0
+	for _, th := range b.s.Threads {
+		f := first[th]
+		switch {
+		case th == main:
+			th.Kind, th.ID = KindMain, "main"
+			continue
+		case agent[th] && !sub[th]:
+			// Started while another agent thread with a different system
+			// prompt was running: a subagent without a billing header.
+			for _, o := range b.s.Threads {
+				if o == th || !agent[o] {
+					continue
+				}
+				of := first[o]
+				if !of.start.After(f.start) && !last[o].end.Before(f.start) && of.sysKey != f.sysKey && of.t.Index < f.t.Index {
+					sub[th] = true
+					break
+				}
+			}
+		}
+		if sub[th] {
+			nSub++
+			th.Kind, th.ID = KindSubagent, "sub"+strconv.Itoa(nSub)
+		} else {
+			nSide++
+			th.Kind, th.ID = KindSide, "side"+strconv.Itoa(nSide)
+		}
+	}
+	for _, in := range b.infos {
+		in.t.Thread = in.thread.ID
+	}
+}
+
+// diff sets the catalog and working-set changes against Prev.
+func (b *builder) diff(in *info) {
+	t := in.t
+	if t.Prev == 0 {
+		return
+	}
+	p := b.infos[t.Prev-1].d
+	t.CatalogAdded, t.CatalogRemoved = setDiff(p.Catalog, in.d.Catalog)
+	t.WorkingAdded, t.WorkingRemoved = setDiff(workingNames(p), workingNames(in.d))
+}
+
+func workingNames(d *decode.Turn) []string {
+	out := make([]string, 0, len(d.WorkingSet))
+	for _, w := range d.WorkingSet {
+		out = append(out, w.Name)
+	}
+	return out
+}
+
+// setDiff returns the sorted names in b but not a, and in a but not b.
+func setDiff(a, b []string) (added, removed []string) {
+	in := func(list []string) map[string]bool {
+		m := make(map[string]bool, len(list))
+		for _, s := range list {
+			m[s] = true
+		}
+		return m
+	}
+	am, bm := in(a), in(b)
+	for s := range bm {
+		if !am[s] {
+			added = append(added, s)
+		}
+	}
+	for s := range am {
+		if !bm[s] {
+			removed = append(removed, s)
+		}
+	}
+	sort.Strings(added)
+	sort.Strings(removed)
+	return added, removed
+}

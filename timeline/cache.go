@@ -1,0 +1,422 @@
+package timeline
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tsinspect/tsinspect/decode"
+)
+
+// Causes of a cache_break, checked in this order.
+const (
+	CauseModel    = "model_changed"
+	CauseTools    = "tools_changed"
+	CauseSystem   = "system_changed"
+	CauseBetas    = "betas_changed"
+	CauseMessages = "messages_changed"
+	CauseTTL      = "ttl_expired"
+	// CauseLookback: nothing changed, but the request's cache breakpoint
+	// sits 20 or more blocks after the previous one, beyond the API's
+	// lookback, so the previous entry could not be found.
+	CauseLookback    = "lookback_exceeded"
+	CauseUnexplained = "unexplained"
+)
+
+// The break rule's thresholds: a break is a cache read below breakRatio of
+// what was due, and at least breakMinTokens below it. These are Claude
+// Code's own (it compares with the previous request's read).
+const (
+	breakRatio     = 0.95
+	breakMinTokens = 2000
+	// lookback is how many blocks the API searches back from a breakpoint
+	// for a cached prefix, the breakpoint's own block included.
+	lookback = 20
+)
+
+// Cache lifetimes.
+const (
+	ttl5m = 5 * time.Minute
+	ttl1h = time.Hour
+)
+
+// cacheBaseline walks back from turn k's Prev to the nearest turn that got
+// a complete, non-empty reply with usage: failed, cut and empty attempts
+// (and their retries) say nothing reliable about what was cached, and a
+// failed request writes nothing. -1 when there is none.
+func (b *builder) cacheBaseline(k int) int {
+	p := b.infos[k].t.Prev - 1
+	for p >= 0 {
+		pi := b.infos[p]
+		if pi.usage && !pi.empty {
+			return p
+		}
+		p = pi.t.Prev - 1
+	}
+	return -1
+}
+
+// ruleCacheBreak compares a turn's cache read with what its baseline turn
+// left in the cache.
+//
+// Claude Code's own rule compares with the previous request's cache read
+// alone. We compare with read + creation of the baseline instead: that is
+// the prefix the previous request left in the cache, and the next request
+// of the same conversation extends that prefix, so all of it is due. This
+// catches what the read-only rule cannot: a break on the second turn of a
+// thread (the first read nothing, so nothing can fall below 95 % of it),
+// and a break that loses only the newest part of the prefix. The expected
+// amount is capped by this request's whole prompt, so a history that got
+// shorter on purpose is not a break by itself.
+func ruleCacheBreak(b *builder, k int) []Flag {
+	in := b.infos[k]
+	if in.t.Prev == 0 || !in.usage {
+		return nil
+	}
+	base := b.cacheBaseline(k)
+	if base < 0 {
+		return nil
+	}
+	bi := b.infos[base]
+	bu := bi.d.Response.Usage
+	u := in.d.Response.Usage
+	due := min(bu.CacheReadInputTokens+bu.CacheCreationInputTokens, u.TotalInput())
+	read := u.CacheReadInputTokens
+	if !(float64(read) < breakRatio*float64(due) && due-read >= breakMinTokens) {
+		return nil
+	}
+	cause, why := b.breakCause(bi, in)
+	// After compaction the history restarts on purpose, and Claude Code
+	// renders its system prompt afresh (its snapshot lasts until the
+	// compaction): only a change of model, tools or betas is a break then.
+	if in.t.Link == LinkCompaction && (cause == CauseMessages || cause == CauseSystem) {
+		return nil
+	}
+	lost := due - read
+	d := fmt.Sprintf("Cache read fell from %s to %s tokens (%s) against %s: %s.", num(due), num(read), signed(-lost), b.ref(base), why)
+	left := bu.CacheReadInputTokens + bu.CacheCreationInputTokens
+	if bu.CacheCreationInputTokens > 0 && bu.CacheReadInputTokens > 0 {
+		d += fmt.Sprintf(" That turn left %s tokens in the cache (%s read, %s written)", num(left), num(bu.CacheReadInputTokens), num(bu.CacheCreationInputTokens))
+	} else {
+		d += fmt.Sprintf(" That turn left %s tokens in the cache", num(left))
+	}
+	if due < left {
+		d += fmt.Sprintf("; this whole prompt is %s", num(due))
+	}
+	d += "."
+	if u.CacheCreationInputTokens > 0 {
+		d += fmt.Sprintf(" What was lost was billed again as cache creation (%s tokens written).", num(u.CacheCreationInputTokens))
+	} else {
+		d += " What was lost was billed again as uncached input."
+	}
+	f := Flag{Cause: cause, TokensLost: lost}
+	if m := in.d.Response.CacheMissReason; m != nil && m.Type != "" {
+		agrees := m.Type == cause
+		f.CacheMissReason, f.Agrees = m.Type, &agrees
+		if agrees {
+			d += fmt.Sprintf(" The API's diagnostics agree: cache_miss_reason %s.", m.Type)
+		} else {
+			d += fmt.Sprintf(" The API's diagnostics say otherwise: cache_miss_reason %s.", m.Type)
+		}
+		if m.CacheMissedInputTokens > 0 {
+			d = strings.TrimSuffix(d, ".") + fmt.Sprintf(", %s tokens missed.", num(m.CacheMissedInputTokens))
+		}
+	}
+	f.Detail = d
+	return []Flag{f}
+}
+
+// breakCause finds what changed in the cached prefix between the baseline
+// turn p and turn t, in prefix order: model, tools, system, betas,
+// messages; then time; else the server.
+func (b *builder) breakCause(p, t *info) (cause, why string) {
+	pr, tr := &p.d.Request, &t.d.Request
+	if pr.Model != tr.Model {
+		return CauseModel, fmt.Sprintf("the model changed from %s to %s, and each model has its own cache", orNone(pr.Model), orNone(tr.Model))
+	}
+	if p.toolsKey != t.toolsKey {
+		return CauseTools, "the tool definitions changed (" + toolsChange(p.tools, t.tools) + "); tools come first in the cached prefix, so nothing after the first changed tool could be read (deferred tools are not part of it)"
+	}
+	if p.sysKey != t.sysKey {
+		return CauseSystem, "the system prompt changed (" + systemChange(p, t) + "; the billing header block is not counted)"
+	}
+	if !equalStrings(p.betas, t.betas) {
+		added, removed := setDiff(p.betas, t.betas)
+		return CauseBetas, "the betas changed (" + changeList(added, removed) + ")"
+	}
+	if why, ok := messagesChange(p, t); ok {
+		return CauseMessages, why
+	}
+	gap := t.start.Sub(p.start)
+	if ttl := markerTTL(p.d.Request.CacheMarkers); gap > ttl {
+		return CauseTTL, fmt.Sprintf("%s passed since that turn, longer than the %s cache lifetime its cache_control markers set", durationText(gap), durationText(ttl))
+	}
+	if n, ok := lookbackExceeded(p, t); ok {
+		return CauseLookback, fmt.Sprintf("nothing in the prefix changed, but this request's cache breakpoint is %d content blocks after that turn's, and the API looks back only %d blocks for a cached prefix", n, lookback)
+	}
+	msgs := fmt.Sprintf("first %d messages", len(p.msgHash))
+	if len(p.msgHash) == 1 {
+		msgs = "first message"
+	}
+	return CauseUnexplained, fmt.Sprintf("nothing in the cached prefix changed (same model, %d tool definitions, system prompt, betas and %s) and only %s passed: the cache entry was lost on the server's side",
+		len(t.tools), msgs, durationText(max(gap, 0)))
+}
+
+// messagesChange finds the first difference in the messages part of the
+// prefix: the thinking and tool_choice settings (which sit where the
+// messages start), then the messages p sent.
+func messagesChange(p, t *info) (string, bool) {
+	for _, key := range []string{"thinking", "tool_choice"} {
+		a, c := canonicalJSON(p.d.Request.Other[key]), canonicalJSON(t.d.Request.Other[key])
+		if !bytes.Equal(a, c) {
+			return fmt.Sprintf("the %s settings changed from %s to %s, which invalidates the cached messages", key, orAbsent(a), orAbsent(c)), true
+		}
+	}
+	pm, tm := p.d.Request.Messages, t.d.Request.Messages
+	for i := range pm {
+		if i >= len(tm) {
+			return fmt.Sprintf("the history is shorter: it stops after message %d, where that turn had %d messages", len(tm)-1, len(pm)), true
+		}
+		if p.msgHash[i] == t.msgHash[i] {
+			continue
+		}
+		a, c := canonicalMessage(pm[i]), canonicalMessage(tm[i])
+		off := firstDiff(a, c)
+		what := fmt.Sprintf("message %d (%s) is the first that differs", i, tm[i].Role)
+		if pm[i].Role != tm[i].Role {
+			return what + fmt.Sprintf(": it was a %s message", pm[i].Role), true
+		}
+		offs := blockOffsets(tm[i])
+		blk := -1
+		for j, o := range offs {
+			if o <= off {
+				blk = j
+			}
+		}
+		blocks := messageBlocks(tm[i])
+		if blk >= 0 && blk < len(blocks) {
+			what += fmt.Sprintf(": block %d (%s) changes at byte %s of the message's JSON", blk, blocks[blk].Type, num(int64(off)))
+		} else {
+			what += fmt.Sprintf(": it changes at byte %s of the message's JSON", num(int64(off)))
+		}
+		if n, m := len(messageBlocks(pm[i])), len(blocks); n != m {
+			what += fmt.Sprintf(" (%d %s, was %d)", m, plural(m, "block", "blocks"), n)
+		}
+		what += fmt.Sprintf(", cache_control markers aside: was `%s`, now `%s`", excerpt(a, off), excerpt(c, off))
+		return what, true
+	}
+	return "", false
+}
+
+// markerTTL is the lifetime of the entry a request's last breakpoint
+// wrote: one hour when it carries ttl "1h", else five minutes.
+func markerTTL(ms []decode.CacheMarker) time.Duration {
+	if len(ms) == 0 {
+		return ttl5m
+	}
+	if ms[len(ms)-1].TTL == "1h" {
+		return ttl1h
+	}
+	for _, m := range ms {
+		if m.TTL == "1h" && m.Where == "message" {
+			return ttl1h
+		}
+	}
+	return ttl5m
+}
+
+// lookbackExceeded reports whether every breakpoint of t at or after p's
+// last breakpoint is too far from it for the API to find p's entry, and
+// the distance from the nearest.
+func lookbackExceeded(p, t *info) (int, bool) {
+	pp := markerPositions(p)
+	if len(pp) == 0 {
+		return 0, false
+	}
+	last := pp[len(pp)-1]
+	nearest := -1
+	for _, q := range markerPositions(t) {
+		if q < last {
+			continue
+		}
+		if q-last < lookback {
+			return 0, false
+		}
+		if nearest < 0 || q-last < nearest {
+			nearest = q - last
+		}
+	}
+	return nearest, nearest >= 0
+}
+
+// markerPositions places a request's cache breakpoints in its prefix,
+// counted in blocks: non-deferred tools, system blocks (billing header
+// aside), then message content blocks. Sorted.
+func markerPositions(in *info) []int {
+	r := &in.d.Request
+	toolPos := map[int]int{}
+	n := 0
+	for i, tool := range r.Tools {
+		if !tool.DeferLoading {
+			toolPos[i] = n
+			n++
+		}
+	}
+	sysPos := map[int]int{}
+	for j, idx := range in.sysIdx {
+		sysPos[idx] = n + j
+	}
+	n += len(in.sysIdx)
+	msgStart := make([]int, len(r.Messages)+1)
+	for i, m := range r.Messages {
+		msgStart[i] = n
+		n += len(messageBlocks(m))
+	}
+	msgStart[len(r.Messages)] = n
+	var out []int
+	for _, m := range r.CacheMarkers {
+		switch m.Where {
+		case "tool":
+			if pos, ok := toolPos[m.Index]; ok {
+				out = append(out, pos)
+			}
+		case "system":
+			if pos, ok := sysPos[m.Index]; ok {
+				out = append(out, pos)
+			}
+		case "message":
+			if m.Index >= 0 && m.Index < len(r.Messages) {
+				out = append(out, msgStart[m.Index]+max(m.Block, 0))
+			}
+		case "request":
+			if n > 0 {
+				out = append(out, n-1)
+			}
+		}
+	}
+	sortInts(out)
+	return out
+}
+
+// toolsChange describes how two non-deferred tool lists differ.
+func toolsChange(a, b []toolEntry) string {
+	am := map[string]digest{}
+	var an, bn []string
+	for _, t := range a {
+		am[t.name] = t.hash
+		an = append(an, t.name)
+	}
+	var changed []string
+	for _, t := range b {
+		bn = append(bn, t.name)
+		if h, ok := am[t.name]; ok && h != t.hash {
+			changed = append(changed, t.name)
+		}
+	}
+	added, removed := setDiff(an, bn)
+	var parts []string
+	if len(added) > 0 || len(removed) > 0 {
+		parts = append(parts, changeList(added, removed))
+	}
+	if len(changed) > 0 {
+		parts = append(parts, "definition changed: "+strings.Join(changed, ", "))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "same tools in a different order")
+	}
+	return strings.Join(parts, "; ") + fmt.Sprintf("; %d non-deferred tools, was %d", len(b), len(a))
+}
+
+// systemChange describes where two system prompts first differ.
+func systemChange(p, t *info) string {
+	ps, ts := p.d.Request.System, t.d.Request.System
+	for j := 0; j < max(len(p.sysHash), len(t.sysHash)); j++ {
+		switch {
+		case j >= len(t.sysHash):
+			return fmt.Sprintf("block %d was removed", p.sysIdx[j])
+		case j >= len(p.sysHash):
+			return fmt.Sprintf("block %d was added, %s", t.sysIdx[j], bytesText(len(ts[t.sysIdx[j]].Text)))
+		case p.sysHash[j] != t.sysHash[j]:
+			a, c := ps[p.sysIdx[j]].Text, ts[t.sysIdx[j]].Text
+			off := firstDiff([]byte(a), []byte(c))
+			s := fmt.Sprintf("block %d", t.sysIdx[j])
+			switch {
+			case off < 0:
+				s += " changed outside its text"
+			default:
+				s += fmt.Sprintf(" differs from byte %s of its text", num(int64(off)))
+				if len(c) != len(a) {
+					s += fmt.Sprintf(", %s long, was %s", bytesText(len(c)), bytesText(len(a)))
+				}
+			}
+			return s
+		}
+	}
+	return "its blocks were reordered"
+}
+
+func changeList(added, removed []string) string {
+	var parts []string
+	if len(added) > 0 {
+		parts = append(parts, "added "+strings.Join(added, ", "))
+	}
+	if len(removed) > 0 {
+		parts = append(parts, "removed "+strings.Join(removed, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func orAbsent(b []byte) string {
+	if len(b) == 0 {
+		return "(absent)"
+	}
+	s := string(b)
+	if r := []rune(s); len(r) > 80 {
+		s = string(r[:80]) + "…"
+	}
+	return s
+}
+
+// excerpt shows b around byte off, on rune boundaries, for a person.
+func excerpt(b []byte, off int) string {
+	const before, after = 24, 40
+	start, end := max(off-before, 0), min(off+after, len(b))
+	if start > len(b) {
+		start = len(b)
+	}
+	for start > 0 && !utf8.RuneStart(b[start]) {
+		start--
+	}
+	for end < len(b) && !utf8.RuneStart(b[end]) {
+		end++
+	}
+	s := strings.ReplaceAll(string(b[start:end]), "`", "'")
+	if start > 0 {
+		s = "…" + s
+	}
+	if end < len(b) {
+		s += "…"
+	}
+	return s
+}

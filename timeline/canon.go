@@ -1,0 +1,271 @@
+package timeline
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tsinspect/tsinspect/decode"
+)
+
+// digest is a SHA-256 of canonical bytes.
+type digest [sha256.Size]byte
+
+var zeroDigest digest
+
+// billingPrefix starts the system block Claude Code uses as a billing
+// header. Its value changes between the main agent and subagents and may
+// carry a per-request token; it is not part of the cached prefix.
+const billingPrefix = "x-anthropic-billing-header:"
+
+// canonicalJSON re-encodes raw with sorted object keys, no insignificant
+// whitespace and no HTML escaping, leaving out every "cache_control" key
+// and every null-valued key at any depth. Claude Code moves its single
+// cache_control marker to the last block on each request, and a null field
+// is the same as an absent one, so neither tells two contents apart.
+// Invalid JSON is returned as it is.
+func canonicalJSON(raw []byte) []byte {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return raw
+	}
+	var buf bytes.Buffer
+	writeCanonical(&buf, v)
+	return buf.Bytes()
+}
+
+func writeCanonical(buf *bytes.Buffer, v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k, val := range x {
+			if k == "cache_control" || val == nil {
+				continue
+			}
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		buf.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			writeString(buf, k)
+			buf.WriteByte(':')
+			writeCanonical(buf, x[k])
+		}
+		buf.WriteByte('}')
+	case []any:
+		buf.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			writeCanonical(buf, e)
+		}
+		buf.WriteByte(']')
+	case string:
+		writeString(buf, x)
+	case json.Number:
+		buf.WriteString(x.String())
+	case bool:
+		buf.WriteString(strconv.FormatBool(x))
+	default:
+		buf.WriteString("null")
+	}
+}
+
+// writeString writes s as a JSON string the way encoding/json does with
+// HTML escaping off: invalid UTF-8 becomes U+FFFD.
+func writeString(buf *bytes.Buffer, s string) {
+	const hex = "0123456789abcdef"
+	buf.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			buf.WriteString(s[start:i])
+			switch c {
+			case '"', '\\':
+				buf.WriteByte('\\')
+				buf.WriteByte(c)
+			case '\n':
+				buf.WriteString(`\n`)
+			case '\r':
+				buf.WriteString(`\r`)
+			case '\t':
+				buf.WriteString(`\t`)
+			case '\b':
+				buf.WriteString(`\b`)
+			case '\f':
+				buf.WriteString(`\f`)
+			default:
+				buf.WriteString(`\u00`)
+				buf.WriteByte(hex[c>>4])
+				buf.WriteByte(hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			buf.WriteString(s[start:i])
+			buf.WriteString(`\ufffd`)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			buf.WriteString(s[start:i])
+			buf.WriteString(`\u202`)
+			buf.WriteByte(hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	buf.WriteString(s[start:])
+	buf.WriteByte('"')
+}
+
+// canonicalBlock is the canonical form of a content block.
+func canonicalBlock(b decode.Block) []byte {
+	if len(b.Raw) > 0 {
+		return canonicalJSON(b.Raw)
+	}
+	// A block whose JSON was lost: its type and text are all there is.
+	raw, _ := json.Marshal(map[string]string{"type": b.Type, "text": b.Text})
+	return canonicalJSON(raw)
+}
+
+// canonicalMessage renders a message as canonical JSON,
+// {"role":...,"content":[blocks]}, string content being one text block as
+// the API reads it. The byte offsets in messages_changed details count
+// bytes of this form.
+func canonicalMessage(m decode.Message) []byte {
+	var buf bytes.Buffer
+	buf.WriteString(`{"role":`)
+	writeString(&buf, m.Role)
+	buf.WriteString(`,"content":[`)
+	for i, b := range messageBlocks(m) {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(canonicalBlock(b))
+	}
+	buf.WriteString(`]}`)
+	return buf.Bytes()
+}
+
+// messageBlocks returns a message's blocks, string content as one text
+// block.
+func messageBlocks(m decode.Message) []decode.Block {
+	if m.StringContent {
+		raw, _ := json.Marshal(map[string]string{"type": "text", "text": m.Text})
+		return []decode.Block{{Type: "text", Text: m.Text, Raw: raw}}
+	}
+	return m.Blocks
+}
+
+// blockOffsets returns where each block of canonicalMessage(m) starts.
+func blockOffsets(m decode.Message) []int {
+	var offs []int
+	var buf bytes.Buffer
+	buf.WriteString(`{"role":`)
+	writeString(&buf, m.Role)
+	buf.WriteString(`,"content":[`)
+	for i, b := range messageBlocks(m) {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		offs = append(offs, buf.Len())
+		buf.Write(canonicalBlock(b))
+	}
+	return offs
+}
+
+// assistantMessage is the message a client appends to its history from a
+// response: role assistant, the response's content blocks.
+func assistantMessage(r decode.Response) decode.Message {
+	return decode.Message{Role: "assistant", Blocks: r.Content}
+}
+
+func hashBytes(b []byte) digest { return sha256.Sum256(b) }
+
+// hasher hashes messages block by block, remembering the canonical hash of
+// every block it has seen: a conversation re-sends its whole history on
+// each request, so most blocks come back many times.
+type hasher struct {
+	blocks map[digest]digest // hash of the raw block -> hash of its canonical form
+}
+
+func newHasher() *hasher { return &hasher{blocks: map[digest]digest{}} }
+
+// block returns the hash of a block's canonical form.
+func (h *hasher) block(b decode.Block) digest {
+	if len(b.Raw) == 0 {
+		return hashBytes(canonicalBlock(b))
+	}
+	key := hashBytes(b.Raw)
+	if d, ok := h.blocks[key]; ok {
+		return d
+	}
+	d := hashBytes(canonicalBlock(b))
+	h.blocks[key] = d
+	return d
+}
+
+// message returns the hash of a message: its role and the canonical
+// hashes of its blocks (string content being one text block). Two
+// messages hash alike exactly when their canonicalMessage forms are equal.
+func (h *hasher) message(m decode.Message) digest {
+	buf := make([]byte, 0, len(m.Role)+2+sha256.Size*max(len(m.Blocks), 1))
+	buf = append(buf, m.Role...)
+	buf = append(buf, 0, 0)
+	for _, b := range messageBlocks(m) {
+		d := h.block(b)
+		buf = append(buf, d[:]...)
+	}
+	return hashBytes(buf)
+}
+
+// chain extends a running prefix hash by one element hash.
+func chain(prev, next digest) digest {
+	var buf [2 * sha256.Size]byte
+	copy(buf[:], prev[:])
+	copy(buf[sha256.Size:], next[:])
+	return sha256.Sum256(buf[:])
+}
+
+// isBillingBlock reports whether a system block is Claude Code's billing
+// header.
+func isBillingBlock(b decode.SystemBlock) bool {
+	return strings.HasPrefix(strings.TrimSpace(b.Text), billingPrefix)
+}
+
+// firstDiff returns the offset of the first byte where a and b differ, or
+// -1 when they are equal.
+func firstDiff(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	if len(a) == len(b) {
+		return -1
+	}
+	return n
+}

@@ -1,0 +1,62 @@
+package timeline
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/tsinspect/tsinspect/decode"
+)
+
+func TestWriteStringMatchesEncodingJSON(t *testing.T) {
+	for _, s := range []string{"", "plain", `quote " and \ back`, "line\nbreak\ttab\r\b\f", "\x00\x01\x1f\x7f", "<html> & 'x'",
+		"naïve — ✓ 🚀", "bad \xff\xfe utf8", "\u2028\u2029", "mixed \xc3"} {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		writeString(&got, s)
+		if got.String() != string(bytes.TrimRight(want.Bytes(), "\n")) {
+			t.Errorf("%q: got %s, want %s", s, got.String(), want.String())
+		}
+	}
+}
+
+func TestCanonicalJSON(t *testing.T) {
+	a := canonicalJSON([]byte(`{"type":"tool_result", "content":[{"type":"text","text":"a","cache_control":{"type":"ephemeral"}}],"tool_use_id":"x","cache_control":{"type":"ephemeral","ttl":"1h"},"citations":null,"n":1.50}`))
+	b := canonicalJSON([]byte(`{"tool_use_id":"x","type":"tool_result","content":[{"text":"a","type":"text"}],"n":1.50}`))
+	if !bytes.Equal(a, b) {
+		t.Errorf("%s != %s", a, b)
+	}
+	if string(b) != `{"content":[{"text":"a","type":"text"}],"n":1.50,"tool_use_id":"x","type":"tool_result"}` {
+		t.Errorf("canonical form %s", b)
+	}
+	if got := canonicalJSON([]byte("not json")); string(got) != "not json" {
+		t.Errorf("invalid JSON changed: %s", got)
+	}
+	// A string message and its one-text-block form hash alike; the role
+	// counts.
+	h := newHasher()
+	str := decode.Message{Role: "user", StringContent: true, Text: "hi"}
+	blk := decode.Message{Role: "user", Blocks: []decode.Block{{Type: "text", Text: "hi", Raw: json.RawMessage(`{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}`)}}}
+	if h.message(str) != h.message(blk) || !bytes.Equal(canonicalMessage(str), canonicalMessage(blk)) {
+		t.Errorf("string and block forms differ")
+	}
+	if h.message(decode.Message{Role: "assistant", Blocks: blk.Blocks}) == h.message(blk) {
+		t.Errorf("role ignored")
+	}
+}
+
+func TestNum(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 21480: "21,480", -21480: "−21,480", 1234567: "1,234,567"} {
+		if got := num(n); got != want {
+			t.Errorf("num(%d) = %s, want %s", n, got, want)
+		}
+	}
+	if signed(-5) != "−5" || signed(5) != "+5" {
+		t.Errorf("signed")
+	}
+}

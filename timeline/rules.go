@@ -1,0 +1,490 @@
+package timeline
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/exchange"
+)
+
+// Flag kinds.
+const (
+	FlagCallBeforeLoad   = "call_before_load"
+	FlagUnknownTool      = "unknown_tool"
+	FlagStopSequence     = "stop_sequence_anomaly"
+	FlagCacheBreak       = "cache_break"
+	FlagEmptySearch      = "empty_search"
+	FlagStreamIncomplete = "stream_incomplete"
+	FlagAPIError         = "api_error"
+	FlagRetry            = "retry"
+	FlagToolSearchOff    = "tool_search_off"
+)
+
+// rule raises the flags of one kind on one turn. It sees the turn, the
+// turns of its thread, and nothing else.
+type rule struct {
+	kind     string
+	severity string
+	check    func(b *builder, k int) []Flag
+}
+
+// rules is the table Build runs over every turn, in this order.
+var rules = []rule{
+	{FlagAPIError, SeverityError, ruleAPIError},
+	{FlagStreamIncomplete, SeverityWarning, ruleStreamIncomplete},
+	{FlagRetry, SeverityInfo, ruleRetry},
+	{FlagCallBeforeLoad, SeverityError, ruleCallBeforeLoad},
+	{FlagUnknownTool, SeverityError, ruleUnknownTool},
+	{FlagStopSequence, SeverityWarning, ruleStopSequence},
+	{FlagEmptySearch, SeverityWarning, ruleEmptySearch},
+	{FlagCacheBreak, SeverityWarning, ruleCacheBreak},
+	{FlagToolSearchOff, SeverityInfo, ruleToolSearchOff},
+}
+
+// Kinds lists every flag kind, in the order the rules run.
+func Kinds() []string {
+	out := make([]string, len(rules))
+	for i, r := range rules {
+		out[i] = r.kind
+	}
+	return out
+}
+
+// Severity returns the severity of a flag kind, or "" for an unknown kind.
+func Severity(kind string) string {
+	for _, r := range rules {
+		if r.kind == kind {
+			return r.severity
+		}
+	}
+	return ""
+}
+
+// flag runs the rule table over every turn.
+func (b *builder) flag() {
+	for k, in := range b.infos {
+		for _, r := range rules {
+			for _, f := range r.check(b, k) {
+				f.Kind, f.Severity = r.kind, r.severity
+				in.t.Flags = append(in.t.Flags, f)
+			}
+		}
+	}
+}
+
+// ref names turn k for a person: its place in its thread and in the
+// capture.
+func (b *builder) ref(k int) string {
+	in := b.infos[k]
+	for i, idx := range in.thread.Turns {
+		if idx == in.t.Index {
+			return fmt.Sprintf("turn %d of this thread (#%d)", i+1, in.t.Index)
+		}
+	}
+	return fmt.Sprintf("turn #%d", in.t.Index)
+}
+
+// later returns the turns (0-based) of k's thread after k.
+func (b *builder) later(k int) []int {
+	in := b.infos[k]
+	var out []int
+	for _, idx := range in.thread.Turns {
+		if idx > in.t.Index {
+			out = append(out, idx-1)
+		}
+	}
+	return out
+}
+
+// resultFor finds the tool_result answering tool use id in a later turn of
+// k's thread: that turn and the block, or -1.
+func (b *builder) resultFor(k int, id string) (int, *decode.Block) {
+	if id == "" {
+		return -1, nil
+	}
+	for _, l := range b.later(k) {
+		ms := b.infos[l].d.Request.Messages
+		for i := len(ms) - 1; i >= 0; i-- {
+			for j := range ms[i].Blocks {
+				bl := &ms[i].Blocks[j]
+				if bl.Type == "tool_result" && bl.ToolUseID == id {
+					return l, bl
+				}
+			}
+		}
+	}
+	return -1, nil
+}
+
+func ruleAPIError(b *builder, k int) []Flag {
+	in := b.infos[k]
+	ex := in.t.Exchange
+	r := &in.d.Response
+	var what string
+	if r.Error != nil {
+		what = r.Error.Type
+		if what == "" {
+			what = "error"
+		}
+		if r.Error.Message != "" {
+			what += ": " + r.Error.Message
+		}
+	}
+	switch {
+	case ex.Status >= 400:
+		d := fmt.Sprintf("The API answered HTTP %d", ex.Status)
+		if what != "" {
+			d += " (" + what + ")"
+		} else if ex.Error != "" {
+			d += " (" + ex.Error + ")"
+		}
+		if ra := ex.RespHeader("retry-after"); ra != "" {
+			d += fmt.Sprintf(", asking to retry after %s s", ra)
+		}
+		return []Flag{{Detail: d + "."}}
+	case r.Error != nil:
+		return []Flag{{Detail: fmt.Sprintf("The response started with HTTP %d, then the stream sent an error event (%s) instead of finishing the message.", ex.Status, what)}}
+	}
+	return nil
+}
+
+func ruleStreamIncomplete(b *builder, k int) []Flag {
+	in := b.infos[k]
+	ex := in.t.Exchange
+	r := &in.d.Response
+	// An exchange still in flight is not finished yet; an error event is
+	// an api_error; an error status is one too.
+	if !r.Incomplete || ex.State == exchange.StateInFlight || r.Error != nil || ex.Status >= 400 {
+		return nil
+	}
+	why := map[exchange.State]string{
+		exchange.StateClientAborted:  "the client hung up",
+		exchange.StateUpstreamFailed: "the connection to the API broke",
+	}[ex.State]
+	if ex.Error != "" {
+		if why != "" {
+			why += ": "
+		}
+		why += ex.Error
+	}
+	var d string
+	switch {
+	case r.Size == 0:
+		d = "No response body arrived"
+	case r.Streamed:
+		d = fmt.Sprintf("The response stream ended after %d events and %s without message_stop", len(r.Events), bytesText(r.Size))
+	default:
+		d = fmt.Sprintf("The JSON response body broke off after %s", bytesText(r.Size))
+	}
+	if why != "" {
+		d += " (" + why + ")"
+	}
+	d += "; the client got no complete reply"
+	if len(r.Content) > 0 {
+		d += fmt.Sprintf(" (%d content %s had started)", len(r.Content), plural(len(r.Content), "block", "blocks"))
+	}
+	return []Flag{{Detail: d + "."}}
+}
+
+func ruleRetry(b *builder, k int) []Flag {
+	in := b.infos[k]
+	if (in.t.Link != LinkRepeat && in.t.Link != LinkRetry) || in.t.Prev == 0 {
+		return nil
+	}
+	p := in.t.Prev - 1
+	pi := b.infos[p]
+	var what string
+	switch {
+	case pi.t.Exchange.Status >= 400:
+		what = fmt.Sprintf("it failed with HTTP %d", pi.t.Exchange.Status)
+		if e := pi.d.Response.Error; e != nil && e.Type != "" {
+			what += " " + e.Type
+		}
+	case pi.d.Response.Error != nil:
+		what = "its stream ended in an error event"
+		if e := pi.d.Response.Error; e.Type != "" {
+			what += " (" + e.Type + ")"
+		}
+	case pi.d.Response.Incomplete || pi.t.Exchange.Status == 0:
+		what = "its response was cut off"
+	case pi.empty:
+		what = "it came back empty"
+		if pi.d.Response.StopReason != "" {
+			what += " (stop_reason " + pi.d.Response.StopReason + ")"
+		}
+	default:
+		return nil // a repeat of a request that worked is not a retry
+	}
+	gap := in.start.Sub(pi.end)
+	d := fmt.Sprintf("The same request as %s was sent again after %s", b.ref(p), what)
+	if in.t.Link == LinkRetry {
+		d = fmt.Sprintf("The request of %s was asked again after %s, with its last user message changed", b.ref(p), what)
+		if added := addedText(pi, in); added != "" {
+			d += " (added: " + added + ")"
+		}
+	}
+	if gap > 0 && !pi.end.IsZero() {
+		d += ", " + durationText(gap) + " later"
+	}
+	return []Flag{{Detail: d + "."}}
+}
+
+// callResult describes what the client answered to a call.
+// patterns pairs a text to look for in the tool_result with how to say it,
+// first match wins.
+func (b *builder) callResult(k int, call decode.ToolCall, patterns [][2]string) string {
+	l, res := b.resultFor(k, call.ID)
+	if l < 0 {
+		return "No later request of this thread answers the call."
+	}
+	for _, p := range patterns {
+		if strings.Contains(res.Text, p[0]) {
+			return fmt.Sprintf("Its tool_result in %s says %s.", b.ref(l), p[1])
+		}
+	}
+	if res.IsError {
+		return fmt.Sprintf("Its tool_result in %s is an error: %s.", b.ref(l), quote(res.Text, 160))
+	}
+	return fmt.Sprintf("The client ran it anyway: its tool_result in %s is not an error.", b.ref(l))
+}
+
+func ruleCallBeforeLoad(b *builder, k int) []Flag {
+	in := b.infos[k]
+	var out []Flag
+	for _, c := range in.d.ToolCalls {
+		if c.Server || c.Loaded || !c.InCatalog {
+			continue
+		}
+		d := fmt.Sprintf("The model called %s, a deferred tool the catalog lists, but its schema was not loaded in this request (no tool search had returned it, so it was not among the %d tools the model could call). ",
+			c.Name, len(in.d.WorkingSet))
+		d += b.callResult(k, c, [][2]string{
+			{"schema was not sent", "InputValidationError: the schema was not sent to the API"},
+			{"InputValidationError", "InputValidationError"},
+			{"No such tool available", "\"No such tool available\""},
+		})
+		out = append(out, Flag{Tool: c.Name, Detail: d})
+	}
+	return out
+}
+
+func ruleUnknownTool(b *builder, k int) []Flag {
+	in := b.infos[k]
+	var out []Flag
+	for _, c := range in.d.ToolCalls {
+		if c.Server || c.Loaded || c.InCatalog {
+			continue
+		}
+		d := fmt.Sprintf("The model called %s, which is neither among the %d tools of this request nor in the deferred-tool catalog (%d tools). ",
+			c.Name, len(in.d.Request.Tools), len(in.d.Catalog))
+		d += b.callResult(k, c, [][2]string{
+			{"No such tool available", "\"No such tool available\""},
+			{"InputValidationError", "InputValidationError"},
+		})
+		out = append(out, Flag{Tool: c.Name, Detail: d})
+	}
+	return out
+}
+
+func ruleStopSequence(b *builder, k int) []Flag {
+	in := b.infos[k]
+	r := &in.d.Response
+	if r.StopReason != "stop_sequence" {
+		return nil
+	}
+	noSeq := len(in.d.Request.StopSequences) == 0
+	if !noSeq && len(r.Content) > 0 {
+		return nil
+	}
+	seq := "(none given)"
+	if r.StopSequence != nil {
+		seq = fmt.Sprintf("%q", *r.StopSequence)
+	}
+	var d string
+	switch {
+	case noSeq && len(r.Content) == 0:
+		d = fmt.Sprintf("The reply is empty and ended on stop_sequence %s, though the request set no stop_sequences.", seq)
+	case noSeq:
+		d = fmt.Sprintf("The reply ended on stop_sequence %s after %d content blocks, though the request set no stop_sequences.", seq, len(r.Content))
+	default:
+		d = fmt.Sprintf("The reply is empty: it ended on stop_sequence %s before any content.", seq)
+	}
+	lu := in.d.LastUser
+	if lu.HasToolReference {
+		var refs []string
+		for _, tr := range lu.ToolResults {
+			refs = append(refs, tr.References...)
+		}
+		d += fmt.Sprintf(" The request's last user message held a tool_reference (%s)", strings.Join(refs, ", "))
+		if lu.ToolLoaded {
+			d += " and the \"Tool loaded.\" text was there"
+		} else {
+			d += " without the \"Tool loaded.\" text Claude Code adds to prevent this"
+		}
+		d += "."
+	} else {
+		d += " The request's last user message held no tool_reference"
+		if lu.ToolLoaded {
+			d += ", but a \"Tool loaded.\" text"
+		}
+		d += "."
+	}
+	return []Flag{{Detail: d}}
+}
+
+func ruleEmptySearch(b *builder, k int) []Flag {
+	in := b.infos[k]
+	var out []Flag
+	for _, s := range in.d.NewSearches {
+		if !s.HasResult || len(s.Results) > 0 {
+			continue
+		}
+		if b.searchFlagged(k, s.ToolUseID) {
+			continue
+		}
+		mode := s.Mode
+		if mode == "" {
+			mode = "unknown"
+		}
+		d := fmt.Sprintf("%s %q (%s query) loaded nothing", s.Tool, s.Query, mode)
+		switch {
+		case s.ErrorCode != "":
+			d += ": the server search failed with error_code " + s.ErrorCode
+		case s.NoMatch:
+			d += ": " + quote(firstLine(s.Text), 120)
+		case s.IsError:
+			d += ": its result is an error: " + quote(s.Text, 120)
+		case strings.TrimSpace(s.Text) != "":
+			d += ": " + quote(firstLine(s.Text), 120)
+		default:
+			d += ": the result holds no tool reference"
+		}
+		d += fmt.Sprintf(". The catalog held %d deferred tools", len(in.d.Catalog))
+		if len(s.Selected) > 0 {
+			var missing []string
+			for _, n := range s.Selected {
+				if !in.d.InCatalog(n) {
+					missing = append(missing, n)
+				}
+			}
+			if len(missing) > 0 {
+				d += fmt.Sprintf("; %s %s not among them", strings.Join(missing, ", "), plural(len(missing), "is", "are"))
+			}
+		}
+		out = append(out, Flag{Search: s.ToolUseID, Detail: d + "."})
+	}
+	return out
+}
+
+// searchFlagged reports whether an earlier turn of k's thread already has
+// an empty_search flag for the search (a retried request repeats it).
+func (b *builder) searchFlagged(k int, id string) bool {
+	in := b.infos[k]
+	for _, idx := range in.thread.Turns {
+		if idx >= in.t.Index {
+			break
+		}
+		for _, f := range b.infos[idx-1].t.Flags {
+			if f.Kind == FlagEmptySearch && f.Search == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func ruleToolSearchOff(b *builder, k int) []Flag {
+	in := b.infos[k]
+	// Once per thread: on the first turn where it shows.
+	for _, idx := range in.thread.Turns {
+		if idx >= in.t.Index {
+			break
+		}
+		for _, f := range b.infos[idx-1].t.Flags {
+			if f.Kind == FlagToolSearchOff {
+				return nil
+			}
+		}
+	}
+	var mcp []string
+	for _, t := range in.d.Request.Tools {
+		if t.DeferLoading || t.ServerSearch || t.Name == decode.ClientSearchTool {
+			return nil
+		}
+		if strings.HasPrefix(t.Name, "mcp__") {
+			mcp = append(mcp, t.Name)
+		}
+	}
+	if len(mcp) == 0 {
+		return nil
+	}
+	shown := mcp
+	if len(shown) > 3 {
+		shown = shown[:3]
+	}
+	list := strings.Join(shown, ", ")
+	if len(mcp) > 3 {
+		list += ", ..."
+	}
+	d := fmt.Sprintf("This thread sends %d MCP %s (%s) with full schemas in every request, and neither ToolSearch nor any defer_loading tool: tool search is off.",
+		len(mcp), plural(len(mcp), "tool", "tools"), list)
+	if in.t.Exchange.Source == "reverse" {
+		d += " The capture was made through ANTHROPIC_BASE_URL, behind which Claude Code may turn tool search off unless ENABLE_TOOL_SEARCH=true."
+	}
+	return []Flag{{Detail: d}}
+}
+
+// Explain says why a flag kind matters and what to do about it, for a
+// person reading a report. Unknown kinds get empty strings.
+func Explain(kind string) (why, todo string) {
+	switch kind {
+	case FlagCallBeforeLoad:
+		return "The model called a deferred tool whose schema it had never loaded. The API only shows the model the schemas of loaded tools, so the call was made blind: Claude Code either refuses it (InputValidationError) or guesses the input, and the turn is wasted or the tool runs with wrong arguments.",
+			"Check the turns before: did a ToolSearch for this tool run and return it? If the catalog announcement was read but no search followed, the model skipped the search step; if a search ran but matched other tools, improve the tool's name and description so that it is found, or keep the tool non-deferred."
+	case FlagUnknownTool:
+		return "The model called a tool that exists neither in the request's tools nor in the deferred-tool catalog: a hallucinated name, a tool from an earlier session, or one whose MCP server has gone. The call cannot run and the turn is wasted.",
+			"Compare the name with the catalog and the working set of this turn. If the tool used to exist, look for a catalog removal (an MCP server that disconnected) or a resumed session; otherwise the model invented it, and a clearer tool list or a ToolSearch first would help."
+	case FlagStopSequence:
+		return "The reply ended on a stop sequence the request never set, usually with no content at all. This is the known failure right after a tool_reference result: with freshly expanded schemas at the end of the prompt the model samples a stop sequence and says nothing. The client has to notice and retry.",
+			"Check that the user message carrying the tool_reference also carries a short text block after it (Claude Code adds \"Tool loaded.\"). If that text was there, this is the model's side; the retry that follows should succeed, and a retry flag on the next turn shows it."
+	case FlagCacheBreak:
+		return "The prompt cache was not read where it should have been, so the tokens that could have been read at a tenth of the price were billed again as cache writes (at 1.25 times the price or more) and the request took longer. Anything that changes the prompt prefix (model, tool definitions, system prompt, betas, earlier messages) breaks the cache from that point on; so does waiting longer than the cache lifetime.",
+			"Read the cause. For model, tools, system, betas or messages, find what changed between the two turns and keep it stable within a session (switch models, MCP servers or system-prompt flags only between sessions). For ttl_expired, the gap was longer than the cache lifetime: use the 1-hour TTL for long pauses. For unexplained breaks nothing in the request changed: the server lost the entry, and there is nothing to fix on the client."
+	case FlagEmptySearch:
+		return "A tool search loaded no tool. The model looked for a capability and found nothing, so it will either give up, guess, or call a tool it has not loaded.",
+			"Compare the query with the catalog: if the tool the model wanted exists, its name or description does not match how the model asks for it; if it does not exist, the model is reaching for a capability you have not given it. Repeated empty searches are worth a better tool description or a non-deferred tool."
+	case FlagStreamIncomplete:
+		return "The response stream stopped before message_stop: the connection broke or the client hung up. The client has no complete reply, usually retries the same request, and pays for both.",
+			"Look at the exchange's error and timing: a proxy or network timeout, the client's own timeout, or the recorder being stopped mid-request. A retry flag on a later turn shows whether the client recovered."
+	case FlagAPIError:
+		return "The API refused or failed the request, with an error status or with an error event in the middle of the stream. The turn produced nothing and the client has to retry or give up.",
+			"Read the error type: 429 rate_limit_error and 529 overloaded_error pass with time (honour retry-after); 400 invalid_request_error is a bug in the request (for tool search, often a tool_reference to a tool no longer sent in tools); 401/403 are credentials; 5xx are the server's."
+	case FlagRetry:
+		return "The client sent the same request again because the previous attempt failed, was cut off or came back empty. It is how clients recover, but each attempt costs time and tokens.",
+			"Look at the flag on the attempt before (api_error, stream_incomplete or stop_sequence_anomaly) to see why the retry was needed. Many retries in a row point to a persistent problem rather than a passing one."
+	case FlagToolSearchOff:
+		return "The thread sends every MCP tool with its full schema on every request and has no ToolSearch: tool search is off. With many tools this makes each request much larger and more expensive, and more tools can make the model choose worse.",
+			"If this was not intended: Claude Code turns tool search off behind a non-Anthropic ANTHROPIC_BASE_URL (a proxy or gateway) unless ENABLE_TOOL_SEARCH=true is set, and on clients or models that do not support it. Set ENABLE_TOOL_SEARCH=true, or record through an HTTPS proxy instead of a base URL."
+	}
+	return "", ""
+}
+
+// addedText quotes the text blocks turn t's last message has beyond the
+// number of blocks of turn p's.
+func addedText(p, t *info) string {
+	pm, tm := p.d.Request.Messages, t.d.Request.Messages
+	if len(pm) == 0 || len(pm) != len(tm) {
+		return ""
+	}
+	pb, tb := messageBlocks(pm[len(pm)-1]), messageBlocks(tm[len(tm)-1])
+	if len(tb) <= len(pb) {
+		return ""
+	}
+	var texts []string
+	for _, bl := range tb[len(pb):] {
+		if bl.Type == "text" && strings.TrimSpace(bl.Text) != "" {
+			texts = append(texts, quote(bl.Text, 120))
+		}
+	}
+	return strings.Join(texts, ", ")
+}

@@ -1,0 +1,93 @@
+package timeline
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// num writes n with thousands separators: 21,480.
+func num(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "−" + b.String()
+	}
+	return b.String()
+}
+
+// signed writes n with its sign, a true minus for negatives: −21,480, +12.
+func signed(n int64) string {
+	if n < 0 {
+		return num(n)
+	}
+	return "+" + num(n)
+}
+
+// bytesText writes a byte count for a person.
+func bytesText(n int) string {
+	if n == 1 {
+		return "1 byte"
+	}
+	return num(int64(n)) + " bytes"
+}
+
+// durationText writes a duration in the largest units that matter:
+// "12 s", "7 min 3 s", "1 h 5 min".
+func durationText(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	case d < time.Hour:
+		m, s := int(d.Minutes()), int(d.Seconds())%60
+		if s == 0 {
+			return fmt.Sprintf("%d min", m)
+		}
+		return fmt.Sprintf("%d min %d s", m, s)
+	}
+	h, m := int(d.Hours()), int(d.Minutes())%60
+	if m == 0 {
+		return fmt.Sprintf("%d h", h)
+	}
+	return fmt.Sprintf("%d h %d min", h, m)
+}
+
+// quote quotes s, cut to at most n runes.
+func quote(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if utf8.RuneCountInString(s) > n {
+		r := []rune(s)
+		s = string(r[:n]) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func sortInts(a []int) { sort.Ints(a) }

@@ -1,0 +1,81 @@
+// Package timeline turns decoded turns into a session: it groups turns
+// into threads (the main agent, each subagent, side queries), diffs each
+// turn against the previous turn of its thread, and raises flags for what
+// went wrong. It is pure: no I/O and no UI types.
+package timeline
+
+import (
+	"time"
+
+	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/exchange"
+)
+
+// Thread kinds.
+const (
+	KindMain     = "main"
+	KindSubagent = "subagent"
+	KindSide     = "side"
+)
+
+// Severities of a flag.
+const (
+	SeverityInfo    = "info"
+	SeverityWarning = "warning"
+	SeverityError   = "error"
+)
+
+// Session is a whole capture, decoded and analysed.
+type Session struct {
+	Exchanges int       // exchanges in the capture, turns or not
+	FirstAt   time.Time // start of the first exchange
+	LastAt    time.Time // start of the last exchange
+	Turns     []*Turn   // Messages API exchanges, in capture order
+	Threads   []*Thread // in order of their first turn
+}
+
+// Thread is one conversation: the main agent, a subagent, or a side query.
+type Thread struct {
+	ID    string // stable within a capture: "main", "sub1", "side1", ...
+	Kind  string // KindMain, KindSubagent or KindSide
+	Turns []int  // 1-based turn indexes, in order
+}
+
+// Turn is one Messages API exchange with what the timeline learned of it.
+type Turn struct {
+	Index    int    // 1-based, capture order
+	Thread   string // Thread.ID
+	Exchange *exchange.Exchange
+	Decoded  *decode.Turn
+
+	// Prev is the index of the previous turn of the same thread, 0 for
+	// the thread's first turn. It is the turn this one continues (its
+	// lineage parent): usually the thread's turn just before, but for a
+	// branch or a retry of an older step it may be an earlier one.
+	Prev int
+	// Link says how the turn joined its thread: LinkNew, LinkExtends,
+	// LinkRepeat, LinkPrefix, LinkHistory or LinkCompaction.
+	Link string
+
+	CatalogAdded, CatalogRemoved []string
+	WorkingAdded, WorkingRemoved []string
+
+	Flags []Flag
+}
+
+// Flag is something that went wrong (or is worth knowing) on a turn.
+type Flag struct {
+	Kind     string `json:"kind"`
+	Severity string `json:"severity"`
+	Detail   string `json:"detail"`
+
+	Tool       string `json:"tool,omitempty"`        // call_before_load, unknown_tool
+	Cause      string `json:"cause,omitempty"`       // cache_break
+	TokensLost int64  `json:"tokens_lost,omitempty"` // cache_break
+	// CacheMissReason is the API's diagnostics.cache_miss_reason type
+	// when the response carried one; Agrees says whether it matches Cause.
+	CacheMissReason string `json:"cache_miss_reason,omitempty"`
+	Agrees          *bool  `json:"agrees,omitempty"`
+	// Search is the tool_use id of the search an empty_search is about.
+	Search string `json:"search,omitempty"`
+}
