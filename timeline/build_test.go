@@ -386,6 +386,11 @@ func BenchmarkBuild(b *testing.B) {
 		}
 		m = m.then(r).user(toolResult(id, strings.Repeat("output ", 100), false))
 	}
+	var size int64
+	for _, ex := range c.exs {
+		size += int64(len(ex.ReqBody) + len(ex.RespBody))
+	}
+	b.SetBytes(size) // MB/s is decode throughput over the whole capture
 	b.ReportAllocs()
 	for b.Loop() {
 		s := timeline.Build(c.exs)
