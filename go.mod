@@ -10,6 +10,7 @@ require (
 	github.com/klauspost/compress v1.20.3
 	github.com/mattn/go-sqlite3 v1.14.53
 	github.com/rivo/tview v0.42.0
+	golang.org/x/crypto v0.48.0
 )
 
 require (

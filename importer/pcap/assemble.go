@@ -1,0 +1,182 @@
+package pcap
+
+import (
+	"errors"
+	"net"
+	"strconv"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+	"github.com/google/gopacket/reassembly"
+
+	"github.com/tsinspect/tsinspect/importer/flow"
+	"github.com/tsinspect/tsinspect/importer/tlsrec"
+)
+
+func errorIs(err, target error) bool { return errors.Is(err, target) }
+
+// linkTypeLinuxSLL2 is the Linux "cooked" v2 header (link type 276), which
+// gopacket does not decode; its LinkType is a byte, so pcapgo hands 276
+// over as 276 & 0xff.
+const linkTypeLinuxSLL2 layers.LinkType = 276 & 0xff
+
+// assembly feeds packets to gopacket's TCP reassembly and keeps every
+// connection it makes, in the order they began.
+type assembly struct {
+	asm   *reassembly.Assembler
+	conns []*conn
+}
+
+func newAssembly() *assembly {
+	a := &assembly{}
+	pool := reassembly.NewStreamPool(factory{a})
+	a.asm = reassembly.NewAssembler(pool)
+	return a
+}
+
+type factory struct{ a *assembly }
+
+func (f factory) New(netFlow, tcpFlow gopacket.Flow, tcp *layers.TCP, _ reassembly.AssemblerContext) reassembly.Stream {
+	c := &conn{net: netFlow, tcp: tcpFlow, synFrom: -1}
+	if tcp.SYN && !tcp.ACK {
+		c.synFrom = 0 // the first packet's sender opened the connection
+	}
+	f.a.conns = append(f.a.conns, c)
+	return c
+}
+
+// packetContext carries a packet's capture info through the assembler.
+type packetContext struct{ ci gopacket.CaptureInfo }
+
+func (c *packetContext) GetCaptureInfo() gopacket.CaptureInfo { return c.ci }
+
+// packet decodes one captured frame and hands its TCP segment to the
+// assembler. It reports false when the frame holds no TCP over IP.
+func (a *assembly) packet(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType) bool {
+	var first gopacket.Decoder = lt
+	if lt == linkTypeLinuxSLL2 {
+		if len(data) < 20 {
+			return false
+		}
+		switch uint16(data[0])<<8 | uint16(data[1]) {
+		case 0x0800:
+			first = layers.LayerTypeIPv4
+		case 0x86DD:
+			first = layers.LayerTypeIPv6
+		default:
+			return false
+		}
+		data = data[20:]
+	}
+	pkt := gopacket.NewPacket(data, first, gopacket.DecodeOptions{Lazy: true, NoCopy: true})
+	nl := pkt.NetworkLayer()
+	tcp, _ := pkt.Layer(layers.LayerTypeTCP).(*layers.TCP)
+	if nl == nil || tcp == nil {
+		return false
+	}
+	a.asm.AssembleWithContext(nl.NetworkFlow(), tcp, &packetContext{ci: ci})
+	return true
+}
+
+// finish flushes what the assembler still holds (data after a hole, and
+// connections that never closed).
+func (a *assembly) finish() { a.asm.FlushAll() }
+
+// conn is one TCP connection: the data of each direction (0: the sender of
+// the first packet seen, 1: the other side) with arrival times.
+type conn struct {
+	net, tcp gopacket.Flow
+	streams  [2]flow.Stream
+	// first is the direction that sent data first, -1 before any.
+	first   int
+	synFrom int // the direction that sent a bare SYN, -1 if none seen
+	started bool
+	// ignored, when not empty, is why the connection's data is dropped.
+	ignored string
+}
+
+// Accept takes every segment, including those of connections whose
+// start was not captured.
+func (c *conn) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir reassembly.TCPFlowDirection, nextSeq reassembly.Sequence, start *bool, ac reassembly.AssemblerContext) bool {
+	*start = true
+	return true
+}
+
+// ReassembledSG appends in-order data to its direction.
+func (c *conn) ReassembledSG(sg reassembly.ScatterGather, ac reassembly.AssemblerContext) {
+	dir, _, end, skip := sg.Info()
+	d := 0
+	if dir == reassembly.TCPDirServerToClient {
+		d = 1
+	}
+	s := &c.streams[d]
+	avail, _ := sg.Lengths()
+	if c.ignored != "" {
+		return
+	}
+	if skip > 0 && (s.Len() > 0 || c.started) {
+		s.Lost = true // a hole: the rest of this direction cannot be placed
+	}
+	if end {
+		s.Closed = true
+	}
+	if avail == 0 || s.Lost {
+		return
+	}
+	at := sg.CaptureInfo(avail - 1).Timestamp
+	if at.IsZero() {
+		at = ac.GetCaptureInfo().Timestamp
+	}
+	s.Append(sg.Fetch(avail), at)
+	if !c.started {
+		c.started = true
+		c.first = d
+	}
+	c.classify()
+}
+
+// classify drops, as soon as it can tell, the data of connections that
+// carry neither HTTP nor TLS.
+func (c *conn) classify() {
+	s := &c.streams[c.first]
+	head := s.Prefix(16)
+	if len(head) < 8 && !s.Closed && c.streams[1-c.first].Len() == 0 {
+		return // not enough to tell yet
+	}
+	if tlsrec.LooksLikeTLS(head) || flow.LooksLikeHTTP(head) {
+		return
+	}
+	c.ignored = "TCP connections that carry neither HTTP/1.1 nor TLS (or began before the capture)"
+	c.streams = [2]flow.Stream{}
+}
+
+// ReassemblyComplete lets the assembler forget the connection, so that a
+// later one on the same ports starts afresh.
+func (c *conn) ReassemblyComplete(ac reassembly.AssemblerContext) bool { return true }
+
+// orient returns the client's and the server's streams: the client is the
+// side that spoke first (it sends the request or the ClientHello).
+func (c *conn) orient() (client, server *flow.Stream) {
+	d := c.first
+	if d < 0 {
+		d = 0
+		if c.synFrom == 1 {
+			d = 1
+		}
+	}
+	return &c.streams[d], &c.streams[1-d]
+}
+
+// serverAddr is the address of the side that did not speak first.
+func (c *conn) serverAddr() string {
+	src, dst := c.net.Endpoints()
+	sp, dp := c.tcp.Endpoints()
+	host, port := dst.String(), dp.String()
+	if c.first == 1 {
+		host, port = src.String(), sp.String()
+	}
+	if _, err := strconv.Atoi(port); err != nil {
+		return host
+	}
+	return net.JoinHostPort(host, port)
+}

@@ -1,0 +1,438 @@
+package pcap
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"fmt"
+	"io"
+	"log"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tsinspect/tsinspect/capture"
+	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/fixtures"
+	"github.com/tsinspect/tsinspect/importer/pcap/pcaptest"
+	"github.com/tsinspect/tsinspect/importer/tlsrec"
+)
+
+// memSink keeps what a capture.Recorder writes.
+type memSink struct {
+	mu  sync.Mutex
+	exs []exchange.Exchange
+}
+
+func (m *memSink) Insert(_ context.Context, ex *exchange.Exchange) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ex.ID = int64(len(m.exs) + 1)
+	m.exs = append(m.exs, *ex)
+	return nil
+}
+
+func (m *memSink) Update(_ context.Context, ex *exchange.Exchange) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.exs[ex.ID-1] = *ex
+	return nil
+}
+
+// selfSigned makes an ECDSA certificate for 127.0.0.1.
+func selfSigned(t testing.TB) (tls.Certificate, *x509.Certificate) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		DNSNames:     []string{"api.test"},
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA:         true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, _ := x509.ParseCertificate(der)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, leaf
+}
+
+// captureListener wraps every accepted connection for the capture.
+type captureListener struct {
+	net.Listener
+	c *pcaptest.Capture
+}
+
+func (l captureListener) Accept() (net.Conn, error) {
+	conn, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return l.c.WrapServer(conn), nil
+}
+
+// upstream is the scripted API served over TLS (or plain HTTP when cfg is
+// nil), every connection captured.
+type upstream struct {
+	URL    string
+	Cap    *pcaptest.Capture
+	KeyLog *bytes.Buffer
+	Cert   *x509.Certificate
+	Server *fixtures.Server
+	srv    *http.Server
+	mu     sync.Mutex
+}
+
+// syncBuffer is a bytes.Buffer safe for the TLS stack's concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func startUpstream(t testing.TB, sc fixtures.Script, cfg *tls.Config, opts pcaptest.Options) *upstream {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &upstream{Cap: pcaptest.New(opts), KeyLog: &bytes.Buffer{}}
+	u.Server = fixtures.NewServer(sc, fixtures.Options{Gzip: true})
+	var l net.Listener = captureListener{ln, u.Cap}
+	scheme := "http"
+	if cfg != nil {
+		cert, leaf := selfSigned(t)
+		cfg = cfg.Clone()
+		cfg.Certificates = []tls.Certificate{cert}
+		cfg.NextProtos = []string{"http/1.1"}
+		cfg.KeyLogWriter = &syncBuffer{b: u.KeyLog}
+		u.Cert = leaf
+		l = tls.NewListener(l, cfg)
+		scheme = "https"
+	}
+	u.srv = &http.Server{Handler: u.Server, ErrorLog: quietLog()}
+	go u.srv.Serve(l)
+	u.URL = scheme + "://" + ln.Addr().String()
+	t.Cleanup(func() { u.srv.Close() })
+	return u
+}
+
+// stop closes the server and its connections, so that the capture holds
+// their FINs.
+func (u *upstream) stop() { u.srv.Close() }
+
+// traffic sends a set of requests through client: a streamed reply with
+// pauses between events, a gzip-compressed JSON reply, count_tokens, a
+// GET, and two streams at once (a second connection).
+func traffic(t testing.TB, client *http.Client, base string) {
+	t.Helper()
+	post := func(path, body string) {
+		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Api-Key", "sk-ant-test-key")
+		req.Header.Set("Anthropic-Version", "2023-06-01")
+		req.Header.Set("User-Agent", "tsinspect-test/1")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	msg := func(stream bool, text string) string {
+		return fmt.Sprintf(`{"model":"claude-sonnet-4-5","max_tokens":32000,"stream":%v,"tools":[{"name":"Bash","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":%q}]}`, stream, text)
+	}
+	post("/v1/messages?beta=true", msg(true, "first"))
+	post("/v1/messages", msg(false, "second, compressed"))
+	post("/v1/messages/count_tokens", `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"count"}]}`)
+	req, _ := http.NewRequest("GET", base+"/api/hello", nil)
+	req.Header.Set("User-Agent", "tsinspect-test/1")
+	if resp, err := client.Do(req); err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	} else {
+		t.Error(err)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			post("/v1/messages?beta=true", msg(true, fmt.Sprintf("parallel %d", i)))
+		}()
+	}
+	wg.Wait()
+}
+
+// script answers every main request with a text streamed in pieces, 30 ms
+// apart.
+func script() fixtures.Script {
+	return fixtures.Script{Routes: map[fixtures.Route][]fixtures.Step{
+		fixtures.RouteMain: fixtures.Steps(fixtures.Text("one two three four five six seven eight nine").WithDelay(30 * time.Millisecond)),
+	}}
+}
+
+// recordThroughProxy runs traffic through the capture package's reverse
+// proxy to u and returns what the proxy recorded.
+func recordThroughProxy(t testing.TB, u *upstream) []exchange.Exchange {
+	t.Helper()
+	sink := &memSink{}
+	rec := capture.NewRecorder(sink, io.Discard, nil)
+	cfg := capture.Config{Mode: capture.ModeReverse, Upstream: u.URL, Recorder: rec}
+	if u.Cert != nil {
+		cfg.UpstreamRoots = []*x509.Certificate{u.Cert}
+	}
+	p, err := capture.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: p}
+	go srv.Serve(ln)
+	traffic(t, &http.Client{Transport: &http.Transport{}}, "http://"+ln.Addr().String())
+	srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	p.Wait(ctx)
+	p.CloseIdle()
+	rec.Close()
+	u.stop()
+	time.Sleep(20 * time.Millisecond) // let the server side see the FINs
+	return sink.exs
+}
+
+// sameExchanges checks that the imported exchanges are the recorded ones,
+// byte for byte, and that their chunk times agree with the recorder's.
+func sameExchanges(t *testing.T, recorded, imported []exchange.Exchange) {
+	t.Helper()
+	if len(imported) != len(recorded) {
+		t.Fatalf("imported %d exchanges, the proxy recorded %d", len(imported), len(recorded))
+	}
+	key := func(ex *exchange.Exchange) string { return ex.Method + " " + ex.URL + "\x00" + string(ex.ReqBody) }
+	byKey := map[string]*exchange.Exchange{}
+	for i := range imported {
+		byKey[key(&imported[i])] = &imported[i]
+	}
+	for i := range recorded {
+		r := &recorded[i]
+		g := byKey[key(r)]
+		if g == nil {
+			t.Errorf("recorded %s %s (%d bytes) was not imported", r.Method, r.URL, len(r.ReqBody))
+			continue
+		}
+		if g.Source != Source {
+			t.Errorf("source %q", g.Source)
+		}
+		check := func(what string, a, b any) {
+			if fmt.Sprint(a) != fmt.Sprint(b) {
+				t.Errorf("%s %s: %s differs:\nimported %v\nrecorded %v", r.Method, r.URL, what, a, b)
+			}
+		}
+		check("host", g.Host, r.Host)
+		check("request headers", g.ReqHeaders, r.ReqHeaders)
+		check("status", g.Status, r.Status)
+		check("response headers", g.RespHeaders, r.RespHeaders)
+		check("state", g.State, r.State)
+		check("error", g.Error, r.Error)
+		if !bytes.Equal(g.RespBody, r.RespBody) {
+			t.Errorf("%s %s: response body differs (%d bytes imported, %d recorded)", r.Method, r.URL, len(g.RespBody), len(r.RespBody))
+		}
+		if g.State != r.State {
+			t.Logf("imported tail %q", g.RespBody[max(0, len(g.RespBody)-80):])
+		}
+		if !bytes.Equal(g.RespBodyDecoded, r.RespBodyDecoded) || (g.RespBodyDecoded == nil) != (r.RespBodyDecoded == nil) {
+			t.Errorf("%s %s: decoded body differs", r.Method, r.URL)
+		}
+		// Times: the packets were captured where the proxy read them.
+		const slack = 50 * time.Millisecond
+		if d := g.Start.Sub(r.Start).Abs(); d > slack {
+			t.Errorf("%s %s: start %v apart", r.Method, r.URL, d)
+		}
+		for _, c := range g.Chunks {
+			at := chunkTime(r.Chunks, c.Offset+int64(c.Size)-1)
+			if d := c.At.Sub(at).Abs(); d > slack {
+				t.Errorf("%s %s: chunk at %d: %v from the recorder's", r.Method, r.URL, c.Offset, d)
+			}
+		}
+		if strings.Contains(r.RespHeader("Content-Type"), "event-stream") && len(g.Chunks) < 5 {
+			t.Errorf("%s %s: %d chunks for a stream whose events came 30 ms apart", r.Method, r.URL, len(g.Chunks))
+		}
+	}
+}
+
+func chunkTime(cs []exchange.Chunk, off int64) time.Time {
+	for _, c := range cs {
+		if off < c.Offset+int64(c.Size) {
+			return c.At
+		}
+	}
+	return time.Time{}
+}
+
+func readFile(t *testing.T, path string, keys *tlsrec.KeyLog) *Result {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	res, err := Read(f, st.Size(), Options{KeyLog: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func writeCapture(t *testing.T, c *pcaptest.Capture, ng bool, keyLog []byte) string {
+	t.Helper()
+	var buf bytes.Buffer
+	name := "c.pcap"
+	var err error
+	if ng {
+		name = "c.pcapng"
+		err = c.WritePcapNG(&buf, keyLog)
+	} else {
+		err = c.WritePcap(&buf)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func noErrors(t *testing.T, res *Result) {
+	t.Helper()
+	if res.Damage != "" {
+		t.Errorf("damage: %s", res.Damage)
+	}
+	for _, s := range res.Skipped {
+		t.Errorf("skipped %d %s", s.Count, s.What)
+	}
+}
+
+// TestTLSImportMatchesProxyRecording records the same traffic twice at
+// once: through the capture package's reverse proxy, and as packets of the
+// proxy's TLS connections to the upstream. Importing the packets with the
+// key log gives the proxy's exchanges byte for byte, with chunk times that
+// agree, for each TLS version and AEAD family.
+func TestTLSImportMatchesProxyRecording(t *testing.T) {
+	cases := []struct {
+		name  string
+		cfg   *tls.Config
+		suite string
+		ng    bool // pcapng with the keys embedded, else pcap + key log
+	}{
+		{"tls12-aes128gcm", &tls.Config{MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256}}, "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", false},
+		{"tls12-aes256gcm-sha384", &tls.Config{MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384}}, "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", true},
+		{"tls12-chacha20", &tls.Config{MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256}}, "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", false},
+		{"tls13", &tls.Config{MinVersion: tls.VersionTLS13}, wantTLS13Suite(), true},
+		{"tls13-reordered", &tls.Config{MinVersion: tls.VersionTLS13}, wantTLS13Suite(), false},
+		{"plain-http", nil, "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			opts := pcaptest.Options{}
+			if strings.Contains(c.name, "reordered") {
+				opts = pcaptest.Options{MSS: 536, Reorder: true}
+			}
+			u := startUpstream(t, script(), c.cfg, opts)
+			recorded := recordThroughProxy(t, u)
+			if len(recorded) != 6 {
+				t.Fatalf("the proxy recorded %d exchanges, want 6", len(recorded))
+			}
+			var keys *tlsrec.KeyLog
+			var embedded []byte
+			if c.ng {
+				embedded = u.KeyLog.Bytes()
+			} else {
+				keys, _ = tlsrec.ParseKeyLogBytes(u.KeyLog.Bytes())
+			}
+			res := readFile(t, writeCapture(t, u.Cap, c.ng, embedded), keys)
+			noErrors(t, res)
+			if res.Connections < 2 {
+				t.Errorf("%d connections, want at least 2 (keep-alive and a parallel one)", res.Connections)
+			}
+			switch {
+			case c.suite != "":
+				if res.Suites[c.suite] == 0 {
+					t.Errorf("suites %v, want %s", res.Suites, c.suite)
+				}
+			case c.cfg != nil:
+				if res.Suites["TLS_AES_128_GCM_SHA256"]+res.Suites["TLS_CHACHA20_POLY1305_SHA256"] == 0 {
+					t.Errorf("suites %v, want a TLS 1.3 one", res.Suites)
+				}
+			}
+			sameExchanges(t, recorded, res.Exchanges)
+			chunks := 0
+			for _, ex := range res.Exchanges {
+				chunks += len(ex.Chunks)
+			}
+			t.Logf("%d packets, %d connections, suites %v: %d exchanges, %d chunks", res.Packets, res.Connections, res.Suites, len(res.Exchanges), chunks)
+		})
+	}
+}
+
+// wantTLS13Suite is the suite Go negotiates between two Go peers: AES-128-
+// GCM with AES hardware, ChaCha20-Poly1305 without it (or when AES is
+// turned off with GODEBUG=cpu.aes=off, as TestTLS13ChaCha20 does).
+func wantTLS13Suite() string {
+	if os.Getenv("TSINSPECT_TEST_NOAES") == "1" {
+		return "TLS_CHACHA20_POLY1305_SHA256"
+	}
+	return ""
+}
+
+// TestTLS13ChaCha20 runs the TLS 1.3 cases again in a child process with
+// AES hardware support turned off (GODEBUG=cpu.aes=off), the one legitimate
+// way to make Go's TLS 1.3 client and server pick ChaCha20-Poly1305:
+// tls.Config.CipherSuites does not apply to TLS 1.3.
+func TestTLS13ChaCha20(t *testing.T) {
+	if os.Getenv("TSINSPECT_TEST_NOAES") == "1" {
+		t.Skip("already in the child")
+	}
+	if testing.Short() {
+		t.Skip("short")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestTLSImportMatchesProxyRecording$/^tls13", "-test.v")
+	cmd.Env = append(os.Environ(), "GODEBUG=cpu.aes=off", "TSINSPECT_TEST_NOAES=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestTLSImportMatchesProxyRecording/tls13") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+}
+
+func quietLog() *log.Logger { return log.New(io.Discard, "", 0) }
