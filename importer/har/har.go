@@ -1,0 +1,302 @@
+// Package har reads and writes HAR 1.2 files (HTTP Archive: browsers'
+// "Save all as HAR", mitmproxy's HAR dumps, and tsinspect's own export).
+//
+// A HAR keeps response bodies decoded, and times in milliseconds, so a
+// HAR written by another tool cannot give back the bytes as they crossed
+// the wire: its bodies are imported as given (RespBody and RespBodyDecoded
+// both hold the decoded text when a Content-Encoding header says the body
+// was compressed) and its response arrives as one chunk. The HARs tsinspect
+// writes carry, in each entry's "_tsinspect" field (custom fields start
+// with an underscore in HAR 1.2), the exact bodies, times and chunks, so
+// that exporting and importing again loses nothing. Credentials are never
+// written: request and response headers keep only the fingerprints the
+// capture stores.
+package har
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tsinspect/tsinspect/exchange"
+)
+
+// Source is the Source of every exchange this package imports.
+const Source = "import:har"
+
+// extensionVersion is the version of the "_tsinspect" entry field.
+const extensionVersion = 1
+
+// ErrNotHAR is returned for input that is not JSON, or JSON without
+// log.entries.
+var ErrNotHAR = errors.New("not a HAR file")
+
+type nameValue struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type postData struct {
+	MimeType string      `json:"mimeType"`
+	Text     string      `json:"text"`
+	Params   []nameValue `json:"params,omitempty"`
+	// Encoding is not in HAR 1.2; some tools write it for binary bodies.
+	Encoding string `json:"_encoding,omitempty"`
+}
+
+type request struct {
+	Method      string      `json:"method"`
+	URL         string      `json:"url"`
+	HTTPVersion string      `json:"httpVersion"`
+	Cookies     []nameValue `json:"cookies"`
+	Headers     []nameValue `json:"headers"`
+	QueryString []nameValue `json:"queryString"`
+	PostData    *postData   `json:"postData,omitempty"`
+	HeadersSize int         `json:"headersSize"`
+	BodySize    int         `json:"bodySize"`
+}
+
+type content struct {
+	Size        int    `json:"size"`
+	Compression int    `json:"compression,omitempty"`
+	MimeType    string `json:"mimeType"`
+	Text        string `json:"text,omitempty"`
+	Encoding    string `json:"encoding,omitempty"`
+}
+
+type response struct {
+	Status      int         `json:"status"`
+	StatusText  string      `json:"statusText"`
+	HTTPVersion string      `json:"httpVersion"`
+	Cookies     []nameValue `json:"cookies"`
+	Headers     []nameValue `json:"headers"`
+	Content     content     `json:"content"`
+	RedirectURL string      `json:"redirectURL"`
+	HeadersSize int         `json:"headersSize"`
+	BodySize    int         `json:"bodySize"`
+	// Error is what browsers write for a request that got no response.
+	Error string `json:"_error,omitempty"`
+}
+
+type timings struct {
+	Blocked float64 `json:"blocked"`
+	DNS     float64 `json:"dns"`
+	Connect float64 `json:"connect"`
+	Send    float64 `json:"send"`
+	Wait    float64 `json:"wait"`
+	Receive float64 `json:"receive"`
+	SSL     float64 `json:"ssl"`
+}
+
+// chunkJSON is one response chunk in the extension.
+type chunkJSON struct {
+	Offset int64  `json:"offset"`
+	Size   int    `json:"size"`
+	At     string `json:"at,omitempty"`
+}
+
+// extension is the "_tsinspect" field: what HAR cannot hold exactly.
+type extension struct {
+	Version     int         `json:"version"`
+	Source      string      `json:"source,omitempty"`
+	Start       string      `json:"start,omitempty"`
+	FirstByte   string      `json:"firstByte,omitempty"`
+	End         string      `json:"end,omitempty"`
+	State       string      `json:"state"`
+	Error       string      `json:"error,omitempty"`
+	Status      int         `json:"status"`
+	ReqBody     string      `json:"requestBody"`                   // base64
+	RespBody    string      `json:"responseBody"`                  // base64, as received
+	RespDecoded *string     `json:"responseBodyDecoded,omitempty"` // base64; absent when not encoded
+	Chunks      []chunkJSON `json:"chunks"`
+	// Headers as stored, in case a HAR reader reorders the standard ones.
+	ReqHeaders  []nameValue `json:"requestHeaders"`
+	RespHeaders []nameValue `json:"responseHeaders"`
+}
+
+type entry struct {
+	StartedDateTime string     `json:"startedDateTime"`
+	Time            float64    `json:"time"`
+	Request         request    `json:"request"`
+	Response        response   `json:"response"`
+	Cache           struct{}   `json:"cache"`
+	Timings         timings    `json:"timings"`
+	ServerIPAddress string     `json:"serverIPAddress,omitempty"`
+	Tsinspect       *extension `json:"_tsinspect,omitempty"`
+}
+
+type creator struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+type logJSON struct {
+	Version string  `json:"version"`
+	Creator creator `json:"creator"`
+	Entries []entry `json:"entries"`
+}
+
+// Write writes exchanges as a HAR 1.2 log, with creator as the creating
+// application's version. Credential headers keep their fingerprints (and a
+// credential that somehow was not fingerprinted is fingerprinted here).
+func Write(w io.Writer, exs []exchange.Exchange, creatorVersion string) error {
+	l := struct {
+		Log logJSON `json:"log"`
+	}{logJSON{Version: "1.2", Creator: creator{Name: "tsinspect", Version: creatorVersion}, Entries: make([]entry, 0, len(exs))}}
+	for i := range exs {
+		l.Log.Entries = append(l.Log.Entries, toEntry(&exs[i]))
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(l); err != nil {
+		return fmt.Errorf("har: write: %w", err)
+	}
+	return nil
+}
+
+func toEntry(ex *exchange.Exchange) entry {
+	reqH := safe(ex.ReqHeaders)
+	respH := safe(ex.RespHeaders)
+	e := entry{
+		StartedDateTime: formatTime(ex.Start),
+		Request: request{
+			Method:      ex.Method,
+			URL:         ex.URL,
+			HTTPVersion: "HTTP/1.1",
+			Cookies:     []nameValue{},
+			Headers:     reqH,
+			QueryString: query(ex.URL),
+			HeadersSize: -1,
+			BodySize:    len(ex.ReqBody),
+		},
+		Response: response{
+			Status:      ex.Status,
+			StatusText:  statusText(ex.Status),
+			HTTPVersion: "HTTP/1.1",
+			Cookies:     []nameValue{},
+			Headers:     respH,
+			RedirectURL: ex.RespHeader("Location"),
+			HeadersSize: -1,
+			BodySize:    len(ex.RespBody),
+		},
+		Timings: timings{Blocked: -1, DNS: -1, Connect: -1, SSL: -1},
+	}
+	if len(ex.ReqBody) > 0 || ex.Method == "POST" || ex.Method == "PUT" || ex.Method == "PATCH" {
+		pd := &postData{MimeType: ex.ReqHeader("Content-Type")}
+		if utf8.Valid(ex.ReqBody) {
+			pd.Text = string(ex.ReqBody)
+		} else {
+			pd.Text, pd.Encoding = base64.StdEncoding.EncodeToString(ex.ReqBody), "base64"
+		}
+		e.Request.PostData = pd
+	}
+	body := ex.Body()
+	e.Response.Content = content{Size: len(body), MimeType: ex.RespHeader("Content-Type"), Compression: len(body) - len(ex.RespBody)}
+	if utf8.Valid(body) {
+		e.Response.Content.Text = string(body)
+	} else {
+		e.Response.Content.Text, e.Response.Content.Encoding = base64.StdEncoding.EncodeToString(body), "base64"
+	}
+	if !ex.Start.IsZero() {
+		first, end := ex.FirstByte, ex.End
+		if first.IsZero() {
+			first = end
+		}
+		if !first.IsZero() {
+			e.Timings.Wait = ms(first.Sub(ex.Start))
+		}
+		if !end.IsZero() && !first.IsZero() {
+			e.Timings.Receive = ms(end.Sub(first))
+		}
+		if !end.IsZero() {
+			e.Time = ms(end.Sub(ex.Start))
+		}
+	}
+	x := &extension{
+		Version:     extensionVersion,
+		Source:      ex.Source,
+		Start:       formatTime(ex.Start),
+		FirstByte:   formatTime(ex.FirstByte),
+		End:         formatTime(ex.End),
+		State:       string(ex.State),
+		Error:       ex.Error,
+		Status:      ex.Status,
+		ReqBody:     base64.StdEncoding.EncodeToString(ex.ReqBody),
+		RespBody:    base64.StdEncoding.EncodeToString(ex.RespBody),
+		Chunks:      make([]chunkJSON, 0, len(ex.Chunks)),
+		ReqHeaders:  keepNil(ex.ReqHeaders, reqH),
+		RespHeaders: keepNil(ex.RespHeaders, respH),
+	}
+	if ex.RespBodyDecoded != nil {
+		s := base64.StdEncoding.EncodeToString(ex.RespBodyDecoded)
+		x.RespDecoded = &s
+	}
+	for _, c := range ex.Chunks {
+		x.Chunks = append(x.Chunks, chunkJSON{Offset: c.Offset, Size: c.Size, At: formatTime(c.At)})
+	}
+	e.Tsinspect = x
+	return e
+}
+
+func ms(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
+
+// safe converts headers, fingerprinting any credential left in clear.
+func safe(hs []exchange.Header) []nameValue {
+	c := exchange.Scrub(append([]exchange.Header(nil), hs...))
+	out := make([]nameValue, len(c))
+	for i, h := range c {
+		out[i] = nameValue{h.Name, h.Value}
+	}
+	return out
+}
+
+// keepNil returns nil for headers that were nil (an exchange with no
+// response yet), so that the extension gives them back as they were.
+func keepNil(orig []exchange.Header, conv []nameValue) []nameValue {
+	if orig == nil {
+		return nil
+	}
+	return conv
+}
+
+func query(raw string) []nameValue {
+	out := []nameValue{}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return out
+	}
+	for _, kv := range strings.Split(u.RawQuery, "&") {
+		if kv == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		uk, err1 := url.QueryUnescape(k)
+		uv, err2 := url.QueryUnescape(v)
+		if err1 != nil || err2 != nil {
+			uk, uv = k, v
+		}
+		out = append(out, nameValue{uk, uv})
+	}
+	return out
+}
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func statusText(code int) string {
+	if code == 0 {
+		return ""
+	}
+	return httpStatusText(code)
+}
