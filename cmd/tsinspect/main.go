@@ -56,6 +56,9 @@ func commands() []command {
 		{"turns", "list the Messages API turns of a capture: catalog, working set, tokens, flags", runTurns},
 		{"report", "write a JSON report of a capture, and fail on chosen flags (--fail-on)", runReport},
 		{"ca", "show the interception CA: path, fingerprint, how to trust it", runCA},
+		{"import", "import a pcap, pcapng (TLS decrypted with a key log) or HAR file into a capture", runImport},
+		{"export", "export a capture as HAR 1.2 (credentials never included)", runExport},
+		{"replay-server", "answer a client with a capture's recorded responses, in recorded time", runReplayServer},
 		{"version", "print the version", func(env *cliEnv, _ []string) error {
 			fmt.Fprintln(env.stdout, "tsinspect", version)
 			return nil
