@@ -57,6 +57,9 @@ type Report struct {
 	Capture       Capture  `json:"capture"`
 	Threads       []Thread `json:"threads"`
 	Turns         []Turn   `json:"turns"`
+	// TokenSummary sums, per thread, what tool definitions cost and what
+	// deferring them saved.
+	TokenSummary TokenSummary `json:"token_summary"`
 }
 
 // Capture summarises the capture file.
@@ -128,6 +131,13 @@ type Turn struct {
 	Flags        []Flag     `json:"flags"`
 	// Problems lists what could not be decoded.
 	Problems []string `json:"problems"`
+
+	// ToolDefinitions lists the request's tools as sent, each with a hash
+	// and a size in tokens instead of its schema.
+	ToolDefinitions []ToolDefinition `json:"tool_definitions"`
+	// ToolTokens is what the tool definitions cost this request, and what
+	// they would have cost with every deferred tool inlined.
+	ToolTokens ToolTokens `json:"tool_tokens"`
 }
 
 // Error is an API error.
@@ -218,17 +228,26 @@ type Flag struct {
 }
 
 // Build makes the report of s. version is the tsinspect release named in
-// "generator". A nil session gives an empty report.
+// "generator". A nil session gives an empty report. Tool-definition sizes
+// are estimates; see [BuildWithCounts].
 func Build(s *timeline.Session, version string) *Report {
+	return BuildWithCounts(s, version, nil)
+}
+
+// BuildWithCounts is [Build] with the definition sizes that count_tokens
+// answers gave (see [CountTokens]) used instead of estimates where known.
+func BuildWithCounts(s *timeline.Session, version string, counts Counts) *Report {
 	r := &Report{SchemaVersion: SchemaVersion, Generator: "tsinspect"}
 	if version != "" {
 		r.Generator += " " + version
 	}
 	r.Capture.Flags = map[string]int{}
 	if s == nil {
+		summariseTokens(r, nil)
 		r.fillNil()
 		return r
 	}
+	ds := newDefinitions(s, counts)
 	r.Capture.Exchanges = s.Exchanges
 	r.Capture.Turns = len(s.Turns)
 	r.Capture.FirstAt = timePtr(s.FirstAt)
@@ -240,7 +259,7 @@ func Build(s *timeline.Session, version string) *Report {
 		if t == nil {
 			continue
 		}
-		rt := buildTurn(t)
+		rt := buildTurn(t, ds)
 		for _, f := range rt.Flags {
 			r.Capture.Flags[f.Kind]++
 		}
@@ -261,11 +280,12 @@ func Build(s *timeline.Session, version string) *Report {
 			Models: strs(models[th.ID]),
 		})
 	}
+	summariseTokens(r, ds)
 	r.fillNil()
 	return r
 }
 
-func buildTurn(t *timeline.Turn) Turn {
+func buildTurn(t *timeline.Turn, ds *definitions) Turn {
 	rt := Turn{
 		Index:  t.Index,
 		Thread: t.Thread,
@@ -355,9 +375,14 @@ func buildTurn(t *timeline.Turn) Turn {
 		})
 	}
 	rt.Problems = strs(d.Problems)
+	ds.toolSection(&rt, d)
 	rt.fillNil()
 	return rt
 }
+
+// Normalize replaces nil slices and maps by empty ones, as WriteJSON does,
+// so that a Report changed after Build reads like one Build made.
+func (r *Report) Normalize() { r.fillNil() }
 
 // fillNil replaces nil slices and maps by empty ones, so that a Report
 // changed after Build still writes [] rather than null.
@@ -381,6 +406,18 @@ func (r *Report) fillNil() {
 	}
 	for i := range r.Turns {
 		r.Turns[i].fillNil()
+	}
+	if r.TokenSummary.Threads == nil {
+		r.TokenSummary.Threads = []ThreadTokens{}
+	}
+	for i := range r.TokenSummary.Threads {
+		th := &r.TokenSummary.Threads[i]
+		if th.LoadedTools == nil {
+			th.LoadedTools = []string{}
+		}
+		if th.Unknown == nil {
+			th.Unknown = []string{}
+		}
 	}
 }
 
@@ -413,6 +450,9 @@ func (t *Turn) fillNil() {
 	}
 	if t.Flags == nil {
 		t.Flags = []Flag{}
+	}
+	if t.ToolDefinitions == nil {
+		t.ToolDefinitions = []ToolDefinition{}
 	}
 }
 

@@ -1,0 +1,458 @@
+package report
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"slices"
+	"sort"
+	"unicode/utf8"
+
+	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/timeline"
+)
+
+// CharsPerToken is the ratio the token estimates use: a tool definition of
+// n characters (compact JSON) is taken to cost n / 2.5 tokens, rounded up.
+// Dense JSON schemas tokenize at about that rate; prose tokenizes at about
+// 4 characters per token, so the estimate errs on the high side for long
+// descriptions.
+const CharsPerToken = 2.5
+
+// Sources of a token figure (ToolDefinition.TokensFrom).
+const (
+	// FromEstimate: the definition's length divided by CharsPerToken.
+	FromEstimate = "estimate"
+	// FromCountTokens: the difference between two recorded count_tokens
+	// answers for requests that differ by this definition alone.
+	FromCountTokens = "count_tokens"
+)
+
+// TokenMethod says in words how the tool-definition token figures are
+// made, for every format to print beside them.
+const TokenMethod = "Tool-definition tokens are estimated at 2.5 characters per token of the definition's compact JSON, " +
+	"unless the capture holds two count_tokens answers for requests that differ by that definition alone (then the difference is used). " +
+	"\"Sent\" counts the definitions the model sees in a request: the tools sent without defer_loading and the deferred tools loaded so far. " +
+	"\"All inlined\" is what the same request would carry with every tool of the deferred-tool catalog inlined and no search tool; " +
+	"for a catalog tool whose schema never appears in the capture (Claude Code sends a deferred tool's schema only once it is loaded) the cost is unknown and left out, " +
+	"so \"saved\" is then a lower bound. \"Saved\" is all inlined minus sent minus the catalog announcement (the list of deferred names in the messages)."
+
+// ToolDefinition is one entry of a request's tools.
+type ToolDefinition struct {
+	Name string `json:"name"`
+	// Type is the tool's type for server and built-in tools
+	// (tool_search_tool_regex_20251119, web_search_20250305, ...), "" for
+	// custom tools.
+	Type string `json:"type,omitempty"`
+	// Deferred is set for defer_loading tools.
+	Deferred bool `json:"deferred"`
+	// Placeholder is set for Claude Code's DeferredToolPlaceholder.
+	Placeholder bool `json:"placeholder,omitempty"`
+	// Loaded is set when the model sees the schema in this request: a tool
+	// of the working set.
+	Loaded bool `json:"loaded"`
+	// SHA256 is the hex SHA-256 of the definition in canonical JSON (keys
+	// sorted, no spaces, cache_control left out), to tell whether two
+	// definitions are the same without showing either.
+	SHA256 string `json:"sha256"`
+	// Tokens is the definition's size in tokens, TokensFrom where that
+	// figure comes from (estimate or count_tokens).
+	Tokens     int64  `json:"tokens"`
+	TokensFrom string `json:"tokens_from"`
+}
+
+// ToolTokens is what tool definitions cost one request, in tokens.
+type ToolTokens struct {
+	// Sent is the definitions the model sees: the working set.
+	Sent int64 `json:"sent"`
+	// Loaded is the part of Sent that deferred tools loaded so far make up
+	// (by search, addition, or restored after compaction).
+	Loaded int64 `json:"loaded"`
+	// SearchTool is the part of Sent the search tools make up (ToolSearch,
+	// tool_search_tool_*).
+	SearchTool int64 `json:"search_tool"`
+	// Announcement is the catalog announcement: the text blocks in the
+	// messages that list the deferred tools' names.
+	Announcement int64 `json:"announcement"`
+	// Inlined is what the request would carry with every catalog tool
+	// inlined and no search tool, tools of unknown size left out.
+	Inlined int64 `json:"inlined"`
+	// Saved is Inlined minus Sent minus Announcement: what deferral saved
+	// on this request (negative when it cost). A lower bound when Unknown
+	// is not 0.
+	Saved int64 `json:"saved"`
+	// Unknown counts the catalog tools whose schema never appears in the
+	// capture, so whose size is unknown (ThreadTokens.Unknown names them).
+	Unknown int `json:"unknown"`
+}
+
+// TokenSummary sums the tool-definition costs of each thread.
+type TokenSummary struct {
+	// Method says how the figures are made.
+	Method string `json:"method"`
+	// CharsPerToken is the estimate's ratio.
+	CharsPerToken float64 `json:"chars_per_token"`
+	// CountTokensUsed counts the distinct definitions whose size comes
+	// from count_tokens answers.
+	CountTokensUsed int            `json:"count_tokens_used"`
+	Threads         []ThreadTokens `json:"threads"`
+}
+
+// ThreadTokens sums ToolTokens over the turns of a thread: the
+// tool-definition tokens the thread's requests carried, and what they
+// would have carried with every deferred tool inlined.
+type ThreadTokens struct {
+	Thread string `json:"thread"`
+	Turns  int    `json:"turns"`
+	// Searches counts the thread's tool searches; EmptySearches those that
+	// loaded nothing.
+	Searches      int `json:"searches"`
+	EmptySearches int `json:"empty_searches"`
+	// LoadedTools lists the deferred tools the thread loaded, in order.
+	LoadedTools  []string `json:"loaded_tools"`
+	Sent         int64    `json:"sent"`
+	Loaded       int64    `json:"loaded"`
+	SearchTool   int64    `json:"search_tool"`
+	Announcement int64    `json:"announcement"`
+	Inlined      int64    `json:"inlined"`
+	Saved        int64    `json:"saved"`
+	// Unknown lists the catalog tools of unknown size in any of the
+	// thread's turns.
+	Unknown []string `json:"unknown"`
+}
+
+// Counts maps a tool definition's SHA256 (as in ToolDefinition) to its
+// size in tokens according to count_tokens answers.
+type Counts map[string]int64
+
+// CountTokens derives definition sizes from the capture's count_tokens
+// exchanges: when two answered count_tokens requests have the same model,
+// system prompt and messages and their tools differ by one definition, the
+// difference of their input_tokens is that definition's size.
+func CountTokens(exs []exchange.Exchange) Counts {
+	type answer struct {
+		tools  []string // definition hashes, sorted
+		tokens int64
+	}
+	groups := map[string][]answer{}
+	for i := range exs {
+		ex := &exs[i]
+		if ex.Status != 200 {
+			continue
+		}
+		d := decode.Decode(ex)
+		if d.Request.Kind != decode.KindCountTokens || d.Response.Usage.InputTokens <= 0 {
+			continue
+		}
+		a := answer{tokens: d.Response.Usage.InputTokens}
+		for _, t := range d.Request.Tools {
+			a.tools = append(a.tools, definitionHash(t.Raw))
+		}
+		sort.Strings(a.tools)
+		groups[restKey(&d.Request)] = append(groups[restKey(&d.Request)], a)
+	}
+	out := Counts{}
+	for _, as := range groups {
+		for _, small := range as {
+			for _, big := range as {
+				if len(big.tools) != len(small.tools)+1 || big.tokens <= small.tokens {
+					continue
+				}
+				extra, ok := oneMore(small.tools, big.tools)
+				if !ok {
+					continue
+				}
+				if _, seen := out[extra]; !seen {
+					out[extra] = big.tokens - small.tokens
+				}
+			}
+		}
+	}
+	return out
+}
+
+// restKey identifies everything of a count_tokens request but its tools.
+func restKey(r *decode.Request) string {
+	h := sha256.New()
+	h.Write([]byte(r.Model))
+	for _, s := range r.System {
+		h.Write([]byte{0})
+		h.Write([]byte(s.Text))
+		h.Write(s.Raw)
+	}
+	for _, m := range r.Messages {
+		h.Write([]byte{1})
+		h.Write([]byte(m.Role))
+		h.Write([]byte(m.Text))
+		for _, b := range m.Blocks {
+			h.Write([]byte{2})
+			h.Write(canonical(b.Raw))
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// oneMore returns the one element of big (sorted) that small (sorted)
+// lacks, when big is small plus that element.
+func oneMore(small, big []string) (string, bool) {
+	extra := ""
+	i := 0
+	for _, b := range big {
+		if i < len(small) && small[i] == b {
+			i++
+			continue
+		}
+		if extra != "" {
+			return "", false
+		}
+		extra = b
+	}
+	return extra, i == len(small) && extra != ""
+}
+
+// canonical writes a JSON value with sorted keys and no spaces, top-level
+// cache_control left out. Invalid JSON is returned as is.
+func canonical(raw json.RawMessage) []byte {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return raw
+	}
+	if m, ok := v.(map[string]any); ok {
+		delete(m, "cache_control")
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return raw
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// definitionHash is the hex SHA-256 of a definition's canonical JSON.
+func definitionHash(raw json.RawMessage) string {
+	sum := sha256.Sum256(canonical(raw))
+	return hex.EncodeToString(sum[:])
+}
+
+// estimate is the token estimate of a text of n characters.
+func estimate(text []byte) int64 {
+	return int64(math.Ceil(float64(utf8.RuneCount(text)) / CharsPerToken))
+}
+
+// definition is what the report knows of one tool definition.
+type definition struct {
+	hash   string
+	tokens int64
+	from   string
+}
+
+// definitions measures tool definitions, remembering the first definition
+// seen of each tool name in the whole capture.
+type definitions struct {
+	counts Counts
+	byName map[string]definition
+	// unknown lists, per turn index, the catalog tools of unknown size.
+	unknown map[int][]string
+}
+
+func newDefinitions(s *timeline.Session, counts Counts) *definitions {
+	ds := &definitions{counts: counts, byName: map[string]definition{}, unknown: map[int][]string{}}
+	for _, t := range s.Turns {
+		if t == nil || t.Decoded == nil {
+			continue
+		}
+		for _, tool := range t.Decoded.Request.Tools {
+			if tool.Placeholder || tool.Name == "" {
+				continue
+			}
+			if _, ok := ds.byName[tool.Name]; !ok {
+				ds.byName[tool.Name] = ds.measure(tool.Raw)
+			}
+		}
+	}
+	return ds
+}
+
+func (ds *definitions) measure(raw json.RawMessage) definition {
+	c := canonical(raw)
+	sum := sha256.Sum256(c)
+	d := definition{hash: hex.EncodeToString(sum[:]), tokens: estimate(c), from: FromEstimate}
+	if n, ok := ds.counts[d.hash]; ok && n > 0 {
+		d.tokens, d.from = n, FromCountTokens
+	}
+	return d
+}
+
+// toolSection fills the turn's ToolDefinitions and ToolTokens.
+func (ds *definitions) toolSection(rt *Turn, d *decode.Turn) {
+	rt.ToolDefinitions = make([]ToolDefinition, 0, len(d.Request.Tools))
+	own := map[string]definition{}
+	for _, tool := range d.Request.Tools {
+		m := ds.measure(tool.Raw)
+		if tool.Name != "" {
+			if _, ok := own[tool.Name]; !ok {
+				own[tool.Name] = m
+			}
+		}
+		rt.ToolDefinitions = append(rt.ToolDefinitions, ToolDefinition{
+			Name: tool.Name, Type: tool.Type, Deferred: tool.DeferLoading, Placeholder: tool.Placeholder,
+			Loaded: d.InWorkingSet(tool.Name) && !tool.Placeholder,
+			SHA256: m.hash, Tokens: m.tokens, TokensFrom: m.from,
+		})
+	}
+	var tt ToolTokens
+	working := map[string]bool{}
+	for _, w := range d.WorkingSet {
+		working[w.Name] = true
+		m, ok := own[w.Name]
+		if !ok {
+			continue
+		}
+		tt.Sent += m.tokens
+		switch {
+		case isSearchTool(d, w.Name):
+			tt.SearchTool += m.tokens
+		case w.Deferred || w.Via != decode.ViaAlways:
+			tt.Loaded += m.tokens
+			tt.Inlined += m.tokens
+		default:
+			tt.Inlined += m.tokens
+		}
+	}
+	for _, name := range d.Catalog {
+		if working[name] {
+			continue
+		}
+		m, ok := own[name]
+		if !ok {
+			m, ok = ds.byName[name]
+		}
+		if !ok {
+			tt.Unknown++
+			ds.unknown[rt.Index] = append(ds.unknown[rt.Index], name)
+			continue
+		}
+		tt.Inlined += m.tokens
+	}
+	tt.Announcement = announcementTokens(d)
+	tt.Saved = tt.Inlined - tt.Sent - tt.Announcement
+	rt.ToolTokens = tt
+}
+
+// isSearchTool reports whether name is the request's search tool: Claude
+// Code's ToolSearch, or a server tool_search_tool_*.
+func isSearchTool(d *decode.Turn, name string) bool {
+	if name == decode.ClientSearchTool {
+		return true
+	}
+	for _, t := range d.Request.Tools {
+		if t.Name == name && t.ServerSearch {
+			return true
+		}
+	}
+	return false
+}
+
+// announcementTokens estimates the message blocks that announce or remove
+// deferred tools (each block once).
+func announcementTokens(d *decode.Turn) int64 {
+	type at struct{ m, b int }
+	seen := map[at]bool{}
+	var n int64
+	for _, ev := range d.CatalogEvents {
+		if ev.Message < 0 || ev.Message >= len(d.Request.Messages) || seen[at{ev.Message, ev.Block}] {
+			continue
+		}
+		seen[at{ev.Message, ev.Block}] = true
+		m := &d.Request.Messages[ev.Message]
+		switch {
+		case ev.Block < 0:
+			n += estimate([]byte(m.Text))
+		case ev.Block < len(m.Blocks):
+			b := &m.Blocks[ev.Block]
+			if b.Type == "text" {
+				n += estimate([]byte(b.Text))
+			} else {
+				n += estimate(canonical(b.Raw))
+			}
+		}
+	}
+	return n
+}
+
+// summariseTokens sums the turns' tool tokens per thread.
+func summariseTokens(r *Report, ds *definitions) {
+	r.TokenSummary = TokenSummary{Method: TokenMethod, CharsPerToken: CharsPerToken, Threads: []ThreadTokens{}}
+	counted := map[string]bool{}
+	for _, t := range r.Turns {
+		for _, d := range t.ToolDefinitions {
+			if d.TokensFrom == FromCountTokens && !counted[d.SHA256] {
+				counted[d.SHA256] = true
+				r.TokenSummary.CountTokensUsed++
+			}
+		}
+	}
+	byID := map[string]int{}
+	for _, th := range r.Threads {
+		byID[th.ID] = len(r.TokenSummary.Threads)
+		r.TokenSummary.Threads = append(r.TokenSummary.Threads, ThreadTokens{Thread: th.ID, LoadedTools: []string{}, Unknown: []string{}})
+	}
+	for i := range r.Turns {
+		t := &r.Turns[i]
+		k, ok := byID[t.Thread]
+		if !ok {
+			continue
+		}
+		s := &r.TokenSummary.Threads[k]
+		s.Turns++
+		s.Searches += len(t.ToolSearches)
+		for _, q := range t.ToolSearches {
+			if len(q.Results) == 0 {
+				s.EmptySearches++
+			}
+		}
+		for _, n := range t.WorkingSet.Added {
+			if v := t.WorkingSet.Via[n]; v != decode.ViaAlways && !slices.Contains(s.LoadedTools, n) {
+				s.LoadedTools = append(s.LoadedTools, n)
+			}
+		}
+		tt := t.ToolTokens
+		s.Sent += tt.Sent
+		s.Loaded += tt.Loaded
+		s.SearchTool += tt.SearchTool
+		s.Announcement += tt.Announcement
+		s.Inlined += tt.Inlined
+		s.Saved += tt.Saved
+	}
+	// The unknown names, from the turns' catalogs.
+	for i := range r.Turns {
+		t := &r.Turns[i]
+		k, ok := byID[t.Thread]
+		if !ok || t.ToolTokens.Unknown == 0 || ds == nil {
+			continue
+		}
+		s := &r.TokenSummary.Threads[k]
+		for _, n := range ds.unknown[t.Index] {
+			if !slices.Contains(s.Unknown, n) {
+				s.Unknown = append(s.Unknown, n)
+			}
+		}
+	}
+	for i := range r.TokenSummary.Threads {
+		sort.Strings(r.TokenSummary.Threads[i].Unknown)
+	}
+}
+
+// ShortHash is the first 12 hex digits of a definition hash, for tables.
+func ShortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}

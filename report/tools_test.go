@@ -1,0 +1,119 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/timeline"
+)
+
+// toolSession makes a two-turn Claude Code-like session: Bash always,
+// ToolSearch, a catalog of echo and other, echo loaded on turn 2 (its
+// schema 250 characters), other never loaded.
+func toolSession() (*timeline.Session, string) {
+	echo := fmt.Sprintf(`{"name":"mcp__demo__echo","description":%q,"input_schema":{"type":"object"},"defer_loading":true}`, strings.Repeat("e", 180))
+	bash := `{"name":"Bash","description":"Run a command.","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}`
+	search := `{"name":"ToolSearch","description":"Search deferred tools.","input_schema":{"type":"object"}}`
+	announce := "<system-reminder>\nThe following deferred tools are now available via ToolSearch:\nmcp__demo__echo\nmcp__demo__other\n</system-reminder>"
+	s := &timeline.Session{Exchanges: 2, Threads: []*timeline.Thread{{ID: "main", Kind: timeline.KindMain, Turns: []int{1, 2}}}}
+	for i := 1; i <= 2; i++ {
+		raws := []string{bash, search}
+		ws := []decode.WorkingTool{{Name: "Bash", Via: decode.ViaAlways}, {Name: "ToolSearch", Via: decode.ViaAlways}}
+		if i == 2 {
+			raws = append(raws, echo)
+			ws = append(ws, decode.WorkingTool{Name: "mcp__demo__echo", Via: decode.ViaSearch, Deferred: true})
+		}
+		d := &decode.Turn{ExchangeID: int64(i), WorkingSet: ws, Catalog: []string{"mcp__demo__echo", "mcp__demo__other"}}
+		d.Request.Kind = decode.KindMessages
+		for _, raw := range raws {
+			var head struct {
+				Name         string `json:"name"`
+				DeferLoading bool   `json:"defer_loading"`
+			}
+			json.Unmarshal([]byte(raw), &head)
+			d.Request.Tools = append(d.Request.Tools, decode.Tool{Name: head.Name, DeferLoading: head.DeferLoading, Raw: json.RawMessage(raw)})
+		}
+		d.Request.Messages = []decode.Message{{Role: "user", Blocks: []decode.Block{{Type: "text", Text: announce}}}}
+		d.CatalogEvents = []decode.CatalogEvent{{Message: 0, Block: 0, Form: "reminder", Names: d.Catalog}}
+		t := &timeline.Turn{Index: i, Thread: "main", Prev: i - 1, Decoded: d, Exchange: &exchange.Exchange{ID: int64(i), Status: 200}}
+		if i == 2 {
+			d.NewSearches = []decode.Search{{ToolUseID: "toolu_1", Tool: "ToolSearch", Query: "select:mcp__demo__echo", Mode: "select", Results: []string{"mcp__demo__echo"}}}
+			t.WorkingAdded = []string{"mcp__demo__echo"}
+		}
+		s.Turns = append(s.Turns, t)
+	}
+	return s, echo
+}
+
+func TestToolTokens(t *testing.T) {
+	s, echo := toolSession()
+	r := Build(s, "1")
+	est := func(raw string) int64 { return estimate(canonical(json.RawMessage(raw))) }
+	t1, t2 := r.Turns[0], r.Turns[1]
+	if len(t2.ToolDefinitions) != 3 || t2.ToolDefinitions[2].Name != "mcp__demo__echo" || !t2.ToolDefinitions[2].Deferred ||
+		!t2.ToolDefinitions[2].Loaded || len(t2.ToolDefinitions[2].SHA256) != 64 || t2.ToolDefinitions[2].TokensFrom != FromEstimate {
+		t.Fatalf("turn 2 definitions %+v", t2.ToolDefinitions)
+	}
+	e := est(echo)
+	if e != t2.ToolDefinitions[2].Tokens || e < 80 {
+		t.Errorf("echo tokens %d, estimate %d", t2.ToolDefinitions[2].Tokens, e)
+	}
+	search := t1.ToolDefinitions[1].Tokens
+	bash := t1.ToolDefinitions[0].Tokens
+	// Turn 1: echo not loaded, but its schema is known from turn 2; other
+	// is never seen.
+	want1 := ToolTokens{Sent: bash + search, SearchTool: search, Inlined: bash + e, Unknown: 1}
+	want1.Announcement = t1.ToolTokens.Announcement
+	want1.Saved = want1.Inlined - want1.Sent - want1.Announcement
+	if t1.ToolTokens != want1 || want1.Announcement == 0 {
+		t.Errorf("turn 1 tokens %+v, want %+v", t1.ToolTokens, want1)
+	}
+	if t2.ToolTokens.Sent != bash+search+e || t2.ToolTokens.Loaded != e || t2.ToolTokens.Inlined != bash+e || t2.ToolTokens.Unknown != 1 {
+		t.Errorf("turn 2 tokens %+v", t2.ToolTokens)
+	}
+	th := r.TokenSummary.Threads[0]
+	if th.Turns != 2 || th.Sent != t1.ToolTokens.Sent+t2.ToolTokens.Sent || th.Searches != 1 ||
+		fmt.Sprint(th.LoadedTools) != "[mcp__demo__echo]" || fmt.Sprint(th.Unknown) != "[mcp__demo__other]" {
+		t.Errorf("thread tokens %+v", th)
+	}
+	if r.TokenSummary.Method == "" || r.TokenSummary.CharsPerToken != 2.5 {
+		t.Errorf("summary %+v", r.TokenSummary)
+	}
+}
+
+func TestDefinitionHashIgnoresMarkersAndOrder(t *testing.T) {
+	a := definitionHash(json.RawMessage(`{"name":"x","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}`))
+	b := definitionHash(json.RawMessage(`{ "input_schema": {"type": "object"}, "name": "x" }`))
+	c := definitionHash(json.RawMessage(`{"name":"y","input_schema":{"type":"object"}}`))
+	if a != b || a == c {
+		t.Errorf("hashes %s %s %s", a, b, c)
+	}
+}
+
+func TestCountTokens(t *testing.T) {
+	tool := `{"name":"mcp__demo__echo","description":"Echo.","input_schema":{"type":"object"}}`
+	body := func(tools string) []byte {
+		return []byte(`{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"foo"}],"tools":[` + tools + `]}`)
+	}
+	ex := func(id int64, tools string, n int) exchange.Exchange {
+		return exchange.Exchange{ID: id, Method: "POST", URL: "https://api.anthropic.com/v1/messages/count_tokens", Status: 200,
+			ReqBody: body(tools), RespBody: []byte(fmt.Sprintf(`{"input_tokens":%d}`, n)),
+			RespHeaders: []exchange.Header{{Name: "Content-Type", Value: "application/json"}}}
+	}
+	other := `{"name":"Bash","description":"Run.","input_schema":{"type":"object"}}`
+	counts := CountTokens([]exchange.Exchange{ex(1, "", 8), ex(2, tool, 420), ex(3, other, 500), ex(4, tool+","+other, 900)})
+	h := definitionHash(json.RawMessage(tool))
+	if counts[h] != 412 || counts[definitionHash(json.RawMessage(other))] != 492 {
+		t.Errorf("counts %v (echo %s)", counts, h)
+	}
+	s, _ := toolSession()
+	s.Turns[1].Decoded.Request.Tools[0].Raw = json.RawMessage(other)
+	r := BuildWithCounts(s, "1", counts)
+	if d := r.Turns[1].ToolDefinitions[0]; d.Tokens != 492 || d.TokensFrom != FromCountTokens || r.TokenSummary.CountTokensUsed != 1 {
+		t.Errorf("definition %+v", d)
+	}
+}
