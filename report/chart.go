@@ -1,0 +1,266 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/tsinspect/tsinspect/timeline"
+)
+
+// chart is an SVG chart of one value series or more over a thread's
+// turns, drawn by the HTML template.
+type chart struct {
+	ID, Title, Caption string
+	W, H               int // viewBox size
+	PlotTop, PlotBot   float64
+	PlotLeft, PlotRite float64
+	// Top is the value at the top of the scale.
+	Top float64
+	// YLabelX and XLabelY place the axis labels.
+	YLabelX, XLabelY float64
+	YTicks           []tick
+	XTicks           []tick
+	Bars             []bar
+	Lines            []line
+	Dots             []dot
+	Markers          []marker
+	Legend           []legend
+}
+
+type tick struct {
+	Pos      float64
+	LabelPos float64 // y of a y tick's label
+	Label    string
+}
+
+type bar struct {
+	X, Y, W, H float64
+	Class      string
+	Title      string
+}
+
+type line struct {
+	Points string
+	Class  string
+}
+
+type dot struct {
+	X, Y  float64
+	Class string
+	Title string
+}
+
+// marker is a vertical line on a flagged turn, with the flags' numbers.
+type marker struct {
+	X, Y1, Y2 float64
+	TextY     float64
+	Class     string
+	Label     string
+	Href      string
+	Title     string
+}
+
+type legend struct {
+	Class, Label string
+}
+
+// Chart geometry, in viewBox units.
+const (
+	chartW      = 1100
+	chartH      = 200
+	chartLeft   = 64
+	chartRight  = 16
+	chartTop    = 26
+	chartBottom = 30
+)
+
+// frame lays out the axes of a chart of n turns up to ymax.
+func frame(id, title, caption string, turns []*Turn, ymax float64) *chart {
+	c := &chart{ID: id, Title: title, Caption: caption, W: chartW, H: chartH,
+		PlotTop: chartTop, PlotBot: chartH - chartBottom, PlotLeft: chartLeft, PlotRite: chartW - chartRight,
+		YLabelX: chartLeft - 6, XLabelY: chartH - chartBottom + 16}
+	top := niceCeil(max(ymax, 4))
+	c.Top = top
+	for i := 0; i <= 4; i++ {
+		v := top * float64(i) / 4
+		y := c.y(v, top)
+		c.YTicks = append(c.YTicks, tick{Pos: y, LabelPos: y + 4, Label: shortNumber(v)})
+	}
+	every := int(math.Ceil(float64(len(turns)) / 24))
+	for i, t := range turns {
+		if i%max(every, 1) == 0 || i == len(turns)-1 {
+			c.XTicks = append(c.XTicks, tick{Pos: c.x(i, len(turns)), Label: strconv.Itoa(t.Index)})
+		}
+	}
+	return c
+}
+
+// x is the centre of turn i of n.
+func (c *chart) x(i, n int) float64 {
+	slot := (c.PlotRite - c.PlotLeft) / float64(max(n, 1))
+	return round1(c.PlotLeft + (float64(i)+0.5)*slot)
+}
+
+// y places value v on a scale up to top.
+func (c *chart) y(v, top float64) float64 {
+	if top <= 0 {
+		return c.PlotBot
+	}
+	return round1(c.PlotBot - v/top*(c.PlotBot-c.PlotTop))
+}
+
+// series draws a line with dots through the values of the turns.
+func (c *chart) series(turns []*Turn, top float64, class, name string, value func(*Turn) int64) {
+	var pts []string
+	for i, t := range turns {
+		v := value(t)
+		x, y := c.x(i, len(turns)), c.y(float64(v), top)
+		pts = append(pts, fmt.Sprintf("%g,%g", x, y))
+		c.Dots = append(c.Dots, dot{X: x, Y: y, Class: class, Title: fmt.Sprintf("turn %d: %s %s", t.Index, thousands(v), name)})
+	}
+	if len(pts) > 1 {
+		c.Lines = append(c.Lines, line{Points: strings.Join(pts, " "), Class: class})
+	}
+	c.Legend = append(c.Legend, legend{Class: class, Label: name})
+}
+
+// mark draws the flag markers of the turns.
+func (c *chart) mark(turns []*Turn, nums map[int][]int) {
+	for i, t := range turns {
+		ns := nums[t.Index]
+		if len(ns) == 0 {
+			continue
+		}
+		sev := timeline.SeverityInfo
+		var kinds, labels []string
+		for _, f := range t.Flags {
+			if severityRank(f.Severity) < severityRank(sev) {
+				sev = f.Severity
+			}
+			if !contains(kinds, f.Kind) {
+				kinds = append(kinds, f.Kind)
+			}
+		}
+		for _, n := range ns {
+			labels = append(labels, strconv.Itoa(n))
+		}
+		c.Markers = append(c.Markers, marker{
+			X: c.x(i, len(turns)), Y1: c.PlotTop - 6, Y2: c.PlotBot, TextY: c.PlotTop - 10,
+			Class: "m-" + sev, Label: "⚑" + strings.Join(labels, ","), Href: fmt.Sprintf("#flag-%d", ns[0]),
+			Title: fmt.Sprintf("turn %d: %s", t.Index, strings.Join(kinds, ", ")),
+		})
+	}
+}
+
+func severityRank(s string) int {
+	switch s {
+	case timeline.SeverityError:
+		return 0
+	case timeline.SeverityWarning:
+		return 1
+	}
+	return 2
+}
+
+// toolsChart draws the catalog and working-set sizes of a thread.
+func toolsChart(id string, turns []*Turn, nums map[int][]int) *chart {
+	var ymax int64 = 1
+	for _, t := range turns {
+		ymax = max(ymax, int64(t.Catalog.Count), int64(t.WorkingSet.Count))
+	}
+	c := frame(id, "Catalog and working set", "Deferred tools announced to the model (catalog) and tools whose schemas it can call (working set), per turn.", turns, float64(ymax))
+	top := c.Top
+	c.series(turns, top, "s-catalog", "catalog", func(t *Turn) int64 { return int64(t.Catalog.Count) })
+	c.series(turns, top, "s-working", "working set", func(t *Turn) int64 { return int64(t.WorkingSet.Count) })
+	c.mark(turns, nums)
+	return c
+}
+
+// cacheChart draws each turn's prompt tokens: cache read, cache created
+// and uncached input, stacked.
+func cacheChart(id string, turns []*Turn, nums map[int][]int) *chart {
+	var ymax int64 = 1
+	for _, t := range turns {
+		ymax = max(ymax, t.Usage.CacheReadInputTokens+t.Usage.CacheCreationInputTokens+t.Usage.InputTokens)
+	}
+	c := frame(id, "Prompt tokens", "Cache read, cache created and uncached input tokens of each request, stacked: a tall orange bar after green ones is a cache break.", turns, float64(ymax))
+	top := c.Top
+	slot := (c.PlotRite - c.PlotLeft) / float64(max(len(turns), 1))
+	w := round1(math.Max(1, math.Min(slot*0.7, 48)))
+	for i, t := range turns {
+		x := round1(c.x(i, len(turns)) - w/2)
+		base := 0.0
+		for _, part := range []struct {
+			v           int64
+			class, name string
+		}{
+			{t.Usage.CacheReadInputTokens, "b-read", "cache read"},
+			{t.Usage.CacheCreationInputTokens, "b-write", "cache created"},
+			{t.Usage.InputTokens, "b-input", "input"},
+		} {
+			if part.v <= 0 {
+				continue
+			}
+			y0, y1 := c.y(base, top), c.y(base+float64(part.v), top)
+			c.Bars = append(c.Bars, bar{X: x, Y: y1, W: w, H: round1(y0 - y1), Class: part.class,
+				Title: fmt.Sprintf("turn %d: %s %s", t.Index, thousands(part.v), part.name)})
+			base += float64(part.v)
+		}
+	}
+	c.Legend = []legend{{"b-read", "cache read"}, {"b-write", "cache created"}, {"b-input", "input"}}
+	c.mark(turns, nums)
+	return c
+}
+
+// defsChart draws each turn's tool-definition tokens as sent and with
+// every deferred tool inlined.
+func defsChart(id string, turns []*Turn, nums map[int][]int) *chart {
+	var ymax int64 = 1
+	unknown := 0
+	for _, t := range turns {
+		ymax = max(ymax, t.ToolTokens.Sent+t.ToolTokens.Announcement, t.ToolTokens.Inlined)
+		unknown = max(unknown, t.ToolTokens.Unknown)
+	}
+	caption := "Tool-definition tokens of each request as sent (with the catalog announcement), and with every deferred tool inlined instead."
+	if unknown > 0 {
+		caption += fmt.Sprintf(" Up to %d catalog %s of unknown size are left out of the inlined line, a lower bound.", unknown, plural(unknown, "tool", "tools"))
+	}
+	c := frame(id, "Tool-definition tokens", caption, turns, float64(ymax))
+	top := c.Top
+	c.series(turns, top, "s-sent", "sent + announcement", func(t *Turn) int64 { return t.ToolTokens.Sent + t.ToolTokens.Announcement })
+	c.series(turns, top, "s-inlined", "all inlined", func(t *Turn) int64 { return t.ToolTokens.Inlined })
+	c.mark(turns, nums)
+	return c
+}
+
+// niceCeil rounds v up to 1, 2, 2.5 or 5 times a power of ten, so that
+// quarter ticks are round.
+func niceCeil(v float64) float64 {
+	if v <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 4, 5, 8, 10} {
+		if m*p >= v {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// shortNumber writes an axis label: 950, 1.5k, 22k, 1.2M.
+func shortNumber(v float64) string {
+	switch {
+	case v >= 1e6:
+		return trimZero(fmt.Sprintf("%.1f", v/1e6)) + "M"
+	case v >= 1e3:
+		return trimZero(fmt.Sprintf("%.1f", v/1e3)) + "k"
+	}
+	return trimZero(fmt.Sprintf("%.1f", v))
+}
+
+func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }
+
+func round1(v float64) float64 { return math.Round(v*10) / 10 }

@@ -1,0 +1,278 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+
+	"github.com/tsinspect/tsinspect/timeline"
+)
+
+// WriteHTML writes r as one self-contained HTML page: inline CSS and SVG,
+// no script, no external asset (a Content-Security-Policy forbids any), so
+// that it opens offline and can be attached as it is. Per thread it draws
+// the catalog and working-set sizes, the prompt tokens and the
+// tool-definition tokens per turn, with flagged turns marked and the
+// flags explained, above the turn table.
+func (r *Report) WriteHTML(w io.Writer, opts RenderOptions) error {
+	r.fillNil()
+	tmpl, err := template.New("report").Funcs(template.FuncMap{
+		"thousands": thousands,
+		"saved":     savedText,
+		"atLeast":   savedPrefix,
+		"short":     ShortHash,
+		"model":     shortModel,
+		"stop":      stopText,
+		"change":    sizeChange,
+		"result":    searchResult,
+		"callNote":  callNote,
+		"sevClass":  func(s string) string { return "sev-" + s },
+		"kindSev":   timeline.Severity,
+		"kinds":     flagKindsOf,
+		"join":      strings.Join,
+		"plural":    plural,
+		"add":       func(a, b int) int { return a + b },
+	}).Parse(htmlTemplate)
+	if err != nil {
+		return fmt.Errorf("report: html template: %w", err)
+	}
+	bw := bufio.NewWriter(w)
+	if err := tmpl.Execute(bw, r.htmlView(opts)); err != nil {
+		return fmt.Errorf("report: write html: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("report: write html: %w", err)
+	}
+	return nil
+}
+
+// htmlView is what the template shows.
+type htmlView struct {
+	R            *Report
+	Redaction    string
+	Unredacted   bool
+	Capture      string
+	Models       []string
+	Searches     int
+	EmptySearch  int
+	Loaded       []string
+	Errs, Warns  int
+	Infos        int
+	Usage        Usage
+	Groups       []flagGroup
+	Threads      []htmlThread
+	Unknown      []string
+	FlagNumbers  map[int][]int
+	TokenThreads []ThreadTokens
+}
+
+type htmlThread struct {
+	threadView
+	Groups       []flagGroup
+	Charts       []*chart
+	Usage        Usage
+	Unreferenced []string
+	Last         *Turn
+	Nums         map[int][]int
+	Searches     []htmlSearch
+}
+
+type htmlSearch struct {
+	Turn int
+	Search
+}
+
+func (r *Report) htmlView(opts RenderOptions) htmlView {
+	v := htmlView{R: r, Redaction: opts.Redaction, Unredacted: opts.Unredacted, Capture: r.captureSentence(), Models: r.models(),
+		Loaded: r.loadedTools(), Usage: usageTotals(r.allTurns()), Groups: r.flagGroups(),
+		FlagNumbers: r.flagNumbers(), TokenThreads: r.TokenSummary.Threads}
+	v.Searches, v.EmptySearch = r.searchCounts()
+	v.Errs, v.Warns, v.Infos = r.severityCounts()
+	for _, t := range r.TokenSummary.Threads {
+		for _, n := range t.Unknown {
+			if !contains(v.Unknown, n) {
+				v.Unknown = append(v.Unknown, n)
+			}
+		}
+	}
+	for k, tv := range r.threadViews() {
+		ht := htmlThread{threadView: tv, Usage: usageTotals(tv.Turns), Unreferenced: tv.Unreferenced(), Nums: v.FlagNumbers}
+		for _, g := range v.Groups {
+			var items []flagItem
+			for _, it := range g.Items {
+				if it.Thread == tv.ID {
+					items = append(items, it)
+				}
+			}
+			if len(items) > 0 {
+				g.Items = items
+				ht.Groups = append(ht.Groups, g)
+			}
+		}
+		if len(tv.Turns) > 0 {
+			ht.Last = tv.Turns[len(tv.Turns)-1]
+			id := fmt.Sprintf("t%d", k+1)
+			ht.Charts = []*chart{
+				toolsChart(id+"-tools", tv.Turns, v.FlagNumbers),
+				cacheChart(id+"-cache", tv.Turns, v.FlagNumbers),
+				defsChart(id+"-defs", tv.Turns, v.FlagNumbers),
+			}
+		}
+		for _, t := range tv.Turns {
+			for _, s := range t.ToolSearches {
+				ht.Searches = append(ht.Searches, htmlSearch{Turn: t.Index, Search: s})
+			}
+		}
+		v.Threads = append(v.Threads, ht)
+	}
+	return v
+}
+
+const htmlTemplate = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>Tool search report</title>
+<style>
+:root { --fg:#1f2328; --muted:#59636e; --line:#d1d9e0; --bg:#fff; --soft:#f6f8fa;
+  --err:#c62828; --warn:#d9730d; --info:#1f6feb;
+  --catalog:#1f6feb; --working:#d9730d; --read:#2da44e; --write:#d9730d; --input:#8c959f; --sent:#8250df; --inlined:#1f6feb; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", "Liberation Sans", Arial, sans-serif; color: var(--fg); background: var(--bg); }
+main { max-width: 1160px; margin: 0 auto; padding: 20px 24px 48px; }
+h1 { font-size: 24px; margin: 0 0 4px; }
+h2 { font-size: 19px; margin: 32px 0 8px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
+h3 { font-size: 15px; margin: 18px 0 6px; }
+p { margin: 6px 0; }
+.muted, figcaption { color: var(--muted); }
+.note { background: var(--soft); border-left: 4px solid var(--info); padding: 6px 10px; margin: 10px 0; }
+.note.off { border-left-color: var(--err); }
+code { font: 12.5px/1.3 ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", "Liberation Mono", monospace; background: var(--soft); padding: 1px 4px; border-radius: 4px; overflow-wrap: anywhere; }
+.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(210px, 1fr)); gap: 8px; margin: 12px 0; }
+.card { border: 1px solid var(--line); border-radius: 6px; padding: 8px 10px; }
+.card b { display: block; font-size: 18px; }
+.card span { color: var(--muted); font-size: 12px; }
+table { border-collapse: collapse; width: 100%; margin: 8px 0; font-size: 12.5px; }
+th, td { border-bottom: 1px solid var(--line); padding: 4px 6px; text-align: left; vertical-align: top; }
+th { background: var(--soft); font-weight: 600; white-space: nowrap; }
+td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tr.flagged td:first-child { box-shadow: inset 3px 0 0 var(--warn); }
+tr.flagged-error td:first-child { box-shadow: inset 3px 0 0 var(--err); }
+tfoot td { font-weight: 600; }
+.badge { display: inline-block; border-radius: 10px; padding: 0 7px; font-size: 11.5px; color: #fff; white-space: nowrap; }
+.sev-error { background: var(--err); } .sev-warning { background: var(--warn); } .sev-info { background: var(--info); }
+.flag { border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; margin: 10px 0; }
+.flag ol { margin: 6px 0; padding-left: 0; list-style: none; }
+.flag li { margin: 4px 0; }
+.flag .num { display: inline-block; min-width: 2.2em; font-weight: 600; color: var(--muted); }
+.why, .todo { margin: 6px 0 0; }
+.bad { color: var(--err); }
+figure { margin: 10px 0 4px; }
+figure h3 { margin: 0; }
+svg.chart { width: 100%; height: auto; display: block; }
+svg .grid { stroke: #e6eaef; stroke-width: 1; }
+svg .axis { stroke: #8c959f; stroke-width: 1; }
+svg text { font: 11px system-ui, "Liberation Sans", Arial, sans-serif; fill: var(--muted); }
+svg .lbl-y { text-anchor: end; } svg .lbl-x { text-anchor: middle; }
+svg polyline { fill: none; stroke-width: 2.2; }
+svg .s-catalog { stroke: var(--catalog); fill: var(--catalog); }
+svg .s-working { stroke: var(--working); fill: var(--working); }
+svg .s-sent { stroke: var(--sent); fill: var(--sent); }
+svg .s-inlined { stroke: var(--inlined); fill: var(--inlined); }
+svg polyline.s-catalog, svg polyline.s-working, svg polyline.s-sent, svg polyline.s-inlined { fill: none; }
+svg polyline.s-inlined { stroke-dasharray: 6 4; }
+svg .b-read { fill: var(--read); } svg .b-write { fill: var(--write); } svg .b-input { fill: var(--input); }
+svg .m-error { stroke: var(--err); } svg .m-warning { stroke: var(--warn); } svg .m-info { stroke: var(--info); }
+svg line.mk { stroke-width: 1.5; stroke-dasharray: 3 3; }
+svg text.mk { font-weight: 700; text-anchor: middle; }
+svg text.m-error { fill: var(--err); stroke: none; } svg text.m-warning { fill: var(--warn); stroke: none; } svg text.m-info { fill: var(--info); stroke: none; }
+.legend { display: flex; gap: 14px; font-size: 12px; color: var(--muted); margin: 2px 0 0; flex-wrap: wrap; }
+.legend i { display: inline-block; width: 12px; height: 12px; border-radius: 2px; margin-right: 4px; vertical-align: -2px; }
+.legend .s-catalog { background: var(--catalog); } .legend .s-working { background: var(--working); }
+.legend .s-sent { background: var(--sent); } .legend .s-inlined { background: var(--inlined); }
+.legend .b-read { background: var(--read); } .legend .b-write { background: var(--write); } .legend .b-input { background: var(--input); }
+details { margin: 8px 0; } summary { cursor: pointer; color: var(--muted); }
+</style>
+</head>
+<body>
+<main>
+<h1>Tool search report</h1>
+<p class="muted">{{.Capture}} Written by {{.R.Generator}}.</p>
+{{if .Redaction}}<p class="note{{if .Unredacted}} off{{end}}">{{.Redaction}}</p>{{end}}
+
+<h2 id="summary">Summary</h2>
+<div class="cards">
+<div class="card"><b>{{len .R.Threads}} {{plural (len .R.Threads) "thread" "threads"}}</b><span>{{range $i, $t := .Threads}}{{if $i}}, {{end}}{{$t.ID}} ({{$t.Label}}, {{len $t.Turns}} {{plural (len $t.Turns) "turn" "turns"}}){{end}}</span></div>
+<div class="card"><b>{{.R.Capture.Turns}} {{plural .R.Capture.Turns "turn" "turns"}}</b><span>{{range $i, $m := .Models}}{{if $i}}, {{end}}{{$m}}{{end}}</span></div>
+<div class="card"><b>{{.Searches}} tool {{plural .Searches "search" "searches"}}</b><span>{{.EmptySearch}} loaded nothing; loaded: {{if .Loaded}}{{join .Loaded ", "}}{{else}}none{{end}}</span></div>
+<div class="card"><b class="{{if .Errs}}bad{{end}}">{{add (add .Errs .Warns) .Infos}} {{plural (add (add .Errs .Warns) .Infos) "flag" "flags"}}</b><span>{{.Errs}} {{plural .Errs "error" "errors"}}, {{.Warns}} {{plural .Warns "warning" "warnings"}}, {{.Infos}} info</span></div>
+<div class="card"><b>{{thousands .Usage.CacheReadInputTokens}}</b><span>cache read tokens; {{thousands .Usage.CacheCreationInputTokens}} written, {{thousands .Usage.InputTokens}} uncached input, {{thousands .Usage.OutputTokens}} output</span></div>
+</div>
+
+{{range .Threads}}{{$th := .}}
+<h2 id="thread-{{.ID}}">Thread {{.ID}} <span class="muted">({{.Label}}, {{len .Turns}} {{plural (len .Turns) "turn" "turns"}}{{if .Models}}, {{join .Models ", "}}{{end}})</span></h2>
+{{range .Charts}}<figure>
+<h3>{{.Title}}</h3>
+<svg class="chart" id="{{.ID}}" viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="{{.Title}}">
+{{$c := .}}{{range .YTicks}}<line class="grid" x1="{{$c.PlotLeft}}" x2="{{$c.PlotRite}}" y1="{{.Pos}}" y2="{{.Pos}}"/><text class="lbl-y" x="{{$c.YLabelX}}" y="{{.LabelPos}}">{{.Label}}</text>
+{{end}}<line class="axis" x1="{{.PlotLeft}}" x2="{{.PlotRite}}" y1="{{.PlotBot}}" y2="{{.PlotBot}}"/>
+{{range .XTicks}}<text class="lbl-x" x="{{.Pos}}" y="{{$c.XLabelY}}">{{.Label}}</text>{{end}}<text class="lbl-y" x="{{.YLabelX}}" y="{{.XLabelY}}">turn</text>
+{{range .Bars}}<rect class="{{.Class}}" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}"><title>{{.Title}}</title></rect>{{end}}
+{{range .Lines}}<polyline class="{{.Class}}" points="{{.Points}}"/>{{end}}
+{{range .Dots}}<circle class="{{.Class}}" cx="{{.X}}" cy="{{.Y}}" r="3"><title>{{.Title}}</title></circle>{{end}}
+{{range .Markers}}<a href="{{.Href}}"><title>{{.Title}}</title><line class="mk {{.Class}}" x1="{{.X}}" x2="{{.X}}" y1="{{.Y1}}" y2="{{.Y2}}"/><text class="mk {{.Class}}" x="{{.X}}" y="{{.TextY}}">{{.Label}}</text></a>{{end}}
+</svg>
+<div class="legend">{{range .Legend}}<span><i class="{{.Class}}"></i>{{.Label}}</span>{{end}}{{if .Markers}}<span>⚑ flagged turn (number of the flag above)</span>{{end}}</div>
+<figcaption>{{.Caption}}</figcaption>
+</figure>{{end}}
+{{if .Groups}}<h3>Flags</h3>{{end}}
+{{range .Groups}}<section class="flag">
+<h3><span class="badge {{sevClass .Severity}}">{{.Severity}}</span> {{.Kind}} <span class="muted">× {{len .Items}}</span></h3>
+<ol>{{range .Items}}<li id="flag-{{.N}}"><span class="num">⚑{{.N}}</span> <b>Turn {{.Turn}}</b>: {{.Detail}}</li>{{end}}</ol>
+{{if .Why}}<p class="why"><b>Why it matters.</b> {{.Why}}</p>{{end}}
+{{if .Todo}}<p class="todo"><b>What to do.</b> {{.Todo}}</p>{{end}}
+</section>{{end}}
+{{if .Searches}}<h3>Tool searches</h3>
+<table><thead><tr><th class="n">Turn</th><th>Tool</th><th>Query</th><th>Mode</th><th class="n">Max</th><th>Result</th></tr></thead>
+<tbody>{{range .Searches}}<tr><td class="n">{{.Turn}}</td><td><code>{{.Tool}}</code></td><td><code>{{.Query}}</code></td><td>{{.Mode}}</td><td class="n">{{if .MaxResults}}{{.MaxResults}}{{end}}</td><td>{{if .Results}}loaded {{range $i, $n := .Results}}{{if $i}}, {{end}}<code>{{$n}}</code>{{end}}{{else}}<span class="bad">{{result .Search}}</span>{{end}}</td></tr>{{end}}</tbody></table>{{end}}
+{{if .Unreferenced}}<p>Deferred tools sent without a reference left in the history (restored after compaction): {{range $i, $n := .Unreferenced}}{{if $i}}, {{end}}<code>{{$n}}</code>{{end}}.</p>{{end}}
+<h3>Turns</h3>
+<table>
+<thead><tr><th class="n">Turn</th><th>Model</th><th>Stop</th><th class="n">Catalog</th><th>Working set</th><th class="n">Searches</th><th>Calls</th><th class="n">Input</th><th class="n">Cache read</th><th class="n">Cache write</th><th class="n">Output</th><th class="n">Tool defs sent</th><th class="n">All inlined</th><th>Flags</th></tr></thead>
+<tbody>{{range .Turns}}<tr class="{{if .Flags}}flagged{{range .Flags}}{{if eq .Severity "error"}} flagged-error{{end}}{{end}}{{end}}">
+<td class="n">{{.Index}}</td><td>{{model .Model}}</td><td>{{stop .}}</td>
+<td class="n">{{change .Catalog.Count (len .Catalog.Added) (len .Catalog.Removed)}}</td>
+<td>{{change .WorkingSet.Count (len .WorkingSet.Added) (len .WorkingSet.Removed)}}{{range .WorkingSet.Added}} <code>+{{.}}</code>{{end}}{{range .WorkingSet.Removed}} <code>−{{.}}</code>{{end}}</td>
+<td class="n">{{len .ToolSearches}}</td>
+<td>{{range $i, $c := .ToolCalls}}{{if $i}}, {{end}}<code>{{$c.Name}}</code>{{with callNote $c}} <span class="bad">({{.}})</span>{{end}}{{end}}</td>
+<td class="n">{{thousands .Usage.InputTokens}}</td><td class="n">{{thousands .Usage.CacheReadInputTokens}}</td><td class="n">{{thousands .Usage.CacheCreationInputTokens}}</td><td class="n">{{thousands .Usage.OutputTokens}}</td>
+<td class="n">{{thousands .ToolTokens.Sent}}</td><td class="n">{{atLeast .ToolTokens.Inlined .ToolTokens.Unknown}}</td>
+<td>{{range $i, $n := index $th.Nums .Index}}{{if $i}} {{end}}<a href="#flag-{{$n}}">⚑{{$n}}</a>{{end}} {{range kinds .}}<span class="badge {{sevClass (kindSev .)}}">{{.}}</span> {{end}}</td>
+</tr>{{end}}</tbody>
+<tfoot><tr><td></td><td>total</td><td></td><td></td><td></td><td></td><td></td><td class="n">{{thousands .Usage.InputTokens}}</td><td class="n">{{thousands .Usage.CacheReadInputTokens}}</td><td class="n">{{thousands .Usage.CacheCreationInputTokens}}</td><td class="n">{{thousands .Usage.OutputTokens}}</td><td class="n">{{thousands .Tokens.Sent}}</td><td class="n">{{atLeast .Tokens.Inlined (len .Tokens.Unknown)}}</td><td></td></tr></tfoot>
+</table>
+{{with .Last}}<details><summary>Tool definitions of turn {{.Index}}: name, deferred, loaded, SHA-256 of the definition, tokens</summary>
+<table><thead><tr><th>Tool</th><th>Deferred</th><th>Loaded</th><th>SHA-256</th><th class="n">Tokens</th></tr></thead>
+<tbody>{{range .ToolDefinitions}}<tr><td><code>{{.Name}}</code></td><td>{{if .Deferred}}yes{{else}}no{{end}}</td><td>{{if .Loaded}}yes{{else}}no{{end}}</td><td><code title="{{.SHA256}}">{{short .SHA256}}</code></td><td class="n">{{thousands .Tokens}}{{if eq .TokensFrom "count_tokens"}} (count_tokens){{end}}</td></tr>{{end}}</tbody></table>
+<p class="muted">{{if $th.DefChanges}}Definitions that changed within the thread: {{join $th.DefChanges "; "}}.{{else}}No definition changed within the thread.{{end}}</p>
+</details>{{end}}
+{{end}}
+<h2 id="tokens">Tool-definition tokens</h2>
+<p>What the tool definitions cost, summed over each thread's requests (per request in the turn tables), what the same requests would have carried with every deferred tool inlined, and what deferral saved and cost.</p>
+<table>
+<thead><tr><th>Thread</th><th class="n">Requests</th><th class="n">Sent</th><th class="n">All inlined</th><th class="n">Saved by deferral</th><th class="n">Loaded schemas</th><th class="n">Search tool</th><th class="n">Catalog announcement</th><th class="n">Searches</th><th class="n">Tools of unknown size</th></tr></thead>
+<tbody>{{range .TokenThreads}}<tr><td>{{.Thread}}</td><td class="n">{{.Turns}}</td><td class="n">{{thousands .Sent}}</td><td class="n">{{atLeast .Inlined (len .Unknown)}}</td><td class="n">{{saved .Saved (len .Unknown)}}</td><td class="n">{{thousands .Loaded}}</td><td class="n">{{thousands .SearchTool}}</td><td class="n">{{thousands .Announcement}}</td><td class="n">{{.Searches}}</td><td class="n">{{len .Unknown}}</td></tr>{{end}}</tbody>
+</table>
+<p>Loading cost is what tool search adds to each request: the schemas of the deferred tools loaded so far, the search tool's own definition and the announcement listing the deferred tools; each search is also a round trip of its own.{{if .Unknown}} {{len .Unknown}} catalog {{plural (len .Unknown) "tool" "tools"}} never had a schema sent in this capture, so what inlining {{plural (len .Unknown) "it" "them"}} would cost is unknown: “all inlined” leaves {{plural (len .Unknown) "it" "them"}} out and “saved” is a lower bound (≥).{{end}}</p>
+<p class="muted">{{.R.TokenSummary.Method}}{{if .R.TokenSummary.CountTokensUsed}} {{.R.TokenSummary.CountTokensUsed}} definition sizes come from recorded count_tokens answers.{{end}}</p>
+{{if .Unknown}}<details><summary>The {{len .Unknown}} {{plural (len .Unknown) "tool" "tools"}} of unknown size</summary><p>{{range $i, $n := .Unknown}}{{if $i}}, {{end}}<code>{{$n}}</code>{{end}}</p></details>{{end}}
+
+</main>
+</body>
+</html>
+`

@@ -1,0 +1,138 @@
+package report
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/tsinspect/tsinspect/timeline"
+)
+
+// flagged is a synthetic report whose flags hold text that must be
+// escaped.
+func flagged() *Report {
+	r := Build(synthetic(60), "1")
+	t := &r.Turns[4]
+	t.Flags = append(t.Flags, Flag{Kind: timeline.FlagEmptySearch, Severity: timeline.SeverityWarning,
+		Detail: `ToolSearch "<script>alert(1)</script> | *bold* _x_ @someone #12" loaded nothing.`})
+	return r
+}
+
+func TestMarkdown(t *testing.T) {
+	var buf bytes.Buffer
+	if err := flagged().WriteMarkdown(&buf, RenderOptions{Redaction: "Redacted (default)."}); err != nil {
+		t.Fatal(err)
+	}
+	md := buf.String()
+	order := []string{"# Tool search report", "> Redacted (default).", "## Summary", "## Flags", "### 🟠 cache_break (warning)",
+		"**Why it matters.**", "**What to do.**", "## Tool-definition tokens", "## Thread main (main agent)", "## Thread side1 (side query)"}
+	at := 0
+	for _, want := range order {
+		i := strings.Index(md[at:], want)
+		if i < 0 {
+			t.Fatalf("markdown lacks %q after byte %d:\n%s", want, at, md)
+		}
+		at += i
+	}
+	why, _ := timeline.Explain(timeline.FlagCacheBreak)
+	if !strings.Contains(md, mdText(why)) {
+		t.Error("markdown lacks the cache_break explanation")
+	}
+	for _, bad := range []string{"<script>", "| *bold*", "@someone", "#12"} {
+		if strings.Contains(md, bad) {
+			t.Errorf("markdown holds unescaped %q", bad)
+		}
+	}
+	if !strings.Contains(md, `\<script\>`) || !strings.Contains(md, `\| \*bold\* \_x\_`) {
+		t.Errorf("escaping: %s", md[strings.Index(md, "ToolSearch"):][:200])
+	}
+	// One table row per turn of the main thread, with the columns of the
+	// header.
+	head := "| Turn | Model | Stop | Catalog | Working set | Searches | Calls | Input | Cache read | Cache write | Output | Tool defs sent | All inlined | Flags |"
+	if strings.Count(md, head) != 2 {
+		t.Errorf("want 2 thread tables:\n%s", md)
+	}
+	row := regexp.MustCompile(`(?m)^\| 41 \| sonnet-4-5 \| tool_use \|.*\|$`)
+	if m := row.FindString(md); m == "" || strings.Count(strings.ReplaceAll(m, `\|`, ""), "|") != strings.Count(head, "|") {
+		t.Errorf("row of turn 41: %q", m)
+	}
+}
+
+func TestCode(t *testing.T) {
+	for in, want := range map[string]string{
+		"select:a":  "`select:a`",
+		"a`b":       "``a`b``",
+		"`x":        "`` `x ``",
+		"a|b":       "`a|b`",
+		"two\nline": "`two line`",
+	} {
+		if got := code(in, false); got != want {
+			t.Errorf("code(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := code("a|b", true); got != "`a\\|b`" {
+		t.Errorf("code in table = %q", got)
+	}
+	if got := mdText("mcp__demo__echo and __init__ and _x_"); got != `mcp__demo__echo and \_\_init\_\_ and \_x\_` {
+		t.Errorf("mdText underscores: %q", got)
+	}
+}
+
+func TestHTML(t *testing.T) {
+	var buf bytes.Buffer
+	if err := flagged().WriteHTML(&buf, RenderOptions{Redaction: "Redacted (default)."}); err != nil {
+		t.Fatal(err)
+	}
+	h := buf.String()
+	if !strings.HasPrefix(h, "<!DOCTYPE html>") || !strings.Contains(h, `http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;`) &&
+		!strings.Contains(h, `http-equiv="Content-Security-Policy" content="default-src 'none'`) {
+		t.Errorf("no doctype or CSP:\n%.600s", h)
+	}
+	if strings.Contains(h, "<script") || strings.Contains(h, "<script>alert") {
+		t.Error("HTML holds a script")
+	}
+	if !strings.Contains(h, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Error("flag detail not escaped")
+	}
+	for _, attr := range regexp.MustCompile(`(?:src|href)="([^"]*)"`).FindAllStringSubmatch(h, -1) {
+		if !strings.HasPrefix(attr[1], "#") {
+			t.Errorf("external reference %q", attr[0])
+		}
+	}
+	// Three charts per thread, each an SVG; flagged turns marked.
+	if n := strings.Count(h, `<svg class="chart"`); n != 6 || strings.Count(h, "</svg>") != 6 {
+		t.Errorf("%d charts, want 6", n)
+	}
+	if !strings.Contains(h, `<a href="#flag-1">`) || !strings.Contains(h, `id="flag-1"`) || !strings.Contains(h, "⚑2") {
+		t.Error("flag markers or anchors missing")
+	}
+	for _, want := range []string{"Catalog and working set", "Prompt tokens", "Tool-definition tokens", "Why it matters.", "What to do.", "<h3>Turns</h3>"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("HTML lacks %q", want)
+		}
+	}
+}
+
+func TestEmptyReportsRender(t *testing.T) {
+	for _, r := range []*Report{Build(nil, "1"), Build(&timeline.Session{}, "1")} {
+		var md, h bytes.Buffer
+		if err := r.WriteMarkdown(&md, RenderOptions{}); err != nil || !strings.Contains(md.String(), "No flags") {
+			t.Errorf("markdown of an empty report: %v\n%s", err, md.String())
+		}
+		if err := r.WriteHTML(&h, RenderOptions{}); err != nil || !strings.Contains(h.String(), "</html>") {
+			t.Errorf("html of an empty report: %v", err)
+		}
+	}
+}
+
+func TestNiceScale(t *testing.T) {
+	for in, want := range map[float64]float64{0: 1, 3: 4, 56: 80, 22616: 40000, 100: 100, 101: 200} {
+		if got := niceCeil(in); got != want {
+			t.Errorf("niceCeil(%v) = %v, want %v", in, got, want)
+		}
+	}
+	if shortNumber(22500) != "22.5k" || shortNumber(40000) != "40k" || shortNumber(1.5e6) != "1.5M" || shortNumber(20) != "20" {
+		t.Error("shortNumber")
+	}
+}
