@@ -687,9 +687,8 @@ func TestReportBadInput(t *testing.T) {
 		{"turns on a corrupt capture", []string{"turns", corrupt}, 1, "malformed"},
 		{"report without a file", []string{"report"}, 2, "want one capture FILE"},
 		{"turns with two files", []string{"turns", empty, empty}, 2, "want one capture FILE"},
-		{"markdown", []string{"report", "--format", "markdown", empty}, 2, "--format markdown is not yet supported"},
-		{"html", []string{"report", "--format", "html", empty}, 2, "--format html is not yet supported"},
-		{"unknown format", []string{"report", "--format", "xml", empty}, 2, `--format "xml": want json`},
+		{"unknown format", []string{"report", "--format", "xml", empty}, 2, `--format "xml": want json, markdown or html`},
+		{"unknown policy", []string{"report", "--redact", "lax", empty}, 2, `--redact "lax": want default, strict or off`},
 		{"empty kind", []string{"report", "--fail-on", "cache_break,,retry", empty}, 2, "empty kind"},
 		{"unknown kind", []string{"report", "--fail-on", "cache_brake", empty}, 2, `unknown flag kind "cache_brake" (kinds: `},
 		{"unknown flag", []string{"report", "--bogus", empty}, 2, "flag provided but not defined: -bogus"},
@@ -732,7 +731,7 @@ func TestReportBadInput(t *testing.T) {
 		}
 	}
 	_, out, _ = runCLI(t, "report", "-h")
-	for _, f := range []string{"-format", "-out", "-fail-on", "not yet supported", "status 3"} {
+	for _, f := range []string{"-format", "-out", "-fail-on", "-redact", "markdown", "html", "status 3"} {
 		if !strings.Contains(out, f) {
 			t.Errorf("report -h does not mention %s", f)
 		}

@@ -2,13 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/report"
+	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
@@ -17,7 +21,24 @@ Write a report of a capture FILE: its threads (main agent, subagents, side
 queries) and, for every Messages API turn, the model, status, stop reason
 and usage, the deferred-tool catalog and the working set with what changed
 since the thread's previous turn, the tool searches whose results the turn
-carries, the tool calls of its response, and the flags raised on it.
+carries, the tool calls of its response, the tool definitions sent (name,
+deferred or not, a SHA-256 and a token estimate instead of the schema),
+and the flags raised on it. A token summary says what the tool
+definitions cost and what deferring them saved.
+
+The report is meant to be shared (attached to a bug report, sent to an MCP
+server's authors), so it is redacted by default:
+
+  default  no message text, tool inputs or outputs, thinking, system
+           prompt or images; credentials, metadata.user_id, session
+           headers, e-mail addresses, paths and home directories, IP
+           addresses and host names other than the API's are removed or
+           replaced by pseudonyms ([path-1], [email-2], ...), the same
+           value by the same pseudonym. Tool names and tool search
+           queries are kept (scrubbed like the rest).
+  strict   default, with MCP server names pseudonymised too
+           (mcp__s1__create_issue).
+  off      nothing removed; a warning is printed.
 
 The JSON format is versioned (schema_version); its field names do not
 change, new fields may appear. Arrays are [] when empty, never null.
@@ -33,12 +54,17 @@ went wrong fail the build.
 
 Formats:
   json      (default) the full report
-  markdown, html
-            not yet supported
+  markdown  for a GitHub issue: a summary, the flags with what they mean
+            and what to do, the token summary, a table per thread
+  html      one self-contained page that opens offline: per thread,
+            charts of the catalog and working set, of the prompt tokens
+            and of the tool-definition tokens, flags marked and
+            explained, and the turn table
 
 Examples:
   tsinspect report session.db > report.json
-  tsinspect report --out report.json session.db
+  tsinspect report --format markdown --out report.md session.db
+  tsinspect report --format html --redact strict --out report.html session.db
   tsinspect report --fail-on cache_break,call_before_load session.db`
 
 // Exit status of 'report --fail-on' when a flag of a listed kind exists.
@@ -47,8 +73,9 @@ const exitFlagged = 3
 func runReport(env *cliEnv, args []string) error {
 	about := strings.Replace(reportAbout, "\nExamples:", "\nFlag kinds:\n"+wrapList(timeline.Kinds(), "  ", 74)+"\n\nExamples:", 1)
 	fs := newFlags(env, "report", "[flags] FILE", about)
-	format := fs.String("format", "json", "report `format`: json (markdown and html are not yet supported)")
+	format := fs.String("format", "json", "report `format`: json, markdown or html")
 	out := fs.String("out", "", "write the report to `FILE` instead of standard output, atomically (- for standard output)")
+	policyName := fs.String("redact", string(redact.Default), "redaction `policy`: default, strict or off")
 	failOn := fs.String("fail-on", "", "exit with status 3 if any turn has a flag of these `kinds` (comma-separated, e.g. cache_break,call_before_load)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -58,23 +85,41 @@ func runReport(env *cliEnv, args []string) error {
 		return usageError("report: want one capture FILE (see 'tsinspect report -h')")
 	}
 	switch *format {
-	case "json":
-	case "markdown", "md", "html":
-		return usageError("report: --format %s is not yet supported; only json is, for now", *format)
+	case "json", "html":
+	case "markdown", "md":
+		*format = "markdown"
 	default:
-		return usageError("report: --format %q: want json", *format)
+		return usageError("report: --format %q: want json, markdown or html", *format)
+	}
+	policy, err := redact.ParsePolicy(*policyName)
+	if err != nil {
+		return usageError("report: --redact %q: want default, strict or off", *policyName)
 	}
 	kinds, err := parseKinds(*failOn)
 	if err != nil {
 		return err
 	}
-	s, err := loadSession(pos[0])
+	exs, err := loadExchanges(pos[0])
 	if err != nil {
 		return err
 	}
-	r := report.Build(s, version)
+	s := timeline.Build(exs)
+	r := report.BuildWithCounts(s, version, report.CountTokens(exs))
+	shared := redact.Apply(r, policy, redact.Collect(exs))
+	if policy == redact.Off {
+		fmt.Fprintln(env.stderr, "tsinspect: warning: --redact off: the report is not redacted and may hold paths, e-mail addresses, identifiers and secrets; do not share it as it is")
+	}
 	var buf bytes.Buffer
-	if err := r.WriteJSON(&buf); err != nil {
+	opts := report.RenderOptions{Redaction: redact.Describe(policy), Unredacted: policy == redact.Off}
+	switch *format {
+	case "json":
+		err = shared.WriteJSON(&buf)
+	case "markdown":
+		err = shared.WriteMarkdown(&buf, opts)
+	case "html":
+		err = shared.WriteHTML(&buf, opts)
+	}
+	if err != nil {
 		return err
 	}
 	if *out == "" || *out == "-" {
@@ -90,6 +135,16 @@ func runReport(env *cliEnv, args []string) error {
 		}
 	}
 	return nil
+}
+
+// loadExchanges reads every exchange of a capture file.
+func loadExchanges(path string) ([]exchange.Exchange, error) {
+	db, err := store.OpenReadOnly(path)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return db.Exchanges(context.Background())
 }
 
 // parseKinds splits a --fail-on list.
