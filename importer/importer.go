@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -65,6 +66,9 @@ type Skip struct {
 type Report struct {
 	Format   string
 	Imported int
+	// Incomplete counts the imported exchanges whose response did not
+	// end (cut off, or not in the file).
+	Incomplete int
 	// Damage, when not empty, says where the file stopped being readable.
 	Damage  string
 	Skipped []Skip
@@ -83,7 +87,7 @@ func (r *Report) Problem() string {
 	}
 	for _, s := range r.Skipped {
 		if s.Error {
-			parts = append(parts, fmt.Sprintf("%d %s", s.Count, s.What))
+			parts = append(parts, counted(s.Count, s.What))
 		}
 	}
 	if len(parts) == 0 {
@@ -98,10 +102,32 @@ func (r *Report) Notes() string {
 	var parts []string
 	for _, s := range r.Skipped {
 		if !s.Error {
-			parts = append(parts, fmt.Sprintf("%d %s", s.Count, s.What))
+			parts = append(parts, counted(s.Count, s.What))
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// pluralNoun is the first plural noun of a skip's description.
+var pluralNoun = regexp.MustCompile(`\b(connections|packets|entries)\b`)
+
+// counted puts a count before a description written in the plural,
+// making its noun singular for one.
+func counted(n int, what string) string {
+	if n == 1 {
+		done := false
+		what = pluralNoun.ReplaceAllStringFunc(what, func(w string) string {
+			if done {
+				return w
+			}
+			done = true
+			if w == "entries" {
+				return "entry"
+			}
+			return strings.TrimSuffix(w, "s")
+		})
+	}
+	return fmt.Sprintf("%d %s", n, what)
 }
 
 // Detect tells a file's format from its first bytes, falling back to its
@@ -211,6 +237,9 @@ func Import(ctx context.Context, path string, sink Sink, opts Options) (*Report,
 			return rep, fmt.Errorf("import: after %d of %d exchanges: %w", rep.Imported, len(exs), err)
 		}
 		rep.Imported++
+		if exs[i].State != exchange.StateComplete {
+			rep.Incomplete++
+		}
 	}
 	return rep, nil
 }

@@ -71,7 +71,11 @@ func runImport(env *cliEnv, args []string) error {
 	_ = out.SetMeta(ctx, "imported_at", time.Now().UTC().Format(time.RFC3339Nano))
 	name := filepath.Base(in)
 	if p := rep.Problem(); p != "" {
-		return fmt.Errorf("import %s: %s; kept %d %s", name, p, rep.Imported, countNoun(rep.Imported, "exchange", "exchanges"))
+		kept := fmt.Sprintf("kept %d %s", rep.Imported, countNoun(rep.Imported, "exchange", "exchanges"))
+		if rep.Incomplete > 0 {
+			kept += fmt.Sprintf(" (%d incomplete)", rep.Incomplete)
+		}
+		return fmt.Errorf("import %s: %s; %s", name, p, kept)
 	}
 	if rep.Imported == 0 {
 		msg := fmt.Sprintf("import %s: no HTTP exchanges found", name)

@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log"
@@ -18,16 +19,20 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/tsinspect/tsinspect/capture"
+	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/fixtures"
 	"github.com/tsinspect/tsinspect/importer/pcap/pcaptest"
 	"github.com/tsinspect/tsinspect/importer/tlsrec"
+	"github.com/tsinspect/tsinspect/timeline"
 )
 
 // memSink keeps what a capture.Recorder writes.
@@ -397,6 +402,7 @@ func TestTLSImportMatchesProxyRecording(t *testing.T) {
 				}
 			}
 			sameExchanges(t, recorded, res.Exchanges)
+			sameDecoding(t, recorded, res.Exchanges)
 			chunks := 0
 			for _, ex := range res.Exchanges {
 				chunks += len(ex.Chunks)
@@ -436,3 +442,43 @@ func TestTLS13ChaCha20(t *testing.T) {
 }
 
 func quietLog() *log.Logger { return log.New(io.Discard, "", 0) }
+
+// atField matches the arrival times of decoded events, which come from
+// packet times on one side and read times on the other.
+var atField = regexp.MustCompile(`"at":"[^"]*",?`)
+
+// sameDecoding checks that imported and recorded exchanges decode alike
+// and raise the same flags.
+func sameDecoding(t *testing.T, recorded, imported []exchange.Exchange) {
+	t.Helper()
+	turn := func(ex exchange.Exchange) string {
+		d := decode.Decode(&ex)
+		d.ExchangeID = 0
+		b, _ := json.Marshal(d)
+		return atField.ReplaceAllString(string(b), "")
+	}
+	rec := map[string]string{}
+	for _, ex := range recorded {
+		rec[ex.Method+ex.URL+string(ex.ReqBody)] = turn(ex)
+	}
+	for _, ex := range imported {
+		if want, got := rec[ex.Method+ex.URL+string(ex.ReqBody)], turn(ex); want != got {
+			t.Errorf("%s %s decodes differently:\nimported %s\nrecorded %s", ex.Method, ex.URL, got, want)
+		}
+	}
+	flags := func(exs []exchange.Exchange) string {
+		var out []string
+		for _, tr := range timeline.Build(exs).Turns {
+			var kinds []string
+			for _, f := range tr.Flags {
+				kinds = append(kinds, f.Kind+":"+f.Detail)
+			}
+			out = append(out, fmt.Sprintf("%s %s %v", tr.Thread, tr.Exchange.ReqBody, kinds))
+		}
+		sort.Strings(out)
+		return strings.Join(out, "\n")
+	}
+	if a, b := flags(imported), flags(recorded); a != b {
+		t.Errorf("timeline differs:\nimported:\n%s\nrecorded:\n%s", a, b)
+	}
+}

@@ -1,0 +1,650 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/fixtures"
+	"github.com/tsinspect/tsinspect/fixtures/session"
+	"github.com/tsinspect/tsinspect/importer/pcap/pcaptest"
+)
+
+// tlsTraffic is a session with the stand-in over real TLS, captured as
+// packets on the server's side.
+type tlsTraffic struct {
+	cap    *pcaptest.Capture
+	keyLog []byte
+	sent   []fixtures.Logged
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+type capListener struct {
+	net.Listener
+	c *pcaptest.Capture
+}
+
+func (l capListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return l.c.WrapServer(c), nil
+}
+
+// captureTLS serves the toolsearch scenario over TLS with cfg and sends
+// it a streamed turn, a compressed JSON turn, count_tokens, a GET and
+// extra (a request body of that many bytes, 0 for none), with the test
+// API key.
+func captureTLS(t *testing.T, cfg *tls.Config, extra int) tlsTraffic {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "api.anthropic.com"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		DNSNames: []string{"api.anthropic.com"}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, _ := x509.ParseCertificate(der)
+	var keys lockedBuffer
+	cfg = cfg.Clone()
+	cfg.Certificates = []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}
+	cfg.NextProtos = []string{"http/1.1"}
+	cfg.KeyLogWriter = &keys
+
+	sc, _ := fixtures.Scenario("toolsearch")
+	stand := fixtures.NewServer(sc, fixtures.Options{Gzip: true})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := pcaptest.New(pcaptest.Options{})
+	srv := &http.Server{Handler: stand}
+	go srv.Serve(tls.NewListener(capListener{ln, c}, cfg))
+	defer srv.Close()
+
+	pool := x509.NewCertPool()
+	pool.AddCert(leaf)
+	addr := ln.Addr().String()
+	tr := &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "api.anthropic.com"},
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, network, addr)
+		},
+	}
+	client := &http.Client{Transport: tr}
+	do := func(method, path, body string) {
+		req, _ := http.NewRequest(method, "https://api.anthropic.com"+path, strings.NewReader(body))
+		if body == "" {
+			req.Body = nil
+		}
+		req.Header.Set("X-Api-Key", session.APIKey)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Anthropic-Version", "2023-06-01")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	turn := func(stream bool, text string) string {
+		return fmt.Sprintf(`{"model":"claude-sonnet-4-5","max_tokens":32000,"stream":%v,"tools":[{"name":"ToolSearch","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":%q}]}`, stream, text)
+	}
+	do("POST", "/v1/messages?beta=true", turn(true, "use the demo tools"))
+	do("POST", "/v1/messages", turn(false, "compressed, please"))
+	do("POST", "/v1/messages/count_tokens", `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}]}`)
+	do("GET", "/api/hello", "")
+	if extra > 0 {
+		do("POST", "/v1/messages/count_tokens", `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"`+strings.Repeat("a", extra)+`"}]}`)
+	}
+	tr.CloseIdleConnections()
+	srv.Close()
+	time.Sleep(30 * time.Millisecond)
+	return tlsTraffic{cap: c, keyLog: keys.b.Bytes(), sent: stand.Exchanges()}
+}
+
+func (tt tlsTraffic) write(t *testing.T, dir string, ng, embed bool) (file, keyLog string) {
+	t.Helper()
+	var buf bytes.Buffer
+	file = filepath.Join(dir, "traffic.pcap")
+	if ng {
+		file += "ng"
+		var secrets []byte
+		if embed {
+			secrets = tt.keyLog
+		}
+		tt.cap.WritePcapNG(&buf, secrets)
+	} else {
+		tt.cap.WritePcap(&buf)
+	}
+	if err := os.WriteFile(file, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keyLog = filepath.Join(dir, "keys.txt")
+	os.WriteFile(keyLog, tt.keyLog, 0o600)
+	return file, keyLog
+}
+
+// checkAgainstServer compares a capture with what the stand-in received
+// and sent, byte for byte.
+func checkAgainstServer(t *testing.T, got []exchange.Exchange, sent []fixtures.Logged) {
+	t.Helper()
+	if len(got) != len(sent) {
+		t.Fatalf("capture holds %d exchanges, the server handled %d", len(got), len(sent))
+	}
+	for i, l := range sent {
+		ex := got[i]
+		if ex.Method != l.Method || urlPath(ex.URL) != l.Path || !bytes.Equal(ex.ReqBody, l.Body) {
+			t.Errorf("exchange %d: %s %s, server saw %s %s", i+1, ex.Method, ex.URL, l.Method, l.Path)
+		}
+		if ex.Status != l.Status || !bytes.Equal(ex.RespBody, l.RespWire) || !bytes.Equal(ex.Body(), l.RespBody) || ex.State != exchange.StateComplete {
+			t.Errorf("exchange %d: status %d state %s, %d body bytes; server sent %d, %d bytes", i+1, ex.Status, ex.State, len(ex.RespBody), l.Status, len(l.RespWire))
+		}
+		if ex.Source != "import:pcap" || ex.Host != "api.anthropic.com" {
+			t.Errorf("exchange %d: source %q host %q", i+1, ex.Source, ex.Host)
+		}
+		if !strings.HasPrefix(ex.ReqHeader("X-Api-Key"), exchange.FingerprintPrefix) {
+			t.Errorf("exchange %d: x-api-key %q", i+1, ex.ReqHeader("X-Api-Key"))
+		}
+	}
+}
+
+func oneLine(t *testing.T, stderr, want string) {
+	t.Helper()
+	if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "tsinspect: ") || !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q: want one line 'tsinspect: ...%s...'", stderr, want)
+	}
+}
+
+// TestImportPacketCaptures imports a TLS 1.2 pcap with a key log file and
+// a TLS 1.3 pcapng with its secrets embedded: each gives the exchanges the
+// server handled, byte for byte, with the API key only as a fingerprint,
+// and the capture lists and decodes like a recorded one.
+func TestImportPacketCaptures(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		cfg       *tls.Config
+		ng, embed bool
+	}{
+		{"tls12-pcap-keylog", &tls.Config{MaxVersion: tls.VersionTLS12}, false, false},
+		{"tls13-pcapng-embedded", &tls.Config{MinVersion: tls.VersionTLS13}, true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tt := captureTLS(t, c.cfg, 0)
+			dir := t.TempDir()
+			file, keyLog := tt.write(t, dir, c.ng, c.embed)
+			db := filepath.Join(dir, "out.db")
+			args := []string{"import", file, "--db", db}
+			if !c.embed {
+				args = append(args, "--keylog", keyLog)
+			}
+			code, _, stderr := runCLI(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			oneLine(t, stderr, fmt.Sprintf("imported %d exchanges from %s (%s, 1 TLS connection decrypted) into %s", len(tt.sent), filepath.Base(file), strings.TrimPrefix(filepath.Ext(file), "."), db))
+			checkAgainstServer(t, readCapture(t, db), tt.sent)
+			assertNotOnDisk(t, db, session.APIKey)
+			if code, out, stderr := runCLI(t, "exchanges", db); code != 0 || strings.Count(out, "complete") != len(tt.sent) {
+				t.Errorf("exchanges: exit %d\n%s%s", code, out, stderr)
+			}
+			if code, out, stderr := runCLI(t, "turns", db); code != 0 || !strings.Contains(out, "tool_use") {
+				t.Errorf("turns: exit %d\n%s%s", code, out, stderr)
+			}
+		})
+	}
+	t.Run("progress bar", func(t *testing.T) {
+		tt := captureTLS(t, &tls.Config{MinVersion: tls.VersionTLS13}, 5<<20)
+		dir := t.TempDir()
+		file, _ := tt.write(t, dir, true, true)
+		code, _, stderr := runCLI(t, "import", file, "--db", filepath.Join(dir, "out.db"))
+		if code != 0 || !strings.Contains(stderr, "\rimporting traffic.pcapng [") || !strings.Contains(stderr, "100%") {
+			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+		if !strings.Contains(stderr, "imported 5 exchanges") {
+			t.Errorf("stderr %q", stderr)
+		}
+	})
+}
+
+// TestImportDamage: damaged input, missing or wrong keys, and files of the
+// wrong kind each give a one-line error; whatever could be read is kept and
+// counted.
+func TestImportDamage(t *testing.T) {
+	tt := captureTLS(t, &tls.Config{MaxVersion: tls.VersionTLS12}, 0)
+	dir := t.TempDir()
+	file, keyLog := tt.write(t, dir, false, false)
+	full, _ := os.ReadFile(file)
+
+	cut := filepath.Join(dir, "cut.pcap")
+	os.WriteFile(cut, full[:len(full)*3/4], 0o600)
+	other := captureTLS(t, &tls.Config{MaxVersion: tls.VersionTLS12}, 0)
+	otherKeys := filepath.Join(dir, "other-keys.txt")
+	os.WriteFile(otherKeys, other.keyLog, 0o600)
+	wrongKeys := filepath.Join(dir, "wrong-keys.txt")
+	var wrong []string
+	for _, line := range strings.Split(strings.TrimSpace(string(tt.keyLog)), "\n") {
+		f := strings.Fields(line)
+		wrong = append(wrong, f[0]+" "+f[1]+" "+strings.Repeat("5a", 48))
+	}
+	os.WriteFile(wrongKeys, []byte(strings.Join(wrong, "\n")), 0o600)
+	notJSON := filepath.Join(dir, "session.har")
+	os.WriteFile(notJSON, []byte("<html>not a HAR</html>"), 0o600)
+	cutHAR := filepath.Join(dir, "cut.har")
+	notes := filepath.Join(dir, "notes.txt")
+	os.WriteFile(notes, []byte("hello"), 0o600)
+
+	// A HAR cut off after its first entry.
+	harDB := filepath.Join(dir, "forhar.db")
+	if code, _, stderr := runCLI(t, "import", file, "--keylog", keyLog, "--db", harDB); code != 0 {
+		t.Fatalf("import: %s", stderr)
+	}
+	if code, _, stderr := runCLI(t, "export", harDB, "--format", "har", "--out", cutHAR); code != 0 {
+		t.Fatalf("export: %s", stderr)
+	}
+	h, _ := os.ReadFile(cutHAR)
+	second := bytes.Index(h, []byte(`"startedDateTime"`))
+	second += bytes.Index(h[second+1:], []byte(`"startedDateTime"`)) + 1
+	os.WriteFile(cutHAR, h[:second+30], 0o600)
+
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want []string
+		kept int
+	}{
+		{"truncated pcap", []string{"import", cut, "--keylog", keyLog}, 1, []string{"cut off", "kept"}, -1},
+		{"no key log", []string{"import", file}, 1, []string{"1 TLS connection with no secrets in the key log", "kept 0 exchanges"}, 0},
+		{"another session's key log", []string{"import", file, "--keylog", otherKeys}, 1, []string{"no secrets in the key log"}, 0},
+		{"wrong secrets", []string{"import", file, "--keylog", wrongKeys}, 1, []string{"do not decrypt (wrong key log?)"}, 0},
+		{"key log that is no key log", []string{"import", file, "--keylog", notes}, 1, []string{"no usable secrets"}, 0},
+		{"HAR that is not JSON", []string{"import", notJSON}, 1, []string{"not a HAR file: invalid character '<'"}, 0},
+		{"HAR cut off", []string{"import", cutHAR}, 1, []string{"the JSON breaks after entry 1", "kept 1 exchange"}, 1},
+		{"not a capture at all", []string{"import", notes}, 1, []string{"unknown format"}, 0},
+		{"missing file", []string{"import", filepath.Join(dir, "none.pcap")}, 1, []string{"no such file"}, 0},
+		{"no --db", []string{"import", file}, 2, []string{"--db FILE is required"}, 0},
+		{"two files", []string{"import", file, cut}, 2, []string{"want one FILE"}, 0},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			db := filepath.Join(dir, fmt.Sprintf("c%d.db", i))
+			args := c.args
+			if c.code != 2 {
+				args = append(args, "--db", db)
+			}
+			code, _, stderr := runCLI(t, args...)
+			if code != c.code {
+				t.Errorf("exit %d, want %d: %s", code, c.code, stderr)
+			}
+			for _, w := range c.want {
+				oneLine(t, stderr, w)
+			}
+			if strings.Contains(stderr, "panic") {
+				t.Fatal(stderr)
+			}
+			if c.kept < 0 {
+				rows := readCapture(t, db)
+				if len(rows) == 0 || len(rows) > len(tt.sent) {
+					t.Errorf("kept %d exchanges", len(rows))
+				}
+				if !strings.Contains(stderr, fmt.Sprintf("kept %d exchange", len(rows))) {
+					t.Errorf("stderr %q does not count the %d kept", stderr, len(rows))
+				}
+			} else if c.kept > 0 {
+				if rows := readCapture(t, db); len(rows) != c.kept {
+					t.Errorf("kept %d exchanges, want %d", len(rows), c.kept)
+				}
+			}
+		})
+	}
+}
+
+// TestHARRoundTrip exports a capture as HAR and imports it again: every
+// exchange comes back as it was, and no credential is in the HAR.
+func TestHARRoundTrip(t *testing.T) {
+	tt := captureTLS(t, &tls.Config{MinVersion: tls.VersionTLS13}, 0)
+	dir := t.TempDir()
+	file, _ := tt.write(t, dir, true, true)
+	src := filepath.Join(dir, "src.db")
+	if code, _, stderr := runCLI(t, "import", file, "--db", src); code != 0 {
+		t.Fatal(stderr)
+	}
+	har := filepath.Join(dir, "s.har")
+	code, _, stderr := runCLI(t, "export", src, "--format", "har", "--out", har)
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	oneLine(t, stderr, fmt.Sprintf("exported %d exchanges to %s", len(tt.sent), har))
+	b, _ := os.ReadFile(har)
+	if bytes.Contains(b, []byte(session.APIKey)) {
+		t.Fatal("the API key is in the HAR")
+	}
+	var doc struct {
+		Log struct {
+			Version string
+			Entries []json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(b, &doc); err != nil || doc.Log.Version != "1.2" || len(doc.Log.Entries) != len(tt.sent) {
+		t.Fatalf("HAR: %v, version %q, %d entries", err, doc.Log.Version, len(doc.Log.Entries))
+	}
+	_, stdout, _ := runCLI(t, "export", src, "--format", "har")
+	if stdout != string(b) {
+		t.Error("export to standard output differs from --out")
+	}
+	back := filepath.Join(dir, "back.db")
+	if code, _, stderr := runCLI(t, "import", har, "--db", back); code != 0 {
+		t.Fatal(stderr)
+	}
+	want, got := readCapture(t, src), readCapture(t, back)
+	if len(got) != len(want) {
+		t.Fatalf("%d exchanges back, %d exported", len(got), len(want))
+	}
+	for i := range want {
+		w, g := want[i], got[i]
+		if g.Source != "import:har" {
+			t.Errorf("source %q", g.Source)
+		}
+		w.ID, g.ID, w.Source, g.Source = 0, 0, "", ""
+		if !reflect.DeepEqual(w, g) {
+			t.Errorf("exchange %d changed:\n got %+v\nwant %+v", i+1, g, w)
+		}
+	}
+	if code, _, stderr := runCLI(t, "export", src, "--format", "csv"); code != 2 || !strings.Contains(stderr, `--format "csv"`) {
+		t.Errorf("bad format: exit %d %s", code, stderr)
+	}
+}
+
+// TestImportMitmproxyHAR has mitmproxy (Debian package mitmproxy) proxy
+// requests to the stand-in and dump them as HAR, then imports that HAR:
+// each exchange has the body the server sent, the API key only as a
+// fingerprint.
+func TestImportMitmproxyHAR(t *testing.T) {
+	mitmdump, hardump := findMitmdump(t)
+	sc, _ := fixtures.Scenario("toolsearch")
+	stand, up := session.StandIn(t, sc, fixtures.Options{Gzip: true})
+	dir := t.TempDir()
+	harFile := filepath.Join(dir, "mitm.har")
+	port := freePort(t)
+	args := []string{"-q", "--mode", "reverse:" + up, "--listen-host", "127.0.0.1", "--listen-port", strconv.Itoa(port),
+		"--set", "hardump=" + harFile, "--set", "confdir=" + filepath.Join(dir, "conf")}
+	if hardump != "" {
+		args = append(args, "-s", hardump)
+	}
+	cmd := exec.Command(mitmdump, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Env = append(os.Environ(), "HOME="+dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("mitmdump did not start:\n%s", out.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, r := range []struct{ path, body string }{
+		{"/v1/messages?beta=true", `{"model":"claude-sonnet-4-5","max_tokens":32000,"stream":true,"tools":[{"name":"ToolSearch","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"use the demo tools"}]}`},
+		{"/v1/messages/count_tokens", `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}]}`},
+	} {
+		req, _ := http.NewRequest("POST", base+r.path, strings.NewReader(r.body))
+		req.Header.Set("X-Api-Key", session.APIKey)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req) // asks for gzip, so count_tokens comes compressed
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("mitmdump did not stop:\n%s", out.String())
+	}
+	if _, err := os.Stat(harFile); err != nil {
+		t.Fatalf("mitmdump wrote no HAR: %v\n%s", err, out.String())
+	}
+	db := filepath.Join(dir, "mitm.db")
+	code, _, stderr := runCLI(t, "import", harFile, "--db", db)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	oneLine(t, stderr, "imported 2 exchanges from mitm.har (har)")
+	got := readCapture(t, db)
+	sent := stand.Exchanges()
+	if len(got) != 2 || len(sent) != 2 {
+		t.Fatalf("%d exchanges imported, server handled %d", len(got), len(sent))
+	}
+	for i, l := range sent {
+		ex := got[i]
+		if !bytes.Equal(ex.ReqBody, l.Body) || !bytes.Equal(ex.Body(), l.RespBody) || ex.Status != l.Status || ex.Source != "import:har" {
+			t.Errorf("exchange %d: %s %s status %d, body %d bytes; server: %s, %d bytes", i+1, ex.Method, ex.URL, ex.Status, len(ex.Body()), l.Path, len(l.RespBody))
+		}
+	}
+	if got[1].RespHeader("Content-Encoding") != "gzip" {
+		t.Errorf("count_tokens came back without its gzip header: %v", got[1].RespHeaders)
+	}
+	assertNotOnDisk(t, db, session.APIKey)
+	if code, out, _ := runCLI(t, "turns", db); code != 0 || !strings.Contains(out, "tool_use") {
+		t.Errorf("turns: exit %d\n%s", code, out)
+	}
+}
+
+// findMitmdump returns mitmdump and, for releases before 10.1 (which lack
+// the built-in hardump option), the har_dump script their package ships.
+func findMitmdump(t *testing.T) (string, string) {
+	t.Helper()
+	skip := func(why string) {
+		if os.Getenv("TSINSPECT_REQUIRE_MITMPROXY") != "" {
+			t.Fatal(why + " (TSINSPECT_REQUIRE_MITMPROXY is set)")
+		}
+		t.Skip(why + ": install Debian's mitmproxy package (apt-get install mitmproxy) to run this test; TSINSPECT_REQUIRE_MITMPROXY=1 makes it a failure")
+	}
+	bin, err := exec.LookPath("mitmdump")
+	if err != nil {
+		skip("mitmdump not on PATH")
+	}
+	out, _ := exec.Command(bin, "--version").CombinedOutput()
+	m := regexp.MustCompile(`Mitmproxy:\s*(\d+)\.(\d+)`).FindStringSubmatch(string(out))
+	if m == nil {
+		skip("cannot tell mitmdump's version: " + strings.TrimSpace(string(out)))
+	}
+	major, _ := strconv.Atoi(m[1])
+	minor, _ := strconv.Atoi(m[2])
+	if major > 10 || (major == 10 && minor >= 1) {
+		return bin, ""
+	}
+	// Older releases: the har_dump example addon, from the package's files.
+	list, _ := exec.Command("dpkg", "-L", "mitmproxy").Output()
+	for _, line := range strings.Split(string(list), "\n") {
+		if strings.HasSuffix(line, "/har_dump.py") {
+			return bin, line
+		}
+	}
+	skip(fmt.Sprintf("mitmproxy %s.%s has no hardump option and its har_dump.py example is not installed", m[1], m[2]))
+	return "", ""
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// TestReplayServerWithClaudeCode records real Claude Code against the
+// stand-in, then points a new Claude Code run at `tsinspect replay-server`
+// for that capture: it sends the same sequence of requests, each answered
+// by the recorded response at its place, and finishes.
+func TestReplayServerWithClaudeCode(t *testing.T) {
+	kit.RequireClaude(t)
+	sc, _ := fixtures.Scenario("toolsearch")
+	_, up := session.StandIn(t, sc, fixtures.Options{})
+	const prompt = "use the demo tools"
+	rec := kit.Record(t, up, session.Options{Mode: "reverse", Prompt: prompt})
+	if rec.Err != nil {
+		t.Fatalf("record: %v\n%s", rec.Err, rec.Output)
+	}
+	recorded := readCapture(t, rec.DB)
+	var want []int64
+	for _, ex := range recorded {
+		if ex.Method == "POST" && urlPath(ex.URL) == "/v1/messages?beta=true" {
+			want = append(want, ex.ID)
+		}
+	}
+	if len(want) < 3 {
+		t.Fatalf("recorded %d Messages requests, want at least 3", len(want))
+	}
+
+	// The replay server, as a user runs it.
+	srv := exec.Command(kit.Tsinspect, "replay-server", rec.DB, "--listen", "127.0.0.1:0")
+	stdout, _ := srv.StdoutPipe()
+	var replayLog lockedBuffer
+	srv.Stderr = &replayLog
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Process.Kill()
+	addr := ""
+	sc2 := bufio.NewScanner(stdout)
+	for sc2.Scan() {
+		if m := regexp.MustCompile(`at http://(127\.0\.0\.1:\d+)`).FindStringSubmatch(sc2.Text()); m != nil {
+			addr = m[1]
+			break
+		}
+	}
+	if addr == "" {
+		t.Fatalf("replay-server printed no address; stderr: %s", replayLog.b.String())
+	}
+	go io.Copy(io.Discard, stdout)
+
+	// Claude Code again, same prompt and tools, a fresh HOME.
+	dir := t.TempDir()
+	mcp := filepath.Join(dir, "mcp.json")
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"demo": map[string]any{"command": kit.MCPDemo, "args": []string{"-actions=40"}}}})
+	os.WriteFile(mcp, cfg, 0o600)
+	allowed := []string{"ToolSearch", "mcp__demo__echo"}
+	for i := 0; i < 40; i++ {
+		allowed = append(allowed, fmt.Sprintf("mcp__demo__action_%d", i))
+	}
+	home := filepath.Join(dir, "home")
+	os.MkdirAll(home, 0o700)
+	claude := exec.Command(kit.Claude, "-p", prompt, "--mcp-config", mcp, "--strict-mcp-config",
+		"--allowedTools", strings.Join(allowed, ","), "--model", "claude-sonnet-4-5")
+	claude.Dir = dir
+	claude.Env = append(replayEnv(), "HOME="+home, "IS_SANDBOX=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"ANTHROPIC_API_KEY="+session.APIKey, "DISABLE_AUTOUPDATER=1", "CI=true",
+		"ANTHROPIC_BASE_URL=http://"+addr, "ENABLE_TOOL_SEARCH=true")
+	var out bytes.Buffer
+	claude.Stdout, claude.Stderr = &out, &out
+	timer := time.AfterFunc(3*time.Minute, func() { claude.Process.Kill() })
+	err := claude.Run()
+	timer.Stop()
+	srv.Process.Signal(syscall.SIGINT)
+	srv.Wait()
+	log := replayLog.b.String()
+	if err != nil {
+		t.Fatalf("claude against the replay: %v\n%s\nreplay log:\n%s", err, out.String(), log)
+	}
+	if !strings.Contains(out.String(), "The echo tool answered: hello") {
+		t.Errorf("claude's answer: %s", out.String())
+	}
+	// Every Messages request was answered by the recorded one at its
+	// place, in recorded order; nothing went unanswered.
+	var got []int64
+	re := regexp.MustCompile(`(?m)^replay: \d+ (\S+) (\S+) -> (?:recorded #(\d+)|no recorded response)`)
+	for _, m := range re.FindAllStringSubmatch(log, -1) {
+		if m[3] == "" {
+			t.Errorf("unanswered: %s %s", m[1], m[2])
+			continue
+		}
+		if m[1] == "POST" && m[2] == "/v1/messages?beta=true" {
+			id, _ := strconv.ParseInt(m[3], 10, 64)
+			got = append(got, id)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("replayed Messages requests matched %v, recorded order %v\nreplay log:\n%s", got, want, log)
+	}
+	if !strings.Contains(log, fmt.Sprintf("replay served %d requests, 0 without a recorded response", len(re.FindAllString(log, -1)))) {
+		t.Errorf("replay summary missing or wrong:\n%s", log)
+	}
+	t.Logf("replay log:\n%s", log)
+}
+
+// replayEnv is the environment without anything that would send Claude
+// Code elsewhere or bring in the developer's own credentials.
+func replayEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(k, "ANTHROPIC_"), strings.HasPrefix(k, "CLAUDE"),
+			strings.EqualFold(k, "HTTPS_PROXY"), strings.EqualFold(k, "HTTP_PROXY"),
+			strings.EqualFold(k, "NO_PROXY"), strings.EqualFold(k, "ALL_PROXY"),
+			k == "HOME", k == "NODE_EXTRA_CA_CERTS", k == "ENABLE_TOOL_SEARCH":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
