@@ -37,7 +37,7 @@ func newAssembly() *assembly {
 type factory struct{ a *assembly }
 
 func (f factory) New(netFlow, tcpFlow gopacket.Flow, tcp *layers.TCP, _ reassembly.AssemblerContext) reassembly.Stream {
-	c := &conn{net: netFlow, tcp: tcpFlow, synFrom: -1}
+	c := &conn{net: netFlow, tcp: tcpFlow, first: -1, synFrom: -1}
 	if tcp.SYN && !tcp.ACK {
 		c.synFrom = 0 // the first packet's sender opened the connection
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"encoding/pem"
 	"io"
+	mathrand "math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -271,5 +272,72 @@ func TestTLS13AES256WithCurl(t *testing.T) {
 	sameAsServer(t, u.Server.Exchanges(), res.Exchanges)
 	if len(res.Exchanges) != 1 || !bytes.Contains(res.Exchanges[0].RespBody, []byte("message_stop")) {
 		t.Errorf("%d exchanges", len(res.Exchanges))
+	}
+}
+
+// TestRandomDamage flips bytes and cuts the file at random places: reading
+// never panics nor fails, and never finds more exchanges than there were.
+func TestRandomDamage(t *testing.T) {
+	file, keyLog, recorded := tls12Capture(t)
+	keys, _ := tlsrec.ParseKeyLogBytes(keyLog)
+	rng := mathrand.New(mathrand.NewPCG(1, 2))
+	for i := 0; i < 300; i++ {
+		bad := append([]byte(nil), file...)
+		for j := 0; j < 1+rng.IntN(8); j++ {
+			bad[24+rng.IntN(len(bad)-24)] ^= byte(1 + rng.IntN(255))
+		}
+		if i%3 == 0 {
+			bad = bad[:24+rng.IntN(len(bad)-24)]
+		}
+		res, err := Read(bytes.NewReader(bad), int64(len(bad)), Options{KeyLog: keys})
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		if len(res.Exchanges) > len(recorded) {
+			t.Fatalf("case %d: %d exchanges from a damaged file of %d", i, len(res.Exchanges), len(recorded))
+		}
+	}
+}
+
+// relink rewrites a pcap of Ethernet frames to another link type: the
+// Ethernet header of every packet is replaced by head(ethertype).
+func relink(t *testing.T, file []byte, linkType uint32, head func(etherType []byte) []byte) []byte {
+	t.Helper()
+	out := append([]byte(nil), file[:24]...)
+	binary.LittleEndian.PutUint32(out[20:], linkType)
+	for off := 24; off < len(file); {
+		n := int(binary.LittleEndian.Uint32(file[off+8:]))
+		frame := file[off+16 : off+16+n]
+		rec := append([]byte(nil), file[off:off+16]...)
+		pkt := append(head(frame[12:14]), frame[14:]...)
+		binary.LittleEndian.PutUint32(rec[8:], uint32(len(pkt)))
+		binary.LittleEndian.PutUint32(rec[12:], uint32(len(pkt)))
+		out = append(append(out, rec...), pkt...)
+		off += 16 + n
+	}
+	return out
+}
+
+// TestLinkTypes reads the same traffic captured on other kinds of
+// interface: Linux "any" (cooked v1 and v2), BSD loopback and raw IP.
+func TestLinkTypes(t *testing.T) {
+	file, keyLog, recorded := tls12Capture(t)
+	for _, c := range []struct {
+		name string
+		lt   uint32
+		head func([]byte) []byte
+	}{
+		{"linux-sll", 113, func(et []byte) []byte { return append(make([]byte, 14), et...) }},
+		{"linux-sll2", 276, func(et []byte) []byte { return append(append([]byte{}, et...), make([]byte, 18)...) }},
+		{"bsd-loopback", 0, func([]byte) []byte { return []byte{2, 0, 0, 0} }},
+		{"raw-ip", 101, func([]byte) []byte { return nil }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := readBytes(t, relink(t, file, c.lt, c.head), keyLog)
+			noErrors(t, res)
+			if len(res.Exchanges) != len(recorded) {
+				t.Errorf("%d exchanges, want %d", len(res.Exchanges), len(recorded))
+			}
+		})
 	}
 }

@@ -135,7 +135,7 @@ func Read(r io.ReaderAt, size int64, opts Options) (*Result, error) {
 			continue
 		}
 		res.Connections++
-		exs, problem, isErr := convert(c, keys, res)
+		exs, problem, isErr := safeConvert(c, keys, res)
 		res.Exchanges = append(res.Exchanges, exs...)
 		if problem != "" {
 			skip(problem, isErr)
@@ -170,6 +170,17 @@ func open(format string, r io.Reader) (packetSource, layers.LinkType, error) {
 		return nil, 0, err
 	}
 	return pr, pr.LinkType(), nil
+}
+
+// safeConvert is convert, with a panic in the parsers (a bug, or input
+// they did not expect) costing one connection rather than the import.
+func safeConvert(c *conn, keys *tlsrec.KeyLog, res *Result) (exs []exchange.Exchange, problem string, isErr bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			exs, problem, isErr = nil, fmt.Sprintf("connections that could not be read (internal error: %v)", r), true
+		}
+	}()
+	return convert(c, keys, res)
 }
 
 // convert turns one reassembled connection into exchanges. problem, when

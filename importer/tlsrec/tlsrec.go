@@ -158,7 +158,7 @@ func records(s *flow.Stream) ([]record, error) {
 		h := buf[off : off+5]
 		n := int(binary.BigEndian.Uint16(h[3:5]))
 		if h[0] < recordChangeCipherSpec || h[0] > 24 || h[1] != 3 || n > maxRecordLength {
-			return out, fmt.Errorf("%w: bad record header at byte %d", ErrCorrupt, off)
+			return out, fmt.Errorf("%w at byte %d", errBadHeader, off)
 		}
 		if len(buf)-off-5 < n {
 			return out, fmt.Errorf("%w: the stream ends inside a record", ErrCorrupt)
@@ -362,19 +362,29 @@ func Decrypt(client, server *flow.Stream, keys *KeyLog) (plainClient, plainServe
 	}
 	cres := cdir.open(crecs, &plainClient)
 	sres := sdir.open(srecs, &plainServer)
-	if cerr != nil {
-		plainClient.Lost = plainClient.Lost || client.Closed || cres.failed
-	}
-	if serr != nil {
-		plainServer.Lost = plainServer.Lost || server.Closed || sres.failed
-	}
+	// A stream that stops inside a record lost its end if the sender
+	// closed it (else the capture just stopped); a bad header is damage.
+	plainClient.Lost = plainClient.Lost || lostEnd(cerr, client)
+	plainServer.Lost = plainServer.Lost || lostEnd(serr, server)
 	switch {
 	case cres.badKey || sres.badKey, cres.opened+sres.opened == 0 && cres.tried+sres.tried > 0:
 		return plainClient, plainServer, sess, ErrBadKey
 	case cres.failed || sres.failed:
 		return plainClient, plainServer, sess, fmt.Errorf("%w: a record failed to decrypt after %d did", ErrCorrupt, cres.opened+sres.opened)
+	case errors.Is(cerr, errBadHeader):
+		return plainClient, plainServer, sess, cerr
+	case errors.Is(serr, errBadHeader):
+		return plainClient, plainServer, sess, serr
 	}
 	return plainClient, plainServer, sess, nil
+}
+
+// errBadHeader marks a record header that cannot be one: the stream is
+// damaged there.
+var errBadHeader = fmt.Errorf("%w: bad record header", ErrCorrupt)
+
+func lostEnd(err error, s *flow.Stream) bool {
+	return errors.Is(err, errBadHeader) || (err != nil && s.Closed)
 }
 
 // direction is the decryption state of one direction of a connection.
