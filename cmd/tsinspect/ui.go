@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/tsinspect/tsinspect/fixtures/democapture"
+	"github.com/tsinspect/tsinspect/ui"
+)
+
+const keysAbout = `
+Keys: arrows or j/k move, Tab switches between the turn list and the
+tabs (1-6 or left/right: Working set, Catalog, Searches, Cache, Flags,
+Raw), / searches, n/N jump to the next/previous flagged turn, t cycles
+threads, f shows flagged turns only, ? shows all keys, q quits. The mouse
+works too. Set NO_COLOR to draw without colour.`
+
+func runOpen(env *cliEnv, args []string) error {
+	fs := newFlags(env, "open", "FILE", `
+Browse a capture in the terminal: the list of its Messages API turns
+(time, thread, model, catalog and working-set sizes, prompt tokens with a
+bar of cache read / created / uncached input, stop reason, flags) and, for
+the selected turn, what the model could call, what it was told about, its
+tool searches, the prompt cache, its flags explained, and the raw exchange.
+Works on a capture that is still being written (it shows what was there
+when it opened).
+`+keysAbout)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageError("open: want one capture FILE (see 'tsinspect open -h')")
+	}
+	ctx, stop := uiContext()
+	defer stop()
+	return ui.Open(ctx, pos[0], ui.Options{Title: filepath.Base(pos[0])})
+}
+
+func runReplay(env *cliEnv, args []string) error {
+	fs := newFlags(env, "replay", "FILE [--speed N]", `
+Play the turns of a capture back in the order and at the times they were
+recorded, N times faster: each turn appears when its request was sent and
+shows "streaming" until its response ended. Space pauses, then steps one
+turn at a time; p plays on; + and - double or halve the speed. Everything
+else works as in 'tsinspect open'.
+`+keysAbout)
+	speed := fs.Float64("speed", 1, "play `N` times faster than recorded (0.25, 1, 10, ...)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageError("replay: want one capture FILE (see 'tsinspect replay -h')")
+	}
+	if *speed <= 0 || *speed > 1024 {
+		return usageError("replay: --speed %g: want a factor above 0 and at most 1024", *speed)
+	}
+	s, err := loadSession(pos[0])
+	if err != nil {
+		return err
+	}
+	ctx, stop := uiContext()
+	defer stop()
+	return ui.Replay(ctx, s, ui.Options{Title: filepath.Base(pos[0]), Speed: *speed})
+}
+
+func runDemo(env *cliEnv, args []string) error {
+	fs := newFlags(env, "demo", "", `
+Open the capture bundled in tsinspect: a real Claude Code session recorded
+against the built-in stand-in for the Messages API (no API key needed). It
+loads a tool with a select: search, searches for a tool that does not
+exist, calls a deferred tool whose schema it never loaded, starts a
+subagent, and loses its prompt cache on the last turn.
+`+keysAbout)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return usageError("demo: unexpected argument %q (see 'tsinspect demo -h')", fs.Arg(0))
+	}
+	dir, err := os.MkdirTemp("", "tsinspect-demo-")
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "demo.db")
+	if err := os.WriteFile(path, democapture.Bytes(), 0o600); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	ctx, stop := uiContext()
+	defer stop()
+	return ui.Open(ctx, path, ui.Options{Title: "demo"})
+}
+
+// uiContext is cancelled by SIGTERM or SIGHUP, so that the terminal is
+// restored when the process is told to stop. (Ctrl-C is a key to the UI.)
+func uiContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
+}

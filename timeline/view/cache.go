@@ -1,0 +1,395 @@
+package view
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/timeline"
+)
+
+// isCacheFlag reports whether a flag is about the prompt cache.
+func isCacheFlag(f timeline.Flag) bool {
+	return strings.Contains(f.Kind, "cache") || f.Cause != ""
+}
+
+// Cache draws the prompt of every turn of t's thread as a stacked bar chart
+// (cache read, cache creation, uncached input) of the given size, marks t
+// and the cache breaks under it, and then explains t: its figures, its
+// cache flags, and the first point where its prompt prefix differs from the
+// previous request of the thread, as a diff of the two requests there.
+// (The Flags tab has each flag's full story.)
+func Cache(s *timeline.Session, t *timeline.Turn, width, height int) []Line {
+	var d doc
+	thread := threadTurns(s, t)
+	l := d.line()
+	l.addf(RoleTitle, "Prompt cache across %s", t.Thread)
+	l.addf(RoleDim, " (%s)", plural(len(thread), "turn", "turns"))
+	chart(&d, thread, t, width, height)
+
+	u := decoded(t).Response.Usage
+	l = d.line()
+	l.addf(RoleTitle, "#%d", t.Index)
+	if u.TotalInput() == 0 {
+		l.add(RoleDim, "  no usage reported")
+	} else {
+		l.addf(RoleText, "  prompt %s = ", Tokens(u.TotalInput()))
+		l.addf(RoleRead, "read %s", Tokens(u.CacheReadInputTokens))
+		l.add(RoleText, " + ")
+		l.addf(RoleCreated, "created %s", Tokens(u.CacheCreationInputTokens))
+		l.add(RoleText, " + ")
+		l.addf(RoleInput, "input %s", Tokens(u.InputTokens))
+		l.addf(RoleDim, ";  output %s", Tokens(u.OutputTokens))
+	}
+	if r := decoded(t).Response.CacheMissReason; r != nil {
+		l := d.line()
+		l.add(RoleKey, "  API cache_miss_reason ")
+		l.add(RoleText, r.Type)
+		if r.CacheMissedInputTokens > 0 {
+			l.addf(RoleDim, " (%s tokens missed)", Tokens(r.CacheMissedInputTokens))
+		}
+	}
+	for _, f := range t.Flags {
+		if !isCacheFlag(f) {
+			continue
+		}
+		mark, role := SeverityMark(f.Severity)
+		l := d.line()
+		l.addf(role, "%s %s", mark, f.Kind)
+		l.addf(RoleText, "  cause %s", orDash(f.Cause))
+		if f.TokensLost > 0 {
+			l.addf(RoleText, ", %s tokens lost", Tokens(f.TokensLost))
+		}
+		if f.CacheMissReason != "" {
+			l.addf(RoleDim, "; the API says %s", f.CacheMissReason)
+		}
+	}
+
+	prev := TurnAt(s, t.Prev)
+	if prev == nil {
+		d.text(RoleDim, "First turn of %s: no earlier request to compare with.", t.Thread)
+		return d.lines
+	}
+	pc := FirstPrefixChange(decoded(prev), decoded(t))
+	l = d.line()
+	l.addf(RoleTitle, "Prefix vs #%d", prev.Index)
+	if gap, ok := gapBetween(prev, t); ok {
+		l.addf(RoleDim, "  (%s after it ended)", gap)
+	}
+	if pc.Betas {
+		d.line().add(RoleWarning, "  anthropic-beta header changed")
+	}
+	if pc.Where == "" {
+		d.line().add(RoleText, "  Same prefix: this request repeats the previous one and adds to it.")
+		for _, f := range t.Flags {
+			if isCacheFlag(f) {
+				d.line().add(RoleDim, "  Nothing in the request broke the cache: TTL expiry (5 min, or 1 h) or the server.")
+				break
+			}
+		}
+		return d.lines
+	}
+	l = d.line()
+	l.add(RoleText, "  first difference at ")
+	l.add(RoleWarning, pc.Where)
+	for _, dl := range Diff(pc.Old, pc.New, 2, 40) {
+		l := d.line()
+		switch dl.Op {
+		case '-':
+			l.add(RoleRemoved, "  - "+dl.Text)
+		case '+':
+			l.add(RoleAdded, "  + "+dl.Text)
+		case '~':
+			l.add(RoleDim, "    "+dl.Text)
+		default:
+			l.add(RoleDim, "    "+dl.Text)
+		}
+	}
+	return d.lines
+}
+
+// gapBetween returns the time from the end of prev's response to the start
+// of t's request.
+func gapBetween(prev, t *timeline.Turn) (time.Duration, bool) {
+	if prev.Exchange == nil || t.Exchange == nil || prev.Exchange.End.IsZero() || t.Exchange.Start.IsZero() {
+		return 0, false
+	}
+	g := t.Exchange.Start.Sub(prev.Exchange.End)
+	switch {
+	case g < 0:
+		g = 0
+	case g < time.Second:
+		g = g.Round(time.Millisecond)
+	default:
+		g = g.Round(time.Second)
+	}
+	return g, true
+}
+
+// chart draws the stacked bars of thread into d.
+func chart(d *doc, thread []*timeline.Turn, sel *timeline.Turn, width, height int) {
+	const axis = 8 // "  42.7k┤"
+	height = max(height, 2)
+	plot := max(width-axis-1, 4)
+	n := len(thread)
+	cw := min(max(plot/max(n, 1), 1), 4) // cells per turn
+	shown := min(n, plot/cw)
+	pos := 0
+	for i, u := range thread {
+		if u.Index == sel.Index {
+			pos = i
+		}
+	}
+	first := min(max(pos-shown/2, 0), n-shown)
+	window := thread[first : first+shown]
+	var top int64
+	for _, u := range thread {
+		top = max(top, decoded(u).Response.Usage.TotalInput())
+	}
+	if top == 0 {
+		d.text(RoleDim, "  no usage reported in this thread")
+		return
+	}
+	bar := max(cw-1, 1) // a gap between bars when there is room
+	scale := func(v int64) int { return int((v*int64(height) + top/2) / top) }
+	for row := 0; row < height; row++ {
+		level := height - row
+		l := d.line()
+		switch row {
+		case 0:
+			l.addf(RoleDim, "%7s┤", Tokens(top))
+		case height - 1:
+			l.addf(RoleDim, "%7s┤", "0")
+		default:
+			l.addf(RoleDim, "%7s│", "")
+		}
+		for _, u := range window {
+			us := decoded(u).Response.Usage
+			hr := scale(us.CacheReadInputTokens)
+			hc := scale(us.CacheReadInputTokens + us.CacheCreationInputTokens)
+			ht := max(scale(us.TotalInput()), min(int(us.TotalInput()), 1))
+			glyph, role := " ", RoleText
+			switch {
+			case level <= hr:
+				glyph, role = "█", RoleRead
+			case level <= hc:
+				glyph, role = "▓", RoleCreated
+			case level <= ht:
+				glyph, role = "░", RoleInput
+			}
+			l.add(role, strings.Repeat(glyph, bar))
+			if cw > bar {
+				l.add(RoleText, " ")
+			}
+		}
+	}
+	// Marks: the selected turn and the cache breaks.
+	l := d.line()
+	l.addf(RoleDim, "%7s└", "")
+	for _, u := range window {
+		mark, role := "─", RoleDim
+		for _, f := range u.Flags {
+			if isCacheFlag(f) {
+				mark, role = SeverityMark(f.Severity)
+			}
+		}
+		if u.Index == sel.Index {
+			mark, role = "◆", RoleTitle
+		}
+		l.add(role, mark)
+		l.add(RoleDim, strings.Repeat("─", cw-1))
+	}
+	l = d.line()
+	l.addf(RoleDim, "%8s", "")
+	if len(window) > 0 {
+		lo, hi := fmt.Sprintf("#%d", window[0].Index), fmt.Sprintf("#%d", window[len(window)-1].Index)
+		span := len(window) * cw
+		l.add(RoleDim, lo)
+		if gap := span - len(lo) - len(hi); gap > 0 && len(window) > 1 {
+			l.add(RoleDim, strings.Repeat(" ", gap)+hi)
+		}
+	}
+	l = d.line()
+	l.add(RoleRead, "  █ read")
+	l.add(RoleCreated, "  ▓ created")
+	l.add(RoleInput, "  ░ input")
+	l.addf(RoleTitle, "   ◆ #%d", sel.Index)
+	l.add(RoleWarning, "  ▲✖")
+	l.add(RoleDim, " cache flag")
+}
+
+// PrefixChange is where a request's prompt prefix first differs from the
+// previous request's, in the order the prompt cache reads it: model, then
+// tools, system and messages.
+type PrefixChange struct {
+	// Where names the element ("model", "tools[4] Bash", "system[2]",
+	// "messages[3].content[1] (text)"), "" when the new request repeats
+	// the previous one and only adds to it.
+	Where string
+	// Old and New are the element in each request, as text to diff.
+	Old, New string
+	// Betas is set when the anthropic-beta header changed.
+	Betas bool
+}
+
+// billingHeader starts Claude Code's first system block, which varies per
+// request and is not part of the cached prefix.
+const billingHeader = "x-anthropic-billing-header"
+
+// FirstPrefixChange finds the first point where cur's prompt prefix
+// differs from prev's. Deferred tools are not part of the prefix, nor is
+// Claude Code's billing header, and cache_control markers are ignored (they
+// move every turn).
+func FirstPrefixChange(prev, cur *decode.Turn) PrefixChange {
+	pc := PrefixChange{Betas: strings.Join(prev.Request.Betas, ",") != strings.Join(cur.Request.Betas, ",")}
+	p, c := prev.Request, cur.Request
+	if p.Model != c.Model {
+		pc.Where, pc.Old, pc.New = "model", p.Model, c.Model
+		return pc
+	}
+	type tool struct {
+		i int
+		t decode.Tool
+	}
+	prefixTools := func(ts []decode.Tool) []tool {
+		var out []tool
+		for i, t := range ts {
+			if !t.DeferLoading {
+				out = append(out, tool{i, t})
+			}
+		}
+		return out
+	}
+	pt, ct := prefixTools(p.Tools), prefixTools(c.Tools)
+	for i := 0; i < max(len(pt), len(ct)); i++ {
+		switch {
+		case i >= len(ct):
+			pc.Where = fmt.Sprintf("tools[%d] %s (no longer sent)", pt[i].i, pt[i].t.Name)
+			pc.Old = pretty(pt[i].t.Raw)
+			return pc
+		case i >= len(pt):
+			pc.Where = fmt.Sprintf("tools[%d] %s (new)", ct[i].i, ct[i].t.Name)
+			pc.New = pretty(ct[i].t.Raw)
+			return pc
+		case !sameJSON(pt[i].t.Raw, ct[i].t.Raw):
+			pc.Where = fmt.Sprintf("tools[%d] %s", ct[i].i, ct[i].t.Name)
+			pc.Old, pc.New = pretty(pt[i].t.Raw), pretty(ct[i].t.Raw)
+			return pc
+		}
+	}
+	for i := 0; i < max(len(p.System), len(c.System)); i++ {
+		var a, b *decode.SystemBlock
+		if i < len(p.System) {
+			a = &p.System[i]
+		}
+		if i < len(c.System) {
+			b = &c.System[i]
+		}
+		if a != nil && b != nil && strings.HasPrefix(a.Text, billingHeader) && strings.HasPrefix(b.Text, billingHeader) {
+			continue
+		}
+		if a == nil || b == nil || a.Type != b.Type || a.Text != b.Text {
+			pc.Where = fmt.Sprintf("system[%d]", i)
+			if a != nil {
+				pc.Old = a.Text
+			}
+			if b != nil {
+				pc.New = b.Text
+			}
+			return pc
+		}
+	}
+	for i, pm := range p.Messages {
+		if i >= len(c.Messages) {
+			pc.Where = fmt.Sprintf("messages[%d] (no longer sent)", i)
+			pc.Old = messageText(pm)
+			return pc
+		}
+		cm := c.Messages[i]
+		if pm.Role != cm.Role || pm.StringContent != cm.StringContent {
+			pc.Where = fmt.Sprintf("messages[%d] (%s, was %s)", i, cm.Role, pm.Role)
+			pc.Old, pc.New = messageText(pm), messageText(cm)
+			return pc
+		}
+		if pm.StringContent {
+			if pm.Text != cm.Text && !strings.HasPrefix(cm.Text, pm.Text) {
+				pc.Where = fmt.Sprintf("messages[%d].content", i)
+				pc.Old, pc.New = pm.Text, cm.Text
+				return pc
+			}
+			continue
+		}
+		for j, pb := range pm.Blocks {
+			if j >= len(cm.Blocks) {
+				pc.Where = fmt.Sprintf("messages[%d].content[%d] (%s, no longer sent)", i, j, pb.Type)
+				pc.Old = blockText(pb)
+				return pc
+			}
+			if cb := cm.Blocks[j]; !sameJSON(pb.Raw, cb.Raw) {
+				pc.Where = fmt.Sprintf("messages[%d].content[%d] (%s)", i, j, cb.Type)
+				pc.Old, pc.New = blockText(pb), blockText(cb)
+				return pc
+			}
+		}
+	}
+	return pc
+}
+
+// sameJSON compares two JSON values, ignoring cache_control.
+func sameJSON(a, b json.RawMessage) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	return bytes.Equal(canonical(a), canonical(b))
+}
+
+// canonical re-encodes an object without its cache_control, keys sorted;
+// anything else compacted.
+func canonical(raw json.RawMessage) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) == nil {
+		delete(m, "cache_control")
+		if out, err := json.Marshal(m); err == nil {
+			return out
+		}
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return raw
+	}
+	return buf.Bytes()
+}
+
+// pretty indents a JSON value, without its cache_control, for a diff.
+func pretty(raw json.RawMessage) string {
+	var buf bytes.Buffer
+	if json.Indent(&buf, canonical(raw), "", "  ") != nil {
+		return string(raw)
+	}
+	return buf.String()
+}
+
+// blockText is a content block as text to diff: its text when it has one.
+func blockText(b decode.Block) string {
+	switch {
+	case b.Type == "text" && b.Text != "":
+		return b.Text
+	case b.Type == "thinking" && b.Thinking != "":
+		return b.Thinking
+	}
+	return pretty(b.Raw)
+}
+
+func messageText(m decode.Message) string {
+	if m.StringContent {
+		return m.Text
+	}
+	var parts []string
+	for _, b := range m.Blocks {
+		parts = append(parts, blockText(b))
+	}
+	return strings.Join(parts, "\n")
+}

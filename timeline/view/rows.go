@@ -1,0 +1,250 @@
+package view
+
+import (
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/timeline"
+)
+
+// Column is a column of the turn list.
+type Column int
+
+// The turn list's columns, in display order.
+const (
+	ColIndex   Column = iota // turn number
+	ColTime                  // start time
+	ColThread                // thread ID
+	ColModel                 // model, shortened
+	ColCatalog               // catalog size, +added
+	ColWorking               // working-set size, +added
+	ColPrompt                // prompt tokens and a cache bar
+	ColStop                  // stop reason or error
+	ColFlags                 // flag marks
+	NumColumns               // the number of columns
+)
+
+// Title returns the column's heading.
+func (c Column) Title() string {
+	switch c {
+	case ColIndex:
+		return "#"
+	case ColTime:
+		return "TIME"
+	case ColThread:
+		return "THREAD"
+	case ColModel:
+		return "MODEL"
+	case ColCatalog:
+		return "CAT"
+	case ColWorking:
+		return "WORK"
+	case ColPrompt:
+		return "PROMPT read/new/in"
+	case ColStop:
+		return "STOP"
+	case ColFlags:
+		return "FLAGS"
+	}
+	return ""
+}
+
+// RightAligned reports whether the column holds numbers.
+func (c Column) RightAligned() bool { return c == ColIndex }
+
+// MaxWidth is the widest a column is drawn (0: no limit).
+func (c Column) MaxWidth() int {
+	switch c {
+	case ColModel:
+		return 12
+	case ColStop:
+		return 10
+	}
+	return 0
+}
+
+// BarWidth is the width of the cache bar in the prompt column.
+const BarWidth = 8
+
+// Cell returns what the turn list shows for t in column c. Times are shown
+// in loc. inFlight marks a turn whose response a replay has not reached.
+func Cell(t *timeline.Turn, c Column, loc *time.Location, inFlight bool) Line {
+	var l Line
+	d := t.Decoded
+	if d == nil {
+		d = &decode.Turn{}
+	}
+	switch c {
+	case ColIndex:
+		l.add(RoleDim, strconv.Itoa(t.Index))
+	case ColTime:
+		if t.Exchange != nil && !t.Exchange.Start.IsZero() {
+			l.add(RoleText, t.Exchange.Start.In(loc).Format("15:04:05"))
+		}
+	case ColThread:
+		l.add(RoleText, t.Thread)
+	case ColModel:
+		l.add(RoleText, ShortModel(model(d)))
+	case ColCatalog:
+		sizeCell(&l, len(d.Catalog), len(t.CatalogAdded), t.Prev != 0)
+	case ColWorking:
+		sizeCell(&l, len(d.WorkingSet), len(t.WorkingAdded), t.Prev != 0)
+	case ColPrompt:
+		if inFlight {
+			l.add(RoleDim, "…")
+			break
+		}
+		u := d.Response.Usage
+		if u.TotalInput() == 0 {
+			l.add(RoleDim, "-")
+			break
+		}
+		l.addf(RoleText, "%6s ", Tokens(u.TotalInput()))
+		r, c, i := Bar(u, BarWidth)
+		l.add(RoleRead, strings.Repeat("█", r))
+		l.add(RoleCreated, strings.Repeat("▓", c))
+		l.add(RoleInput, strings.Repeat("░", i))
+	case ColStop:
+		if inFlight {
+			l.add(RoleDim, "streaming")
+			break
+		}
+		text, role := Stop(d)
+		l.add(role, text)
+	case ColFlags:
+		flagMarks(&l, t.Flags, true)
+	}
+	return l
+}
+
+// sizeCell writes "41" or "43 +2".
+func sizeCell(l *Line, n, added int, showAdded bool) {
+	l.add(RoleText, strconv.Itoa(n))
+	if showAdded && added > 0 {
+		l.addf(RoleAdded, " +%d", added)
+	}
+}
+
+func model(d *decode.Turn) string {
+	if d.Request.Model != "" {
+		return d.Request.Model
+	}
+	return d.Response.Model
+}
+
+// dateSuffix is a model name's release date.
+var dateSuffix = regexp.MustCompile(`-\d{8}$`)
+
+// ShortModel drops "claude-" and a date suffix: claude-sonnet-4-5-20250929
+// is sonnet-4-5.
+func ShortModel(m string) string {
+	m = strings.TrimPrefix(m, "claude-")
+	return dateSuffix.ReplaceAllString(m, "")
+}
+
+// Stop returns the turn's outcome for the list: the stop reason, an HTTP
+// status or error type, or "cut" for a stream that broke off.
+func Stop(d *decode.Turn) (string, Role) {
+	r := d.Response
+	switch {
+	case r.Error != nil && r.Error.Type != "":
+		return strings.TrimSuffix(r.Error.Type, "_error"), RoleError
+	case r.Status >= 400:
+		return strconv.Itoa(r.Status), RoleError
+	case r.Status == 0 && r.StopReason == "":
+		return "no reply", RoleError
+	case r.Incomplete:
+		return "cut", RoleError
+	}
+	switch r.StopReason {
+	case "end_turn", "tool_use":
+		return r.StopReason, RoleText
+	case "stop_sequence":
+		return "stop_seq", RoleWarning
+	case "max_tokens":
+		return "max_tok", RoleWarning
+	case "model_context_window_exceeded":
+		return "ctx_full", RoleWarning
+	case "":
+		return "-", RoleDim
+	}
+	return r.StopReason, RoleWarning
+}
+
+// Bar splits width cells between cache read, cache creation and uncached
+// input, in proportion; a non-zero part gets at least one cell.
+func Bar(u decode.Usage, width int) (read, created, input int) {
+	total := u.TotalInput()
+	if total <= 0 || width <= 0 {
+		return 0, 0, 0
+	}
+	parts := [3]int64{u.CacheReadInputTokens, u.CacheCreationInputTokens, u.InputTokens}
+	var cells [3]int
+	used := 0
+	for i, p := range parts {
+		cells[i] = int(p * int64(width) / total)
+		if p > 0 && cells[i] == 0 {
+			cells[i] = 1
+		}
+		used += cells[i]
+	}
+	// Settle rounding on the largest part.
+	big := 0
+	for i := range parts {
+		if parts[i] > parts[big] {
+			big = i
+		}
+	}
+	cells[big] += width - used
+	if cells[big] < 1 {
+		cells[big] = 1
+	}
+	return cells[0], cells[1], cells[2]
+}
+
+// severityRank orders severities, worst first.
+func severityRank(s string) int {
+	switch s {
+	case timeline.SeverityError:
+		return 0
+	case timeline.SeverityWarning:
+		return 1
+	}
+	return 2
+}
+
+// SeverityMark returns the mark and role of a severity: ✖ error, ▲ warning,
+// ● info. The marks differ in shape so that they read without colour.
+func SeverityMark(s string) (string, Role) {
+	switch s {
+	case timeline.SeverityError:
+		return "✖", RoleError
+	case timeline.SeverityWarning:
+		return "▲", RoleWarning
+	}
+	return "●", RoleInfo
+}
+
+// flagMarks writes a mark per flag, worst first, then the worst flag's kind.
+func flagMarks(l *Line, flags []timeline.Flag, kind bool) {
+	if len(flags) == 0 {
+		return
+	}
+	sorted := slices.Clone(flags)
+	slices.SortStableFunc(sorted, func(a, b timeline.Flag) int {
+		return severityRank(a.Severity) - severityRank(b.Severity)
+	})
+	for _, f := range sorted {
+		mark, role := SeverityMark(f.Severity)
+		l.add(role, mark)
+	}
+	if kind {
+		_, role := SeverityMark(sorted[0].Severity)
+		l.add(RoleText, " ")
+		l.add(role, sorted[0].Kind)
+	}
+}

@@ -1,0 +1,34 @@
+package view
+
+// Tab is a detail tab.
+type Tab int
+
+// The detail tabs, in display order.
+const (
+	TabWorkingSet Tab = iota // the tools the model can call
+	TabCatalog               // the deferred tools it was told about
+	TabSearches              // tool searches, what they loaded, what was called
+	TabCache                 // prompt-cache figures across the thread
+	TabFlags                 // what went wrong, why it matters, what to do
+	TabRaw                   // request, response and SSE events
+	NumTabs                  // the number of tabs
+)
+
+// String returns the tab's title.
+func (t Tab) String() string {
+	switch t {
+	case TabWorkingSet:
+		return "Working set"
+	case TabCatalog:
+		return "Catalog"
+	case TabSearches:
+		return "Searches"
+	case TabCache:
+		return "Cache"
+	case TabFlags:
+		return "Flags"
+	case TabRaw:
+		return "Raw"
+	}
+	return "?"
+}

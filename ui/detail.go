@@ -1,0 +1,77 @@
+package ui
+
+import (
+	"github.com/gdamore/tcell/v2"
+	"github.com/rivo/tview"
+
+	"github.com/tsinspect/tsinspect/timeline/view"
+)
+
+// detailText shows the text tabs (working set, catalog, searches, cache,
+// flags) of the selected turn. What it says is made by package view when
+// it is drawn after a change, never per frame.
+type detailText struct {
+	*tview.TextView
+	a     *app
+	dirty bool // the turn, tab or filter changed: render and scroll to top
+	w, h  int  // the size last rendered for
+}
+
+func newDetailText(a *app) *detailText {
+	tv := tview.NewTextView().SetDynamicColors(true).SetWrap(true).SetWordWrap(true).SetScrollable(true)
+	a.th.box(tv.Box)
+	tv.SetTextStyle(a.th.base())
+	return &detailText{TextView: tv, a: a, dirty: true}
+}
+
+// invalidate asks for a new render on the next draw.
+func (d *detailText) invalidate() { d.dirty = true }
+
+// Draw renders the open tab if something changed, then draws it.
+func (d *detailText) Draw(screen tcell.Screen) {
+	_, _, w, h := d.GetInnerRect()
+	if d.dirty || w != d.w || h != d.h && d.a.m.Tab() == view.TabCache {
+		d.SetText(d.a.th.text(view.Wrap(d.render(w, h), w)))
+		if d.dirty {
+			d.ScrollToBeginning()
+		}
+		d.dirty, d.w, d.h = false, w, h
+	}
+	d.TextView.Draw(screen)
+}
+
+// render asks the view for the open tab's lines.
+func (d *detailText) render(w, h int) []view.Line {
+	m := d.a.m
+	t := m.Selected()
+	if t == nil {
+		return []view.Line{{{Text: emptyText(m), Role: view.RoleDim}}}
+	}
+	s, q := m.Session(), m.DetailQuery()
+	switch m.Tab() {
+	case view.TabWorkingSet:
+		return view.WorkingSet(s, t, q)
+	case view.TabCatalog:
+		return view.Catalog(s, t, q, w)
+	case view.TabSearches:
+		return view.Searches(s, t, q)
+	case view.TabCache:
+		return view.Cache(s, t, w, min(max(h/4, 2), 8))
+	case view.TabFlags:
+		return view.Flags(s, t, q, d.a.explain)
+	}
+	return nil
+}
+
+// emptyText says why no turn is selected.
+func emptyText(m *view.Model) string {
+	switch {
+	case len(m.Session().Turns) == 0 && m.Replaying():
+		return "No turns yet."
+	case len(m.Session().Turns) == 0:
+		return "No Messages API turns in this capture (yet)."
+	case m.Len() == 0:
+		return "No turn matches the filters: Esc clears the search, f and t change the others."
+	}
+	return "No turn selected."
+}

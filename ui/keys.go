@@ -1,0 +1,183 @@
+package ui
+
+import (
+	"github.com/gdamore/tcell/v2"
+	"github.com/rivo/tview"
+
+	"github.com/tsinspect/tsinspect/timeline/view"
+)
+
+// key handles the keys that mean the same everywhere; the rest go to the
+// focused widget (arrows, j/k, PgUp/PgDn, g/G in the lists and text).
+func (a *app) key(ev *tcell.EventKey) *tcell.EventKey {
+	if a.search.active {
+		return ev
+	}
+	if a.helpShown() {
+		a.hideHelp()
+		return nil
+	}
+	switch ev.Key() {
+	case tcell.KeyTab, tcell.KeyBacktab:
+		if a.detailFocused() {
+			a.focusList()
+		} else {
+			a.focusDetail()
+		}
+		return nil
+	case tcell.KeyEscape:
+		switch {
+		case a.detailFocused() && a.m.DetailQuery() != "":
+			a.m.SetDetailQuery("")
+		case !a.detailFocused() && a.m.Query() != "":
+			a.m.SetQuery("")
+		case a.detailFocused():
+			a.focusList()
+		default:
+			a.m.SetStatus("")
+		}
+		return nil
+	case tcell.KeyLeft:
+		a.m.NextTab(-1)
+		return nil
+	case tcell.KeyRight:
+		a.m.NextTab(1)
+		return nil
+	case tcell.KeyRune:
+	default:
+		return ev
+	}
+	r := ev.Rune()
+	switch r {
+	case 'q':
+		a.tv.Stop()
+	case '?':
+		a.showHelp()
+	case '/':
+		a.search.start()
+	case 'n':
+		a.m.NextFlag()
+	case 'N':
+		a.m.PrevFlag()
+	case 't':
+		a.m.CycleThread()
+	case 'f':
+		a.m.ToggleFlagged()
+	case '[':
+		a.m.NextTab(-1)
+	case ']':
+		a.m.NextTab(1)
+	case ' ':
+		if !a.m.Replaying() {
+			return ev
+		}
+		a.m.PauseOrStep()
+	case 'p':
+		a.m.TogglePlay()
+	case '+', '>':
+		a.m.SetSpeed(a.m.Replay().Speed * 2)
+	case '-', '<':
+		a.m.SetSpeed(a.m.Replay().Speed / 2)
+	default:
+		if r >= '1' && r < '1'+rune(view.NumTabs) {
+			a.m.SetTab(view.Tab(r - '1'))
+			return nil
+		}
+		return ev
+	}
+	return nil
+}
+
+// detailFocused reports whether the detail pane has the focus. It is
+// tracked from the widgets' focus callbacks, because tview's GetFocus may
+// not be called while drawing.
+func (a *app) detailFocused() bool { return a.inDetail }
+
+// focusDetail moves the focus to the open tab.
+func (a *app) focusDetail() {
+	if a.m.Tab() == view.TabRaw {
+		a.tv.SetFocus(a.raw)
+	} else {
+		a.tv.SetFocus(a.text)
+	}
+}
+
+// focusList moves the focus to the turn list.
+func (a *app) focusList() { a.tv.SetFocus(a.list) }
+
+// searchBar is the "/" prompt. It filters the turn list, or the open
+// detail tab when that has the focus, as the query is typed; Enter keeps
+// the filter and Esc restores the previous one.
+type searchBar struct {
+	*tview.InputField
+	a        *app
+	active   bool
+	detail   bool   // filtering the detail tab rather than the turns
+	previous string // the filter before the prompt opened
+}
+
+func newSearchBar(a *app) *searchBar {
+	f := tview.NewInputField().SetLabel("/").SetFieldBackgroundColor(tcell.ColorDefault).
+		SetFieldStyle(a.th.base().Underline(true)).SetLabelStyle(a.th.base().Bold(true))
+	a.th.box(f.Box)
+	s := &searchBar{InputField: f, a: a}
+	f.SetChangedFunc(func(text string) {
+		if s.active {
+			s.apply(text, false)
+		}
+	})
+	f.SetDoneFunc(func(key tcell.Key) {
+		if key == tcell.KeyEscape {
+			s.apply(s.previous, false)
+		} else {
+			s.apply(f.GetText(), true)
+		}
+		s.stop()
+	})
+	return s
+}
+
+// start opens the prompt on the current filter.
+func (s *searchBar) start() {
+	s.detail = s.a.detailFocused()
+	s.previous = s.a.m.Query()
+	if s.detail {
+		s.previous = s.a.m.DetailQuery()
+	}
+	s.active = true
+	s.SetText(s.previous)
+	s.a.footer.SwitchToPage("search")
+	s.a.tv.SetFocus(s)
+}
+
+// apply sets the filter; in the Raw tab it moves to the next match instead.
+func (s *searchBar) apply(q string, next bool) {
+	switch {
+	case !s.detail:
+		s.a.m.SetQuery(q)
+	case s.a.m.Tab() == view.TabRaw:
+		if q == "" {
+			return
+		}
+		row, _ := s.a.raw.GetSelection()
+		if next {
+			row++
+		}
+		if !s.a.raw.find(q, row) {
+			s.a.m.SetStatus("not found in the open lines: " + q)
+		}
+	default:
+		s.a.m.SetDetailQuery(q)
+	}
+}
+
+// stop closes the prompt and gives the focus back.
+func (s *searchBar) stop() {
+	s.active = false
+	s.a.footer.SwitchToPage("keys")
+	if s.detail {
+		s.a.focusDetail()
+	} else {
+		s.a.focusList()
+	}
+}

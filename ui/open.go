@@ -1,0 +1,48 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/tsinspect/tsinspect/store"
+	"github.com/tsinspect/tsinspect/timeline"
+	"github.com/tsinspect/tsinspect/timeline/view"
+)
+
+// Open shows the capture file at path until the user quits or ctx is done.
+// The file is checked first (a missing file or one that is not a capture
+// is an error before anything is drawn); then the interface is drawn at
+// once, saying it is loading, while the file is read and the session built
+// in the background, and the turns appear when that is done. A large
+// capture thus never leaves a blank terminal.
+func Open(ctx context.Context, path string, opts Options) error {
+	db, err := store.OpenReadOnly(path)
+	if err != nil {
+		return fmt.Errorf("ui: open: %w", err)
+	}
+	m := view.New(nil)
+	m.SetStatus("loading " + filepath.Base(path) + " …")
+	a := newApp(m, opts)
+	failed := make(chan error, 1)
+	err = a.run(ctx, func(done <-chan struct{}) {
+		defer db.Close()
+		exs, err := db.Exchanges(ctx)
+		if err != nil {
+			failed <- err
+			a.tv.Stop()
+			return
+		}
+		s := timeline.Build(exs)
+		a.tv.QueueUpdateDraw(func() {
+			a.m.SetSession(s)
+			a.m.SetStatus("")
+		})
+	})
+	select {
+	case lerr := <-failed:
+		return fmt.Errorf("ui: open: %w", lerr)
+	default:
+		return err
+	}
+}

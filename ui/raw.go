@@ -1,0 +1,130 @@
+package ui
+
+import (
+	"strings"
+
+	"github.com/gdamore/tcell/v2"
+	"github.com/rivo/tview"
+
+	"github.com/tsinspect/tsinspect/timeline/view"
+)
+
+// rawPane is the Raw tab: the selected turn's request, response and SSE
+// events as a foldable tree. Enter (or a click on a selected line) opens or
+// closes the line's node.
+type rawPane struct {
+	*tview.Table
+	a       *app
+	raw     *view.Raw
+	content *rawContent
+	turn    int  // the turn shown
+	dirty   bool // the selection changed: load its turn if it is another
+	stale   bool // the lines changed: lay them out again
+	w       int  // the width laid out for
+}
+
+// rawContent is the virtual table content over the visible lines.
+type rawContent struct {
+	tview.TableContentReadOnly
+	p     *rawPane
+	lines []view.RawLine
+	cells []*tview.TableCell
+}
+
+func newRawPane(a *app) *rawPane {
+	p := &rawPane{a: a, raw: view.NewRaw(), dirty: true}
+	p.content = &rawContent{p: p}
+	p.Table = tview.NewTable().SetContent(p.content).SetSelectable(true, false).SetSelectedStyle(a.th.selected()).
+		SetBordersColor(tcell.ColorDefault)
+	a.th.box(p.Table.Box)
+	p.SetSelectedFunc(func(row, _ int) { p.toggle(row) })
+	p.SetMouseCapture(singleClicks) // a double click: select, then toggle
+	return p
+}
+
+// invalidate asks for the selected turn to be loaded on the next draw.
+func (p *rawPane) invalidate() { p.dirty = true }
+
+// Draw loads the turn if it changed, lays the lines out for the width, and
+// draws the visible ones.
+func (p *rawPane) Draw(screen tcell.Screen) {
+	_, _, w, _ := p.GetInnerRect()
+	if p.dirty {
+		t := p.a.m.Selected()
+		idx := 0
+		if t != nil {
+			idx = t.Index
+		}
+		if idx != p.turn {
+			p.raw.SetTurn(t)
+			p.turn, p.stale = idx, true
+			p.Select(0, 0)
+			p.SetOffset(0, 0)
+		}
+		p.dirty = false
+	}
+	p.layout(w)
+	p.Table.Draw(screen)
+}
+
+// layout refreshes the lines for width w when they changed.
+func (p *rawPane) layout(w int) {
+	if !p.stale && w == p.w {
+		return
+	}
+	p.content.lines = p.raw.Lines(w)
+	p.content.cells = make([]*tview.TableCell, len(p.content.lines))
+	p.stale, p.w = false, w
+}
+
+// toggle opens or closes the node on row.
+func (p *rawPane) toggle(row int) {
+	if row < 0 || row >= len(p.content.lines) || !p.content.lines[row].Foldable {
+		return
+	}
+	p.raw.Toggle(p.content.lines[row].Path)
+	p.stale = true
+	p.layout(p.w)
+}
+
+// find selects the first line from row from whose text holds q.
+func (p *rawPane) find(q string, from int) bool {
+	q = strings.ToLower(q)
+	lines := p.content.lines
+	for k := 0; k < len(lines); k++ {
+		i := (from + k) % len(lines)
+		if strings.Contains(strings.ToLower(lines[i].Text.String()), q) {
+			p.Select(i, 0)
+			return true
+		}
+	}
+	return false
+}
+
+// GetRowCount returns the number of visible lines.
+func (c *rawContent) GetRowCount() int { return len(c.lines) }
+
+// GetColumnCount returns 1.
+func (c *rawContent) GetColumnCount() int { return 1 }
+
+// GetCell returns the cell of line row.
+func (c *rawContent) GetCell(row, col int) *tview.TableCell {
+	if col != 0 || row < 0 || row >= len(c.lines) {
+		return nil
+	}
+	if c.cells[row] == nil {
+		l := c.lines[row]
+		cell := tview.NewTableCell(c.p.a.th.tagged(l.Text)).SetStyle(c.p.a.th.base()).SetExpansion(1)
+		if l.Foldable {
+			r := row
+			cell.SetClickedFunc(func() bool {
+				if sel, _ := c.p.GetSelection(); sel == r {
+					c.p.toggle(r)
+				}
+				return false
+			})
+		}
+		c.cells[row] = cell
+	}
+	return c.cells[row]
+}

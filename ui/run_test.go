@@ -1,0 +1,299 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gdamore/tcell/v2"
+
+	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/store"
+)
+
+// syncSim is a simulation screen for a running app: tcell's simulation
+// hands out its cells without a copy and tview initialises it unlocked, so
+// the text is taken in Show, on tview's goroutine, and read from there.
+type syncSim struct {
+	tcell.SimulationScreen
+	once  sync.Once
+	shown chan struct{}
+	mu    sync.Mutex
+	text  string
+}
+
+func newSim() *syncSim {
+	return &syncSim{SimulationScreen: tcell.NewSimulationScreen("UTF-8"), shown: make(chan struct{})}
+}
+
+// Show shows the screen and keeps its text.
+func (s *syncSim) Show() {
+	s.SimulationScreen.Show()
+	text := cellsText(s.SimulationScreen.GetContents())
+	s.mu.Lock()
+	s.text = text
+	s.mu.Unlock()
+	s.once.Do(func() { close(s.shown) })
+}
+
+// screenText returns the text last shown.
+func screenText(s *syncSim) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.text
+}
+
+// cellsText renders screen cells as lines, trailing blanks trimmed.
+func cellsText(cells []tcell.SimCell, w, h int) string {
+	var b strings.Builder
+	for y := 0; y < h; y++ {
+		var line strings.Builder
+		for x := 0; x < w; x++ {
+			if c := cells[y*w+x]; len(c.Runes) > 0 {
+				line.WriteString(string(c.Runes))
+			} else {
+				line.WriteByte(' ')
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+	}
+	return b.String()
+}
+
+// waitFor waits until the screen shows want, and returns the screen.
+func waitFor(t *testing.T, sim *syncSim, want string, within time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	select {
+	case <-sim.shown:
+	case <-time.After(within):
+		t.Fatalf("nothing drawn after %v", within)
+	}
+	for {
+		text := screenText(sim)
+		if strings.Contains(text, want) {
+			return text
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v the screen does not show %q:\n%s", within, want, text)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// find returns the screen position of the first occurrence of s.
+func find(t *testing.T, sim *syncSim, s string) (int, int) {
+	t.Helper()
+	for y, line := range strings.Split(screenText(sim), "\n") {
+		if i := strings.Index(line, s); i >= 0 {
+			return len([]rune(line[:i])), y
+		}
+	}
+	t.Fatalf("%q not on screen", s)
+	return 0, 0
+}
+
+// click presses and releases the left button at x, y.
+func click(sim tcell.SimulationScreen, x, y int) {
+	sim.InjectMouse(x, y, tcell.Button1, tcell.ModNone)
+	sim.InjectMouse(x, y, tcell.ButtonNone, tcell.ModNone)
+}
+
+// TestRunKeysAndMouse drives Run through tview's own event loop.
+func TestRunKeysAndMouse(t *testing.T) {
+	sim := newSim()
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), goldenSession(), Options{Screen: sim, Location: time.UTC, Title: "run"})
+	}()
+	waitFor(t, sim, "14 turns", 5*time.Second)
+	sim.InjectKey(tcell.KeyRune, 'n', tcell.ModNone)
+	waitFor(t, sim, "Working set of #5", 2*time.Second)
+	x, y := find(t, sim, "6 Raw")
+	click(sim, x, y)
+	waitFor(t, sim, "▾ request  POST /v1/messages?beta=true", 2*time.Second)
+	x, y = find(t, sim, " 2 03:04:08 side1")
+	click(sim, x+3, y)
+	waitFor(t, sim, "max_tokens: 512", 2*time.Second)
+	sim.InjectKey(tcell.KeyRune, '?', tcell.ModNone)
+	waitFor(t, sim, "tsinspect help", 2*time.Second)
+	sim.InjectKey(tcell.KeyRune, 'x', tcell.ModNone) // any key closes the help
+	waitFor(t, sim, "max_tokens: 512", 2*time.Second)
+	sim.InjectKey(tcell.KeyRune, 'q', tcell.ModNone)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("q did not quit")
+	}
+}
+
+// TestRunStopsWithContext checks that cancelling the context ends Run.
+func TestRunStopsWithContext(t *testing.T) {
+	sim := newSim()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, goldenSession(), Options{Screen: sim}) }()
+	waitFor(t, sim, "14 turns", 5*time.Second)
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+}
+
+// lockedClock is a fake clock shared between the test and the UI.
+type lockedClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *lockedClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *lockedClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// TestReplayRun plays the golden session on a fake clock.
+func TestReplayRun(t *testing.T) {
+	sim := newSim()
+	clk := &lockedClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	done := make(chan error, 1)
+	go func() {
+		done <- Replay(context.Background(), goldenSession(), Options{Screen: sim, Clock: clk, Speed: 2, Location: time.UTC})
+	}()
+	waitFor(t, sim, "▶ 0:00.0 / 0:", 5*time.Second)
+	waitFor(t, sim, "streaming", 2*time.Second) // turn 1 has started, not ended
+	clk.Advance(2500 * time.Millisecond)        // 5 s of capture
+	screen := waitFor(t, sim, "(3/14)", 2*time.Second)
+	if strings.Contains(screen, " 4 03:04:") {
+		t.Errorf("turn 4 shown before its time:\n%s", screen)
+	}
+	sim.InjectKey(tcell.KeyRune, ' ', tcell.ModNone) // pause
+	waitFor(t, sim, "paused", 2*time.Second)
+	clk.Advance(time.Hour)
+	sim.InjectKey(tcell.KeyRune, ' ', tcell.ModNone) // step
+	waitFor(t, sim, "(4/14)", 2*time.Second)
+	sim.InjectKey(tcell.KeyRune, '+', tcell.ModNone)
+	waitFor(t, sim, "×4", 2*time.Second)
+	sim.InjectKey(tcell.KeyRune, 'p', tcell.ModNone) // play on
+	waitFor(t, sim, "▶ 0:", 2*time.Second)
+	clk.Advance(time.Minute)
+	waitFor(t, sim, "replay finished", 2*time.Second)
+	waitFor(t, sim, "(14/14)", 2*time.Second)
+	sim.InjectKey(tcell.KeyRune, 'q', tcell.ModNone)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRunLive records into a capture while RunLive shows it: the file does
+// not exist when it starts, a turn shows while in flight and again when it
+// ends, and new turns show within a second.
+func TestRunLive(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "live.db")
+	sim := newSim()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- RunLive(ctx, path, Options{Screen: sim, Poll: 50 * time.Millisecond, Location: time.UTC})
+	}()
+	waitFor(t, sim, "waiting for", 5*time.Second)
+
+	db, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	exs := goldenExchanges()
+	bg := context.Background()
+	for i := range 3 {
+		if err := db.Insert(bg, &exs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, sim, "3 turns", time.Second)
+	// The fourth is in flight: only its request is stored.
+	flying := exs[3]
+	flying.Status, flying.RespBody, flying.RespHeaders, flying.Chunks, flying.End = 0, nil, nil, nil, time.Time{}
+	flying.State = exchange.StateInFlight
+	if err := db.Insert(bg, &flying); err != nil {
+		t.Fatal(err)
+	}
+	screen := waitFor(t, sim, "4 turns", time.Second)
+	if !strings.Contains(screen, "streaming") {
+		t.Errorf("the in-flight turn does not say so:\n%s", screen)
+	}
+	exs[3].ID = flying.ID
+	if err := db.Update(bg, &exs[3]); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for i := 4; i < len(exs); i++ {
+		if err := db.Insert(bg, &exs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	screen = waitFor(t, sim, "14 turns", time.Second)
+	t.Logf("10 new turns shown %v after they were written", time.Since(start).Round(time.Millisecond))
+	if strings.Contains(screen, "streaming") {
+		t.Errorf("the finished turn still shows as streaming:\n%s", screen)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOpen checks that Open draws before the session is built, shows it
+// when it is, and refuses a file that is not a capture before drawing.
+func TestOpen(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.db")
+	db, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exs := goldenExchanges()
+	for i := range exs {
+		if err := db.Insert(context.Background(), &exs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	sim := newSim()
+	done := make(chan error, 1)
+	go func() { done <- Open(context.Background(), path, Options{Screen: sim, Title: "c.db"}) }()
+	screen := waitFor(t, sim, "14 turns", 5*time.Second)
+	if !strings.Contains(screen, "Working set of #1") {
+		t.Errorf("the first turn is not selected:\n%s", screen)
+	}
+	sim.InjectKey(tcell.KeyRune, 'q', tcell.ModNone)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	notCapture := filepath.Join(dir, "notes.txt")
+	os.WriteFile(notCapture, []byte("hello"), 0o600)
+	err = Open(context.Background(), notCapture, Options{Screen: tcell.NewSimulationScreen("UTF-8")})
+	if err == nil || !strings.HasPrefix(err.Error(), "ui: open: ") || !errors.Is(err, store.ErrNotCapture) {
+		t.Errorf("not a capture: %v", err)
+	}
+}

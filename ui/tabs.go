@@ -1,0 +1,76 @@
+package ui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gdamore/tcell/v2"
+	"github.com/rivo/tview"
+
+	"github.com/tsinspect/tsinspect/timeline/view"
+)
+
+// tabBar is the row of detail tab names. A click on a name opens its tab.
+type tabBar struct {
+	*tview.TextView
+	a *app
+}
+
+func newTabBar(a *app) *tabBar {
+	tv := tview.NewTextView().SetDynamicColors(true).SetRegions(true).SetWrap(false).SetTextStyle(a.th.base())
+	a.th.box(tv.Box)
+	b := &tabBar{tv, a}
+	tv.SetMouseCapture(singleClicks)
+	tv.SetHighlightedFunc(func(added, _, _ []string) {
+		if a.syncing || len(added) == 0 {
+			return
+		}
+		if n, err := strconv.Atoi(strings.TrimPrefix(added[0], "tab")); err == nil {
+			a.m.SetTab(view.Tab(n))
+			a.focusDetail()
+		}
+	})
+	return b
+}
+
+// Draw brings the names up to date and draws them.
+func (b *tabBar) Draw(screen tcell.Screen) {
+	b.update(b.a)
+	b.TextView.Draw(screen)
+}
+
+// update redraws the names, the open one in reverse video (bold when the
+// tab has the focus), with the flag count of the selected turn. Regions
+// only catch clicks: tview's own highlight would force colours.
+func (b *tabBar) update(a *app) {
+	var sb strings.Builder
+	open := "[::r]"
+	if a.detailFocused() {
+		sb.WriteString("▸")
+		open = "[::rb]"
+	} else {
+		sb.WriteString(" ")
+	}
+	flags := 0
+	if t := a.m.Selected(); t != nil {
+		flags = len(t.Flags)
+	}
+	for tab := view.Tab(0); tab < view.NumTabs; tab++ {
+		label := fmt.Sprintf(" %d %s ", tab+1, tab)
+		if tab == view.TabFlags && flags > 0 {
+			label = fmt.Sprintf(" %d %s %d ", tab+1, tab, flags)
+		}
+		if tab == a.m.Tab() {
+			label = open + label + "[::-]"
+		}
+		fmt.Fprintf(&sb, `["tab%d"]%s[""]`, tab, label)
+		if tab+1 < view.NumTabs {
+			sb.WriteString(a.th.tag(view.RoleDim) + "│[-:-:-]")
+		}
+	}
+	a.syncing = true
+	b.SetText(sb.String())
+	b.Highlight()
+	a.syncing = false
+}

@@ -1,0 +1,152 @@
+package ui
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/gdamore/tcell/v2"
+	"github.com/rivo/tview"
+
+	"github.com/tsinspect/tsinspect/timeline/view"
+)
+
+// turnList is the list of turns: a tview.Table over a virtual content that
+// asks the model for the rows it draws. Nothing is copied per row; the cells
+// of a turn are made when it is first drawn and kept until the session
+// changes.
+type turnList struct {
+	*tview.Table
+	content *turnContent
+}
+
+// turnContent implements tview.TableContent over the view model. Row 0 is
+// the heading.
+type turnContent struct {
+	tview.TableContentReadOnly
+	a      *app
+	cells  map[int][]*tview.TableCell // by turn index
+	head   []*tview.TableCell
+	widths [view.NumColumns]int
+}
+
+func newTurnList(a *app) *turnList {
+	c := &turnContent{a: a}
+	t := tview.NewTable().SetContent(c).SetFixed(1, 0).SetSelectable(true, false).SetSelectedStyle(a.th.selected()).
+		SetBordersColor(tcell.ColorDefault)
+	a.th.box(t.Box)
+	l := &turnList{Table: t, content: c}
+	c.reset()
+	t.SetSelectionChangedFunc(func(row, _ int) {
+		if !a.syncing {
+			a.m.Select(row - 1)
+		}
+	})
+	t.SetSelectedFunc(func(int, int) { a.focusDetail() })
+	t.SetMouseCapture(singleClicks)
+	return l
+}
+
+// singleClicks makes a second click soon after another (which tview
+// reports as a double click, wherever it lands) select like a click.
+func singleClicks(action tview.MouseAction, ev *tcell.EventMouse) (tview.MouseAction, *tcell.EventMouse) {
+	if action == tview.MouseLeftDoubleClick {
+		action = tview.MouseLeftClick
+	}
+	return action, ev
+}
+
+// reset drops the cached cells and sizes the columns for the session.
+func (c *turnContent) reset() {
+	c.cells = map[int][]*tview.TableCell{}
+	s := c.a.m.Session()
+	for col := view.Column(0); col < view.NumColumns; col++ {
+		c.widths[col] = len(col.Title())
+	}
+	c.widths[view.ColIndex] = max(len(strconv.Itoa(len(s.Turns))), 1)
+	c.widths[view.ColTime] = 8
+	for _, th := range s.Threads {
+		c.widths[view.ColThread] = max(c.widths[view.ColThread], len(th.ID))
+	}
+	c.widths[view.ColModel] = 12
+	c.widths[view.ColCatalog] = 6
+	c.widths[view.ColWorking] = 6
+	c.widths[view.ColPrompt] = 7 + view.BarWidth
+	c.widths[view.ColStop] = 10
+	c.head = make([]*tview.TableCell, view.NumColumns)
+	for col := range c.head {
+		title := view.Column(col).Title()
+		if col == int(view.ColPrompt) {
+			title = "PROMPT"
+		}
+		cell := tview.NewTableCell(c.pad(view.Column(col), "[::b]"+title+"[-:-:-]", len(title))).
+			SetSelectable(false).SetStyle(c.a.th.base())
+		if view.Column(col) == view.ColFlags {
+			cell.SetExpansion(1)
+		}
+		c.head[col] = cell
+	}
+}
+
+// pad fills text (of visible width w) out to its column's width, so that
+// columns keep their place whatever rows are in view.
+func (c *turnContent) pad(col view.Column, text string, w int) string {
+	n := c.widths[col] - w
+	if n <= 0 || col == view.ColFlags {
+		return text
+	}
+	if col.RightAligned() {
+		return strings.Repeat(" ", n) + text
+	}
+	return text + strings.Repeat(" ", n)
+}
+
+// GetRowCount returns the heading plus the visible turns.
+func (c *turnContent) GetRowCount() int { return c.a.m.Len() + 1 }
+
+// GetColumnCount returns the number of columns.
+func (c *turnContent) GetColumnCount() int { return int(view.NumColumns) }
+
+// GetCell returns the cell at row, column.
+func (c *turnContent) GetCell(row, col int) *tview.TableCell {
+	if col < 0 || col >= int(view.NumColumns) {
+		return nil
+	}
+	if row == 0 {
+		return c.head[col]
+	}
+	t := c.a.m.Row(row - 1)
+	if t == nil {
+		return nil
+	}
+	if cells, ok := c.cells[t.Index]; ok {
+		return cells[col]
+	}
+	inFlight := c.a.m.InFlight(t)
+	cells := make([]*tview.TableCell, view.NumColumns)
+	for i := range cells {
+		colm := view.Column(i)
+		line := view.Cell(t, colm, c.a.loc, inFlight)
+		cell := tview.NewTableCell(c.pad(colm, c.a.th.tagged(line), line.Width())).SetStyle(c.a.th.base())
+		if mw := colm.MaxWidth(); mw > 0 {
+			cell.SetMaxWidth(mw)
+		}
+		if colm == view.ColFlags {
+			cell.SetExpansion(1)
+		}
+		cells[i] = cell
+	}
+	if !inFlight {
+		c.cells[t.Index] = cells
+	}
+	return cells[col]
+}
+
+// sync moves the table's selection to the model's without telling the
+// model back.
+func (l *turnList) sync(a *app) {
+	a.syncing = true
+	defer func() { a.syncing = false }()
+	if row := a.m.SelectedRow(); row >= 0 {
+		l.Select(row+1, 0)
+	}
+}

@@ -1,0 +1,279 @@
+// Package ui is tsinspect's terminal interface: a list of the turns of a
+// session and, under it, tabs about the selected turn (working set,
+// catalog, searches, cache, flags, raw exchange). It browses a capture,
+// replays one in recorded time, or follows one while it is being recorded.
+//
+// The package is a thin layer over the view model of package
+// timeline/view: the turn list is a virtual tview.TableContent that asks the
+// model for the rows on screen, the tabs' text is made by the view package,
+// and keys become model calls. Goroutines other than tview's (the replay
+// clock, the live poller) reach the model only through
+// Application.QueueUpdateDraw. Nothing is kept at package level.
+package ui
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/gdamore/tcell/v2"
+	"github.com/rivo/tview"
+
+	"github.com/tsinspect/tsinspect/timeline"
+	"github.com/tsinspect/tsinspect/timeline/view"
+)
+
+// Options configure a run. The zero value draws on the terminal, in colour
+// unless NO_COLOR is set, with times in the local time zone.
+type Options struct {
+	// Title names what is shown (a file name, "demo") in the header.
+	Title string
+	// Screen is drawn on instead of the terminal (tests).
+	Screen tcell.Screen
+	// NoColor draws without colour; so does a non-empty NO_COLOR variable.
+	NoColor bool
+	// Location is the time zone of the times shown; nil means local.
+	Location *time.Location
+	// Speed is the replay speed factor; 0 means 1.
+	Speed float64
+	// Clock is the replay clock; nil means the wall clock.
+	Clock view.Clock
+	// Poll is how often RunLive looks at the capture; 0 means 250 ms.
+	Poll time.Duration
+	// Explain says why a flag kind matters and what to do; nil means
+	// timeline.Explain.
+	Explain view.Explainer
+}
+
+// tick is how often a replay's clock is read.
+const tick = 100 * time.Millisecond
+
+// Run shows s until the user quits or ctx is done.
+func Run(ctx context.Context, s *timeline.Session, opts Options) error {
+	a := newApp(view.New(s), opts)
+	return a.run(ctx, nil)
+}
+
+// Replay plays the turns of s back in recorded order and timing,
+// opts.Speed times faster, until the user quits or ctx is done. Space
+// pauses, then steps one turn at a time; p plays on.
+func Replay(ctx context.Context, s *timeline.Session, opts Options) error {
+	m := view.New(s)
+	m.StartReplay(opts.Clock, opts.Speed)
+	a := newApp(m, opts)
+	return a.run(ctx, func(done <-chan struct{}) {
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				a.tv.QueueUpdate(func() {
+					if a.m.Tick() != 0 {
+						a.tv.ForceDraw()
+					}
+				})
+			}
+		}
+	})
+}
+
+// app is one running interface: the model, the widgets over it, and the
+// tview application that owns them.
+type app struct {
+	tv      *tview.Application
+	m       *view.Model
+	th      theme
+	loc     *time.Location
+	explain view.Explainer
+	title   string
+
+	pages  *tview.Pages // "main" and "help"
+	header *tview.TextView
+	list   *turnList
+	tabs   *tabBar
+	detail *tview.Pages // "text" or "raw"
+	text   *detailText
+	raw    *rawPane
+	footer *tview.Pages // "keys" or "search"
+	keys   *tview.TextView
+	search *searchBar
+
+	// inDetail is set while the detail pane has the focus.
+	inDetail bool
+	// syncing is set while the widgets are being brought in line with
+	// the model, so that their callbacks do not call the model back.
+	syncing bool
+}
+
+// newApp builds the interface over m without starting it.
+func newApp(m *view.Model, opts Options) *app {
+	a := &app{
+		tv:      tview.NewApplication(),
+		m:       m,
+		th:      theme{mono: opts.NoColor || os.Getenv("NO_COLOR") != ""},
+		loc:     opts.Location,
+		explain: opts.Explain,
+		title:   opts.Title,
+	}
+	if a.loc == nil {
+		a.loc = time.Local
+	}
+	if a.explain == nil {
+		a.explain = timeline.Explain
+	}
+	if opts.Screen != nil {
+		a.tv.SetScreen(opts.Screen)
+	}
+	a.header = a.line()
+	a.list = newTurnList(a)
+	a.tabs = newTabBar(a)
+	a.text = newDetailText(a)
+	a.raw = newRawPane(a)
+	a.list.SetFocusFunc(func() { a.inDetail = false })
+	a.text.SetFocusFunc(func() { a.inDetail = true })
+	a.raw.SetFocusFunc(func() { a.inDetail = true })
+	a.detail = tview.NewPages().AddPage("text", a.text, true, true).AddPage("raw", a.raw, true, false)
+	a.keys = a.line()
+	a.search = newSearchBar(a)
+	a.footer = tview.NewPages().AddPage("keys", a.keys, true, true).AddPage("search", a.search, true, false)
+
+	body := tview.NewFlex().SetDirection(tview.FlexRow).
+		AddItem(a.header, 1, 0, false).
+		AddItem(a.list, 0, 2, true).
+		AddItem(a.tabs, 1, 0, false).
+		AddItem(a.detail, 0, 3, false).
+		AddItem(a.footer, 1, 0, false)
+	a.pages = tview.NewPages().AddPage("main", body, true, true).AddPage("help", newHelp(a), true, false)
+	a.tv.SetRoot(a.pages, true).SetFocus(a.list).EnableMouse(true)
+	a.tv.SetInputCapture(a.key)
+	a.tv.SetMouseCapture(func(ev *tcell.EventMouse, action tview.MouseAction) (*tcell.EventMouse, tview.MouseAction) {
+		if a.helpShown() && action == tview.MouseLeftClick {
+			a.hideHelp()
+			return nil, action
+		}
+		return ev, action
+	})
+	m.SetListener(view.ListenerFunc(a.changed))
+	a.changed(view.ChangeRows | view.ChangeSelection | view.ChangeTab | view.ChangeStatus)
+	return a
+}
+
+// line makes a one-line text view.
+func (a *app) line() *tview.TextView {
+	tv := tview.NewTextView().SetDynamicColors(true).SetWrap(false).SetTextStyle(a.th.base())
+	a.th.box(tv.Box)
+	return tv
+}
+
+// run starts the interface and the optional background task, and returns
+// when the user quits or ctx is done.
+func (a *app) run(ctx context.Context, background func(done <-chan struct{})) error {
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-ctx.Done():
+			a.tv.Stop()
+		case <-done:
+		}
+	}()
+	if background != nil {
+		go background(done)
+	}
+	if err := a.tv.Run(); err != nil {
+		return fmt.Errorf("ui: run: %w", err)
+	}
+	return nil
+}
+
+// changed brings the widgets in line with the model.
+func (a *app) changed(c view.Change) {
+	if c&view.ChangeRows != 0 {
+		a.list.content.reset()
+	}
+	if c&(view.ChangeRows|view.ChangeSelection) != 0 {
+		a.list.sync(a)
+		a.text.invalidate()
+		a.raw.invalidate()
+	}
+	if c&view.ChangeTab != 0 {
+		a.text.invalidate()
+		if a.m.Tab() == view.TabRaw {
+			a.detail.SwitchToPage("raw")
+		} else {
+			a.detail.SwitchToPage("text")
+		}
+		if a.detailFocused() {
+			a.focusDetail()
+		}
+	}
+	a.chrome()
+}
+
+// chrome refreshes the header and key line. (The tab bar refreshes itself
+// when drawn, as focus can move by mouse.)
+func (a *app) chrome() {
+	a.header.SetText(a.th.tagged(headerLine(a)))
+	a.keys.SetText(a.th.tagged(keyLine(a)))
+}
+
+// headerLine is the first line: what is shown and which filters are on.
+func headerLine(a *app) view.Line {
+	m := a.m
+	s := m.Session()
+	var l view.Line
+	add := func(r view.Role, f string, args ...any) {
+		l = append(l, view.Span{Text: fmt.Sprintf(f, args...), Role: r})
+	}
+	add(view.RoleTitle, " tsinspect")
+	if a.title != "" {
+		add(view.RoleText, " %s", a.title)
+	}
+	if m.Replaying() {
+		add(view.RoleTitle, "  %s", m.Replay())
+	}
+	add(view.RoleDim, "  %d turns · %d threads · ", len(s.Turns), len(s.Threads))
+	if n := m.Flags(); n > 0 {
+		add(view.RoleWarning, "%d flags", n)
+	} else {
+		add(view.RoleDim, "no flags")
+	}
+	if th := m.Thread(); th != "" {
+		kind := ""
+		if t := m.ThreadOf(m.Selected()); t != nil {
+			kind = " " + t.Kind
+		}
+		add(view.RoleText, "  thread ")
+		add(view.RoleMatch, "%s%s", th, kind)
+	} else if len(s.Threads) > 1 {
+		add(view.RoleDim, "  all threads")
+	}
+	if m.FlaggedOnly() {
+		add(view.RoleMatch, "  flagged only")
+	}
+	if q := m.Query(); q != "" {
+		add(view.RoleText, "  ")
+		add(view.RoleMatch, "/%s", q)
+		add(view.RoleDim, " %d shown", m.Len())
+	}
+	return l
+}
+
+// keyLine is the last line: the status message, or the main keys.
+func keyLine(a *app) view.Line {
+	if s := a.m.Status(); s != "" {
+		return view.Line{{Text: " " + s, Role: view.RoleWarning}}
+	}
+	var l view.Line
+	keys := [][2]string{{"q", "quit"}, {"?", "help"}, {"/", "search"}, {"n/N", "flag"}, {"t", "thread"}, {"f", "flagged"}, {"Tab", "pane"}, {"1-6", "tab"}}
+	if a.m.Replaying() {
+		keys = append([][2]string{{"space", "pause/step"}, {"p", "play"}, {"+/-", "speed"}}, keys...)
+	}
+	for _, k := range keys {
+		l = append(l, view.Span{Text: " " + k[0], Role: view.RoleTitle}, view.Span{Text: " " + k[1] + " ", Role: view.RoleDim})
+	}
+	return l
+}
