@@ -11,6 +11,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"math/big"
@@ -66,11 +67,19 @@ func (l capListener) Accept() (net.Conn, error) {
 	return l.c.WrapServer(c), nil
 }
 
-// captureTLS serves the toolsearch scenario over TLS with cfg and sends
-// it a streamed turn, a compressed JSON turn, count_tokens, a GET and
-// extra (a request body of that many bytes, 0 for none), with the test
-// API key.
-func captureTLS(t *testing.T, cfg *tls.Config, extra int) tlsTraffic {
+// tlsStandIn is the scripted API served over TLS on 127.0.0.1 (certified
+// for that address and api.anthropic.com), every connection captured as
+// packets and every session's secrets logged.
+type tlsStandIn struct {
+	addr   string
+	leaf   *x509.Certificate
+	cap    *pcaptest.Capture
+	keys   *lockedBuffer
+	server *fixtures.Server
+	srv    *http.Server
+}
+
+func startTLSStandIn(t *testing.T, sc fixtures.Script, opts fixtures.Options, cfg *tls.Config) *tlsStandIn {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -79,38 +88,52 @@ func captureTLS(t *testing.T, cfg *tls.Config, extra int) tlsTraffic {
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "api.anthropic.com"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		DNSNames: []string{"api.anthropic.com"}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		DNSNames: []string{"api.anthropic.com"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	leaf, _ := x509.ParseCertificate(der)
-	var keys lockedBuffer
+	s := &tlsStandIn{keys: &lockedBuffer{}, cap: pcaptest.New(pcaptest.Options{}), server: fixtures.NewServer(sc, opts)}
+	s.leaf, _ = x509.ParseCertificate(der)
 	cfg = cfg.Clone()
 	cfg.Certificates = []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}
 	cfg.NextProtos = []string{"http/1.1"}
-	cfg.KeyLogWriter = &keys
-
-	sc, _ := fixtures.Scenario("toolsearch")
-	stand := fixtures.NewServer(sc, fixtures.Options{Gzip: true})
+	cfg.KeyLogWriter = s.keys
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := pcaptest.New(pcaptest.Options{})
-	srv := &http.Server{Handler: stand}
-	go srv.Serve(tls.NewListener(capListener{ln, c}, cfg))
-	defer srv.Close()
+	s.addr = ln.Addr().String()
+	s.srv = &http.Server{Handler: s.server}
+	go s.srv.Serve(tls.NewListener(capListener{ln, s.cap}, cfg))
+	t.Cleanup(func() { s.srv.Close() })
+	return s
+}
 
+// stop closes the server and its connections, so that the capture holds
+// their ends.
+func (s *tlsStandIn) stop() {
+	s.srv.Close()
+	time.Sleep(30 * time.Millisecond)
+}
+
+// captureTLS serves the toolsearch scenario over TLS with cfg and sends
+// it a streamed turn, a compressed JSON turn, count_tokens, a GET and
+// extra (a request body of that many bytes, 0 for none), with the test
+// API key.
+func captureTLS(t *testing.T, cfg *tls.Config, extra int) tlsTraffic {
+	t.Helper()
+	sc, _ := fixtures.Scenario("toolsearch")
+	s := startTLSStandIn(t, sc, fixtures.Options{Gzip: true}, cfg)
 	pool := x509.NewCertPool()
-	pool.AddCert(leaf)
-	addr := ln.Addr().String()
+	pool.AddCert(s.leaf)
 	tr := &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "api.anthropic.com"},
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, network, addr)
+			return (&net.Dialer{}).DialContext(ctx, network, s.addr)
 		},
 	}
 	client := &http.Client{Transport: tr}
@@ -140,9 +163,8 @@ func captureTLS(t *testing.T, cfg *tls.Config, extra int) tlsTraffic {
 		do("POST", "/v1/messages/count_tokens", `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"`+strings.Repeat("a", extra)+`"}]}`)
 	}
 	tr.CloseIdleConnections()
-	srv.Close()
-	time.Sleep(30 * time.Millisecond)
-	return tlsTraffic{cap: c, keyLog: keys.b.Bytes(), sent: stand.Exchanges()}
+	s.stop()
+	return tlsTraffic{cap: s.cap, keyLog: s.keys.b.Bytes(), sent: s.server.Exchanges()}
 }
 
 func (tt tlsTraffic) write(t *testing.T, dir string, ng, embed bool) (file, keyLog string) {
@@ -578,22 +600,7 @@ func TestReplayServerWithClaudeCode(t *testing.T) {
 	go io.Copy(io.Discard, stdout)
 
 	// Claude Code again, same prompt and tools, a fresh HOME.
-	dir := t.TempDir()
-	mcp := filepath.Join(dir, "mcp.json")
-	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"demo": map[string]any{"command": kit.MCPDemo, "args": []string{"-actions=40"}}}})
-	os.WriteFile(mcp, cfg, 0o600)
-	allowed := []string{"ToolSearch", "mcp__demo__echo"}
-	for i := 0; i < 40; i++ {
-		allowed = append(allowed, fmt.Sprintf("mcp__demo__action_%d", i))
-	}
-	home := filepath.Join(dir, "home")
-	os.MkdirAll(home, 0o700)
-	claude := exec.Command(kit.Claude, "-p", prompt, "--mcp-config", mcp, "--strict-mcp-config",
-		"--allowedTools", strings.Join(allowed, ","), "--model", "claude-sonnet-4-5")
-	claude.Dir = dir
-	claude.Env = append(replayEnv(), "HOME="+home, "IS_SANDBOX=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-		"ANTHROPIC_API_KEY="+session.APIKey, "DISABLE_AUTOUPDATER=1", "CI=true",
-		"ANTHROPIC_BASE_URL=http://"+addr, "ENABLE_TOOL_SEARCH=true")
+	claude := claudeCommand(t, t.TempDir(), prompt, "ANTHROPIC_BASE_URL=http://"+addr, "ENABLE_TOOL_SEARCH=true")
 	var out bytes.Buffer
 	claude.Stdout, claude.Stderr = &out, &out
 	timer := time.AfterFunc(3*time.Minute, func() { claude.Process.Kill() })
@@ -631,6 +638,31 @@ func TestReplayServerWithClaudeCode(t *testing.T) {
 	t.Logf("replay log:\n%s", log)
 }
 
+// claudeCommand is `claude -p prompt` with the demo MCP server and its
+// tools allowed, run in dir with a fresh HOME and the test API key, as
+// session.Kit runs it; extraEnv is added to its environment.
+func claudeCommand(t *testing.T, dir, prompt string, extraEnv ...string) *exec.Cmd {
+	t.Helper()
+	mcp := filepath.Join(dir, "mcp.json")
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"demo": map[string]any{"command": kit.MCPDemo, "args": []string{"-actions=40"}}}})
+	if err := os.WriteFile(mcp, cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	allowed := []string{"ToolSearch", "mcp__demo__echo"}
+	for i := 0; i < 40; i++ {
+		allowed = append(allowed, fmt.Sprintf("mcp__demo__action_%d", i))
+	}
+	home := filepath.Join(dir, "home")
+	os.MkdirAll(home, 0o700)
+	cmd := exec.Command(kit.Claude, "-p", prompt, "--mcp-config", mcp, "--strict-mcp-config",
+		"--allowedTools", strings.Join(allowed, ","), "--model", "claude-sonnet-4-5")
+	cmd.Dir = dir
+	cmd.Env = append(replayEnv(), "HOME="+home, "IS_SANDBOX=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"ANTHROPIC_API_KEY="+session.APIKey, "DISABLE_AUTOUPDATER=1", "CI=true")
+	cmd.Env = append(cmd.Env, extraEnv...)
+	return cmd
+}
+
 // replayEnv is the environment without anything that would send Claude
 // Code elsewhere or bring in the developer's own credentials.
 func replayEnv() []string {
@@ -647,4 +679,77 @@ func replayEnv() []string {
 		out = append(out, kv)
 	}
 	return out
+}
+
+// TestImportClaudeCodeCapture records real Claude Code through
+// `tsinspect record --mode reverse` to the stand-in served over TLS 1.3,
+// while the stand-in's side of every connection is captured as packets.
+// Importing the packets (secrets embedded in the pcapng) gives the
+// recorder's exchanges, byte for byte.
+func TestImportClaudeCodeCapture(t *testing.T) {
+	kit.RequireClaude(t)
+	sc, _ := fixtures.Scenario("toolsearch")
+	s := startTLSStandIn(t, sc, fixtures.Options{Gzip: true}, &tls.Config{MinVersion: tls.VersionTLS13})
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.leaf.Raw}), 0o600)
+	recDB := filepath.Join(dir, "recorded.db")
+	claude := claudeCommand(t, dir, "use the demo tools")
+	rec := exec.Command(kit.Tsinspect, append([]string{"record", "--db", recDB, "--mode", "reverse",
+		"--upstream", "https://" + s.addr, "--upstream-ca", ca, "--quiet", "--"}, claude.Args...)...)
+	rec.Dir, rec.Env = claude.Dir, claude.Env
+	if out, err := rec.CombinedOutput(); err != nil {
+		t.Fatalf("record: %v\n%s", err, out)
+	}
+	s.stop()
+	var buf bytes.Buffer
+	s.cap.WritePcapNG(&buf, s.keys.b.Bytes())
+	file := filepath.Join(dir, "claude.pcapng")
+	os.WriteFile(file, buf.Bytes(), 0o600)
+	impDB := filepath.Join(dir, "imported.db")
+	code, _, stderr := runCLI(t, "import", file, "--db", impDB)
+	if code != 0 {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	recorded, imported := readCapture(t, recDB), readCapture(t, impDB)
+	if len(recorded) < 3 || len(imported) != len(recorded) {
+		t.Fatalf("imported %d exchanges, recorded %d", len(imported), len(recorded))
+	}
+	key := func(ex exchange.Exchange) string { return ex.Method + " " + ex.URL + "\x00" + string(ex.ReqBody) }
+	byKey := map[string]exchange.Exchange{}
+	for _, ex := range imported {
+		byKey[key(ex)] = ex
+	}
+	for _, r := range recorded {
+		g, ok := byKey[key(r)]
+		if !ok {
+			t.Errorf("recorded %s %s (%d bytes) not imported", r.Method, r.URL, len(r.ReqBody))
+			continue
+		}
+		// The recorder keeps the headers the client sent it; the packets
+		// hold what the proxy sent on, without hop-by-hop headers.
+		if a, b := endToEnd(g.ReqHeaders), endToEnd(r.ReqHeaders); a != b {
+			t.Errorf("%s: request headers differ:\nimported %s\nrecorded %s", r.URL, a, b)
+		}
+		if fmt.Sprint(g.RespHeaders) != fmt.Sprint(r.RespHeaders) || g.Status != r.Status || g.State != r.State || g.Error != r.Error ||
+			!bytes.Equal(g.RespBody, r.RespBody) || !bytes.Equal(g.RespBodyDecoded, r.RespBodyDecoded) || g.Host != r.Host {
+			t.Errorf("%s: response differs: imported %d %s %q %d bytes, recorded %d %s %q %d bytes",
+				r.URL, g.Status, g.State, g.Error, len(g.RespBody), r.Status, r.State, r.Error, len(r.RespBody))
+		}
+	}
+	assertNotOnDisk(t, impDB, session.APIKey)
+	t.Logf("%d exchanges of real Claude Code traffic imported from %d packets as recorded", len(imported), s.cap.Packets())
+}
+
+// endToEnd renders headers without the hop-by-hop ones a proxy drops.
+func endToEnd(hs []exchange.Header) string {
+	var out []string
+	for _, h := range hs {
+		switch strings.ToLower(h.Name) {
+		case "connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade", "proxy-authorization":
+			continue
+		}
+		out = append(out, h.Name+": "+h.Value)
+	}
+	return strings.Join(out, "\n")
 }
