@@ -199,7 +199,7 @@ func (s *Server) choose(method, path string, req *request) int {
 		s.last[key] = best
 		return best
 	}
-	if isMessages(path) && path == "/v1/messages" {
+	if path == "/v1/messages" {
 		return -1 // a conversation turn the capture does not have
 	}
 	if i, ok := s.last[key]; ok {

@@ -97,8 +97,8 @@ type Conn struct {
 	Client, Server Stream
 	// Scheme is "http", or "https" when the connection was TLS.
 	Scheme string
-	// Server is the address the client connected to (host:port), used
-	// when a request has no Host header.
+	// ServerAddr is the address the client connected to (host:port),
+	// used when a request has no Host header.
 	ServerAddr string
 }
 
@@ -110,9 +110,8 @@ type Result struct {
 	Problem string
 	// Tunnel, when not nil, is what followed an accepted CONNECT: the
 	// tunnelled bytes of both directions (usually TLS), to be parsed as a
-	// connection of their own; TunnelHost is the CONNECT target.
-	Tunnel     *Conn
-	TunnelHost string
+	// connection of their own, its ServerAddr the CONNECT target.
+	Tunnel *Conn
 }
 
 // LooksLikeHTTP reports whether b starts like an HTTP/1.x request line.
@@ -134,25 +133,21 @@ func LooksLikeHTTP(b []byte) bool {
 // early (Result.Problem says why).
 func Parse(c *Conn, source string) Result {
 	var res Result
-	cr := newReader(&c.Client)
-	cbr := bufio.NewReaderSize(cr, 64<<10)
-	sr := newReader(&c.Server)
-	sbr := bufio.NewReaderSize(sr, 64<<10)
-	consumed := func(r *reader, br *bufio.Reader) int64 { return r.pos - int64(br.Buffered()) }
+	cl, sv := newSide(&c.Client), newSide(&c.Server)
 
 	for n := 1; ; n++ {
-		if _, err := cbr.Peek(1); err != nil {
+		if _, err := cl.br.Peek(1); err != nil {
 			return res // no more requests
 		}
-		startOff := consumed(cr, cbr)
-		req, err := http.ReadRequest(cbr)
+		startOff := cl.consumed()
+		req, err := http.ReadRequest(cl.br)
 		if err != nil {
 			res.Problem = fmt.Sprintf("request %d: not a readable HTTP/1.1 request: %v", n, err)
 			return res
 		}
 		ex := exchange.Exchange{
 			Source:     source,
-			Start:      cr.timeAt(startOff),
+			Start:      cl.timeAt(startOff),
 			Method:     req.Method,
 			URL:        requestURL(req, c),
 			Host:       hostOnly(requestHost(req, c)),
@@ -169,7 +164,7 @@ func Parse(c *Conn, source string) Result {
 			return res
 		}
 
-		resp, respStart, err := readResponse(sr, sbr, req, consumed)
+		resp, respStart, err := readResponse(sv, req)
 		if err != nil {
 			ex.Error = "no response: " + err.Error()
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -190,7 +185,7 @@ func Parse(c *Conn, source string) Result {
 			res.Problem = fmt.Sprintf("response %d: not a readable HTTP/1.1 response: %v", n, err)
 			return res
 		}
-		ex.FirstByte = sr.timeAt(respStart)
+		ex.FirstByte = sv.timeAt(respStart)
 		ex.Status = resp.StatusCode
 		ex.RespHeaders = exchange.SafeHeaders(resp.Header)
 		if req.Method == http.MethodConnect && resp.StatusCode/100 == 2 {
@@ -198,15 +193,12 @@ func Parse(c *Conn, source string) Result {
 			// connection.
 			ex.RespBody, ex.State, ex.End = []byte{}, exchange.StateComplete, ex.FirstByte
 			res.Exchanges = append(res.Exchanges, ex)
-			cl := c.Client.From(consumed(cr, cbr))
-			sv := c.Server.From(consumed(sr, sbr))
-			res.Tunnel = &Conn{Client: cl, Server: sv, Scheme: "https", ServerAddr: req.Host}
-			res.TunnelHost = req.Host
+			res.Tunnel = &Conn{Client: c.Client.From(cl.consumed()), Server: c.Server.From(sv.consumed()), Scheme: "https", ServerAddr: req.Host}
 			return res
 		}
-		readBody(&ex, resp, sr, sbr, &c.Server, consumed)
+		readBody(&ex, resp, sv)
 		if ex.End.IsZero() {
-			ex.End = sr.timeAt(consumed(sr, sbr) - 1)
+			ex.End = sv.timeAt(sv.consumed() - 1)
 		}
 		res.Exchanges = append(res.Exchanges, ex)
 		if ex.State != exchange.StateComplete {
@@ -217,13 +209,13 @@ func Parse(c *Conn, source string) Result {
 
 // readResponse reads the response to req, skipping interim (1xx)
 // responses, and returns where it started in the stream.
-func readResponse(sr *reader, sbr *bufio.Reader, req *http.Request, consumed func(*reader, *bufio.Reader) int64) (*http.Response, int64, error) {
+func readResponse(sv *side, req *http.Request) (*http.Response, int64, error) {
 	for {
-		if _, err := sbr.Peek(1); err != nil {
+		if _, err := sv.br.Peek(1); err != nil {
 			return nil, 0, err
 		}
-		start := consumed(sr, sbr)
-		resp, err := http.ReadResponse(sbr, req)
+		start := sv.consumed()
+		resp, err := http.ReadResponse(sv.br, req)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -236,7 +228,8 @@ func readResponse(sr *reader, sbr *bufio.Reader, req *http.Request, consumed fun
 
 // readBody reads the response body into ex with a chunk per arrival time,
 // and sets its end, state and decoded body.
-func readBody(ex *exchange.Exchange, resp *http.Response, sr *reader, sbr *bufio.Reader, s *Stream, consumed func(*reader, *bufio.Reader) int64) {
+func readBody(ex *exchange.Exchange, resp *http.Response, sv *side) {
+	s := sv.r.s
 	defer resp.Body.Close()
 	var body bytes.Buffer
 	buf := make([]byte, 32<<10)
@@ -245,7 +238,7 @@ func readBody(ex *exchange.Exchange, resp *http.Response, sr *reader, sbr *bufio
 		var n int
 		n, err = resp.Body.Read(buf)
 		if n > 0 {
-			at := sr.timeAt(consumed(sr, sbr) - 1)
+			at := sv.timeAt(sv.consumed() - 1)
 			if k := len(ex.Chunks); k > 0 && ex.Chunks[k-1].At.Equal(at) {
 				ex.Chunks[k-1].Size += n
 			} else {
@@ -337,6 +330,25 @@ func hostOnly(hostport string) string {
 	}
 	return hostport
 }
+
+// side is one direction being parsed: a buffered reader over the stream,
+// which knows how far the parser has got.
+type side struct {
+	r  *reader
+	br *bufio.Reader
+}
+
+func newSide(s *Stream) *side {
+	r := newReader(s)
+	return &side{r: r, br: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// consumed returns the stream offset of the next byte the parser will
+// read.
+func (s *side) consumed() int64 { return s.r.pos - int64(s.br.Buffered()) }
+
+// timeAt returns the arrival time of the byte at offset off.
+func (s *side) timeAt(off int64) time.Time { return s.r.timeAt(off) }
 
 // reader reads a Stream one segment at a time, so that the position it has
 // delivered tells which segments a parser has seen.

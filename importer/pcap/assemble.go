@@ -1,7 +1,6 @@
 package pcap
 
 import (
-	"errors"
 	"net"
 	"strconv"
 
@@ -12,8 +11,6 @@ import (
 	"github.com/tsinspect/tsinspect/importer/flow"
 	"github.com/tsinspect/tsinspect/importer/tlsrec"
 )
-
-func errorIs(err, target error) bool { return errors.Is(err, target) }
 
 // linkTypeLinuxSLL2 is the Linux "cooked" v2 header (link type 276), which
 // gopacket does not decode; its LinkType is a byte, so pcapgo hands 276

@@ -11,6 +11,7 @@
 package pcap
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -240,7 +241,7 @@ func dropConnect(exs []exchange.Exchange) []exchange.Exchange {
 // it was skipped. A connection decrypted in part comes back with a problem.
 func decrypt(fc *flow.Conn, keys *tlsrec.KeyLog, res *Result) (*flow.Conn, string, bool) {
 	pc, ps, sess, err := tlsrec.Decrypt(&fc.Client, &fc.Server, keys)
-	if err == nil || errorIs(err, tlsrec.ErrCorrupt) {
+	if err == nil || errors.Is(err, tlsrec.ErrCorrupt) {
 		if res.Suites == nil {
 			res.Suites = map[string]int{}
 		}
@@ -253,15 +254,15 @@ func decrypt(fc *flow.Conn, keys *tlsrec.KeyLog, res *Result) (*flow.Conn, strin
 	switch {
 	case err == nil:
 		return out, "", false
-	case errorIs(err, tlsrec.ErrNoKey):
+	case errors.Is(err, tlsrec.ErrNoKey):
 		return nil, "TLS connections with no secrets in the key log (give --keylog FILE, or a pcapng with embedded secrets)", true
-	case errorIs(err, tlsrec.ErrBadKey):
+	case errors.Is(err, tlsrec.ErrBadKey):
 		return nil, "TLS connections the key log's secrets do not decrypt (wrong key log?)", true
-	case errorIs(err, tlsrec.ErrUnsupported):
+	case errors.Is(err, tlsrec.ErrUnsupported):
 		return nil, "TLS connections with an unsupported version or cipher suite", true
-	case errorIs(err, tlsrec.ErrNoHandshake):
+	case errors.Is(err, tlsrec.ErrNoHandshake):
 		return nil, "TLS connections whose handshake is not in the capture", true
-	case errorIs(err, tlsrec.ErrCorrupt):
+	case errors.Is(err, tlsrec.ErrCorrupt):
 		return out, "TLS connections with damaged records (read up to the damage)", true
 	}
 	return nil, "TLS connections that could not be read: " + err.Error(), true
