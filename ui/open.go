@@ -30,7 +30,7 @@ func Open(ctx context.Context, path string, opts Options) error {
 		exs, err := db.Exchanges(ctx)
 		if err != nil {
 			failed <- err
-			a.tv.Stop()
+			a.stop()
 			return
 		}
 		s := timeline.Build(exs)
@@ -39,10 +39,13 @@ func Open(ctx context.Context, path string, opts Options) error {
 			a.m.SetStatus("")
 		})
 	})
+	if err != nil {
+		return err
+	}
 	select {
 	case lerr := <-failed:
 		return fmt.Errorf("ui: open: %w", lerr)
 	default:
-		return err
+		return nil
 	}
 }

@@ -176,7 +176,7 @@ func (a *app) run(ctx context.Context, background func(done <-chan struct{})) er
 	go func() {
 		select {
 		case <-ctx.Done():
-			a.tv.Stop()
+			a.stop()
 		case <-done:
 		}
 	}()
@@ -188,6 +188,11 @@ func (a *app) run(ctx context.Context, background func(done <-chan struct{})) er
 	}
 	return nil
 }
+
+// stop ends the event loop from another goroutine. It goes through the
+// loop itself: stopping a screen that failed to start would panic in
+// tcell, and a loop that never ran has nothing to stop.
+func (a *app) stop() { a.tv.QueueUpdate(a.tv.Stop) }
 
 // changed brings the widgets in line with the model.
 func (a *app) changed(c view.Change) {
