@@ -24,7 +24,7 @@ func TestScrubRemoves(t *testing.T) {
 		{`see C:\Users\bob\Documents\plan.docx`, `C:\Users\bob`, "[path-1]"},
 		{"file:/srv/data/x", "/srv/data/x", "[path-1]"},
 		{"key sk-ant-api03-AbCdEf0123456789-xyz_QQ", "sk-ant-api03-AbCdEf0123456789-xyz_QQ", "[secret-1]"},
-		{"Authorization: Bearer abc123def456ghi789", "abc123def456ghi789", "[secret-1]"},
+		{"Authorization: Bearer abc123def456ghi789", "abc123def456ghi789", "Authorization: Bearer [secret-1]"},
 		{"use token=abcd1234 here", "abcd1234", "[secret-1]"},
 		{`{"api_key": "zz9988xxyy"}`, "zz9988xxyy", "[secret-1]"},
 		{"jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV", "eyJhbGciOiJIUzI1NiJ9", "[secret-1]"},
@@ -37,6 +37,8 @@ func TestScrubRemoves(t *testing.T) {
 		{"from fe80::1ff:fe23:4567:890a", "fe80::1ff:fe23:4567:890a", "[ip-1]"},
 		{"upstream db.cnry-internal.corp is down", "db.cnry-internal.corp", "[host-1]"},
 		{"see https://wiki.example.net/page?id=3", "wiki.example.net", "[url-1]"},
+		{"Overloaded for org cnry28org now", "cnry28org", "[id-1]"},
+		{"request req_011CVabc9XyZ failed", "req_011CVabc9XyZ", "[id-1]"},
 		{"-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----", "MIIE", "[secret-1]"},
 	}
 	for _, c := range cases {
@@ -59,6 +61,8 @@ func TestScrubKeeps(t *testing.T) {
 		"Node.js and report.json", "The API answered HTTP 529 (overloaded_error: Overloaded).",
 		"Tool reference 'mcp__demo__echo' not found in available tools",
 		"Bearer authentication", "the token counts", "HTTP 529 / overloaded",
+		"the betas changed (added context-management-2025-06-27)", "mcp__demo__action_12 and claude-3-5-sonnet-20241022",
+		"sha256 utf-8 x86_64 v26.12.1",
 	} {
 		if got := newScrubber(nil).text(in); got != in {
 			t.Errorf("text(%q) = %q: want it kept", in, got)

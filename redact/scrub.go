@@ -51,10 +51,11 @@ func patterns() []pattern {
 		{class: classSecret, re: regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{30,}`)},
 		{class: classSecret, re: regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{6,}\.[A-Za-z0-9_\-]{6,}\.[A-Za-z0-9_\-]{6,}`)},
 		{class: classSecret, re: regexp.MustCompile(`(?i)\b(?:bearer|basic)\s+([A-Za-z0-9._~+/=\-]{8,})`), group: 1, keep: notToken},
-		{class: classSecret, re: regexp.MustCompile(`(?i)\b(?:[A-Za-z0-9]+[_\-])*(?:api[_\-]?key|apikey|token|secret|passw(?:or)?d|pwd|credentials?|session[_\-]?id|auth|authorization|cookie)\b\\?"?\s*[:=]\s*\\?"?([^\s"'\\,;&}]{4,})`), group: 1},
+		{class: classSecret, re: regexp.MustCompile(`(?i)\b(?:[A-Za-z0-9]+[_\-])*(?:api[_\-]?key|apikey|token|secret|passw(?:or)?d|pwd|credentials?|session[_\-]?id|auth|authorization|cookie)\b\\?"?\s*[:=]\s*\\?"?([^\s"'\\,;&}]{4,})`), group: 1, keep: isScheme},
 		{class: classID, re: regexp.MustCompile(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`)},
 		{class: classSecret, re: regexp.MustCompile(`\b[0-9a-fA-F]{24,}\b`)},
 		{class: classSecret, re: regexp.MustCompile(`[A-Za-z0-9+/_\-]{32,}={0,2}`), keep: notSecretish},
+		{class: classID, re: regexp.MustCompile(`[A-Za-z0-9_\-]{8,}`), keep: notIdentifier},
 		{class: classPath, re: regexp.MustCompile(`(?:^|[\s"'(=:,;\[{<>\x60])((?:~[A-Za-z0-9._\-]*)?/[^\s"'<>|,;(){}\x60]*[^\s"'<>|,;(){}\x60.:!?])`), group: 1, keep: isAPIPath},
 		{class: classPath, re: regexp.MustCompile(`\b[A-Za-z]:\\[^\s"'<>|,;]+`)},
 		{class: classPath, re: regexp.MustCompile(`\\\\[A-Za-z0-9._\-]+\\[^\s"'<>|,;]+`)},
@@ -78,6 +79,12 @@ func isAPIURL(u string) bool {
 // notToken vetoes "Bearer word" where the word is not a credential.
 func notToken(s string) bool {
 	return !strings.ContainsAny(s, "0123456789") && len(s) < 20
+}
+
+// isScheme keeps the scheme word of "Authorization: Bearer ...", whose
+// token the bearer pattern has replaced already.
+func isScheme(s string) bool {
+	return strings.EqualFold(s, "bearer") || strings.EqualFold(s, "basic")
 }
 
 // isAPIPath keeps the API's own paths (/v1/messages, ...).
@@ -118,6 +125,34 @@ func notSecretish(s string) bool {
 		return true
 	}
 	return entropy(s) < 3.5
+}
+
+// notIdentifier vetoes words that do not look like account, organisation
+// or request identifiers: an identifier mixes letters and digits, with a
+// letter next to a digit at least twice (cnry28org, req_01AbC9...), and is
+// neither an MCP tool name nor a model name.
+func notIdentifier(s string) bool {
+	if strings.Contains(s, "__") || strings.HasPrefix(s, "claude-") {
+		return true
+	}
+	var letters, digits, turns int
+	prev := 0 // 1 letter, 2 digit
+	for _, c := range s {
+		kind := 0
+		switch {
+		case c >= '0' && c <= '9':
+			kind = 2
+			digits++
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			kind = 1
+			letters++
+		}
+		if kind != 0 && prev != 0 && kind != prev {
+			turns++
+		}
+		prev = kind
+	}
+	return letters < 2 || digits < 2 || turns < 2
 }
 
 // entropy is the Shannon entropy of s in bits per byte.
