@@ -34,6 +34,7 @@ func (r *Report) WriteHTML(w io.Writer, opts RenderOptions) error {
 		"join":      strings.Join,
 		"plural":    plural,
 		"add":       func(a, b int) int { return a + b },
+		"wbr":       breakable,
 	}).Parse(htmlTemplate)
 	if err != nil {
 		return fmt.Errorf("report: html template: %w", err)
@@ -46,6 +47,16 @@ func (r *Report) WriteHTML(w io.Writer, opts RenderOptions) error {
 		return fmt.Errorf("report: write html: %w", err)
 	}
 	return nil
+}
+
+// breakable escapes a tool name and lets the browser break it after each
+// "__", so that long MCP names wrap in narrow table cells.
+func breakable(name string) template.HTML {
+	parts := strings.Split(name, "__")
+	for i, p := range parts {
+		parts[i] = template.HTMLEscapeString(p)
+	}
+	return template.HTML(strings.Join(parts, "__<wbr>"))
 }
 
 // htmlView is what the template shows.
@@ -152,13 +163,15 @@ p { margin: 6px 0; }
 .muted, figcaption { color: var(--muted); }
 .note { background: var(--soft); border-left: 4px solid var(--info); padding: 6px 10px; margin: 10px 0; }
 .note.off { border-left-color: var(--err); }
-code { font: 12.5px/1.3 ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", "Liberation Mono", monospace; background: var(--soft); padding: 1px 4px; border-radius: 4px; overflow-wrap: anywhere; }
+code { font: 12.5px/1.3 ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", "Liberation Mono", monospace; background: var(--soft); padding: 1px 4px; border-radius: 4px; overflow-wrap: break-word; }
+td.nw { white-space: nowrap; }
+.scroll { overflow-x: auto; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(210px, 1fr)); gap: 8px; margin: 12px 0; }
 .card { border: 1px solid var(--line); border-radius: 6px; padding: 8px 10px; }
 .card b { display: block; font-size: 18px; }
 .card span { color: var(--muted); font-size: 12px; }
-table { border-collapse: collapse; width: 100%; margin: 8px 0; font-size: 12.5px; }
-th, td { border-bottom: 1px solid var(--line); padding: 4px 6px; text-align: left; vertical-align: top; }
+table { border-collapse: collapse; width: 100%; margin: 8px 0; font-size: 12px; }
+th, td { border-bottom: 1px solid var(--line); padding: 4px 5px; text-align: left; vertical-align: top; }
 th { background: var(--soft); font-weight: 600; white-space: nowrap; }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.flagged td:first-child { box-shadow: inset 3px 0 0 var(--warn); }
@@ -242,20 +255,20 @@ details { margin: 8px 0; } summary { cursor: pointer; color: var(--muted); }
 <tbody>{{range .Searches}}<tr><td class="n">{{.Turn}}</td><td><code>{{.Tool}}</code></td><td><code>{{.Query}}</code></td><td>{{.Mode}}</td><td class="n">{{if .MaxResults}}{{.MaxResults}}{{end}}</td><td>{{if .Results}}loaded {{range $i, $n := .Results}}{{if $i}}, {{end}}<code>{{$n}}</code>{{end}}{{else}}<span class="bad">{{result .Search}}</span>{{end}}</td></tr>{{end}}</tbody></table>{{end}}
 {{if .Unreferenced}}<p>Deferred tools sent without a reference left in the history (restored after compaction): {{range $i, $n := .Unreferenced}}{{if $i}}, {{end}}<code>{{$n}}</code>{{end}}.</p>{{end}}
 <h3>Turns</h3>
-<table>
-<thead><tr><th class="n">Turn</th><th>Model</th><th>Stop</th><th class="n">Catalog</th><th>Working set</th><th class="n">Searches</th><th>Calls</th><th class="n">Input</th><th class="n">Cache read</th><th class="n">Cache write</th><th class="n">Output</th><th class="n">Tool defs sent</th><th class="n">All inlined</th><th>Flags</th></tr></thead>
+<div class="scroll"><table>
+<thead><tr><th class="n">Turn</th><th>Model</th><th>Stop</th><th class="n">Catalog</th><th>Working set</th><th class="n">Searches</th><th>Calls</th><th class="n">Input</th><th class="n">Cache read</th><th class="n">Cache write</th><th class="n">Output</th><th class="n" title="tool-definition tokens sent">Defs sent</th><th class="n" title="tool-definition tokens with every deferred tool inlined">Inlined</th><th>Flags</th></tr></thead>
 <tbody>{{range .Turns}}<tr class="{{if .Flags}}flagged{{range .Flags}}{{if eq .Severity "error"}} flagged-error{{end}}{{end}}{{end}}">
-<td class="n">{{.Index}}</td><td>{{model .Model}}</td><td>{{stop .}}</td>
+<td class="n">{{.Index}}</td><td class="nw">{{model .Model}}</td><td class="nw">{{stop .}}</td>
 <td class="n">{{change .Catalog.Count (len .Catalog.Added) (len .Catalog.Removed)}}</td>
-<td>{{change .WorkingSet.Count (len .WorkingSet.Added) (len .WorkingSet.Removed)}}{{range .WorkingSet.Added}} <code>+{{.}}</code>{{end}}{{range .WorkingSet.Removed}} <code>−{{.}}</code>{{end}}</td>
+<td>{{change .WorkingSet.Count (len .WorkingSet.Added) (len .WorkingSet.Removed)}}{{range .WorkingSet.Added}} <code>+{{wbr .}}</code>{{end}}{{range .WorkingSet.Removed}} <code>−{{wbr .}}</code>{{end}}</td>
 <td class="n">{{len .ToolSearches}}</td>
-<td>{{range $i, $c := .ToolCalls}}{{if $i}}, {{end}}<code>{{$c.Name}}</code>{{with callNote $c}} <span class="bad">({{.}})</span>{{end}}{{end}}</td>
+<td>{{range $i, $c := .ToolCalls}}{{if $i}}, {{end}}<code>{{wbr $c.Name}}</code>{{with callNote $c}} <span class="bad">({{.}})</span>{{end}}{{end}}</td>
 <td class="n">{{thousands .Usage.InputTokens}}</td><td class="n">{{thousands .Usage.CacheReadInputTokens}}</td><td class="n">{{thousands .Usage.CacheCreationInputTokens}}</td><td class="n">{{thousands .Usage.OutputTokens}}</td>
 <td class="n">{{thousands .ToolTokens.Sent}}</td><td class="n">{{atLeast .ToolTokens.Inlined .ToolTokens.Unknown}}</td>
 <td>{{range $i, $n := index $th.Nums .Index}}{{if $i}} {{end}}<a href="#flag-{{$n}}">⚑{{$n}}</a>{{end}} {{range kinds .}}<span class="badge {{sevClass (kindSev .)}}">{{.}}</span> {{end}}</td>
 </tr>{{end}}</tbody>
 <tfoot><tr><td></td><td>total</td><td></td><td></td><td></td><td></td><td></td><td class="n">{{thousands .Usage.InputTokens}}</td><td class="n">{{thousands .Usage.CacheReadInputTokens}}</td><td class="n">{{thousands .Usage.CacheCreationInputTokens}}</td><td class="n">{{thousands .Usage.OutputTokens}}</td><td class="n">{{thousands .Tokens.Sent}}</td><td class="n">{{atLeast .Tokens.Inlined (len .Tokens.Unknown)}}</td><td></td></tr></tfoot>
-</table>
+</table></div>
 {{with .Last}}<details><summary>Tool definitions of turn {{.Index}}: name, deferred, loaded, SHA-256 of the definition, tokens</summary>
 <table><thead><tr><th>Tool</th><th>Deferred</th><th>Loaded</th><th>SHA-256</th><th class="n">Tokens</th></tr></thead>
 <tbody>{{range .ToolDefinitions}}<tr><td><code>{{.Name}}</code></td><td>{{if .Deferred}}yes{{else}}no{{end}}</td><td>{{if .Loaded}}yes{{else}}no{{end}}</td><td><code title="{{.SHA256}}">{{short .SHA256}}</code></td><td class="n">{{thousands .Tokens}}{{if eq .TokensFrom "count_tokens"}} (count_tokens){{end}}</td></tr>{{end}}</tbody></table>
