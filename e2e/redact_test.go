@@ -125,7 +125,8 @@ func canaries() []canary {
 // stop sequences, retries, connection errors), and checks the exact bytes
 // of the reports the binary writes in every format: none of the canaries
 // under the default policy, nor the MCP server names under strict, while
-// --redact off shows those that reach a report's text.
+// --redact off shows those that reach a report's text. Set
+// TSINSPECT_KEEP_CANARY to a directory to keep the nine reports.
 func TestRedactionCanaries(t *testing.T) {
 	kit.RequireClaude(t)
 	rec := recordRuns(t, run{script: canaryScript(), opts: session.Options{
