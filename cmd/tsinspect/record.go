@@ -18,6 +18,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/capture"
 	"github.com/tsinspect/tsinspect/store"
+	"github.com/tsinspect/tsinspect/ui"
 )
 
 const recordAbout = `
@@ -46,11 +47,12 @@ written: the capture keeps a short SHA-256 fingerprint instead.
 Examples:
   tsinspect record --db s.db -- claude
   tsinspect record --db s.db --mode reverse -- claude -p "hello"
-  tsinspect record --db s.db --listen 127.0.0.1:8080`
+  tsinspect record --db s.db --listen 127.0.0.1:8080
+  tsinspect record --db s.db --ui -- claude -p "use the demo tools"`
 
 type recordFlags struct {
 	db, mode, listen, upstream, intercept, caDir, upstreamCA string
-	allowRemote, quiet                                       bool
+	allowRemote, quiet, ui                                   bool
 	command                                                  []string
 }
 
@@ -66,6 +68,7 @@ func runRecord(env *cliEnv, args []string) error {
 	fs.StringVar(&f.upstreamCA, "upstream-ca", "", "PEM `file` of extra CA certificates to trust for the upstream")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a --listen address other than loopback (anyone who can reach it can use your API key's traffic path)")
 	fs.BoolVar(&f.quiet, "quiet", false, "print only errors and the final summary")
+	fs.BoolVar(&f.ui, "ui", false, "show the live timeline while recording (q stops); a COMMAND's output then goes to FILE.out")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -176,7 +179,9 @@ func record(env *cliEnv, f recordFlags) error {
 
 	childEnv := proxyEnv(f.mode, addr, cfg.CA)
 	status := 0
-	if len(f.command) > 0 {
+	if f.ui {
+		status = recordWithUI(env, f, addr, childEnv)
+	} else if len(f.command) > 0 {
 		if f.mode == capture.ModeReverse && !f.quiet {
 			fmt.Fprintln(env.stderr, "tsinspect: setting ENABLE_TOOL_SEARCH=true for the child: Claude Code may switch tool search off behind a non-Anthropic ANTHROPIC_BASE_URL")
 		}
@@ -340,5 +345,51 @@ func printSummary(env *cliEnv, db string, st capture.Stats, elapsed time.Duratio
 	}
 	if st.Exchanges > 0 {
 		fmt.Fprintf(env.stderr, "  next: tsinspect exchanges %s\n", shellQuote(db))
+	}
+}
+
+// recordWithUI shows the live timeline over the capture being written
+// while the proxy records, until the user quits. A command runs beside it
+// with its output sent to FILE.out (it cannot share the screen); its exit
+// status is returned. Without a command, quitting the UI stops recording.
+func recordWithUI(env *cliEnv, f recordFlags, addr string, childEnv []string) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, kv := range childEnv {
+		fmt.Fprintf(env.stderr, "  export %s\n", kv)
+	}
+	childDone := make(chan int, 1)
+	if len(f.command) > 0 {
+		outPath := f.db + ".out"
+		out, err := os.OpenFile(outPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+		if err != nil {
+			fmt.Fprintf(env.stderr, "tsinspect: record: %v\n", err)
+			return 1
+		}
+		defer out.Close()
+		childEnvIO := &cliEnv{stdin: strings.NewReader(""), stdout: out, stderr: out}
+		go func() {
+			st, err := runChild(childEnvIO, f.command, childEnv)
+			if err != nil {
+				fmt.Fprintf(out, "tsinspect: %v\n", err)
+			}
+			childDone <- st
+		}()
+		defer fmt.Fprintf(env.stderr, "tsinspect: the command's output is in %s\n", outPath)
+	}
+	title := fmt.Sprintf("recording %s via %s", filepath.Base(f.db), addr)
+	if err := ui.RunLive(ctx, f.db, ui.Options{Title: title}); err != nil {
+		fmt.Fprintf(env.stderr, "tsinspect: %v\n", err)
+		return 1
+	}
+	if len(f.command) == 0 {
+		return 0
+	}
+	select {
+	case st := <-childDone:
+		return st
+	default:
+		fmt.Fprintln(env.stderr, "tsinspect: waiting for the command to finish (Ctrl-C stops it)")
+		return <-childDone
 	}
 }
