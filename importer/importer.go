@@ -152,9 +152,12 @@ func Detect(head []byte, name string) string {
 }
 
 // Import reads the file at path and inserts its exchanges, oldest first,
-// into sink. It returns an error when the file cannot be imported at all;
-// when only part of it could be, the Report's Problem says what was lost.
-func Import(ctx context.Context, path string, sink Sink, opts Options) (*Report, error) {
+// into the sink that open returns; open is called only once there is an
+// exchange to insert, so that a file that gives nothing leaves no empty
+// capture behind. Import returns an error when the file cannot be imported
+// at all; when only part of it could be, the Report's Problem says what
+// was lost.
+func Import(ctx context.Context, path string, open func() (Sink, error), opts Options) (*Report, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("import: %w", err)
@@ -229,6 +232,13 @@ func Import(ctx context.Context, path string, sink Sink, opts Options) (*Report,
 		}
 	}
 	sort.SliceStable(exs, func(i, j int) bool { return exs[i].Start.Before(exs[j].Start) })
+	if len(exs) == 0 {
+		return rep, nil
+	}
+	sink, err := open()
+	if err != nil {
+		return rep, fmt.Errorf("import: %w", err)
+	}
 	for i := range exs {
 		if err := ctx.Err(); err != nil {
 			return rep, fmt.Errorf("import: %w", err)

@@ -16,6 +16,9 @@ import (
 
 type sink struct{ exs []exchange.Exchange }
 
+// to returns an opener of s.
+func (s *sink) to() func() (Sink, error) { return func() (Sink, error) { return s, nil } }
+
 func (s *sink) Insert(_ context.Context, ex *exchange.Exchange) error {
 	s.exs = append(s.exs, *ex)
 	return nil
@@ -65,7 +68,7 @@ func TestImportHARWithProgress(t *testing.T) {
 	path := write(t, "s.har", buf.Bytes())
 	var progress bytes.Buffer
 	var s sink
-	rep, err := Import(context.Background(), path, &s, Options{Progress: &progress, ProgressMin: 100 << 10})
+	rep, err := Import(context.Background(), path, s.to(), Options{Progress: &progress, ProgressMin: 100 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +85,7 @@ func TestImportHARWithProgress(t *testing.T) {
 	}
 	// A small file draws no bar.
 	progress.Reset()
-	Import(context.Background(), path, &sink{}, Options{Progress: &progress})
+	Import(context.Background(), path, (&sink{}).to(), Options{Progress: &progress})
 	if progress.Len() != 0 {
 		t.Errorf("bar for a small file: %q", progress.String())
 	}
@@ -91,19 +94,19 @@ func TestImportHARWithProgress(t *testing.T) {
 func TestImportErrors(t *testing.T) {
 	ctx := context.Background()
 	notJSON := write(t, "x.har", []byte("this is not JSON"))
-	if _, err := Import(ctx, notJSON, &sink{}, Options{}); !errors.Is(err, har.ErrNotHAR) || !strings.Contains(err.Error(), "invalid character") {
+	if _, err := Import(ctx, notJSON, (&sink{}).to(), Options{}); !errors.Is(err, har.ErrNotHAR) || !strings.Contains(err.Error(), "invalid character") {
 		t.Errorf("not JSON: %v", err)
 	}
 	unknown := write(t, "x.txt", []byte("hello"))
-	if _, err := Import(ctx, unknown, &sink{}, Options{}); !errors.Is(err, ErrUnknownFormat) {
+	if _, err := Import(ctx, unknown, (&sink{}).to(), Options{}); !errors.Is(err, ErrUnknownFormat) {
 		t.Errorf("unknown: %v", err)
 	}
 	pcapFile := write(t, "x.pcap", []byte("\xd4\xc3\xb2\xa1"))
 	badKeys := write(t, "keys.txt", []byte("nothing useful here\n"))
-	if _, err := Import(ctx, pcapFile, &sink{}, Options{KeyLog: badKeys}); err == nil || !strings.Contains(err.Error(), "no usable secrets") {
+	if _, err := Import(ctx, pcapFile, (&sink{}).to(), Options{KeyLog: badKeys}); err == nil || !strings.Contains(err.Error(), "no usable secrets") {
 		t.Errorf("bad key log: %v", err)
 	}
-	if _, err := Import(ctx, pcapFile, &sink{}, Options{}); err == nil || !strings.Contains(err.Error(), "file header is cut off") {
+	if _, err := Import(ctx, pcapFile, (&sink{}).to(), Options{}); err == nil || !strings.Contains(err.Error(), "file header is cut off") {
 		t.Errorf("cut pcap: %v", err)
 	}
 }

@@ -57,18 +57,26 @@ func runImport(env *cliEnv, args []string) error {
 	if _, err := os.Stat(in); err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
-	out, err := store.Open(*db)
-	if err != nil {
-		return fmt.Errorf("import: %w", err)
-	}
-	defer out.Close()
 	ctx := context.Background()
-	rep, err := importer.Import(ctx, in, out, importer.Options{KeyLog: *keylog, Progress: env.stderr})
+	var out *store.DB
+	open := func() (importer.Sink, error) {
+		var err error
+		if out, err = store.Open(*db); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	rep, err := importer.Import(ctx, in, open, importer.Options{KeyLog: *keylog, Progress: env.stderr})
+	if out != nil {
+		_ = out.SetMeta(ctx, "imported_from", filepath.Base(in))
+		_ = out.SetMeta(ctx, "imported_at", time.Now().UTC().Format(time.RFC3339Nano))
+		if cerr := out.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("import: %w", cerr)
+		}
+	}
 	if err != nil {
 		return err
 	}
-	_ = out.SetMeta(ctx, "imported_from", filepath.Base(in))
-	_ = out.SetMeta(ctx, "imported_at", time.Now().UTC().Format(time.RFC3339Nano))
 	name := filepath.Base(in)
 	if p := rep.Problem(); p != "" {
 		kept := fmt.Sprintf("kept %d %s", rep.Imported, countNoun(rep.Imported, "exchange", "exchanges"))
