@@ -213,7 +213,7 @@ func checkAgainstServer(t *testing.T, got []exchange.Exchange, sent []fixtures.L
 	}
 }
 
-func oneLine(t *testing.T, stderr, want string) {
+func assertOneLine(t *testing.T, stderr, want string) {
 	t.Helper()
 	if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "tsinspect: ") || !strings.Contains(stderr, want) {
 		t.Errorf("stderr %q: want one line 'tsinspect: ...%s...'", stderr, want)
@@ -246,7 +246,7 @@ func TestImportPacketCaptures(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			oneLine(t, stderr, fmt.Sprintf("imported %d exchanges from %s (%s, 1 TLS connection decrypted) into %s", len(tt.sent), filepath.Base(file), strings.TrimPrefix(filepath.Ext(file), "."), db))
+			assertOneLine(t, stderr, fmt.Sprintf("imported %d exchanges from %s (%s, 1 TLS connection decrypted) into %s", len(tt.sent), filepath.Base(file), strings.TrimPrefix(filepath.Ext(file), "."), db))
 			checkAgainstServer(t, readCapture(t, db), tt.sent)
 			assertNotOnDisk(t, db, session.APIKey)
 			if code, out, stderr := runCLI(t, "exchanges", db); code != 0 || strings.Count(out, "complete") != len(tt.sent) {
@@ -342,7 +342,7 @@ func TestImportDamage(t *testing.T) {
 				t.Errorf("exit %d, want %d: %s", code, c.code, stderr)
 			}
 			for _, w := range c.want {
-				oneLine(t, stderr, w)
+				assertOneLine(t, stderr, w)
 			}
 			if strings.Contains(stderr, "panic") {
 				t.Fatal(stderr)
@@ -379,7 +379,7 @@ func TestHARRoundTrip(t *testing.T) {
 	if code != 0 {
 		t.Fatal(stderr)
 	}
-	oneLine(t, stderr, fmt.Sprintf("exported %d exchanges to %s", len(tt.sent), har))
+	assertOneLine(t, stderr, fmt.Sprintf("exported %d exchanges to %s", len(tt.sent), har))
 	b, _ := os.ReadFile(har)
 	if bytes.Contains(b, []byte(session.APIKey)) {
 		t.Fatal("the API key is in the HAR")
@@ -430,7 +430,7 @@ func TestImportMitmproxyHAR(t *testing.T) {
 	stand, up := session.StandIn(t, sc, fixtures.Options{Gzip: true})
 	dir := t.TempDir()
 	harFile := filepath.Join(dir, "mitm.har")
-	port := freePort(t)
+	port := freeLoopbackPort(t)
 	args := []string{"-q", "--mode", "reverse:" + up, "--listen-host", "127.0.0.1", "--listen-port", strconv.Itoa(port),
 		"--set", "hardump=" + harFile, "--set", "confdir=" + filepath.Join(dir, "conf")}
 	if hardump != "" {
@@ -487,7 +487,7 @@ func TestImportMitmproxyHAR(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	oneLine(t, stderr, "imported 2 exchanges from mitm.har (har)")
+	assertOneLine(t, stderr, "imported 2 exchanges from mitm.har (har)")
 	got := readCapture(t, db)
 	sent := stand.Exchanges()
 	if len(got) != 2 || len(sent) != 2 {
@@ -543,7 +543,7 @@ func findMitmdump(t *testing.T) (string, string) {
 	return "", ""
 }
 
-func freePort(t *testing.T) int {
+func freeLoopbackPort(t *testing.T) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
