@@ -78,6 +78,8 @@ func TestGoldenViews(t *testing.T) {
 		{"search_typing", "/cach"},
 		{"help", "?"},
 		{"raw_open", "jj6\tjjjj\n"},
+		{"catalog_filter", "2\t/action_1\n"},
+		{"raw_search", "6\t/stop_reason\n"},
 	}
 	for _, c := range cases {
 		for _, size := range [][2]int{{120, 40}, {80, 24}} {

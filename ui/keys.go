@@ -114,6 +114,8 @@ type searchBar struct {
 	active   bool
 	detail   bool   // filtering the detail tab rather than the turns
 	previous string // the filter before the prompt opened
+	typed    bool   // the text was changed since the prompt opened
+	raw      string // the last search in the Raw tab
 }
 
 func newSearchBar(a *app) *searchBar {
@@ -123,6 +125,7 @@ func newSearchBar(a *app) *searchBar {
 	s := &searchBar{InputField: f, a: a}
 	f.SetChangedFunc(func(text string) {
 		if s.active {
+			s.typed = true
 			s.apply(text, false)
 		}
 	})
@@ -130,7 +133,9 @@ func newSearchBar(a *app) *searchBar {
 		if key == tcell.KeyEscape {
 			s.apply(s.previous, false)
 		} else {
-			s.apply(f.GetText(), true)
+			// Enter on a search typed just now stays on its match;
+			// on the previous search again, it goes to the next one.
+			s.apply(f.GetText(), !s.typed)
 		}
 		s.stop()
 	})
@@ -140,12 +145,16 @@ func newSearchBar(a *app) *searchBar {
 // start opens the prompt on the current filter.
 func (s *searchBar) start() {
 	s.detail = s.a.detailFocused()
-	s.previous = s.a.m.Query()
-	if s.detail {
+	switch {
+	case !s.detail:
+		s.previous = s.a.m.Query()
+	case s.a.m.Tab() == view.TabRaw:
+		s.previous = s.raw
+	default:
 		s.previous = s.a.m.DetailQuery()
 	}
-	s.active = true
 	s.SetText(s.previous)
+	s.active, s.typed = true, false
 	s.a.footer.SwitchToPage("search")
 	s.a.tv.SetFocus(s)
 }
@@ -156,6 +165,7 @@ func (s *searchBar) apply(q string, next bool) {
 	case !s.detail:
 		s.a.m.SetQuery(q)
 	case s.a.m.Tab() == view.TabRaw:
+		s.raw = q
 		if q == "" {
 			return
 		}

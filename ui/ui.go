@@ -211,7 +211,7 @@ func (a *app) changed(c view.Change) {
 		} else {
 			a.detail.SwitchToPage("text")
 		}
-		if a.detailFocused() {
+		if a.detailFocused() && !a.search.active {
 			a.focusDetail()
 		}
 	}
@@ -246,13 +246,9 @@ func headerLine(a *app) view.Line {
 	} else {
 		add(view.RoleDim, "no flags")
 	}
-	if th := m.Thread(); th != "" {
-		kind := ""
-		if t := m.ThreadOf(m.Selected()); t != nil {
-			kind = " " + t.Kind
-		}
+	if th := m.ShownThread(); th != nil {
 		add(view.RoleText, "  thread ")
-		add(view.RoleMatch, "%s%s", th, kind)
+		add(view.RoleMatch, "%s %s", th.ID, th.Kind)
 	} else if len(s.Threads) > 1 {
 		add(view.RoleDim, "  all threads")
 	}

@@ -47,14 +47,19 @@ func since(t *timeline.Turn) string {
 	return fmt.Sprintf("since #%d", t.Prev)
 }
 
-// heading writes the first line of a tab.
+// heading writes the first line of a tab, and the filter, if any, on the
+// second; it returns the first for the caller to finish.
 func heading(d *doc, t *timeline.Turn, what, q string) *Line {
-	l := d.line()
+	d.line()
+	if q != "" {
+		l := d.line()
+		l.add(RoleDim, "filter ")
+		l.add(RoleMatch, q)
+		l.add(RoleDim, "  (Esc clears)")
+	}
+	l := &d.lines[0]
 	l.addf(RoleTitle, "%s of #%d", what, t.Index)
 	l.addf(RoleDim, " (%s)", t.Thread)
-	if q != "" {
-		defer l.addf(RoleMatch, "   filter: %s", q)
-	}
 	return l
 }
 

@@ -72,7 +72,7 @@ func TestDetailTabs(t *testing.T) {
 		"Loaded by search (1)",
 		" + mcp__x__echo  ← \"select:mcp__x__echo\"",
 		"Always loaded (2)", "Bash, ToolSearch")
-	if text := Text(WorkingSet(s, t2, "bash")); strings.Contains(text, "echo") || !strings.Contains(text, "filter: bash") {
+	if text := Text(WorkingSet(s, t2, "bash")); strings.Contains(text, "echo") || !strings.Contains(text, "filter bash") {
 		t.Errorf("filtered working set:\n%s", text)
 	}
 	wantLines(t, "catalog #2", Catalog(s, t2, "", 80),

@@ -295,13 +295,8 @@ func (m *Model) threadByID(id string) *timeline.Thread {
 	return nil
 }
 
-// ThreadOf returns the thread of t, or nil.
-func (m *Model) ThreadOf(t *timeline.Turn) *timeline.Thread {
-	if t == nil {
-		return nil
-	}
-	return m.threadByID(t.Thread)
-}
+// ShownThread returns the thread shown alone, or nil when all are.
+func (m *Model) ShownThread() *timeline.Thread { return m.threadByID(m.thread) }
 
 // FlaggedOnly reports whether only flagged turns are shown.
 func (m *Model) FlaggedOnly() bool { return m.flagged }
