@@ -29,7 +29,8 @@ const defaultPoll = 250 * time.Millisecond
 func RunLive(ctx context.Context, path string, opts Options) error {
 	m := view.New(nil)
 	m.FollowTail()
-	m.SetStatus("waiting for " + path)
+	waiting := "waiting for " + path
+	m.SetStatus(waiting)
 	a := newApp(m, opts)
 	poll := opts.Poll
 	if poll <= 0 {
@@ -40,19 +41,27 @@ func RunLive(ctx context.Context, path string, opts Options) error {
 		defer f.close()
 		t := time.NewTicker(poll)
 		defer t.Stop()
+		shown := waiting // the status this loop set, cleared when it no longer holds
 		for {
 			s, err := f.poll(ctx)
+			status := shown
 			switch {
 			case err != nil:
-				msg := "live: " + err.Error()
-				a.tv.QueueUpdateDraw(func() { a.m.SetStatus(msg) })
-			case s != nil:
+				status = "live: " + err.Error()
+			case f.db != nil:
+				status = ""
+			}
+			if s != nil || status != shown {
+				prev := shown
 				a.tv.QueueUpdateDraw(func() {
-					if a.m.Status() != "" && len(a.m.Session().Turns) == 0 {
-						a.m.SetStatus("")
+					if a.m.Status() == prev {
+						a.m.SetStatus(status)
 					}
-					a.m.SetSession(s)
+					if s != nil {
+						a.m.SetSession(s)
+					}
 				})
+				shown = status
 			}
 			select {
 			case <-done:
