@@ -94,7 +94,7 @@ func Apply(r *report.Report, p Policy, known *Known) *report.Report {
 	if p == Off {
 		return deepCopy(r)
 	}
-	a := &applier{s: newScrubber(known), strict: p == Strict}
+	a := &applier{s: newScrubber(known), strict: p == Strict, toolMemo: map[string]string{}}
 	if a.strict {
 		a.s.servers = map[string]string{}
 		a.registerServers(r)
@@ -136,6 +136,8 @@ type applier struct {
 	// text (scrubbed).
 	queries []string
 	stops   []string
+	// toolMemo remembers what tool made of each name.
+	toolMemo map[string]string
 }
 
 // registerServers numbers the MCP servers of every tool name in r in order
@@ -367,6 +369,15 @@ func (a *applier) tool(n string) string {
 	if n == "" {
 		return n
 	}
+	if out, ok := a.toolMemo[n]; ok {
+		return out
+	}
+	out := a.toolName(n)
+	a.toolMemo[n] = out
+	return out
+}
+
+func (a *applier) toolName(n string) string {
 	if !toolNameRe.MatchString(n) || a.s.hasSecret(n) {
 		return a.s.pseudonym(classTool, n)
 	}
@@ -399,8 +410,9 @@ var safePhrases = []string{
 }
 
 // freeText scrubs the text of a flag detail or a problem: every quoted
-// excerpt is replaced by its length unless it is a query, a stop sequence
-// or a safe phrase, then the rest goes through the scrubber.
+// excerpt is replaced by its length unless it is a query, a stop sequence,
+// a safe phrase or a lower-case word (a JSON key such as "budget_tokens"),
+// then the rest goes through the scrubber.
 func (a *applier) freeText(t string) string {
 	var b strings.Builder
 	last := 0
@@ -436,8 +448,8 @@ func (a *applier) quoted(q string) string {
 			return strconv.Quote(p + " […]")
 		}
 	}
-	if v == "" {
-		return q
+	if v == "" || wordRe.MatchString(v) && len(v) <= 32 {
+		return q // empty, or a lower-case word: a JSON key or enum value
 	}
 	return fmt.Sprintf("\"[%d characters removed]\"", len([]rune(v)))
 }

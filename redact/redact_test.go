@@ -70,6 +70,20 @@ func TestScrubKeeps(t *testing.T) {
 	}
 }
 
+func TestModels(t *testing.T) {
+	a := &applier{s: newScrubber(nil), toolMemo: map[string]string{}}
+	for _, m := range []string{"claude-sonnet-4-5-20250929", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-opus-4-1@20250805", "claude-opus-5-5"} {
+		if got := a.model(m); got != m {
+			t.Errorf("model(%q) = %q", m, got)
+		}
+	}
+	for _, m := range []string{"arn:aws:bedrock:us-east-1:123456789012:inference-profile/x", "model-for-cnry@example.org"} {
+		if got := a.model(m); got == m || !strings.HasPrefix(got, "[model-") {
+			t.Errorf("model(%q) = %q, want a pseudonym", m, got)
+		}
+	}
+}
+
 func TestPseudonymsStable(t *testing.T) {
 	s := newScrubber(nil)
 	a := s.text("a@example.org and b@example.org")
@@ -134,6 +148,8 @@ func sample() *report.Report {
 					Detail: `The model called mcp__acme__create_issue. Its tool_result in turn 3 is an error: "cnry6 the secret tool output \"quoted\" text…". Was ` + "`{\"cnry7\":1}`" + `.`},
 				{Kind: "cache_break", Severity: "warning", Cause: "unexplained", TokensLost: 5000, CacheMissReason: "messages_changed", Agrees: &agrees,
 					Detail: "Cache read fell: nothing changed on acme's side."},
+				{Kind: "cache_break", Severity: "warning", Cause: "messages_changed",
+					Detail: `the thinking settings changed from {"budget_tokens":1000,"type":"enabled"} to (absent)`},
 			},
 			Problems: []string{`request body is not JSON: invalid character 'c' in "cnry8@example.org"`},
 		}},

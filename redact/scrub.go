@@ -196,10 +196,10 @@ var fileExtensions = map[string]bool{
 }
 
 // notHost vetoes dotted words that are not host names to hide: the API's
-// own host, file names, abbreviations.
+// own host, Bedrock model ids (us.anthropic.claude-...), file names.
 func notHost(s string) bool {
 	l := strings.ToLower(s)
-	if l == apiHost || l == "anthropic.com" || strings.HasSuffix(l, ".anthropic.com") || l == "claude.ai" || l == "claude.com" || strings.HasSuffix(l, ".claude.com") {
+	if strings.Contains(l, "anthropic.claude") || l == apiHost || l == "anthropic.com" || strings.HasSuffix(l, ".anthropic.com") || l == "claude.ai" || l == "claude.com" || strings.HasSuffix(l, ".claude.com") {
 		return true
 	}
 	last := l[strings.LastIndexByte(l, '.')+1:]
