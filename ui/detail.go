@@ -50,9 +50,9 @@ func (d *detailText) render(w, h int) []view.Line {
 	s, q := m.Session(), m.DetailQuery()
 	switch m.Tab() {
 	case view.TabWorkingSet:
-		return view.WorkingSet(s, t, q)
+		return view.WorkingSet(t, q)
 	case view.TabCatalog:
-		return view.Catalog(s, t, q, w)
+		return view.Catalog(t, q, w)
 	case view.TabSearches:
 		return view.Searches(s, t, q)
 	case view.TabCache:

@@ -75,9 +75,6 @@ func (c *turnContent) reset() {
 	c.head = make([]*tview.TableCell, view.NumColumns)
 	for col := range c.head {
 		title := view.Column(col).Title()
-		if col == int(view.ColPrompt) {
-			title = "PROMPT"
-		}
 		cell := tview.NewTableCell(c.pad(view.Column(col), "[::b]"+title+"[-:-:-]", len(title))).
 			SetSelectable(false).SetStyle(c.a.th.base())
 		if view.Column(col) == view.ColFlags {

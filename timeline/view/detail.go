@@ -96,7 +96,7 @@ func loadedBy(d *decode.Turn, name string) string {
 // WorkingSet describes the tools the model could call in t: those loaded by
 // search, added, restored after compaction, removed since the previous turn
 // of the thread, and those always loaded. q filters the names.
-func WorkingSet(s *timeline.Session, t *timeline.Turn, q string) []Line {
+func WorkingSet(t *timeline.Turn, q string) []Line {
 	var d doc
 	dt := decoded(t)
 	l := heading(&d, t, "Working set", q)
@@ -201,7 +201,7 @@ func filterNames(names []string, q string) []string {
 // working set first, then the rest in columns to fit width, marking those
 // added since the previous turn of the thread, then those removed. q
 // filters the names.
-func Catalog(s *timeline.Session, t *timeline.Turn, q string, width int) []Line {
+func Catalog(t *timeline.Turn, q string, width int) []Line {
 	var d doc
 	dt := decoded(t)
 	var loaded, rest []string

@@ -67,19 +67,19 @@ func wantLines(t *testing.T, what string, lines []Line, want ...string) {
 func TestDetailTabs(t *testing.T) {
 	s := threeTurns(t)
 	t2, t3 := s.Turns[1], s.Turns[2]
-	wantLines(t, "working set #2", WorkingSet(s, t2, ""),
+	wantLines(t, "working set #2", WorkingSet(t2, ""),
 		"Working set of #2 (main): 3 tools, +1 −0 since #1",
 		"Loaded by search (1)",
 		" + mcp__x__echo  ← \"select:mcp__x__echo\"",
 		"Always loaded (2)", "Bash, ToolSearch")
-	if text := Text(WorkingSet(s, t2, "bash")); strings.Contains(text, "echo") || !strings.Contains(text, "filter bash") {
+	if text := Text(WorkingSet(t2, "bash")); strings.Contains(text, "echo") || !strings.Contains(text, "filter bash") {
 		t.Errorf("filtered working set:\n%s", text)
 	}
-	wantLines(t, "catalog #2", Catalog(s, t2, "", 80),
+	wantLines(t, "catalog #2", Catalog(t2, "", 80),
 		"Catalog of #2 (main): 3 deferred tools, 1 loaded",
 		"● mcp__x__echo  via search",
 		"Not loaded (2)", "○ Alpha", "○ Beta")
-	if text := Text(Catalog(s, t2, "zzz", 80)); !strings.Contains(text, `no catalog entry matches "zzz"`) {
+	if text := Text(Catalog(t2, "zzz", 80)); !strings.Contains(text, `no catalog entry matches "zzz"`) {
 		t.Errorf("catalog filter:\n%s", text)
 	}
 	wantLines(t, "searches #3", Searches(s, t3, ""),

@@ -44,7 +44,7 @@ func (c Column) Title() string {
 	case ColWorking:
 		return "WORK"
 	case ColPrompt:
-		return "PROMPT read/new/in"
+		return "PROMPT"
 	case ColStop:
 		return "STOP"
 	case ColFlags:
