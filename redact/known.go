@@ -54,14 +54,6 @@ func (k *Known) add(class, value string, word bool) {
 	k.literals = append(k.literals, literal{value: value, class: class, word: word})
 }
 
-// Len returns how many private values k holds.
-func (k *Known) Len() int {
-	if k == nil {
-		return 0
-	}
-	return len(k.literals)
-}
-
 // safeRequestHeaders carry nothing private; every other request header's
 // value is a known private value (session ids, credentials' fingerprints,
 // gateway tokens, forwarded addresses).

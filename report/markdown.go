@@ -59,7 +59,7 @@ func (m *mdWriter) summary(r *Report) {
 	for _, v := range r.threadViews() {
 		ths = append(ths, fmt.Sprintf("%s (%s, %d %s)", v.ID, v.Label, len(v.Turns), plural(len(v.Turns), "turn", "turns")))
 	}
-	m.p("| Threads | %s |", mdCell(orDash(strings.Join(ths, ", "))))
+	m.p("| Threads | %s |", mdText(orDash(strings.Join(ths, ", "))))
 	m.p("| Models | %s |", codeList(r.models(), true))
 	all, empty := r.searchCounts()
 	m.p("| Tool searches | %d, %d of them loaded nothing |", all, empty)
@@ -74,7 +74,7 @@ func (m *mdWriter) summary(r *Report) {
 		flags = fmt.Sprintf("%d %s, %d %s, %d info: %s", errs, plural(errs, "error", "errors"), warns,
 			plural(warns, "warning", "warnings"), infos, strings.Join(kinds, ", "))
 	}
-	m.p("| Flags | %s |", mdCell(flags))
+	m.p("| Flags | %s |", mdText(flags))
 	u := usageTotals(r.allTurns())
 	m.p("| Tokens | %s input, %s cache read, %s cache write, %s output |", thousands(u.InputTokens),
 		thousands(u.CacheReadInputTokens), thousands(u.CacheCreationInputTokens), thousands(u.OutputTokens))
@@ -117,8 +117,8 @@ func (m *mdWriter) tokens(r *Report) {
 	m.p("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	var unknown []string
 	for _, t := range r.TokenSummary.Threads {
-		m.p("| %s | %d | %s | %s | %s | %s | %s | %s | %d | %d |", mdCell(t.Thread), t.Turns, thousands(t.Sent),
-			savedPrefix(t.Inlined, len(t.Unknown)), savedText(t.Saved, len(t.Unknown)), thousands(t.Loaded),
+		m.p("| %s | %d | %s | %s | %s | %s | %s | %s | %d | %d |", mdText(t.Thread), t.Turns, thousands(t.Sent),
+			lowerBound(t.Inlined, len(t.Unknown)), lowerBound(t.Saved, len(t.Unknown)), thousands(t.Loaded),
 			thousands(t.SearchTool), thousands(t.Announcement), t.Searches, len(t.Unknown))
 		for _, n := range t.Unknown {
 			if !contains(unknown, n) {
@@ -167,7 +167,7 @@ func (m *mdWriter) thread(r *Report, v threadView) {
 		}
 		var flags []string
 		for _, k := range flagKindsOf(t) {
-			flags = append(flags, severityMark(timeline.Severity(k))+" "+mdCell(k))
+			flags = append(flags, severityMark(timeline.Severity(k))+" "+mdText(k))
 		}
 		ws := sizeChange(t.WorkingSet.Count, len(t.WorkingSet.Added), len(t.WorkingSet.Removed))
 		if len(t.WorkingSet.Added) > 0 {
@@ -177,17 +177,17 @@ func (m *mdWriter) thread(r *Report, v threadView) {
 			ws += " " + codeList(prefixAll("−", t.WorkingSet.Removed), true)
 		}
 		m.p("| %d | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |",
-			t.Index, mdCell(shortModel(t.Model)), mdCell(stopText(t)),
+			t.Index, mdText(shortModel(t.Model)), mdText(stopText(t)),
 			sizeChange(t.Catalog.Count, len(t.Catalog.Added), len(t.Catalog.Removed)), ws,
 			len(t.ToolSearches), orDash(strings.Join(calls, ", ")),
 			thousands(t.Usage.InputTokens), thousands(t.Usage.CacheReadInputTokens),
 			thousands(t.Usage.CacheCreationInputTokens), thousands(t.Usage.OutputTokens),
-			thousands(t.ToolTokens.Sent), savedPrefix(t.ToolTokens.Inlined, t.ToolTokens.Unknown),
+			thousands(t.ToolTokens.Sent), lowerBound(t.ToolTokens.Inlined, t.ToolTokens.Unknown),
 			orDash(strings.Join(flags, ", ")))
 	}
 	u := usageTotals(v.Turns)
 	m.p("| | **total** | | | | | | %s | %s | %s | %s | %s | %s | |", thousands(u.InputTokens), thousands(u.CacheReadInputTokens),
-		thousands(u.CacheCreationInputTokens), thousands(u.OutputTokens), thousands(v.Tokens.Sent), savedPrefix(v.Tokens.Inlined, len(v.Tokens.Unknown)))
+		thousands(u.CacheCreationInputTokens), thousands(u.OutputTokens), thousands(v.Tokens.Sent), lowerBound(v.Tokens.Inlined, len(v.Tokens.Unknown)))
 	m.p("")
 	var searches []string
 	for _, t := range v.Turns {
@@ -256,13 +256,6 @@ func searchResultMD(s Search) string {
 		return "loaded " + codeList(s.Results, false)
 	}
 	return mdText(searchResult(s))
-}
-
-func savedPrefix(n int64, unknown int) string {
-	if unknown > 0 {
-		return "≥ " + thousands(n)
-	}
-	return thousands(n)
 }
 
 func prefixAll(p string, xs []string) []string {
@@ -358,6 +351,3 @@ func mdText(s string) string {
 	s = strings.ReplaceAll(s, "&", "&amp;")
 	return mdPing.ReplaceAllString(s, "$1\u2060$2")
 }
-
-// mdCell is mdText for a table cell.
-func mdCell(s string) string { return mdText(s) }

@@ -211,9 +211,9 @@ func thousands(n int64) string {
 	return b.String()
 }
 
-// savedText writes a turn's or thread's saving: "1,234", or "≥ −1,092"
-// when tools of unknown size are left out.
-func savedText(saved int64, unknown int) string {
+// lowerBound writes a token figure, "≥ N" when tools of unknown size are
+// left out of it: "1,234", "≥ −1,092".
+func lowerBound(saved int64, unknown int) string {
 	if unknown > 0 {
 		return "≥ " + thousands(saved)
 	}
