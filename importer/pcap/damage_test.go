@@ -341,3 +341,15 @@ func TestLinkTypes(t *testing.T) {
 		})
 	}
 }
+
+// TestCutInHeader: a pcapng cut inside its first block reads nothing and
+// says why.
+func TestCutInHeader(t *testing.T) {
+	var buf bytes.Buffer
+	pcaptest.New(pcaptest.Options{}).WritePcapNG(&buf, nil)
+	b := buf.Bytes()[:20]
+	_, err := Read(bytes.NewReader(b), int64(len(b)), Options{})
+	if err == nil || !strings.Contains(err.Error(), "cut off") {
+		t.Errorf("err %v", err)
+	}
+}

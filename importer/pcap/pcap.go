@@ -57,8 +57,7 @@ type Result struct {
 	Exchanges   []exchange.Exchange
 	// Secrets counts the TLS sessions with secrets embedded in the file.
 	Secrets int
-	// Suites counts the decrypted TLS connections by version and cipher
-	// suite name.
+	// Suites counts the decrypted TLS connections by cipher suite name.
 	Suites map[string]int
 	// Damage, when not empty, says where and how the file stopped being
 	// readable; what came before it was imported.
@@ -86,6 +85,9 @@ func Read(r io.ReaderAt, size int64, opts Options) (*Result, error) {
 	body := &countingReader{r: io.NewSectionReader(r, 0, sc.end), progress: opts.Progress}
 	src, linkType, err := open(sc.format, body)
 	if err != nil {
+		if sc.damage != "" {
+			return nil, fmt.Errorf("pcap: %s", sc.damage)
+		}
 		return nil, fmt.Errorf("pcap: %w", err)
 	}
 	a := newAssembly()
