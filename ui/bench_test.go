@@ -47,15 +47,15 @@ func BenchmarkFirstPaint1000(b *testing.B) {
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/1e6, "heap-MB")
 }
 
-// BenchmarkOpen1000 is all of 'tsinspect open' on a 1,000-turn capture
-// file before the first frame: read the file, decode and build the
-// timeline, build the interface, draw.
-func BenchmarkOpen1000(b *testing.B) {
+// bigCapture writes a 1,000-turn capture file and returns its path and
+// the size of its bodies.
+func bigCapture(b *testing.B) (string, int) {
 	path := filepath.Join(b.TempDir(), "big.db")
 	db, err := store.Open(path)
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer db.Close()
 	exs := bigExchanges(1000)
 	var bytes int
 	for i := range exs {
@@ -64,7 +64,37 @@ func BenchmarkOpen1000(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	db.Close()
+	return path, bytes
+}
+
+// BenchmarkOpenFirstFrame1000 is what 'tsinspect open' does before its
+// first frame on a 1,000-turn capture (ui.Open): check the file, build the
+// interface, draw it saying it is loading. The turns follow when the
+// session is built (BenchmarkOpen1000).
+func BenchmarkOpenFirstFrame1000(b *testing.B) {
+	path, _ := bigCapture(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		db, err := store.OpenReadOnly(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m := view.New(nil)
+		m.SetStatus("loading big.db …")
+		sim := tcell.NewSimulationScreen("UTF-8")
+		a := newApp(m, Options{Screen: sim})
+		sim.SetSize(120, 40)
+		a.tv.ForceDraw()
+		db.Close()
+	}
+}
+
+// BenchmarkOpen1000 is all of 'tsinspect open' on a 1,000-turn capture
+// file before the first frame: read the file, decode and build the
+// timeline, build the interface, draw.
+func BenchmarkOpen1000(b *testing.B) {
+	path, bytes := bigCapture(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
