@@ -6,7 +6,10 @@
 //
 // A report is built in two steps so that other packages can transform it in
 // between (a redactor, for one): [Build] turns a timeline.Session into a
-// plain [Report] value, and [Report.WriteJSON] writes it. [JSON] does both.
+// plain [Report] value, and [Report.WriteJSON], [Report.WriteMarkdown] or
+// [Report.WriteHTML] writes it. [JSON] does both. Every turn also lists its
+// tool definitions (a hash and a token count, never the schema) and what
+// they cost; [TokenSummary] sums that per thread.
 //
 // The JSON field names are a contract (schema_version 1): fields may be
 // added, never renamed or removed. Arrays are written as [] when empty,
