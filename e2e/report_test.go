@@ -341,8 +341,10 @@ const (
 )
 
 var (
-	reTime      = regexp.MustCompile(`("(?:at|first_at|last_at)": )"[^"]*"`)
-	reTokens    = regexp.MustCompile(`("(?:input_tokens|cache_read_input_tokens|cache_creation_input_tokens|tokens_lost)": )([1-9][0-9]*)`)
+	reTime = regexp.MustCompile(`("(?:at|first_at|last_at)": )"[^"]*"`)
+	// announcement (and so saved) estimates the tokens of message text
+	// that holds the session's temporary paths, which vary in length.
+	reTokens    = regexp.MustCompile(`("(?:input_tokens|cache_read_input_tokens|cache_creation_input_tokens|tokens_lost|announcement|saved)": )(-?[1-9][0-9]*)`)
 	reGenerator = regexp.MustCompile(`("generator": )"tsinspect[^"]*"`)
 	reDetail    = regexp.MustCompile(`("detail": )"((?:[^"\\]|\\.)*)"`)
 	reBigNumber = regexp.MustCompile(`[-−]?\b[0-9]{1,3}(?:,[0-9]{3})+\b|[-−]?\b[0-9]{3,}\b`)
