@@ -1,9 +1,12 @@
 package timeline
 
 import (
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tsinspect/tsinspect/decode"
@@ -146,6 +149,7 @@ func Build(exs []exchange.Exchange) *Session {
 	s := &Session{Exchanges: len(exs)}
 	var infos []*info
 	h := newHasher()
+	decoded := decodeAll(exs)
 	for i := range exs {
 		ex := &exs[i]
 		if !ex.Start.IsZero() {
@@ -156,7 +160,7 @@ func Build(exs []exchange.Exchange) *Session {
 				s.LastAt = ex.Start
 			}
 		}
-		d := decode.Decode(ex)
+		d := decoded[i]
 		if d.Request.Kind != decode.KindMessages {
 			continue
 		}
@@ -172,6 +176,36 @@ func Build(exs []exchange.Exchange) *Session {
 	}
 	b.flag()
 	return s
+}
+
+// decodeAll decodes every exchange, spreading the work over the CPUs:
+// decoding is pure and takes most of Build's time.
+func decodeAll(exs []exchange.Exchange) []*decode.Turn {
+	out := make([]*decode.Turn, len(exs))
+	workers := min(runtime.GOMAXPROCS(0), len(exs))
+	if workers <= 1 {
+		for i := range exs {
+			out[i] = decode.Decode(&exs[i])
+		}
+		return out
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(exs) {
+					return
+				}
+				out[i] = decode.Decode(&exs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 // analyse computes a turn's keys.
@@ -204,7 +238,7 @@ func analyse(t *Turn, h *hasher) *info {
 			}
 			continue
 		}
-		bh := hashBytes(canonicalSystemBlock(b))
+		bh := h.raw(append([]byte("system\x00"+b.Text+"\x00"), b.Raw...), func() []byte { return canonicalSystemBlock(b) })
 		in.sysIdx = append(in.sysIdx, i)
 		in.sysHash = append(in.sysHash, bh)
 		sys = chain(sys, bh)
@@ -217,7 +251,7 @@ func analyse(t *Turn, h *hasher) *info {
 			continue
 		}
 		nonDeferred++
-		th := hashBytes(canonicalJSON(tool.Raw))
+		th := h.raw(append([]byte("tool\x00"), tool.Raw...), func() []byte { return canonicalJSON(tool.Raw) })
 		in.tools = append(in.tools, toolEntry{tool.Name, th})
 		tk = chain(tk, th)
 	}

@@ -227,6 +227,18 @@ func (h *hasher) block(b decode.Block) digest {
 	return d
 }
 
+// raw returns the hash of canon(raw), computing it once per distinct raw
+// value: system blocks and tool definitions repeat on every turn.
+func (h *hasher) raw(raw []byte, canon func() []byte) digest {
+	key := hashBytes(raw)
+	if d, ok := h.blocks[key]; ok {
+		return d
+	}
+	d := hashBytes(canon())
+	h.blocks[key] = d
+	return d
+}
+
 // message returns the hash of a message: its role and the canonical
 // hashes of its blocks (string content being one text block). Two
 // messages hash alike exactly when their canonicalMessage forms are equal.
