@@ -54,7 +54,7 @@ func commands() []command {
 		{"record", "record a Claude Code session through a MITM or reverse proxy", runRecord},
 		{"exchanges", "list the recorded exchanges of a capture, one per line", runExchanges},
 		{"turns", "list the Messages API turns of a capture: catalog, working set, tokens, flags", runTurns},
-		{"report", "write a JSON report of a capture, and fail on chosen flags (--fail-on)", runReport},
+		{"report", "write a sanitised report (JSON, Markdown or HTML); --fail-on KIND for CI", runReport},
 		{"open", "browse a capture in the terminal: turns, working set, catalog, searches, cache, flags", runOpen},
 		{"replay", "play a capture's turns back in recorded time (--speed N), with pause and step", runReplay},
 		{"demo", "browse the capture bundled in tsinspect, no API key needed", runDemo},
@@ -78,13 +78,15 @@ Usage:
 Commands:
 `, version)
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-13s %s\n", c.name, c.summary)
 	}
-	fmt.Fprint(w, `  help       show this help, or a command's: tsinspect help record
+	fmt.Fprint(w, `  help          show this help, or a command's: tsinspect help record
 
 Start with:
+  tsinspect demo                                 the timeline over a bundled session
   tsinspect record --db session.db -- claude     record a session
-  tsinspect exchanges session.db                 list what was recorded
+  tsinspect open session.db                      browse it
+  tsinspect report session.db --format markdown  a report safe to attach to a bug
 
 Run 'tsinspect COMMAND -h' for a command's flags.
 `)
