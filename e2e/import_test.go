@@ -657,28 +657,9 @@ func claudeCommand(t *testing.T, dir, prompt string, extraEnv ...string) *exec.C
 	cmd := exec.Command(kit.Claude, "-p", prompt, "--mcp-config", mcp, "--strict-mcp-config",
 		"--allowedTools", strings.Join(allowed, ","), "--model", "claude-sonnet-4-5")
 	cmd.Dir = dir
-	cmd.Env = append(replayEnv(), "HOME="+home, "IS_SANDBOX=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-		"ANTHROPIC_API_KEY="+session.APIKey, "DISABLE_AUTOUPDATER=1", "CI=true")
+	cmd.Env = session.ClaudeEnv(home)
 	cmd.Env = append(cmd.Env, extraEnv...)
 	return cmd
-}
-
-// replayEnv is the environment without anything that would send Claude
-// Code elsewhere or bring in the developer's own credentials.
-func replayEnv() []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch {
-		case strings.HasPrefix(k, "ANTHROPIC_"), strings.HasPrefix(k, "CLAUDE"),
-			strings.EqualFold(k, "HTTPS_PROXY"), strings.EqualFold(k, "HTTP_PROXY"),
-			strings.EqualFold(k, "NO_PROXY"), strings.EqualFold(k, "ALL_PROXY"),
-			k == "HOME", k == "NODE_EXTRA_CA_CERTS", k == "ENABLE_TOOL_SEARCH":
-			continue
-		}
-		out = append(out, kv)
-	}
-	return out
 }
 
 // TestImportClaudeCodeCapture records real Claude Code through

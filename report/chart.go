@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/tsinspect/tsinspect/numfmt"
 	"math"
 	"strconv"
 	"strings"
@@ -118,7 +119,7 @@ func (c *chart) series(turns []*Turn, top float64, class, name string, value fun
 		v := value(t)
 		x, y := c.x(i, len(turns)), c.y(float64(v), top)
 		pts = append(pts, fmt.Sprintf("%g,%g", x, y))
-		c.Dots = append(c.Dots, dot{X: x, Y: y, Class: class, Title: fmt.Sprintf("turn %d: %s %s", t.Index, thousands(v), name)})
+		c.Dots = append(c.Dots, dot{X: x, Y: y, Class: class, Title: fmt.Sprintf("turn %d: %s %s", t.Index, numfmt.Thousands(v), name)})
 	}
 	if len(pts) > 1 {
 		c.Lines = append(c.Lines, line{Points: strings.Join(pts, " "), Class: class})
@@ -205,7 +206,7 @@ func cacheChart(id string, turns []*Turn, nums map[int][]int) *chart {
 			}
 			y0, y1 := c.y(base, top), c.y(base+float64(part.v), top)
 			c.Bars = append(c.Bars, bar{X: x, Y: y1, W: w, H: round1(y0 - y1), Class: part.class,
-				Title: fmt.Sprintf("turn %d: %s %s", t.Index, thousands(part.v), part.name)})
+				Title: fmt.Sprintf("turn %d: %s %s", t.Index, numfmt.Thousands(part.v), part.name)})
 			base += float64(part.v)
 		}
 	}

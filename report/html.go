@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"fmt"
+	"github.com/tsinspect/tsinspect/numfmt"
 	"html/template"
 	"io"
 	"strings"
@@ -19,7 +20,7 @@ import (
 func (r *Report) WriteHTML(w io.Writer, opts RenderOptions) error {
 	r.fillNil()
 	tmpl, err := template.New("report").Funcs(template.FuncMap{
-		"thousands": thousands,
+		"thousands": numfmt.Thousands,
 		"atLeast":   lowerBound,
 		"short":     ShortHash,
 		"model":     shortModel,

@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"fmt"
+	"github.com/tsinspect/tsinspect/numfmt"
 	"io"
 	"regexp"
 	"strings"
@@ -76,8 +77,8 @@ func (m *mdWriter) summary(r *Report) {
 	}
 	m.p("| Flags | %s |", mdText(flags))
 	u := usageTotals(r.allTurns())
-	m.p("| Tokens | %s input, %s cache read, %s cache write, %s output |", thousands(u.InputTokens),
-		thousands(u.CacheReadInputTokens), thousands(u.CacheCreationInputTokens), thousands(u.OutputTokens))
+	m.p("| Tokens | %s input, %s cache read, %s cache write, %s output |", numfmt.Thousands(u.InputTokens),
+		numfmt.Thousands(u.CacheReadInputTokens), numfmt.Thousands(u.CacheCreationInputTokens), numfmt.Thousands(u.OutputTokens))
 	m.p("")
 }
 
@@ -117,9 +118,9 @@ func (m *mdWriter) tokens(r *Report) {
 	m.p("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	var unknown []string
 	for _, t := range r.TokenSummary.Threads {
-		m.p("| %s | %d | %s | %s | %s | %s | %s | %s | %d | %d |", mdText(t.Thread), t.Turns, thousands(t.Sent),
-			lowerBound(t.Inlined, len(t.Unknown)), lowerBound(t.Saved, len(t.Unknown)), thousands(t.Loaded),
-			thousands(t.SearchTool), thousands(t.Announcement), t.Searches, len(t.Unknown))
+		m.p("| %s | %d | %s | %s | %s | %s | %s | %s | %d | %d |", mdText(t.Thread), t.Turns, numfmt.Thousands(t.Sent),
+			lowerBound(t.Inlined, len(t.Unknown)), lowerBound(t.Saved, len(t.Unknown)), numfmt.Thousands(t.Loaded),
+			numfmt.Thousands(t.SearchTool), numfmt.Thousands(t.Announcement), t.Searches, len(t.Unknown))
 		for _, n := range t.Unknown {
 			if !contains(unknown, n) {
 				unknown = append(unknown, n)
@@ -180,14 +181,14 @@ func (m *mdWriter) thread(r *Report, v threadView) {
 			t.Index, mdText(shortModel(t.Model)), mdText(stopText(t)),
 			sizeChange(t.Catalog.Count, len(t.Catalog.Added), len(t.Catalog.Removed)), ws,
 			len(t.ToolSearches), orDash(strings.Join(calls, ", ")),
-			thousands(t.Usage.InputTokens), thousands(t.Usage.CacheReadInputTokens),
-			thousands(t.Usage.CacheCreationInputTokens), thousands(t.Usage.OutputTokens),
-			thousands(t.ToolTokens.Sent), lowerBound(t.ToolTokens.Inlined, t.ToolTokens.Unknown),
+			numfmt.Thousands(t.Usage.InputTokens), numfmt.Thousands(t.Usage.CacheReadInputTokens),
+			numfmt.Thousands(t.Usage.CacheCreationInputTokens), numfmt.Thousands(t.Usage.OutputTokens),
+			numfmt.Thousands(t.ToolTokens.Sent), lowerBound(t.ToolTokens.Inlined, t.ToolTokens.Unknown),
 			orDash(strings.Join(flags, ", ")))
 	}
 	u := usageTotals(v.Turns)
-	m.p("| | **total** | | | | | | %s | %s | %s | %s | %s | %s | |", thousands(u.InputTokens), thousands(u.CacheReadInputTokens),
-		thousands(u.CacheCreationInputTokens), thousands(u.OutputTokens), thousands(v.Tokens.Sent), lowerBound(v.Tokens.Inlined, len(v.Tokens.Unknown)))
+	m.p("| | **total** | | | | | | %s | %s | %s | %s | %s | %s | |", numfmt.Thousands(u.InputTokens), numfmt.Thousands(u.CacheReadInputTokens),
+		numfmt.Thousands(u.CacheCreationInputTokens), numfmt.Thousands(u.OutputTokens), numfmt.Thousands(v.Tokens.Sent), lowerBound(v.Tokens.Inlined, len(v.Tokens.Unknown)))
 	m.p("")
 	var searches []string
 	for _, t := range v.Turns {
@@ -219,7 +220,7 @@ func (m *mdWriter) thread(r *Report, v threadView) {
 		m.p("| Tool | Deferred | Loaded | sha256 | Tokens |")
 		m.p("|---|---|---|---|--:|")
 		for _, d := range last.ToolDefinitions {
-			tokens := thousands(d.Tokens)
+			tokens := numfmt.Thousands(d.Tokens)
 			if d.TokensFrom == FromCountTokens {
 				tokens += " (count_tokens)"
 			}

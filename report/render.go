@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/tsinspect/tsinspect/numfmt"
 	"strconv"
 	"strings"
 	"time"
@@ -193,31 +194,13 @@ func (r *Report) allTurns() []*Turn {
 	return out
 }
 
-// thousands formats n with comma separators, a true minus for negatives.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "−" + b.String()
-	}
-	return b.String()
-}
-
 // lowerBound writes a token figure, "≥ N" when tools of unknown size are
 // left out of it: "1,234", "≥ −1,092".
 func lowerBound(saved int64, unknown int) string {
 	if unknown > 0 {
-		return "≥ " + thousands(saved)
+		return "≥ " + numfmt.Thousands(saved)
 	}
-	return thousands(saved)
+	return numfmt.Thousands(saved)
 }
 
 // sizeChange writes a count with its change: "56", "12 (+1)", "9 (+2 −1)".

@@ -3,6 +3,7 @@ package timeline
 import (
 	"bytes"
 	"fmt"
+	"github.com/tsinspect/tsinspect/numfmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -95,19 +96,19 @@ func ruleCacheBreak(b *builder, k int) []Flag {
 		return nil
 	}
 	lost := due - read
-	d := fmt.Sprintf("Cache read fell from %s to %s tokens (%s) against %s: %s.", num(due), num(read), signed(-lost), b.ref(base), why)
+	d := fmt.Sprintf("Cache read fell from %s to %s tokens (%s) against %s: %s.", numfmt.Thousands(due), numfmt.Thousands(read), signed(-lost), b.ref(base), why)
 	left := bu.CacheReadInputTokens + bu.CacheCreationInputTokens
 	if bu.CacheCreationInputTokens > 0 && bu.CacheReadInputTokens > 0 {
-		d += fmt.Sprintf(" That turn left %s tokens in the cache (%s read, %s written)", num(left), num(bu.CacheReadInputTokens), num(bu.CacheCreationInputTokens))
+		d += fmt.Sprintf(" That turn left %s tokens in the cache (%s read, %s written)", numfmt.Thousands(left), numfmt.Thousands(bu.CacheReadInputTokens), numfmt.Thousands(bu.CacheCreationInputTokens))
 	} else {
-		d += fmt.Sprintf(" That turn left %s tokens in the cache", num(left))
+		d += fmt.Sprintf(" That turn left %s tokens in the cache", numfmt.Thousands(left))
 	}
 	if due < left {
-		d += fmt.Sprintf("; this whole prompt is %s", num(due))
+		d += fmt.Sprintf("; this whole prompt is %s", numfmt.Thousands(due))
 	}
 	d += "."
 	if u.CacheCreationInputTokens > 0 {
-		d += fmt.Sprintf(" What was lost was billed again as cache creation (%s tokens written).", num(u.CacheCreationInputTokens))
+		d += fmt.Sprintf(" What was lost was billed again as cache creation (%s tokens written).", numfmt.Thousands(u.CacheCreationInputTokens))
 	} else {
 		d += " What was lost was billed again as uncached input."
 	}
@@ -121,7 +122,7 @@ func ruleCacheBreak(b *builder, k int) []Flag {
 			d += fmt.Sprintf(" The API's diagnostics say otherwise: cache_miss_reason %s.", m.Type)
 		}
 		if m.CacheMissedInputTokens > 0 {
-			d = strings.TrimSuffix(d, ".") + fmt.Sprintf(", %s tokens missed.", num(m.CacheMissedInputTokens))
+			d = strings.TrimSuffix(d, ".") + fmt.Sprintf(", %s tokens missed.", numfmt.Thousands(m.CacheMissedInputTokens))
 		}
 	}
 	f.Detail = d
@@ -197,9 +198,9 @@ func messagesChange(p, t *info) (string, bool) {
 		}
 		blocks := messageBlocks(tm[i])
 		if blk >= 0 && blk < len(blocks) {
-			what += fmt.Sprintf(": block %d (%s) changes at byte %s of the message's JSON", blk, blocks[blk].Type, num(int64(off)))
+			what += fmt.Sprintf(": block %d (%s) changes at byte %s of the message's JSON", blk, blocks[blk].Type, numfmt.Thousands(int64(off)))
 		} else {
-			what += fmt.Sprintf(": it changes at byte %s of the message's JSON", num(int64(off)))
+			what += fmt.Sprintf(": it changes at byte %s of the message's JSON", numfmt.Thousands(int64(off)))
 		}
 		if n, m := len(messageBlocks(pm[i])), len(blocks); n != m {
 			what += fmt.Sprintf(" (%d %s, was %d)", m, plural(m, "block", "blocks"), n)
@@ -346,7 +347,7 @@ func systemChange(p, t *info) string {
 			case off < 0:
 				s += " changed outside its text"
 			default:
-				s += fmt.Sprintf(" differs from byte %s of its text", num(int64(off)))
+				s += fmt.Sprintf(" differs from byte %s of its text", numfmt.Thousands(int64(off)))
 				if len(c) != len(a) {
 					s += fmt.Sprintf(", %s long, was %s", bytesText(len(c)), bytesText(len(a)))
 				}

@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"fmt"
+	"github.com/tsinspect/tsinspect/numfmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -9,30 +10,12 @@ import (
 	"unicode/utf8"
 )
 
-// num writes n with thousands separators: 21,480.
-func num(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "−" + b.String()
-	}
-	return b.String()
-}
-
 // signed writes n with its sign, a true minus for negatives: −21,480, +12.
 func signed(n int64) string {
 	if n < 0 {
-		return num(n)
+		return numfmt.Thousands(n)
 	}
-	return "+" + num(n)
+	return "+" + numfmt.Thousands(n)
 }
 
 // bytesText writes a byte count for a person.
@@ -40,7 +23,7 @@ func bytesText(n int) string {
 	if n == 1 {
 		return "1 byte"
 	}
-	return num(int64(n)) + " bytes"
+	return numfmt.Thousands(int64(n)) + " bytes"
 }
 
 // durationText writes a duration in the largest units that matter:

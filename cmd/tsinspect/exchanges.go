@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/tsinspect/tsinspect/numfmt"
 	"net/url"
 	"text/tabwriter"
 	"time"
@@ -49,7 +50,7 @@ upstream_failed, in_flight). Works on a capture that is still being written.`)
 		if r.Error != "" && r.State != "complete" {
 			state += ": " + r.Error
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Start.Local().Format("15:04:05.000"), r.Method, path, status, humanBytes(r.RespBytes), dur, state)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Start.Local().Format("15:04:05.000"), r.Method, path, status, numfmt.Bytes(r.RespBytes), dur, state)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("exchanges: write: %w", err)
@@ -58,15 +59,4 @@ upstream_failed, in_flight). Works on a capture that is still being written.`)
 		fmt.Fprintln(env.stderr, "tsinspect: no exchanges recorded in", fs.Arg(0))
 	}
 	return nil
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprintf("%d B", n)
-	case n < 1000*1000:
-		return fmt.Sprintf("%.1f kB", float64(n)/1000)
-	default:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"github.com/tsinspect/tsinspect/numfmt"
 	"net"
 	"net/http"
 	"os"
@@ -339,7 +340,7 @@ func shellQuote(s string) string {
 func printSummary(env *cliEnv, db string, st capture.Stats, elapsed time.Duration) {
 	fmt.Fprintf(env.stderr, "tsinspect: recorded %d exchanges in %s to %s\n", st.Exchanges, elapsed.Round(time.Second), db)
 	fmt.Fprintf(env.stderr, "  complete %d, failed or aborted %d, still in flight %d\n", st.Complete, st.Failed, st.Exchanges-st.Complete-st.Failed)
-	fmt.Fprintf(env.stderr, "  request bodies %s, response bodies %s\n", humanBytes(st.ReqBytes), humanBytes(st.RespBytes))
+	fmt.Fprintf(env.stderr, "  request bodies %s, response bodies %s\n", numfmt.Bytes(st.ReqBytes), numfmt.Bytes(st.RespBytes))
 	if st.RecordErrors > 0 {
 		fmt.Fprintf(env.stderr, "  %d writes to the capture FAILED (first: %s); the traffic was not affected\n", st.RecordErrors, st.FirstRecordEr)
 	}

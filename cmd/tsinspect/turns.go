@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/tsinspect/tsinspect/numfmt"
 	"io"
 	"strconv"
 	"strings"
@@ -139,10 +140,10 @@ func writeTurnsTable(w io.Writer, r *report.Report) error {
 			sizeDelta(t.WorkingSet.Count, len(t.WorkingSet.Added), len(t.WorkingSet.Removed)),
 			strconv.Itoa(len(t.ToolSearches)),
 			strconv.Itoa(len(t.ToolCalls)),
-			thousands(u.InputTokens),
-			thousands(u.CacheReadInputTokens),
-			thousands(u.CacheCreationInputTokens),
-			thousands(u.OutputTokens),
+			numfmt.Thousands(u.InputTokens),
+			numfmt.Thousands(u.CacheReadInputTokens),
+			numfmt.Thousands(u.CacheCreationInputTokens),
+			numfmt.Thousands(u.OutputTokens),
 			stopText(t),
 			flagKinds(t.Flags),
 		})
@@ -151,7 +152,7 @@ func writeTurnsTable(w io.Writer, r *report.Report) error {
 		total := make([]string, len(turnsColumns))
 		total[0] = ""
 		total[1] = "total"
-		total[7], total[8], total[9], total[10] = thousands(in), thousands(read), thousands(created), thousands(out)
+		total[7], total[8], total[9], total[10] = numfmt.Thousands(in), numfmt.Thousands(read), numfmt.Thousands(created), numfmt.Thousands(out)
 		rows = append(rows, total)
 	}
 	widths := make([]int, len(turnsColumns))
@@ -252,22 +253,4 @@ func flagKinds(fs []report.Flag) string {
 		}
 	}
 	return strings.Join(kinds, ",")
-}
-
-// thousands formats n with comma separators: 1234567 -> "1,234,567".
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }

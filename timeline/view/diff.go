@@ -2,6 +2,7 @@ package view
 
 import (
 	"fmt"
+	"github.com/tsinspect/tsinspect/numfmt"
 	"strings"
 )
 
@@ -142,7 +143,7 @@ func crop(s string, from int) string {
 		out = "…" + out
 	}
 	if to < len(s) {
-		out += fmt.Sprintf("… (+%s)", Bytes(len(s)-to))
+		out += fmt.Sprintf("… (+%s)", numfmt.Bytes(int64(len(s)-to)))
 	}
 	return out
 }

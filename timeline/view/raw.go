@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/tsinspect/tsinspect/numfmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -158,7 +159,7 @@ func (r *Raw) emit(n *node, depth int) {
 			if !open {
 				l.add(RoleString, quote(preview(n.str)+"…"))
 			}
-			l.addf(RoleDim, "  %s, %s", Bytes(len(n.str)), plural(strings.Count(n.str, "\n")+1, "line", "lines"))
+			l.addf(RoleDim, "  %s, %s", numfmt.Bytes(int64(len(n.str))), plural(strings.Count(n.str, "\n")+1, "line", "lines"))
 		}
 	}
 	if n.note != "" {
@@ -292,7 +293,7 @@ func bodyNode(path, key string, body []byte, open bool) *node {
 	if json.Valid(body) {
 		n = jsonNode(path, key, body)
 	} else {
-		n = &node{path: path, key: key, kind: kLabel, note: Bytes(len(body)), build: func() []*node {
+		n = &node{path: path, key: key, kind: kLabel, note: numfmt.Bytes(int64(len(body))), build: func() []*node {
 			return textKids(path, strings.Split(string(body), "\n"))
 		}}
 	}
@@ -394,7 +395,7 @@ func requestNode(ex *exchange.Exchange) *node {
 		target = u.RequestURI()
 	}
 	return &node{path: "request", key: "request", kind: kLabel, defOpen: true,
-		note: fmt.Sprintf("%s %s  %s", ex.Method, target, Bytes(len(ex.ReqBody))),
+		note: fmt.Sprintf("%s %s  %s", ex.Method, target, numfmt.Bytes(int64(len(ex.ReqBody)))),
 		build: func() []*node {
 			return []*node{headerList("request/headers", ex.ReqHeaders), bodyNode("request/body", "body", ex.ReqBody, true)}
 		}}
@@ -409,7 +410,7 @@ func responseNode(ex *exchange.Exchange, d *decode.Turn) []*node {
 	if ct := ex.RespHeader("Content-Type"); ct != "" {
 		note = append(note, ct)
 	}
-	note = append(note, Bytes(len(body)))
+	note = append(note, numfmt.Bytes(int64(len(body))))
 	if !ex.End.IsZero() && !ex.Start.IsZero() {
 		note = append(note, ex.End.Sub(ex.Start).Round(time.Millisecond).String())
 	}

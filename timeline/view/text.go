@@ -121,18 +121,6 @@ func Tokens(n int64) string {
 	}
 }
 
-// Bytes renders a byte count: 512 B, 91.7 kB, 1.2 MB.
-func Bytes(n int) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprintf("%d B", n)
-	case n < 1000*1000:
-		return fmt.Sprintf("%.1f kB", float64(n)/1000)
-	default:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	}
-}
-
 // plural returns "1 tool", "2 tools".
 func plural(n int, one, many string) string {
 	if n == 1 {
