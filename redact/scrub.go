@@ -349,7 +349,7 @@ func (s *scrubber) addServer(name string) string {
 // serverText replaces MCP server names in free text (strict policy): in
 // mcp__SERVER__tool names and as whole words.
 func (s *scrubber) serverText(t string) string {
-	if s.servers == nil || len(s.servers) == 0 {
+	if len(s.servers) == 0 {
 		return t
 	}
 	if s.serverRe == nil {

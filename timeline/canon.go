@@ -15,8 +15,6 @@ import (
 // digest is a SHA-256 of canonical bytes.
 type digest [sha256.Size]byte
 
-var zeroDigest digest
-
 // billingPrefix starts the system block Claude Code uses as a billing
 // header. Its value changes between the main agent and subagents and may
 // carry a per-request token; it is not part of the cached prefix.

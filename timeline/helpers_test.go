@@ -134,13 +134,6 @@ func (c *conv) then(r reply) *conv {
 	return d
 }
 
-// withTools returns a copy whose tools are replaced.
-func (c *conv) withTools(tools ...any) *conv {
-	d := c.clone()
-	d.tools = tools
-	return d
-}
-
 // body renders the request, with the message marker on the last block.
 func (c *conv) body() []byte {
 	msgs := make([]any, len(c.messages))

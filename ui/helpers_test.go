@@ -1,14 +1,12 @@
 package ui
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
 
-	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/timeline"
 	"github.com/tsinspect/tsinspect/timeline/view"
 )
@@ -76,17 +74,3 @@ func (h *harness) keys(s string) {
 
 // text returns the screen as lines of text, trailing blanks trimmed.
 func (h *harness) text() string { return cellsText(h.sim.GetContents()) }
-
-// loadTest builds the session of the capture at path.
-func loadTest(path string) (*timeline.Session, error) {
-	db, err := store.OpenReadOnly(path)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	exs, err := db.Exchanges(context.Background())
-	if err != nil {
-		return nil, err
-	}
-	return timeline.Build(exs), nil
-}

@@ -105,7 +105,6 @@ type upstream struct {
 	Cert   *x509.Certificate
 	Server *fixtures.Server
 	srv    *http.Server
-	mu     sync.Mutex
 }
 
 // syncBuffer is a bytes.Buffer safe for the TLS stack's concurrent writes.
