@@ -172,7 +172,7 @@ func decodeRequest(t *Turn, ex *exchange.Exchange) {
 
 // validJSON returns the syntax error of a body that is not JSON.
 func validJSON(b []byte) error {
-	if json.Valid(b) {
+	if isJSON(b) {
 		return nil
 	}
 	var v struct{}

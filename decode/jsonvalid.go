@@ -1,0 +1,222 @@
+package decode
+
+// maxDepth is the deepest nesting isJSON accepts, as encoding/json does.
+const maxDepth = 10000
+
+// isJSON reports whether b is one valid JSON value with optional
+// surrounding whitespace. It accepts exactly what encoding/json.Valid
+// accepts (FuzzIsJSON holds that) in a single pass without allocating for
+// typical depths, several times faster: validation was most of the cost of
+// decoding a request.
+func isJSON(b []byte) bool {
+	var stackBuf [64]byte
+	stack := stackBuf[:0] // '{' or '[' per open container
+	i := skipWS(b, 0)
+	// expectValue is true where a value must come next.
+	for {
+		// Parse one value at b[i].
+		if i >= len(b) {
+			return false
+		}
+		switch c := b[i]; {
+		case c == '{':
+			if len(stack) >= maxDepth {
+				return false
+			}
+			i = skipWS(b, i+1)
+			if i < len(b) && b[i] == '}' {
+				i++
+				break
+			}
+			stack = append(stack, '{')
+			var ok bool
+			if i, ok = objectKey(b, i); !ok {
+				return false
+			}
+			continue
+		case c == '[':
+			if len(stack) >= maxDepth {
+				return false
+			}
+			i = skipWS(b, i+1)
+			if i < len(b) && b[i] == ']' {
+				i++
+				break
+			}
+			stack = append(stack, '[')
+			continue
+		case c == '"':
+			var ok bool
+			if i, ok = skipString(b, i); !ok {
+				return false
+			}
+		case c == '-' || (c >= '0' && c <= '9'):
+			var ok bool
+			if i, ok = skipNumber(b, i); !ok {
+				return false
+			}
+		case c == 't':
+			if !hasLit(b, i, "true") {
+				return false
+			}
+			i += 4
+		case c == 'f':
+			if !hasLit(b, i, "false") {
+				return false
+			}
+			i += 5
+		case c == 'n':
+			if !hasLit(b, i, "null") {
+				return false
+			}
+			i += 4
+		default:
+			return false
+		}
+		// A value ended: close containers or move to the next element.
+		for {
+			i = skipWS(b, i)
+			if len(stack) == 0 {
+				return i == len(b)
+			}
+			if i >= len(b) {
+				return false
+			}
+			top := stack[len(stack)-1]
+			if b[i] == ',' {
+				i = skipWS(b, i+1)
+				if top == '{' {
+					var ok bool
+					if i, ok = objectKey(b, i); !ok {
+						return false
+					}
+				}
+				break // a value follows
+			}
+			if (top == '{' && b[i] == '}') || (top == '[' && b[i] == ']') {
+				stack = stack[:len(stack)-1]
+				i++
+				continue
+			}
+			return false
+		}
+	}
+}
+
+// objectKey parses `"key" :` at b[i] and returns the index after the colon
+// and any whitespace.
+func objectKey(b []byte, i int) (int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return i, false
+	}
+	i, ok := skipString(b, i)
+	if !ok {
+		return i, false
+	}
+	i = skipWS(b, i)
+	if i >= len(b) || b[i] != ':' {
+		return i, false
+	}
+	return skipWS(b, i+1), true
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+func hasLit(b []byte, i int, lit string) bool {
+	return len(b)-i >= len(lit) && string(b[i:i+len(lit)]) == lit
+}
+
+// skipString returns the index after the string starting at b[i] (a quote).
+func skipString(b []byte, i int) (int, bool) {
+	i++
+	for i < len(b) {
+		c := b[i]
+		switch {
+		case c == '"':
+			return i + 1, true
+		case c == '\\':
+			if i+1 >= len(b) {
+				return i, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if len(b)-i < 6 {
+					return i, false
+				}
+				for _, h := range b[i+2 : i+6] {
+					if !isHex(h) {
+						return i, false
+					}
+				}
+				i += 6
+			default:
+				return i, false
+			}
+		case c < 0x20:
+			return i, false
+		default:
+			i++
+		}
+	}
+	return i, false
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+// skipNumber returns the index after the number starting at b[i].
+func skipNumber(b []byte, i int) (int, bool) {
+	if b[i] == '-' {
+		i++
+	}
+	if i >= len(b) {
+		return i, false
+	}
+	switch {
+	case b[i] == '0':
+		i++
+	case b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return i, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return i, false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return i, false
+		}
+	}
+	return i, true
+}
