@@ -584,3 +584,36 @@ func TestRealCompaction(t *testing.T) {
 		}
 	}
 }
+
+// Twelve parallel tool calls add 24 content blocks (the calls and their
+// results) between two breakpoints, more than the API's 20-block lookback:
+// the next request cannot find the previous turn's cache entry, although
+// nothing in its prefix changed.
+func TestRealLookbackExceeded(t *testing.T) {
+	var calls []fixtures.Reply
+	for i := 0; i < 12; i++ {
+		calls = append(calls, fixtures.CallTool(demoEcho, map[string]any{"text": fmt.Sprintf("call %d", i)}))
+	}
+	u := standIn(t, map[fixtures.Route][]fixtures.Step{
+		fixtures.RouteMain: fixtures.Steps(
+			fixtures.ToolSearch("select:"+demoEcho, 5),
+			fixtures.Together(calls...),
+			fixtures.Text("Twelve echoes came back."),
+		),
+	}, fixtures.Options{})
+	exs, _ := realSession(t, u, realRun{})
+	s := timeline.Build(exs)
+	turns := mainTurns(t, s)
+	if len(turns) != 3 {
+		t.Fatalf("want 3 main turns (search, 12 calls, answer)\n%s", dump(s))
+	}
+	if n := len(turns[1].Decoded.ToolCalls); n != 12 {
+		t.Fatalf("turn 2 made %d calls, want 12", n)
+	}
+	f := wantOnly(t, s, timeline.FlagCacheBreak, turns[2].Index)
+	if f.Cause != timeline.CauseLookback {
+		t.Errorf("cause %s, want %s: %s", f.Cause, timeline.CauseLookback, f.Detail)
+	}
+	wantDetail(t, f, "looks back only 20 blocks")
+	noFlag(t, s, timeline.FlagCallBeforeLoad)
+}
