@@ -228,40 +228,51 @@ func TestStreamingWithoutDelay(t *testing.T) {
 			}
 		}
 	}
-	direct := arrivals(http.DefaultClient, up.URL+"/v1/messages")
-
+	// attempt measures one stream through a new proxy against one sent
+	// directly just before, and returns what was wrong, if anything.
+	attempt := func(t *testing.T, mode string) string {
+		direct := arrivals(http.DefaultClient, up.URL+"/v1/messages")
+		r := newRig(t, Config{Mode: mode, Upstream: up.URL})
+		var got []time.Duration
+		if mode == ModeMITM {
+			got = arrivals(mitmClient(r), "https://api.anthropic.com/v1/messages")
+		} else {
+			got = arrivals(http.DefaultClient, r.url+"/v1/messages")
+		}
+		rows := r.flush(t)
+		if len(got) != len(direct) {
+			t.Fatalf("got %d events, want %d", len(got), len(direct))
+		}
+		if len(rows) != 1 || len(rows[0].Chunks) < len(sseEvents) {
+			t.Fatalf("want one exchange with a chunk per event, got %d rows", len(rows))
+		}
+		for i := range got {
+			// Compare gaps from the first event so connection set-up
+			// (TLS to the proxy) does not count.
+			if d := ((got[i] - got[0]) - (direct[i] - direct[0])).Abs(); d > 20*time.Millisecond {
+				return fmt.Sprintf("event %d arrived %v later through the proxy than directly", i, d)
+			}
+		}
+		for i := 1; i < len(sseEvents); i++ {
+			if d := rows[0].Chunks[i].At.Sub(rows[0].Chunks[i-1].At); d < gap-20*time.Millisecond {
+				return fmt.Sprintf("chunk %d recorded %v after the previous, want about %v", i, d, gap)
+			}
+		}
+		return ""
+	}
 	for _, mode := range []string{ModeMITM, ModeReverse} {
 		t.Run(mode, func(t *testing.T) {
-			r := newRig(t, Config{Mode: mode, Upstream: up.URL})
-			var got []time.Duration
-			if mode == ModeMITM {
-				got = arrivals(mitmClient(r), "https://api.anthropic.com/v1/messages")
-			} else {
-				got = arrivals(http.DefaultClient, r.url+"/v1/messages")
-			}
-			if len(got) != len(direct) {
-				t.Fatalf("got %d events, want %d", len(got), len(direct))
-			}
-			for i := range got {
-				// Compare gaps from the first event so connection set-up
-				// (TLS to the proxy) does not count.
-				d := (got[i] - got[0]) - (direct[i] - direct[0])
-				if d < 0 {
-					d = -d
+			// Other tests running beside this one can only add delay, so
+			// the best of three attempts is the proxy's own.
+			var problems []string
+			for range 3 {
+				p := attempt(t, mode)
+				if p == "" {
+					return
 				}
-				if d > 20*time.Millisecond {
-					t.Errorf("event %d arrived %v later through the proxy than directly", i, d)
-				}
+				problems = append(problems, p)
 			}
-			rows := r.flush(t)
-			if len(rows) != 1 || len(rows[0].Chunks) < len(sseEvents) {
-				t.Fatalf("want one exchange with a chunk per event, got %d rows", len(rows))
-			}
-			for i := 1; i < len(sseEvents); i++ {
-				if d := rows[0].Chunks[i].At.Sub(rows[0].Chunks[i-1].At); d < gap-20*time.Millisecond {
-					t.Errorf("chunk %d recorded %v after the previous, want about %v", i, d, gap)
-				}
-			}
+			t.Errorf("every attempt failed: %s", strings.Join(problems, "; "))
 		})
 	}
 }
