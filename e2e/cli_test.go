@@ -3,7 +3,6 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -23,7 +22,6 @@ import (
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/fixtures"
 	"github.com/tsinspect/tsinspect/fixtures/session"
-	"github.com/tsinspect/tsinspect/store"
 )
 
 // runCLI runs the built binary and returns its exit status and output.
@@ -167,24 +165,10 @@ func TestUpstreamDownIsA502AndRecorded(t *testing.T) {
 	if !strings.Contains(summary, "recorded 1 exchanges") {
 		t.Errorf("summary: %s", summary)
 	}
-	rows := readCapture(t, db)
+	rows := session.ReadCapture(t, db)
 	if len(rows) != 1 || rows[0].State != exchange.StateUpstreamFailed || rows[0].Status != 502 {
 		t.Fatalf("capture: %+v", rows)
 	}
-}
-
-func readCapture(t *testing.T, path string) []exchange.Exchange {
-	t.Helper()
-	db, err := store.OpenReadOnly(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	rows, err := db.Exchanges(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rows
 }
 
 // TestStreamingThroughTheBinary has the stand-in send SSE events 200 ms

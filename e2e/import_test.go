@@ -247,7 +247,7 @@ func TestImportPacketCaptures(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			assertOneLine(t, stderr, fmt.Sprintf("imported %d exchanges from %s (%s, 1 TLS connection decrypted) into %s", len(tt.sent), filepath.Base(file), strings.TrimPrefix(filepath.Ext(file), "."), db))
-			checkAgainstServer(t, readCapture(t, db), tt.sent)
+			checkAgainstServer(t, session.ReadCapture(t, db), tt.sent)
 			assertNotOnDisk(t, db, session.APIKey)
 			if code, out, stderr := runCLI(t, "exchanges", db); code != 0 || strings.Count(out, "complete") != len(tt.sent) {
 				t.Errorf("exchanges: exit %d\n%s%s", code, out, stderr)
@@ -348,7 +348,7 @@ func TestImportDamage(t *testing.T) {
 				t.Fatal(stderr)
 			}
 			if c.kept < 0 {
-				rows := readCapture(t, db)
+				rows := session.ReadCapture(t, db)
 				if len(rows) == 0 || len(rows) > len(tt.sent) {
 					t.Errorf("kept %d exchanges", len(rows))
 				}
@@ -356,7 +356,7 @@ func TestImportDamage(t *testing.T) {
 					t.Errorf("stderr %q does not count the %d kept", stderr, len(rows))
 				}
 			} else if c.kept > 0 {
-				if rows := readCapture(t, db); len(rows) != c.kept {
+				if rows := session.ReadCapture(t, db); len(rows) != c.kept {
 					t.Errorf("kept %d exchanges, want %d", len(rows), c.kept)
 				}
 			}
@@ -401,7 +401,7 @@ func TestHARRoundTrip(t *testing.T) {
 	if code, _, stderr := runCLI(t, "import", har, "--db", back); code != 0 {
 		t.Fatal(stderr)
 	}
-	want, got := readCapture(t, src), readCapture(t, back)
+	want, got := session.ReadCapture(t, src), session.ReadCapture(t, back)
 	if len(got) != len(want) {
 		t.Fatalf("%d exchanges back, %d exported", len(got), len(want))
 	}
@@ -488,7 +488,7 @@ func TestImportMitmproxyHAR(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	assertOneLine(t, stderr, "imported 2 exchanges from mitm.har (har)")
-	got := readCapture(t, db)
+	got := session.ReadCapture(t, db)
 	sent := stand.Exchanges()
 	if len(got) != 2 || len(sent) != 2 {
 		t.Fatalf("%d exchanges imported, server handled %d", len(got), len(sent))
@@ -566,7 +566,7 @@ func TestReplayServerWithClaudeCode(t *testing.T) {
 	if rec.Err != nil {
 		t.Fatalf("record: %v\n%s", rec.Err, rec.Output)
 	}
-	recorded := readCapture(t, rec.DB)
+	recorded := session.ReadCapture(t, rec.DB)
 	var want []int64
 	for _, ex := range recorded {
 		if ex.Method == "POST" && urlPath(ex.URL) == "/v1/messages?beta=true" {
@@ -692,7 +692,7 @@ func TestImportClaudeCodeCapture(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("import: exit %d: %s", code, stderr)
 	}
-	recorded, imported := readCapture(t, recDB), readCapture(t, impDB)
+	recorded, imported := session.ReadCapture(t, recDB), session.ReadCapture(t, impDB)
 	if len(recorded) < 3 || len(imported) != len(recorded) {
 		t.Fatalf("imported %d exchanges, recorded %d", len(imported), len(recorded))
 	}

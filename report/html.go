@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"fmt"
+	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/numfmt"
 	"html/template"
 	"io"
@@ -23,7 +24,7 @@ func (r *Report) WriteHTML(w io.Writer, opts RenderOptions) error {
 		"thousands": numfmt.Thousands,
 		"atLeast":   lowerBound,
 		"short":     ShortHash,
-		"model":     shortModel,
+		"model":     func(m string) string { return orDash(decode.ShortModel(m)) },
 		"stop":      stopText,
 		"change":    sizeChange,
 		"result":    searchResult,

@@ -240,20 +240,6 @@ func stopText(t *Turn) string {
 	return t.StopReason
 }
 
-// shortModel drops "claude-" and a -YYYYMMDD suffix.
-func shortModel(m string) string {
-	if m == "" {
-		return "-"
-	}
-	m = strings.TrimPrefix(m, "claude-")
-	if i := strings.LastIndexByte(m, '-'); i > 0 && len(m)-i-1 == 8 {
-		if _, err := strconv.Atoi(m[i+1:]); err == nil {
-			m = m[:i]
-		}
-	}
-	return m
-}
-
 // timeText writes a time in UTC to the second, "" for nil.
 func timeText(t *time.Time) string {
 	if t == nil {

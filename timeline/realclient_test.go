@@ -8,7 +8,6 @@ package timeline_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"fmt"
 	"io/fs"
@@ -24,7 +23,6 @@ import (
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/fixtures"
 	"github.com/tsinspect/tsinspect/fixtures/session"
-	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
@@ -65,14 +63,14 @@ func realSession(t *testing.T, srvURL string, runs ...realRun) ([]exchange.Excha
 		if res.Err != nil {
 			t.Fatalf("run %d: %v\n%s", i+1, res.Err, res.Output)
 		}
-		exs := readCapture(t, db)
+		exs := session.ReadCapture(t, db)
 		var last int64
 		if len(exs) > 0 {
 			last = exs[len(exs)-1].ID
 		}
 		ends = append(ends, last)
 	}
-	return readCapture(t, db), ends
+	return session.ReadCapture(t, db), ends
 }
 
 func orDefault(s, def string) string {
@@ -80,20 +78,6 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
-}
-
-func readCapture(t *testing.T, path string) []exchange.Exchange {
-	t.Helper()
-	db, err := store.OpenReadOnly(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	exs, err := db.Exchanges(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return exs
 }
 
 func newUUID(t *testing.T) string {

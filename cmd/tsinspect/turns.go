@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/numfmt"
 	"io"
 	"strconv"
@@ -135,7 +136,7 @@ func writeTurnsTable(w io.Writer, r *report.Report) error {
 		rows = append(rows, []string{
 			strconv.Itoa(t.Index),
 			t.Thread,
-			shortModel(t.Model),
+			orDash(decode.ShortModel(t.Model)),
 			sizeDelta(t.Catalog.Count, len(t.Catalog.Added), len(t.Catalog.Removed)),
 			sizeDelta(t.WorkingSet.Count, len(t.WorkingSet.Added), len(t.WorkingSet.Removed)),
 			strconv.Itoa(len(t.ToolSearches)),
@@ -192,21 +193,6 @@ func writeTurnsTable(w io.Writer, r *report.Report) error {
 	return nil
 }
 
-// shortModel drops the "claude-" prefix every model shares and a
-// -YYYYMMDD snapshot suffix: "claude-sonnet-4-5-20250929" -> "sonnet-4-5".
-func shortModel(m string) string {
-	if m == "" {
-		return "-"
-	}
-	m = strings.TrimPrefix(m, "claude-")
-	if i := strings.LastIndexByte(m, '-'); i > 0 && len(m)-i-1 == 8 {
-		if _, err := strconv.Atoi(m[i+1:]); err == nil {
-			m = m[:i]
-		}
-	}
-	return m
-}
-
 // sizeDelta formats a size with its change: "41", "13 +1", "12 -2",
 // "13 +2 -1".
 func sizeDelta(n, added, removed int) string {
@@ -253,4 +239,12 @@ func flagKinds(fs []report.Flag) string {
 		}
 	}
 	return strings.Join(kinds, ",")
+}
+
+// orDash is s, or "-" for an empty s.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

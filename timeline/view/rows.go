@@ -1,7 +1,6 @@
 package view
 
 import (
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,7 +87,7 @@ func Cell(t *timeline.Turn, c Column, loc *time.Location, inFlight bool) Line {
 	case ColThread:
 		l.add(RoleText, t.Thread)
 	case ColModel:
-		l.add(RoleText, ShortModel(model(d)))
+		l.add(RoleText, decode.ShortModel(model(d)))
 	case ColCatalog:
 		sizeCell(&l, len(d.Catalog), len(t.CatalogAdded), t.Prev != 0)
 	case ColWorking:
@@ -137,14 +136,6 @@ func model(d *decode.Turn) string {
 }
 
 // dateSuffix is a model name's release date.
-var dateSuffix = regexp.MustCompile(`-\d{8}$`)
-
-// ShortModel drops "claude-" and a date suffix: claude-sonnet-4-5-20250929
-// is sonnet-4-5.
-func ShortModel(m string) string {
-	m = strings.TrimPrefix(m, "claude-")
-	return dateSuffix.ReplaceAllString(m, "")
-}
 
 // Stop returns the turn's outcome for the list: the stop reason, an HTTP
 // status or error type, or "cut" for a stream that broke off.

@@ -18,12 +18,7 @@ func TestTokensAndBytes(t *testing.T) {
 	}
 }
 
-func TestShortModelAndStop(t *testing.T) {
-	for in, want := range map[string]string{"claude-sonnet-4-5-20250929": "sonnet-4-5", "claude-haiku-4-5": "haiku-4-5", "gpt-x": "gpt-x"} {
-		if got := ShortModel(in); got != want {
-			t.Errorf("ShortModel(%q) = %q", in, got)
-		}
-	}
+func TestStop(t *testing.T) {
 	cases := []struct {
 		r    decode.Response
 		want string
