@@ -54,19 +54,6 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 	return l.b.Write(p)
 }
 
-type capListener struct {
-	net.Listener
-	c *pcaptest.Capture
-}
-
-func (l capListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return l.c.WrapServer(c), nil
-}
-
 // tlsStandIn is the scripted API served over TLS on 127.0.0.1 (certified
 // for that address and api.anthropic.com), every connection captured as
 // packets and every session's secrets logged.
@@ -108,7 +95,7 @@ func startTLSStandIn(t *testing.T, sc fixtures.Script, opts fixtures.Options, cf
 	}
 	s.addr = ln.Addr().String()
 	s.srv = &http.Server{Handler: s.server}
-	go s.srv.Serve(tls.NewListener(capListener{ln, s.cap}, cfg))
+	go s.srv.Serve(tls.NewListener(s.cap.Listener(ln), cfg))
 	t.Cleanup(func() { s.srv.Close() })
 	return s
 }

@@ -82,20 +82,6 @@ func selfSigned(t testing.TB) (tls.Certificate, *x509.Certificate) {
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, leaf
 }
 
-// captureListener wraps every accepted connection for the capture.
-type captureListener struct {
-	net.Listener
-	c *pcaptest.Capture
-}
-
-func (l captureListener) Accept() (net.Conn, error) {
-	conn, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return l.c.WrapServer(conn), nil
-}
-
 // upstream is the scripted API served over TLS (or plain HTTP when cfg is
 // nil), every connection captured.
 type upstream struct {
@@ -127,7 +113,7 @@ func startUpstream(t testing.TB, sc fixtures.Script, cfg *tls.Config, opts pcapt
 	}
 	u := &upstream{Cap: pcaptest.New(opts), KeyLog: &bytes.Buffer{}}
 	u.Server = fixtures.NewServer(sc, fixtures.Options{Gzip: true})
-	var l net.Listener = captureListener{ln, u.Cap}
+	l := u.Cap.Listener(ln)
 	scheme := "http"
 	if cfg != nil {
 		cert, leaf := selfSigned(t)

@@ -53,6 +53,23 @@ func (c *Capture) Packets() int {
 	return len(c.packets)
 }
 
+// Listener wraps ln so that every connection it accepts is recorded, as
+// by WrapServer.
+func (c *Capture) Listener(ln net.Listener) net.Listener { return listener{ln, c} }
+
+type listener struct {
+	net.Listener
+	c *Capture
+}
+
+func (l listener) Accept() (net.Conn, error) {
+	conn, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return l.c.WrapServer(conn), nil
+}
+
 // WrapServer returns a conn that behaves as conn, the server's end of a
 // TCP connection, and records its traffic: what the server reads is sent by
 // the client (the remote address), what it writes by the server.
