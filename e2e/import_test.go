@@ -268,7 +268,7 @@ func TestImportDamage(t *testing.T) {
 	full, _ := os.ReadFile(file)
 
 	cut := filepath.Join(dir, "cut.pcap")
-	os.WriteFile(cut, full[:len(full)*3/4], 0o600)
+	os.WriteFile(cut, full[:pcaptest.InsideRecord(full, len(full)*3/4)], 0o600)
 	other := captureTLS(t, &tls.Config{MaxVersion: tls.VersionTLS12}, 0)
 	otherKeys := filepath.Join(dir, "other-keys.txt")
 	os.WriteFile(otherKeys, other.keyLog, 0o600)

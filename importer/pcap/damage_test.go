@@ -72,7 +72,7 @@ func TestDamagedCaptures(t *testing.T) {
 	}
 
 	t.Run("truncated", func(t *testing.T) {
-		cut := file[:len(file)*2/3+7]
+		cut := file[:pcaptest.InsideRecord(file, len(file)*2/3)]
 		res := readBytes(t, cut, keyLog)
 		if !strings.Contains(res.Damage, "cut off") {
 			t.Errorf("damage %q, want it to say the file is cut off", res.Damage)

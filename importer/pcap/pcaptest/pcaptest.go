@@ -329,3 +329,17 @@ func block(out []byte, typ uint32, body []byte) []byte {
 
 func le32(b []byte, v uint32) []byte { return binary.LittleEndian.AppendUint32(b, v) }
 func le16(b []byte, v uint16) []byte { return binary.LittleEndian.AppendUint16(b, v) }
+
+// InsideRecord returns pos, or pos moved into the next record's header
+// when it falls on a boundary between two records of the pcap file b
+// written by WritePcap, so that b[:InsideRecord(b, pos)] is always cut
+// inside a record.
+func InsideRecord(b []byte, pos int) int {
+	for off := 24; off+16 <= len(b) && off <= pos; {
+		if off == pos {
+			return pos + 8
+		}
+		off += 16 + int(binary.LittleEndian.Uint32(b[off+8:]))
+	}
+	return pos
+}

@@ -1,0 +1,43 @@
+package pcaptest
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"testing"
+)
+
+// TestInsideRecord writes a small capture and checks that no cut made
+// with InsideRecord ends the file on a record boundary.
+func TestInsideRecord(t *testing.T) {
+	c := New(Options{})
+	server, client := net.Pipe()
+	conn := c.WrapServer(server)
+	go func() {
+		client.Write([]byte("hello"))
+		io.Copy(io.Discard, client)
+	}()
+	buf := make([]byte, 5)
+	io.ReadFull(conn, buf)
+	conn.Write([]byte("a reply of some length"))
+	conn.Close()
+	client.Close()
+	var b bytes.Buffer
+	if err := c.WritePcap(&b); err != nil {
+		t.Fatal(err)
+	}
+	file := b.Bytes()
+	boundaries := map[int]bool{}
+	for off := 24; off < len(file); off += 16 + int(file[off+8]) | int(file[off+9])<<8 {
+		boundaries[off] = true
+	}
+	if len(boundaries) < 3 {
+		t.Fatalf("%d records", len(boundaries))
+	}
+	for pos := 24; pos < len(file); pos++ {
+		got := InsideRecord(file, pos)
+		if boundaries[got] || got < pos || got > pos+8 {
+			t.Fatalf("InsideRecord(%d) = %d, a boundary or out of range", pos, got)
+		}
+	}
+}
