@@ -142,6 +142,18 @@ func startRecorder(t *testing.T, args ...string) (addr string, stop func() strin
 	return addr, stop
 }
 
+// TestInterruptAtOnce: SIGINT sent as soon as the proxy's address is
+// printed still stops the recorder cleanly, with its summary.
+func TestInterruptAtOnce(t *testing.T) {
+	for i := 0; i < 5; i++ {
+		db := filepath.Join(t.TempDir(), "s.db")
+		_, stop := startRecorder(t, "--db", db, "--mode", "reverse", "--upstream", "http://127.0.0.1:9")
+		if summary := stop(); !strings.Contains(summary, "recorded 0 exchanges") {
+			t.Fatalf("attempt %d: summary %q", i+1, summary)
+		}
+	}
+}
+
 func TestUpstreamDownIsA502AndRecorded(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	dead := "http://" + ln.Addr().String()

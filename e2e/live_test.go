@@ -2,13 +2,19 @@ package e2e
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/fixtures"
 	"github.com/tsinspect/tsinspect/fixtures/session"
 )
@@ -19,9 +25,6 @@ import (
 // leave the command's output in FILE.out and its turns in the capture.
 func TestRecordUILive(t *testing.T) {
 	kit.RequireClaude(t)
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Fatal("tmux is not installed; CI installs it (.ci/run)")
-	}
 	sc := fixtures.Script{Routes: map[fixtures.Route][]fixtures.Step{
 		fixtures.RouteMain: fixtures.Steps(
 			fixtures.ToolSearch("select:mcp__demo__echo", 5),
@@ -50,27 +53,8 @@ func TestRecordUILive(t *testing.T) {
 	b.WriteString("echo EXIT=$? > " + shq(filepath.Join(dir, "exit")) + "\nsleep 30\n")
 	os.WriteFile(script, []byte(b.String()), 0o700)
 
-	sock := fmt.Sprintf("tsinspect-live-%d", os.Getpid())
-	tm := func(args ...string) string {
-		out, _ := exec.Command("tmux", append([]string{"-L", sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
-		return string(out)
-	}
-	t.Cleanup(func() { tm("kill-server") })
-	tm("new-session", "-d", "-s", "live", "-x", "120", "-y", "40", "sh "+shq(script))
-
-	waitFor := func(what string, ok func(string) bool) string {
-		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for time.Now().Before(deadline) {
-			s := tm("capture-pane", "-p", "-t", "live")
-			if ok(s) {
-				return s
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-		t.Fatalf("timed out waiting for %s; screen:\n%s", what, tm("capture-pane", "-p", "-t", "live"))
-		return ""
-	}
+	term := startTmux(t, "live", script)
+	tm, waitFor := term.tm, term.waitFor
 	screen := waitFor("4 turns with the empty search", func(s string) bool {
 		return strings.Contains(s, "4 turns") && strings.Contains(s, "empty_search")
 	})
@@ -91,6 +75,99 @@ func TestRecordUILive(t *testing.T) {
 	code, out, stderr := runCLI(t, "turns", db)
 	if code != 0 || !strings.Contains(out, "empty_search") {
 		t.Errorf("turns after recording: exit %d\n%s%s", code, out, stderr)
+	}
+}
+
+// tmuxTerm is a tmux server of its own running one session, "live".
+type tmuxTerm struct {
+	t    *testing.T
+	sock string
+}
+
+// startTmux runs script in a 120×40 tmux session; the server is killed at
+// cleanup.
+func startTmux(t *testing.T, name, script string) *tmuxTerm {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatal("tmux is not installed; CI installs it (.ci/run)")
+	}
+	term := &tmuxTerm{t: t, sock: fmt.Sprintf("tsinspect-%s-%d", name, os.Getpid())}
+	t.Cleanup(func() { term.tm("kill-server") })
+	term.tm("new-session", "-d", "-s", "live", "-x", "120", "-y", "40", "sh "+shq(script))
+	return term
+}
+
+// tm runs a tmux command against the session's server.
+func (term *tmuxTerm) tm(args ...string) string {
+	out, _ := exec.Command("tmux", append([]string{"-L", term.sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
+	return string(out)
+}
+
+// waitFor polls the screen for up to a minute until ok holds, and returns
+// that screen.
+func (term *tmuxTerm) waitFor(what string, ok func(string) bool) string {
+	term.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if s := term.tm("capture-pane", "-p", "-t", "live"); ok(s) {
+			return s
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	term.t.Fatalf("timed out waiting for %s; screen:\n%s", what, term.tm("capture-pane", "-p", "-t", "live"))
+	return ""
+}
+
+// TestRecordUISIGTERM: SIGTERM sent to `tsinspect record --ui` ends the
+// live timeline as q would: the terminal is given back, the capture is
+// flushed, the summary printed and the exit status is 0.
+func TestRecordUISIGTERM(t *testing.T) {
+	sc, _ := fixtures.Scenario("toolsearch")
+	_, up := session.StandIn(t, sc, fixtures.Options{})
+	dir := t.TempDir()
+	db := filepath.Join(dir, "term.db")
+	errFile, pidFile, exitFile := filepath.Join(dir, "stderr"), filepath.Join(dir, "pid"), filepath.Join(dir, "exit")
+	script := filepath.Join(dir, "run.sh")
+	os.WriteFile(script, []byte(fmt.Sprintf("#!/bin/sh\n%s record --db %s --mode reverse --upstream %s --ui 2>%s &\necho $! > %s\nwait $!\necho EXIT=$? > %s\nsleep 30\n",
+		shq(kit.Tsinspect), shq(db), shq(up), shq(errFile), shq(pidFile), shq(exitFile))), 0o700)
+	term := startTmux(t, "term", script)
+	term.waitFor("the live timeline", func(s string) bool { return strings.Contains(s, "recording term.db via 127.0.0.1:") })
+
+	stderr, _ := os.ReadFile(errFile)
+	m := regexp.MustCompile(`ANTHROPIC_BASE_URL=(http://127\.0\.0\.1:\d+)`).FindSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("no base URL in stderr %q", stderr)
+	}
+	body := `{"model":"claude-sonnet-4-5","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	resp, err := http.Post(string(m[1])+"/v1/messages", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	term.waitFor("the turn", func(s string) bool { return strings.Contains(s, "1 turn") })
+
+	pid, _ := os.ReadFile(pidFile)
+	n, err := strconv.Atoi(strings.TrimSpace(string(pid)))
+	if err != nil {
+		t.Fatalf("pid file %q", pid)
+	}
+	syscall.Kill(n, syscall.SIGTERM)
+	term.waitFor("the exit status", func(string) bool {
+		b, err := os.ReadFile(exitFile)
+		return err == nil && len(b) > 0
+	})
+	if b, _ := os.ReadFile(exitFile); strings.TrimSpace(string(b)) != "EXIT=0" {
+		t.Errorf("record --ui exited with %q after SIGTERM", b)
+	}
+	if stderr, _ := os.ReadFile(errFile); !strings.Contains(string(stderr), "recorded 1 exchanges") {
+		t.Errorf("no summary after SIGTERM: %q", stderr)
+	}
+	if rows := session.ReadCapture(t, db); len(rows) != 1 || rows[0].State != exchange.StateComplete {
+		t.Errorf("capture after SIGTERM: %d rows", len(rows))
+	}
+	if screen := term.tm("capture-pane", "-p", "-t", "live"); strings.Contains(screen, "recording term.db") {
+		t.Errorf("the timeline is still on screen after exit:\n%s", screen)
 	}
 }
 

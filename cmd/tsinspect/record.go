@@ -195,13 +195,15 @@ func record(env *cliEnv, f recordFlags) error {
 			status = 1
 		}
 	} else {
+		// Catch the signals before telling anyone where the proxy is, so
+		// that an interrupt sent at once still flushes the capture.
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 		fmt.Fprintf(env.stdout, "tsinspect: recording %s traffic via %s into %s; Ctrl-C to stop.\nIn the shell that runs the client:\n", f.mode, addr, f.db)
 		for _, kv := range childEnv {
 			k, v, _ := strings.Cut(kv, "=")
 			fmt.Fprintf(env.stdout, "  export %s=%s\n", k, shellQuote(v))
 		}
-		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 		select {
 		case <-sig:
 		case err := <-serveErr:
@@ -356,6 +358,18 @@ func printSummary(env *cliEnv, db string, st capture.Stats, elapsed time.Duratio
 func recordWithUI(env *cliEnv, f recordFlags, addr string, childEnv []string) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// The terminal's Ctrl-C is a key to the UI; SIGTERM and SIGHUP from
+	// outside end the UI so that the capture is flushed as on q.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sig)
+	go func() {
+		select {
+		case <-sig:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	for _, kv := range childEnv {
 		fmt.Fprintf(env.stderr, "  export %s\n", kv)
 	}
