@@ -200,10 +200,24 @@ func checkAgainstServer(t *testing.T, got []exchange.Exchange, sent []fixtures.L
 	}
 }
 
+// assertOneLine checks that stderr is one line, "tsinspect: ...want...".
 func assertOneLine(t *testing.T, stderr, want string) {
 	t.Helper()
 	if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "tsinspect: ") || !strings.Contains(stderr, want) {
 		t.Errorf("stderr %q: want one line 'tsinspect: ...%s...'", stderr, want)
+	}
+}
+
+// assertRefused checks a run given bad input: the exit code, a one-line
+// error naming want, and no panic.
+func assertRefused(t *testing.T, code int, stderr string, wantCode int, want string) {
+	t.Helper()
+	if code != wantCode {
+		t.Errorf("exit %d, want %d (stderr %q)", code, wantCode, stderr)
+	}
+	assertOneLine(t, stderr, want)
+	if strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine") {
+		t.Errorf("panic: %s", stderr)
 	}
 }
 

@@ -700,15 +700,7 @@ func TestReportBadInput(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			code, _, stderr := runCLI(t, c.args...)
-			if code != c.code {
-				t.Errorf("exit %d, want %d (stderr %q)", code, c.code, stderr)
-			}
-			if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "tsinspect: ") || !strings.Contains(stderr, c.want) {
-				t.Errorf("stderr %q: want one line 'tsinspect: ...%s...'", stderr, c.want)
-			}
-			if strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine") {
-				t.Errorf("panic: %s", stderr)
-			}
+			assertRefused(t, code, stderr, c.code, c.want)
 		})
 	}
 	if _, err := os.Stat(filepath.Join(dir, "no")); err == nil {
