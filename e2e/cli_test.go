@@ -166,7 +166,7 @@ func TestUpstreamDownIsA502AndRecorded(t *testing.T) {
 		t.Fatalf("status %d body %+v", resp.StatusCode, body)
 	}
 	summary := stop()
-	if !strings.Contains(summary, "recorded 1 exchanges") {
+	if !strings.Contains(summary, "recorded 1 exchange ") {
 		t.Errorf("summary: %s", summary)
 	}
 	rows := session.ReadCapture(t, db)

@@ -160,7 +160,7 @@ func TestRecordUISIGTERM(t *testing.T) {
 	if b, _ := os.ReadFile(exitFile); strings.TrimSpace(string(b)) != "EXIT=0" {
 		t.Errorf("record --ui exited with %q after SIGTERM", b)
 	}
-	if stderr, _ := os.ReadFile(errFile); !strings.Contains(string(stderr), "recorded 1 exchanges") {
+	if stderr, _ := os.ReadFile(errFile); !strings.Contains(string(stderr), "recorded 1 exchange ") {
 		t.Errorf("no summary after SIGTERM: %q", stderr)
 	}
 	if rows := session.ReadCapture(t, db); len(rows) != 1 || rows[0].State != exchange.StateComplete {

@@ -39,3 +39,16 @@ func Bytes(n int64) string {
 		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 	}
 }
+
+// Plural picks the word for n: one when n is 1, many otherwise.
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// Count renders n and the word for it: "1 turn", "2 turns", "1,200 turns".
+func Count(n int, one, many string) string {
+	return Thousands(int64(n)) + " " + Plural(n, one, many)
+}

@@ -17,3 +17,17 @@ func TestBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestCount(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{0, "0 turns"}, {1, "1 turn"}, {2, "2 turns"}, {1200, "1,200 turns"}} {
+		if got := Count(c.n, "turn", "turns"); got != c.want {
+			t.Errorf("Count(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+	if Plural(1, "entry", "entries") != "entry" || Plural(3, "entry", "entries") != "entries" {
+		t.Error("Plural")
+	}
+}

@@ -226,7 +226,7 @@ func defsChart(id string, turns []*Turn, nums map[int][]int) *chart {
 	}
 	caption := "Tool-definition tokens of each request as sent (with the catalog announcement), and with every deferred tool inlined instead."
 	if unknown > 0 {
-		caption += fmt.Sprintf(" Up to %d catalog %s of unknown size are left out of the inlined line, a lower bound.", unknown, plural(unknown, "tool", "tools"))
+		caption += fmt.Sprintf(" Up to %d catalog %s of unknown size are left out of the inlined line, a lower bound.", unknown, numfmt.Plural(unknown, "tool", "tools"))
 	}
 	c := frame(id, "Tool-definition tokens", caption, turns, float64(ymax))
 	top := c.Top

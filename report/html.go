@@ -33,7 +33,7 @@ func (r *Report) WriteHTML(w io.Writer, opts RenderOptions) error {
 		"kindSev":   timeline.Severity,
 		"kinds":     flagKindsOf,
 		"join":      strings.Join,
-		"plural":    plural,
+		"plural":    numfmt.Plural,
 		"add":       func(a, b int) int { return a + b },
 		"wbr":       breakable,
 	}).Parse(htmlTemplate)

@@ -59,7 +59,7 @@ func (m *mdWriter) summary(r *Report) {
 	m.p("|---|---|")
 	var ths []string
 	for _, v := range r.threadViews() {
-		ths = append(ths, fmt.Sprintf("%s (%s, %d %s)", v.ID, v.Label, len(v.Turns), plural(len(v.Turns), "turn", "turns")))
+		ths = append(ths, fmt.Sprintf("%s (%s, %d %s)", v.ID, v.Label, len(v.Turns), numfmt.Plural(len(v.Turns), "turn", "turns")))
 	}
 	m.p("| Threads | %s |", mdText(orDash(strings.Join(ths, ", "))))
 	m.p("| Models | %s |", codeList(r.models(), true))
@@ -73,8 +73,8 @@ func (m *mdWriter) summary(r *Report) {
 		for _, g := range r.flagGroups() {
 			kinds = append(kinds, fmt.Sprintf("%s ×%d", g.Kind, len(g.Items)))
 		}
-		flags = fmt.Sprintf("%d %s, %d %s, %d info: %s", errs, plural(errs, "error", "errors"), warns,
-			plural(warns, "warning", "warnings"), infos, strings.Join(kinds, ", "))
+		flags = fmt.Sprintf("%d %s, %d %s, %d info: %s", errs, numfmt.Plural(errs, "error", "errors"), warns,
+			numfmt.Plural(warns, "warning", "warnings"), infos, strings.Join(kinds, ", "))
 	}
 	m.p("| Flags | %s |", mdText(flags))
 	u := usageTotals(r.allTurns())
@@ -132,7 +132,7 @@ func (m *mdWriter) tokens(r *Report) {
 	m.p("Loading cost is what tool search adds to each request: the schemas of the deferred tools loaded so far, the search tool's own definition and the announcement listing the deferred tools; each search is also a round trip of its own.")
 	if len(unknown) > 0 {
 		m.p("%d catalog %s never had %s schema sent in this capture, so what inlining %s would cost is unknown: \"all inlined\" leaves %s out and \"saved\" is a lower bound (≥).",
-			len(unknown), plural(len(unknown), "tool", "tools"), plural(len(unknown), "its", "their"), plural(len(unknown), "it", "them"), plural(len(unknown), "it", "them"))
+			len(unknown), numfmt.Plural(len(unknown), "tool", "tools"), numfmt.Plural(len(unknown), "its", "their"), numfmt.Plural(len(unknown), "it", "them"), numfmt.Plural(len(unknown), "it", "them"))
 	}
 	m.p("")
 	m.p("%s", mdText(r.TokenSummary.Method))
@@ -142,7 +142,7 @@ func (m *mdWriter) tokens(r *Report) {
 	}
 	if len(unknown) > 0 {
 		m.p("")
-		m.p("<details><summary>The %d %s of unknown size</summary>", len(unknown), plural(len(unknown), "tool", "tools"))
+		m.p("<details><summary>The %d %s of unknown size</summary>", len(unknown), numfmt.Plural(len(unknown), "tool", "tools"))
 		m.p("")
 		m.p("%s", codeList(unknown, false))
 		m.p("")
@@ -154,7 +154,7 @@ func (m *mdWriter) tokens(r *Report) {
 func (m *mdWriter) thread(r *Report, v threadView) {
 	m.p("## Thread %s (%s)", mdText(v.ID), mdText(v.Label))
 	m.p("")
-	m.p("%d %s, %s.", len(v.Turns), plural(len(v.Turns), "turn", "turns"), "models "+codeList(v.Models, false))
+	m.p("%d %s, %s.", len(v.Turns), numfmt.Plural(len(v.Turns), "turn", "turns"), "models "+codeList(v.Models, false))
 	m.p("")
 	m.p("| Turn | Model | Stop | Catalog | Working set | Searches | Calls | Input | Cache read | Cache write | Output | Tool defs sent | All inlined | Flags |")
 	m.p("|--:|---|---|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|---|")

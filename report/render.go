@@ -248,14 +248,6 @@ func timeText(t *time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
-// plural picks the word for n.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
 // searchText describes a search's result in a few words.
 func searchResult(s Search) string {
 	switch {
@@ -297,9 +289,9 @@ func flagKindsOf(t *Turn) []string {
 // captureSentence says what the capture holds, in one sentence.
 func (r *Report) captureSentence() string {
 	s := fmt.Sprintf("%d Messages API %s in %d %s, out of %d recorded %s",
-		r.Capture.Turns, plural(r.Capture.Turns, "turn", "turns"),
-		len(r.Threads), plural(len(r.Threads), "thread", "threads"),
-		r.Capture.Exchanges, plural(r.Capture.Exchanges, "exchange", "exchanges"))
+		r.Capture.Turns, numfmt.Plural(r.Capture.Turns, "turn", "turns"),
+		len(r.Threads), numfmt.Plural(len(r.Threads), "thread", "threads"),
+		r.Capture.Exchanges, numfmt.Plural(r.Capture.Exchanges, "exchange", "exchanges"))
 	if r.Capture.FirstAt != nil {
 		s += ", from " + timeText(r.Capture.FirstAt)
 		if r.Capture.LastAt != nil && !r.Capture.LastAt.Equal(*r.Capture.FirstAt) {

@@ -203,7 +203,7 @@ func messagesChange(p, t *info) (string, bool) {
 			what += fmt.Sprintf(": it changes at byte %s of the message's JSON", numfmt.Thousands(int64(off)))
 		}
 		if n, m := len(messageBlocks(pm[i])), len(blocks); n != m {
-			what += fmt.Sprintf(" (%d %s, was %d)", m, plural(m, "block", "blocks"), n)
+			what += fmt.Sprintf(" (%d %s, was %d)", m, numfmt.Plural(m, "block", "blocks"), n)
 		}
 		what += fmt.Sprintf(", cache_control markers aside: was `%s`, now `%s`", excerpt(a, off), excerpt(c, off))
 		return what, true

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/numfmt"
 )
 
 // Flag kinds.
@@ -173,7 +174,7 @@ func ruleStreamIncomplete(b *builder, k int) []Flag {
 	case r.Size == 0:
 		d = "No response body arrived"
 	case r.Streamed:
-		d = fmt.Sprintf("The response stream ended after %d events and %s without message_stop", len(r.Events), bytesText(r.Size))
+		d = fmt.Sprintf("The response stream ended after %s and %s without message_stop", numfmt.Count(len(r.Events), "event", "events"), bytesText(r.Size))
 	default:
 		d = fmt.Sprintf("The JSON response body broke off after %s", bytesText(r.Size))
 	}
@@ -182,7 +183,7 @@ func ruleStreamIncomplete(b *builder, k int) []Flag {
 	}
 	d += "; the client got no complete reply"
 	if len(r.Content) > 0 {
-		d += fmt.Sprintf(" (%d content %s had started)", len(r.Content), plural(len(r.Content), "block", "blocks"))
+		d += fmt.Sprintf(" (%d content %s had started)", len(r.Content), numfmt.Plural(len(r.Content), "block", "blocks"))
 	}
 	return []Flag{{Detail: d + "."}}
 }
@@ -368,7 +369,7 @@ func ruleEmptySearch(b *builder, k int) []Flag {
 				}
 			}
 			if len(missing) > 0 {
-				d += fmt.Sprintf("; %s %s not among them", strings.Join(missing, ", "), plural(len(missing), "is", "are"))
+				d += fmt.Sprintf("; %s %s not among them", strings.Join(missing, ", "), numfmt.Plural(len(missing), "is", "are"))
 			}
 		}
 		out = append(out, Flag{Search: s.ToolUseID, Detail: d + "."})
@@ -427,7 +428,7 @@ func ruleToolSearchOff(b *builder, k int) []Flag {
 		list += ", ..."
 	}
 	d := fmt.Sprintf("This thread sends %d MCP %s (%s) with full schemas in every request, and neither ToolSearch nor any defer_loading tool: tool search is off.",
-		len(mcp), plural(len(mcp), "tool", "tools"), list)
+		len(mcp), numfmt.Plural(len(mcp), "tool", "tools"), list)
 	if in.t.Exchange.Source == "reverse" {
 		d += " The capture was made through ANTHROPIC_BASE_URL, behind which Claude Code may turn tool search off unless ENABLE_TOOL_SEARCH=true."
 	}

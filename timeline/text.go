@@ -66,11 +66,4 @@ func firstLine(s string) string {
 	return s
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
 func sortInts(a []int) { sort.Ints(a) }

@@ -20,6 +20,7 @@ import (
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
 
+	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/timeline"
 	"github.com/tsinspect/tsinspect/timeline/view"
 )
@@ -240,9 +241,9 @@ func headerLine(a *app) view.Line {
 	if m.Replaying() {
 		add(view.RoleTitle, "  %s", m.Replay())
 	}
-	add(view.RoleDim, "  %d turns · %d threads · ", len(s.Turns), len(s.Threads))
+	add(view.RoleDim, "  %s · %s · ", numfmt.Count(len(s.Turns), "turn", "turns"), numfmt.Count(len(s.Threads), "thread", "threads"))
 	if n := m.Flags(); n > 0 {
-		add(view.RoleWarning, "%d flags", n)
+		add(view.RoleWarning, "%s", numfmt.Count(n, "flag", "flags"))
 	} else {
 		add(view.RoleDim, "no flags")
 	}

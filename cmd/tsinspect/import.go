@@ -14,6 +14,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/importer"
 	"github.com/tsinspect/tsinspect/importer/har"
+	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/replay"
 	"github.com/tsinspect/tsinspect/store"
 )
@@ -239,8 +240,8 @@ func runReplayServer(env *cliEnv, args []string) error {
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	fmt.Fprintf(env.stdout, "tsinspect: replaying %d exchanges of %s at http://%s; Ctrl-C to stop.\nIn the shell that runs the client:\n  export ANTHROPIC_BASE_URL=http://%s\n  export ENABLE_TOOL_SEARCH=true\n",
-		srv.Len(), pos[0], addr, addr)
+	fmt.Fprintf(env.stdout, "tsinspect: replaying %s of %s at http://%s; Ctrl-C to stop.\nIn the shell that runs the client:\n  export ANTHROPIC_BASE_URL=http://%s\n  export ENABLE_TOOL_SEARCH=true\n",
+		numfmt.Count(srv.Len(), "exchange", "exchanges"), pos[0], addr, addr)
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)

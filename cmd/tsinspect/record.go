@@ -340,11 +340,11 @@ func shellQuote(s string) string {
 }
 
 func printSummary(env *cliEnv, db string, st capture.Stats, elapsed time.Duration) {
-	fmt.Fprintf(env.stderr, "tsinspect: recorded %d exchanges in %s to %s\n", st.Exchanges, elapsed.Round(time.Second), db)
+	fmt.Fprintf(env.stderr, "tsinspect: recorded %s in %s to %s\n", numfmt.Count(st.Exchanges, "exchange", "exchanges"), elapsed.Round(time.Second), db)
 	fmt.Fprintf(env.stderr, "  complete %d, failed or aborted %d, still in flight %d\n", st.Complete, st.Failed, st.Exchanges-st.Complete-st.Failed)
 	fmt.Fprintf(env.stderr, "  request bodies %s, response bodies %s\n", numfmt.Bytes(st.ReqBytes), numfmt.Bytes(st.RespBytes))
 	if st.RecordErrors > 0 {
-		fmt.Fprintf(env.stderr, "  %d writes to the capture FAILED (first: %s); the traffic was not affected\n", st.RecordErrors, st.FirstRecordEr)
+		fmt.Fprintf(env.stderr, "  %s to the capture FAILED (first: %s); the traffic was not affected\n", numfmt.Count(st.RecordErrors, "write", "writes"), st.FirstRecordEr)
 	}
 	if st.Exchanges > 0 {
 		fmt.Fprintf(env.stderr, "  next: tsinspect exchanges %s\n", shellQuote(db))

@@ -61,7 +61,7 @@ func runTurns(env *cliEnv, args []string) error {
 		return fmt.Errorf("turns: write: %w", err)
 	}
 	if len(r.Turns) == 0 {
-		fmt.Fprintf(env.stderr, "tsinspect: no Messages API turns in %s (%d exchanges)\n", pos[0], s.Exchanges)
+		fmt.Fprintf(env.stderr, "tsinspect: no Messages API turns in %s (%s)\n", pos[0], numfmt.Count(s.Exchanges, "exchange", "exchanges"))
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
@@ -27,7 +28,7 @@ func Cache(s *timeline.Session, t *timeline.Turn, width, height int) []Line {
 	thread := threadTurns(s, t)
 	l := d.line()
 	l.addf(RoleTitle, "Prompt cache across %s", t.Thread)
-	l.addf(RoleDim, " (%s)", plural(len(thread), "turn", "turns"))
+	l.addf(RoleDim, " (%s)", numfmt.Count(len(thread), "turn", "turns"))
 	chart(&d, thread, t, width, height)
 
 	u := decoded(t).Response.Usage

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
@@ -100,7 +101,7 @@ func WorkingSet(t *timeline.Turn, q string) []Line {
 	var d doc
 	dt := decoded(t)
 	l := heading(&d, t, "Working set", q)
-	l.add(RoleText, ": "+plural(len(dt.WorkingSet), "tool", "tools"))
+	l.add(RoleText, ": "+numfmt.Count(len(dt.WorkingSet), "tool", "tools"))
 	changes(l, t, len(t.WorkingAdded), len(t.WorkingRemoved))
 	added := func(name string) bool { return slices.Contains(t.WorkingAdded, name) }
 
@@ -213,7 +214,7 @@ func Catalog(t *timeline.Turn, q string, width int) []Line {
 		}
 	}
 	l := heading(&d, t, "Catalog", q)
-	l.addf(RoleText, ": %s, %d loaded", plural(len(dt.Catalog), "deferred tool", "deferred tools"), len(loaded))
+	l.addf(RoleText, ": %s, %d loaded", numfmt.Count(len(dt.Catalog), "deferred tool", "deferred tools"), len(loaded))
 	changes(l, t, len(t.CatalogAdded), len(t.CatalogRemoved))
 	if len(dt.CatalogEvents) > 0 {
 		l := d.line()
@@ -312,7 +313,7 @@ func Searches(s *timeline.Session, t *timeline.Turn, q string) []Line {
 		}
 	}
 	l := heading(&d, t, "Searches", q)
-	l.addf(RoleText, ": %s, %d new in this turn", plural(len(dt.Searches), "search", "searches"), len(dt.NewSearches))
+	l.addf(RoleText, ": %s, %d new in this turn", numfmt.Count(len(dt.Searches), "search", "searches"), len(dt.NewSearches))
 	for _, sr := range dt.Searches {
 		if q != "" && !matches(sr.Query+" "+strings.Join(sr.Results, " "), q) {
 			continue
@@ -416,7 +417,7 @@ func firstLine(s string) string {
 func Flags(s *timeline.Session, t *timeline.Turn, q string, explain Explainer) []Line {
 	var d doc
 	l := heading(&d, t, "Flags", q)
-	l.add(RoleText, ": "+plural(len(t.Flags), "flag", "flags"))
+	l.add(RoleText, ": "+numfmt.Count(len(t.Flags), "flag", "flags"))
 	sorted := slices.Clone(t.Flags)
 	slices.SortStableFunc(sorted, func(a, b timeline.Flag) int {
 		return severityRank(a.Severity) - severityRank(b.Severity)

@@ -163,7 +163,7 @@ func hunks(ops []DiffLine, context, maxLines int) []DiffLine {
 	skipped := 0
 	flush := func() {
 		if skipped > 0 {
-			out = append(out, DiffLine{'~', fmt.Sprintf("… %s unchanged", plural(skipped, "line", "lines"))})
+			out = append(out, DiffLine{'~', fmt.Sprintf("… %s unchanged", numfmt.Count(skipped, "line", "lines"))})
 			skipped = 0
 		}
 	}
@@ -180,7 +180,7 @@ func hunks(ops []DiffLine, context, maxLines int) []DiffLine {
 					rest++
 				}
 			}
-			out = append(out, DiffLine{'~', fmt.Sprintf("… %s more", plural(rest, "line", "lines"))})
+			out = append(out, DiffLine{'~', fmt.Sprintf("… %s more", numfmt.Count(rest, "line", "lines"))})
 			return out
 		}
 		out = append(out, op)

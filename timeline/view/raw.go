@@ -159,7 +159,7 @@ func (r *Raw) emit(n *node, depth int) {
 			if !open {
 				l.add(RoleString, quote(preview(n.str)+"…"))
 			}
-			l.addf(RoleDim, "  %s, %s", numfmt.Bytes(int64(len(n.str))), plural(strings.Count(n.str, "\n")+1, "line", "lines"))
+			l.addf(RoleDim, "  %s, %s", numfmt.Bytes(int64(len(n.str))), numfmt.Count(strings.Count(n.str, "\n")+1, "line", "lines"))
 		}
 	}
 	if n.note != "" {
@@ -359,7 +359,7 @@ func summary(raw []byte) string {
 	if f.Role != "" {
 		var blocks []json.RawMessage
 		if json.Unmarshal(f.Content, &blocks) == nil {
-			parts = append(parts, plural(len(blocks), "block", "blocks"))
+			parts = append(parts, numfmt.Count(len(blocks), "block", "blocks"))
 		}
 	}
 	return strings.Join(parts, " ")

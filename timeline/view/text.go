@@ -121,14 +121,6 @@ func Tokens(n int64) string {
 	}
 }
 
-// plural returns "1 tool", "2 tools".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 // matches reports whether s holds q, case-insensitively ("" matches).
 func matches(s, q string) bool {
 	return q == "" || strings.Contains(strings.ToLower(s), strings.ToLower(q))
