@@ -209,11 +209,15 @@ func assertOneLine(t *testing.T, stderr, want string) {
 }
 
 // assertRefused checks a run given bad input: the exit code, a one-line
-// error naming want, and no panic.
-func assertRefused(t *testing.T, code int, stderr string, wantCode int, want string) {
+// error naming want, no panic and, when it fails, nothing on standard
+// output (which may be a file the user redirected it to).
+func assertRefused(t *testing.T, code int, stdout, stderr string, wantCode int, want string) {
 	t.Helper()
 	if code != wantCode {
 		t.Errorf("exit %d, want %d (stderr %q)", code, wantCode, stderr)
+	}
+	if wantCode != 0 && stdout != "" {
+		t.Errorf("standard output is not empty: %.200q", stdout)
 	}
 	assertOneLine(t, stderr, want)
 	if strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine") {

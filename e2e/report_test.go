@@ -699,8 +699,8 @@ func TestReportBadInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			code, _, stderr := runCLI(t, c.args...)
-			assertRefused(t, code, stderr, c.code, c.want)
+			code, stdout, stderr := runCLI(t, c.args...)
+			assertRefused(t, code, stdout, stderr, c.code, c.want)
 		})
 	}
 	if _, err := os.Stat(filepath.Join(dir, "no")); err == nil {

@@ -16,13 +16,14 @@ func runExchanges(env *cliEnv, args []string) error {
 List every exchange recorded in a capture file: time, method, path, status,
 response bytes, duration and state (complete, client_aborted,
 upstream_failed, in_flight). Works on a capture that is still being written.`)
-	if err := parseFlags(fs, args); err != nil {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
+	if len(pos) != 1 {
 		return usageError("exchanges: want one capture FILE (see 'tsinspect exchanges -h')")
 	}
-	db, err := store.OpenReadOnly(fs.Arg(0))
+	db, err := store.OpenReadOnly(pos[0])
 	if err != nil {
 		return err
 	}

@@ -167,10 +167,17 @@ func newFlags(env *cliEnv, name, synopsis, about string) *flag.FlagSet {
 
 // parseFlags parses args, turning -h into a printed help and any other
 // error into a one-line usage error.
+// The help goes to standard output on -h only: after a mistyped flag it
+// would land in whatever standard output was redirected to.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	help := fs.Usage
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.Usage = help
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return err // the flag package has printed the help
+			help()
+			return err
 		}
 		return usageError("%s: %v (see 'tsinspect %s -h')", fs.Name(), err, fs.Name())
 	}
