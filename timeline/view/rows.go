@@ -135,8 +135,6 @@ func model(d *decode.Turn) string {
 	return d.Response.Model
 }
 
-// dateSuffix is a model name's release date.
-
 // Stop returns the turn's outcome for the list: the stop reason, an HTTP
 // status or error type, or "cut" for a stream that broke off.
 func Stop(d *decode.Turn) (string, Role) {
