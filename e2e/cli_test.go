@@ -135,6 +135,28 @@ func startRecorder(t *testing.T, args ...string) (addr string, stop func() strin
 	return addr, stop
 }
 
+// TestRecordWarnsOfBypass: an environment that would send the client past
+// the proxy is named before the session, and an empty capture is explained
+// after it.
+func TestRecordWarnsOfBypass(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(kit.Tsinspect, "record", "--db", filepath.Join(dir, "s.db"), "--ca-dir", filepath.Join(dir, "ca"), "--", "sh", "-c", "true")
+	cmd.Env = append(os.Environ(), "NO_PROXY=localhost,.anthropic.com", "ANTHROPIC_BASE_URL=http://127.0.0.1:4000")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, want := range []string{
+		"tsinspect: warning: NO_PROXY=localhost,.anthropic.com makes the client bypass the proxy for api.anthropic.com",
+		"tsinspect: warning: ANTHROPIC_BASE_URL is http://127.0.0.1:4000, plain HTTP, which an HTTPS proxy never sees",
+		"tsinspect: nothing was recorded: sh sent no request through the proxy",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output does not say %q:\n%s", want, out)
+		}
+	}
+}
+
 // TestInterruptAtOnce: SIGINT sent as soon as the proxy's address is
 // printed still stops the recorder cleanly, with its summary.
 func TestInterruptAtOnce(t *testing.T) {

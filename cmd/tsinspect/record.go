@@ -179,6 +179,9 @@ func record(env *cliEnv, f recordFlags) error {
 	go func() { serveErr <- srv.Serve(ln) }()
 
 	childEnv := proxyEnv(f.mode, addr, cfg.CA)
+	for _, w := range envWarnings(f.mode, f.upstream, capture.InterceptHosts(cfg.Intercept), os.Environ()) {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: %s\n", w)
+	}
 	status := 0
 	if f.ui {
 		status = recordWithUI(env, f, addr, childEnv)
@@ -225,6 +228,9 @@ func record(env *cliEnv, f recordFlags) error {
 	st := rec.Close()
 	_ = db.SetMeta(ctx, "ended_at", time.Now().UTC().Format(time.RFC3339Nano))
 	printSummary(env, f.db, st, time.Since(started))
+	if st.Exchanges == 0 && len(f.command) > 0 {
+		fmt.Fprintf(env.stderr, "tsinspect: nothing was recorded: %s sent no request through the proxy to an intercepted host\n", filepath.Base(f.command[0]))
+	}
 	if status != 0 {
 		return &exitError{code: status}
 	}
