@@ -2,11 +2,11 @@ package report
 
 import (
 	"fmt"
-	"github.com/tsinspect/tsinspect/numfmt"
 	"math"
 	"strconv"
 	"strings"
 
+	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 

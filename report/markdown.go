@@ -3,12 +3,12 @@ package report
 import (
 	"bufio"
 	"fmt"
-	"github.com/tsinspect/tsinspect/decode"
-	"github.com/tsinspect/tsinspect/numfmt"
 	"io"
 	"regexp"
 	"strings"
 
+	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 

@@ -2,11 +2,11 @@ package report
 
 import (
 	"fmt"
-	"github.com/tsinspect/tsinspect/numfmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 

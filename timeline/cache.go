@@ -3,12 +3,12 @@ package timeline
 import (
 	"bytes"
 	"fmt"
-	"github.com/tsinspect/tsinspect/numfmt"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/numfmt"
 )
 
 // Causes of a cache_break, checked in this order.

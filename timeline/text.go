@@ -2,12 +2,13 @@ package timeline
 
 import (
 	"fmt"
-	"github.com/tsinspect/tsinspect/numfmt"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/tsinspect/tsinspect/numfmt"
 )
 
 // signed writes n with its sign, a true minus for negatives: −21,480, +12.

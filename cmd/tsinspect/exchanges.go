@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/tsinspect/tsinspect/numfmt"
 	"net/url"
 	"text/tabwriter"
 	"time"
 
+	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/store"
 )
 

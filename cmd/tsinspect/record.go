@@ -6,7 +6,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"github.com/tsinspect/tsinspect/numfmt"
 	"net"
 	"net/http"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/capture"
+	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/ui"
 )

@@ -2,8 +2,9 @@ package view
 
 import (
 	"fmt"
-	"github.com/tsinspect/tsinspect/numfmt"
 	"strings"
+
+	"github.com/tsinspect/tsinspect/numfmt"
 )
 
 // DiffLine is one line of a diff: Op is ' ' (same), '-' (only in the old
