@@ -130,8 +130,8 @@ func ruleCacheBreak(b *builder, k int) []Flag {
 }
 
 // breakCause finds what changed in the cached prefix between the baseline
-// turn p and turn t, in prefix order: model, tools, system, betas,
-// messages; then time; else the server.
+// turn p and turn t, in prefix order: model, tools, system (and speed,
+// which invalidates it), betas, messages; then time; else the server.
 func (b *builder) breakCause(p, t *info) (cause, why string) {
 	pr, tr := &p.d.Request, &t.d.Request
 	if pr.Model != tr.Model {
@@ -142,6 +142,9 @@ func (b *builder) breakCause(p, t *info) (cause, why string) {
 	}
 	if p.sysKey != t.sysKey {
 		return CauseSystem, "the system prompt changed (" + systemChange(p, t) + "; the billing header block is not counted)"
+	}
+	if a, c := canonicalJSON(pr.Other["speed"]), canonicalJSON(tr.Other["speed"]); !bytes.Equal(a, c) {
+		return CauseSystem, fmt.Sprintf("the speed setting changed from %s to %s, which invalidates the cached system prompt and messages", orAbsent(a), orAbsent(c))
 	}
 	if !equalStrings(p.betas, t.betas) {
 		added, removed := setDiff(p.betas, t.betas)

@@ -332,6 +332,8 @@ func TestCacheBreakCauses(t *testing.T) {
 			[]string{"definition changed: Bash"}},
 		{"system", func(c *conv) { c.system[2] = cached(text(mainPrompt + " Answer in French.")) }, 0, say("ok", 9000, 12600), timeline.CauseSystem,
 			[]string{"the system prompt changed (block 2 differs from byte 58 of its text", "billing header block is not counted"}},
+		{"speed", func(c *conv) { c.extra = obj{"speed": "fast"} }, 0, say("ok", 9000, 12600), timeline.CauseSystem,
+			[]string{`the speed setting changed from (absent) to "fast", which invalidates the cached system prompt and messages`}},
 		{"betas", func(c *conv) { c.betas += ",context-1m-2025-08-07" }, 0, fell, timeline.CauseBetas,
 			[]string{"added context-1m-2025-08-07"}},
 		{"messages", func(c *conv) {
