@@ -3,6 +3,7 @@ package timeline
 import (
 	"bytes"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -164,8 +165,42 @@ func (b *builder) breakCause(p, t *info) (cause, why string) {
 	if len(p.msgHash) == 1 {
 		msgs = "first message"
 	}
-	return CauseUnexplained, fmt.Sprintf("nothing in the cached prefix changed (same model, %d tool definitions, system prompt, betas and %s) and only %s passed: the cache entry was lost on the server's side",
+	why = fmt.Sprintf("nothing in the cached prefix changed (same model, %d tool definitions, system prompt, betas and %s) and only %s passed: the cache entry was lost on the server's side",
 		len(t.tools), msgs, durationText(max(gap, 0)))
+	if changed := otherSettingsChanged(pr, tr); changed != "" {
+		why += " (or by the change of " + changed + ", which the API does not document as part of the cached prefix)"
+	}
+	return CauseUnexplained, why
+}
+
+// otherSettingsChanged lists the top-level request settings outside the
+// documented prefix (effort in output_config, context_management, ...)
+// that differ between two requests, with their values, or "".
+func otherSettingsChanged(pr, tr *decode.Request) string {
+	keys := map[string]bool{}
+	for k := range pr.Other {
+		keys[k] = true
+	}
+	for k := range tr.Other {
+		keys[k] = true
+	}
+	var names []string
+	for k := range keys {
+		switch k {
+		case "thinking", "tool_choice", "speed", "metadata", "diagnostics", "stream":
+			continue // in the prefix (checked before), or not settings
+		}
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var parts []string
+	for _, k := range names {
+		a, c := canonicalJSON(pr.Other[k]), canonicalJSON(tr.Other[k])
+		if !bytes.Equal(a, c) {
+			parts = append(parts, fmt.Sprintf("%s from %s to %s", k, orAbsent(a), orAbsent(c)))
+		}
+	}
+	return strings.Join(parts, " and ")
 }
 
 // messagesChange finds the first difference in the messages part of the

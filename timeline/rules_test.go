@@ -345,6 +345,8 @@ func TestCacheBreakCauses(t *testing.T) {
 			[]string{"the thinking settings changed"}},
 		{"ttl", nil, 6 * time.Minute, fell, timeline.CauseTTL,
 			[]string{"6 min", "longer than the 5 min cache lifetime"}},
+		{"effort", func(c *conv) { c.extra = obj{"output_config": obj{"effort": "high"}} }, 30 * time.Second, fell, timeline.CauseUnexplained,
+			[]string{`server's side (or by the change of output_config from (absent) to {"effort":"high"}, which the API does not document as part of the cached prefix)`}},
 		{"unexplained", nil, 30 * time.Second, fell, timeline.CauseUnexplained,
 			[]string{"nothing in the cached prefix changed", "4 tool definitions", "first 3 messages", "31 s passed", "server's side"}},
 	} {
@@ -364,6 +366,9 @@ func TestCacheBreakCauses(t *testing.T) {
 			}
 			if f.CacheMissReason != "" || f.Agrees != nil {
 				t.Errorf("no diagnostics were sent")
+			}
+			if tc.name == "unexplained" && strings.Contains(f.Detail, "or by the change") {
+				t.Errorf("a setting is named as changed when none was:\n%s", f.Detail)
 			}
 		})
 	}
