@@ -1,0 +1,210 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path"
+	"strings"
+	"text/tabwriter"
+	"unicode"
+
+	"github.com/tsinspect/tsinspect/coverage"
+	"github.com/tsinspect/tsinspect/numfmt"
+)
+
+const searchesAbout = `
+List every tool search of a capture once, on the turn that carries its
+result, with what it loaded and when the model then called those tools:
+
+  TURN     the turn (client search: whose request holds the result;
+           server search: whose response does)
+  THREAD   main, subN or sideN
+  SEARCH   the search tool (ToolSearch, tool_search_tool_regex, ...)
+  MODE     select, keyword, required, prefix, regex or bm25
+  QUERY    the query or pattern as the model wrote it
+  RESULT   "loaded A (called #N), B (never called)", "no match", an error,
+           or "no result" when the capture ends first
+
+With --tools, a second table says what happened to each tool whose name
+matches: the turns whose catalog or working set held it, the searches that
+found it, the first turn it was loaded, its calls and its blind calls
+(made while its schema was not loaded). That is the table an MCP server
+author wants: were my tools found, by which queries, and used?
+
+Examples:
+  tsinspect searches session.db
+  tsinspect searches session.db --tools 'mcp__github__*'
+  tsinspect searches session.db --tools mcp__github__,mcp__linear__ --thread main`
+
+func runSearches(env *cliEnv, args []string) error {
+	fs := newFlags(env, "searches", "FILE [--tools PATTERNS] [--thread ID]", searchesAbout)
+	toolsFlag := fs.String("tools", "", "also list what happened to the tools matching these comma-separated `patterns` (globs like mcp__github__*; a pattern without * ? [ matches names starting with it)")
+	thread := fs.String("thread", "", "only this `thread` (main, sub1, side1, ...)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageError("searches: want one capture FILE (see 'tsinspect searches -h')")
+	}
+	match, err := toolMatcher(*toolsFlag)
+	if err != nil {
+		return err
+	}
+	s, err := loadSession(pos[0])
+	if err != nil {
+		return err
+	}
+	if *thread != "" {
+		var ids []string
+		found := false
+		for _, th := range s.Threads {
+			ids = append(ids, th.ID)
+			found = found || th.ID == *thread
+		}
+		if !found {
+			return usageError("searches: --thread %q: the capture's threads are %s", *thread, strings.Join(ids, ", "))
+		}
+	}
+	searches, tools := coverage.Of(s, coverage.Options{Thread: *thread, Match: match})
+	if err := writeSearches(env.stdout, searches); err != nil {
+		return fmt.Errorf("searches: write: %w", err)
+	}
+	if match != nil {
+		fmt.Fprintln(env.stdout)
+		if err := writeTools(env.stdout, tools); err != nil {
+			return fmt.Errorf("searches: write: %w", err)
+		}
+		if len(tools) == 0 {
+			fmt.Fprintf(env.stderr, "tsinspect: no tool in %s matches --tools %s\n", pos[0], *toolsFlag)
+		}
+	}
+	return nil
+}
+
+// toolMatcher turns --tools into a name filter; nil when it is empty.
+func toolMatcher(list string) (func(string) bool, error) {
+	patterns := splitList(list)
+	if len(patterns) == 0 {
+		return nil, nil
+	}
+	for _, p := range patterns {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, usageError("searches: --tools %q: %v", p, err)
+		}
+	}
+	return func(name string) bool {
+		for _, p := range patterns {
+			if !strings.ContainsAny(p, "*?[") {
+				if strings.HasPrefix(name, p) {
+					return true
+				}
+				continue
+			}
+			if ok, _ := path.Match(p, name); ok {
+				return true
+			}
+		}
+		return false
+	}, nil
+}
+
+func writeSearches(w io.Writer, searches []*coverage.Search) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TURN\tTHREAD\tSEARCH\tMODE\tQUERY\tRESULT")
+	empty := 0
+	for _, sr := range searches {
+		var result string
+		switch sr.Outcome {
+		case coverage.OutcomeLoaded:
+			var parts []string
+			for _, name := range sr.Results {
+				if at := sr.CalledAt[name]; at > 0 {
+					parts = append(parts, fmt.Sprintf("%s (called #%d)", name, at))
+				} else {
+					parts = append(parts, name+" (never called)")
+				}
+			}
+			result = "loaded " + strings.Join(parts, ", ")
+		case coverage.OutcomeNoMatch:
+			result, empty = "no match", empty+1
+		case coverage.OutcomeError:
+			result, empty = "error "+cell(sr.Detail, 60), empty+1
+		default:
+			result = "no result"
+		}
+		tool := sr.Tool
+		if sr.Server {
+			tool += " (server)"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", sr.Turn, sr.Thread, tool, sr.Mode, cell(sr.Query, 48), result)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "%s, %d of them loaded nothing\n", numfmt.Count(len(searches), "search", "searches"), empty)
+	return err
+}
+
+func writeTools(w io.Writer, tools []*coverage.Tool) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOOL\tDEFERRED\tTURNS\tFOUND BY\tLOADED\tCALLS\tBLIND")
+	var found, loaded, called, blind, untouched int
+	for _, t := range tools {
+		deferred := "no"
+		if t.Deferred {
+			deferred = "yes"
+		}
+		foundBy := "-"
+		if n := len(t.FoundBy); n > 0 {
+			foundBy = fmt.Sprintf("#%d %s", t.FoundBy[0].Turn, cell(t.FoundBy[0].Query, 40))
+			if n > 1 {
+				foundBy += fmt.Sprintf(" (+%d more)", n-1)
+			}
+			found++
+		} else if n := len(t.MissedBy); n > 0 {
+			foundBy = fmt.Sprintf("missed by #%d %s", t.MissedBy[0].Turn, cell(t.MissedBy[0].Query, 40))
+		}
+		loadedAt := "-"
+		if t.FirstLoaded > 0 {
+			loadedAt = fmt.Sprintf("#%d", t.FirstLoaded)
+			loaded++
+		} else if !t.Deferred {
+			loadedAt = "always"
+		}
+		if t.Calls > 0 {
+			called++
+		}
+		if t.Blind > 0 {
+			blind++
+		}
+		if len(t.FoundBy) == 0 && t.Calls == 0 {
+			untouched++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%d\t%d\n", t.Name, deferred, t.Turns, foundBy, loadedAt, t.Calls, t.Blind)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "%s: %d found by a search, %d loaded, %d called, %d called blind; %d never found nor called\n",
+		numfmt.Count(len(tools), "tool", "tools"), found, loaded, called, blind, untouched)
+	return err
+}
+
+// cell makes s fit a table cell: control characters become spaces and
+// it is cut to limit runes with an ellipsis.
+func cell(s string, limit int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	if r := []rune(s); len(r) > limit {
+		s = string(r[:limit-1]) + "…"
+	}
+	if s == "" {
+		return "-"
+	}
+	return s
+}

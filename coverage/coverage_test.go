@@ -1,0 +1,102 @@
+package coverage_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tsinspect/tsinspect/coverage"
+	"github.com/tsinspect/tsinspect/fixtures/democapture"
+	"github.com/tsinspect/tsinspect/store"
+	"github.com/tsinspect/tsinspect/timeline"
+)
+
+// demoSession builds the timeline of the bundled real session: main turn
+// 1 searches select:mcp__demo__echo, turn 2 searches "weather forecast"
+// and finds nothing, turn 3 calls echo, turn 4 calls mcp__demo__action_7
+// without loading it, a subagent runs, and the main thread ends.
+func demoSession(t *testing.T) *timeline.Session {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "demo.db")
+	if err := os.WriteFile(path, democapture.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	exs, err := db.Exchanges(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return timeline.Build(exs)
+}
+
+func TestSearchesOfTheDemo(t *testing.T) {
+	s := demoSession(t)
+	searches, _ := coverage.Of(s, coverage.Options{})
+	if len(searches) != 2 {
+		t.Fatalf("%d searches, want 2: %+v", len(searches), searches)
+	}
+	sel, kw := searches[0], searches[1]
+	if sel.Turn != 2 || sel.Thread != "main" || sel.Tool != "ToolSearch" || sel.Mode != "select" || sel.Query != "select:mcp__demo__echo" ||
+		sel.Outcome != coverage.OutcomeLoaded || strings.Join(sel.Results, ",") != "mcp__demo__echo" {
+		t.Errorf("select search: %+v", sel)
+	}
+	if sel.CalledAt["mcp__demo__echo"] != 3 {
+		t.Errorf("echo called at %v, want turn 3", sel.CalledAt)
+	}
+	if kw.Turn != 3 || kw.Mode != "keyword" || kw.Query != "weather forecast" || kw.Outcome != coverage.OutcomeNoMatch ||
+		!strings.Contains(kw.Detail, "No matching deferred tools found") || len(kw.Results) != 0 {
+		t.Errorf("keyword search: %+v", kw)
+	}
+}
+
+func TestToolsOfTheDemo(t *testing.T) {
+	s := demoSession(t)
+	_, tools := coverage.Of(s, coverage.Options{Match: func(n string) bool { return strings.HasPrefix(n, "mcp__demo__") }})
+	if len(tools) != 41 {
+		t.Fatalf("%d demo tools, want the MCP server's 41", len(tools))
+	}
+	byName := map[string]*coverage.Tool{}
+	for _, tt := range tools {
+		byName[tt.Name] = tt
+		if !tt.Deferred {
+			t.Errorf("%s not deferred", tt.Name)
+		}
+	}
+	echo := byName["mcp__demo__echo"]
+	if len(echo.FoundBy) != 1 || echo.FoundBy[0].Turn != 2 || echo.FirstLoaded != 2 || echo.Calls != 1 || echo.Blind != 0 || echo.FirstCall != 3 {
+		t.Errorf("echo: found by %d, loaded at %d, %d calls (%d blind), first at %d", len(echo.FoundBy), echo.FirstLoaded, echo.Calls, echo.Blind, echo.FirstCall)
+	}
+	a7 := byName["mcp__demo__action_7"]
+	if len(a7.FoundBy) != 0 || a7.FirstLoaded != 0 || a7.Calls != 1 || a7.Blind != 1 || a7.FirstCall != 4 {
+		t.Errorf("action_7: found by %d, loaded at %d, %d calls (%d blind), first at %d", len(a7.FoundBy), a7.FirstLoaded, a7.Calls, a7.Blind, a7.FirstCall)
+	}
+	a0 := byName["mcp__demo__action_0"]
+	if a0.Calls != 0 || a0.FirstLoaded != 0 || a0.Turns != 7 {
+		t.Errorf("action_0: %d calls, loaded at %d, in %d turns (want all 7)", a0.Calls, a0.FirstLoaded, a0.Turns)
+	}
+}
+
+func TestThreadAndDefaultPick(t *testing.T) {
+	s := demoSession(t)
+	searches, tools := coverage.Of(s, coverage.Options{Thread: "sub1"})
+	if len(searches) != 0 {
+		t.Errorf("the subagent made %d searches", len(searches))
+	}
+	for _, tt := range tools {
+		if !tt.Deferred {
+			t.Errorf("default pick holds the always-loaded %s", tt.Name)
+		}
+		if tt.Turns != 1 {
+			t.Errorf("%s in %d subagent turns, want 1", tt.Name, tt.Turns)
+		}
+	}
+	if len(tools) == 0 {
+		t.Error("no deferred tools in the subagent's catalog")
+	}
+}

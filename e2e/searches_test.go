@@ -1,0 +1,75 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/tsinspect/tsinspect/fixtures/democapture"
+)
+
+// TestSearchesCommand lists the bundled real session's searches and what
+// happened to the demo MCP server's tools, as an MCP server author would.
+func TestSearchesCommand(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "demo.db")
+	if err := os.WriteFile(db, democapture.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCLI(t, "searches", db, "--tools", "mcp__demo__echo,mcp__demo__action_7")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	want := []string{
+		`^TURN +THREAD +SEARCH +MODE +QUERY +RESULT$`,
+		`^2 +main +ToolSearch +select +select:mcp__demo__echo +loaded mcp__demo__echo \(called #3\)$`,
+		`^3 +main +ToolSearch +keyword +weather forecast +no match$`,
+		`^2 searches, 1 of them loaded nothing$`,
+		`^$`,
+		`^TOOL +DEFERRED +TURNS +FOUND BY +LOADED +CALLS +BLIND$`,
+		`^mcp__demo__action_7 +yes +7 +- +- +1 +1$`,
+		`^mcp__demo__echo +yes +7 +#2 select:mcp__demo__echo +#2 +1 +0$`,
+		`^2 tools: 1 found by a search, 1 loaded, 2 called, 1 called blind; 0 never found nor called$`,
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), out)
+	}
+	for i, w := range want {
+		assertMatch(t, lines[i], w)
+	}
+
+	// One thread: the subagent searched nothing; a glob picks tools.
+	code, out, _ = runCLI(t, "searches", "--thread", "sub1", db, "--tools", "mcp__demo__action_?")
+	if code != 0 || !strings.Contains(out, "0 searches, 0 of them loaded nothing") || !strings.Contains(out, "10 tools: 0 found by a search") {
+		t.Errorf("sub1: exit %d\n%s", code, out)
+	}
+
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"searches", db, "--thread", "sub9"}, 2, `--thread "sub9": the capture's threads are main, sub1`},
+		{[]string{"searches", db, "--tools", "mcp__[demo"}, 2, `--tools "mcp__[demo": syntax error in pattern`},
+		{[]string{"searches"}, 2, "want one capture FILE"},
+		{[]string{"searches", filepath.Join(dir, "none.db")}, 1, "does not exist"},
+	} {
+		code, stdout, stderr := runCLI(t, c.args...)
+		assertRefused(t, code, stdout, stderr, c.code, c.want)
+	}
+	code, _, stderr = runCLI(t, "searches", db, "--tools", "mcp__nothing__")
+	if code != 0 || !strings.Contains(stderr, "no tool in "+db+" matches --tools mcp__nothing__") {
+		t.Errorf("no match: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// assertMatch checks line against the regular expression re.
+func assertMatch(t *testing.T, line, re string) {
+	t.Helper()
+	if !regexp.MustCompile(re).MatchString(line) {
+		t.Errorf("line %q does not match %s", line, re)
+	}
+}
