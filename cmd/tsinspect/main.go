@@ -88,6 +88,7 @@ Start with:
   tsinspect record --db session.db -- claude     record a session
   tsinspect open session.db                      browse it
   tsinspect report session.db --format markdown  a report safe to attach to a bug
+  tsinspect searches session.db --tools mcp__x__ were your MCP server's tools found?
 
 Run 'tsinspect COMMAND -h' for a command's flags.
 `)
