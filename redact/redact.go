@@ -234,6 +234,7 @@ func (a *applier) report(r *report.Report) *report.Report {
 			Thread: a.thread(th.Thread), Turns: th.Turns, Searches: th.Searches, EmptySearches: th.EmptySearches,
 			LoadedTools: a.tools(th.LoadedTools), Sent: th.Sent, Loaded: th.Loaded, SearchTool: th.SearchTool,
 			Announcement: th.Announcement, Inlined: th.Inlined, Saved: th.Saved, Unknown: a.tools(th.Unknown),
+			UnknownSlots: th.UnknownSlots, BreakEven: th.BreakEven, KnownDeferred: th.KnownDeferred, KnownDeferredAverage: th.KnownDeferredAverage,
 		})
 	}
 	out.Normalize()

@@ -34,6 +34,7 @@ func (r *Report) WriteHTML(w io.Writer, opts RenderOptions) error {
 		"kinds":     flagKindsOf,
 		"join":      strings.Join,
 		"plural":    numfmt.Plural,
+		"breakEven": breakEven,
 		"add":       func(a, b int) int { return a + b },
 		"wbr":       breakable,
 	}).Parse(htmlTemplate)
@@ -282,7 +283,7 @@ details { margin: 8px 0; } summary { cursor: pointer; color: var(--muted); }
 <thead><tr><th>Thread</th><th class="n">Requests</th><th class="n">Sent</th><th class="n">All inlined</th><th class="n">Saved by deferral</th><th class="n">Loaded schemas</th><th class="n">Search tool</th><th class="n">Catalog announcement</th><th class="n">Searches</th><th class="n">Tools of unknown size</th></tr></thead>
 <tbody>{{range .TokenThreads}}<tr><td>{{.Thread}}</td><td class="n">{{.Turns}}</td><td class="n">{{thousands .Sent}}</td><td class="n">{{atLeast .Inlined (len .Unknown)}}</td><td class="n">{{atLeast .Saved (len .Unknown)}}</td><td class="n">{{thousands .Loaded}}</td><td class="n">{{thousands .SearchTool}}</td><td class="n">{{thousands .Announcement}}</td><td class="n">{{.Searches}}</td><td class="n">{{len .Unknown}}</td></tr>{{end}}</tbody>
 </table>
-<p>Loading cost is what tool search adds to each request: the schemas of the deferred tools loaded so far, the search tool's own definition and the announcement listing the deferred tools; each search is also a round trip of its own.{{if .Unknown}} {{len .Unknown}} catalog {{plural (len .Unknown) "tool" "tools"}} never had a schema sent in this capture, so what inlining {{plural (len .Unknown) "it" "them"}} would cost is unknown: “all inlined” leaves {{plural (len .Unknown) "it" "them"}} out and “saved” is a lower bound (≥).{{end}}</p>
+<p>Loading cost is what tool search adds to each request: the schemas of the deferred tools loaded so far, the search tool's own definition and the announcement listing the deferred tools; each search is also a round trip of its own.{{if .Unknown}} {{len .Unknown}} catalog {{plural (len .Unknown) "tool" "tools"}} never had a schema sent in this capture, so what inlining {{plural (len .Unknown) "it" "them"}} would cost is unknown: “all inlined” leaves {{plural (len .Unknown) "it" "them"}} out and “saved” is a lower bound (≥).{{range .TokenThreads}}{{with breakEven .}} {{.}}{{end}}{{end}}{{end}}</p>
 <p class="muted">{{.R.TokenSummary.Method}}{{if .R.TokenSummary.CountTokensUsed}} {{.R.TokenSummary.CountTokensUsed}} definition sizes come from recorded count_tokens answers.{{end}}</p>
 {{if .Unknown}}<details><summary>The {{len .Unknown}} {{plural (len .Unknown) "tool" "tools"}} of unknown size</summary><p>{{range $i, $n := .Unknown}}{{if $i}}, {{end}}<code>{{$n}}</code>{{end}}</p></details>{{end}}
 

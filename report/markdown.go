@@ -133,6 +133,11 @@ func (m *mdWriter) tokens(r *Report) {
 	if len(unknown) > 0 {
 		m.p("%d catalog %s never had %s schema sent in this capture, so what inlining %s would cost is unknown: \"all inlined\" leaves %s out and \"saved\" is a lower bound (≥).",
 			len(unknown), numfmt.Plural(len(unknown), "tool", "tools"), numfmt.Plural(len(unknown), "its", "their"), numfmt.Plural(len(unknown), "it", "them"), numfmt.Plural(len(unknown), "it", "them"))
+		for _, t := range r.TokenSummary.Threads {
+			if b := breakEven(t); b != "" {
+				m.p("%s", mdText(b))
+			}
+		}
 	}
 	m.p("")
 	m.p("%s", mdText(r.TokenSummary.Method))

@@ -203,6 +203,22 @@ func lowerBound(saved int64, unknown int) string {
 	return numfmt.Thousands(saved)
 }
 
+// breakEven says, for a thread whose "saved" is a negative lower bound,
+// how large the tools of unknown size must be for deferral to come out
+// ahead, against the deferred tools of known size; "" otherwise.
+func breakEven(t ThreadTokens) string {
+	if t.BreakEven <= 0 {
+		return ""
+	}
+	s := fmt.Sprintf("In thread %s deferral comes out ahead if the %s of unknown size %s at least %s each",
+		t.Thread, numfmt.Count(len(t.Unknown), "tool", "tools"), numfmt.Plural(len(t.Unknown), "averages", "average"), numfmt.Count(int(t.BreakEven), "token", "tokens"))
+	if t.KnownDeferred > 0 {
+		s += fmt.Sprintf("; the %s of known size %s %s", numfmt.Count(t.KnownDeferred, "deferred tool", "deferred tools"),
+			numfmt.Plural(t.KnownDeferred, "is", "average"), numfmt.Count(int(t.KnownDeferredAverage), "token", "tokens"))
+	}
+	return s + "."
+}
+
 // sizeChange writes a count with its change: "56", "12 (+1)", "9 (+2 −1)".
 func sizeChange(n, added, removed int) string {
 	s := strconv.Itoa(n)

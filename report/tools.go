@@ -122,6 +122,18 @@ type ThreadTokens struct {
 	// Unknown lists the catalog tools of unknown size in any of the
 	// thread's turns.
 	Unknown []string `json:"unknown"`
+	// UnknownSlots sums, over the thread's requests, the catalog tools of
+	// unknown size each request left out of Inlined.
+	UnknownSlots int64 `json:"unknown_slots"`
+	// BreakEven, when Saved is negative and some sizes are unknown, is the
+	// average size in tokens the tools of unknown size would need for
+	// deferral to have saved anything: -Saved / UnknownSlots, rounded up.
+	BreakEven int64 `json:"break_even"`
+	// KnownDeferred counts the thread's deferred tools whose size is
+	// known (their schema was sent); KnownDeferredAverage is their
+	// average size in tokens, a yardstick for BreakEven.
+	KnownDeferred        int   `json:"known_deferred"`
+	KnownDeferredAverage int64 `json:"known_deferred_average"`
 }
 
 // Counts maps a tool definition's SHA256 (as in ToolDefinition) to its
@@ -429,6 +441,37 @@ func summariseTokens(r *Report, ds *definitions) {
 		s.Announcement += tt.Announcement
 		s.Inlined += tt.Inlined
 		s.Saved += tt.Saved
+		s.UnknownSlots += int64(tt.Unknown)
+	}
+	// The deferred tools of known size, per thread, each counted once.
+	known := make([]map[string]int64, len(r.TokenSummary.Threads))
+	for i := range r.Turns {
+		t := &r.Turns[i]
+		k, ok := byID[t.Thread]
+		if !ok {
+			continue
+		}
+		for _, d := range t.ToolDefinitions {
+			if d.Deferred && !d.Placeholder && d.Tokens > 0 {
+				if known[k] == nil {
+					known[k] = map[string]int64{}
+				}
+				known[k][d.Name] = d.Tokens
+			}
+		}
+	}
+	for k := range r.TokenSummary.Threads {
+		s := &r.TokenSummary.Threads[k]
+		var sum int64
+		for _, n := range known[k] {
+			sum += n
+		}
+		if s.KnownDeferred = len(known[k]); s.KnownDeferred > 0 {
+			s.KnownDeferredAverage = (sum + int64(s.KnownDeferred)/2) / int64(s.KnownDeferred)
+		}
+		if s.Saved < 0 && s.UnknownSlots > 0 {
+			s.BreakEven = (-s.Saved + s.UnknownSlots - 1) / s.UnknownSlots
+		}
 	}
 	// The unknown names, from the turns' catalogs.
 	for i := range r.Turns {

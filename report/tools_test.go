@@ -80,6 +80,16 @@ func TestToolTokens(t *testing.T) {
 		fmt.Sprint(th.LoadedTools) != "[mcp__demo__echo]" || fmt.Sprint(th.Unknown) != "[mcp__demo__other]" {
 		t.Errorf("thread tokens %+v", th)
 	}
+	// "Saved" is negative and a lower bound: other, unknown in both turns,
+	// must average what was lost over its two slots for deferral to pay.
+	if th.Saved >= 0 || th.UnknownSlots != 2 || th.BreakEven != (-th.Saved+1)/2 || th.KnownDeferred != 1 || th.KnownDeferredAverage != e {
+		t.Errorf("break-even: saved %d, %d unknown slots, break-even %d, %d known deferred averaging %d (echo %d)",
+			th.Saved, th.UnknownSlots, th.BreakEven, th.KnownDeferred, th.KnownDeferredAverage, e)
+	}
+	want := fmt.Sprintf("In thread main deferral comes out ahead if the 1 tool of unknown size averages at least %d tokens each; the 1 deferred tool of known size is %d tokens.", th.BreakEven, e)
+	if got := breakEven(th); got != want {
+		t.Errorf("break-even text:\n got %s\nwant %s", got, want)
+	}
 	if r.TokenSummary.Method == "" || r.TokenSummary.CharsPerToken != 2.5 {
 		t.Errorf("summary %+v", r.TokenSummary)
 	}
