@@ -166,6 +166,12 @@ func TestInterruptAtOnce(t *testing.T) {
 		if summary := stop(); !strings.Contains(summary, "recorded 0 exchanges") {
 			t.Fatalf("attempt %d: summary %q", i+1, summary)
 		}
+		if i == 0 {
+			code, out, stderr := runCLI(t, "exchanges", db)
+			if code != 0 || stderr != "tsinspect: no exchanges recorded in "+db+"\n" || strings.Count(out, "\n") != 1 {
+				t.Errorf("exchanges of an empty capture: exit %d, stdout %q, stderr %q", code, out, stderr)
+			}
+		}
 	}
 }
 

@@ -57,7 +57,7 @@ upstream_failed, in_flight). Works on a capture that is still being written.`)
 		return fmt.Errorf("exchanges: write: %w", err)
 	}
 	if len(rows) == 0 {
-		fmt.Fprintln(env.stderr, "tsinspect: no exchanges recorded in", fs.Arg(0))
+		fmt.Fprintln(env.stderr, "tsinspect: no exchanges recorded in", pos[0])
 	}
 	return nil
 }
