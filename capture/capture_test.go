@@ -453,3 +453,47 @@ func TestClientAbortAndRecordFailure(t *testing.T) {
 		t.Fatalf("record errors %d, reported %q: want 4 counted, reported once", st.RecordErrors, errs.String())
 	}
 }
+
+// TestRecorderNotify: notify sees each write, in order, with the store ID:
+// the exchange in flight, then its final state; a failed write is not
+// announced.
+func TestRecorderNotify(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"type":"message"}`)
+	}))
+	defer up.Close()
+	sink := &memSink{}
+	var mu sync.Mutex
+	var seen []string
+	rec := NewRecorder(sink, io.Discard, func(ex *exchange.Exchange) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, fmt.Sprintf("%d %s %d", ex.ID, ex.State, ex.Status))
+	})
+	p, _ := New(Config{Mode: ModeReverse, Upstream: up.URL, Recorder: rec})
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	resp, err := http.Post(srv.URL+"/v1/messages", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	p.Wait(context.Background())
+	sink.mu.Lock()
+	sink.fail = fmt.Errorf("disk full")
+	sink.mu.Unlock()
+	resp, err = http.Post(srv.URL+"/v1/messages", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	p.Wait(context.Background())
+	rec.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(seen, ", ") != "1 in_flight 0, 1 complete 200" {
+		t.Errorf("notified %q", seen)
+	}
+}

@@ -49,13 +49,14 @@ type Recorder struct {
 	stats   Stats
 	ids     map[int64]int64 // key -> store ID
 	done    chan struct{}
-	notify  func(id int64)
+	notify  func(ex *exchange.Exchange)
 }
 
 // NewRecorder starts a recorder writing to sink. Errors are reported on
 // errw (once; later ones are only counted). notify, when not nil, is called
-// from the writer goroutine after each write with the exchange's store ID.
-func NewRecorder(sink Sink, errw io.Writer, notify func(id int64)) *Recorder {
+// from the writer goroutine after each write with the exchange as written
+// (its ID set; its State says whether it is still in flight).
+func NewRecorder(sink Sink, errw io.Writer, notify func(ex *exchange.Exchange)) *Recorder {
 	r := &Recorder{sink: sink, errw: errw, ids: map[int64]int64{}, done: make(chan struct{}), notify: notify}
 	r.cond = sync.NewCond(&r.mu)
 	go r.loop()
@@ -138,7 +139,7 @@ func (r *Recorder) loop() {
 			continue
 		}
 		if r.notify != nil {
-			r.notify(o.ex.ID)
+			r.notify(&o.ex)
 		}
 	}
 }

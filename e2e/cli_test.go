@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -95,20 +96,33 @@ func TestHelp(t *testing.T) {
 
 // startRecorder runs `tsinspect record` without a command and returns its
 // proxy address once it is listening. It is stopped with SIGINT at cleanup
-// (or by the returned stop function), as a user would.
+// (or by the returned stop function, which returns its stderr), as a user
+// would.
 func startRecorder(t *testing.T, args ...string) (addr string, stop func() string) {
 	t.Helper()
+	addr, stop, _ = startRecorderOut(t, args...)
+	return addr, stop
+}
+
+// startRecorderOut is startRecorder that also returns what the recorder
+// has printed on stdout so far.
+func startRecorderOut(t *testing.T, args ...string) (addr string, stop func() string, stdout func() string) {
+	t.Helper()
 	cmd := exec.Command(kit.Tsinspect, append([]string{"record"}, args...)...)
-	stdout, _ := cmd.StdoutPipe()
+	out := &lockedBuffer{}
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	cmd.Stdout, cmd.Stderr = out, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	sc := bufio.NewScanner(stdout)
+	stdout = func() string {
+		out.mu.Lock()
+		defer out.mu.Unlock()
+		return out.b.String()
+	}
 	re := regexp.MustCompile(`via (127\.0\.0\.1:\d+)`)
-	for sc.Scan() {
-		if m := re.FindStringSubmatch(sc.Text()); m != nil {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if m := re.FindStringSubmatch(stdout()); m != nil {
 			addr = m[1]
 			break
 		}
@@ -118,10 +132,6 @@ func startRecorder(t *testing.T, args ...string) (addr string, stop func() strin
 		cmd.Wait()
 		t.Fatalf("recorder printed no address; stderr: %s", stderr.String())
 	}
-	go func() {
-		for sc.Scan() {
-		}
-	}()
 	stopped := false
 	stop = func() string {
 		if !stopped {
@@ -132,7 +142,45 @@ func startRecorder(t *testing.T, args ...string) (addr string, stop func() strin
 		return stderr.String()
 	}
 	t.Cleanup(func() { stop() })
-	return addr, stop
+	return addr, stop, stdout
+}
+
+// TestRecordLogsFlows: without a command, the recorder prints a line per
+// exchange as it completes, and none under --quiet.
+func TestRecordLogsFlows(t *testing.T) {
+	sc, _ := fixtures.Scenario("toolsearch")
+	_, up := session.StandIn(t, sc, fixtures.Options{})
+	for _, quiet := range []bool{false, true} {
+		args := []string{"--db", filepath.Join(t.TempDir(), "s.db"), "--mode", "reverse", "--upstream", up}
+		if quiet {
+			args = append(args, "--quiet")
+		}
+		addr, stop, stdout := startRecorderOut(t, args...)
+		for _, r := range []struct{ method, path, body string }{
+			{"POST", "/v1/messages/count_tokens", `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}]}`},
+			{"GET", "/v1/nothing", ""},
+		} {
+			req, _ := http.NewRequest(r.method, "http://"+addr+r.path, strings.NewReader(r.body))
+			req.Header.Set("x-api-key", session.APIKey)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		stop()
+		out := stdout()
+		flow := regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d\.\d{3} POST 127\.0\.0\.1:\d+/v1/messages/count_tokens → 200, \d+ B in (<1ms|\d+ms)$`)
+		notFound := regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d\.\d{3} GET 127\.0\.0\.1:\d+/v1/nothing → 404, `)
+		if quiet {
+			if flow.MatchString(out) || notFound.MatchString(out) {
+				t.Errorf("--quiet printed flows:\n%s", out)
+			}
+		} else if !flow.MatchString(out) || !notFound.MatchString(out) {
+			t.Errorf("no flow lines:\n%s\nstderr: %s", out, stop())
+		}
+	}
 }
 
 // TestRecordWarnsOfBypass: an environment that would send the client past

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/capture"
+	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/ui"
@@ -68,7 +70,7 @@ func runRecord(env *cliEnv, args []string) error {
 	fs.StringVar(&f.caDir, "ca-dir", "", "`directory` of the interception CA (default: tsinspect in your config dir)")
 	fs.StringVar(&f.upstreamCA, "upstream-ca", "", "PEM `file` of extra CA certificates to trust for the upstream")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a --listen address other than loopback (anyone who can reach it can use your API key's traffic path)")
-	fs.BoolVar(&f.quiet, "quiet", false, "print only errors and the final summary")
+	fs.BoolVar(&f.quiet, "quiet", false, "print only errors, warnings and the final summary (no per-exchange lines)")
 	fs.BoolVar(&f.ui, "ui", false, "show the live timeline while recording (q stops); a COMMAND's output then goes to FILE.out")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -155,7 +157,18 @@ func record(env *cliEnv, f recordFlags) error {
 		cfg.CA = ca
 	}
 
-	rec := capture.NewRecorder(db, env.stderr, nil)
+	var flows func(*exchange.Exchange)
+	if len(f.command) == 0 && !f.ui && !f.quiet {
+		// Only the proxy runs here: log each exchange as it completes, as
+		// a forward proxy's console does. (With a command, the terminal
+		// is the command's; with --ui, the timeline's.)
+		flows = func(ex *exchange.Exchange) {
+			if ex.State != exchange.StateInFlight {
+				fmt.Fprintln(env.stdout, flowLine(ex))
+			}
+		}
+	}
+	rec := capture.NewRecorder(db, env.stderr, flows)
 	cfg.Recorder = rec
 	proxy, err := capture.New(cfg)
 	if err != nil {
@@ -343,6 +356,35 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// flowLine describes a recorded exchange in one line: when it started,
+// the request, and what came back.
+func flowLine(ex *exchange.Exchange) string {
+	target := ex.URL
+	if u, err := url.Parse(ex.URL); err == nil {
+		target = u.RequestURI()
+		if !strings.EqualFold(u.Hostname(), capture.DefaultHost) && u.Host != "" {
+			target = u.Host + target
+		}
+	}
+	line := fmt.Sprintf("%s %s %s → ", ex.Start.Local().Format("15:04:05.000"), ex.Method, target)
+	if ex.Status != 0 {
+		line += fmt.Sprintf("%d, ", ex.Status)
+	}
+	line += numfmt.Bytes(int64(len(ex.RespBody)))
+	if d := ex.End.Sub(ex.Start); !ex.End.IsZero() && d < time.Millisecond {
+		line += " in <1ms"
+	} else if !ex.End.IsZero() {
+		line += " in " + d.Round(time.Millisecond).String()
+	}
+	if ex.State != exchange.StateComplete {
+		line += ", " + string(ex.State)
+		if ex.Error != "" {
+			line += ": " + ex.Error
+		}
+	}
+	return line
 }
 
 func printSummary(env *cliEnv, db string, st capture.Stats, elapsed time.Duration) {
