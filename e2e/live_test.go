@@ -173,3 +173,47 @@ func TestRecordUISIGTERM(t *testing.T) {
 
 // shq quotes s for a POSIX shell.
 func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// TestOpenFollow runs `tsinspect open --follow` in tmux beside a recorder
+// in another process, as a user with two terminals would: it waits for
+// the file, then each turn sent through the proxy appears on the screen.
+func TestOpenFollow(t *testing.T) {
+	sc, _ := fixtures.Scenario("toolsearch")
+	_, up := session.StandIn(t, sc, fixtures.Options{})
+	dir := t.TempDir()
+	db := filepath.Join(dir, "follow.db")
+	script := filepath.Join(dir, "open.sh")
+	os.WriteFile(script, []byte(fmt.Sprintf("#!/bin/sh\n%s open --follow %s\necho EXIT=$? > %s\nsleep 30\n",
+		shq(kit.Tsinspect), shq(db), shq(filepath.Join(dir, "exit")))), 0o700)
+	term := startTmux(t, "follow", script)
+	term.waitFor("the wait for the file", func(s string) bool { return strings.Contains(s, "waiting for "+db) })
+
+	addr, stop := startRecorder(t, "--db", db, "--mode", "reverse", "--upstream", up, "--quiet")
+	defer stop()
+	send := func(content string) {
+		body := fmt.Sprintf(`{"model":"claude-sonnet-4-5","max_tokens":100,"stream":true,"messages":[{"role":"user","content":%q}]}`, content)
+		req, _ := http.NewRequest("POST", "http://"+addr+"/v1/messages", strings.NewReader(body))
+		req.Header.Set("x-api-key", session.APIKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	send("first")
+	screen := term.waitFor("the first turn", func(s string) bool { return strings.Contains(s, "1 turn ·") })
+	if !strings.Contains(screen, "following follow.db") {
+		t.Errorf("no title:\n%s", screen)
+	}
+	send("second")
+	term.waitFor("the second turn", func(s string) bool { return strings.Contains(s, "2 turns ·") })
+	term.tm("send-keys", "-t", "live", "q")
+	term.waitFor("the exit status", func(string) bool {
+		b, err := os.ReadFile(filepath.Join(dir, "exit"))
+		return err == nil && len(b) > 0
+	})
+	if b, _ := os.ReadFile(filepath.Join(dir, "exit")); strings.TrimSpace(string(b)) != "EXIT=0" {
+		t.Errorf("open --follow exited with %q", b)
+	}
+}

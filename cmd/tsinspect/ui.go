@@ -26,9 +26,12 @@ Browse a capture in the terminal: the list of its Messages API turns
 bar of cache read / created / uncached input, stop reason, flags) and, for
 the selected turn, what the model could call, what it was told about, its
 tool searches, the prompt cache, its flags explained, and the raw exchange.
-Works on a capture that is still being written (it shows what was there
-when it opened).
+Works on a capture that is still being written: it shows what was there
+when it opened, or, with --follow, new turns as they are recorded (in a
+second terminal beside 'tsinspect record'; it waits for the file to
+appear).
 `+keysAbout)
+	follow := fs.Bool("follow", false, "keep reading the capture as it grows: new turns appear within a second")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -38,6 +41,9 @@ when it opened).
 	}
 	ctx, stop := uiContext()
 	defer stop()
+	if *follow {
+		return ui.RunLive(ctx, pos[0], ui.Options{Title: "following " + filepath.Base(pos[0])})
+	}
 	return ui.Open(ctx, pos[0], ui.Options{Title: filepath.Base(pos[0])})
 }
 
