@@ -117,7 +117,7 @@ func TestRunKeysAndMouse(t *testing.T) {
 	x, y := find(t, sim, "6 Raw")
 	click(sim, x, y)
 	waitFor(t, sim, "▾ request  POST /v1/messages?beta=true", 2*time.Second)
-	x, y = find(t, sim, " 2 03:04:08 side1")
+	x, y = find(t, sim, " 2  side1") // 80 columns: no TIME
 	click(sim, x+3, y)
 	waitFor(t, sim, "max_tokens: 512", 2*time.Second)
 	sim.InjectKey(tcell.KeyRune, '?', tcell.ModNone)

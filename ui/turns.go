@@ -27,7 +27,41 @@ type turnContent struct {
 	cells  map[int][]*tview.TableCell // by turn index
 	head   []*tview.TableCell
 	widths [view.NumColumns]int
+	// narrow drops the TIME column, for a list too narrow to show it and
+	// a whole flag name.
+	narrow bool
 }
+
+// flagRoom is the width the FLAGS column needs for a mark and the longest
+// flag name with up to three marks ("✖▲● call_before_load").
+const flagRoom = 20
+
+// Draw fits the columns to the list's width, then draws it.
+func (l *turnList) Draw(screen tcell.Screen) {
+	_, _, w, _ := l.GetInnerRect()
+	l.content.fit(w)
+	l.Table.Draw(screen)
+}
+
+// fit drops the TIME column when the list is narrower than every column
+// and a whole flag name, and brings it back when there is room.
+func (c *turnContent) fit(width int) {
+	need := flagRoom
+	for col := view.Column(0); col < view.ColFlags; col++ {
+		w := c.widths[col]
+		if col == view.ColTime {
+			w = timeWidth
+		}
+		need += w + 1
+	}
+	if narrow := width < need; narrow != c.narrow {
+		c.narrow = narrow
+		c.reset()
+	}
+}
+
+// timeWidth is the width of the TIME column: "15:04:05".
+const timeWidth = 8
 
 func newTurnList(a *app) *turnList {
 	c := &turnContent{a: a}
@@ -63,18 +97,35 @@ func (c *turnContent) reset() {
 		c.widths[col] = len(col.Title())
 	}
 	c.widths[view.ColIndex] = max(len(strconv.Itoa(len(s.Turns))), 1)
-	c.widths[view.ColTime] = 8
+	c.widths[view.ColTime] = timeWidth
+	if c.narrow {
+		c.widths[view.ColTime] = 0
+	}
 	for _, th := range s.Threads {
 		c.widths[view.ColThread] = max(c.widths[view.ColThread], len(th.ID))
 	}
-	c.widths[view.ColModel] = 12
-	c.widths[view.ColCatalog] = 6
-	c.widths[view.ColWorking] = 6
+	// Columns of varying content are as wide as their widest cell in the
+	// session (up to the column's limit), so that the flags keep room.
+	for _, t := range s.Turns {
+		for _, col := range []view.Column{view.ColModel, view.ColCatalog, view.ColWorking, view.ColStop} {
+			w := view.Cell(t, col, c.a.loc, false).Width()
+			if mw := col.MaxWidth(); mw > 0 {
+				w = min(w, mw)
+			}
+			c.widths[col] = max(c.widths[col], w)
+		}
+	}
 	c.widths[view.ColPrompt] = 7 + view.BarWidth
-	c.widths[view.ColStop] = 10
+	// A replay shows "streaming" in STOP while a response is under way.
+	if c.a.m.Replaying() {
+		c.widths[view.ColStop] = max(c.widths[view.ColStop], len("streaming"))
+	}
 	c.head = make([]*tview.TableCell, view.NumColumns)
 	for col := range c.head {
 		title := view.Column(col).Title()
+		if c.narrow && view.Column(col) == view.ColTime {
+			title = ""
+		}
 		cell := tview.NewTableCell(c.pad(view.Column(col), "[::b]"+title+"[-:-:-]", len(title))).
 			SetSelectable(false).SetStyle(c.a.th.base())
 		if view.Column(col) == view.ColFlags {
@@ -123,6 +174,9 @@ func (c *turnContent) GetCell(row, col int) *tview.TableCell {
 	for i := range cells {
 		colm := view.Column(i)
 		line := view.Cell(t, colm, c.a.loc, inFlight)
+		if c.narrow && colm == view.ColTime {
+			line = view.Line{}
+		}
 		cell := tview.NewTableCell(c.pad(colm, c.a.th.tagged(line), line.Width())).SetStyle(c.a.th.base())
 		if mw := colm.MaxWidth(); mw > 0 {
 			cell.SetMaxWidth(mw)
