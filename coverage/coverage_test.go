@@ -1,7 +1,6 @@
 package coverage_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,7 +8,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/coverage"
 	"github.com/tsinspect/tsinspect/fixtures/democapture"
-	"github.com/tsinspect/tsinspect/store"
+	"github.com/tsinspect/tsinspect/fixtures/session"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
@@ -23,16 +22,7 @@ func demoSession(t *testing.T) *timeline.Session {
 	if err := os.WriteFile(path, democapture.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	db, err := store.OpenReadOnly(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	exs, err := db.Exchanges(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return timeline.Build(exs)
+	return timeline.Build(session.ReadCapture(t, path))
 }
 
 func TestSearchesOfTheDemo(t *testing.T) {

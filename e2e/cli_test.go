@@ -145,6 +145,25 @@ func startRecorderOut(t *testing.T, args ...string) (addr string, stop func() st
 	return addr, stop, stdout
 }
 
+// sendWithKey sends a request with the test API key, reads the response
+// to its end and returns its status.
+func sendWithKey(t *testing.T, method, url, body string) int {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("x-api-key", session.APIKey)
+	req.Header.Set("content-type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 // TestRecordLogsFlows: without a command, the recorder prints a line per
 // exchange as it completes, and none under --quiet.
 func TestRecordLogsFlows(t *testing.T) {
@@ -160,14 +179,7 @@ func TestRecordLogsFlows(t *testing.T) {
 			{"POST", "/v1/messages/count_tokens", `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}]}`},
 			{"GET", "/v1/nothing", ""},
 		} {
-			req, _ := http.NewRequest(r.method, "http://"+addr+r.path, strings.NewReader(r.body))
-			req.Header.Set("x-api-key", session.APIKey)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
+			sendWithKey(t, r.method, "http://"+addr+r.path, r.body)
 		}
 		stop()
 		out := stdout()

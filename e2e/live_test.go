@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,12 +137,9 @@ func TestRecordUISIGTERM(t *testing.T) {
 		t.Fatalf("no base URL in stderr %q", stderr)
 	}
 	body := `{"model":"claude-sonnet-4-5","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"hi"}]}`
-	resp, err := http.Post(string(m[1])+"/v1/messages", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
+	if code := sendWithKey(t, "POST", string(m[1])+"/v1/messages", body); code != 200 {
+		t.Fatalf("status %d", code)
 	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
 	term.waitFor("the turn", func(s string) bool { return strings.Contains(s, "1 turn") })
 
 	pid, _ := os.ReadFile(pidFile)
@@ -192,14 +187,9 @@ func TestOpenFollow(t *testing.T) {
 	defer stop()
 	send := func(content string) {
 		body := fmt.Sprintf(`{"model":"claude-sonnet-4-5","max_tokens":100,"stream":true,"messages":[{"role":"user","content":%q}]}`, content)
-		req, _ := http.NewRequest("POST", "http://"+addr+"/v1/messages", strings.NewReader(body))
-		req.Header.Set("x-api-key", session.APIKey)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+		if code := sendWithKey(t, "POST", "http://"+addr+"/v1/messages", body); code != 200 {
+			t.Fatalf("status %d", code)
 		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
 	}
 	send("first")
 	screen := term.waitFor("the first turn", func(s string) bool { return strings.Contains(s, "1 turn ·") })
