@@ -64,6 +64,34 @@ func TestSearchesCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "no tool in "+db+" matches --tools mcp__nothing__") {
 		t.Errorf("no match: exit %d, stderr %q", code, stderr)
 	}
+
+	// --require, for an MCP server's CI job: exit 3 naming the tools.
+	for _, c := range []struct {
+		tools, require string
+		code           int
+		stderr         string
+	}{
+		{"mcp__demo__echo", "found", 0, ""},
+		{"mcp__demo__echo", "called", 0, ""},
+		{"mcp__demo__echo,mcp__demo__action_7", "found", 3, "tsinspect: --require found: 1 of 2 tools never found by a search: mcp__demo__action_7\n"},
+		{"mcp__demo__action_7", "called", 3, "tsinspect: --require called: 1 of 1 tool never called with its schema loaded: mcp__demo__action_7\n"},
+		{"mcp__nothing__", "found", 3, "tsinspect: no tool in " + db + " matches --tools mcp__nothing__\ntsinspect: --require found: no tool matches --tools mcp__nothing__\n"},
+	} {
+		code, _, stderr := runCLI(t, "searches", db, "--tools", c.tools, "--require", c.require)
+		if code != c.code || stderr != c.stderr {
+			t.Errorf("--tools %s --require %s: exit %d, stderr %q; want %d, %q", c.tools, c.require, code, stderr, c.code, c.stderr)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"searches", db, "--require", "found"}, "--require needs --tools"},
+		{[]string{"searches", db, "--tools", "x", "--require", "used"}, `--require "used": want found or called`},
+	} {
+		code, stdout, stderr := runCLI(t, c.args...)
+		assertRefused(t, code, stdout, stderr, 2, c.want)
+	}
 }
 
 // assertMatch checks line against the regular expression re.

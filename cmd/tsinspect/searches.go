@@ -31,15 +31,22 @@ found it, the first turn it was loaded, its calls and its blind calls
 (made while its schema was not loaded). That is the table an MCP server
 author wants: were my tools found, by which queries, and used?
 
+With --require found (or called), the exit status is 3 when a tool
+matching --tools was never found by a search (or never called with its
+schema loaded): a check for the CI job of an MCP server, after a scripted
+'claude -p' session recorded with 'tsinspect record'.
+
 Examples:
   tsinspect searches session.db
   tsinspect searches session.db --tools 'mcp__github__*'
-  tsinspect searches session.db --tools mcp__github__,mcp__linear__ --thread main`
+  tsinspect searches session.db --tools mcp__github__,mcp__linear__ --thread main
+  tsinspect searches session.db --tools mcp__github__create_issue --require called`
 
 func runSearches(env *cliEnv, args []string) error {
 	fs := newFlags(env, "searches", "FILE [--tools PATTERNS] [--thread ID]", searchesAbout)
 	toolsFlag := fs.String("tools", "", "also list what happened to the tools matching these comma-separated `patterns` (globs like mcp__github__*; a pattern without * ? [ matches names starting with it)")
 	thread := fs.String("thread", "", "only this `thread` (main, sub1, side1, ...)")
+	require := fs.String("require", "", "exit with status 3 unless every tool matching --tools was `found` (loaded by a search, or always loaded) or, with called, called with its schema loaded")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -50,6 +57,12 @@ func runSearches(env *cliEnv, args []string) error {
 	match, err := toolMatcher(*toolsFlag)
 	if err != nil {
 		return err
+	}
+	switch {
+	case *require != "" && *require != "found" && *require != "called":
+		return usageError("searches: --require %q: want found or called", *require)
+	case *require != "" && match == nil:
+		return usageError("searches: --require needs --tools to say which tools")
 	}
 	s, err := loadSession(pos[0])
 	if err != nil {
@@ -79,7 +92,36 @@ func runSearches(env *cliEnv, args []string) error {
 			fmt.Fprintf(env.stderr, "tsinspect: no tool in %s matches --tools %s\n", pos[0], *toolsFlag)
 		}
 	}
+	if *require != "" {
+		return checkRequired(env, *require, *toolsFlag, tools)
+	}
 	return nil
+}
+
+// checkRequired fails with exit status 3, naming the tools, when a tool
+// picked by --tools was not found (or not called with its schema loaded),
+// or when no tool matched at all.
+func checkRequired(env *cliEnv, require, patterns string, tools []*coverage.Tool) error {
+	var missing []string
+	for _, t := range tools {
+		ok := len(t.FoundBy) > 0 || t.FirstLoaded > 0 || !t.Deferred
+		if require == "called" {
+			ok = t.Calls > t.Blind
+		}
+		if !ok {
+			missing = append(missing, t.Name)
+		}
+	}
+	what := map[string]string{"found": "never found by a search", "called": "never called with its schema loaded"}[require]
+	switch {
+	case len(tools) == 0:
+		fmt.Fprintf(env.stderr, "tsinspect: --require %s: no tool matches --tools %s\n", require, patterns)
+	case len(missing) > 0:
+		fmt.Fprintf(env.stderr, "tsinspect: --require %s: %d of %s %s: %s\n", require, len(missing), numfmt.Count(len(tools), "tool", "tools"), what, strings.Join(missing, ", "))
+	default:
+		return nil
+	}
+	return &exitError{code: 3}
 }
 
 // toolMatcher turns --tools into a name filter; nil when it is empty.
