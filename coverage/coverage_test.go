@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tsinspect/tsinspect/coverage"
+	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/fixtures/democapture"
 	"github.com/tsinspect/tsinspect/fixtures/session"
 	"github.com/tsinspect/tsinspect/timeline"
@@ -88,5 +89,50 @@ func TestThreadAndDefaultPick(t *testing.T) {
 	}
 	if len(tools) == 0 {
 		t.Error("no deferred tools in the subagent's catalog")
+	}
+}
+
+// TestServerSideSearch: a server search is listed on the turn whose
+// response holds it, and a call in that same response counts as made
+// with the schema loaded.
+func TestServerSideSearch(t *testing.T) {
+	turn := func(i int, d *decode.Turn) *timeline.Turn {
+		d.Request.Kind = decode.KindMessages
+		return &timeline.Turn{Index: i, Thread: "main", Decoded: d}
+	}
+	first := &decode.Turn{
+		Catalog:    []string{"get_weather", "get_time"},
+		WorkingSet: []decode.WorkingTool{{Name: "tool_search_tool_bm25", Via: decode.ViaAlways}},
+		NewSearches: []decode.Search{
+			{Server: true, ToolUseID: "srvtoolu_1", Tool: "tool_search_tool_bm25", Mode: decode.ModeBM25, Query: "weather", HasResult: true, Results: []string{"get_weather"}},
+			{Server: true, ToolUseID: "srvtoolu_2", Tool: "tool_search_tool_bm25", Mode: decode.ModeBM25, Query: "clock", HasResult: true, ErrorCode: "too_many_requests"},
+		},
+		ToolCalls: []decode.ToolCall{{ID: "toolu_1", Name: "get_weather", Loaded: true, Via: decode.ViaResponseSearch, InCatalog: true}},
+	}
+	second := &decode.Turn{
+		Catalog:    []string{"get_weather", "get_time"},
+		WorkingSet: []decode.WorkingTool{{Name: "tool_search_tool_bm25", Via: decode.ViaAlways}, {Name: "get_weather", Via: decode.ViaSearch, Deferred: true}},
+		ToolCalls:  []decode.ToolCall{{ID: "toolu_2", Name: "get_time", InCatalog: true}},
+	}
+	s := &timeline.Session{Turns: []*timeline.Turn{turn(1, first), turn(2, second)}}
+	searches, tools := coverage.Of(s, coverage.Options{})
+	if len(searches) != 2 {
+		t.Fatalf("%d searches", len(searches))
+	}
+	if w := searches[0]; w.Turn != 1 || !w.Server || w.Outcome != coverage.OutcomeLoaded || w.CalledAt["get_weather"] != 1 {
+		t.Errorf("weather search %+v", w)
+	}
+	if c := searches[1]; c.Outcome != coverage.OutcomeError || c.Detail != "too_many_requests" {
+		t.Errorf("clock search %+v", c)
+	}
+	if len(tools) != 2 || tools[0].Name != "get_time" || tools[1].Name != "get_weather" {
+		t.Fatalf("tools %v", tools)
+	}
+	gt, gw := tools[0], tools[1]
+	if gw.Calls != 1 || gw.Blind != 0 || gw.FirstLoaded != 2 || len(gw.FoundBy) != 1 || gw.Turns != 2 {
+		t.Errorf("get_weather: %d calls (%d blind), loaded at %d, found by %d, in %d turns", gw.Calls, gw.Blind, gw.FirstLoaded, len(gw.FoundBy), gw.Turns)
+	}
+	if gt.Calls != 1 || gt.Blind != 1 || gt.FirstLoaded != 0 || len(gt.FoundBy) != 0 {
+		t.Errorf("get_time: %d calls (%d blind), loaded at %d, found by %d", gt.Calls, gt.Blind, gt.FirstLoaded, len(gt.FoundBy))
 	}
 }
