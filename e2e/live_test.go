@@ -155,7 +155,8 @@ func TestRecordUISIGTERM(t *testing.T) {
 	if b, _ := os.ReadFile(exitFile); strings.TrimSpace(string(b)) != "EXIT=0" {
 		t.Errorf("record --ui exited with %q after SIGTERM", b)
 	}
-	if stderr, _ := os.ReadFile(errFile); !strings.Contains(string(stderr), "recorded 1 exchange ") {
+	if stderr, _ := os.ReadFile(errFile); !strings.Contains(string(stderr), "recorded 1 exchange ") ||
+		!strings.Contains(string(stderr), "  the capture holds 1 Messages turn in 1 thread; no flags\n  next: tsinspect open "+db) {
 		t.Errorf("no summary after SIGTERM: %q", stderr)
 	}
 	if rows := session.ReadCapture(t, db); len(rows) != 1 || rows[0].State != exchange.StateComplete {

@@ -21,6 +21,7 @@ import (
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/store"
+	"github.com/tsinspect/tsinspect/timeline"
 	"github.com/tsinspect/tsinspect/ui"
 )
 
@@ -394,9 +395,38 @@ func printSummary(env *cliEnv, db string, st capture.Stats, elapsed time.Duratio
 	if st.RecordErrors > 0 {
 		fmt.Fprintf(env.stderr, "  %s to the capture FAILED (first: %s); the traffic was not affected\n", numfmt.Count(st.RecordErrors, "write", "writes"), st.FirstRecordEr)
 	}
-	if st.Exchanges > 0 {
-		fmt.Fprintf(env.stderr, "  next: tsinspect exchanges %s\n", shellQuote(db))
+	if st.Exchanges == 0 {
+		return
 	}
+	if s, err := loadSession(db); err == nil && len(s.Turns) > 0 {
+		fmt.Fprintf(env.stderr, "  the capture holds %s in %s; %s\n", numfmt.Count(len(s.Turns), "Messages turn", "Messages turns"),
+			numfmt.Count(len(s.Threads), "thread", "threads"), flagCounts(s))
+		fmt.Fprintf(env.stderr, "  next: tsinspect open %s   (or turns, searches, report)\n", shellQuote(db))
+		return
+	}
+	fmt.Fprintf(env.stderr, "  next: tsinspect exchanges %s\n", shellQuote(db))
+}
+
+// flagCounts says how many flags of each kind a session raised, in the
+// order of timeline.Kinds: "flags: empty_search ×1, cache_break ×2", or
+// "no flags".
+func flagCounts(s *timeline.Session) string {
+	n := map[string]int{}
+	for _, t := range s.Turns {
+		for _, f := range t.Flags {
+			n[f.Kind]++
+		}
+	}
+	var parts []string
+	for _, k := range timeline.Kinds() {
+		if n[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s ×%d", k, n[k]))
+		}
+	}
+	if len(parts) == 0 {
+		return "no flags"
+	}
+	return "flags: " + strings.Join(parts, ", ")
 }
 
 // recordWithUI shows the live timeline over the capture being written
