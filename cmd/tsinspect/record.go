@@ -398,6 +398,12 @@ func printSummary(env *cliEnv, db string, st capture.Stats, elapsed time.Duratio
 	if st.Exchanges == 0 {
 		return
 	}
+	// Decoding takes about 0.3 ms per turn; past summaryLimit bytes of
+	// capture, the summary does not keep the user waiting for it.
+	if fi, err := os.Stat(db); err != nil || fi.Size() > summaryLimit {
+		fmt.Fprintf(env.stderr, "  next: tsinspect open %s\n", shellQuote(db))
+		return
+	}
 	if s, err := loadSession(db); err == nil && len(s.Turns) > 0 {
 		fmt.Fprintf(env.stderr, "  the capture holds %s in %s; %s\n", numfmt.Count(len(s.Turns), "Messages turn", "Messages turns"),
 			numfmt.Count(len(s.Threads), "thread", "threads"), flagCounts(s))
@@ -406,6 +412,10 @@ func printSummary(env *cliEnv, db string, st capture.Stats, elapsed time.Duratio
 	}
 	fmt.Fprintf(env.stderr, "  next: tsinspect exchanges %s\n", shellQuote(db))
 }
+
+// summaryLimit is the largest capture file whose turns the end-of-recording
+// summary counts.
+const summaryLimit = 256 << 20
 
 // flagCounts says how many flags of each kind a session raised, in the
 // order of timeline.Kinds: "flags: empty_search ×1, cache_break ×2", or
