@@ -38,10 +38,25 @@ wait_for() {
   fail "timed out waiting for: $1"
 }
 
+# settle: wait up to 5 s until the screen stops changing, so that a shot
+# taken while tsinspect's output is still reaching tmux (on a busy machine
+# the heading can arrive before the rest of the tab) shows the whole frame.
+settle() {
+  local before after
+  before=$(tm capture-pane -p -t tui)
+  for _ in $(seq 50); do
+    sleep 0.1
+    after=$(tm capture-pane -p -t tui)
+    [ "$after" = "$before" ] && return 0
+    before=$after
+  done
+}
+
 step=0
-# shot NAME: save the screen.
+# shot NAME: save the screen once it has settled.
 shot() {
   local name
+  settle
   name="$out/$(printf '%02d' "$step")-$1"
   tm capture-pane -p -t tui >"$name.txt"
   tm capture-pane -p -e -t tui >"$name.ansi"
