@@ -101,3 +101,34 @@ func assertMatch(t *testing.T, line, re string) {
 		t.Errorf("line %q does not match %s", line, re)
 	}
 }
+
+// TestTurnsFilters: turns --flagged and --thread keep the turns asked for
+// on the bundled real session, and total what they show.
+func TestTurnsFilters(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "demo.db")
+	if err := os.WriteFile(db, democapture.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	turnsOf := func(out string) []string {
+		var idx []string
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+			idx = append(idx, strings.Fields(l)[0])
+		}
+		return idx
+	}
+	code, out, stderr := runCLI(t, "turns", db, "--flagged")
+	if got := strings.Join(turnsOf(out), " "); code != 0 || got != "3 4 7 total" {
+		t.Errorf("--flagged: exit %d, turns %q\n%s%s", code, got, out, stderr)
+	}
+	code, out, _ = runCLI(t, "turns", "--thread", "sub1", db)
+	if got := strings.Join(turnsOf(out), " "); code != 0 || got != "6 total" {
+		t.Errorf("--thread sub1: exit %d, turns %q\n%s", code, got, out)
+	}
+	assertMatch(t, strings.Split(strings.TrimSpace(out), "\n")[2], `^ +total +0 +0 +12,347 +24$`)
+	code, out, stderr = runCLI(t, "turns", db, "--thread", "sub1", "--flagged")
+	if code != 0 || strings.Count(out, "\n") != 1 || stderr != "tsinspect: none of the 7 turns of "+db+" is shown\n" {
+		t.Errorf("nothing shown: exit %d\n%s%q", code, out, stderr)
+	}
+	code, stdout, stderr := runCLI(t, "turns", db, "--thread", "sub9")
+	assertRefused(t, code, stdout, stderr, 2, `turns: --thread "sub9": the capture's threads are main, sub1`)
+}

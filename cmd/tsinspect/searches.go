@@ -68,16 +68,8 @@ func runSearches(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *thread != "" {
-		var ids []string
-		found := false
-		for _, th := range s.Threads {
-			ids = append(ids, th.ID)
-			found = found || th.ID == *thread
-		}
-		if !found {
-			return usageError("searches: --thread %q: the capture's threads are %s", *thread, strings.Join(ids, ", "))
-		}
+	if err := checkThread("searches", s, *thread); err != nil {
+		return err
 	}
 	searches, tools := coverage.Of(s, coverage.Options{Thread: *thread, Match: match})
 	if err := writeSearches(env.stdout, searches); err != nil {

@@ -33,18 +33,19 @@ List the Messages API turns of a capture, one per line:
            an error event, "incomplete" for a cut stream
   FLAGS    kinds of the flags raised on the turn, with a count when >1
 
-A last line sums the tokens. Works on a capture that is still being
+A last line sums the tokens of the turns shown. --thread keeps one thread,
+--flagged the turns with a flag. Works on a capture that is still being
 written. For everything per turn, use 'tsinspect report'.
 
 Examples:
   tsinspect turns session.db
-  tsinspect turns session.db | grep sub`
+  tsinspect turns session.db --thread sub1
+  tsinspect turns session.db --flagged`
 
 func runTurns(env *cliEnv, args []string) error {
-	fs := newFlags(env, "turns", "FILE", turnsAbout)
-	fs.Usage = func() { // no flags to list
-		fmt.Fprintf(env.stdout, "Usage: tsinspect turns FILE\n\n%s\n", strings.TrimSpace(turnsAbout))
-	}
+	fs := newFlags(env, "turns", "FILE [--thread ID] [--flagged]", turnsAbout)
+	thread := fs.String("thread", "", "only this `thread` (main, sub1, side1, ...)")
+	flagged := fs.Bool("flagged", false, "only the turns with a flag")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -56,14 +57,46 @@ func runTurns(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkThread("turns", s, *thread); err != nil {
+		return err
+	}
 	r := report.Build(s, version)
+	all := len(r.Turns)
+	if *thread != "" || *flagged {
+		kept := r.Turns[:0]
+		for _, t := range r.Turns {
+			if (*thread == "" || t.Thread == *thread) && (!*flagged || len(t.Flags) > 0) {
+				kept = append(kept, t)
+			}
+		}
+		r.Turns = kept
+	}
 	if err := writeTurnsTable(env.stdout, r); err != nil {
 		return fmt.Errorf("turns: write: %w", err)
 	}
-	if len(r.Turns) == 0 {
+	switch {
+	case all == 0:
 		fmt.Fprintf(env.stderr, "tsinspect: no Messages API turns in %s (%s)\n", pos[0], numfmt.Count(s.Exchanges, "exchange", "exchanges"))
+	case len(r.Turns) == 0:
+		fmt.Fprintf(env.stderr, "tsinspect: none of the %s of %s is shown\n", numfmt.Count(all, "turn", "turns"), pos[0])
 	}
 	return nil
+}
+
+// checkThread refuses a --thread the session does not have, listing the
+// ones it has; "" is fine.
+func checkThread(cmd string, s *timeline.Session, id string) error {
+	if id == "" {
+		return nil
+	}
+	var ids []string
+	for _, th := range s.Threads {
+		if th.ID == id {
+			return nil
+		}
+		ids = append(ids, th.ID)
+	}
+	return usageError("%s: --thread %q: the capture's threads are %s", cmd, id, strings.Join(ids, ", "))
 }
 
 // loadSession reads a capture file and builds its timeline.
