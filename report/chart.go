@@ -137,7 +137,7 @@ func (c *chart) mark(turns []*Turn, nums map[int][]int) {
 		sev := timeline.SeverityInfo
 		var kinds, labels []string
 		for _, f := range t.Flags {
-			if severityRank(f.Severity) < severityRank(sev) {
+			if timeline.SeverityRank(f.Severity) < timeline.SeverityRank(sev) {
 				sev = f.Severity
 			}
 			if !contains(kinds, f.Kind) {
@@ -153,16 +153,6 @@ func (c *chart) mark(turns []*Turn, nums map[int][]int) {
 			Title: fmt.Sprintf("turn %d: %s", t.Index, strings.Join(kinds, ", ")),
 		})
 	}
-}
-
-func severityRank(s string) int {
-	switch s {
-	case timeline.SeverityError:
-		return 0
-	case timeline.SeverityWarning:
-		return 1
-	}
-	return 2
 }
 
 // toolsChart draws the catalog and working-set sizes of a thread.

@@ -25,6 +25,18 @@ const (
 	SeverityError   = "error"
 )
 
+// SeverityRank orders severities, worst first: error 0, warning 1,
+// anything else 2.
+func SeverityRank(s string) int {
+	switch s {
+	case SeverityError:
+		return 0
+	case SeverityWarning:
+		return 1
+	}
+	return 2
+}
+
 // Session is a whole capture, decoded and analysed.
 type Session struct {
 	Exchanges int       // exchanges in the capture, turns or not

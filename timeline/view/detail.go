@@ -420,7 +420,7 @@ func Flags(s *timeline.Session, t *timeline.Turn, q string, explain Explainer) [
 	l.add(RoleText, ": "+numfmt.Count(len(t.Flags), "flag", "flags"))
 	sorted := slices.Clone(t.Flags)
 	slices.SortStableFunc(sorted, func(a, b timeline.Flag) int {
-		return severityRank(a.Severity) - severityRank(b.Severity)
+		return timeline.SeverityRank(a.Severity) - timeline.SeverityRank(b.Severity)
 	})
 	for _, f := range sorted {
 		if !matches(f.Kind+" "+f.Detail+" "+f.Tool, q) {

@@ -195,17 +195,6 @@ func Bar(u decode.Usage, width int) (read, created, input int) {
 	return cells[0], cells[1], cells[2]
 }
 
-// severityRank orders severities, worst first.
-func severityRank(s string) int {
-	switch s {
-	case timeline.SeverityError:
-		return 0
-	case timeline.SeverityWarning:
-		return 1
-	}
-	return 2
-}
-
 // SeverityMark returns the mark and role of a severity: ✖ error, ▲ warning,
 // ● info. The marks differ in shape so that they read without colour.
 func SeverityMark(s string) (string, Role) {
@@ -225,7 +214,7 @@ func flagMarks(l *Line, flags []timeline.Flag, kind bool) {
 	}
 	sorted := slices.Clone(flags)
 	slices.SortStableFunc(sorted, func(a, b timeline.Flag) int {
-		return severityRank(a.Severity) - severityRank(b.Severity)
+		return timeline.SeverityRank(a.Severity) - timeline.SeverityRank(b.Severity)
 	})
 	for _, f := range sorted {
 		mark, role := SeverityMark(f.Severity)
