@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -201,7 +200,7 @@ func restKey(r *decode.Request) string {
 		h.Write([]byte(m.Text))
 		for _, b := range m.Blocks {
 			h.Write([]byte{2})
-			h.Write(canonical(b.Raw))
+			h.Write(timeline.CanonicalJSON(b.Raw))
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))
@@ -225,30 +224,9 @@ func oneMore(small, big []string) (string, bool) {
 	return extra, i == len(small) && extra != ""
 }
 
-// canonical writes a JSON value with sorted keys and no spaces, top-level
-// cache_control left out. Invalid JSON is returned as is.
-func canonical(raw json.RawMessage) []byte {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return raw
-	}
-	if m, ok := v.(map[string]any); ok {
-		delete(m, "cache_control")
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return raw
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-}
-
 // definitionHash is the hex SHA-256 of a definition's canonical JSON.
 func definitionHash(raw json.RawMessage) string {
-	sum := sha256.Sum256(canonical(raw))
+	sum := sha256.Sum256(timeline.CanonicalJSON(raw))
 	return hex.EncodeToString(sum[:])
 }
 
@@ -292,7 +270,7 @@ func newDefinitions(s *timeline.Session, counts Counts) *definitions {
 }
 
 func (ds *definitions) measure(raw json.RawMessage) definition {
-	c := canonical(raw)
+	c := timeline.CanonicalJSON(raw)
 	sum := sha256.Sum256(c)
 	d := definition{hash: hex.EncodeToString(sum[:]), tokens: estimate(c), from: FromEstimate}
 	if n, ok := ds.counts[d.hash]; ok && n > 0 {
@@ -391,7 +369,7 @@ func announcementTokens(d *decode.Turn) int64 {
 			if b.Type == "text" {
 				n += estimate([]byte(b.Text))
 			} else {
-				n += estimate(canonical(b.Raw))
+				n += estimate(timeline.CanonicalJSON(b.Raw))
 			}
 		}
 	}

@@ -52,7 +52,7 @@ func toolSession() (*timeline.Session, string) {
 func TestToolTokens(t *testing.T) {
 	s, echo := toolSession()
 	r := Build(s, "1")
-	est := func(raw string) int64 { return estimate(canonical(json.RawMessage(raw))) }
+	est := func(raw string) int64 { return estimate(timeline.CanonicalJSON(json.RawMessage(raw))) }
 	t1, t2 := r.Turns[0], r.Turns[1]
 	if len(t2.ToolDefinitions) != 3 || t2.ToolDefinitions[2].Name != "mcp__demo__echo" || !t2.ToolDefinitions[2].Deferred ||
 		!t2.ToolDefinitions[2].Loaded || len(t2.ToolDefinitions[2].SHA256) != 64 || t2.ToolDefinitions[2].TokensFrom != FromEstimate {

@@ -251,7 +251,7 @@ func analyse(t *Turn, h *hasher) *info {
 			continue
 		}
 		nonDeferred++
-		th := h.raw(append([]byte("tool\x00"), tool.Raw...), func() []byte { return canonicalJSON(tool.Raw) })
+		th := h.raw(append([]byte("tool\x00"), tool.Raw...), func() []byte { return CanonicalJSON(tool.Raw) })
 		in.tools = append(in.tools, toolEntry{tool.Name, th})
 		tk = chain(tk, th)
 	}
@@ -283,7 +283,7 @@ func failed(t *Turn) bool {
 
 func canonicalSystemBlock(b decode.SystemBlock) []byte {
 	if len(b.Raw) > 0 && !isJSONString(b.Raw) {
-		return canonicalJSON(b.Raw)
+		return CanonicalJSON(b.Raw)
 	}
 	return canonicalMessage(decode.Message{Role: "system", StringContent: true, Text: b.Text})
 }

@@ -144,7 +144,7 @@ func (b *builder) breakCause(p, t *info) (cause, why string) {
 	if p.sysKey != t.sysKey {
 		return CauseSystem, "the system prompt changed (" + systemChange(p, t) + "; the billing header block is not counted)"
 	}
-	if a, c := canonicalJSON(pr.Other["speed"]), canonicalJSON(tr.Other["speed"]); !bytes.Equal(a, c) {
+	if a, c := CanonicalJSON(pr.Other["speed"]), CanonicalJSON(tr.Other["speed"]); !bytes.Equal(a, c) {
 		return CauseSystem, fmt.Sprintf("the speed setting changed from %s to %s, which invalidates the cached system prompt and messages", orAbsent(a), orAbsent(c))
 	}
 	if !equalStrings(p.betas, t.betas) {
@@ -195,7 +195,7 @@ func otherSettingsChanged(pr, tr *decode.Request) string {
 	sort.Strings(names)
 	var parts []string
 	for _, k := range names {
-		a, c := canonicalJSON(pr.Other[k]), canonicalJSON(tr.Other[k])
+		a, c := CanonicalJSON(pr.Other[k]), CanonicalJSON(tr.Other[k])
 		if !bytes.Equal(a, c) {
 			parts = append(parts, fmt.Sprintf("%s from %s to %s", k, orAbsent(a), orAbsent(c)))
 		}
@@ -208,7 +208,7 @@ func otherSettingsChanged(pr, tr *decode.Request) string {
 // messages start), then the messages p sent.
 func messagesChange(p, t *info) (string, bool) {
 	for _, key := range []string{"thinking", "tool_choice"} {
-		a, c := canonicalJSON(p.d.Request.Other[key]), canonicalJSON(t.d.Request.Other[key])
+		a, c := CanonicalJSON(p.d.Request.Other[key]), CanonicalJSON(t.d.Request.Other[key])
 		if !bytes.Equal(a, c) {
 			return fmt.Sprintf("the %s settings changed from %s to %s, which invalidates the cached messages", key, orAbsent(a), orAbsent(c)), true
 		}

@@ -20,13 +20,13 @@ type digest [sha256.Size]byte
 // carry a per-request token; it is not part of the cached prefix.
 const billingPrefix = "x-anthropic-billing-header:"
 
-// canonicalJSON re-encodes raw with sorted object keys, no insignificant
+// CanonicalJSON re-encodes raw with sorted object keys, no insignificant
 // whitespace and no HTML escaping, leaving out every "cache_control" key
 // and every null-valued key at any depth. Claude Code moves its single
 // cache_control marker to the last block on each request, and a null field
 // is the same as an absent one, so neither tells two contents apart.
 // Invalid JSON is returned as it is.
-func canonicalJSON(raw []byte) []byte {
+func CanonicalJSON(raw []byte) []byte {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
@@ -141,11 +141,11 @@ func writeString(buf *bytes.Buffer, s string) {
 // canonicalBlock is the canonical form of a content block.
 func canonicalBlock(b decode.Block) []byte {
 	if len(b.Raw) > 0 {
-		return canonicalJSON(b.Raw)
+		return CanonicalJSON(b.Raw)
 	}
 	// A block whose JSON was lost: its type and text are all there is.
 	raw, _ := json.Marshal(map[string]string{"type": b.Type, "text": b.Text})
-	return canonicalJSON(raw)
+	return CanonicalJSON(raw)
 }
 
 // canonicalMessage renders a message as canonical JSON,

@@ -26,15 +26,15 @@ func TestWriteStringMatchesEncodingJSON(t *testing.T) {
 }
 
 func TestCanonicalJSON(t *testing.T) {
-	a := canonicalJSON([]byte(`{"type":"tool_result", "content":[{"type":"text","text":"a","cache_control":{"type":"ephemeral"}}],"tool_use_id":"x","cache_control":{"type":"ephemeral","ttl":"1h"},"citations":null,"n":1.50}`))
-	b := canonicalJSON([]byte(`{"tool_use_id":"x","type":"tool_result","content":[{"text":"a","type":"text"}],"n":1.50}`))
+	a := CanonicalJSON([]byte(`{"type":"tool_result", "content":[{"type":"text","text":"a","cache_control":{"type":"ephemeral"}}],"tool_use_id":"x","cache_control":{"type":"ephemeral","ttl":"1h"},"citations":null,"n":1.50}`))
+	b := CanonicalJSON([]byte(`{"tool_use_id":"x","type":"tool_result","content":[{"text":"a","type":"text"}],"n":1.50}`))
 	if !bytes.Equal(a, b) {
 		t.Errorf("%s != %s", a, b)
 	}
 	if string(b) != `{"content":[{"text":"a","type":"text"}],"n":1.50,"tool_use_id":"x","type":"tool_result"}` {
 		t.Errorf("canonical form %s", b)
 	}
-	if got := canonicalJSON([]byte("not json")); string(got) != "not json" {
+	if got := CanonicalJSON([]byte("not json")); string(got) != "not json" {
 		t.Errorf("invalid JSON changed: %s", got)
 	}
 	// A string message and its one-text-block form hash alike; the role

@@ -344,30 +344,13 @@ func sameJSON(a, b json.RawMessage) bool {
 	if bytes.Equal(a, b) {
 		return true
 	}
-	return bytes.Equal(canonical(a), canonical(b))
-}
-
-// canonical re-encodes an object without its cache_control, keys sorted;
-// anything else compacted.
-func canonical(raw json.RawMessage) []byte {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) == nil {
-		delete(m, "cache_control")
-		if out, err := json.Marshal(m); err == nil {
-			return out
-		}
-	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, raw) != nil {
-		return raw
-	}
-	return buf.Bytes()
+	return bytes.Equal(timeline.CanonicalJSON(a), timeline.CanonicalJSON(b))
 }
 
 // pretty indents a JSON value, without its cache_control, for a diff.
 func pretty(raw json.RawMessage) string {
 	var buf bytes.Buffer
-	if json.Indent(&buf, canonical(raw), "", "  ") != nil {
+	if json.Indent(&buf, timeline.CanonicalJSON(raw), "", "  ") != nil {
 		return string(raw)
 	}
 	return buf.String()
