@@ -7,6 +7,7 @@ import (
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
 
+	"github.com/tsinspect/tsinspect/timeline"
 	"github.com/tsinspect/tsinspect/timeline/view"
 )
 
@@ -30,7 +31,14 @@ type turnContent struct {
 	// narrow drops the TIME column, for a list too narrow to show it and
 	// a whole flag name.
 	narrow bool
+	// varying holds the widest cell of each of varyingColumns in the
+	// session measured.
+	measured *timeline.Session
+	varying  map[view.Column]int
 }
+
+// varyingColumns are the columns sized to their content.
+var varyingColumns = []view.Column{view.ColModel, view.ColCatalog, view.ColWorking, view.ColStop}
 
 // flagRoom is the width the FLAGS column needs for a mark and the longest
 // flag name with up to three marks ("✖▲● call_before_load").
@@ -106,14 +114,23 @@ func (c *turnContent) reset() {
 	}
 	// Columns of varying content are as wide as their widest cell in the
 	// session (up to the column's limit), so that the flags keep room.
-	for _, t := range s.Turns {
-		for _, col := range []view.Column{view.ColModel, view.ColCatalog, view.ColWorking, view.ColStop} {
-			w := view.Cell(t, col, c.a.loc, false).Width()
-			if mw := col.MaxWidth(); mw > 0 {
-				w = min(w, mw)
+	// Measured once per session: filters and searches reset the rows, not
+	// the session.
+	if s != c.measured {
+		c.measured = s
+		c.varying = map[view.Column]int{}
+		for _, t := range s.Turns {
+			for _, col := range varyingColumns {
+				w := view.Cell(t, col, c.a.loc, false).Width()
+				if mw := col.MaxWidth(); mw > 0 {
+					w = min(w, mw)
+				}
+				c.varying[col] = max(c.varying[col], w)
 			}
-			c.widths[col] = max(c.widths[col], w)
 		}
+	}
+	for col, w := range c.varying {
+		c.widths[col] = max(c.widths[col], w)
 	}
 	c.widths[view.ColPrompt] = 7 + view.BarWidth
 	// A replay shows "streaming" in STOP while a response is under way.
