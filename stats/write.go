@@ -28,7 +28,7 @@ func (t *Table) WriteText(w io.Writer) error {
 	fmt.Fprintf(tw, "%s, %s, %s\n\n", numfmt.Count(t.Captures, "capture", "captures"),
 		numfmt.Count(t.Turns, "Messages turn", "Messages turns"), numfmt.Count(t.Exchanges, "exchange", "exchanges"))
 
-	fmt.Fprintln(tw, "MCP SERVER / TOOL\tOFFERED\tFOUND\tLOADED\tCALLED\tBLIND\t")
+	fmt.Fprintln(tw, "MCP SERVER / TOOL\tOFFERED\tFOUND\tLOADED\tCALLED\tBLIND")
 	if len(t.Servers) == 0 {
 		fmt.Fprintln(tw, "(no MCP tool offered)")
 	}
@@ -41,12 +41,12 @@ func (t *Table) WriteText(w io.Writer) error {
 	fmt.Fprintln(tw, "(offered, loaded: in how many captures; found: by how many searches; called, blind: calls)")
 	fmt.Fprintln(tw)
 
-	fmt.Fprintln(tw, "FLAG\tCOUNT\tPER 100 TURNS\tCAPTURES\t")
+	fmt.Fprintln(tw, "FLAG\tCOUNT\tPER 100 TURNS\tCAPTURES")
 	if len(t.Flags) == 0 {
 		fmt.Fprintln(tw, "(no flags)")
 	}
 	for _, f := range t.Flags {
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%s\t\n", f.Kind, f.Count, f.Per100Turns, nameList(f.Captures, 3))
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%s\n", f.Kind, f.Count, f.Per100Turns, nameList(f.Captures, 3))
 	}
 	fmt.Fprintln(tw)
 
@@ -74,13 +74,13 @@ func (t *Table) WriteText(w io.Writer) error {
 		title string
 		gs    []Group
 	}{{"CLIENT VERSION", t.Clients}, {"MODEL", t.Models}} {
-		fmt.Fprintf(tw, "%s\tCAPTURES\tTURNS\tFLAGS\tCACHE BREAKS\tTOKENS LOST\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\t\n", sec.title)
+		fmt.Fprintf(tw, "%s\tCAPTURES\tTURNS\tFLAGS\tCACHE BREAKS\tTOKENS LOST\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\n", sec.title)
 		for _, g := range sec.gs {
 			name := g.Name
 			if name == "" {
 				name = "(unknown)"
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t\n", name, g.Captures, g.Turns, g.Flags, g.CacheBreaks,
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", name, g.Captures, g.Turns, g.Flags, g.CacheBreaks,
 				numfmt.Thousands(g.TokensLost), numfmt.Thousands(g.InputTokens), numfmt.Thousands(g.OutputTokens),
 				numfmt.Thousands(g.CacheRead), numfmt.Thousands(g.CacheWrite))
 		}
@@ -93,7 +93,7 @@ func (t *Table) WriteText(w io.Writer) error {
 }
 
 func row(w io.Writer, name string, c Counts) {
-	fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t\n", name, c.Offered, c.Found, c.Loaded, c.Called, c.Blind)
+	fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\n", name, c.Offered, c.Found, c.Loaded, c.Called, c.Blind)
 }
 
 // nameList joins up to n names and says how many more there are.

@@ -112,7 +112,7 @@ func BenchmarkStats100x200(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for i := 1; i < 100; i++ {
+	for i := 1; i < statsBenchCaptures; i++ {
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("c%03d.db", i)), data, 0o600); err != nil {
 			b.Fatal(err)
 		}
@@ -120,8 +120,11 @@ func BenchmarkStats100x200(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		code, out, errs := runArgs(b, "stats", "--json", dir)
-		if code != 0 || !strings.Contains(out, `"captures": 100`) {
+		if code != 0 || !strings.Contains(out, fmt.Sprintf(`"captures": %d`, statsBenchCaptures)) {
 			b.Fatalf("exit %d: %s", code, errs)
 		}
 	}
 }
+
+// statsBenchCaptures is how many captures BenchmarkStats100x200 reads.
+const statsBenchCaptures = 100
