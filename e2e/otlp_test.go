@@ -487,3 +487,49 @@ func TestOTLPRecordLive(t *testing.T) {
 		}
 	}
 }
+
+// TestOTLPStuckCollectorDoesNotSlowRecording records through a collector
+// that accepts connections and never answers: the proxied requests take
+// no longer for it, recording ends within its bounded wait, and the
+// summary counts the spans not delivered.
+func TestOTLPStuckCollectorDoesNotSlowRecording(t *testing.T) {
+	stuck, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stuck.Close()
+	release := make(chan struct{})
+	defer close(release)
+	go func() {
+		for {
+			c, err := stuck.Accept()
+			if err != nil {
+				return
+			}
+			go func() { <-release; c.Close() }()
+		}
+	}()
+	sc, _ := fixtures.Scenario("toolsearch")
+	_, up := session.StandIn(t, sc, fixtures.Options{})
+	db := filepath.Join(t.TempDir(), "s.db")
+	addr, stop := startRecorder(t, "--db", db, "--mode", "reverse", "--upstream", up, "--quiet",
+		"--otlp", "http://"+stuck.Addr().String())
+	body := `{"model":"claude-sonnet-4-5","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}`
+	var slowest time.Duration
+	for i := 0; i < 5; i++ {
+		start := time.Now()
+		sendWithKey(t, "POST", "http://"+addr+"/v1/messages", body)
+		slowest = max(slowest, time.Since(start))
+	}
+	if slowest > 3*time.Second {
+		t.Errorf("a request through the recorder took %v with the collector stuck", slowest)
+	}
+	start := time.Now()
+	stderr := stop()
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("recording took %v to end with the collector stuck", d)
+	}
+	if !strings.Contains(stderr, "OTLP: sent 0 of") || !strings.Contains(stderr, "not delivered") {
+		t.Errorf("summary does not count the undelivered spans:\n%s", stderr)
+	}
+}

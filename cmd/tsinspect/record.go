@@ -50,19 +50,20 @@ Modes:
 Credentials (x-api-key, authorization, cookies) are forwarded but never
 written: the capture keeps a short SHA-256 fingerprint instead.
 
+With --otlp, each turn is also sent as a span, as soon as it completes, to
+an OpenTelemetry collector (the same trace 'tsinspect export --format
+otlp' sends; see 'tsinspect export -h'); thread and session spans follow
+when recording ends. A collector that is down or slow never slows the
+recording: spans wait in a bounded queue, are retried with backoff, and
+are dropped (and counted in the summary) when the queue is full.
+
 Examples:
   tsinspect record --db s.db -- claude
   tsinspect record --db s.db --mode reverse -- claude -p "hello"
   tsinspect record --db s.db --listen 127.0.0.1:8080
   tsinspect record --db s.db --ui -- claude -p "use the demo tools"
   tsinspect record --db s.db --otlp http://127.0.0.1:4318 -- claude
-
-With --otlp, each turn is also sent as a span, as soon as it completes, to
-an OpenTelemetry collector (the same trace 'tsinspect export --format
-otlp' sends; see 'tsinspect export -h'); thread and session spans follow
-when recording ends. A collector that is down or slow never slows the
-recording: spans wait in a bounded queue, are retried with backoff, and
-are dropped (and counted in the summary) when the queue is full.`
+`
 
 type recordFlags struct {
 	db, mode, listen, upstream, intercept, caDir, upstreamCA string
