@@ -437,7 +437,8 @@ func TestOTLPExportDemo(t *testing.T) {
 			t.Errorf("the collector received %q", secret)
 		}
 	}
-	t.Logf("collector received %d spans; first turn span:\n%s", len(spans), excerpt(all, "Name           : chat", 1600))
+	t.Logf("collector received %d spans; first turn span:\n%s\nthe cache break:\n%s", len(spans),
+		excerpt(all, "Name           : chat", 1600), excerpt(all, "-> Name: cache_break", 700))
 }
 
 // excerpt returns n bytes of s from the first occurrence of mark.
@@ -480,6 +481,7 @@ func TestOTLPRecordLive(t *testing.T) {
 	if !models["Str(claude-sonnet-4-5)"] {
 		t.Errorf("request models %v", models)
 	}
+	t.Logf("%d turns, %d spans in %d requests; %s", len(s.Turns), len(spans), requests, excerpt(res.Output, "OTLP: sent", 80))
 	all := col.Output()
 	for _, secret := range []string{session.APIKey, "sk-ant", "use the demo tools", res.Dir, res.Home} {
 		if strings.Contains(all, secret) {
