@@ -482,6 +482,21 @@ func TestOTLPRecordLive(t *testing.T) {
 		t.Errorf("request models %v", models)
 	}
 	t.Logf("%d turns, %d spans in %d requests; %s", len(s.Turns), len(spans), requests, excerpt(res.Output, "OTLP: sent", 80))
+	// Exporting the capture afterwards gives the same trace and span ids:
+	// a collector or backend sees the same session, not a second one.
+	if out, err := exec.Command(kit.Tsinspect, "export", res.DB, "--format", "otlp", "--endpoint", col.URL).CombinedOutput(); err != nil {
+		t.Fatalf("export after record: %v\n%s", err, out)
+	}
+	again, _ := waitSpans(t, col, 2*want)
+	live := map[string]bool{}
+	for _, sp := range spans {
+		live[sp.TraceID+"/"+sp.ID] = true
+	}
+	for _, sp := range again[len(spans):] {
+		if !live[sp.TraceID+"/"+sp.ID] {
+			t.Errorf("exported span %s (%s/%s) was not among the live ones", sp.Name, sp.TraceID, sp.ID)
+		}
+	}
 	all := col.Output()
 	for _, secret := range []string{session.APIKey, "sk-ant", "use the demo tools", res.Dir, res.Home} {
 		if strings.Contains(all, secret) {
