@@ -1,7 +1,8 @@
 // Package stats answers questions across many captures at once: which MCP
 // tools were offered, found by a search, loaded, called and called blind;
 // how often each flag kind is raised per 100 turns and in which captures;
-// what cache breaks cost; and how each client version and model fared.
+// what cache breaks cost, in tokens and, with a [pricing.Table], in US
+// dollars; and how each client version and model fared.
 //
 // [Add] folds one decoded session into a [Table]; [Table.Merge] joins
 // tables, so that captures can be read in parallel and only their sums
@@ -14,6 +15,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/coverage"
 	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
@@ -34,12 +36,17 @@ type Table struct {
 	// by request model.
 	Clients []Group `json:"clients"`
 	Models  []Group `json:"models"`
+	// Priced is set when dollar figures were computed; Prices describes
+	// the price table.
+	Priced bool   `json:"priced"`
+	Prices string `json:"prices,omitempty"`
 
 	servers map[string]*Counts // per server: captures offering, loading
 	tools   map[string]*ToolStats
 	flags   map[string]*FlagKind
 	clients map[string]*Group
 	models  map[string]*Group
+	prices  *pricing.Table
 }
 
 // Server sums the tools of one MCP server. Its Offered and Loaded count
@@ -99,6 +106,11 @@ type CacheBreaks struct {
 	TokensLost int64 `json:"tokens_lost"`
 	// ByCause counts the breaks by their cause.
 	ByCause map[string]int `json:"by_cause"`
+	// USD is what the breaks cost in US dollars: their tokens_lost
+	// written to the cache instead of read from it. Unpriced counts the
+	// breaks on a model the price table does not know, left out of USD.
+	USD      float64 `json:"usd"`
+	Unpriced int     `json:"unpriced"`
 }
 
 // Group sums the turns of one client version or one model.
@@ -114,11 +126,17 @@ type Group struct {
 	OutputTokens int64 `json:"output_tokens"`
 	CacheRead    int64 `json:"cache_read_input_tokens"`
 	CacheWrite   int64 `json:"cache_creation_input_tokens"`
+	// USD is what the turns cost in US dollars, BreakUSD what the cache
+	// breaks among them cost; Unpriced counts the turns without a price.
+	USD      float64 `json:"usd"`
+	BreakUSD float64 `json:"break_usd"`
+	Unpriced int     `json:"unpriced"`
 }
 
-// New returns an empty table.
-func New() *Table {
-	return &Table{
+// New returns an empty table. prices, when not nil, gives dollar figures
+// beside the token counts.
+func New(prices *pricing.Table) *Table {
+	return &Table{prices: prices, Priced: prices != nil,
 		servers: map[string]*Counts{}, tools: map[string]*ToolStats{}, flags: map[string]*FlagKind{},
 		clients: map[string]*Group{}, models: map[string]*Group{},
 		CacheBreaks: CacheBreaks{ByCause: map[string]int{}},
@@ -184,7 +202,13 @@ func (t *Table) Add(name, client string, s *timeline.Session) {
 			mg.Captures++
 		}
 		u := d.Response.Usage
+		cost, _, priced := timeline.TurnCost(t.prices, turn)
 		for _, g := range []*Group{clientGroup, mg} {
+			if priced {
+				g.USD += cost.Total
+			} else if t.prices != nil {
+				g.Unpriced++
+			}
 			g.Turns++
 			g.Flags += len(turn.Flags)
 			g.InputTokens += u.InputTokens
@@ -207,9 +231,16 @@ func (t *Table) Add(name, client string, s *timeline.Session) {
 				t.CacheBreaks.Count++
 				t.CacheBreaks.TokensLost += f.TokensLost
 				t.CacheBreaks.ByCause[f.Cause]++
+				usd, ok := timeline.FlagCost(t.prices, turn, f)
+				if ok {
+					t.CacheBreaks.USD += usd
+				} else if t.prices != nil {
+					t.CacheBreaks.Unpriced++
+				}
 				for _, g := range []*Group{clientGroup, mg} {
 					g.CacheBreaks++
 					g.TokensLost += f.TokensLost
+					g.BreakUSD += usd
 				}
 			}
 		}
@@ -265,6 +296,8 @@ func (t *Table) Merge(o *Table) {
 	}
 	t.CacheBreaks.Count += o.CacheBreaks.Count
 	t.CacheBreaks.TokensLost += o.CacheBreaks.TokensLost
+	t.CacheBreaks.USD += o.CacheBreaks.USD
+	t.CacheBreaks.Unpriced += o.CacheBreaks.Unpriced
 	for c, n := range o.CacheBreaks.ByCause {
 		t.CacheBreaks.ByCause[c] += n
 	}
@@ -280,6 +313,9 @@ func (t *Table) Merge(o *Table) {
 			mine.OutputTokens += g.OutputTokens
 			mine.CacheRead += g.CacheRead
 			mine.CacheWrite += g.CacheWrite
+			mine.USD += g.USD
+			mine.BreakUSD += g.BreakUSD
+			mine.Unpriced += g.Unpriced
 		}
 	}
 }
@@ -353,6 +389,9 @@ func (t *Table) Finish() {
 	}
 	t.Clients = groups(t.clients)
 	t.Models = groups(t.models)
+	if t.prices != nil {
+		t.Prices = t.prices.Describe()
+	}
 }
 
 func groups(m map[string]*Group) []Group {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tsinspect/tsinspect/fixtures/democapture"
+	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/stats"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/timeline"
@@ -36,7 +37,7 @@ func demoSession(t *testing.T) *timeline.Session {
 func TestDemoTwiceMerged(t *testing.T) {
 	s := demoSession(t)
 	// Two tables merged must equal one table with both captures added.
-	a, b := stats.New(), stats.New()
+	a, b := stats.New(pricing.Default()), stats.New(pricing.Default())
 	a.Add("one.db", "2.1.328", s)
 	b.Add("two.db", "", s)
 	a.Merge(b)
@@ -76,8 +77,18 @@ func TestDemoTwiceMerged(t *testing.T) {
 	if want := 200.0 / float64(a.Turns); cb.Per100Turns != want {
 		t.Errorf("cache_break per 100 turns %v, want %v", cb.Per100Turns, want)
 	}
-	if a.CacheBreaks.Count != 2 || a.CacheBreaks.TokensLost <= 0 {
+	if a.CacheBreaks.Count != 2 || a.CacheBreaks.TokensLost <= 0 || a.CacheBreaks.USD <= 0 || a.CacheBreaks.Unpriced != 0 {
 		t.Errorf("cache breaks %+v", a.CacheBreaks)
+	}
+	// Half the breaks, half the cost: one table is the sum of its parts.
+	one := stats.New(pricing.Default())
+	one.Add("one.db", "", s)
+	one.Finish()
+	if d := a.CacheBreaks.USD - 2*one.CacheBreaks.USD; d > 1e-9 || d < -1e-9 {
+		t.Errorf("two captures' breaks cost %v, one's %v", a.CacheBreaks.USD, one.CacheBreaks.USD)
+	}
+	if a.Models[0].USD <= a.Models[0].BreakUSD || a.Models[0].Unpriced != 0 {
+		t.Errorf("model cost %v, break cost %v, unpriced %d", a.Models[0].USD, a.Models[0].BreakUSD, a.Models[0].Unpriced)
 	}
 	if len(a.Clients) != 2 || a.Clients[0].Turns != len(s.Turns) {
 		t.Errorf("clients %+v: want 2.1.328 and unknown", a.Clients)
@@ -90,7 +101,7 @@ func TestDemoTwiceMerged(t *testing.T) {
 	if err := a.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"mcp__demo (server)", "  echo ", "cache_break", "2.1.328", "(unknown)", "claude-sonnet"} {
+	for _, want := range []string{"mcp__demo (server)", "  echo ", "cache_break", "2.1.328", "(unknown)", "claude-sonnet", "BREAK COST", "Dollars: prices taken"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}

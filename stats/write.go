@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/pricing"
 )
 
 // WriteJSON writes the table as indented JSON. Call Finish first.
@@ -52,6 +53,12 @@ func (t *Table) WriteText(w io.Writer) error {
 
 	cb := t.CacheBreaks
 	fmt.Fprintf(tw, "CACHE BREAKS: %s, %s tokens written to the cache again", numfmt.Count(cb.Count, "break", "breaks"), numfmt.Thousands(cb.TokensLost))
+	if t.Priced {
+		fmt.Fprintf(tw, ", %s", pricing.Format(cb.USD, true))
+		if cb.Unpriced > 0 {
+			fmt.Fprintf(tw, " (%d on models without a price left out)", cb.Unpriced)
+		}
+	}
 	if len(cb.ByCause) > 0 {
 		var causes []string
 		for c := range cb.ByCause {
@@ -74,17 +81,28 @@ func (t *Table) WriteText(w io.Writer) error {
 		title string
 		gs    []Group
 	}{{"CLIENT VERSION", t.Clients}, {"MODEL", t.Models}} {
-		fmt.Fprintf(tw, "%s\tCAPTURES\tTURNS\tFLAGS\tCACHE BREAKS\tTOKENS LOST\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\n", sec.title)
+		head := sec.title + "\tCAPTURES\tTURNS\tFLAGS\tCACHE BREAKS\tTOKENS LOST\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE"
+		if t.Priced {
+			head += "\tCOST\tBREAK COST"
+		}
+		fmt.Fprintln(tw, head)
 		for _, g := range sec.gs {
 			name := g.Name
 			if name == "" {
 				name = "(unknown)"
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", name, g.Captures, g.Turns, g.Flags, g.CacheBreaks,
+			line := fmt.Sprintf("%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s", name, g.Captures, g.Turns, g.Flags, g.CacheBreaks,
 				numfmt.Thousands(g.TokensLost), numfmt.Thousands(g.InputTokens), numfmt.Thousands(g.OutputTokens),
 				numfmt.Thousands(g.CacheRead), numfmt.Thousands(g.CacheWrite))
+			if t.Priced {
+				line += "\t" + pricing.Format(g.USD, g.Unpriced < g.Turns) + "\t" + pricing.Format(g.BreakUSD, g.Unpriced < g.Turns)
+			}
+			fmt.Fprintln(tw, line)
 		}
 		fmt.Fprintln(tw)
+	}
+	if t.Priced {
+		fmt.Fprintf(tw, "Dollars: %s; input, output, cache reads and writes at list prices.\n", t.Prices)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("stats: write: %w", err)

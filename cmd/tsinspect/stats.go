@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/stats"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/timeline"
@@ -28,12 +29,13 @@ read; a file there that is not a capture is skipped with a warning.
                those calls were blind (its schema not loaded)
   flags        per flag kind: how many, per 100 turns, and in which
                captures
-  cache breaks how many, and the prompt tokens written to the cache again
-               because of them, by cause
+  cache breaks how many, the prompt tokens written to the cache again
+               because of them, by cause, and what that cost in US dollars
+               (list prices: the built-in table, or --prices FILE)
   clients and models
                per Claude Code version (from the User-Agent) and per
-               request model: captures, turns, flags, cache breaks and
-               tokens
+               request model: captures, turns, flags, cache breaks,
+               tokens and their cost
 
 Captures are read in parallel, one per CPU. With --json the same table is
 written as JSON (field names do not change; new ones may appear). Capture
@@ -47,6 +49,7 @@ Examples:
 func runStats(env *cliEnv, args []string) error {
 	flags := newFlags(env, "stats", "[--json] CAPTURE... | DIR...", statsAbout)
 	asJSON := flags.Bool("json", false, "write JSON instead of a table")
+	pricesPath := flags.String("prices", "", "price table `FILE` (JSON, the form of the built-in one) instead of the built-in prices")
 	pos, err := parseInterspersed(flags, args)
 	if err != nil {
 		return err
@@ -61,7 +64,13 @@ func runStats(env *cliEnv, args []string) error {
 	if len(files) == 0 {
 		return fmt.Errorf("stats: no capture (*.db) in %s", strings.Join(pos, ", "))
 	}
-	t, warnings, err := statsOf(files)
+	prices := pricing.Default()
+	if *pricesPath != "" {
+		if prices, err = pricing.Load(*pricesPath); err != nil {
+			return fmt.Errorf("stats: --prices: %w", err)
+		}
+	}
+	t, warnings, err := statsOf(files, prices)
 	for _, w := range warnings {
 		fmt.Fprintf(env.stderr, "tsinspect: stats: skipped %s\n", w)
 	}
@@ -115,7 +124,7 @@ func statsFiles(args []string) ([]statsFile, error) {
 
 // statsOf reads the captures in parallel and sums them. warnings name the
 // files found in a directory that could not be read.
-func statsOf(files []statsFile) (*stats.Table, []string, error) {
+func statsOf(files []statsFile, prices *pricing.Table) (*stats.Table, []string, error) {
 	workers := min(runtime.GOMAXPROCS(0), len(files))
 	jobs := make(chan statsFile)
 	type result struct {
@@ -129,7 +138,7 @@ func statsOf(files []statsFile) (*stats.Table, []string, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := result{t: stats.New()}
+			r := result{t: stats.New(prices)}
 			for f := range jobs {
 				if r.err != nil {
 					continue
@@ -151,7 +160,7 @@ func statsOf(files []statsFile) (*stats.Table, []string, error) {
 	close(jobs)
 	wg.Wait()
 	close(results)
-	total := stats.New()
+	total := stats.New(prices)
 	var warnings []string
 	var errs []error
 	for r := range results {
