@@ -333,7 +333,7 @@ func checkTrace(t *testing.T, spans []*rxSpan, s *timeline.Session) []*rxSpan {
 			}
 			for _, k := range []string{"gen_ai.request.model", "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens",
 				"gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_creation.input_tokens",
-				"tsinspect.catalog.size", "tsinspect.working_set.size", "tsinspect.turn.index"} {
+				"tsinspect.catalog.size", "tsinspect.working_set.size", "tsinspect.turn.index", "tsinspect.cost.usd"} {
 				if sp.Attrs[k] == "" {
 					t.Errorf("%s: no %s", sp.Name, k)
 				}
@@ -419,7 +419,8 @@ func TestOTLPExportDemo(t *testing.T) {
 			t.Errorf("%s event attributes %v", k, ev.Attrs)
 		}
 	}
-	if cb := events["cache_break"]; cb.Attrs["tsinspect.flag.cause"] == "" || cb.Attrs["tsinspect.flag.tokens_lost"] == "" {
+	if cb := events["cache_break"]; cb.Attrs["tsinspect.flag.cause"] == "" || cb.Attrs["tsinspect.flag.tokens_lost"] == "" ||
+		!strings.HasPrefix(cb.Attrs["tsinspect.flag.cost_usd"], "Double(") {
 		t.Errorf("cache_break event without cause or tokens lost: %v", cb.Attrs)
 	}
 	if j := strings.Join(queries, " "); !strings.Contains(j, "weather forecast") || !strings.Contains(j, "select:mcp__demo__echo") {

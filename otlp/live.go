@@ -7,15 +7,17 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/report"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
 // FromExchanges decodes a capture's exchanges into a Session: the timeline,
-// its report redacted under policy, the end of each exchange and the
-// client version. version is tsinspect's.
-func FromExchanges(exs []exchange.Exchange, seed string, policy redact.Policy, version string) *Session {
+// its report redacted under policy, the end of each exchange, the client
+// version and, when prices is not nil, what each turn and flag cost.
+// version is tsinspect's.
+func FromExchanges(exs []exchange.Exchange, seed string, policy redact.Policy, version string, prices *pricing.Table) *Session {
 	s := timeline.Build(exs)
 	r := report.BuildWithCounts(s, version, report.CountTokens(exs))
 	out := &Session{
@@ -23,6 +25,19 @@ func FromExchanges(exs []exchange.Exchange, seed string, policy redact.Policy, v
 		Seed:   seed,
 		Ends:   make(map[int64]time.Time, len(exs)),
 		Policy: string(policy),
+	}
+	if prices != nil {
+		out.TurnUSD = map[int]float64{}
+		out.FlagUSD = map[int][]float64{}
+		for _, t := range s.Turns {
+			if c, _, ok := timeline.TurnCost(prices, t); ok {
+				out.TurnUSD[t.Index] = c.Total
+			}
+			for _, f := range t.Flags {
+				usd, _ := timeline.FlagCost(prices, t, f)
+				out.FlagUSD[t.Index] = append(out.FlagUSD[t.Index], usd)
+			}
+		}
 	}
 	for i := range exs {
 		ex := &exs[i]
@@ -44,6 +59,7 @@ func FromExchanges(exs []exchange.Exchange, seed string, policy redact.Policy, v
 // the caller of Observe.
 type Live struct {
 	exp     *Exporter
+	prices  *pricing.Table
 	seed    string
 	policy  redact.Policy
 	version string
@@ -58,10 +74,10 @@ type Live struct {
 }
 
 // NewLive starts following a capture; its spans go to exp under the trace
-// of seed, redacted under policy.
-func NewLive(exp *Exporter, seed string, policy redact.Policy, version string) *Live {
+// of seed, redacted under policy, priced with prices (nil: no costs).
+func NewLive(exp *Exporter, seed string, policy redact.Policy, version string, prices *pricing.Table) *Live {
 	l := &Live{
-		exp: exp, seed: seed, policy: policy, version: version,
+		exp: exp, seed: seed, policy: policy, version: version, prices: prices,
 		exs: map[int64]exchange.Exchange{}, kick: make(chan struct{}, 1),
 		stop: make(chan struct{}), done: make(chan struct{}), sent: map[int64]bool{},
 	}
@@ -121,7 +137,7 @@ func (l *Live) flush(final bool) {
 	for i := range exs {
 		state[exs[i].ID] = exs[i].State
 	}
-	s := FromExchanges(exs, l.seed, l.policy, l.version)
+	s := FromExchanges(exs, l.seed, l.policy, l.version, l.prices)
 	var spans = s.newTurnSpans(l.sent, func(id int64) bool { return final || state[id] != exchange.StateInFlight })
 	if final {
 		spans = append(spans, s.ThreadSpans()...)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/fixtures/democapture"
+	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/store"
 )
@@ -111,7 +112,7 @@ func attr(kvs []*commonpb.KeyValue, key string) *commonpb.AnyValue {
 
 func TestDemoSpans(t *testing.T) {
 	exs := demoExchanges(t)
-	s := FromExchanges(exs, "seed", redact.Default, "test")
+	s := FromExchanges(exs, "seed", redact.Default, "test", pricing.Default())
 	spans := s.Spans()
 	trace := TraceID("seed")
 	byID := map[string]*tracepb.Span{}
@@ -163,7 +164,13 @@ func TestDemoSpans(t *testing.T) {
 			if sp.StartTimeUnixNano == 0 || sp.EndTimeUnixNano < sp.StartTimeUnixNano {
 				t.Errorf("%s: times %d..%d", sp.Name, sp.StartTimeUnixNano, sp.EndTimeUnixNano)
 			}
+			if attr(sp.Attributes, "tsinspect.cost.usd").GetDoubleValue() <= 0 {
+				t.Errorf("%s: no cost", sp.Name)
+			}
 			for _, ev := range sp.Events {
+				if ev.Name == "cache_break" && attr(ev.Attributes, "tsinspect.flag.cost_usd").GetDoubleValue() <= 0 {
+					t.Errorf("cache_break event without a cost")
+				}
 				events++
 				flagKinds[ev.Name] = true
 				if attr(ev.Attributes, "tsinspect.flag.kind").GetStringValue() != ev.Name || attr(ev.Attributes, "tsinspect.flag.severity") == nil {
@@ -203,7 +210,7 @@ func TestDemoSpans(t *testing.T) {
 		}
 	}
 	// Same seed, same ids: a second export does not make a second trace.
-	again := FromExchanges(exs, "seed", redact.Default, "test").Spans()
+	again := FromExchanges(exs, "seed", redact.Default, "test", pricing.Default()).Spans()
 	if !bytes.Equal(again[len(again)-1].SpanId, spans[len(spans)-1].SpanId) {
 		t.Errorf("span ids differ between two builds of the same session")
 	}
@@ -260,7 +267,7 @@ func TestExporterRetriesAndHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	exp := NewExporter(cfg, Options{Backoff: time.Millisecond, BatchSize: 4, ServiceVersion: "t"})
-	s := FromExchanges(demoExchanges(t), "seed", redact.Default, "t")
+	s := FromExchanges(demoExchanges(t), "seed", redact.Default, "t", pricing.Default())
 	spans := s.Spans()
 	if !exp.Enqueue(spans) {
 		t.Fatal("Enqueue dropped spans with an empty queue")
@@ -296,7 +303,7 @@ func TestExporterNeverBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	exp := NewExporter(cfg, Options{QueueSize: 2, BatchSize: 1})
-	one := FromExchanges(demoExchanges(t), "seed", redact.Default, "t").Spans()[:1]
+	one := FromExchanges(demoExchanges(t), "seed", redact.Default, "t", pricing.Default()).Spans()[:1]
 	start := time.Now()
 	for i := 0; i < 200; i++ {
 		exp.Enqueue(one)
@@ -328,7 +335,7 @@ func TestLiveSendsTurnsAsTheyComplete(t *testing.T) {
 		t.Fatal(err)
 	}
 	exs := demoExchanges(t)
-	live := NewLive(NewExporter(cfg, Options{}), "live", redact.Default, "t")
+	live := NewLive(NewExporter(cfg, Options{}), "live", redact.Default, "t", pricing.Default())
 	// The first half, as the recorder reports it: in flight, then done.
 	half := len(exs) / 2
 	for i := 0; i < half; i++ {
@@ -357,7 +364,7 @@ func TestLiveSendsTurnsAsTheyComplete(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	st := live.Close(ctx)
-	want := len(FromExchanges(exs, "live", redact.Default, "t").Spans())
+	want := len(FromExchanges(exs, "live", redact.Default, "t", pricing.Default()).Spans())
 	got := col.received()
 	if st.Sent != want || len(got) != want {
 		t.Fatalf("sent %d (stats %+v), collector got %d, want %d", st.Sent, st, len(got), want)

@@ -45,6 +45,11 @@ type Session struct {
 	ClientVersion string
 	// Policy names the redaction policy the report went through.
 	Policy string
+	// TurnUSD maps a turn's index to its cost in US dollars, for the
+	// turns with a price; FlagUSD to the cost of each of its flags, in
+	// order (0 for a flag without a cost). Both are nil without prices.
+	TurnUSD map[int]float64
+	FlagUSD map[int][]float64
 }
 
 // Seed makes a session seed from what identifies a capture: its
@@ -191,6 +196,9 @@ func (s *Session) TurnSpan(t *report.Turn) *tracepb.Span {
 		lost += f.TokensLost
 	}
 	a.int("tsinspect.cache_break.tokens_lost", lost)
+	if usd, ok := s.TurnUSD[t.Index]; ok {
+		a.double("tsinspect.cost.usd", usd)
+	}
 
 	sp := &tracepb.Span{
 		TraceId:           trace,
@@ -204,8 +212,11 @@ func (s *Session) TurnSpan(t *report.Turn) *tracepb.Span {
 		Status:            &tracepb.Status{},
 	}
 	worst := ""
-	for _, f := range t.Flags {
+	for i, f := range t.Flags {
 		ea := attrs{}
+		if costs := s.FlagUSD[t.Index]; i < len(costs) && costs[i] != 0 {
+			ea.double("tsinspect.flag.cost_usd", costs[i])
+		}
 		ea.str("tsinspect.flag.kind", f.Kind)
 		ea.str("tsinspect.flag.severity", f.Severity)
 		ea.str("tsinspect.flag.cause", f.Cause)
@@ -293,6 +304,16 @@ func (s *Session) SessionSpan() *tracepb.Span {
 		start = *r.Capture.FirstAt
 	}
 	var lost int64
+	var usd float64
+	for _, c := range s.TurnUSD {
+		usd += c
+	}
+	var breakUSD float64
+	for _, cs := range s.FlagUSD {
+		for _, c := range cs {
+			breakUSD += c
+		}
+	}
 	for i := range r.Turns {
 		ts, te := s.turnTimes(&r.Turns[i])
 		if start.IsZero() || (!ts.IsZero() && ts.Before(start)) {
@@ -323,6 +344,10 @@ func (s *Session) SessionSpan() *tracepb.Span {
 		a.int("tsinspect.flags."+k, int64(r.Capture.Flags[k]))
 	}
 	a.int("tsinspect.cache_break.tokens_lost", lost)
+	if s.TurnUSD != nil {
+		a.double("tsinspect.cost.usd", usd)
+		a.double("tsinspect.flags_cost.usd", breakUSD)
+	}
 	return &tracepb.Span{
 		TraceId:           trace,
 		SpanId:            sessionSpanID(trace),
@@ -365,6 +390,10 @@ func (a *attrs) str(k, v string) {
 
 func (a *attrs) int(k string, v int64) {
 	a.kv = append(a.kv, &commonpb.KeyValue{Key: k, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: v}}})
+}
+
+func (a *attrs) double(k string, v float64) {
+	a.kv = append(a.kv, &commonpb.KeyValue{Key: k, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_DoubleValue{DoubleValue: v}}})
 }
 
 func (a *attrs) bool(k string, v bool) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/otlp"
+	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/store"
 )
@@ -72,7 +73,7 @@ func exportOTLP(env *cliEnv, path, endpoint, policyName string) error {
 	if policy == redact.Off {
 		fmt.Fprintln(env.stderr, "tsinspect: warning: --redact off: the spans are not redacted and may hold paths, e-mail addresses, identifiers and secrets")
 	}
-	s := otlp.FromExchanges(exs, captureSeed(db, first), policy, version)
+	s := otlp.FromExchanges(exs, captureSeed(db, first), policy, version, pricing.Default())
 	exp := otlp.NewExporter(cfg, otlp.Options{ServiceVersion: version, QueueSize: 1 << 16})
 	exp.Enqueue(s.Spans())
 	// Every retry of every batch fits in this budget.
@@ -98,7 +99,7 @@ type liveOTLP struct {
 // trace.
 func startLiveOTLP(cfg otlp.Config, seed string, policy redact.Policy) *liveOTLP {
 	exp := otlp.NewExporter(cfg, otlp.Options{ServiceVersion: version})
-	return &liveOTLP{live: otlp.NewLive(exp, seed, policy, version), url: showURL(cfg.URL)}
+	return &liveOTLP{live: otlp.NewLive(exp, seed, policy, version, pricing.Default()), url: showURL(cfg.URL)}
 }
 
 // finish sends what is left, waiting at most a few seconds, and says what
