@@ -56,7 +56,8 @@ func otelcolPath(tb testing.TB) string {
 // collector is a running OpenTelemetry Collector whose debug exporter
 // prints every span it receives, in detail, on its standard output.
 type collector struct {
-	URL string // the OTLP/HTTP base URL
+	URL     string // the OTLP/HTTP base URL
+	GRPCURL string // the OTLP/gRPC address
 	mu  sync.Mutex
 	out bytes.Buffer // the debug exporter's output
 	log bytes.Buffer // the collector's own log
@@ -96,11 +97,13 @@ func startCollector(tb testing.TB) *collector {
 	tb.Helper()
 	bin := otelcolPath(tb)
 	dir := tb.TempDir()
-	port := freePort(tb)
+	port, grpcPort := freePort(tb), freePort(tb)
 	cfg := fmt.Sprintf(`receivers:
   otlp:
     protocols:
       http:
+        endpoint: 127.0.0.1:%d
+      grpc:
         endpoint: 127.0.0.1:%d
 exporters:
   debug:
@@ -114,12 +117,12 @@ service:
   telemetry:
     metrics:
       level: none
-`, port)
+`, port, grpcPort)
 	path := filepath.Join(dir, "otelcol.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		tb.Fatal(err)
 	}
-	c := &collector{URL: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	c := &collector{URL: fmt.Sprintf("http://127.0.0.1:%d", port), GRPCURL: fmt.Sprintf("http://127.0.0.1:%d", grpcPort)}
 	cmd := exec.Command(bin, "--config", "file:"+path)
 	cmd.Stdout = lockedWriter{&c.mu, &c.out}
 	cmd.Stderr = lockedWriter{&c.mu, &c.log}
@@ -440,6 +443,26 @@ func TestOTLPExportDemo(t *testing.T) {
 	}
 	t.Logf("collector received %d spans; first turn span:\n%s\nthe cache break:\n%s", len(spans),
 		excerpt(all, "Name           : chat", 1600), excerpt(all, "-> Name: cache_break", 700))
+}
+
+// TestOTLPExportDemoGRPC sends the bundled session over OTLP/gRPC.
+func TestOTLPExportDemoGRPC(t *testing.T) {
+	col := startCollector(t)
+	demo := filepath.Join(t.TempDir(), "demo.db")
+	if err := os.WriteFile(demo, democapture.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := sessionOf(t, demo)
+	cmd := exec.Command(kit.Tsinspect, "export", demo, "--format", "otlp")
+	cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_PROTOCOL=grpc", "OTEL_EXPORTER_OTLP_ENDPOINT="+col.GRPCURL)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("export: %v\n%s", err, out)
+	}
+	want := 1 + len(s.Threads) + len(s.Turns)
+	spans, _ := waitSpans(t, col, want)
+	checkTrace(t, spans, s)
+	t.Logf("%s", bytes.TrimSpace(out))
 }
 
 // excerpt returns n bytes of s from the first occurrence of mark.

@@ -1,5 +1,6 @@
 // Package otlp sends sessions to an OpenTelemetry collector as traces, over
-// OTLP/HTTP with protobuf bodies.
+// OTLP/HTTP with protobuf bodies, or OTLP/gRPC (one unary call over HTTP/2,
+// made with net/http).
 //
 // A session is one trace. Its root span ("claude_code.session") has a child
 // span per thread (the main agent, each subagent, side queries), and each
@@ -34,8 +35,12 @@ import (
 
 // Config says where and how to send spans.
 type Config struct {
-	// URL is the full traces URL, e.g. http://127.0.0.1:4318/v1/traces.
+	// URL is the full traces URL, e.g. http://127.0.0.1:4318/v1/traces,
+	// or for gRPC the collector's address, e.g. http://127.0.0.1:4317.
 	URL string
+	// GRPC sends over gRPC (OTEL_EXPORTER_OTLP_PROTOCOL=grpc) instead of
+	// HTTP with protobuf bodies.
+	GRPC bool
 	// Headers are sent with every request (an API key, a tenant id). They
 	// are never logged.
 	Headers map[string]string
@@ -55,6 +60,9 @@ const DefaultTimeout = 10 * time.Second
 // DefaultEndpoint is the OTLP/HTTP default endpoint.
 const DefaultEndpoint = "http://localhost:4318"
 
+// DefaultGRPCEndpoint is the OTLP/gRPC default endpoint.
+const DefaultGRPCEndpoint = "http://localhost:4317"
+
 // ConfigFromEnv builds a Config from the standard OTEL_EXPORTER_OTLP_*
 // variables, read through getenv (os.Getenv, or a map in tests), with
 // endpoint, when not empty, taking the place of OTEL_EXPORTER_OTLP_ENDPOINT
@@ -68,8 +76,10 @@ const DefaultEndpoint = "http://localhost:4318"
 // milliseconds; the _TRACES_ variant of each variable wins over the general
 // one; compression may be gzip or none. An endpoint without a scheme gets http:// when
 // OTEL_EXPORTER_OTLP_INSECURE (or _TRACES_INSECURE) is true, https://
-// otherwise. Only http/protobuf is spoken: OTEL_EXPORTER_OTLP_PROTOCOL set
-// to anything else is an error.
+// otherwise. OTEL_EXPORTER_OTLP_PROTOCOL may be http/protobuf (the
+// default) or grpc; for grpc the endpoint is the collector's address, no
+// path is appended, and http:// means gRPC over cleartext HTTP/2.
+// http/json is refused.
 func ConfigFromEnv(getenv func(string) string, endpoint string) (Config, error) {
 	get := func(name string) string {
 		if v := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_" + name)); v != "" {
@@ -78,8 +88,12 @@ func ConfigFromEnv(getenv func(string) string, endpoint string) (Config, error) 
 		return strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_" + name))
 	}
 	var c Config
-	if p := get("PROTOCOL"); p != "" && p != "http/protobuf" {
-		return c, fmt.Errorf("otlp: OTEL_EXPORTER_OTLP_PROTOCOL %q: only http/protobuf is supported", p)
+	switch p := get("PROTOCOL"); p {
+	case "", "http/protobuf":
+	case "grpc":
+		c.GRPC = true
+	default:
+		return c, fmt.Errorf("otlp: OTEL_EXPORTER_OTLP_PROTOCOL %q: want http/protobuf or grpc", p)
 	}
 	insecure := false
 	if v := get("INSECURE"); v != "" {
@@ -95,6 +109,9 @@ func ConfigFromEnv(getenv func(string) string, endpoint string) (Config, error) 
 		base = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT"))
 		if full == "" && base == "" {
 			base = DefaultEndpoint
+			if c.GRPC {
+				base = DefaultGRPCEndpoint
+			}
 		}
 	}
 	raw := full
@@ -115,7 +132,9 @@ func ConfigFromEnv(getenv func(string) string, endpoint string) (Config, error) 
 	if u.User != nil {
 		return c, fmt.Errorf("otlp: endpoint %q: put credentials in OTEL_EXPORTER_OTLP_HEADERS, not in the URL", u.Redacted())
 	}
-	if full == "" && !strings.HasSuffix(u.Path, "/v1/traces") {
+	if c.GRPC {
+		u.Path = strings.TrimSuffix(u.Path, "/")
+	} else if full == "" && !strings.HasSuffix(u.Path, "/v1/traces") {
 		u.Path = strings.TrimSuffix(u.Path, "/") + "/v1/traces"
 	}
 	c.URL = u.String()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -97,6 +98,15 @@ func NewExporter(cfg Config, opts Options) *Exporter {
 	}
 	if opts.Client == nil {
 		opts.Client = &http.Client{Timeout: cfg.Timeout}
+		if cfg.GRPC {
+			// gRPC is HTTP/2 only: with prior knowledge over cleartext
+			// for http://, negotiated by TLS for https://.
+			tr := http.DefaultTransport.(*http.Transport).Clone()
+			tr.Protocols = new(http.Protocols)
+			tr.Protocols.SetHTTP2(true)
+			tr.Protocols.SetUnencryptedHTTP2(true)
+			opts.Client.Transport = tr
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Exporter{
@@ -259,18 +269,27 @@ func (e *Exporter) marshal(batch []*tracepb.Span) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("otlp: marshal: %w", err)
 	}
-	if !e.cfg.Gzip {
+	if e.cfg.Gzip {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		if _, err := zw.Write(b); err != nil {
+			return nil, fmt.Errorf("otlp: gzip: %w", err)
+		}
+		if err := zw.Close(); err != nil {
+			return nil, fmt.Errorf("otlp: gzip: %w", err)
+		}
+		b = buf.Bytes()
+	}
+	if !e.cfg.GRPC {
 		return b, nil
 	}
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if _, err := zw.Write(b); err != nil {
-		return nil, fmt.Errorf("otlp: gzip: %w", err)
+	// A gRPC message: a compressed flag, a 4-byte big-endian length.
+	framed := make([]byte, 5, 5+len(b))
+	if e.cfg.Gzip {
+		framed[0] = 1
 	}
-	if err := zw.Close(); err != nil {
-		return nil, fmt.Errorf("otlp: gzip: %w", err)
-	}
-	return buf.Bytes(), nil
+	binary.BigEndian.PutUint32(framed[1:], uint32(len(b)))
+	return append(framed, b...), nil
 }
 
 // permanentError is a refusal that retrying will not change.
@@ -282,6 +301,9 @@ func (p *permanentError) Error() string { return p.msg }
 // rejected in a partial success, and the Retry-After of a retryable
 // refusal.
 func (e *Exporter) post(body []byte) (rejected int, retryAfter time.Duration, err error) {
+	if e.cfg.GRPC {
+		return e.postGRPC(body)
+	}
 	ctx, cancel := context.WithTimeout(e.ctx, e.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.cfg.URL, bytes.NewReader(body))
@@ -313,6 +335,59 @@ func (e *Exporter) post(body []byte) (rejected int, retryAfter time.Duration, er
 		return 0, retryAfter, fmt.Errorf("otlp: collector answered %s", resp.Status)
 	}
 	return 0, 0, &permanentError{fmt.Sprintf("otlp: collector answered %s", resp.Status)}
+}
+
+// grpcExportPath is the method the OTLP trace service exports through.
+const grpcExportPath = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+
+// postGRPC makes one unary gRPC call of the trace service's Export over
+// HTTP/2. Retryable are the codes the OTLP specification names: CANCELLED,
+// DEADLINE_EXCEEDED, ABORTED, OUT_OF_RANGE, UNAVAILABLE, DATA_LOSS, and
+// RESOURCE_EXHAUSTED.
+func (e *Exporter) postGRPC(body []byte) (rejected int, retryAfter time.Duration, err error) {
+	ctx, cancel := context.WithTimeout(e.ctx, e.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.cfg.URL+grpcExportPath, bytes.NewReader(body))
+	if err != nil {
+		return 0, 0, &permanentError{fmt.Sprintf("otlp: request: %v", err)}
+	}
+	for k, v := range e.cfg.Headers {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Content-Type", "application/grpc")
+	req.Header.Set("Te", "trailers")
+	req.Header.Set("User-Agent", "tsinspect/"+e.opts.ServiceVersion)
+	req.Header.Set("Grpc-Timeout", fmt.Sprintf("%dm", e.cfg.Timeout.Milliseconds()))
+	if e.cfg.Gzip {
+		req.Header.Set("Grpc-Encoding", "gzip")
+	}
+	resp, err := e.opts.Client.Do(req)
+	if err != nil {
+		return 0, 0, fmt.Errorf("otlp: grpc: %w", err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		return 0, 0, fmt.Errorf("otlp: grpc: collector answered %s", resp.Status)
+	}
+	// A failure may come with the headers alone (Trailers-Only).
+	code := resp.Trailer.Get("Grpc-Status")
+	msg := resp.Trailer.Get("Grpc-Message")
+	if code == "" {
+		code, msg = resp.Header.Get("Grpc-Status"), resp.Header.Get("Grpc-Message")
+	}
+	switch code {
+	case "0":
+		if len(data) >= 5 && data[0] == 0 {
+			return rejectedSpans(data[5:]), 0, nil
+		}
+		return 0, 0, nil
+	case "1", "4", "8", "10", "11", "14", "15":
+		return 0, 0, fmt.Errorf("otlp: grpc status %s: %s", code, msg)
+	case "":
+		return 0, 0, fmt.Errorf("otlp: grpc: no status in the answer")
+	}
+	return 0, 0, &permanentError{fmt.Sprintf("otlp: grpc status %s: %s", code, msg)}
 }
 
 // rejectedSpans reads partial_success.rejected_spans from a protobuf

@@ -50,7 +50,9 @@ func TestConfigFromEnv(t *testing.T) {
 			"OTEL_EXPORTER_OTLP_TIMEOUT":        "2500",
 		}, url: "http://localhost:4318/v1/traces", timeout: 2500 * time.Millisecond,
 			headers: map[string]string{"api-key": "abc=1", "x-team": "traces"}},
-		{name: "grpc refused", vars: map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, wantErr: "only http/protobuf"},
+		{name: "json refused", vars: map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, wantErr: "want http/protobuf or grpc"},
+		{name: "grpc default", vars: map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, url: "http://localhost:4317", timeout: DefaultTimeout},
+		{name: "grpc endpoint", vars: map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4317", "OTEL_EXPORTER_OTLP_INSECURE": "true"}, url: "http://collector:4317", timeout: DefaultTimeout},
 		{name: "bad timeout", vars: map[string]string{"OTEL_EXPORTER_OTLP_TIMEOUT": "soon"}, wantErr: "want milliseconds"},
 		{name: "user in url", endpoint: "http://me:pw@h:1", wantErr: "OTEL_EXPORTER_OTLP_HEADERS"},
 		{name: "bad header", vars: map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "secretvalue"}, wantErr: "OTEL_EXPORTER_OTLP_HEADERS"},
@@ -392,5 +394,60 @@ func TestRejectedSpans(t *testing.T) {
 	}
 	if got := rejectedSpans(nil); got != 0 {
 		t.Errorf("rejectedSpans(empty) = %d", got)
+	}
+}
+
+func TestExporterGRPC(t *testing.T) {
+	var mu sync.Mutex
+	var got []*tracepb.Span
+	calls := 0
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		if r.ProtoMajor != 2 || r.URL.Path != grpcExportPath || r.Header.Get("Content-Type") != "application/grpc" || r.Header.Get("X-Team") != "t1" {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/grpc")
+		if calls == 1 { // UNAVAILABLE, Trailers-Only: retried
+			w.Header().Set("Grpc-Status", "14")
+			w.Header().Set("Grpc-Message", "starting")
+			return
+		}
+		var td tracepb.TracesData
+		if len(body) < 5 || body[0] != 0 || proto.Unmarshal(body[5:], &td) != nil {
+			w.Header().Set(http.TrailerPrefix+"Grpc-Status", "3")
+			return
+		}
+		for _, rs := range td.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				got = append(got, ss.Spans...)
+			}
+		}
+		w.Write([]byte{0, 0, 0, 0, 0}) // an empty ExportTraceServiceResponse
+		w.Header().Set(http.TrailerPrefix+"Grpc-Status", "0")
+	}))
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Start()
+	defer srv.Close()
+	cfg, err := ConfigFromEnv(func(k string) string {
+		return map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_HEADERS": "x-team=t1"}[k]
+	}, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := NewExporter(cfg, Options{Backoff: time.Millisecond})
+	spans := FromExchanges(demoExchanges(t), "seed", redact.Default, "t", nil).Spans()
+	exp.Enqueue(spans)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	st := exp.Close(ctx)
+	mu.Lock()
+	defer mu.Unlock()
+	if st.Sent != len(spans) || st.Retries != 1 || len(got) != len(spans) {
+		t.Fatalf("stats %+v, server got %d spans in %d calls; want %d after one retry", st, len(got), calls, len(spans))
 	}
 }

@@ -132,23 +132,25 @@ har   HAR 1.2 opens in browsers' developer tools and HAR viewers; each
       "_tsinspect" field, so that 'tsinspect import' gives the same
       exchanges back. Credentials are never included: the capture holds
       only fingerprints of them.
-otlp  the session as one trace, sent over OTLP/HTTP (protobuf) to
-      --endpoint or to what the OTEL_EXPORTER_OTLP_* variables say: a
-      root span for the session, a span per thread, a child span per turn
-      with the OpenTelemetry GenAI attributes (model, tokens, cache
-      tokens, finish reasons), tsinspect's own (catalog and working-set
-      sizes and changes, searches with their queries and results, tokens
-      lost to cache breaks) and each flag as a span event. Redacted like
-      a report (--redact, default: no message text). The exit status is 1
-      if any span was not delivered.
+otlp  the session as one trace, sent over OTLP/HTTP (protobuf), or
+      OTLP/gRPC with OTEL_EXPORTER_OTLP_PROTOCOL=grpc, to --endpoint or
+      to what the OTEL_EXPORTER_OTLP_* variables say: a root span for
+      the session, a span per thread, a child span per turn with the
+      OpenTelemetry GenAI attributes (model, tokens, cache tokens, finish
+      reasons), tsinspect's own (catalog and working-set sizes and
+      changes, searches with their queries and results, tokens lost to
+      cache breaks, cost in dollars) and each flag as a span event.
+      Redacted like a report (--redact, default: no message text). The
+      exit status is 1 if any span was not delivered.
 
 Standard variables read for otlp: OTEL_EXPORTER_OTLP_ENDPOINT (a base
 URL, /v1/traces is appended), OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (used as
 is), OTEL_EXPORTER_OTLP_HEADERS (key=value,... e.g. an API key; never
 printed), OTEL_EXPORTER_OTLP_TIMEOUT (ms), OTEL_EXPORTER_OTLP_INSECURE
 (http:// for an endpoint without a scheme), OTEL_EXPORTER_OTLP_COMPRESSION
-(gzip), OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES; the _TRACES_ forms
-win.
+(gzip), OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf or grpc; for grpc the
+endpoint is the collector's gRPC address, e.g. http://127.0.0.1:4317),
+OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES; the _TRACES_ forms win.
 
 Examples:
   tsinspect export s.db --format har --out s.har
@@ -159,7 +161,7 @@ func runExport(env *cliEnv, args []string) error {
 	fs := newFlags(env, "export", "FILE --format har [--out F] | --format otlp [--endpoint URL]", exportAbout)
 	format := fs.String("format", "har", "output `format`: har or otlp")
 	outPath := fs.String("out", "", "har: write to `F` (default standard output)")
-	endpoint := fs.String("endpoint", "", "otlp: the collector's OTLP/HTTP `URL` (default: OTEL_EXPORTER_OTLP_ENDPOINT, else "+otlp.DefaultEndpoint+")")
+	endpoint := fs.String("endpoint", "", "otlp: the collector's `URL` (default: OTEL_EXPORTER_OTLP_ENDPOINT, else "+otlp.DefaultEndpoint+", or "+otlp.DefaultGRPCEndpoint+" for grpc)")
 	policyName := fs.String("redact", string(redact.Default), "otlp: redaction `policy`: default, strict or off")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
