@@ -58,9 +58,9 @@ func otelcolPath(tb testing.TB) string {
 type collector struct {
 	URL     string // the OTLP/HTTP base URL
 	GRPCURL string // the OTLP/gRPC address
-	mu  sync.Mutex
-	out bytes.Buffer // the debug exporter's output
-	log bytes.Buffer // the collector's own log
+	mu      sync.Mutex
+	out     bytes.Buffer // the debug exporter's output
+	log     bytes.Buffer // the collector's own log
 }
 
 type lockedWriter struct {
