@@ -73,6 +73,9 @@ type DB struct {
 // ErrNotCapture rather than having tables added to it.
 func Open(path string) (*DB, error) {
 	fail := func(err error) (*DB, error) { return nil, fmt.Errorf("store: open %s: %w", path, err) }
+	if err := checkWritable(path); err != nil {
+		return fail(err)
+	}
 	if err := createPrivate(path); err != nil {
 		return fail(err)
 	}
@@ -112,6 +115,8 @@ func OpenReadOnly(path string) (*DB, error) {
 		return fail(err)
 	case fi.IsDir():
 		return fail(errors.New("is a directory"))
+	case !fi.Mode().IsRegular():
+		return fail(fmt.Errorf("%w: %s", ErrNotCapture, kindOf(fi.Mode())))
 	}
 	dsn, err := dsn(path, roParams)
 	if err != nil {
@@ -140,6 +145,47 @@ func (db *DB) Close() error {
 
 // Path returns the path the capture file was opened with.
 func (db *DB) Path() string { return db.path }
+
+// checkWritable refuses a path that a capture must not be written to:
+// anything but a regular file (after symbolic links), a file without write
+// permission, or a new file in a directory that does not exist. SQLite
+// would otherwise open a device or FIFO as an empty database and create its
+// -wal and -shm files beside it.
+func checkWritable(path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		dir := filepath.Dir(path)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return fmt.Errorf("directory %s does not exist", dir)
+		}
+		return nil
+	case err != nil:
+		return err
+	case fi.IsDir():
+		return errors.New("is a directory")
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%s, not a capture file", kindOf(fi.Mode()))
+	case fi.Mode().Perm()&0o222 == 0:
+		return errors.New("is read-only")
+	}
+	return nil
+}
+
+// kindOf names a kind of file that is not a regular one.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "is a named pipe"
+	case m&fs.ModeCharDevice != 0, m&fs.ModeDevice != 0:
+		return "is a device"
+	case m&fs.ModeSocket != 0:
+		return "is a socket"
+	case m.IsDir():
+		return "is a directory"
+	}
+	return "is not a regular file"
+}
 
 // createPrivate creates an empty file at path with mode 0600 if nothing is
 // there yet. SQLite treats an empty file as an empty database, and gives the

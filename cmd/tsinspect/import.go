@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/tsinspect/tsinspect/importer/har"
 	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/otlp"
+	"github.com/tsinspect/tsinspect/outfile"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/replay"
 	"github.com/tsinspect/tsinspect/store"
@@ -131,7 +133,9 @@ har   HAR 1.2 opens in browsers' developer tools and HAR viewers; each
       entry also carries the exact bytes, times and chunks in a
       "_tsinspect" field, so that 'tsinspect import' gives the same
       exchanges back. Credentials are never included: the capture holds
-      only fingerprints of them.
+      only fingerprints of them. --out follows the same rules as 'report
+      --out': a regular file is replaced whole, a device or pipe is
+      written through, a directory or read-only file is refused.
 otlp  the session as one trace, sent over OTLP/HTTP (protobuf), or
       OTLP/gRPC with OTEL_EXPORTER_OTLP_PROTOCOL=grpc, to --endpoint or
       to what the OTEL_EXPORTER_OTLP_* variables say: a root span for
@@ -192,27 +196,16 @@ func runExport(env *cliEnv, args []string) error {
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	w := env.stdout
-	var f *os.File
-	if *outPath != "" {
-		f, err = os.OpenFile(*outPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-		if err != nil {
+	if *outPath == "" || *outPath == "-" {
+		if err := har.Write(env.stdout, exs, version); err != nil {
 			return fmt.Errorf("export: %w", err)
 		}
-		w = f
+		return nil
 	}
-	if err := har.Write(w, exs, version); err != nil {
-		if f != nil {
-			f.Close()
-		}
+	if err := outfile.WriteWith(*outPath, func(w io.Writer) error { return har.Write(w, exs, version) }); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	if f != nil {
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("export: %w", err)
-		}
-		fmt.Fprintf(env.stderr, "tsinspect: exported %d %s to %s\n", len(exs), countNoun(len(exs), "exchange", "exchanges"), *outPath)
-	}
+	fmt.Fprintf(env.stderr, "tsinspect: exported %d %s to %s\n", len(exs), countNoun(len(exs), "exchange", "exchanges"), *outPath)
 	return nil
 }
 

@@ -511,7 +511,7 @@ func recordWithUI(env *cliEnv, f recordFlags, addr string, childEnv []string) in
 	childDone := make(chan int, 1)
 	if len(f.command) > 0 {
 		outPath := f.db + ".out"
-		out, err := os.OpenFile(outPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+		out, err := openCommandOutput(outPath)
 		if err != nil {
 			fmt.Fprintf(env.stderr, "tsinspect: record: %v\n", err)
 			return 1
@@ -542,4 +542,19 @@ func recordWithUI(env *cliEnv, f recordFlags, addr string, childEnv []string) in
 		fmt.Fprintln(env.stderr, "tsinspect: waiting for the command to finish (Ctrl-C stops it)")
 		return <-childDone
 	}
+}
+
+// openCommandOutput creates or truncates the file that takes the output of
+// the command run beside the live UI. Its name is derived from --db, not
+// given by the user, so a symbolic link, device or anything but a regular
+// file there is refused rather than followed or written through.
+func openCommandOutput(path string) (*os.File, error) {
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s exists and is not a regular file; remove it or choose another --db", path)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return f, nil
 }

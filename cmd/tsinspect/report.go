@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/outfile"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/report"
 	"github.com/tsinspect/tsinspect/store"
@@ -43,9 +42,12 @@ server's authors), so it is redacted by default:
 The JSON format is versioned (schema_version); its field names do not
 change, new fields may appear. Arrays are [] when empty, never null.
 
-The report goes to standard output, or to --out, which is written to a
-temporary file beside it and renamed into place: it is either complete or
-not there at all.
+The report goes to standard output, or to --out. A regular file there
+(or one a symbolic link points at) is replaced whole: the report is written
+to a temporary file beside it and renamed into place, so the file is
+either complete or as it was. A device or pipe (/dev/null, /dev/stdout, a
+FIFO) is written through, never replaced; a directory or a file without
+write permission is refused.
 
 With --fail-on, the command exits with status 3 after writing the report
 when any turn carries a flag of one of the given kinds, and says which
@@ -126,7 +128,7 @@ func runReport(env *cliEnv, args []string) error {
 		if _, err := env.stdout.Write(buf.Bytes()); err != nil {
 			return fmt.Errorf("report: write: %w", err)
 		}
-	} else if err := writeAtomic(*out, buf.Bytes()); err != nil {
+	} else if err := outfile.WriteFile(*out, buf.Bytes()); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	if len(kinds) > 0 {
@@ -197,52 +199,6 @@ func failOnSummary(r *report.Report, kinds []string) string {
 		return ""
 	}
 	return "fail-on: " + strings.Join(parts, "; ")
-}
-
-// writeAtomic writes data to a temporary file in path's directory and
-// renames it to path, so that path never holds a partial file. The file is
-// readable by its owner only, like the capture it comes from.
-func writeAtomic(path string, data []byte) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, unwrapPath(err))
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", path, unwrapPath(err))
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("write %s: %w", path, unwrapPath(err))
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, unwrapPath(err))
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, unwrapPath(err))
-	}
-	return nil
-}
-
-// unwrapPath drops the *PathError wrapper (it names the temporary file,
-// not the one the user asked for).
-func unwrapPath(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err
-	}
-	if le, ok := err.(*os.LinkError); ok {
-		return le.Err
-	}
-	return err
 }
 
 // wrapList joins items with ", " into lines of at most width columns, each
