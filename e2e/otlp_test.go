@@ -480,7 +480,7 @@ func excerpt(s, mark string, n int) string {
 func TestOTLPRecordLive(t *testing.T) {
 	kit.RequireClaude(t)
 	col := startCollector(t)
-	sc, _ := fixtures.Scenario("toolsearch")
+	sc, _ := fixtures.Scenario("demo")
 	_, url := session.StandIn(t, sc, fixtures.Options{})
 	res := kit.Record(t, url, session.Options{RecordArgs: []string{"--otlp", col.URL}})
 	if res.Err != nil {
@@ -499,11 +499,19 @@ func TestOTLPRecordLive(t *testing.T) {
 		t.Errorf("the collector got %d requests for %d turns; want turns sent as they complete", requests, len(s.Turns))
 	}
 	models := map[string]bool{}
+	events := map[string]bool{}
 	for _, sp := range turns {
 		models[sp.Attrs["gen_ai.request.model"]] = true
+		for _, ev := range sp.Events {
+			events[ev.Name] = true
+		}
 	}
 	if !models["Str(claude-sonnet-4-5)"] {
 		t.Errorf("request models %v", models)
+	}
+	// The scripted session searches for a weather tool that is not there.
+	if !events["empty_search"] {
+		t.Errorf("no empty_search event among %v", events)
 	}
 	t.Logf("%d turns, %d spans in %d requests; %s", len(s.Turns), len(spans), requests, excerpt(res.Output, "OTLP: sent", 80))
 	// Exporting the capture afterwards gives the same trace and span ids:
@@ -522,7 +530,7 @@ func TestOTLPRecordLive(t *testing.T) {
 		}
 	}
 	all := col.Output()
-	for _, secret := range []string{session.APIKey, "sk-ant", "use the demo tools", res.Dir, res.Home} {
+	for _, secret := range []string{session.APIKey, "sk-ant", "use the demo tools", "hello from the demo", res.Dir, res.Home} {
 		if strings.Contains(all, secret) {
 			t.Errorf("the collector received %q", secret)
 		}
