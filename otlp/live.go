@@ -114,6 +114,10 @@ func (l *Live) snapshot() []exchange.Exchange {
 	return out
 }
 
+// liveInterval is the least time between two rebuilds of the session:
+// exchanges that complete closer together are exported together.
+const liveInterval = 500 * time.Millisecond
+
 func (l *Live) loop() {
 	defer close(l.done)
 	for {
@@ -122,6 +126,11 @@ func (l *Live) loop() {
 			return
 		case <-l.kick:
 			l.flush(false)
+		}
+		select {
+		case <-l.stop:
+			return
+		case <-time.After(liveInterval):
 		}
 	}
 }

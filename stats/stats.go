@@ -329,7 +329,7 @@ func (t *Table) Finish() {
 	for name := range t.tools {
 		names = append(names, name)
 	}
-	sort.Strings(names)
+	sort.Slice(names, func(i, j int) bool { return naturalLess(names[i], names[j]) })
 	for _, name := range names {
 		ts := t.tools[name]
 		srv := ServerOf(name)
@@ -406,4 +406,37 @@ func groups(m map[string]*Group) []Group {
 		return out[i].Name < out[j].Name
 	})
 	return out
+}
+
+// naturalLess orders strings with their runs of digits compared as
+// numbers: action_2 before action_10.
+func naturalLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := digits(a), digits(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+// digits counts the ASCII digits s starts with.
+func digits(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
 }

@@ -129,3 +129,20 @@ func TestServerOf(t *testing.T) {
 		}
 	}
 }
+
+func TestToolsInNaturalOrder(t *testing.T) {
+	tab := stats.New(nil)
+	tab.Add("one.db", "", demoSession(t))
+	tab.Finish()
+	var names []string
+	for _, tool := range tab.Servers[0].Tools {
+		names = append(names, strings.TrimPrefix(tool.Name, "mcp__demo__"))
+	}
+	got := strings.Join(names, " ")
+	if !strings.HasPrefix(got, "action_0 action_1 action_2 ") || !strings.Contains(got, "action_9 action_10 ") || !strings.HasSuffix(got, " echo") {
+		t.Errorf("tools in the order %s", got)
+	}
+	if tab.Priced || tab.CacheBreaks.USD != 0 {
+		t.Errorf("a table without prices has dollars: %+v", tab.CacheBreaks)
+	}
+}
