@@ -101,7 +101,7 @@ func TestDemoTwiceMerged(t *testing.T) {
 	if err := a.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"mcp__demo (server)", "  echo ", "cache_break", "2.1.328", "(unknown)", "claude-sonnet", "BREAK COST", "Dollars: prices taken"} {
+	for _, want := range []string{"mcp__demo (server)", "  echo ", "cache_break", "2.1.328", "(unknown)", "claude-sonnet", "BREAK COST", "prices taken 20"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}
