@@ -62,8 +62,7 @@ Examples:
   tsinspect record --db s.db --mode reverse -- claude -p "hello"
   tsinspect record --db s.db --listen 127.0.0.1:8080
   tsinspect record --db s.db --ui -- claude -p "use the demo tools"
-  tsinspect record --db s.db --otlp http://127.0.0.1:4318 -- claude
-`
+  tsinspect record --db s.db --otlp http://127.0.0.1:4318 -- claude`
 
 type recordFlags struct {
 	db, mode, listen, upstream, intercept, caDir, upstreamCA string
@@ -84,7 +83,7 @@ func runRecord(env *cliEnv, args []string) error {
 	fs.StringVar(&f.upstreamCA, "upstream-ca", "", "PEM `file` of extra CA certificates to trust for the upstream")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a --listen address other than loopback (anyone who can reach it can use your API key's traffic path)")
 	fs.BoolVar(&f.quiet, "quiet", false, "print only errors, warnings and the final summary (no per-exchange lines)")
-	fs.StringVar(&f.otlp, "otlp", "", "also send each turn, as it completes, to the OpenTelemetry collector at this OTLP/HTTP `URL` ('env': the OTEL_EXPORTER_OTLP_* variables'); see 'tsinspect export -h'")
+	fs.StringVar(&f.otlp, "otlp", "", "also send each turn, as it completes, to the OpenTelemetry collector at this OTLP `URL` (env: the one the OTEL_EXPORTER_OTLP_* variables name); see 'tsinspect export -h'")
 	fs.StringVar(&f.otlpRedact, "otlp-redact", string(redact.Default), "redaction `policy` of the --otlp spans: default, strict or off")
 	fs.BoolVar(&f.ui, "ui", false, "show the live timeline while recording (q stops); a COMMAND's output then goes to FILE.out")
 	if err := parseFlags(fs, args); err != nil {
