@@ -445,7 +445,8 @@ func TestOTLPExportDemo(t *testing.T) {
 		excerpt(all, "Name           : chat", 1600), excerpt(all, "-> Name: cache_break", 700))
 }
 
-// TestOTLPExportDemoGRPC sends the bundled session over OTLP/gRPC.
+// TestOTLPExportDemoGRPC sends the bundled session over OTLP/gRPC,
+// gzip-compressed.
 func TestOTLPExportDemoGRPC(t *testing.T) {
 	col := startCollector(t)
 	demo := filepath.Join(t.TempDir(), "demo.db")
@@ -454,7 +455,8 @@ func TestOTLPExportDemoGRPC(t *testing.T) {
 	}
 	s := sessionOf(t, demo)
 	cmd := exec.Command(kit.Tsinspect, "export", demo, "--format", "otlp")
-	cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_PROTOCOL=grpc", "OTEL_EXPORTER_OTLP_ENDPOINT="+col.GRPCURL)
+	cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_PROTOCOL=grpc", "OTEL_EXPORTER_OTLP_ENDPOINT="+col.GRPCURL,
+		"OTEL_EXPORTER_OTLP_COMPRESSION=gzip")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("export: %v\n%s", err, out)
