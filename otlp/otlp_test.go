@@ -22,6 +22,7 @@ import (
 	"github.com/tsinspect/tsinspect/fixtures/democapture"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/redact"
+	"github.com/tsinspect/tsinspect/report"
 	"github.com/tsinspect/tsinspect/store"
 )
 
@@ -449,5 +450,35 @@ func TestExporterGRPC(t *testing.T) {
 	defer mu.Unlock()
 	if st.Sent != len(spans) || st.Retries != 1 || len(got) != len(spans) {
 		t.Fatalf("stats %+v, server got %d spans in %d calls; want %d after one retry", st, len(got), calls, len(spans))
+	}
+}
+
+func TestErrorTurnSpan(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := &Session{Seed: "e", Ends: map[int64]time.Time{7: at.Add(time.Second)}, Report: &report.Report{}}
+	sp := s.TurnSpan(&report.Turn{
+		Index: 2, Thread: "main", ExchangeID: 7, At: &at, Model: "claude-sonnet-4-5", Status: 529,
+		Error: &report.Error{Type: "overloaded_error", Message: "Overloaded"},
+		Flags: []report.Flag{{Kind: "cache_break", Severity: "warning", Cause: "ttl", TokensLost: 100}},
+	})
+	if sp.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR || sp.Status.GetMessage() != "overloaded_error" {
+		t.Errorf("status %v", sp.Status)
+	}
+	if got := attr(sp.Attributes, "error.type").GetStringValue(); got != "overloaded_error" {
+		t.Errorf("error.type %q", got)
+	}
+	if got := attr(sp.Attributes, "http.response.status_code").GetIntValue(); got != 529 {
+		t.Errorf("http.response.status_code %d", got)
+	}
+	if sp.EndTimeUnixNano-sp.StartTimeUnixNano != uint64(time.Second) {
+		t.Errorf("span lasts %dns, want the exchange's second", sp.EndTimeUnixNano-sp.StartTimeUnixNano)
+	}
+	if len(sp.Events) != 1 || attr(sp.Events[0].Attributes, "tsinspect.flag.cause").GetStringValue() != "ttl" ||
+		attr(sp.Events[0].Attributes, "tsinspect.flag.tokens_lost").GetIntValue() != 100 {
+		t.Errorf("events %v", sp.Events)
+	}
+	// No response, no response model or finish reason.
+	if attr(sp.Attributes, "gen_ai.response.model") != nil || attr(sp.Attributes, "gen_ai.response.finish_reasons") != nil {
+		t.Errorf("a failed turn has response attributes")
 	}
 }
