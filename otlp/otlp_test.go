@@ -482,3 +482,30 @@ func TestErrorTurnSpan(t *testing.T) {
 		t.Errorf("a failed turn has response attributes")
 	}
 }
+
+func TestExporterDoesNotRetryARefusal(t *testing.T) {
+	calls := 0
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		http.Error(w, "bad", http.StatusBadRequest)
+	}))
+	defer srv.Close()
+	cfg, err := ConfigFromEnv(func(string) string { return "" }, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := NewExporter(cfg, Options{Backoff: time.Millisecond})
+	spans := FromExchanges(demoExchanges(t), "seed", redact.Default, "t", nil).Spans()
+	exp.Enqueue(spans)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st := exp.Close(ctx)
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != 1 || st.Retries != 0 || st.Failed != len(spans) || !strings.Contains(st.LastError, "400") {
+		t.Errorf("%d calls, stats %+v: want one call, no retry, all failed with the 400", calls, st)
+	}
+}
