@@ -16,7 +16,9 @@ import (
 	"github.com/tsinspect/tsinspect/importer"
 	"github.com/tsinspect/tsinspect/importer/har"
 	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/otlp"
 	"github.com/tsinspect/tsinspect/outfile"
+	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/replay"
 	"github.com/tsinspect/tsinspect/store"
 )
@@ -124,24 +126,47 @@ func countNoun(n int, one, many string) string {
 }
 
 const exportAbout = `
-Write the exchanges of a capture FILE in another format. HAR 1.2 (the only
-format for now) opens in browsers' developer tools and HAR viewers; each
-entry also carries the exact bytes, times and chunks in a "_tsinspect"
-field, so that 'tsinspect import' gives the same exchanges back.
---out follows the same rules as 'report --out': a regular file is replaced
-whole, a device or pipe is written through, a directory or read-only file
-is refused.
-Credentials are never included: the capture holds only fingerprints of
-them.
+Write the exchanges of a capture FILE in another format, or send them to
+an OpenTelemetry collector.
+
+har   HAR 1.2 opens in browsers' developer tools and HAR viewers; each
+      entry also carries the exact bytes, times and chunks in a
+      "_tsinspect" field, so that 'tsinspect import' gives the same
+      exchanges back. Credentials are never included: the capture holds
+      only fingerprints of them. --out follows the same rules as 'report
+      --out': a regular file is replaced whole, a device or pipe is
+      written through, a directory or read-only file is refused.
+otlp  the session as one trace, sent over OTLP/HTTP (protobuf), or
+      OTLP/gRPC with OTEL_EXPORTER_OTLP_PROTOCOL=grpc, to --endpoint or
+      to what the OTEL_EXPORTER_OTLP_* variables say: a root span for
+      the session, a span per thread, a child span per turn with the
+      OpenTelemetry GenAI attributes (model, tokens, cache tokens, finish
+      reasons), tsinspect's own (catalog and working-set sizes and
+      changes, searches with their queries and results, tokens lost to
+      cache breaks, cost in dollars) and each flag as a span event.
+      Redacted like a report (--redact, default: no message text). The
+      exit status is 1 if any span was not delivered.
+
+Standard variables read for otlp: OTEL_EXPORTER_OTLP_ENDPOINT (a base
+URL, /v1/traces is appended), OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (used as
+is), OTEL_EXPORTER_OTLP_HEADERS (key=value,... e.g. an API key; never
+printed), OTEL_EXPORTER_OTLP_TIMEOUT (ms), OTEL_EXPORTER_OTLP_INSECURE
+(http:// for an endpoint without a scheme), OTEL_EXPORTER_OTLP_COMPRESSION
+(gzip), OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf or grpc; for grpc the
+endpoint is the collector's gRPC address, e.g. http://127.0.0.1:4317),
+OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES; the _TRACES_ forms win.
 
 Examples:
   tsinspect export s.db --format har --out s.har
-  tsinspect export s.db --format har > s.har`
+  tsinspect export s.db --format har > s.har
+  tsinspect export s.db --format otlp --endpoint http://127.0.0.1:4318`
 
 func runExport(env *cliEnv, args []string) error {
-	fs := newFlags(env, "export", "FILE --format har [--out F]", exportAbout)
-	format := fs.String("format", "har", "output `format`: har")
-	outPath := fs.String("out", "", "write to `F` (default standard output)")
+	fs := newFlags(env, "export", "FILE --format har [--out F] | --format otlp [--endpoint URL]", exportAbout)
+	format := fs.String("format", "har", "output `format`: har or otlp")
+	outPath := fs.String("out", "", "har: write to `F` (default standard output)")
+	endpoint := fs.String("endpoint", "", "otlp: the collector's `URL` (default: OTEL_EXPORTER_OTLP_ENDPOINT, else "+otlp.DefaultEndpoint+", or "+otlp.DefaultGRPCEndpoint+" for grpc)")
+	policyName := fs.String("redact", string(redact.Default), "otlp: redaction `policy`: default, strict or off")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -149,8 +174,18 @@ func runExport(env *cliEnv, args []string) error {
 	if len(pos) != 1 {
 		return usageError("export: want one capture FILE (see 'tsinspect export -h')")
 	}
-	if *format != "har" {
-		return usageError("export: --format %q: want har", *format)
+	switch *format {
+	case "har":
+	case "otlp":
+		if *outPath != "" {
+			return usageError("export: --out is for --format har; otlp goes to --endpoint")
+		}
+		return exportOTLP(env, pos[0], *endpoint, *policyName)
+	default:
+		return usageError("export: --format %q: want har or otlp", *format)
+	}
+	if *endpoint != "" {
+		return usageError("export: --endpoint is for --format otlp")
 	}
 	db, err := store.OpenReadOnly(pos[0])
 	if err != nil {

@@ -61,7 +61,8 @@ func commands() []command {
 		{"demo", "browse the capture bundled in tsinspect, no API key needed", runDemo},
 		{"ca", "show the interception CA: path, fingerprint, how to trust it", runCA},
 		{"import", "import a pcap, pcapng (TLS decrypted with a key log) or HAR file into a capture", runImport},
-		{"export", "export a capture as HAR 1.2 (credentials never included)", runExport},
+		{"export", "export a capture as HAR 1.2, or send it to an OpenTelemetry collector (--format otlp)", runExport},
+		{"stats", "one table across many captures: MCP tools, flags per 100 turns, cache breaks, clients, models", runStats},
 		{"replay-server", "answer a client with a capture's recorded responses, in recorded time", runReplayServer},
 		{"version", "print the version", func(env *cliEnv, _ []string) error {
 			fmt.Fprintln(env.stdout, "tsinspect", version)

@@ -20,6 +20,8 @@ import (
 	"github.com/tsinspect/tsinspect/capture"
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/otlp"
+	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/timeline"
 	"github.com/tsinspect/tsinspect/ui"
@@ -48,14 +50,23 @@ Modes:
 Credentials (x-api-key, authorization, cookies) are forwarded but never
 written: the capture keeps a short SHA-256 fingerprint instead.
 
+With --otlp, each turn is also sent as a span, as soon as it completes, to
+an OpenTelemetry collector (the same trace 'tsinspect export --format
+otlp' sends; see 'tsinspect export -h'); thread and session spans follow
+when recording ends. A collector that is down or slow never slows the
+recording: spans wait in a bounded queue, are retried with backoff, and
+are dropped (and counted in the summary) when the queue is full.
+
 Examples:
   tsinspect record --db s.db -- claude
   tsinspect record --db s.db --mode reverse -- claude -p "hello"
   tsinspect record --db s.db --listen 127.0.0.1:8080
-  tsinspect record --db s.db --ui -- claude -p "use the demo tools"`
+  tsinspect record --db s.db --ui -- claude -p "use the demo tools"
+  tsinspect record --db s.db --otlp http://127.0.0.1:4318 -- claude`
 
 type recordFlags struct {
 	db, mode, listen, upstream, intercept, caDir, upstreamCA string
+	otlp, otlpRedact                                         string
 	allowRemote, quiet, ui                                   bool
 	command                                                  []string
 }
@@ -72,6 +83,8 @@ func runRecord(env *cliEnv, args []string) error {
 	fs.StringVar(&f.upstreamCA, "upstream-ca", "", "PEM `file` of extra CA certificates to trust for the upstream")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a --listen address other than loopback (anyone who can reach it can use your API key's traffic path)")
 	fs.BoolVar(&f.quiet, "quiet", false, "print only errors, warnings and the final summary (no per-exchange lines)")
+	fs.StringVar(&f.otlp, "otlp", "", "also send each turn, as it completes, to the OpenTelemetry collector at this OTLP `URL` (env: the one the OTEL_EXPORTER_OTLP_* variables name); see 'tsinspect export -h'")
+	fs.StringVar(&f.otlpRedact, "otlp-redact", string(redact.Default), "redaction `policy` of the --otlp spans: default, strict or off")
 	fs.BoolVar(&f.ui, "ui", false, "show the live timeline while recording (q stops); a COMMAND's output then goes to FILE.out")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -88,6 +101,9 @@ func runRecord(env *cliEnv, args []string) error {
 	}
 	if err := checkListen(f.listen, f.allowRemote); err != nil {
 		return err
+	}
+	if _, err := redact.ParsePolicy(f.otlpRedact); err != nil {
+		return usageError("record: --otlp-redact %q: want default, strict or off", f.otlpRedact)
 	}
 	if len(f.command) > 0 {
 		if _, err := exec.LookPath(f.command[0]); err != nil {
@@ -126,6 +142,14 @@ func checkListen(addr string, allowRemote bool) error {
 }
 
 func record(env *cliEnv, f recordFlags) error {
+	var otlpCfg otlp.Config
+	if f.otlp != "" {
+		c, err := otlpConfig("record", f.otlp)
+		if err != nil {
+			return err
+		}
+		otlpCfg = c
+	}
 	cfg := capture.Config{Mode: f.mode, Upstream: f.upstream, Intercept: splitList(f.intercept)}
 	if f.upstreamCA != "" {
 		roots, err := readCerts(f.upstreamCA)
@@ -169,17 +193,36 @@ func record(env *cliEnv, f recordFlags) error {
 			}
 		}
 	}
+	ctx := context.Background()
+	started := time.Now()
+	startedAt := started.UTC().Format(time.RFC3339Nano)
+	var live *liveOTLP
+	if f.otlp != "" {
+		policy, _ := redact.ParsePolicy(f.otlpRedact)
+		live = startLiveOTLP(otlpCfg, otlp.Seed(startedAt, time.Time{}), policy)
+		logFlow := flows
+		flows = func(ex *exchange.Exchange) {
+			live.live.Observe(ex)
+			if logFlow != nil {
+				logFlow(ex)
+			}
+		}
+		if !f.quiet {
+			fmt.Fprintf(env.stderr, "tsinspect: sending each turn to %s as it completes\n", live.url)
+		}
+	}
 	rec := capture.NewRecorder(db, env.stderr, flows)
 	cfg.Recorder = rec
 	proxy, err := capture.New(cfg)
 	if err != nil {
 		rec.Close()
+		if live != nil {
+			live.finish(env)
+		}
 		return err
 	}
-	ctx := context.Background()
-	started := time.Now()
 	for k, v := range map[string]string{
-		"recorder": "tsinspect " + version, "mode": f.mode, "started_at": started.UTC().Format(time.RFC3339Nano),
+		"recorder": "tsinspect " + version, "mode": f.mode, "started_at": startedAt,
 		"upstream": f.upstream, "listen": addr,
 	} {
 		if err := db.SetMeta(ctx, k, v); err != nil {
@@ -242,6 +285,9 @@ func record(env *cliEnv, f recordFlags) error {
 	st := rec.Close()
 	_ = db.SetMeta(ctx, "ended_at", time.Now().UTC().Format(time.RFC3339Nano))
 	printSummary(env, f.db, st, time.Since(started))
+	if live != nil {
+		live.finish(env)
+	}
 	if st.Exchanges == 0 && len(f.command) > 0 {
 		fmt.Fprintf(env.stderr, "tsinspect: nothing was recorded: %s sent no request through the proxy to an intercepted host\n", filepath.Base(f.command[0]))
 	}
