@@ -171,6 +171,8 @@ func ruleStreamIncomplete(b *builder, k int) []Flag {
 	}
 	var d string
 	switch {
+	case r.Size == 0 && r.Streamed:
+		d = fmt.Sprintf("The response stream started (HTTP %d, text/event-stream) but sent no event", ex.Status)
 	case r.Size == 0:
 		d = "No response body arrived"
 	case r.Streamed:
