@@ -557,22 +557,39 @@ func (b *builder) byBranch(k int, side bool) int {
 }
 
 // retryOf finds the failed, cut or empty turn that turn k asks again:
-// same number of messages, all but the last the same, ended before k
-// started, and not continued by any later turn. -1 when there is none.
+// the same request (model, system prompt, tools), the same number of
+// messages, all but the last the same, ended before k started, and not
+// continued by any later turn. -1 when there is none. A first request
+// has no earlier messages to share, so its one message must say the
+// same, whitespace and added text aside ("Warmup" asked again as
+// "Warmup\n").
 func (b *builder) retryOf(k int) int {
 	in := b.infos[k]
 	n := len(in.msgHash)
 	if n == 0 {
 		return -1
 	}
-	best := -1
-	for _, q := range b.byPart[in.prefixKey(n-1)] {
+	ok := func(q int) bool {
 		qi := b.infos[q]
-		if qi.side != in.side || len(qi.msgHash) != n || !(qi.failed || qi.empty) ||
-			b.tip[qi.thread] != q || qi.end.After(in.start) || !qi.sameRequest(in) || qi.t.Exchange.State == exchange.StateInFlight {
-			continue
+		return qi.side == in.side && len(qi.msgHash) == n && (qi.failed || qi.empty) &&
+			b.tip[qi.thread] == q && !qi.end.After(in.start) && qi.sameRequest(in) && qi.t.Exchange.State != exchange.StateInFlight
+	}
+	best := -1
+	if n == 1 {
+		now := strings.TrimSpace(strings.Join(lastUserTexts(in.d.Request.Messages), "\n"))
+		for q := k - 1; q >= 0; q-- {
+			if !ok(q) || len(b.infos[q].msgHash) != 1 {
+				continue
+			}
+			was := strings.TrimSpace(strings.Join(lastUserTexts(b.infos[q].d.Request.Messages), "\n"))
+			if was != "" && strings.HasPrefix(now, was) {
+				return q
+			}
 		}
-		if q > best {
+		return -1
+	}
+	for _, q := range b.byPart[in.prefixKey(n-1)] {
+		if ok(q) && q > best {
 			best = q
 		}
 	}
