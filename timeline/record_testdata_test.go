@@ -1,9 +1,11 @@
 package timeline_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,5 +55,64 @@ func TestRecordClaudeCode(t *testing.T) {
 	}
 	exs := session.ReadCapture(t, db)
 	storeCapture(t, "claude-code-parallel-subagents", exs, [][2]string{
-		{res.Home, "/home/user"}, {res.Dir, "/project"}, {strings.ReplaceAll(res.Dir, "/", "-"), "-project"}, {os.TempDir(), "/tmp"}})
+		{res.Home, "/home/user"}, {res.Dir, "/project"}, {strings.ReplaceAll(res.Dir, "/", "-"), "-project"},
+		{fmt.Sprintf("/claude-%d/", os.Getuid()), "/claude-1000/"}})
+}
+
+// TestRecordSDK records testdata/sdk-agent with the official TypeScript
+// SDK running testdata/sdk-agent.mjs against the stand-in, through
+// tsinspect record in reverse mode. TSINSPECT_ANTHROPIC_SDK names a
+// directory where `npm install @anthropic-ai/sdk` was run.
+func TestRecordSDK(t *testing.T) {
+	if !*record {
+		t.Skip("records with -record only")
+	}
+	sdk := os.Getenv("TSINSPECT_ANTHROPIC_SDK")
+	if sdk == "" {
+		t.Fatal("set TSINSPECT_ANTHROPIC_SDK to a directory holding node_modules/@anthropic-ai/sdk")
+	}
+	if kitErr != nil {
+		t.Fatal(kitErr)
+	}
+	script := fixtures.Script{
+		Classify: func(r *fixtures.Request) fixtures.Route {
+			if strings.Contains(r.SystemText(), "You are a poet") {
+				return fixtures.RouteSide
+			}
+			return fixtures.RouteMain
+		},
+		Routes: map[fixtures.Route][]fixtures.Step{
+			fixtures.RouteMain: fixtures.Steps(
+				fixtures.Together(fixtures.ServerToolSearch("tool_search_tool_regex", "weather", "get_weather"),
+					fixtures.CallTool("get_weather", map[string]any{"city": "Paris"})).WithPreamble("Let me find a weather tool."),
+				fixtures.Together(fixtures.CallTool("calculator", map[string]any{"expression": "21*2"}),
+					fixtures.CallTool("get_weather", map[string]any{"city": "Lyon"})),
+				fixtures.Text("Paris is sunny at 21 degrees, and 21*2 is 42."),
+			),
+			fixtures.RouteSide: fixtures.Steps(fixtures.Text("Paris wakes in golden light,\nthe Seine keeps every secret bright.\n").WithStopSequence("###")),
+		},
+	}
+	_, u := session.StandIn(t, script, fixtures.Options{})
+	dir := t.TempDir()
+	src, err := os.ReadFile(filepath.Join("testdata", "sdk-agent.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(sdk, "sdk-agent.mjs")
+	if err := os.WriteFile(run, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(run)
+	db := filepath.Join(dir, "capture.db")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, kit.Tsinspect, "record", "--db", db, "--mode", "reverse", "--upstream", u, "--quiet", "--", "node", run)
+	cmd.Dir = sdk
+	cmd.Env = append(session.ClaudeEnv(filepath.Join(dir, "home")), "ANTHROPIC_API_KEY="+session.APIKey)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+	storeCapture(t, "sdk-agent", session.ReadCapture(t, db), [][2]string{{dir, "/project"}, {sdk, "/app"}})
 }
