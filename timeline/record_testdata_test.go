@@ -54,27 +54,35 @@ func TestRecordClaudeCode(t *testing.T) {
 		t.Fatalf("%v\n%s", res.Err, res.Output)
 	}
 	exs := session.ReadCapture(t, db)
-	storeCapture(t, "claude-code-parallel-subagents", exs, [][2]string{
-		{res.Home, "/home/user"}, {res.Dir, "/project"}, {strings.ReplaceAll(res.Dir, "/", "-"), "-project"},
-		{fmt.Sprintf("/claude-%d/", os.Getuid()), "/claude-1000/"}})
+	neutral := func(res session.Result) [][2]string {
+		return [][2]string{{res.Home, "/home/user"}, {res.Dir, "/project"}, {strings.ReplaceAll(res.Dir, "/", "-"), "-project"},
+			{fmt.Sprintf("/claude-%d/", os.Getuid()), "/claude-1000/"}}
+	}
+	storeCapture(t, "claude-code-parallel-subagents", exs, neutral(res))
+
+	// testdata/claude-code-tool-search-off: the demo MCP server's tools
+	// with ENABLE_TOOL_SEARCH=false, so every schema is sent in full.
+	u2 := standIn(t, map[fixtures.Route][]fixtures.Step{
+		fixtures.RouteMain: fixtures.Steps(fixtures.CallTool("mcp__demo__echo", map[string]any{"text": "hi"}), fixtures.Text("The echo tool answered.")),
+	}, fixtures.Options{})
+	db2 := filepath.Join(dir, "off.db")
+	res2 := kit.Record(t, u2, session.Options{DB: db2, Mode: "mitm", Timeout: 2 * time.Minute, Actions: 3, Env: []string{"ENABLE_TOOL_SEARCH=false"}})
+	if res2.Err != nil {
+		t.Fatalf("%v\n%s", res2.Err, res2.Output)
+	}
+	storeCapture(t, "claude-code-tool-search-off", session.ReadCapture(t, db2), neutral(res2))
 }
 
-// TestRecordSDK records testdata/sdk-agent with the official TypeScript
-// SDK running testdata/sdk-agent.mjs against the stand-in, through
-// tsinspect record in reverse mode. TSINSPECT_ANTHROPIC_SDK names a
-// directory where `npm install @anthropic-ai/sdk` was run.
+// TestRecordSDK records testdata/sdk-agent and testdata/sdk-flaky with
+// the official TypeScript SDK running testdata/NAME.mjs against the
+// stand-in, through tsinspect record in reverse mode.
+// TSINSPECT_ANTHROPIC_SDK names a directory where `npm install
+// @anthropic-ai/sdk` was run.
 func TestRecordSDK(t *testing.T) {
 	if !*record {
 		t.Skip("records with -record only")
 	}
-	sdk := os.Getenv("TSINSPECT_ANTHROPIC_SDK")
-	if sdk == "" {
-		t.Fatal("set TSINSPECT_ANTHROPIC_SDK to a directory holding node_modules/@anthropic-ai/sdk")
-	}
-	if kitErr != nil {
-		t.Fatal(kitErr)
-	}
-	script := fixtures.Script{
+	agent := fixtures.Script{
 		Classify: func(r *fixtures.Request) fixtures.Route {
 			if strings.Contains(r.SystemText(), "You are a poet") {
 				return fixtures.RouteSide
@@ -92,13 +100,37 @@ func TestRecordSDK(t *testing.T) {
 			fixtures.RouteSide: fixtures.Steps(fixtures.Text("Paris wakes in golden light,\nthe Seine keeps every secret bright.\n").WithStopSequence("###")),
 		},
 	}
+	recordSDK(t, "sdk-agent", agent)
+	all := func(*fixtures.Request) fixtures.Route { return fixtures.RouteMain }
+	flaky := fixtures.Script{Classify: all, Routes: map[fixtures.Route][]fixtures.Step{fixtures.RouteMain: {
+		{fixtures.HTTPError(529, "overloaded_error", "Overloaded"), fixtures.Together(
+			fixtures.ServerToolSearch("tool_search_tool_regex", "flight|booking"),
+			fixtures.CallTool("get_exchange_rate", map[string]any{"from": "USD", "to": "EUR"}),
+			fixtures.CallTool("book_flight", map[string]any{"to": "Rome"}))},
+		{fixtures.CutStream(4), fixtures.CallTool("calculator", map[string]any{"expression": "100*0.92"}).WithEviction()},
+		{fixtures.EmptyStop("\n\nHuman:"), fixtures.Text("100 dollars are about 92 euros; I cannot book flights.")},
+	}}}
+	recordSDK(t, "sdk-flaky", flaky)
+}
+
+// recordSDK runs testdata/NAME.mjs against a stand-in playing script and
+// stores the capture as testdata/NAME.json.gz.
+func recordSDK(t *testing.T, name string, script fixtures.Script) {
+	t.Helper()
+	sdk := os.Getenv("TSINSPECT_ANTHROPIC_SDK")
+	if sdk == "" {
+		t.Fatal("set TSINSPECT_ANTHROPIC_SDK to a directory holding node_modules/@anthropic-ai/sdk")
+	}
+	if kitErr != nil {
+		t.Fatal(kitErr)
+	}
 	_, u := session.StandIn(t, script, fixtures.Options{})
 	dir := t.TempDir()
-	src, err := os.ReadFile(filepath.Join("testdata", "sdk-agent.mjs"))
+	src, err := os.ReadFile(filepath.Join("testdata", name+".mjs"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := filepath.Join(sdk, "sdk-agent.mjs")
+	run := filepath.Join(sdk, name+".mjs")
 	if err := os.WriteFile(run, src, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -108,11 +140,11 @@ func TestRecordSDK(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, kit.Tsinspect, "record", "--db", db, "--mode", "reverse", "--upstream", u, "--quiet", "--", "node", run)
 	cmd.Dir = sdk
-	cmd.Env = append(session.ClaudeEnv(filepath.Join(dir, "home")), "ANTHROPIC_API_KEY="+session.APIKey)
+	cmd.Env = session.ClaudeEnv(filepath.Join(dir, "home"))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
+		t.Fatalf("%s: %v\n%s", name, err, out)
 	}
 	t.Logf("%s", out)
-	storeCapture(t, "sdk-agent", session.ReadCapture(t, db), [][2]string{{dir, "/project"}, {sdk, "/app"}})
+	storeCapture(t, name, session.ReadCapture(t, db), [][2]string{{dir, "/project"}, {sdk, "/app"}})
 }
