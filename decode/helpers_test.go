@@ -1,7 +1,6 @@
 package decode
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/fixtures/corpus"
 )
 
 // findShared returns the shared test data directory, "../shared" next to
@@ -94,110 +94,19 @@ func sampleExchange(t testing.TB, name string) *exchange.Exchange {
 	}
 }
 
-// sseFromDataLines turns a file holding one data JSON per line (vercel
-// *.chunks.txt) into SSE bodies without event lines, one per message: a
-// new body starts at each message_start.
-func sseFromDataLines(b []byte) [][]byte {
-	var out [][]byte
-	var cur bytes.Buffer
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		if bytes.Contains(line, []byte(`"type":"message_start"`)) && cur.Len() > 0 {
-			out = append(out, bytes.Clone(cur.Bytes()))
-			cur.Reset()
-		}
-		cur.WriteString("data: ")
-		cur.Write(line)
-		cur.WriteString("\n\n")
-	}
-	if cur.Len() > 0 {
-		out = append(out, cur.Bytes())
-	}
-	return out
-}
+// sseFromDataLines turns a file of one data JSON per line into SSE
+// bodies, one per message.
+func sseFromDataLines(b []byte) [][]byte { return corpus.DataLineStreams(b) }
 
 // cassetteExchanges reads the interactions of a go-vcr or pydantic VCR
 // cassette.
 func cassetteExchanges(t testing.TB, path string) []*exchange.Exchange {
 	t.Helper()
-	v, err := yamlParse(string(readFile(t, path)))
+	out, err := corpus.Cassette(readFile(t, path))
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	root, _ := v.(map[string]any)
-	items, _ := root["interactions"].([]any)
-	if len(items) == 0 {
-		t.Fatalf("%s: no interactions", path)
-	}
-	var out []*exchange.Exchange
-	for k, it := range items {
-		m, _ := it.(map[string]any)
-		req, _ := m["request"].(map[string]any)
-		resp, _ := m["response"].(map[string]any)
-		if req == nil || resp == nil {
-			t.Fatalf("%s: interaction %d lacks request or response", path, k)
-		}
-		ex := &exchange.Exchange{ID: int64(k + 1), State: exchange.StateComplete}
-		ex.Method, _ = req["method"].(string)
-		ex.URL, _ = req["url"].(string)
-		if ex.URL == "" {
-			ex.URL, _ = req["uri"].(string)
-		}
-		ex.ReqHeaders = cassetteHeaders(req["headers"])
-		ex.ReqBody = cassetteBody(t, req)
-		ex.RespHeaders = cassetteHeaders(resp["headers"])
-		ex.RespBody = cassetteBody(t, resp)
-		switch s := resp["status"].(type) {
-		case map[string]any:
-			ex.Status = jsonNumberInt(s["code"])
-		default:
-			ex.Status = jsonNumberInt(resp["code"])
-		}
-		out = append(out, ex)
-	}
 	return out
-}
-
-func jsonNumberInt(v any) int {
-	n, _ := v.(json.Number)
-	i, _ := n.Int64()
-	return int(i)
-}
-
-func cassetteHeaders(v any) []exchange.Header {
-	m, _ := v.(map[string]any)
-	var out []exchange.Header
-	for k, vals := range m {
-		list, _ := vals.([]any)
-		for _, x := range list {
-			out = append(out, exchange.Header{Name: k, Value: fmt.Sprint(x)})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-// cassetteBody returns a request or response body: go-vcr "body" string,
-// pydantic "parsed_body" (re-encoded as JSON) or "body.string".
-func cassetteBody(t testing.TB, m map[string]any) []byte {
-	if pb, ok := m["parsed_body"]; ok {
-		b, err := json.Marshal(pb)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	switch b := m["body"].(type) {
-	case string:
-		return []byte(b)
-	case map[string]any:
-		s, _ := b["string"].(string)
-		return []byte(s)
-	}
-	return nil
 }
 
 // corpusFiles lists the corpus files, relative to the corpus directory.

@@ -43,6 +43,13 @@ func decodeResponse(t *Turn, ex *exchange.Exchange) {
 		r.Incomplete = true
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
+		if ex.Status == 200 && strings.Contains(strings.ToLower(r.ContentType), "text/event-stream") {
+			// A stream that never sent an event: it did not end with
+			// message_stop, whatever the recorder said of the exchange.
+			r.Streamed = true
+			r.Incomplete = true
+			return
+		}
 		if !cut && ex.Status == 200 && t.Request.Kind != KindOther {
 			t.problem("response body is empty")
 		}

@@ -617,6 +617,11 @@ func TestTurnsAndReportCommands(t *testing.T) {
 // columns, thousands separators.
 func checkTurnsTable(t *testing.T, table string, r *report.Report) {
 	t.Helper()
+	table, threads, ok := strings.Cut(table, "\n\n")
+	if !ok {
+		t.Fatalf("turns printed no threads table:\n%s", table)
+	}
+	checkThreadsTable(t, threads, r)
 	lines := strings.Split(strings.TrimSuffix(table, "\n"), "\n")
 	if len(lines) != len(r.Turns)+2 {
 		t.Fatalf("turns printed %d lines for %d turns:\n%s", len(lines), len(r.Turns), table)
@@ -650,6 +655,25 @@ func checkTurnsTable(t *testing.T, table string, r *report.Report) {
 	total := lines[len(lines)-1]
 	if !strings.Contains(total, "total") || !strings.Contains(total, thousandsOf(read)) || !strings.Contains(total, ",") {
 		t.Errorf("totals line %q: want cache read %s", total, thousandsOf(read))
+	}
+}
+
+// checkThreadsTable checks the threads table under the turns: one line
+// per thread, with its kind and client.
+func checkThreadsTable(t *testing.T, table string, r *report.Report) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(table, "\n"), "\n")
+	if len(lines) != len(r.Threads)+1 || !slices.Equal(strings.Fields(lines[0]), []string{"THREAD", "KIND", "TURNS", "CLIENT"}) {
+		t.Fatalf("threads table for %d threads:\n%s", len(r.Threads), table)
+	}
+	for i, th := range r.Threads {
+		f := strings.Fields(lines[i+1])
+		if f[0] != th.ID || f[1] != th.Kind || f[2] != fmt.Sprint(len(th.Turns)) || !strings.HasSuffix(lines[i+1], th.Client.String()) {
+			t.Errorf("line for thread %s: %q", th.ID, lines[i+1])
+		}
+		if !th.Client.ClaudeCode() || th.Client.Version == "" {
+			t.Errorf("thread %s: client %+v, want Claude Code with a version", th.ID, th.Client)
+		}
 	}
 }
 

@@ -111,6 +111,7 @@ func TestTurnsFilters(t *testing.T) {
 	}
 	turnsOf := func(out string) []string {
 		var idx []string
+		out, _, _ = strings.Cut(out, "\n\n") // the threads table follows
 		for _, l := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
 			idx = append(idx, strings.Fields(l)[0])
 		}

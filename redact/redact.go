@@ -193,7 +193,9 @@ var (
 	longNumRe  = regexp.MustCompile(`\d{10,}`)
 	wordRe     = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 	typeRe     = regexp.MustCompile(`^[a-z][a-z0-9_]{0,79}$`)
-	threadRe   = regexp.MustCompile(`^(?:main|sub[0-9]{1,6}|side[0-9]{1,6})$`)
+	threadRe   = regexp.MustCompile(`^(?:main|sub[0-9]{1,6}|side[0-9]{1,6}|conv[0-9]{1,6})$`)
+	sdkNameRe  = regexp.MustCompile(`^Anthropic [A-Za-z#]{1,20} SDK$`)
+	versionRe  = regexp.MustCompile(`^[0-9][0-9A-Za-z.+\-]{0,39}$`)
 	hashRe     = regexp.MustCompile(`^[0-9a-f]{64}$`)
 	genRe      = regexp.MustCompile(`^tsinspect(?: [0-9A-Za-z.+\-]{1,40})?$`)
 	idRe       = regexp.MustCompile(`^([a-z]{2,12})_[A-Za-z0-9]{8,}$`)
@@ -218,7 +220,7 @@ func (a *applier) report(r *report.Report) *report.Report {
 		out.Capture.Flags[a.kind(k)] += n
 	}
 	for _, th := range r.Threads {
-		o := report.Thread{ID: a.thread(th.ID), Kind: a.enum(th.Kind), Turns: slices.Clone(th.Turns)}
+		o := report.Thread{ID: a.thread(th.ID), Kind: a.enum(th.Kind), Turns: slices.Clone(th.Turns), Client: a.client(th.Client)}
 		for _, m := range th.Models {
 			o.Models = append(o.Models, a.model(m))
 		}
@@ -334,7 +336,26 @@ func (a *applier) kind(k string) string {
 	return a.enum(k)
 }
 
-// thread passes the timeline's thread ids (main, subN, sideN).
+// client passes the client families, the names tsinspect gives Claude Code
+// and the official SDKs, and versions; another client's name (from its
+// User-Agent, which may name a private application) is scrubbed like text.
+func (a *applier) client(c timeline.Client) timeline.Client {
+	out := timeline.Client{Family: c.Family, Name: c.Name, Version: c.Version}
+	switch c.Family {
+	case "", timeline.ClientClaudeCode, timeline.ClientSDK, timeline.ClientOther:
+	default:
+		out.Family = a.enum(c.Family)
+	}
+	if c.Name != "Claude Code" && c.Name != "unknown" && !sdkNameRe.MatchString(c.Name) {
+		out.Name = a.s.text(c.Name)
+	}
+	if c.Version != "" && (!versionRe.MatchString(c.Version) || a.s.hasSecret(c.Version)) {
+		out.Version = a.s.text(c.Version)
+	}
+	return out
+}
+
+// thread passes the timeline's thread ids (main, subN, sideN, convN).
 func (a *applier) thread(id string) string {
 	if id == "" || threadRe.MatchString(id) {
 		return id

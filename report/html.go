@@ -222,7 +222,7 @@ details { margin: 8px 0; } summary { cursor: pointer; color: var(--muted); }
 
 <h2 id="summary">Summary</h2>
 <div class="cards">
-<div class="card"><b>{{len .R.Threads}} {{plural (len .R.Threads) "thread" "threads"}}</b><span>{{range $i, $t := .Threads}}{{if $i}}, {{end}}{{$t.ID}} ({{$t.Label}}, {{len $t.Turns}} {{plural (len $t.Turns) "turn" "turns"}}){{end}}</span></div>
+<div class="card"><b>{{len .R.Threads}} {{plural (len .R.Threads) "thread" "threads"}}</b><span>{{range $i, $t := .Threads}}{{if $i}}, {{end}}{{$t.ID}} ({{$t.Label}}, {{$t.Client}}, {{len $t.Turns}} {{plural (len $t.Turns) "turn" "turns"}}){{end}}</span></div>
 <div class="card"><b>{{.R.Capture.Turns}} {{plural .R.Capture.Turns "turn" "turns"}}</b><span>{{range $i, $m := .Models}}{{if $i}}, {{end}}{{$m}}{{end}}</span></div>
 <div class="card"><b>{{.Searches}} tool {{plural .Searches "search" "searches"}}</b><span>{{.EmptySearch}} loaded nothing; loaded: {{if .Loaded}}{{join .Loaded ", "}}{{else}}none{{end}}</span></div>
 <div class="card"><b class="{{if .Errs}}bad{{end}}">{{add (add .Errs .Warns) .Infos}} {{plural (add (add .Errs .Warns) .Infos) "flag" "flags"}}</b><span>{{.Errs}} {{plural .Errs "error" "errors"}}, {{.Warns}} {{plural .Warns "warning" "warnings"}}, {{.Infos}} info</span></div>
@@ -230,7 +230,7 @@ details { margin: 8px 0; } summary { cursor: pointer; color: var(--muted); }
 </div>
 
 {{range .Threads}}{{$th := .}}
-<h2 id="thread-{{.ID}}">Thread {{.ID}} <span class="muted">({{.Label}}, {{len .Turns}} {{plural (len .Turns) "turn" "turns"}}{{if .Models}}, {{join .Models ", "}}{{end}})</span></h2>
+<h2 id="thread-{{.ID}}">Thread {{.ID}} <span class="muted">({{.Label}}, {{.Client}}, {{len .Turns}} {{plural (len .Turns) "turn" "turns"}}{{if .Models}}, {{join .Models ", "}}{{end}})</span></h2>
 {{range .Charts}}<figure>
 <h3>{{.Title}}</h3>
 <svg class="chart" id="{{.ID}}" viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="{{.Title}}">

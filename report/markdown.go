@@ -59,7 +59,7 @@ func (m *mdWriter) summary(r *Report) {
 	m.p("|---|---|")
 	var ths []string
 	for _, v := range r.threadViews() {
-		ths = append(ths, fmt.Sprintf("%s (%s, %d %s)", v.ID, v.Label, len(v.Turns), numfmt.Plural(len(v.Turns), "turn", "turns")))
+		ths = append(ths, fmt.Sprintf("%s (%s, %s, %d %s)", v.ID, v.Label, v.Client, len(v.Turns), numfmt.Plural(len(v.Turns), "turn", "turns")))
 	}
 	m.p("| Threads | %s |", mdText(orDash(strings.Join(ths, ", "))))
 	m.p("| Models | %s |", codeList(r.models(), true))
@@ -159,7 +159,7 @@ func (m *mdWriter) tokens(r *Report) {
 func (m *mdWriter) thread(r *Report, v threadView) {
 	m.p("## Thread %s (%s)", mdText(v.ID), mdText(v.Label))
 	m.p("")
-	m.p("%d %s, %s.", len(v.Turns), numfmt.Plural(len(v.Turns), "turn", "turns"), "models "+codeList(v.Models, false))
+	m.p("%d %s, %s, client %s.", len(v.Turns), numfmt.Plural(len(v.Turns), "turn", "turns"), "models "+codeList(v.Models, false), mdText(v.Client.String()))
 	m.p("")
 	m.p("| Turn | Model | Stop | Catalog | Working set | Searches | Calls | Input | Cache read | Cache write | Output | Tool defs sent | All inlined | Flags |")
 	m.p("|--:|---|---|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|---|")

@@ -84,6 +84,8 @@ func threadLabel(kind string) string {
 		return "subagent"
 	case timeline.KindSide:
 		return "side query"
+	case timeline.KindConversation:
+		return "conversation"
 	}
 	return kind
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -134,5 +135,42 @@ func TestNiceScale(t *testing.T) {
 	}
 	if shortNumber(22500) != "22.5k" || shortNumber(40000) != "40k" || shortNumber(1.5e6) != "1.5M" || shortNumber(20) != "20" {
 		t.Error("shortNumber")
+	}
+}
+
+// Every format names each thread's client and version.
+func TestClientShown(t *testing.T) {
+	r := flagged()
+	r.Threads[1].Client = timeline.Client{Family: timeline.ClientSDK, Name: "Anthropic TypeScript SDK", Version: "0.71.0"}
+	var md, h, js bytes.Buffer
+	if err := r.WriteMarkdown(&md, RenderOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteHTML(&h, RenderOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ format, out string }{{"markdown", md.String()}, {"html", h.String()}, {"json", js.String()}} {
+		for _, want := range []string{"2.1.328", "Anthropic TypeScript SDK", "0.71.0"} {
+			if !strings.Contains(c.out, want) {
+				t.Errorf("%s lacks %q", c.format, want)
+			}
+		}
+	}
+	if !strings.Contains(md.String(), "main (main agent, Claude Code 2.1.328, ") || !strings.Contains(md.String(), "client Anthropic TypeScript SDK 0.71.0.") {
+		t.Errorf("markdown threads:\n%s", md.String())
+	}
+	var back struct {
+		Threads []struct {
+			Client timeline.Client `json:"client"`
+		} `json:"threads"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Threads) != 2 || back.Threads[0].Client.Family != timeline.ClientClaudeCode || back.Threads[1].Client.Version != "0.71.0" {
+		t.Errorf("json threads: %+v", back.Threads)
 	}
 }

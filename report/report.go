@@ -80,8 +80,11 @@ type Capture struct {
 // Thread is one conversation.
 type Thread struct {
 	ID    string `json:"id"`
-	Kind  string `json:"kind"` // main, subagent or side
+	Kind  string `json:"kind"` // main, subagent, side or conversation
 	Turns []int  `json:"turns"`
+	// Client is the client that sent the thread's first turn: family
+	// (claude-code, sdk or other), name and version.
+	Client timeline.Client `json:"client"`
 	// Models lists the request models of the thread's turns, in order of
 	// first use.
 	Models []string `json:"models"`
@@ -279,6 +282,7 @@ func BuildWithCounts(s *timeline.Session, version string, counts Counts) *Report
 		r.Threads = append(r.Threads, Thread{
 			ID:     th.ID,
 			Kind:   th.Kind,
+			Client: th.Client,
 			Turns:  append([]int{}, th.Turns...),
 			Models: strs(models[th.ID]),
 		})

@@ -27,8 +27,9 @@ func synthetic(n int) *timeline.Session {
 	catalog = append(catalog, "mcp__demo__echo")
 	always := []string{"Agent", "Bash", "Edit", "Read", "Skill", "ToolSearch", "Write"}
 	s := &timeline.Session{Exchanges: n + 2, FirstAt: t0, LastAt: t0.Add(time.Duration(n) * time.Second)}
-	main := &timeline.Thread{ID: "main", Kind: timeline.KindMain}
-	side := &timeline.Thread{ID: "side1", Kind: timeline.KindSide}
+	cc := timeline.Client{Family: timeline.ClientClaudeCode, Name: "Claude Code", Version: "2.1.328"}
+	main := &timeline.Thread{ID: "main", Kind: timeline.KindMain, Client: cc}
+	side := &timeline.Thread{ID: "side1", Kind: timeline.KindSide, Client: cc}
 	s.Threads = []*timeline.Thread{main, side}
 	var loaded []string
 	prevMain := 0

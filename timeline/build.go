@@ -91,6 +91,7 @@ type info struct {
 	resp    digest   // the assistant message built from the response
 	hasResp bool
 
+	client     Client
 	side       bool // a side query: never joins an agent thread
 	compaction bool // a compaction request
 	continued  bool // history restarted after compaction
@@ -101,7 +102,10 @@ type info struct {
 	sysKey   digest
 	tools    []toolEntry // non-deferred tools, in order
 	toolsKey digest
-	betas    []string
+	// allTools is the key of every tool definition, deferred ones too.
+	allTools    digest
+	nonDeferred int
+	betas       []string
 
 	failed bool // HTTP error, error event, or cut off
 	empty  bool // complete, but no content
@@ -167,6 +171,10 @@ func Build(exs []exchange.Exchange) *Session {
 		t := &Turn{Index: len(s.Turns) + 1, Exchange: ex, Decoded: d}
 		s.Turns = append(s.Turns, t)
 		infos = append(infos, analyse(t, h))
+	}
+	resolveClients(infos)
+	for _, in := range infos {
+		in.classify()
 	}
 	b := &builder{s: s, infos: infos, byFull: map[digest][]int{}, byPart: map[digest][]int{}, byFP: map[string][]int{}, seen: map[string]int{}}
 	b.link()
@@ -244,34 +252,51 @@ func analyse(t *Turn, h *hasher) *info {
 		sys = chain(sys, bh)
 	}
 	in.sysKey = sys
-	tk := seed
-	nonDeferred := 0
+	tk, all := seed, seed
 	for _, tool := range r.Tools {
+		th := h.raw(append([]byte("tool\x00"), tool.Raw...), func() []byte { return CanonicalJSON(tool.Raw) })
+		all = chain(all, th)
 		if tool.DeferLoading {
 			continue
 		}
-		nonDeferred++
-		th := h.raw(append([]byte("tool\x00"), tool.Raw...), func() []byte { return CanonicalJSON(tool.Raw) })
+		in.nonDeferred++
 		in.tools = append(in.tools, toolEntry{tool.Name, th})
 		tk = chain(tk, th)
 	}
-	in.toolsKey = tk
+	in.toolsKey, in.allTools = tk, all
 	in.betas = betaSet(r)
-
-	lastText := lastUserTexts(r.Messages)
-	for _, s := range lastText {
-		if strings.HasPrefix(strings.TrimSpace(s), compactionPrefix) {
-			in.compaction = true
-		}
-	}
-	in.continued = startsContinued(r.Messages)
-	in.side = in.compaction || nonDeferred == 0 || (r.MaxTokens > 0 && r.MaxTokens < sideMaxTokens)
+	in.client = detectClient(ex, r)
 
 	resp := &d.Response
 	in.failed = failed(t)
 	in.empty = !in.failed && len(resp.Content) == 0
 	in.usage = !in.failed && resp.Usage.TotalInput() > 0
 	return in
+}
+
+// classify applies Claude Code's own conventions to its turns: its
+// compaction texts, and its side queries (titles, summaries, quota checks
+// and token-count probes: no tools, or max_tokens below sideMaxTokens).
+// Other clients' requests are all agent turns.
+func (in *info) classify() {
+	if !in.client.ClaudeCode() {
+		return
+	}
+	r := &in.d.Request
+	for _, s := range lastUserTexts(r.Messages) {
+		if strings.HasPrefix(strings.TrimSpace(s), compactionPrefix) {
+			in.compaction = true
+		}
+	}
+	in.continued = startsContinued(r.Messages)
+	in.side = in.compaction || in.nonDeferred == 0 || (r.MaxTokens > 0 && r.MaxTokens < sideMaxTokens)
+}
+
+// sameRequest reports whether two turns sent the same request apart from
+// its messages: model, system prompt (Claude Code's billing header aside,
+// which varies per request) and every tool definition.
+func (in *info) sameRequest(o *info) bool {
+	return in.d.Request.Model == o.d.Request.Model && in.sysKey == o.sysKey && in.allTools == o.allTools
 }
 
 // failed reports whether a turn got no usable answer: an HTTP error, an
@@ -372,8 +397,9 @@ func (b *builder) link() {
 	for k, in := range b.infos {
 		parent, how := b.parent(k)
 		t := in.t
+		t.Client = in.client
 		if parent < 0 {
-			th := &Thread{}
+			th := &Thread{Client: in.client}
 			threads = append(threads, th)
 			in.thread = th
 			t.Link = LinkNew
@@ -531,22 +557,39 @@ func (b *builder) byBranch(k int, side bool) int {
 }
 
 // retryOf finds the failed, cut or empty turn that turn k asks again:
-// same number of messages, all but the last the same, ended before k
-// started, and not continued by any later turn. -1 when there is none.
+// the same request (model, system prompt, tools), the same number of
+// messages, all but the last the same, ended before k started, and not
+// continued by any later turn. -1 when there is none. A first request
+// has no earlier messages to share, so its one message must say the
+// same, whitespace and added text aside ("Warmup" asked again as
+// "Warmup\n").
 func (b *builder) retryOf(k int) int {
 	in := b.infos[k]
 	n := len(in.msgHash)
 	if n == 0 {
 		return -1
 	}
-	best := -1
-	for _, q := range b.byPart[in.prefixKey(n-1)] {
+	ok := func(q int) bool {
 		qi := b.infos[q]
-		if qi.side != in.side || len(qi.msgHash) != n || !(qi.failed || qi.empty) ||
-			b.tip[qi.thread] != q || qi.end.After(in.start) {
-			continue
+		return qi.side == in.side && len(qi.msgHash) == n && (qi.failed || qi.empty) &&
+			b.tip[qi.thread] == q && !qi.end.After(in.start) && qi.sameRequest(in) && qi.t.Exchange.State != exchange.StateInFlight
+	}
+	best := -1
+	if n == 1 {
+		now := strings.TrimSpace(strings.Join(lastUserTexts(in.d.Request.Messages), "\n"))
+		for q := k - 1; q >= 0; q-- {
+			if !ok(q) || len(b.infos[q].msgHash) != 1 {
+				continue
+			}
+			was := strings.TrimSpace(strings.Join(lastUserTexts(b.infos[q].d.Request.Messages), "\n"))
+			if was != "" && strings.HasPrefix(now, was) {
+				return q
+			}
 		}
-		if q > best {
+		return -1
+	}
+	for _, q := range b.byPart[in.prefixKey(n-1)] {
+		if ok(q) && q > best {
 			best = q
 		}
 	}
@@ -554,15 +597,17 @@ func (b *builder) retryOf(k int) int {
 }
 
 // repeatable reports whether turn k, whose messages are exactly turn p's,
-// is the same request sent again rather than a parallel twin (two
-// subagents started with the same prompt): p failed or came back empty, or
-// p is the last turn of its thread and had ended before k started.
+// is the same request sent again: the same model, system prompt and tools,
+// sent after p ended, and p failed, came back empty, or is the last turn
+// of its thread. Requests that overlap (parallel subagents started with
+// the same prompt, Claude Code's warmups and token-count probes) or differ
+// in model, system prompt or tools are different requests.
 func (b *builder) repeatable(p, k int) bool {
 	pi, in := b.infos[p], b.infos[k]
-	if pi.failed || pi.empty {
-		return true
+	if !pi.sameRequest(in) || pi.end.After(in.start) || pi.t.Exchange.State == exchange.StateInFlight {
+		return false
 	}
-	return b.tip[pi.thread] == p && !pi.end.After(in.start)
+	return pi.failed || pi.empty || b.tip[pi.thread] == p
 }
 
 // byHistory links a turn whose earlier messages changed (so no prefix
@@ -716,7 +761,7 @@ func (b *builder) kinds() {
 			sub[in.thread] = true
 		}
 	}
-	nSub, nSide := 0, 0
+	nSub, nSide, nConv := 0, 0, 0
 	for _, th := range b.s.Threads {
 		f := first[th]
 		switch {
@@ -737,10 +782,14 @@ func (b *builder) kinds() {
 				}
 			}
 		}
-		if sub[th] {
+		switch {
+		case sub[th]:
 			nSub++
 			th.Kind, th.ID = KindSubagent, "sub"+strconv.Itoa(nSub)
-		} else {
+		case !th.Client.ClaudeCode():
+			nConv++
+			th.Kind, th.ID = KindConversation, "conv"+strconv.Itoa(nConv)
+		default:
 			nSide++
 			th.Kind, th.ID = KindSide, "side"+strconv.Itoa(nSide)
 		}

@@ -122,7 +122,8 @@ func TestInterleavedSubagents(t *testing.T) {
 
 // Subagents of a client without a billing header are told apart by their
 // own system prompt and by running while the main thread does; a later
-// thread with another prompt that does not overlap is a side thread.
+// thread with another prompt that does not overlap is another
+// conversation (side queries are Claude Code's notion).
 func TestSubagentWithoutHeader(t *testing.T) {
 	c := newCapture(t)
 	m1 := mainConv("go")
@@ -140,7 +141,10 @@ func TestSubagentWithoutHeader(t *testing.T) {
 	other.system = []any{text("You are a different agent.")}
 	c.send(other, say("ok", 0, 0))
 	s := c.build()
-	wantThreads(t, s, map[string][]int{"main": {1, 3}, "sub1": {2}, "side1": {4}})
+	wantThreads(t, s, map[string][]int{"main": {1, 3}, "sub1": {2}, "conv1": {4}})
+	if k := s.Thread("conv1").Kind; k != timeline.KindConversation {
+		t.Errorf("conv1 kind %s", k)
+	}
 }
 
 func TestRetryJoinsThread(t *testing.T) {

@@ -156,7 +156,7 @@ func (b *builder) breakCause(p, t *info) (cause, why string) {
 	}
 	gap := t.start.Sub(p.start)
 	if ttl := markerTTL(p.d.Request.CacheMarkers); gap > ttl {
-		return CauseTTL, fmt.Sprintf("%s passed since that turn, longer than the %s cache lifetime its cache_control markers set", durationText(gap), durationText(ttl))
+		return CauseTTL, fmt.Sprintf("%s passed since that turn started, longer than the %s cache lifetime its cache_control markers set", durationText(gap), durationText(ttl))
 	}
 	if n, ok := lookbackExceeded(p, t); ok {
 		return CauseLookback, fmt.Sprintf("nothing in the prefix changed, but this request's cache breakpoint is %d content blocks after that turn's, and the API looks back only %d blocks for a cached prefix", n, lookback)
@@ -165,7 +165,7 @@ func (b *builder) breakCause(p, t *info) (cause, why string) {
 	if len(p.msgHash) == 1 {
 		msgs = "first message"
 	}
-	why = fmt.Sprintf("nothing in the cached prefix changed (same model, %d tool definitions, system prompt, betas and %s) and only %s passed: the cache entry was lost on the server's side",
+	why = fmt.Sprintf("nothing in the cached prefix changed (same model, %d tool definitions, system prompt, betas and %s) and only %s passed since that turn started: the cache entry was lost on the server's side",
 		len(t.tools), msgs, durationText(max(gap, 0)))
 	if changed := otherSettingsChanged(pr, tr); changed != "" {
 		why += " (or by the change of " + changed + ", which the API does not document as part of the cached prefix)"

@@ -36,6 +36,7 @@ type conv struct {
 	betas     string
 	extra     obj
 	markerTTL string // ttl of the message cache_control marker
+	headers   []exchange.Header
 }
 
 func tool(name string) obj {
@@ -110,6 +111,7 @@ func (c *conv) clone() *conv {
 	d.system = append([]any(nil), c.system...)
 	d.tools = append([]any(nil), c.tools...)
 	d.messages = append([]any(nil), c.messages...)
+	d.headers = append([]exchange.Header(nil), c.headers...)
 	if c.extra != nil {
 		d.extra = obj{}
 		for k, v := range c.extra {
@@ -230,7 +232,7 @@ func (c *capture) sendAt(req *conv, r reply, start time.Time) {
 	ex := exchange.Exchange{
 		ID: int64(len(c.exs) + 1), Source: "mitm", Start: start, FirstByte: start.Add(took / 2), End: start.Add(took),
 		Method: "POST", URL: "https://api.anthropic.com/v1/messages?beta=true", Host: "api.anthropic.com",
-		ReqHeaders: []exchange.Header{{Name: "Content-Type", Value: "application/json"}, {Name: "Anthropic-Beta", Value: req.betas}},
+		ReqHeaders: append([]exchange.Header{{Name: "Content-Type", Value: "application/json"}, {Name: "Anthropic-Beta", Value: req.betas}}, req.headers...),
 		ReqBody:    req.body(),
 		State:      exchange.StateComplete,
 		Status:     200,

@@ -171,6 +171,8 @@ func ruleStreamIncomplete(b *builder, k int) []Flag {
 	}
 	var d string
 	switch {
+	case r.Size == 0 && r.Streamed:
+		d = fmt.Sprintf("The response stream started (HTTP %d, text/event-stream) but sent no event", ex.Status)
 	case r.Size == 0:
 		d = "No response body arrived"
 	case r.Streamed:
@@ -317,10 +319,13 @@ func ruleStopSequence(b *builder, k int) []Flag {
 			refs = append(refs, tr.References...)
 		}
 		d += fmt.Sprintf(" The request's last user message held a tool_reference (%s)", strings.Join(refs, ", "))
-		if lu.ToolLoaded {
+		switch {
+		case lu.ToolLoaded:
 			d += " and the \"Tool loaded.\" text was there"
-		} else {
+		case in.client.ClaudeCode():
 			d += " without the \"Tool loaded.\" text Claude Code adds to prevent this"
+		default:
+			d += " and no text block after it"
 		}
 		d += "."
 	} else {
@@ -396,6 +401,12 @@ func (b *builder) searchFlagged(k int, id string) bool {
 
 func ruleToolSearchOff(b *builder, k int) []Flag {
 	in := b.infos[k]
+	// ToolSearch and the mcp__ names are Claude Code's; its side queries
+	// (quota checks, token-count probes with one tool and max_tokens 1)
+	// carry tools without being the agent that uses them.
+	if !in.client.ClaudeCode() || in.side {
+		return nil
+	}
 	// Once per thread: on the first turn where it shows.
 	for _, idx := range in.thread.Turns {
 		if idx >= in.t.Index {

@@ -27,6 +27,18 @@ func bytesText(n int) string {
 	return numfmt.Thousands(int64(n)) + " bytes"
 }
 
+// GapText is the time from the start of turn prev's request to the start
+// of turn t's, as the cache_break detail and the Cache tab both write it
+// ("445 ms", "7 min 3 s"); false when a start is unknown. The cache
+// lifetime runs from the previous request's use of the cache, so it is
+// measured from its start, not its end.
+func GapText(prev, t *Turn) (string, bool) {
+	if prev == nil || t == nil || prev.Exchange == nil || t.Exchange == nil || prev.Exchange.Start.IsZero() || t.Exchange.Start.IsZero() {
+		return "", false
+	}
+	return durationText(max(t.Exchange.Start.Sub(prev.Exchange.Start), 0)), true
+}
+
 // durationText writes a duration in the largest units that matter:
 // "12 s", "7 min 3 s", "1 h 5 min".
 func durationText(d time.Duration) string {

@@ -16,6 +16,10 @@ const (
 	KindMain     = "main"
 	KindSubagent = "subagent"
 	KindSide     = "side"
+	// KindConversation is a conversation of a client other than Claude
+	// Code that is neither its first (main) nor started while another was
+	// running (subagent): side queries are Claude Code's notion.
+	KindConversation = "conversation"
 )
 
 // Severities of a flag.
@@ -46,11 +50,14 @@ type Session struct {
 	Threads   []*Thread // in order of their first turn
 }
 
-// Thread is one conversation: the main agent, a subagent, or a side query.
+// Thread is one conversation: the main agent, a subagent, a side query, or
+// another conversation of a client that is not Claude Code.
 type Thread struct {
 	ID    string // stable within a capture: "main", "sub1", "side1", ...
-	Kind  string // KindMain, KindSubagent or KindSide
+	Kind  string // KindMain, KindSubagent, KindSide or KindConversation
 	Turns []int  // 1-based turn indexes, in order
+	// Client is the client that sent the thread's first turn.
+	Client Client
 }
 
 // Turn is one Messages API exchange with what the timeline learned of it.
@@ -59,6 +66,9 @@ type Turn struct {
 	Thread   string // Thread.ID
 	Exchange *exchange.Exchange
 	Decoded  *decode.Turn
+	// Client is the client that sent the request (when nothing in the
+	// request tells, that of the nearest earlier turn that does).
+	Client Client
 
 	// Prev is the index of the previous turn of the same thread, 0 for
 	// the thread's first turn. It is the turn this one continues (its

@@ -15,7 +15,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
@@ -92,7 +94,7 @@ type app struct {
 	title   string
 
 	pages  *tview.Pages // "main" and "help"
-	header *tview.TextView
+	header *headerView
 	list   *turnList
 	tabs   *tabBar
 	detail *tview.Pages // "text" or "raw"
@@ -128,7 +130,7 @@ func newApp(m *view.Model, opts Options) *app {
 	if opts.Screen != nil {
 		a.tv.SetScreen(opts.Screen)
 	}
-	a.header = a.line()
+	a.header = &headerView{TextView: a.line(), a: a}
 	a.list = newTurnList(a)
 	a.tabs = newTabBar(a)
 	a.text = newDetailText(a)
@@ -160,6 +162,23 @@ func newApp(m *view.Model, opts Options) *app {
 	m.SetListener(view.ListenerFunc(a.changed))
 	a.changed(view.ChangeRows | view.ChangeSelection | view.ChangeTab | view.ChangeStatus)
 	return a
+}
+
+// headerView is the header line; it is laid out again when its width
+// changes, as what it shows depends on the room.
+type headerView struct {
+	*tview.TextView
+	a     *app
+	width int // inner width at the last draw, 0 before the first
+}
+
+// Draw lays the header out for its width, then draws it.
+func (h *headerView) Draw(screen tcell.Screen) {
+	if _, _, w, _ := h.GetInnerRect(); w != h.width {
+		h.width = w
+		h.SetText(h.a.th.tagged(headerLine(h.a)))
+	}
+	h.TextView.Draw(screen)
 }
 
 // line makes a one-line text view.
@@ -247,7 +266,8 @@ func headerLine(a *app) view.Line {
 	} else {
 		add(view.RoleDim, "no flags")
 	}
-	if th := m.ShownThread(); th != nil {
+	th := m.ShownThread()
+	if th != nil {
 		add(view.RoleText, "  thread ")
 		add(view.RoleMatch, "%s %s", th.ID, th.Kind)
 	} else if len(s.Threads) > 1 {
@@ -261,7 +281,33 @@ func headerLine(a *app) view.Line {
 		add(view.RoleMatch, "/%s", q)
 		add(view.RoleDim, " %d shown", m.Len())
 	}
+	// The client last, and only whole: on a narrow screen it gives way.
+	c := clientsText(s)
+	if th != nil {
+		c = th.Client.String()
+	}
+	if w := a.header.width; c != "" && (w == 0 || l.Width()+2+utf8.RuneCountInString(c) <= w) {
+		add(view.RoleDim, "  %s", c)
+	}
 	return l
+}
+
+// clientsText names the client of the session's threads and its version,
+// or counts the clients when the threads have several.
+func clientsText(s *timeline.Session) string {
+	var names []string
+	for _, th := range s.Threads {
+		if c := th.Client.String(); !slices.Contains(names, c) {
+			names = append(names, c)
+		}
+	}
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return fmt.Sprintf("%d clients (t shows each thread's)", len(names))
 }
 
 // keyLine is the last line: the status message, or the main keys.

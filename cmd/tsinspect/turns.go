@@ -20,7 +20,9 @@ const turnsAbout = `
 List the Messages API turns of a capture, one per line:
 
   TURN     the turn number (capture order; what 'report' calls index)
-  THREAD   main, subN (a subagent) or sideN (a side query)
+  THREAD   main, subN (a subagent), sideN (a Claude Code side query)
+           or convN (another conversation of a client that is not
+           Claude Code)
   MODEL    the requested model, without "claude-" and a date suffix
   CAT      deferred tools announced to the model (the catalog), with
            +added -removed since the thread's previous turn
@@ -33,7 +35,11 @@ List the Messages API turns of a capture, one per line:
            an error event, "incomplete" for a cut stream
   FLAGS    kinds of the flags raised on the turn, with a count when >1
 
-A last line sums the tokens of the turns shown. --thread keeps one thread,
+A line sums the tokens of the turns shown. Below, after a blank line, one
+line per thread shown: THREAD, KIND (main, subagent, side, conversation),
+TURNS shown, and CLIENT, the program that sent it with its version
+("Claude Code 2.1.328", "Anthropic TypeScript SDK 0.71.0", or the
+User-Agent of another client). --thread keeps one thread,
 --flagged the turns with a flag. Works on a capture that is still being
 written. For everything per turn, use 'tsinspect report'.
 
@@ -72,6 +78,9 @@ func runTurns(env *cliEnv, args []string) error {
 		r.Turns = kept
 	}
 	if err := writeTurnsTable(env.stdout, r); err != nil {
+		return fmt.Errorf("turns: write: %w", err)
+	}
+	if err := writeThreadsTable(env.stdout, r); err != nil {
 		return fmt.Errorf("turns: write: %w", err)
 	}
 	switch {
@@ -189,7 +198,42 @@ func writeTurnsTable(w io.Writer, r *report.Report) error {
 		total[7], total[8], total[9], total[10] = numfmt.Thousands(in), numfmt.Thousands(read), numfmt.Thousands(created), numfmt.Thousands(out)
 		rows = append(rows, total)
 	}
-	widths := make([]int, len(turnsColumns))
+	return writeTable(w, turnsColumns, rows)
+}
+
+// threadsColumns are the columns of the threads table under the turns.
+var threadsColumns = []turnsColumn{{"THREAD", false}, {"KIND", false}, {"TURNS", true}, {"CLIENT", false}}
+
+// writeThreadsTable writes, after a blank line, one line per thread with a
+// turn shown: its kind, the number of its turns shown, and its client.
+func writeThreadsTable(w io.Writer, r *report.Report) error {
+	shown := map[string]int{}
+	for _, t := range r.Turns {
+		shown[t.Thread]++
+	}
+	head := make([]string, len(threadsColumns))
+	for i, c := range threadsColumns {
+		head[i] = c.head
+	}
+	rows := [][]string{head}
+	for _, th := range r.Threads {
+		if shown[th.ID] == 0 {
+			continue
+		}
+		rows = append(rows, []string{th.ID, th.Kind, strconv.Itoa(shown[th.ID]), th.Client.String()})
+	}
+	if len(rows) == 1 {
+		return nil
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	return writeTable(w, threadsColumns, rows)
+}
+
+// writeTable writes rows (the first is the header) in aligned columns.
+func writeTable(w io.Writer, cols []turnsColumn, rows [][]string) error {
+	widths := make([]int, len(cols))
 	for _, row := range rows {
 		for i, cell := range row {
 			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
@@ -202,13 +246,13 @@ func writeTurnsTable(w io.Writer, r *report.Report) error {
 			pad := widths[i] - utf8.RuneCountInString(cell)
 			switch {
 			case i == 0:
-			case turnsColumns[i].right && turnsColumns[i-1].right:
+			case cols[i].right && cols[i-1].right:
 				b.WriteString(" ") // numbers stay apart by their alignment
 			default:
 				b.WriteString("  ")
 			}
 			switch {
-			case turnsColumns[i].right:
+			case cols[i].right:
 				b.WriteString(strings.Repeat(" ", pad))
 				b.WriteString(cell)
 			case i == len(row)-1:

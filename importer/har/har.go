@@ -161,6 +161,24 @@ func Write(w io.Writer, exs []exchange.Exchange, creatorVersion string) error {
 	return nil
 }
 
+// harError is the _error text of an exchange that did not complete, in
+// words other HAR readers understand; "" for one that did.
+func harError(ex *exchange.Exchange) string {
+	var who string
+	switch ex.State {
+	case exchange.StateClientAborted:
+		who = "Client disconnected."
+	case exchange.StateUpstreamFailed:
+		who = "Upstream failed."
+	default:
+		return ""
+	}
+	if ex.Error != "" {
+		who += " " + ex.Error
+	}
+	return who
+}
+
 func toEntry(ex *exchange.Exchange) entry {
 	reqH := safe(ex.ReqHeaders)
 	respH := safe(ex.RespHeaders)
@@ -185,6 +203,7 @@ func toEntry(ex *exchange.Exchange) entry {
 			RedirectURL: ex.RespHeader("Location"),
 			HeadersSize: -1,
 			BodySize:    len(ex.RespBody),
+			Error:       harError(ex),
 		},
 		Timings: timings{Blocked: -1, DNS: -1, Connect: -1, SSL: -1},
 	}

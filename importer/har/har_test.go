@@ -158,7 +158,7 @@ func TestForeignHAR(t *testing.T) {
 		t.Errorf("times %v %v %v", a.Start, a.FirstByte, a.End)
 	}
 	b := res.Exchanges[1]
-	if b.State != exchange.StateUpstreamFailed || !strings.Contains(b.Error, "ERR_ABORTED") || len(b.ReqHeaders) != 0 {
+	if b.State != exchange.StateClientAborted || !strings.Contains(b.Error, "ERR_ABORTED") || len(b.ReqHeaders) != 0 {
 		t.Errorf("aborted entry: %s %q %v", b.State, b.Error, b.ReqHeaders)
 	}
 }

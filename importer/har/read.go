@@ -211,15 +211,42 @@ func fromEntry(e *entry) (exchange.Exchange, error) {
 		ex.Chunks = []exchange.Chunk{{Offset: 0, Size: len(ex.RespBody), At: ex.End}}
 	}
 	ex.State = exchange.StateComplete
-	if ex.Status == 0 {
-		ex.State = exchange.StateUpstreamFailed
+	herr := strings.TrimSpace(e.Response.Error)
+	switch {
+	case ex.Status == 0:
+		ex.State = abortState(herr, exchange.StateUpstreamFailed)
 		ex.FirstByte = time.Time{}
 		ex.Error = "no response in the HAR"
-		if e.Response.Error != "" {
-			ex.Error += ": " + e.Response.Error
+		if herr != "" {
+			ex.Error += ": " + herr
 		}
+	case herr != "":
+		// A response that started, then broke off: mitmproxy and browsers
+		// write what ended it in _error. Without a word on who did, the
+		// client, which the recorder faced, is taken to have hung up.
+		ex.State = abortState(herr, exchange.StateClientAborted)
+		ex.Error = herr
 	}
 	return ex, nil
+}
+
+// abortState says who ended an exchange, from a HAR _error text: the
+// client ("Client disconnected.", net::ERR_ABORTED, a cancelled request),
+// the upstream (a refused, reset or timed-out connection to the server),
+// or def when the text does not tell.
+func abortState(msg string, def exchange.State) exchange.State {
+	m := strings.ToLower(msg)
+	for _, w := range []string{"client disconnected", "client closed", "client hung up", "err_aborted", "aborted", "cancel"} {
+		if strings.Contains(m, w) {
+			return exchange.StateClientAborted
+		}
+	}
+	for _, w := range []string{"server", "upstream", "refused", "reset", "timed out", "timeout", "err_connection", "err_name", "err_empty_response", "unreachable", "dns"} {
+		if strings.Contains(m, w) {
+			return exchange.StateUpstreamFailed
+		}
+	}
+	return def
 }
 
 // exact rebuilds an exchange from tsinspect's own extension.

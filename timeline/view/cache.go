@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/numfmt"
@@ -77,8 +76,8 @@ func Cache(s *timeline.Session, t *timeline.Turn, width, height int) []Line {
 	pc := FirstPrefixChange(decoded(prev), decoded(t))
 	l = d.line()
 	l.addf(RoleTitle, "Prefix vs #%d", prev.Index)
-	if gap, ok := gapBetween(prev, t); ok {
-		l.addf(RoleDim, "  (%s after it ended)", gap)
+	if gap, ok := timeline.GapText(prev, t); ok {
+		l.addf(RoleDim, "  (%s after it started)", gap)
 	}
 	if pc.Betas {
 		d.line().add(RoleWarning, "  anthropic-beta header changed")
@@ -110,24 +109,6 @@ func Cache(s *timeline.Session, t *timeline.Turn, width, height int) []Line {
 		}
 	}
 	return d.lines
-}
-
-// gapBetween returns the time from the end of prev's response to the start
-// of t's request.
-func gapBetween(prev, t *timeline.Turn) (time.Duration, bool) {
-	if prev.Exchange == nil || t.Exchange == nil || prev.Exchange.End.IsZero() || t.Exchange.Start.IsZero() {
-		return 0, false
-	}
-	g := t.Exchange.Start.Sub(prev.Exchange.End)
-	switch {
-	case g < 0:
-		g = 0
-	case g < time.Second:
-		g = g.Round(time.Millisecond)
-	default:
-		g = g.Round(time.Second)
-	}
-	return g, true
 }
 
 // chart draws the stacked bars of thread into d.

@@ -300,16 +300,25 @@ func Catalog(t *timeline.Turn, q string, width int) []Line {
 }
 
 // Searches lists the tool searches visible to t: each query, the tools it
-// loaded, and when the model then called them.
+// loaded, and when the model then called them. A search is numbered, as
+// in 'tsinspect searches' and the report, by the turn that carries its
+// result (the one it issued it, while it has none).
 func Searches(s *timeline.Session, t *timeline.Turn, q string) []Line {
 	var d doc
 	dt := decoded(t)
 	thread := threadTurns(s, t)
-	// callTurn maps a tool_use id to the turn whose response made it.
-	callTurn := map[string]int{}
+	// callTurn maps a tool_use id to the turn whose response made it, and
+	// resultTurn to the first turn carrying its result.
+	callTurn, resultTurn := map[string]int{}, map[string]int{}
 	for _, u := range thread {
-		for _, c := range decoded(u).ToolCalls {
+		du := decoded(u)
+		for _, c := range du.ToolCalls {
 			callTurn[c.ID] = u.Index
+		}
+		for _, sr := range du.NewSearches {
+			if _, ok := resultTurn[sr.ToolUseID]; !ok && sr.ToolUseID != "" {
+				resultTurn[sr.ToolUseID] = u.Index
+			}
 		}
 	}
 	l := heading(&d, t, "Searches", q)
@@ -320,7 +329,12 @@ func Searches(s *timeline.Session, t *timeline.Turn, q string) []Line {
 		}
 		d.blank()
 		l := d.line()
-		at := callTurn[sr.ToolUseID]
+		// from is the first turn whose calls count as made after it.
+		at, from := resultTurn[sr.ToolUseID], resultTurn[sr.ToolUseID]
+		if at == 0 {
+			at = callTurn[sr.ToolUseID]
+			from = at + 1
+		}
 		if at > 0 {
 			l.addf(RoleDim, "#%-4d ", at)
 		} else {
@@ -374,7 +388,7 @@ func Searches(s *timeline.Session, t *timeline.Turn, q string) []Line {
 				if i > 0 {
 					l.add(RoleDim, ", ")
 				}
-				if c := firstCall(thread, at, n); c > 0 {
+				if c := firstCall(thread, from, n); c > 0 {
 					l.addf(RoleText, "%s at #%d", n, c)
 				} else {
 					l.addf(RoleDim, "%s never", n)
@@ -389,11 +403,11 @@ func Searches(s *timeline.Session, t *timeline.Turn, q string) []Line {
 	return d.lines
 }
 
-// firstCall returns the first turn of thread after the one numbered after
-// whose response calls name, or 0.
-func firstCall(thread []*timeline.Turn, after int, name string) int {
+// firstCall returns the first turn of thread numbered from or later whose
+// response calls name, or 0.
+func firstCall(thread []*timeline.Turn, from int, name string) int {
 	for _, u := range thread {
-		if u.Index <= after {
+		if u.Index < from {
 			continue
 		}
 		for _, c := range decoded(u).ToolCalls {

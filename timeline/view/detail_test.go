@@ -84,7 +84,7 @@ func TestDetailTabs(t *testing.T) {
 	}
 	wantLines(t, "searches #3", Searches(s, t3, ""),
 		"Searches of #3 (main): 1 search, 0 new in this turn",
-		`#1    ToolSearch "select:mcp__x__echo"  select, max 5`,
+		`#2    ToolSearch "select:mcp__x__echo"  select, max 5`,
 		"→ loaded mcp__x__echo",
 		"→ called mcp__x__echo at #2")
 	explain := func(kind string) (string, string) { return "because " + kind, "fix " + kind }
@@ -175,4 +175,39 @@ func TestRawEvents(t *testing.T) {
 			t.Errorf("events lack %q:\n%s", want, text)
 		}
 	}
+}
+
+// The Cache tab and the cache_break flag (which the report prints) give
+// the gap between two turns in the same words.
+func TestCacheGapAgrees(t *testing.T) {
+	t0 := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+	sys := []any{map[string]any{"type": "text", "text": "You are a test agent.", "cache_control": map[string]any{"type": "ephemeral"}}}
+	msgs := []any{map[string]any{"role": "user", "content": "hi"}}
+	var exs []exchange.Exchange
+	for i, u := range []struct{ read, created int }{{0, 9000}, {0, 9050}} {
+		body, _ := json.Marshal(map[string]any{"model": "claude-sonnet-4-5", "max_tokens": 32000, "system": sys,
+			"tools": []any{map[string]any{"name": "Bash", "input_schema": map[string]any{"type": "object"}}}, "messages": msgs})
+		resp, _ := json.Marshal(map[string]any{"id": fmt.Sprintf("msg_%d", i), "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+			"content": []any{map[string]any{"type": "text", "text": "ok"}}, "stop_reason": "end_turn",
+			"usage": map[string]any{"input_tokens": 3, "cache_read_input_tokens": u.read, "cache_creation_input_tokens": u.created, "output_tokens": 1}})
+		start := t0.Add(time.Duration(i) * 1445 * time.Millisecond)
+		exs = append(exs, exchange.Exchange{ID: int64(i + 1), Start: start, End: start.Add(time.Second), Method: "POST",
+			URL: "https://api.anthropic.com/v1/messages", ReqBody: body, Status: 200, State: exchange.StateComplete,
+			RespHeaders: []exchange.Header{{Name: "Content-Type", Value: "application/json"}}, RespBody: resp})
+		msgs = append(msgs, map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "text", "text": "ok"}}},
+			map[string]any{"role": "user", "content": "again"})
+	}
+	s := timeline.Build(exs)
+	t2 := s.Turn(2)
+	if t2 == nil || t2.Prev != 1 || len(t2.Flags) != 1 || t2.Flags[0].Kind != timeline.FlagCacheBreak {
+		t.Fatalf("want one cache_break on turn 2, got %+v", t2)
+	}
+	gap, ok := timeline.GapText(s.Turn(1), t2)
+	if !ok || gap != "1 s" {
+		t.Fatalf("gap %q %v", gap, ok)
+	}
+	if !strings.Contains(t2.Flags[0].Detail, gap+" passed since that turn started") {
+		t.Errorf("flag detail %q lacks the gap %q", t2.Flags[0].Detail, gap)
+	}
+	wantLines(t, "cache #2", Cache(s, t2, 60, 4), "Prefix vs #1  ("+gap+" after it started)")
 }
