@@ -1,0 +1,47 @@
+package toolsearch
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Text renders the result for a person: the query and mode, what it
+// returns, one line per candidate (score, name, what the score is made
+// of) and where the cut fell. Lines are indented by indent.
+func (r Result) Text(indent string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s%s query %q, max_results %d\n", indent, r.Mode, r.Query, r.MaxResults)
+	if len(r.Names) == 0 {
+		fmt.Fprintf(&b, "%sreturns nothing\n", indent)
+	} else {
+		fmt.Fprintf(&b, "%sreturns %s\n", indent, strings.Join(r.Names, ", "))
+	}
+	width := 0
+	for _, c := range r.Candidates {
+		width = max(width, len(c.Name))
+	}
+	for _, c := range r.Candidates {
+		mark := " "
+		if c.Returned {
+			mark = "+"
+		}
+		s := fmtScore(c.Score)
+		why := strings.Join(c.Why, "; ")
+		if c.Excluded != "" {
+			s, why = "-", c.Excluded
+		}
+		if c.DescriptionUnknown && (r.Mode == ModeKeyword || r.Mode == ModeRequired || r.Mode == ModeRegex || r.Mode == ModeBM25) {
+			why += " (description unknown)"
+		}
+		fmt.Fprintf(&b, "%s %s %6s  %-*s  %s\n", indent, mark, s, width, c.Name, why)
+	}
+	fmt.Fprintf(&b, "%s%s\n", indent, r.Cut)
+	return b.String()
+}
+
+func fmtScore(f float64) string {
+	if f == float64(int64(f)) {
+		return fmt.Sprintf("%d", int64(f))
+	}
+	return fmt.Sprintf("%.2f", f)
+}
