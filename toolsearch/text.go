@@ -26,6 +26,9 @@ func (r Result) Text(indent string) string {
 			mark = "+"
 		}
 		s := fmtScore(c.Score)
+		if r.Mode == ModeSelect || r.Mode == ModeExact || r.Mode == ModePrefix || r.Mode == ModeRegex {
+			s = ""
+		}
 		why := strings.Join(c.Why, "; ")
 		if c.Excluded != "" {
 			s, why = "-", c.Excluded

@@ -10,6 +10,8 @@ import (
 
 	"github.com/tsinspect/tsinspect/coverage"
 	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/timeline"
+	"github.com/tsinspect/tsinspect/toolsearch"
 )
 
 const searchesAbout = `
@@ -36,8 +38,19 @@ matching --tools was never found by a search (or never called with its
 schema loaded): a check for the CI job of an MCP server, after a scripted
 'claude -p' session recorded with 'tsinspect record'.
 
+With --explain, each search is then re-run offline over the catalog of
+the moment the model made the call: Claude Code's published ToolSearch
+algorithm (select: lookup, exact name, mcp__ prefix, keyword scoring with
++required terms and max_results), or an approximation of the server's
+regex and BM25 searches over the deferred definitions the request carries.
+Every candidate is listed with its score and what it is made of, with
+where and why the cut fell, and DIFFERS marks a search whose recorded
+result the simulation does not reproduce, with the likely causes (unknown
+descriptions, search hints not on the wire, a drifted algorithm).
+
 Examples:
   tsinspect searches session.db
+  tsinspect searches session.db --explain
   tsinspect searches session.db --tools 'mcp__github__*'
   tsinspect searches session.db --tools mcp__github__,mcp__linear__ --thread main
   tsinspect searches session.db --tools mcp__github__create_issue --require called`
@@ -46,6 +59,7 @@ func runSearches(env *cliEnv, args []string) error {
 	fs := newFlags(env, "searches", "FILE [--tools PATTERNS] [--thread ID]", searchesAbout)
 	toolsFlag := fs.String("tools", "", "also list what happened to the tools matching these comma-separated `patterns` (globs like mcp__github__*; a pattern without * ? [ matches names starting with it)")
 	thread := fs.String("thread", "", "only this `thread` (main, sub1, side1, ...)")
+	explain := fs.Bool("explain", false, "re-run each search offline (Claude Code's published ToolSearch algorithm; an approximation for server searches) and show every candidate's score, where the cut fell, and whether the recorded result agrees")
 	require := fs.String("require", "", "exit with status 3 unless every tool matching --tools was `found` (loaded by a search, or always loaded) or, with called, called with its schema loaded")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -75,6 +89,11 @@ func runSearches(env *cliEnv, args []string) error {
 	if err := writeSearches(env.stdout, searches); err != nil {
 		return fmt.Errorf("searches: write: %w", err)
 	}
+	if *explain {
+		if err := writeExplained(env.stdout, s, *thread); err != nil {
+			return fmt.Errorf("searches: write: %w", err)
+		}
+	}
 	if match != nil {
 		fmt.Fprintln(env.stdout)
 		if err := writeTools(env.stdout, tools); err != nil {
@@ -88,6 +107,27 @@ func runSearches(env *cliEnv, args []string) error {
 		return checkRequired(env, *require, *toolsFlag, tools)
 	}
 	return nil
+}
+
+// writeExplained re-runs every search of the session (of thread, when set)
+// and writes each with its candidates, then a summary line.
+func writeExplained(w io.Writer, s *timeline.Session, thread string) error {
+	var kept []toolsearch.Explained
+	for _, e := range toolsearch.Session(s) {
+		if thread == "" || e.Thread == thread {
+			kept = append(kept, e)
+		}
+	}
+	for _, e := range kept {
+		if _, err := fmt.Fprintln(w); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, e.Text()); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(w, "\n%s\n", toolsearch.Summary(kept))
+	return err
 }
 
 // checkRequired fails with exit status 3, naming the tools, when a tool
