@@ -37,10 +37,15 @@ func (e Explained) Agrees() bool { return e.Err == nil && e.Diff == "" }
 // result is new, over the catalog of the moment the model made the call.
 // Descriptions come from the tool definitions any request of the session
 // carries (a capture announces deferred tools by name only); a tool whose
-// definition never appears scores without one. Searches without a
+// definition never appears scores without one, unless extra (tools
+// listed from the MCP servers themselves, by Claude Code name) has it;
+// extra's definitions win, as they carry search hints. Searches without a
 // recorded result are skipped.
-func Session(s *timeline.Session) []Explained {
+func Session(s *timeline.Session, extra map[string]Tool) []Explained {
 	defs := Definitions(s)
+	for n, t := range extra {
+		defs[n] = t
+	}
 	byIndex := map[int]*timeline.Turn{}
 	for _, t := range s.Turns {
 		byIndex[t.Index] = t

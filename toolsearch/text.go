@@ -20,7 +20,16 @@ func (r Result) Text(indent string) string {
 	for _, c := range r.Candidates {
 		width = max(width, len(c.Name))
 	}
-	for _, c := range r.Candidates {
+	shown := 0
+	for i, c := range r.Candidates {
+		if !c.Returned {
+			if shown == maxShownOut {
+				rest := r.Candidates[i:]
+				fmt.Fprintf(&b, "%s   … %d more: %s\n", indent, len(rest), restText(rest))
+				break
+			}
+			shown++
+		}
 		mark := " "
 		if c.Returned {
 			mark = "+"
@@ -47,4 +56,39 @@ func fmtScore(f float64) string {
 		return fmt.Sprintf("%d", int64(f))
 	}
 	return fmt.Sprintf("%.2f", f)
+}
+
+// maxShownOut is how many candidates left out by the cut Text lists one
+// by one.
+const maxShownOut = 5
+
+// restText sums up candidates not listed: their score range, or that a
+// required term excluded them.
+func restText(rest []Candidate) string {
+	lo, hi, scored, excluded := 0.0, 0.0, 0, 0
+	for _, c := range rest {
+		if c.Excluded != "" {
+			excluded++
+			continue
+		}
+		if scored == 0 || c.Score < lo {
+			lo = c.Score
+		}
+		if scored == 0 || c.Score > hi {
+			hi = c.Score
+		}
+		scored++
+	}
+	var parts []string
+	if scored > 0 {
+		sc := "score " + fmtScore(hi)
+		if lo != hi {
+			sc = "scores " + fmtScore(lo) + " to " + fmtScore(hi)
+		}
+		parts = append(parts, fmt.Sprintf("%d with %s", scored, sc))
+	}
+	if excluded > 0 {
+		parts = append(parts, fmt.Sprintf("%d lacking a required term", excluded))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -168,3 +168,30 @@ func golden(t *testing.T, name, got string) {
 		t.Errorf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", p, got, want)
 	}
 }
+
+// TestFindable: a tool whose name words all occur in the names of five
+// tools before it in the catalog is found by none of its own queries.
+func TestFindable(t *testing.T) {
+	var pool []toolsearch.Tool
+	for _, s := range []string{"red", "green", "blue", "cyan", "pink", "gray"} {
+		pool = append(pool, toolsearch.Tool{Name: "mcp__s__get_item_" + s, Description: "Get an item."})
+	}
+	pool = append(pool, toolsearch.Tool{Name: "mcp__s__get_item"})
+	fs := toolsearch.Findable(pool, 5)
+	if len(fs) != 7 {
+		t.Fatalf("%d findings", len(fs))
+	}
+	if f := fs[0]; f.Query != "get" || len(f.Problems) != 0 {
+		t.Errorf("get_item_red: %+v, want found by \"get\" (first of a tie)", f)
+	}
+	if f := fs[5]; f.Query != "gray" {
+		t.Errorf("get_item_gray: %+v, want found by its colour", f)
+	}
+	f := fs[6]
+	if f.Found() || strings.Join(f.Tried, "|") != "get|item|get item|s get item" {
+		t.Errorf("get_item: %+v, want not found after get|item|get item|s get item", f)
+	}
+	if p := strings.Join(f.Problems, "; "); !strings.Contains(p, "empty description") || !strings.Contains(p, `6 tools score as high or higher on "get item"`) {
+		t.Errorf("problems %q", p)
+	}
+}

@@ -6,9 +6,11 @@ import (
 	"path"
 	"strings"
 	"text/tabwriter"
+	"time"
 	"unicode"
 
 	"github.com/tsinspect/tsinspect/coverage"
+	"github.com/tsinspect/tsinspect/mcpclient"
 	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/timeline"
 	"github.com/tsinspect/tsinspect/toolsearch"
@@ -59,6 +61,7 @@ func runSearches(env *cliEnv, args []string) error {
 	fs := newFlags(env, "searches", "FILE [--tools PATTERNS] [--thread ID]", searchesAbout)
 	toolsFlag := fs.String("tools", "", "also list what happened to the tools matching these comma-separated `patterns` (globs like mcp__github__*; a pattern without * ? [ matches names starting with it)")
 	thread := fs.String("thread", "", "only this `thread` (main, sub1, side1, ...)")
+	mcpConfig := fs.String("mcp-config", "", "with --explain: take tool descriptions from the MCP servers of this Claude Code style config `FILE` (tools/list), which a capture lacks for tools never loaded")
 	explain := fs.Bool("explain", false, "re-run each search offline (Claude Code's published ToolSearch algorithm; an approximation for server searches) and show every candidate's score, where the cut fell, and whether the recorded result agrees")
 	require := fs.String("require", "", "exit with status 3 unless every tool matching --tools was `found` (loaded by a search, or always loaded) or, with called, called with its schema loaded")
 	pos, err := parseInterspersed(fs, args)
@@ -89,8 +92,26 @@ func runSearches(env *cliEnv, args []string) error {
 	if err := writeSearches(env.stdout, searches); err != nil {
 		return fmt.Errorf("searches: write: %w", err)
 	}
+	if *mcpConfig != "" && !*explain {
+		return usageError("searches: --mcp-config goes with --explain")
+	}
 	if *explain {
-		if err := writeExplained(env.stdout, s, *thread); err != nil {
+		var extra map[string]toolsearch.Tool
+		if *mcpConfig != "" {
+			list, err := mcpclient.Config(*mcpConfig)
+			if err != nil {
+				return fmt.Errorf("searches: %w", err)
+			}
+			pool, _, err := probeTools(&cliEnv{stdout: io.Discard}, list, 30*time.Second)
+			if err != nil {
+				return fmt.Errorf("searches: %w", err)
+			}
+			extra = map[string]toolsearch.Tool{}
+			for _, t := range pool {
+				extra[t.Name] = t
+			}
+		}
+		if err := writeExplained(env.stdout, s, *thread, extra); err != nil {
 			return fmt.Errorf("searches: write: %w", err)
 		}
 	}
@@ -111,9 +132,9 @@ func runSearches(env *cliEnv, args []string) error {
 
 // writeExplained re-runs every search of the session (of thread, when set)
 // and writes each with its candidates, then a summary line.
-func writeExplained(w io.Writer, s *timeline.Session, thread string) error {
+func writeExplained(w io.Writer, s *timeline.Session, thread string, extra map[string]toolsearch.Tool) error {
 	var kept []toolsearch.Explained
-	for _, e := range toolsearch.Session(s) {
+	for _, e := range toolsearch.Session(s, extra) {
 		if thread == "" || e.Thread == thread {
 			kept = append(kept, e)
 		}
