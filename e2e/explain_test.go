@@ -1,0 +1,102 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/tsinspect/tsinspect/fixtures"
+	"github.com/tsinspect/tsinspect/fixtures/democapture"
+	"github.com/tsinspect/tsinspect/fixtures/session"
+)
+
+// explainQueries are the ToolSearch calls the stand-in scripts: every
+// form of query, ties cut by max_results, description-only matches.
+var explainQueries = []struct {
+	query string
+	max   int
+}{
+	{"echo text back", 5},
+	{"demo action", 3},
+	{"action 7", 5},
+	{"+echo text", 5},
+	{"ECHO Text", 5},
+	{"target", 5},
+	{"mcp__demo__act", 5},
+	{"mcp__demo__action_1", 5},
+	{"mcp__demo__echo", 5},
+	{"weather forecast", 5},
+	{"select:mcp__demo__echo,mcp__demo__nope", 5},
+	{"number named", 4},
+}
+
+// TestExplainAgreesWithClaudeCode has real Claude Code run ToolSearch
+// (client-side: Claude Code computes the result) for each query, then
+// re-runs every recorded search offline with the demo server's own
+// descriptions and checks that the simulation returns exactly what Claude
+// Code returned.
+func TestExplainAgreesWithClaudeCode(t *testing.T) {
+	kit.RequireClaude(t)
+	var steps []fixtures.Reply
+	for _, q := range explainQueries {
+		steps = append(steps, fixtures.ToolSearch(q.query, q.max))
+	}
+	steps = append(steps, fixtures.Text("done"))
+	sc := fixtures.Script{Routes: map[fixtures.Route][]fixtures.Step{fixtures.RouteMain: fixtures.Steps(steps...)}}
+	_, url := session.StandIn(t, sc, fixtures.Options{})
+	res := kit.Record(t, url, session.Options{})
+	if res.Err != nil {
+		t.Fatalf("record: %v\n%s", res.Err, res.Output)
+	}
+	code, out, stderr := runCLI(t, "searches", res.DB, "--explain", "--mcp-config", filepath.Join(res.Dir, "mcp.json"))
+	if code != 0 {
+		t.Fatalf("searches --explain: exit %d: %s", code, stderr)
+	}
+	want := regexp.MustCompile(`(?m)^(\d+) searches re-run offline: (\d+) agree with the recording, 0 differ$`)
+	m := want.FindStringSubmatch(out)
+	if m == nil || m[1] != m[2] || m[1] != "12" {
+		t.Errorf("want all %d searches simulated and agreeing:\n%s", len(explainQueries), out)
+	}
+	for _, q := range explainQueries {
+		if !strings.Contains(out, "ToolSearch "+quoteGo(q.query)) {
+			t.Errorf("search %q not explained", q.query)
+		}
+	}
+	// The mode each took, as the simulation saw it.
+	for _, w := range []string{`exact query "mcp__demo__echo"`, `prefix query "mcp__demo__act", max_results 5`, `exact query "mcp__demo__action_1"`, `required query "+echo text"`, `select query "select:mcp__demo__echo,mcp__demo__nope"`} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output does not say %s", w)
+		}
+	}
+	if t.Failed() {
+		t.Logf("explain:\n%s", out)
+	}
+}
+
+// TestExplainBundledCapture re-runs the searches of the bundled real
+// session, without the MCP servers: both agree with the recording.
+func TestExplainBundledCapture(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "demo.db")
+	if err := os.WriteFile(db, democapture.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCLI(t, "searches", db, "--explain")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, w := range []string{
+		"turn 3 (main): ToolSearch \"weather forecast\" (client, 56 deferred tools in the pool)",
+		"No tool scored: the search returns nothing",
+		"2 searches re-run offline: 2 agree with the recording, 0 differ",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output does not say %q:\n%s", w, out)
+		}
+	}
+	code, _, stderr = runCLI(t, "searches", db, "--mcp-config", "x.json")
+	assertRefused(t, code, "", stderr, 2, "--mcp-config goes with --explain")
+}
+
+func quoteGo(s string) string { return strings.ReplaceAll(`"`+s+`"`, "\\", "\\\\") }
