@@ -52,12 +52,24 @@ func Findable(pool []Tool, maxResults int) []Finding {
 				queries = append(queries, q)
 			}
 		}
+		// A model writes words: a part like get-env is queried as get
+		// and env.
+		var ws []string
+		hyphen := false
 		for _, p := range action {
-			add(p)
+			pw := words(p)
+			hyphen = hyphen || len(pw) > 1
+			ws = append(ws, pw...)
 		}
-		add(strings.Join(action, " "))
+		for _, w := range ws {
+			add(w)
+		}
+		add(strings.Join(ws, " "))
 		if server != "" {
-			add(server + " " + strings.Join(action, " "))
+			add(strings.Join(append(words(server), ws...), " "))
+		}
+		if hyphen {
+			f.Problems = append(f.Problems, "words joined by - or . form one name part: a query word matches it only as a substring (+6, not +12)")
 		}
 		f.Tried = queries
 		for _, q := range queries {
@@ -76,7 +88,7 @@ func Findable(pool []Tool, maxResults int) []Finding {
 			f.Problems = append(f.Problems, "empty description: only its name can match")
 		}
 		if !f.Found() {
-			q := strings.Join(action, " ")
+			q := strings.Join(ws, " ")
 			r := Client(q, maxResults, pool, pool)
 			ties := 0
 			var mine float64
