@@ -96,7 +96,9 @@ func ruleCatalogNoSearch(b *builder, k int) []Flag {
 	in := b.infos[k]
 	d := in.d
 	ev, ok := announcement(d)
-	if !ok || len(d.Catalog) == 0 || hasSearchTool(d.Request.Tools) || b.earlierFlag(k, FlagCatalogNoSearch, nil) {
+	// A request with no tools at all (a title or a compaction summary)
+	// asks for text only: the announcement is just history there.
+	if !ok || len(d.Catalog) == 0 || len(d.Request.Tools) == 0 || hasSearchTool(d.Request.Tools) || b.earlierFlag(k, FlagCatalogNoSearch, nil) {
 		return nil
 	}
 	where := fmt.Sprintf("message %d", ev.Message)
@@ -171,6 +173,10 @@ func ruleUnknownReference(b *builder, k int) []Flag {
 func ruleReferenceNotSent(b *builder, k int) []Flag {
 	in := b.infos[k]
 	d := in.d
+	refused := in.t.Exchange != nil && in.t.Exchange.Status == 400
+	if len(d.Request.Tools) == 0 && !refused {
+		return nil // a text-only side request; unless the API refused it
+	}
 	var out []Flag
 	for _, n := range d.MissingReferences {
 		if !d.InCatalog(n) && b.referencedHere(k, n) {
@@ -180,7 +186,7 @@ func ruleReferenceNotSent(b *builder, k int) []Flag {
 			continue
 		}
 		det := fmt.Sprintf("A tool_reference in the history loads %s, but this request's %d tools do not include it: the search's result is not honoured", n, len(d.Request.Tools))
-		if in.t.Exchange != nil && in.t.Exchange.Status == 400 {
+		if refused {
 			det += ", and the API refused the request with HTTP 400"
 		}
 		out = append(out, Flag{Tool: n, Detail: det + "."})

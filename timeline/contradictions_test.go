@@ -118,3 +118,35 @@ func TestReferenceNotSent(t *testing.T) {
 		t.Errorf("%d turns flagged, want 1", n)
 	}
 }
+
+// TestContradictionsSkipTextOnlyRequests: a side request with no tools (a
+// compaction summary) carries the catalog and the references as history
+// only; unless the API refused it, nothing is flagged.
+func TestContradictionsSkipTextOnlyRequests(t *testing.T) {
+	for _, refused := range []bool{false, true} {
+		c := newCapture(t)
+		c3 := toolsearchSession(c)
+		side := c3.user(text("Summarise the conversation."))
+		side.tools = nil
+		r := say("Summary.", 0, 100)
+		if refused {
+			r = httpError(400, "invalid_request_error", "Tool reference 'mcp__demo__echo' not found in available tools")
+		}
+		c.send(side, r)
+		s := c.build()
+		noFlag(t, s, timeline.FlagCatalogNoSearch)
+		if !refused {
+			noFlag(t, s, timeline.FlagReferenceNotSent)
+			continue
+		}
+		all := allFlags(s, timeline.FlagReferenceNotSent)
+		if len(all) != 1 {
+			t.Fatalf("refused: flags %s, want one reference_not_sent", describeFlags(all))
+		}
+		for _, fs := range all {
+			if !strings.Contains(fs[0].Detail, "refused the request with HTTP 400") {
+				t.Errorf("refused: %s", fs[0].Detail)
+			}
+		}
+	}
+}
