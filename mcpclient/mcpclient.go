@@ -65,7 +65,17 @@ func ParseConfig(b []byte) ([]Server, error) {
 	}
 	var out []Server
 	for name, s := range cfg.MCPServers {
-		sv := Server{Name: name, Type: s.Type, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL, Headers: s.Headers}
+		// Claude Code expands ${VAR} (and ${VAR:-default}) in these.
+		sv := Server{Name: name, Type: s.Type, Command: expand(s.Command), URL: expand(s.URL), Env: map[string]string{}, Headers: map[string]string{}}
+		for _, a := range s.Args {
+			sv.Args = append(sv.Args, expand(a))
+		}
+		for k, v := range s.Env {
+			sv.Env[k] = expand(v)
+		}
+		for k, v := range s.Headers {
+			sv.Headers[k] = expand(v)
+		}
 		if sv.Type == "" {
 			sv.Type = "stdio"
 			if sv.Command == "" && sv.URL != "" {
@@ -322,7 +332,7 @@ func (h *httpRPC) call(ctx context.Context, id int, method string, params any) (
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", ProtocolVersion)
 	for k, v := range h.headers {
-		req.Header.Set(k, os.ExpandEnv(v))
+		req.Header.Set(k, v)
 	}
 	if h.session != "" {
 		req.Header.Set("Mcp-Session-Id", h.session)
@@ -398,4 +408,16 @@ func ClaudeName(server, tool string) string {
 		}, s)
 	}
 	return "mcp__" + clean(server) + "__" + clean(tool)
+}
+
+// expand replaces ${VAR} and ${VAR:-default} with the environment's
+// values, as Claude Code does in an MCP config.
+func expand(s string) string {
+	return os.Expand(s, func(k string) string {
+		name, def, hasDef := strings.Cut(k, ":-")
+		if v := os.Getenv(name); v != "" || !hasDef {
+			return v
+		}
+		return def
+	})
 }

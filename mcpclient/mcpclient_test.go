@@ -154,6 +154,17 @@ func TestHTTP(t *testing.T) {
 	}
 }
 
+func TestParseConfigExpands(t *testing.T) {
+	t.Setenv("MCPCLIENT_TEST_TOKEN", "s3cret")
+	got, err := mcpclient.ParseConfig([]byte(`{"mcpServers":{"a":{"type":"http","url":"${MCPCLIENT_TEST_HOST:-http://127.0.0.1:9}/mcp","headers":{"Authorization":"Bearer ${MCPCLIENT_TEST_TOKEN}"}},"b":{"command":"srv","args":["--root=${MCPCLIENT_TEST_NONE:-/tmp}"],"env":{"T":"${MCPCLIENT_TEST_TOKEN}"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].URL != "http://127.0.0.1:9/mcp" || got[0].Headers["Authorization"] != "Bearer s3cret" || got[1].Args[0] != "--root=/tmp" || got[1].Env["T"] != "s3cret" {
+		t.Errorf("%+v", got)
+	}
+}
+
 func TestParseConfig(t *testing.T) {
 	got, err := mcpclient.ParseConfig([]byte(`{"mcpServers":{"b":{"type":"http","url":"http://127.0.0.1:1/mcp"},"a":{"command":"srv","args":["-x"],"env":{"K":"V"}},"c":{"url":"http://127.0.0.1:2"}}}`))
 	if err != nil {

@@ -167,3 +167,18 @@ func TestWriteCABundle(t *testing.T) {
 		t.Errorf("missing user file: err %v", err)
 	}
 }
+
+func TestExportsFor(t *testing.T) {
+	rev := []string{"ANTHROPIC_BASE_URL=http://127.0.0.1:1"}
+	if got := strings.Join(exportsFor(capture.ModeReverse, rev), " "); got != "ANTHROPIC_BASE_URL=http://127.0.0.1:1 ENABLE_TOOL_SEARCH=true" {
+		t.Errorf("reverse, kept value here: %s", got)
+	}
+	both := []string{"ANTHROPIC_BASE_URL=x", "ENABLE_TOOL_SEARCH=true"}
+	if got := exportsFor(capture.ModeReverse, both); len(got) != 2 {
+		t.Errorf("reverse, set here: %q", got)
+	}
+	mitm := []string{"HTTPS_PROXY=x"}
+	if got := exportsFor(capture.ModeMITM, mitm); len(got) != 1 {
+		t.Errorf("mitm: %q", got)
+	}
+}

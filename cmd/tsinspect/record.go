@@ -240,7 +240,7 @@ func record(env *cliEnv, f recordFlags) error {
 		sig := make(chan os.Signal, 1)
 		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 		fmt.Fprintf(env.stdout, "tsinspect: recording %s traffic via %s into %s; Ctrl-C to stop.\nIn the shell that runs the client:\n", f.mode, addr, f.db)
-		for _, kv := range childEnv {
+		for _, kv := range exportsFor(f.mode, childEnv) {
 			fmt.Fprintf(env.stdout, "  export %s\n", exportLine(kv))
 		}
 		select {
@@ -306,6 +306,22 @@ func readCerts(path string) ([]*x509.Certificate, error) {
 		return nil, fmt.Errorf("record: --upstream-ca %s: no PEM certificate in it", path)
 	}
 	return out, nil
+}
+
+// exportsFor returns the entries to print for another shell: the child's,
+// and in reverse mode always ENABLE_TOOL_SEARCH, which exportLine writes so
+// that the other shell's own value is kept (this shell's says nothing
+// about it).
+func exportsFor(mode string, childEnv []string) []string {
+	if mode != capture.ModeReverse {
+		return childEnv
+	}
+	for _, kv := range childEnv {
+		if strings.HasPrefix(kv, "ENABLE_TOOL_SEARCH=") {
+			return childEnv
+		}
+	}
+	return append(append([]string(nil), childEnv...), "ENABLE_TOOL_SEARCH=true")
 }
 
 // exportLine turns a KEY=VALUE entry into what follows "export " in a
