@@ -212,7 +212,7 @@ type stdioRPC struct {
 }
 
 func startStdio(ctx context.Context, s Server) (*stdioRPC, error) {
-	cmd := exec.Command(s.Command, s.Args...)
+	cmd := exec.CommandContext(ctx, s.Command, s.Args...)
 	cmd.Env = os.Environ()
 	for k, v := range s.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)

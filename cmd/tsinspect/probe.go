@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -181,6 +182,9 @@ func probeTools(env *cliEnv, list []mcpclient.Server, timeout time.Duration) ([]
 			pool = append(pool, t)
 		}
 	}
+	// Claude Code's catalog lists deferred tools sorted by name, and
+	// ToolSearch breaks ties in that order.
+	sort.SliceStable(pool, func(i, j int) bool { return pool[i].Name < pool[j].Name })
 	return pool, sizes, nil
 }
 

@@ -13,9 +13,9 @@ import (
 	"testing"
 )
 
-// mcpHTTP serves an MCP server over streamable HTTP on 127.0.0.1 whose
-// tools are named name_0..: six "get_item_COLOUR" tools with descriptions
-// and a bare "get_item" last, which no query of its name finds.
+// mcpHTTP serves an MCP server over streamable HTTP on 127.0.0.1 with six
+// "get_item_COLOUR" tools with descriptions and a bare "get_item" without
+// one, which no query of its name finds: every word of it ties or loses.
 func mcpHTTP(t *testing.T) string {
 	t.Helper()
 	var tools []map[string]any
@@ -76,12 +76,12 @@ func TestProbe(t *testing.T) {
 	}
 	for _, want := range []string{
 		"server items (http items 0.1): 7 tools",
-		`mcp__items__get_item_red   `,
+		`mcp__items__get_item_red    39      "red"`,
 		"1 tool no query of its own name's words finds: mcp__items__get_item",
 		"empty description: only its name can match; no distinctive name part: 6 tools score as high or higher on \"get item\"",
 		"these tools would be sent inline (below the threshold)",
 		`keyword query "get item", max_results 5`,
-		"max_results 5 cut the list after mcp__items__get_item_pink (score 28), in a tie with mcp__items__get_item_gray (score 28)",
+		"max_results 5 cut the list after mcp__items__get_item_pink (score 28), in a tie with mcp__items__get_item_red (score 28)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output does not say %q:\n%s", want, out)
@@ -92,7 +92,7 @@ func TestProbe(t *testing.T) {
 		t.Errorf("--require findable: exit %d, stderr %q", code, stderr)
 	}
 	code, _, stderr = runIn("--mcp-config", cfg, "--expect", "gray=mcp__items__get_item_gray", "--expect", "item=mcp__items__get_item")
-	if code != 3 || strings.Count(stderr, "--expect") != 1 || !strings.Contains(stderr, `"item" does not load mcp__items__get_item (it loads mcp__items__get_item_red,`) {
+	if code != 3 || strings.Count(stderr, "--expect") != 1 || !strings.Contains(stderr, `"item" does not load mcp__items__get_item (it loads mcp__items__get_item_blue,`) {
 		t.Errorf("--expect: exit %d, stderr %q", code, stderr)
 	}
 	code, _, _ = runIn("--mcp-config", cfg, "--expect", "gray=mcp__items__get_item_gray", "--context-window", "1000")
