@@ -68,24 +68,39 @@ func hasSearchTool(tools []decode.Tool) bool {
 	return false
 }
 
-// announcement returns the first catalog event of the messages that adds
-// names (a reminder, an <available-deferred-tools> block or a
-// tool_addition).
+// textAnnounced reports whether a catalog event is one of Claude Code's
+// texts telling the model that tools are deferred behind ToolSearch (a
+// reminder or an <available-deferred-tools> block), as opposed to a
+// tool_addition block or the deferred entries of tools.
+func textAnnounced(e decode.CatalogEvent) bool {
+	return e.Message >= 0 && !e.Remove && len(e.Names) > 0 && (e.Form == "reminder" || e.Form == "available-deferred-tools")
+}
+
+// announcement returns the first text announcement of deferred tools.
 func announcement(d *decode.Turn) (decode.CatalogEvent, bool) {
 	for _, e := range d.CatalogEvents {
-		if e.Message >= 0 && !e.Remove && len(e.Names) > 0 {
+		if textAnnounced(e) {
 			return e, true
 		}
 	}
 	return decode.CatalogEvent{}, false
 }
 
-// inlineAnnounced lists, in tools order, the catalog tools the request
-// sends without defer_loading.
+// inlineAnnounced lists, in tools order, the tools of the catalog that a
+// text announced as deferred and that the request sends without
+// defer_loading.
 func inlineAnnounced(d *decode.Turn) []string {
+	announced := map[string]bool{}
+	for _, e := range d.CatalogEvents {
+		if textAnnounced(e) {
+			for _, n := range e.Names {
+				announced[n] = true
+			}
+		}
+	}
 	var out []string
 	for _, t := range d.Request.Tools {
-		if !t.DeferLoading && !t.Placeholder && d.InCatalog(t.Name) {
+		if !t.DeferLoading && !t.Placeholder && announced[t.Name] && d.InCatalog(t.Name) {
 			out = append(out, t.Name)
 		}
 	}

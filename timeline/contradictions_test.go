@@ -150,3 +150,24 @@ func TestContradictionsSkipTextOnlyRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestToolAdditionIsNotAnAnnouncement: a tool_addition block (a deferred
+// tool made callable without a search) tells the model nothing about
+// ToolSearch: no catalog_without_search, and the added tool sent inline
+// is not "announced as deferred".
+func TestToolAdditionIsNotAnAnnouncement(t *testing.T) {
+	c := newCapture(t)
+	c1 := mainConv("go")
+	c1.tools = []any{tool("Bash"), tool("lookup_refund_policy")}
+	c1.messages = []any{
+		obj{"role": "user", "content": []any{text("go")}},
+		obj{"role": "system", "content": []any{obj{"type": "tool_addition", "tool": obj{"type": "tool_reference", "name": "lookup_refund_policy"}}}},
+	}
+	c.send(c1, say("ok", 0, 20000))
+	s := c.build()
+	if d := s.Turns[0].Decoded; len(d.Catalog) != 1 {
+		t.Fatalf("catalog %v: want the added tool (the test needs a catalog)", d.Catalog)
+	}
+	noFlag(t, s, timeline.FlagCatalogNoSearch)
+	noFlag(t, s, timeline.FlagDeferredInline)
+}
