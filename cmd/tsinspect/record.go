@@ -43,8 +43,8 @@ Modes:
            untouched and not recorded. The child gets HTTPS_PROXY and
            NODE_EXTRA_CA_CERTS.
   reverse  plain HTTP on --listen, forwarded to --upstream. The child gets
-           ANTHROPIC_BASE_URL, and ENABLE_TOOL_SEARCH=true
-           only when it is unset (a value you set is kept).
+           ANTHROPIC_BASE_URL, and ENABLE_TOOL_SEARCH=true only when it
+           is unset (a value you set is kept).
 
 Variables the proxy does not need are never changed: a NODE_EXTRA_CA_CERTS
 of yours is bundled with the CA, an ENABLE_TOOL_SEARCH of yours is kept,
