@@ -1,9 +1,9 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -30,7 +30,21 @@ var explainQueries = []struct {
 	{"weather forecast", 5},
 	{"select:mcp__demo__echo,mcp__demo__nope", 5},
 	{"number named", 4},
+	{"select:Bash", 5},
+	{"mcp__demo", 2},
+	{"send message", 5},
+	{"notebook cell", 5},
+	// Claude Code's own tools carry search hints that are not on the wire
+	// ("cancel a scheduled cron job", "list active cron jobs"): these
+	// three come back in another order than simulated, and say why.
+	{"cron", 3},
+	{"+cron delete", 5},
+	{"web", 5},
 }
+
+// hinted counts the queries at the end of explainQueries whose order
+// the built-in tools' search hints decide.
+const hinted = 3
 
 // TestExplainAgreesWithClaudeCode has real Claude Code run ToolSearch
 // (client-side: Claude Code computes the result) for each query, then
@@ -54,10 +68,18 @@ func TestExplainAgreesWithClaudeCode(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("searches --explain: exit %d: %s", code, stderr)
 	}
-	want := regexp.MustCompile(`(?m)^(\d+) searches re-run offline: (\d+) agree with the recording, 0 differ$`)
-	m := want.FindStringSubmatch(out)
-	if m == nil || m[1] != m[2] || m[1] != "12" {
-		t.Errorf("want all %d searches simulated and agreeing:\n%s", len(explainQueries), out)
+	summary := fmt.Sprintf("%d searches re-run offline: %d agree with the recording, %d differ", len(explainQueries), len(explainQueries)-hinted, hinted)
+	if !strings.Contains(out, summary) {
+		t.Errorf("want %q", summary)
+	}
+	if n := strings.Count(out, "DIFFERS: same tools in another order"); n != hinted {
+		t.Errorf("%d searches differ in order only, want %d", n, hinted)
+	}
+	if n := strings.Count(out, "possible cause: Claude Code's own tools (Cron"); n != 2 {
+		t.Errorf("%d cron searches blame the built-in search hints, want 2", n)
+	}
+	if !strings.Contains(out, "possible cause: Claude Code's own tools (WebSearch, WebFetch) carry search hints") {
+		t.Errorf("the web search does not blame the built-in search hints")
 	}
 	for _, q := range explainQueries {
 		if !strings.Contains(out, "ToolSearch "+quoteGo(q.query)) {

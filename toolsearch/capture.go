@@ -107,7 +107,17 @@ func explainClient(e Explained, d *decode.Turn, callTools []decode.Tool, defs ma
 		e.Because = append(e.Because, fmt.Sprintf("the descriptions of %d of the %d catalog tools are unknown (no request of the capture sends their schema), so their description points are missing", unknown, len(deferred)))
 	}
 	if e.Sim.Mode == ModeKeyword || e.Sim.Mode == ModeRequired {
-		e.Because = append(e.Because, "search hints (MCP _meta) are not on the wire and score nothing here")
+		var builtin []string
+		for _, n := range append(append([]string{}, e.Recorded...), e.Sim.Names...) {
+			if !strings.HasPrefix(n, "mcp__") && !containsName(builtin, n) {
+				builtin = append(builtin, n)
+			}
+		}
+		if len(builtin) > 0 {
+			e.Because = append(e.Because, fmt.Sprintf("Claude Code's own tools (%s) carry search hints, +4 per term at word boundaries, that no request carries", strings.Join(builtin, ", ")))
+		} else {
+			e.Because = append(e.Because, "search hints (MCP _meta) are not on the wire and score nothing here, unless --mcp-config supplies them")
+		}
 	}
 	for _, n := range e.Recorded {
 		if !containsName(names, n) && !toolsHave(callTools, n) {
