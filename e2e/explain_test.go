@@ -95,6 +95,12 @@ func TestExplainAgreesWithClaudeCode(t *testing.T) {
 	if t.Failed() {
 		t.Logf("explain:\n%s", out)
 	}
+	// What Claude Code 2.1.328 runs (names also scored whole) agrees just
+	// as well: the extra points shift tied tools alike.
+	code, out, stderr = runCLI(t, "searches", res.DB, "--explain", "--algorithm", "2.1.328", "--mcp-config", filepath.Join(res.Dir, "mcp.json"))
+	if code != 0 || !strings.Contains(out, summary) || !strings.Contains(out, `"echo" = whole name +12`) {
+		t.Errorf("--algorithm 2.1.328: exit %d %s, want %q and whole-name points\n%s", code, stderr, summary, out)
+	}
 }
 
 // TestExplainBundledCapture re-runs the searches of the bundled real

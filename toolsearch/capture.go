@@ -10,6 +10,16 @@ import (
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
+// Options say how Session re-runs searches.
+type Options struct {
+	// Extra holds tool definitions from outside the capture (an MCP
+	// server's tools/list, by Claude Code name); they win over the
+	// capture's, as they carry search hints.
+	Extra map[string]Tool
+	// Algorithm is the keyword scoring; "" means Published.
+	Algorithm Algorithm
+}
+
 // Explained is one recorded search re-run offline.
 type Explained struct {
 	Turn   int    // the turn where the search's result is new
@@ -37,14 +47,15 @@ func (e Explained) Agrees() bool { return e.Err == nil && e.Diff == "" }
 // result is new, over the catalog of the moment the model made the call.
 // Descriptions come from the tool definitions any request of the session
 // carries (a capture announces deferred tools by name only); a tool whose
-// definition never appears scores without one, unless extra (tools
-// listed from the MCP servers themselves, by Claude Code name) has it;
-// extra's definitions win, as they carry search hints. Searches without a
-// recorded result are skipped.
-func Session(s *timeline.Session, extra map[string]Tool) []Explained {
+// definition never appears scores without one, unless Options.Extra has
+// it. Searches without a recorded result are skipped.
+func Session(s *timeline.Session, o Options) []Explained {
 	defs := Definitions(s)
-	for n, t := range extra {
+	for n, t := range o.Extra {
 		defs[n] = t
+	}
+	if o.Algorithm == "" {
+		o.Algorithm = Published
 	}
 	byIndex := map[int]*timeline.Turn{}
 	for _, t := range s.Turns {
@@ -68,7 +79,7 @@ func Session(s *timeline.Session, extra map[string]Tool) []Explained {
 				if p := byIndex[t.Prev]; p != nil && p.Decoded != nil {
 					callTools = p.Decoded.Request.Tools
 				}
-				e = explainClient(e, d, callTools, defs)
+				e = explainClient(e, o.Algorithm, d, callTools, defs)
 			}
 			out = append(out, e)
 		}
@@ -78,7 +89,7 @@ func Session(s *timeline.Session, extra map[string]Tool) []Explained {
 
 // explainClient re-runs a ToolSearch over the catalog as it stood before
 // the call.
-func explainClient(e Explained, d *decode.Turn, callTools []decode.Tool, defs map[string]Tool) Explained {
+func explainClient(e Explained, alg Algorithm, d *decode.Turn, callTools []decode.Tool, defs map[string]Tool) Explained {
 	names := catalogBefore(d.CatalogEvents, e.Search.Call.Message)
 	var deferred, all []Tool
 	unknown := 0
@@ -95,7 +106,7 @@ func explainClient(e Explained, d *decode.Turn, callTools []decode.Tool, defs ma
 		}
 	}
 	e.Pool = len(deferred)
-	e.Sim = Client(e.Search.Query, int(e.Search.MaxResults), deferred, all)
+	e.Sim = ClientAs(alg, e.Search.Query, int(e.Search.MaxResults), deferred, all)
 	if e.Search.NoMatch || e.Search.IsError {
 		e.Recorded = nil
 	}
@@ -124,7 +135,11 @@ func explainClient(e Explained, d *decode.Turn, callTools []decode.Tool, defs ma
 			e.Because = append(e.Because, n+" is in neither the catalog nor the tools of the request that made the call")
 		}
 	}
-	e.Because = append(e.Because, "Claude Code's algorithm may have drifted from the published one")
+	if alg == Published {
+		e.Because = append(e.Because, "Claude Code's algorithm may have drifted from the published one (try --algorithm "+string(Observed)+")")
+	} else {
+		e.Because = append(e.Because, "Claude Code's algorithm may have changed since "+string(Observed))
+	}
 	return e
 }
 

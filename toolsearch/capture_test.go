@@ -76,7 +76,7 @@ func TestSessionClient(t *testing.T) {
 					obj{"role": "user", "content": []any{obj{"type": "tool_result", "tool_use_id": "toolu_1", "content": refs}, obj{"type": "text", "text": "Tool loaded."}}}}},
 					{"content": []any{obj{"type": "text", "text": "ok"}}}},
 			)
-			es := toolsearch.Session(s, nil)
+			es := toolsearch.Session(s, toolsearch.Options{})
 			if len(es) != 1 {
 				t.Fatalf("%d explained, want 1", len(es))
 			}
@@ -133,7 +133,7 @@ func TestSessionServer(t *testing.T) {
 		}
 		s := session(t, [2]obj{{"model": "claude-sonnet-4-5", "max_tokens": 100, "tools": tools,
 			"messages": []any{obj{"role": "user", "content": "go"}}}, {"content": content}})
-		es := toolsearch.Session(s, nil)
+		es := toolsearch.Session(s, toolsearch.Options{})
 		if len(es) != 1 {
 			t.Fatalf("%s: %d explained", c.pattern, len(es))
 		}

@@ -26,7 +26,7 @@ func (f Finding) Found() bool { return f.Query != "" }
 // name: each word of the action (for mcp__server__action_words, the
 // action's words), all of them, and the server with them; the tool is
 // findable when one of them returns it within maxResults.
-func Findable(pool []Tool, maxResults int) []Finding {
+func Findable(alg Algorithm, pool []Tool, maxResults int) []Finding {
 	var out []Finding
 	for _, t := range pool {
 		f := Finding{Name: t.Name}
@@ -73,7 +73,7 @@ func Findable(pool []Tool, maxResults int) []Finding {
 		}
 		f.Tried = queries
 		for _, q := range queries {
-			r := Client(q, maxResults, pool, pool)
+			r := ClientAs(alg, q, maxResults, pool, pool)
 			for _, n := range r.Names {
 				if n == t.Name {
 					f.Query = q
@@ -89,7 +89,7 @@ func Findable(pool []Tool, maxResults int) []Finding {
 		}
 		if !f.Found() {
 			q := strings.Join(ws, " ")
-			r := Client(q, maxResults, pool, pool)
+			r := ClientAs(alg, q, maxResults, pool, pool)
 			ties := 0
 			var mine float64
 			for _, c := range r.Candidates {

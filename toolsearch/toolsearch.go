@@ -33,6 +33,39 @@ const (
 // DefaultMaxResults is ToolSearch's max_results when the call sets none.
 const DefaultMaxResults = 5
 
+// Algorithm names a variant of the keyword scoring.
+type Algorithm string
+
+// The keyword scorings a search can be re-run with.
+const (
+	// Published is the algorithm as published for Claude Code 2.1.x
+	// (name parts, substrings, full name, search hint, description).
+	Published Algorithm = "published"
+	// Observed is what Claude Code 2.1.328 runs: the published scoring
+	// plus the server and tool names scored whole ("coarse parts": +12
+	// MCP / +10 otherwise for an equal term, else +4 / +3 for a name
+	// containing it, also counting for +required), and MCP name parts
+	// split on '.' and blanks as well as '_'.
+	Observed Algorithm = "2.1.328"
+)
+
+// ParseAlgorithm checks an algorithm name.
+func ParseAlgorithm(s string) (Algorithm, error) {
+	switch a := Algorithm(s); a {
+	case Published, Observed:
+		return a, nil
+	}
+	return "", fmt.Errorf("toolsearch: algorithm %q: want %s or %s", s, Published, Observed)
+}
+
+// Points of the coarse-part scoring (Observed only).
+const (
+	PointsCoarseMCP          = 12 // a term equals an MCP tool's server or tool name
+	PointsCoarse             = 10 // ... a built-in tool's name
+	PointsCoarseSubstringMCP = 4  // the server or tool name contains the term
+	PointsCoarseSubstring    = 3  // ... a built-in tool's name
+)
+
 // Points of the keyword scoring, as published.
 const (
 	PointsPartMCP      = 12 // a term equals a name part of an MCP tool
@@ -102,10 +135,16 @@ type Result struct {
 	AlreadyLoaded []string
 }
 
-// Client runs Claude Code's ToolSearch over the deferred tools (the pool a
-// search can load) and all the tools of the request (for select:'s
-// fall-back to loaded tools). maxResults 0 means DefaultMaxResults.
+// Client runs Claude Code's ToolSearch, as published, over the deferred
+// tools (the pool a search can load) and all the tools of the request
+// (for select:'s fall-back to loaded tools). maxResults 0 means
+// DefaultMaxResults.
 func Client(query string, maxResults int, deferred, all []Tool) Result {
+	return ClientAs(Published, query, maxResults, deferred, all)
+}
+
+// ClientAs is Client with the keyword scoring of alg.
+func ClientAs(alg Algorithm, query string, maxResults int, deferred, all []Tool) Result {
 	if maxResults <= 0 {
 		maxResults = DefaultMaxResults
 	}
@@ -149,7 +188,7 @@ func Client(query string, maxResults int, deferred, all []Tool) Result {
 			return r
 		}
 	}
-	return keyword(r, lq, deferred)
+	return keyword(r, alg, lq, deferred)
 }
 
 // selectTools looks each name up in the deferred pool, then among all
@@ -183,7 +222,7 @@ func selectTools(r Result, list string, deferred, all []Tool) Result {
 }
 
 // keyword scores every deferred tool against the query's terms.
-func keyword(r Result, lq string, deferred []Tool) Result {
+func keyword(r Result, alg Algorithm, lq string, deferred []Tool) Result {
 	r.Mode = ModeKeyword
 	var required, optional []string
 	terms := strings.Fields(lq)
@@ -203,7 +242,11 @@ func keyword(r Result, lq string, deferred []Tool) Result {
 	for _, t := range deferred {
 		c := Candidate{Name: t.Name, DescriptionUnknown: t.DescriptionUnknown}
 		parts, full := NameParts(t.Name)
-		if missing := missingRequired(required, parts, t); len(missing) > 0 {
+		var coarse []string
+		if alg == Observed {
+			parts, coarse, full = observedParts(t.Name)
+		}
+		if missing := missingRequired(required, append(append([]string{}, parts...), coarse...), t); len(missing) > 0 {
 			c.Excluded = "lacks required " + plural(len(missing), "term ", "terms ") + strings.Join(missing, ", ")
 			excluded = append(excluded, c)
 			continue
@@ -219,7 +262,19 @@ func keyword(r Result, lq string, deferred []Tool) Result {
 				p := pick(t.IsMCP(), PointsSubstringMCP, PointsSubstring)
 				score += p
 				c.Why = append(c.Why, fmt.Sprintf("%q in a name part +%d", term, p))
-			case score == 0 && strings.Contains(full, term):
+			}
+			switch {
+			case alg != Observed:
+			case contains(coarse, term):
+				p := pick(t.IsMCP(), PointsCoarseMCP, PointsCoarse)
+				score += p
+				c.Why = append(c.Why, fmt.Sprintf("%q = whole name +%d", term, p))
+			case anyContains(coarse, term):
+				p := pick(t.IsMCP(), PointsCoarseSubstringMCP, PointsCoarseSubstring)
+				score += p
+				c.Why = append(c.Why, fmt.Sprintf("%q in a whole name +%d", term, p))
+			}
+			if score == 0 && strings.Contains(full, term) {
 				score += PointsFullName
 				c.Why = append(c.Why, fmt.Sprintf("%q in the full name +%d", term, PointsFullName))
 			}
@@ -324,6 +379,26 @@ func NameParts(name string) (parts []string, full string) {
 	}
 	parts = strings.Fields(strings.ToLower(b.String()))
 	return parts, strings.Join(parts, " ")
+}
+
+// observedParts is how Claude Code 2.1.328 reads a name: for an MCP
+// tool the server and tool names (the coarse parts) each split on '_',
+// '.' and blanks; for another tool the CamelCase parts, and the whole
+// name as its coarse part.
+func observedParts(name string) (parts, coarse []string, full string) {
+	rest, ok := strings.CutPrefix(name, "mcp__")
+	if !ok {
+		parts, full = NameParts(name)
+		return parts, []string{strings.ToLower(name)}, full
+	}
+	server, tool, _ := strings.Cut(rest, "__")
+	for _, n := range []string{server, tool} {
+		if n = strings.ToLower(n); n != "" {
+			coarse = append(coarse, n)
+			parts = append(parts, strings.FieldsFunc(n, func(r rune) bool { return r == '_' || r == '.' || unicode.IsSpace(r) })...)
+		}
+	}
+	return parts, coarse, strings.Join(parts, " ")
 }
 
 // wordMatch reports whether term occurs in text at word boundaries, case

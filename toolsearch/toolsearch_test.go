@@ -2,6 +2,7 @@ package toolsearch_test
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,6 +54,41 @@ func TestWorkedExample(t *testing.T) {
 	}
 	if r.Names[1] != "mcp__email__send_email" {
 		t.Errorf("with descriptions the second is %s, want mcp__email__send_email (14 > 12)", r.Names[1])
+	}
+}
+
+// TestWorkedExampleObserved: Claude Code 2.1.328 also scores the server
+// and tool names whole. "slack send": send_message 12 + 12 (slack: part
+// and server name) + 12 + 4 (send: part, inside "send_message") = 40;
+// list_channels 12 + 12 = 24; send_email 12 + 4 = 16; create_issue 0.
+// The ranking is the published one.
+func TestWorkedExampleObserved(t *testing.T) {
+	var pool []toolsearch.Tool
+	for _, tl := range slack {
+		pool = append(pool, toolsearch.Tool{Name: tl.Name})
+	}
+	r := toolsearch.ClientAs(toolsearch.Observed, "slack send", 0, pool, pool)
+	var got []string
+	for _, c := range r.Candidates {
+		got = append(got, fmt.Sprintf("%s=%v", c.Name, c.Score))
+	}
+	want := "mcp__slack__send_message=40 mcp__slack__list_channels=24 mcp__email__send_email=16"
+	if strings.Join(got, " ") != want || r.Zero != 1 {
+		t.Errorf("got %s (zero %d), want %s and one 0", strings.Join(got, " "), r.Zero, want)
+	}
+	// A built-in's whole name: "cron" is inside "crondelete" (+3) besides
+	// the part (+10).
+	r = toolsearch.ClientAs(toolsearch.Observed, "cron", 0, []toolsearch.Tool{{Name: "CronDelete"}}, nil)
+	if len(r.Candidates) != 1 || r.Candidates[0].Score != 13 {
+		t.Errorf("CronDelete: %+v, want 13", r.Candidates)
+	}
+	// MCP parts split on '.' too; the whole tool name still counts.
+	r = toolsearch.ClientAs(toolsearch.Observed, "read", 0, []toolsearch.Tool{{Name: "mcp__fs__file.read"}}, nil)
+	if len(r.Candidates) != 1 || r.Candidates[0].Score != 16 {
+		t.Errorf("file.read: %+v, want 12 (part) + 4 (inside file.read)", r.Candidates)
+	}
+	if _, err := toolsearch.ParseAlgorithm("2.0"); err == nil {
+		t.Error("ParseAlgorithm accepted 2.0")
 	}
 }
 
@@ -119,6 +155,17 @@ func TestGolden(t *testing.T) {
 		r := toolsearch.Client(c.query, c.max, pool, loaded)
 		b.WriteString("== " + c.name + "\n" + r.Text("  ") + "\n")
 	}
+	for _, c := range cases {
+		if c.name != "worked_example" && c.name != "required" && c.name != "camel_parts" && c.name != "keyword_tie_cut" {
+			continue
+		}
+		pool := builtin
+		if c.name == "worked_example" {
+			pool = slack
+		}
+		r := toolsearch.ClientAs(toolsearch.Observed, c.query, c.max, pool, loaded)
+		b.WriteString("== " + c.name + " (2.1.328)\n" + r.Text("  ") + "\n")
+	}
 	re, err := toolsearch.Regex(`(?i)issue`, 2, builtin)
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +224,7 @@ func TestFindable(t *testing.T) {
 		pool = append(pool, toolsearch.Tool{Name: "mcp__s__get_item_" + s, Description: "Get an item."})
 	}
 	pool = append(pool, toolsearch.Tool{Name: "mcp__s__get_item"})
-	fs := toolsearch.Findable(pool, 5)
+	fs := toolsearch.Findable(toolsearch.Published, pool, 5)
 	if len(fs) != 7 {
 		t.Fatalf("%d findings", len(fs))
 	}

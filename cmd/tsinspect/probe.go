@@ -57,6 +57,7 @@ func runProbe(env *cliEnv, args []string) error {
 	var queries, expects listFlag
 	fs.Var(&queries, "query", "a ToolSearch `query` to run over the tools (repeatable)")
 	fs.Var(&expects, "expect", "`QUERY=TOOL`: exit 3 unless QUERY loads TOOL (repeatable; TOOL as Claude Code names it, mcp__server__tool)")
+	algorithm := fs.String("algorithm", string(toolsearch.Published), "the keyword scoring, `published` or 2.1.328 (what Claude Code 2.1.328 runs: names also scored whole)")
 	maxResults := fs.Int("max-results", toolsearch.DefaultMaxResults, "ToolSearch's max_results `n`")
 	require := fs.String("require", "", "`findable`: exit 3 when some tool is found by no query of its own name's words")
 	timeout := fs.Duration("timeout", 30*time.Second, "how long a server gets to start and list its tools")
@@ -74,6 +75,10 @@ func runProbe(env *cliEnv, args []string) error {
 		return usageError("probe: --require %q: want findable", *require)
 	case *maxResults < 1:
 		return usageError("probe: --max-results %d: want 1 or more", *maxResults)
+	}
+	alg, err := toolsearch.ParseAlgorithm(*algorithm)
+	if err != nil {
+		return usageError("probe: --algorithm %q: want %s or %s", *algorithm, toolsearch.Published, toolsearch.Observed)
 	}
 	for _, e := range expects {
 		if q, tool, ok := strings.Cut(e, "="); !ok || strings.TrimSpace(q) == "" || strings.TrimSpace(tool) == "" {
@@ -103,18 +108,18 @@ func runProbe(env *cliEnv, args []string) error {
 		return err
 	}
 	failed := false
-	findings := toolsearch.Findable(pool, *maxResults)
+	findings := toolsearch.Findable(alg, pool, *maxResults)
 	if err := writeProbe(env.stdout, pool, sizes, findings, *window); err != nil {
 		return fmt.Errorf("probe: write: %w", err)
 	}
 	for _, q := range queries {
-		r := toolsearch.Client(q, *maxResults, pool, pool)
+		r := toolsearch.ClientAs(alg, q, *maxResults, pool, pool)
 		fmt.Fprintf(env.stdout, "\n%s", r.Text(""))
 	}
 	for _, e := range expects {
 		q, tool, _ := strings.Cut(e, "=")
 		q, tool = strings.TrimSpace(q), strings.TrimSpace(tool)
-		r := toolsearch.Client(q, *maxResults, pool, pool)
+		r := toolsearch.ClientAs(alg, q, *maxResults, pool, pool)
 		ok := false
 		for _, n := range r.Names {
 			ok = ok || n == tool

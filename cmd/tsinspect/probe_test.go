@@ -99,6 +99,12 @@ func TestProbe(t *testing.T) {
 	if code != 0 {
 		t.Errorf("--expect met: exit %d", code)
 	}
+	// --algorithm 2.1.328 also scores the tool names whole: "item" is
+	// inside every get_item_* name (+4).
+	_, out, _ = runIn("--mcp-config", cfg, "--algorithm", "2.1.328", "--query", "get item")
+	if !strings.Contains(out, `"get item" in a whole name +4`) && !strings.Contains(out, `"item" in a whole name +4`) {
+		t.Errorf("2.1.328 scoring not used:\n%s", out)
+	}
 	_, out, _ = runIn("--mcp-config", cfg, "--context-window", "1000")
 	if !strings.Contains(out, "(100 of 1,000 tokens): these tools would be deferred") {
 		t.Errorf("small window:\n%s", out)
@@ -113,6 +119,7 @@ func TestProbe(t *testing.T) {
 		{[]string{"--mcp-config", cfg, "--expect", "noequals"}, 2, `--expect "noequals": want QUERY=TOOL`},
 		{[]string{"--mcp-config", cfg, "--server", "nope"}, 2, "the config's servers are items"},
 		{[]string{"--mcp-config", cfg, "extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"--mcp-config", cfg, "--algorithm", "2.0"}, 2, `--algorithm "2.0": want published or 2.1.328`},
 		{[]string{"--mcp-config", filepath.Join(t.TempDir(), "none.json")}, 1, "probe: mcp config: open"},
 	} {
 		code, _, stderr := runIn(c.args...)

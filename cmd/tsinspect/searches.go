@@ -62,6 +62,7 @@ func runSearches(env *cliEnv, args []string) error {
 	toolsFlag := fs.String("tools", "", "also list what happened to the tools matching these comma-separated `patterns` (globs like mcp__github__*; a pattern without * ? [ matches names starting with it)")
 	thread := fs.String("thread", "", "only this `thread` (main, sub1, side1, ...)")
 	mcpConfig := fs.String("mcp-config", "", "with --explain: take tool descriptions from the MCP servers of this Claude Code style config `FILE` (tools/list), which a capture lacks for tools never loaded")
+	algorithm := fs.String("algorithm", string(toolsearch.Published), "with --explain: the keyword scoring, `published` (as published) or 2.1.328 (what Claude Code 2.1.328 runs: names also scored whole)")
 	explain := fs.Bool("explain", false, "re-run each search offline (Claude Code's published ToolSearch algorithm; an approximation for server searches) and show every candidate's score, where the cut fell, and whether the recorded result agrees")
 	require := fs.String("require", "", "exit with status 3 unless every tool matching --tools was `found` (loaded by a search, or always loaded) or, with called, called with its schema loaded")
 	pos, err := parseInterspersed(fs, args)
@@ -95,6 +96,10 @@ func runSearches(env *cliEnv, args []string) error {
 	if *mcpConfig != "" && !*explain {
 		return usageError("searches: --mcp-config goes with --explain")
 	}
+	alg, err := toolsearch.ParseAlgorithm(*algorithm)
+	if err != nil {
+		return usageError("searches: --algorithm %q: want %s or %s", *algorithm, toolsearch.Published, toolsearch.Observed)
+	}
 	if *explain {
 		var extra map[string]toolsearch.Tool
 		if *mcpConfig != "" {
@@ -111,7 +116,7 @@ func runSearches(env *cliEnv, args []string) error {
 				extra[t.Name] = t
 			}
 		}
-		if err := writeExplained(env.stdout, s, *thread, extra); err != nil {
+		if err := writeExplained(env.stdout, s, *thread, toolsearch.Options{Extra: extra, Algorithm: alg}); err != nil {
 			return fmt.Errorf("searches: write: %w", err)
 		}
 	}
@@ -132,9 +137,9 @@ func runSearches(env *cliEnv, args []string) error {
 
 // writeExplained re-runs every search of the session (of thread, when set)
 // and writes each with its candidates, then a summary line.
-func writeExplained(w io.Writer, s *timeline.Session, thread string, extra map[string]toolsearch.Tool) error {
+func writeExplained(w io.Writer, s *timeline.Session, thread string, o toolsearch.Options) error {
 	var kept []toolsearch.Explained
-	for _, e := range toolsearch.Session(s, extra) {
+	for _, e := range toolsearch.Session(s, o) {
 		if thread == "" || e.Thread == thread {
 			kept = append(kept, e)
 		}
