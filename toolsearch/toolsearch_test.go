@@ -13,7 +13,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// slack is the pool of TOOLSEARCH.md's worked example.
+// slack is the pool of the published algorithm's worked example.
 var slack = []toolsearch.Tool{
 	{Name: "mcp__slack__send_message", Description: "Send a message to a Slack channel."},
 	{Name: "mcp__slack__list_channels", Description: "List the channels of the workspace."},
@@ -21,7 +21,7 @@ var slack = []toolsearch.Tool{
 	{Name: "mcp__github__create_issue", Description: "Create an issue in a repository."},
 }
 
-// TestWorkedExample is TOOLSEARCH.md's example, scores by hand: "slack
+// TestWorkedExample is the published worked example, by hand: "slack
 // send" over four MCP tools scores 24, 12, 12, 0. The descriptions above
 // add points only for a term at word boundaries: "send" in "Send a
 // message" and "Send an email" (+2 each), "slack" in "Slack channel" (+2).
