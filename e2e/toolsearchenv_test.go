@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -118,6 +120,26 @@ func TestRecordKeepsToolSearchSetting(t *testing.T) {
 				for k, n := range wantFlags {
 					if r.Capture.Flags[k] != n {
 						t.Errorf("flags %v, want %v", r.Capture.Flags, wantFlags)
+					}
+				}
+				if value == "auto" {
+					// The evidence: where the announcement is, and how many
+					// announced tools the model could call directly.
+					var detail string
+					for _, tu := range r.Turns {
+						for _, f := range tu.Flags {
+							if f.Kind == "catalog_without_search" {
+								detail = f.Detail
+							}
+						}
+					}
+					m := regexp.MustCompile(`announces (\d+) tools as deferred \(reminder, message 0, block \d+: .*\) and tells the model to load them with ToolSearch, but its \d+ tools hold no ToolSearch.* (\d+) of the announced tools are sent inline`).FindStringSubmatch(detail)
+					inline := 0
+					if m != nil {
+						inline, _ = strconv.Atoi(m[2])
+					}
+					if inline < 41 {
+						t.Errorf("catalog_without_search detail %q: want the reminder and at least the 41 demo tools inline", detail)
 					}
 				}
 				warned := strings.Contains(res.Output, "tsinspect: warning: ENABLE_TOOL_SEARCH=false turns tool search off")
