@@ -297,6 +297,11 @@ func TestReportGolden(t *testing.T) {
 			r := parseReport(t, out)
 			checkCommon(t, r)
 			sc.check(t, r)
+			// Every search of the scenario, re-run offline, agrees with
+			// what Claude Code returned.
+			if code, ex, stderr := runCLI(t, "searches", rec.db, "--explain"); code != 0 || !regexp.MustCompile(`(?m)^[1-9]\d* (search|searches) re-run offline: .*, 0 differ$`).MatchString(ex) {
+				t.Errorf("searches --explain: exit %d %s\n%s", code, stderr, ex)
+			}
 			if t.Failed() {
 				t.Logf("claude output:\n%s", strings.Join(rec.outputs, "\n---\n"))
 			}

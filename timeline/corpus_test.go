@@ -41,7 +41,7 @@ func TestCorpusFlags(t *testing.T) {
 	if len(caps) < 40 {
 		t.Fatalf("only %d corpus captures read", len(caps))
 	}
-	requestBound := []string{timeline.FlagUnknownTool, timeline.FlagCallBeforeLoad}
+	requestBound := []string{timeline.FlagUnknownTool, timeline.FlagCallBeforeLoad, timeline.FlagUnknownReference}
 	turns := 0
 	for _, c := range caps {
 		s := timeline.Build(c.Exchanges)

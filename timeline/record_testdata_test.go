@@ -73,6 +73,28 @@ func TestRecordClaudeCode(t *testing.T) {
 	storeCapture(t, "claude-code-tool-search-off", session.ReadCapture(t, db2), neutral(res2))
 }
 
+// TestRecordClaudeCodeAuto records testdata/claude-code-auto-inline: the
+// demo MCP server's 41 tools with ENABLE_TOOL_SEARCH=auto, below the
+// threshold, so Claude Code sends every schema inline and no ToolSearch,
+// yet still announces the deferred tools.
+func TestRecordClaudeCodeAuto(t *testing.T) {
+	if !*record {
+		t.Skip("records with -record only")
+	}
+	requireClaude(t)
+	u := standIn(t, map[fixtures.Route][]fixtures.Step{
+		fixtures.RouteMain: fixtures.Steps(fixtures.CallTool("mcp__demo__echo", map[string]any{"text": "hi"}), fixtures.Text("The echo tool answered.")),
+	}, fixtures.Options{})
+	dir := t.TempDir()
+	db := filepath.Join(dir, "auto.db")
+	res := kit.Record(t, u, session.Options{DB: db, Mode: "mitm", Timeout: 2 * time.Minute, Env: []string{"ENABLE_TOOL_SEARCH=auto"}})
+	if res.Err != nil {
+		t.Fatalf("%v\n%s", res.Err, res.Output)
+	}
+	storeCapture(t, "claude-code-auto-inline", session.ReadCapture(t, db), [][2]string{{res.Home, "/home/user"}, {res.Dir, "/project"},
+		{strings.ReplaceAll(res.Dir, "/", "-"), "-project"}, {fmt.Sprintf("/claude-%d/", os.Getuid()), "/claude-1000/"}})
+}
+
 // TestRecordSDK records testdata/sdk-agent and testdata/sdk-flaky with
 // the official TypeScript SDK running testdata/NAME.mjs against the
 // stand-in, through tsinspect record in reverse mode.

@@ -30,8 +30,9 @@ type rule struct {
 	check    func(b *builder, k int) []Flag
 }
 
-// rules is the table Build runs over every turn, in this order.
-var rules = []rule{
+// rules is the table Build runs over every turn, in this order; the
+// contradiction rules (contradictions.go) come last.
+var rules = append([]rule{
 	{FlagAPIError, SeverityError, ruleAPIError},
 	{FlagStreamIncomplete, SeverityWarning, ruleStreamIncomplete},
 	{FlagRetry, SeverityInfo, ruleRetry},
@@ -41,7 +42,7 @@ var rules = []rule{
 	{FlagEmptySearch, SeverityWarning, ruleEmptySearch},
 	{FlagCacheBreak, SeverityWarning, ruleCacheBreak},
 	{FlagToolSearchOff, SeverityInfo, ruleToolSearchOff},
-}
+}, contradictionRules()...)
 
 // Kinds lists every flag kind, in the order the rules run.
 func Kinds() []string {
@@ -478,7 +479,7 @@ func Explain(kind string) (why, todo string) {
 		return "The thread sends every MCP tool with its full schema on every request and has no ToolSearch: tool search is off. With many tools this makes each request much larger and more expensive, and more tools can make the model choose worse.",
 			"If this was not intended: Claude Code turns tool search off behind a non-Anthropic ANTHROPIC_BASE_URL (a proxy or gateway) unless ENABLE_TOOL_SEARCH=true is set, and on clients or models that do not support it. Set ENABLE_TOOL_SEARCH=true, or record through an HTTPS proxy instead of a base URL."
 	}
-	return "", ""
+	return explainContradiction(kind)
 }
 
 // addedText quotes the text blocks turn t's last message has beyond the

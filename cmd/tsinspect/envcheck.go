@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
+	"strconv"
 	"strings"
 
 	"github.com/tsinspect/tsinspect/capture"
@@ -87,4 +89,116 @@ func bypasses(noProxy, host string) bool {
 		}
 	}
 	return false
+}
+
+// childEnv is what record puts in the environment of the client it runs
+// (or tells the user to export). A variable the proxy cannot work without
+// (ANTHROPIC_BASE_URL in reverse mode, HTTPS_PROXY in mitm mode) is always
+// set; any other is set only when the user has not set it, so that the
+// recorded client behaves as it would without tsinspect.
+type childEnv struct {
+	// Set holds the KEY=VALUE entries the child gets on top of the
+	// environment, in a stable order.
+	Set []string
+	// Notes say, one line each, what record chose for the child and why.
+	Notes []string
+	// Warnings say what in the user's own values will change what is
+	// recorded.
+	Warnings []string
+	// MergeCA is the user's NODE_EXTRA_CA_CERTS file, when set: the child
+	// must get a bundle of it and the interception CA (Node reads one
+	// file), which the caller writes and then names in Set.
+	MergeCA string
+}
+
+// planChildEnv decides the child's environment for mode with the proxy at
+// addr and the interception CA at caPath (mitm), given the environment
+// the client would otherwise run with.
+func planChildEnv(mode, addr, caPath string, environ []string) childEnv {
+	get := func(name string) (string, bool) {
+		v, ok := "", false
+		for _, kv := range environ {
+			if k, val, found := strings.Cut(kv, "="); found && k == name {
+				v, ok = val, true
+			}
+		}
+		return v, ok
+	}
+	var c childEnv
+	if mode == capture.ModeReverse {
+		c.Set = append(c.Set, "ANTHROPIC_BASE_URL=http://"+addr)
+		// Claude Code holds tool search off behind a base URL that is
+		// not Anthropic's when ENABLE_TOOL_SEARCH is unset or empty; any
+		// value the user chose is theirs to keep.
+		switch v, _ := get("ENABLE_TOOL_SEARCH"); {
+		case v == "":
+			c.Set = append(c.Set, "ENABLE_TOOL_SEARCH=true")
+			c.Notes = append(c.Notes, "ENABLE_TOOL_SEARCH is unset: setting it to true for the child, because Claude Code holds tool search off behind a non-Anthropic ANTHROPIC_BASE_URL otherwise (export ENABLE_TOOL_SEARCH yourself, e.g. auto, to choose)")
+		case toolSearchOff(v):
+			c.Warnings = append(c.Warnings, fmt.Sprintf("ENABLE_TOOL_SEARCH=%s turns tool search off: the client will send every tool inline and the capture will show no ToolSearch (kept as you set it)", v))
+		default:
+			c.Notes = append(c.Notes, fmt.Sprintf("keeping your ENABLE_TOOL_SEARCH=%s for the child", v))
+		}
+		return c
+	}
+	proxy := "http://" + addr
+	for _, name := range []string{"HTTPS_PROXY", "https_proxy"} {
+		if v, _ := get(name); v != "" && v != proxy {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s was %s; the client goes through tsinspect instead, which connects to the API directly", name, v))
+		}
+		c.Set = append(c.Set, name+"="+proxy)
+	}
+	switch v, _ := get("NODE_EXTRA_CA_CERTS"); {
+	case v == "" || v == caPath:
+		c.Set = append(c.Set, "NODE_EXTRA_CA_CERTS="+caPath)
+	default:
+		c.MergeCA = v
+		c.Notes = append(c.Notes, fmt.Sprintf("NODE_EXTRA_CA_CERTS is %s: the child gets a bundle of those certificates and the interception CA", v))
+	}
+	return c
+}
+
+// toolSearchOff reports whether an ENABLE_TOOL_SEARCH value turns Claude
+// Code's tool search off: 0, false, no or off (any case, blanks around
+// ignored), or auto:N with N of 100 or more.
+func toolSearchOff(v string) bool {
+	v = strings.ToLower(strings.TrimSpace(v))
+	if n, ok := strings.CutPrefix(v, "auto:"); ok {
+		f, err := strconv.ParseFloat(n, 64)
+		return err == nil && f >= 100
+	}
+	switch v {
+	case "0", "false", "no", "off":
+		return true
+	}
+	return false
+}
+
+// writeCABundle writes the certificates of the user's file and the
+// interception CA's into a new file and returns its path; the caller
+// removes it when the child is done.
+func writeCABundle(userFile, caPath string) (string, error) {
+	user, err := os.ReadFile(userFile)
+	if err != nil {
+		return "", fmt.Errorf("record: NODE_EXTRA_CA_CERTS: %w", err)
+	}
+	ca, err := os.ReadFile(caPath)
+	if err != nil {
+		return "", fmt.Errorf("record: read CA: %w", err)
+	}
+	f, err := os.CreateTemp("", "tsinspect-ca-bundle-*.pem")
+	if err != nil {
+		return "", fmt.Errorf("record: CA bundle: %w", err)
+	}
+	b := append(append(user, '\n'), ca...)
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return "", fmt.Errorf("record: CA bundle: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("record: CA bundle: %w", err)
+	}
+	return f.Name(), nil
 }

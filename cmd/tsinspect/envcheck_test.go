@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -64,5 +66,119 @@ func TestEnvWarnings(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestPlanChildEnv(t *testing.T) {
+	const addr = "127.0.0.1:8080"
+	for _, c := range []struct {
+		name    string
+		mode    string
+		environ []string
+		set     []string // exactly the entries the child gets
+		note    string   // a note says this ("" no note)
+		warn    string   // a warning says this ("" no warning)
+		merge   string
+	}{
+		{"reverse unset", capture.ModeReverse, nil,
+			[]string{"ANTHROPIC_BASE_URL=http://" + addr, "ENABLE_TOOL_SEARCH=true"}, "ENABLE_TOOL_SEARCH is unset: setting it to true", "", ""},
+		{"reverse empty", capture.ModeReverse, []string{"ENABLE_TOOL_SEARCH="},
+			[]string{"ANTHROPIC_BASE_URL=http://" + addr, "ENABLE_TOOL_SEARCH=true"}, "is unset", "", ""},
+		{"reverse true", capture.ModeReverse, []string{"ENABLE_TOOL_SEARCH=true"},
+			[]string{"ANTHROPIC_BASE_URL=http://" + addr}, "keeping your ENABLE_TOOL_SEARCH=true", "", ""},
+		{"reverse auto", capture.ModeReverse, []string{"ENABLE_TOOL_SEARCH=auto"},
+			[]string{"ANTHROPIC_BASE_URL=http://" + addr}, "keeping your ENABLE_TOOL_SEARCH=auto", "", ""},
+		{"reverse auto:5", capture.ModeReverse, []string{"ENABLE_TOOL_SEARCH=auto:5"},
+			[]string{"ANTHROPIC_BASE_URL=http://" + addr}, "keeping your ENABLE_TOOL_SEARCH=auto:5", "", ""},
+		{"reverse false", capture.ModeReverse, []string{"ENABLE_TOOL_SEARCH=false"},
+			[]string{"ANTHROPIC_BASE_URL=http://" + addr}, "", "ENABLE_TOOL_SEARCH=false turns tool search off", ""},
+		{"reverse auto:100", capture.ModeReverse, []string{"ENABLE_TOOL_SEARCH=auto:100"},
+			[]string{"ANTHROPIC_BASE_URL=http://" + addr}, "", "ENABLE_TOOL_SEARCH=auto:100 turns tool search off", ""},
+		{"mitm leaves tool search alone", capture.ModeMITM, []string{"ENABLE_TOOL_SEARCH=false"},
+			[]string{"HTTPS_PROXY=http://" + addr, "https_proxy=http://" + addr, "NODE_EXTRA_CA_CERTS=/ca.pem"}, "", "", ""},
+		{"mitm unset", capture.ModeMITM, nil,
+			[]string{"HTTPS_PROXY=http://" + addr, "https_proxy=http://" + addr, "NODE_EXTRA_CA_CERTS=/ca.pem"}, "", "", ""},
+		{"mitm user CA bundle", capture.ModeMITM, []string{"NODE_EXTRA_CA_CERTS=/corp.pem"},
+			[]string{"HTTPS_PROXY=http://" + addr, "https_proxy=http://" + addr}, "NODE_EXTRA_CA_CERTS is /corp.pem", "", "/corp.pem"},
+		{"mitm user proxy", capture.ModeMITM, []string{"HTTPS_PROXY=http://corp:3128"},
+			[]string{"HTTPS_PROXY=http://" + addr, "https_proxy=http://" + addr, "NODE_EXTRA_CA_CERTS=/ca.pem"}, "", "HTTPS_PROXY was http://corp:3128", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := planChildEnv(c.mode, addr, "/ca.pem", c.environ)
+			if strings.Join(got.Set, " ") != strings.Join(c.set, " ") {
+				t.Errorf("set %q, want %q", got.Set, c.set)
+			}
+			notes, warns := strings.Join(got.Notes, "\n"), strings.Join(got.Warnings, "\n")
+			if (c.note == "") != (notes == "") || !strings.Contains(notes, c.note) {
+				t.Errorf("notes %q, want one saying %q", got.Notes, c.note)
+			}
+			if (c.warn == "") != (warns == "") || !strings.Contains(warns, c.warn) {
+				t.Errorf("warnings %q, want one saying %q", got.Warnings, c.warn)
+			}
+			if got.MergeCA != c.merge {
+				t.Errorf("MergeCA %q, want %q", got.MergeCA, c.merge)
+			}
+		})
+	}
+}
+
+func TestToolSearchOff(t *testing.T) {
+	for v, want := range map[string]bool{
+		"false": true, "FALSE": true, " off ": true, "0": true, "no": true, "auto:100": true, "auto:150": true,
+		"true": false, "auto": false, "auto:0": false, "auto:99": false, "auto:x": false, "1": false, "force": false,
+	} {
+		if got := toolSearchOff(v); got != want {
+			t.Errorf("toolSearchOff(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
+
+func TestExportLine(t *testing.T) {
+	for kv, want := range map[string]string{
+		"ENABLE_TOOL_SEARCH=true":      `ENABLE_TOOL_SEARCH="${ENABLE_TOOL_SEARCH:-true}"`,
+		"HTTPS_PROXY=http://1.2.3.4:5": "HTTPS_PROXY=http://1.2.3.4:5",
+		"NODE_EXTRA_CA_CERTS=/a b.pem": "NODE_EXTRA_CA_CERTS='/a b.pem'",
+	} {
+		if got := exportLine(kv); got != want {
+			t.Errorf("exportLine(%q) = %s, want %s", kv, got, want)
+		}
+	}
+}
+
+func TestWriteCABundle(t *testing.T) {
+	dir := t.TempDir()
+	user, ca := filepath.Join(dir, "user.pem"), filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(user, []byte("USER CERT"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ca, []byte("CA CERT"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := writeCABundle(user, ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(p)
+	b, _ := os.ReadFile(p)
+	if string(b) != "USER CERT\nCA CERT" {
+		t.Errorf("bundle %q", b)
+	}
+	if _, err := writeCABundle(filepath.Join(dir, "missing.pem"), ca); err == nil || !strings.Contains(err.Error(), "NODE_EXTRA_CA_CERTS") {
+		t.Errorf("missing user file: err %v", err)
+	}
+}
+
+func TestExportsFor(t *testing.T) {
+	rev := []string{"ANTHROPIC_BASE_URL=http://127.0.0.1:1"}
+	if got := strings.Join(exportsFor(capture.ModeReverse, rev), " "); got != "ANTHROPIC_BASE_URL=http://127.0.0.1:1 ENABLE_TOOL_SEARCH=true" {
+		t.Errorf("reverse, kept value here: %s", got)
+	}
+	both := []string{"ANTHROPIC_BASE_URL=x", "ENABLE_TOOL_SEARCH=true"}
+	if got := exportsFor(capture.ModeReverse, both); len(got) != 2 {
+		t.Errorf("reverse, set here: %q", got)
+	}
+	mitm := []string{"HTTPS_PROXY=x"}
+	if got := exportsFor(capture.ModeMITM, mitm); len(got) != 1 {
+		t.Errorf("mitm: %q", got)
 	}
 }

@@ -55,6 +55,7 @@ func commands() []command {
 		{"exchanges", "list the recorded exchanges of a capture, one per line", runExchanges},
 		{"turns", "list the Messages API turns of a capture: catalog, working set, tokens, flags", runTurns},
 		{"searches", "list every tool search and what it loaded; --tools: were these tools found and called?", runSearches},
+		{"probe", "without a session: list MCP servers' tools, which queries find them, what deferring saves", runProbe},
 		{"report", "write a sanitised report (JSON, Markdown or HTML); --fail-on KIND for CI", runReport},
 		{"open", "browse a capture in the terminal: turns, working set, catalog, searches, cache, flags", runOpen},
 		{"replay", "play a capture's turns back in recorded time (--speed N), with pause and step", runReplay},

@@ -45,7 +45,12 @@ Modes:
            untouched and not recorded. The child gets HTTPS_PROXY and
            NODE_EXTRA_CA_CERTS.
   reverse  plain HTTP on --listen, forwarded to --upstream. The child gets
-           ANTHROPIC_BASE_URL and ENABLE_TOOL_SEARCH=true.
+           ANTHROPIC_BASE_URL, and ENABLE_TOOL_SEARCH=true only when it
+           is unset (a value you set is kept).
+
+Variables the proxy does not need are never changed: a NODE_EXTRA_CA_CERTS
+of yours is bundled with the CA, an ENABLE_TOOL_SEARCH of yours is kept,
+and record says what it set.
 
 Credentials (x-api-key, authorization, cookies) are forwarded but never
 written: the capture keeps a short SHA-256 fingerprint instead.
@@ -235,17 +240,35 @@ func record(env *cliEnv, f recordFlags) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 
-	childEnv := proxyEnv(f.mode, addr, cfg.CA)
-	for _, w := range envWarnings(f.mode, f.upstream, capture.InterceptHosts(cfg.Intercept), os.Environ()) {
+	caPath := ""
+	if cfg.CA != nil {
+		caPath = cfg.CA.CertPath
+	}
+	plan := planChildEnv(f.mode, addr, caPath, os.Environ())
+	if plan.MergeCA != "" {
+		bundle, err := writeCABundle(plan.MergeCA, caPath)
+		if err != nil {
+			srv.Close()
+			rec.Close()
+			return err
+		}
+		defer os.Remove(bundle)
+		plan.Set = append(plan.Set, "NODE_EXTRA_CA_CERTS="+bundle)
+	}
+	childEnv := plan.Set
+	warnings := append(envWarnings(f.mode, f.upstream, capture.InterceptHosts(cfg.Intercept), os.Environ()), plan.Warnings...)
+	for _, w := range warnings {
 		fmt.Fprintf(env.stderr, "tsinspect: warning: %s\n", w)
+	}
+	if !f.quiet {
+		for _, n := range plan.Notes {
+			fmt.Fprintf(env.stderr, "tsinspect: %s\n", n)
+		}
 	}
 	status := 0
 	if f.ui {
 		status = recordWithUI(env, f, addr, childEnv)
 	} else if len(f.command) > 0 {
-		if f.mode == capture.ModeReverse && !f.quiet {
-			fmt.Fprintln(env.stderr, "tsinspect: setting ENABLE_TOOL_SEARCH=true for the child: Claude Code may switch tool search off behind a non-Anthropic ANTHROPIC_BASE_URL")
-		}
 		if !f.quiet {
 			fmt.Fprintf(env.stderr, "tsinspect: recording %s traffic via %s into %s\n", f.mode, addr, f.db)
 		}
@@ -260,9 +283,8 @@ func record(env *cliEnv, f recordFlags) error {
 		sig := make(chan os.Signal, 1)
 		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 		fmt.Fprintf(env.stdout, "tsinspect: recording %s traffic via %s into %s; Ctrl-C to stop.\nIn the shell that runs the client:\n", f.mode, addr, f.db)
-		for _, kv := range childEnv {
-			k, v, _ := strings.Cut(kv, "=")
-			fmt.Fprintf(env.stdout, "  export %s=%s\n", k, shellQuote(v))
+		for _, kv := range exportsFor(f.mode, childEnv) {
+			fmt.Fprintf(env.stdout, "  export %s\n", exportLine(kv))
 		}
 		select {
 		case <-sig:
@@ -332,13 +354,31 @@ func readCerts(path string) ([]*x509.Certificate, error) {
 	return out, nil
 }
 
-// proxyEnv returns the environment entries that send a client through the
-// proxy at addr.
-func proxyEnv(mode, addr string, ca *capture.CA) []string {
-	if mode == capture.ModeReverse {
-		return []string{"ANTHROPIC_BASE_URL=http://" + addr, "ENABLE_TOOL_SEARCH=true"}
+// exportsFor returns the entries to print for another shell: the child's,
+// and in reverse mode always ENABLE_TOOL_SEARCH, which exportLine writes so
+// that the other shell's own value is kept (this shell's says nothing
+// about it).
+func exportsFor(mode string, childEnv []string) []string {
+	if mode != capture.ModeReverse {
+		return childEnv
 	}
-	return []string{"HTTPS_PROXY=http://" + addr, "https_proxy=http://" + addr, "NODE_EXTRA_CA_CERTS=" + ca.CertPath}
+	for _, kv := range childEnv {
+		if strings.HasPrefix(kv, "ENABLE_TOOL_SEARCH=") {
+			return childEnv
+		}
+	}
+	return append(append([]string(nil), childEnv...), "ENABLE_TOOL_SEARCH=true")
+}
+
+// exportLine turns a KEY=VALUE entry into what follows "export " in a
+// POSIX shell. ENABLE_TOOL_SEARCH is record's default only: the line keeps
+// a value the other shell already has.
+func exportLine(kv string) string {
+	k, v, _ := strings.Cut(kv, "=")
+	if k == "ENABLE_TOOL_SEARCH" {
+		return fmt.Sprintf("%s=\"${%s:-%s}\"", k, k, v)
+	}
+	return k + "=" + shellQuote(v)
 }
 
 // runChild runs the command with the terminal passed through and returns
@@ -505,7 +545,7 @@ func recordWithUI(env *cliEnv, f recordFlags, addr string, childEnv []string) in
 		}
 	}()
 	for _, kv := range childEnv {
-		fmt.Fprintf(env.stderr, "  export %s\n", kv)
+		fmt.Fprintf(env.stderr, "  export %s\n", exportLine(kv))
 	}
 	childDone := make(chan int, 1)
 	if len(f.command) > 0 {

@@ -6,10 +6,14 @@ import (
 	"path"
 	"strings"
 	"text/tabwriter"
+	"time"
 	"unicode"
 
 	"github.com/tsinspect/tsinspect/coverage"
+	"github.com/tsinspect/tsinspect/mcpclient"
 	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/timeline"
+	"github.com/tsinspect/tsinspect/toolsearch"
 )
 
 const searchesAbout = `
@@ -36,8 +40,19 @@ matching --tools was never found by a search (or never called with its
 schema loaded): a check for the CI job of an MCP server, after a scripted
 'claude -p' session recorded with 'tsinspect record'.
 
+With --explain, each search is then re-run offline over the catalog of
+the moment the model made the call: Claude Code's published ToolSearch
+algorithm (select: lookup, exact name, mcp__ prefix, keyword scoring with
++required terms and max_results), or an approximation of the server's
+regex and BM25 searches over the deferred definitions the request carries.
+Every candidate is listed with its score and what it is made of, with
+where and why the cut fell, and DIFFERS marks a search whose recorded
+result the simulation does not reproduce, with the likely causes (unknown
+descriptions, search hints not on the wire, a drifted algorithm).
+
 Examples:
   tsinspect searches session.db
+  tsinspect searches session.db --explain
   tsinspect searches session.db --tools 'mcp__github__*'
   tsinspect searches session.db --tools mcp__github__,mcp__linear__ --thread main
   tsinspect searches session.db --tools mcp__github__create_issue --require called`
@@ -46,6 +61,9 @@ func runSearches(env *cliEnv, args []string) error {
 	fs := newFlags(env, "searches", "FILE [--tools PATTERNS] [--thread ID]", searchesAbout)
 	toolsFlag := fs.String("tools", "", "also list what happened to the tools matching these comma-separated `patterns` (globs like mcp__github__*; a pattern without * ? [ matches names starting with it)")
 	thread := fs.String("thread", "", "only this `thread` (main, sub1, side1, ...)")
+	mcpConfig := fs.String("mcp-config", "", "with --explain: take tool descriptions from the MCP servers of this Claude Code style config `FILE` (tools/list), which a capture lacks for tools never loaded")
+	algorithm := fs.String("algorithm", string(toolsearch.Published), "with --explain: the keyword scoring, `published` (as published) or 2.1.328 (what Claude Code 2.1.328 runs: names also scored whole)")
+	explain := fs.Bool("explain", false, "re-run each search offline (Claude Code's published ToolSearch algorithm; an approximation for server searches) and show every candidate's score, where the cut fell, and whether the recorded result agrees")
 	require := fs.String("require", "", "exit with status 3 unless every tool matching --tools was `found` (loaded by a search, or always loaded) or, with called, called with its schema loaded")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -75,6 +93,33 @@ func runSearches(env *cliEnv, args []string) error {
 	if err := writeSearches(env.stdout, searches); err != nil {
 		return fmt.Errorf("searches: write: %w", err)
 	}
+	if *mcpConfig != "" && !*explain {
+		return usageError("searches: --mcp-config goes with --explain")
+	}
+	alg, err := toolsearch.ParseAlgorithm(*algorithm)
+	if err != nil {
+		return usageError("searches: --algorithm %q: want %s or %s", *algorithm, toolsearch.Published, toolsearch.Observed)
+	}
+	if *explain {
+		var extra map[string]toolsearch.Tool
+		if *mcpConfig != "" {
+			list, err := mcpclient.Config(*mcpConfig)
+			if err != nil {
+				return fmt.Errorf("searches: %w", err)
+			}
+			pool, _, err := probeTools(&cliEnv{stdout: io.Discard}, list, 30*time.Second)
+			if err != nil {
+				return fmt.Errorf("searches: %w", err)
+			}
+			extra = map[string]toolsearch.Tool{}
+			for _, t := range pool {
+				extra[t.Name] = t
+			}
+		}
+		if err := writeExplained(env.stdout, s, *thread, toolsearch.Options{Extra: extra, Algorithm: alg}); err != nil {
+			return fmt.Errorf("searches: write: %w", err)
+		}
+	}
 	if match != nil {
 		fmt.Fprintln(env.stdout)
 		if err := writeTools(env.stdout, tools); err != nil {
@@ -88,6 +133,27 @@ func runSearches(env *cliEnv, args []string) error {
 		return checkRequired(env, *require, *toolsFlag, tools)
 	}
 	return nil
+}
+
+// writeExplained re-runs every search of the session (of thread, when set)
+// and writes each with its candidates, then a summary line.
+func writeExplained(w io.Writer, s *timeline.Session, thread string, o toolsearch.Options) error {
+	var kept []toolsearch.Explained
+	for _, e := range toolsearch.Session(s, o) {
+		if thread == "" || e.Thread == thread {
+			kept = append(kept, e)
+		}
+	}
+	for _, e := range kept {
+		if _, err := fmt.Fprintln(w); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, e.Text()); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(w, "\n%s\n", toolsearch.Summary(kept))
+	return err
 }
 
 // checkRequired fails with exit status 3, naming the tools, when a tool

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tsinspect/tsinspect/mcpclient"
+	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/report"
+	"github.com/tsinspect/tsinspect/toolsearch"
+)
+
+const probeAbout = `
+Ask, without any session, how Claude Code's ToolSearch would treat the
+tools of MCP servers: tsinspect starts each server of a Claude Code style
+--mcp-config file (stdio) or connects to it (http), lists its tools with
+MCP's tools/list (it calls none), and says:
+
+  - per tool: the size of its definition in tokens (characters ÷ 2.5 of
+    the definition Claude Code sends), and the first query made of its own
+    name's words that ToolSearch returns it for, or why none does (a name
+    whose words other tools share, an empty description);
+  - what deferring the tools saves per request, and whether
+    ENABLE_TOOL_SEARCH=auto would defer them;
+  - for each --query, which tools it loads, every candidate's score and
+    where the cut fell (Claude Code's published algorithm).
+
+The pool is the tools of the servers probed; in a real session Claude
+Code's own deferred tools compete too.
+
+Exit status 3 (for CI): with --require findable, when some tool is found
+by no query of its own name's words; with --expect 'QUERY=TOOL', when
+QUERY does not load TOOL.
+
+Examples:
+  tsinspect probe --mcp-config mcp.json
+  tsinspect probe --mcp-config mcp.json --query 'send slack message' --query '+github issue'
+  tsinspect probe --mcp-config mcp.json --require findable --expect 'echo text=mcp__demo__echo'`
+
+// listFlag is a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ", ") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func runProbe(env *cliEnv, args []string) error {
+	fs := newFlags(env, "probe", "--mcp-config FILE [--query Q]... [flags]", probeAbout)
+	config := fs.String("mcp-config", "", "Claude Code style MCP config `FILE` ({\"mcpServers\": {...}})")
+	servers := fs.String("server", "", "probe only these comma-separated server `names`")
+	var queries, expects listFlag
+	fs.Var(&queries, "query", "a ToolSearch `query` to run over the tools (repeatable)")
+	fs.Var(&expects, "expect", "`QUERY=TOOL`: exit 3 unless QUERY loads TOOL (repeatable; TOOL as Claude Code names it, mcp__server__tool)")
+	algorithm := fs.String("algorithm", string(toolsearch.Published), "the keyword scoring, `published` or 2.1.328 (what Claude Code 2.1.328 runs: names also scored whole)")
+	maxResults := fs.Int("max-results", toolsearch.DefaultMaxResults, "ToolSearch's max_results `n`")
+	require := fs.String("require", "", "`findable`: exit 3 when some tool is found by no query of its own name's words")
+	timeout := fs.Duration("timeout", 30*time.Second, "how long a server gets to start and list its tools")
+	window := fs.Int("context-window", 200000, "the model's context window in `tokens`, for ENABLE_TOOL_SEARCH=auto's threshold")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) > 0:
+		return usageError("probe: unexpected argument %q", pos[0])
+	case *config == "":
+		return usageError("probe: --mcp-config FILE is required")
+	case *require != "" && *require != "findable":
+		return usageError("probe: --require %q: want findable", *require)
+	case *maxResults < 1:
+		return usageError("probe: --max-results %d: want 1 or more", *maxResults)
+	}
+	alg, err := toolsearch.ParseAlgorithm(*algorithm)
+	if err != nil {
+		return usageError("probe: --algorithm %q: want %s or %s", *algorithm, toolsearch.Published, toolsearch.Observed)
+	}
+	for _, e := range expects {
+		if q, tool, ok := strings.Cut(e, "="); !ok || strings.TrimSpace(q) == "" || strings.TrimSpace(tool) == "" {
+			return usageError("probe: --expect %q: want QUERY=TOOL", e)
+		}
+	}
+	list, err := mcpclient.Config(*config)
+	if err != nil {
+		return fmt.Errorf("probe: %w", err)
+	}
+	if want := splitList(*servers); len(want) > 0 {
+		var kept []mcpclient.Server
+		for _, s := range list {
+			for _, w := range want {
+				if s.Name == w {
+					kept = append(kept, s)
+				}
+			}
+		}
+		if len(kept) != len(want) {
+			return usageError("probe: --server %s: the config's servers are %s", *servers, serverNames(list))
+		}
+		list = kept
+	}
+	pool, sizes, err := probeTools(env, list, *timeout)
+	if err != nil {
+		return err
+	}
+	failed := false
+	findings := toolsearch.Findable(alg, pool, *maxResults)
+	if err := writeProbe(env.stdout, pool, sizes, findings, *window); err != nil {
+		return fmt.Errorf("probe: write: %w", err)
+	}
+	for _, q := range queries {
+		r := toolsearch.ClientAs(alg, q, *maxResults, pool, pool)
+		fmt.Fprintf(env.stdout, "\n%s", r.Text(""))
+	}
+	for _, e := range expects {
+		q, tool, _ := strings.Cut(e, "=")
+		q, tool = strings.TrimSpace(q), strings.TrimSpace(tool)
+		r := toolsearch.ClientAs(alg, q, *maxResults, pool, pool)
+		ok := false
+		for _, n := range r.Names {
+			ok = ok || n == tool
+		}
+		if !ok {
+			failed = true
+			got := "nothing"
+			if len(r.Names) > 0 {
+				got = strings.Join(r.Names, ", ")
+			}
+			fmt.Fprintf(env.stderr, "tsinspect: --expect: %q does not load %s (it loads %s)\n", q, tool, got)
+		}
+	}
+	if *require == "findable" {
+		var lost []string
+		for _, f := range findings {
+			if !f.Found() {
+				lost = append(lost, f.Name)
+			}
+		}
+		if len(lost) > 0 {
+			failed = true
+			fmt.Fprintf(env.stderr, "tsinspect: --require findable: %d of %s found by no query of its name's words: %s\n", len(lost), numfmt.Count(len(findings), "tool", "tools"), strings.Join(lost, ", "))
+		}
+	}
+	if failed {
+		return &exitError{code: 3}
+	}
+	return nil
+}
+
+func serverNames(list []mcpclient.Server) string {
+	var out []string
+	for _, s := range list {
+		out = append(out, s.Name)
+	}
+	return strings.Join(out, ", ")
+}
+
+// probeTools lists every server's tools and returns them under Claude
+// Code's names, with the size in characters of each definition as Claude
+// Code sends it in tools.
+func probeTools(env *cliEnv, list []mcpclient.Server, timeout time.Duration) ([]toolsearch.Tool, map[string]int, error) {
+	var pool []toolsearch.Tool
+	sizes := map[string]int{}
+	for _, s := range list {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		tl, err := mcpclient.List(ctx, s)
+		cancel()
+		if err != nil {
+			return nil, nil, fmt.Errorf("probe: %w", err)
+		}
+		var info struct{ Name, Version string }
+		_ = json.Unmarshal(tl.ServerInfo, &info)
+		fmt.Fprintf(env.stdout, "server %s (%s): %s\n", s.Name, strings.TrimSpace(s.Type+" "+info.Name+" "+info.Version), numfmt.Count(len(tl.Defs), "tool", "tools"))
+		for _, raw := range tl.Defs {
+			t := toolsearch.ParseTool(raw)
+			var def struct {
+				InputSchema json.RawMessage `json:"inputSchema"`
+			}
+			_ = json.Unmarshal(raw, &def)
+			t.Name = mcpclient.ClaudeName(s.Name, t.Name)
+			sent, _ := json.Marshal(map[string]any{"name": t.Name, "description": t.Description, "input_schema": def.InputSchema})
+			sizes[t.Name] = len(sent)
+			pool = append(pool, t)
+		}
+	}
+	// Claude Code's catalog lists deferred tools sorted by name, and
+	// ToolSearch breaks ties in that order.
+	sort.SliceStable(pool, func(i, j int) bool { return pool[i].Name < pool[j].Name })
+	return pool, sizes, nil
+}
+
+// tokens estimates the tokens of n characters of JSON.
+func tokens(n int) int64 { return int64(math.Ceil(float64(n) / report.CharsPerToken)) }
+
+func writeProbe(w io.Writer, pool []toolsearch.Tool, sizes map[string]int, findings []toolsearch.Finding, window int) error {
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOOL\tTOKENS\tFOUND BY\tPROBLEMS")
+	var defs, names int64
+	var lost []string
+	for i, t := range pool {
+		f := findings[i]
+		n := tokens(sizes[t.Name])
+		defs += n
+		names += tokens(len(t.Name) + 1)
+		found := "-"
+		if f.Found() {
+			found = fmt.Sprintf("%q", f.Query)
+		} else {
+			lost = append(lost, t.Name)
+		}
+		problems := "-"
+		if len(f.Problems) > 0 {
+			problems = strings.Join(f.Problems, "; ")
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", t.Name, n, found, problems)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n%s: ≈%s tokens of definitions in every request when sent inline; deferred, the catalog lists their names for ≈%s tokens: deferring saves ≈%s tokens per request (the ToolSearch tool's own definition aside).\n",
+		numfmt.Count(len(pool), "tool", "tools"), numfmt.Thousands(defs), numfmt.Thousands(names), numfmt.Thousands(defs-names))
+	limit := int64(window) / 10
+	verdict := "sent inline (below the threshold)"
+	if defs > limit {
+		verdict = "deferred (above the threshold)"
+	}
+	fmt.Fprintf(w, "ENABLE_TOOL_SEARCH=auto defers only when the deferred tools exceed 10 %% of the context window (%s of %s tokens): these tools would be %s; unset or true defers them always.\n",
+		numfmt.Thousands(limit), numfmt.Thousands(int64(window)), verdict)
+	if len(lost) > 0 {
+		fmt.Fprintf(w, "%s no query of %s own name's words finds: %s\n", numfmt.Count(len(lost), "tool", "tools"), numfmt.Plural(len(lost), "its", "their"), strings.Join(lost, ", "))
+	} else {
+		fmt.Fprintln(w, "Every tool is found by a query of its own name's words.")
+	}
+	return nil
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// mcpHTTP serves an MCP server over streamable HTTP on 127.0.0.1 with six
+// "get_item_COLOUR" tools with descriptions and a bare "get_item" without
+// one, which no query of its name finds: every word of it ties or loses.
+func mcpHTTP(t *testing.T) string {
+	t.Helper()
+	var tools []map[string]any
+	for _, c := range []string{"red", "green", "blue", "cyan", "pink", "gray"} {
+		tools = append(tools, map[string]any{"name": "get_item_" + c, "description": "Get an item.", "inputSchema": map[string]any{"type": "object"}})
+	}
+	tools = append(tools, map[string]any{"name": "get_item", "inputSchema": map[string]any{"type": "object"}})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		if len(req.ID) == 0 {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		result := map[string]any{"serverInfo": map[string]any{"name": "items", "version": "0.1"}}
+		if req.Method == "tools/list" {
+			result = map[string]any{"tools": tools}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
+	}))
+	t.Cleanup(srv.Close)
+	cfg := filepath.Join(t.TempDir(), "mcp.json")
+	b := fmt.Sprintf(`{"mcpServers":{"items":{"type":"http","url":%q}}}`, srv.URL)
+	if err := os.WriteFile(cfg, []byte(b), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func runIn(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	env := &cliEnv{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}
+	err := runProbe(env, args)
+	code := 0
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.code
+		if ee.err != nil {
+			errb.WriteString(ee.err.Error())
+		}
+	case err != nil:
+		code = 1
+		errb.WriteString(err.Error())
+	}
+	return code, out.String(), errb.String()
+}
+
+func TestProbe(t *testing.T) {
+	cfg := mcpHTTP(t)
+	code, out, stderr := runIn("--mcp-config", cfg, "--query", "get item")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"server items (http items 0.1): 7 tools",
+		`mcp__items__get_item_red    39      "red"`,
+		"1 tool no query of its own name's words finds: mcp__items__get_item",
+		"empty description: only its name can match; no distinctive name part: 6 tools score as high or higher on \"get item\"",
+		"these tools would be sent inline (below the threshold)",
+		`keyword query "get item", max_results 5`,
+		"max_results 5 cut the list after mcp__items__get_item_pink (score 28), in a tie with mcp__items__get_item_red (score 28)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output does not say %q:\n%s", want, out)
+		}
+	}
+	code, _, stderr = runIn("--mcp-config", cfg, "--require", "findable")
+	if code != 3 || !strings.Contains(stderr, "--require findable: 1 of 7 tools found by no query of its name's words: mcp__items__get_item") {
+		t.Errorf("--require findable: exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = runIn("--mcp-config", cfg, "--expect", "gray=mcp__items__get_item_gray", "--expect", "item=mcp__items__get_item")
+	if code != 3 || strings.Count(stderr, "--expect") != 1 || !strings.Contains(stderr, `"item" does not load mcp__items__get_item (it loads mcp__items__get_item_blue,`) {
+		t.Errorf("--expect: exit %d, stderr %q", code, stderr)
+	}
+	code, _, _ = runIn("--mcp-config", cfg, "--expect", "gray=mcp__items__get_item_gray", "--context-window", "1000")
+	if code != 0 {
+		t.Errorf("--expect met: exit %d", code)
+	}
+	// --algorithm 2.1.328 also scores the tool names whole: "item" is
+	// inside every get_item_* name (+4).
+	_, out, _ = runIn("--mcp-config", cfg, "--algorithm", "2.1.328", "--query", "get item")
+	if !strings.Contains(out, `"get item" in a whole name +4`) && !strings.Contains(out, `"item" in a whole name +4`) {
+		t.Errorf("2.1.328 scoring not used:\n%s", out)
+	}
+	_, out, _ = runIn("--mcp-config", cfg, "--context-window", "1000")
+	if !strings.Contains(out, "(100 of 1,000 tokens): these tools would be deferred") {
+		t.Errorf("small window:\n%s", out)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 2, "--mcp-config FILE is required"},
+		{[]string{"--mcp-config", cfg, "--require", "all"}, 2, `--require "all": want findable`},
+		{[]string{"--mcp-config", cfg, "--expect", "noequals"}, 2, `--expect "noequals": want QUERY=TOOL`},
+		{[]string{"--mcp-config", cfg, "--server", "nope"}, 2, "the config's servers are items"},
+		{[]string{"--mcp-config", cfg, "extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"--mcp-config", cfg, "--algorithm", "2.0"}, 2, `--algorithm "2.0": want published or 2.1.328`},
+		{[]string{"--mcp-config", filepath.Join(t.TempDir(), "none.json")}, 1, "probe: mcp config: open"},
+	} {
+		code, _, stderr := runIn(c.args...)
+		if code != c.code || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d %q, want %d %q", c.args, code, stderr, c.code, c.want)
+		}
+	}
+}

@@ -1,0 +1,270 @@
+package timeline
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/numfmt"
+)
+
+// Contradictions between what the model is told about tools and what it
+// can do with them.
+const (
+	// FlagCatalogNoSearch: deferred tools are announced ("available via
+	// ToolSearch ... calling them directly will fail") but the request
+	// offers no tool search.
+	FlagCatalogNoSearch = "catalog_without_search"
+	// FlagSearchNoCatalog: ToolSearch is offered but the catalog is empty.
+	FlagSearchNoCatalog = "search_without_catalog"
+	// FlagDeferredInline: a tool announced as deferred is sent inline with
+	// its full schema.
+	FlagDeferredInline = "deferred_sent_inline"
+	// FlagUnknownReference: a tool_reference names a tool in neither the
+	// catalog nor the tools.
+	FlagUnknownReference = "unknown_reference"
+	// FlagReferenceNotSent: a tool loaded by a tool_reference is absent
+	// from a later request's tools.
+	FlagReferenceNotSent = "reference_not_sent"
+)
+
+// contradictionRules are the rules of the contradictions, run after the
+// others.
+func contradictionRules() []rule {
+	return []rule{
+		{FlagCatalogNoSearch, SeverityWarning, ruleCatalogNoSearch},
+		{FlagSearchNoCatalog, SeverityWarning, ruleSearchNoCatalog},
+		{FlagDeferredInline, SeverityWarning, ruleDeferredInline},
+		{FlagUnknownReference, SeverityError, ruleUnknownReference},
+		{FlagReferenceNotSent, SeverityError, ruleReferenceNotSent},
+	}
+}
+
+// earlierFlag reports whether an earlier turn of k's thread has a flag of
+// kind for which same is true.
+func (b *builder) earlierFlag(k int, kind string, same func(Flag) bool) bool {
+	in := b.infos[k]
+	for _, idx := range in.thread.Turns {
+		if idx >= in.t.Index {
+			break
+		}
+		for _, f := range b.infos[idx-1].t.Flags {
+			if f.Kind == kind && (same == nil || same(f)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasSearchTool reports whether the request offers a tool search, client
+// or server.
+func hasSearchTool(tools []decode.Tool) bool {
+	for _, t := range tools {
+		if t.Name == decode.ClientSearchTool || t.ServerSearch {
+			return true
+		}
+	}
+	return false
+}
+
+// textAnnounced reports whether a catalog event is one of Claude Code's
+// texts telling the model that tools are deferred behind ToolSearch (a
+// reminder or an <available-deferred-tools> block), as opposed to a
+// tool_addition block or the deferred entries of tools.
+func textAnnounced(e decode.CatalogEvent) bool {
+	return e.Message >= 0 && !e.Remove && len(e.Names) > 0 && (e.Form == "reminder" || e.Form == "available-deferred-tools")
+}
+
+// announcement returns the first text announcement of deferred tools.
+func announcement(d *decode.Turn) (decode.CatalogEvent, bool) {
+	for _, e := range d.CatalogEvents {
+		if textAnnounced(e) {
+			return e, true
+		}
+	}
+	return decode.CatalogEvent{}, false
+}
+
+// inlineAnnounced lists, in tools order, the tools of the catalog that a
+// text announced as deferred and that the request sends without
+// defer_loading.
+func inlineAnnounced(d *decode.Turn) []string {
+	announced := map[string]bool{}
+	for _, e := range d.CatalogEvents {
+		if textAnnounced(e) {
+			for _, n := range e.Names {
+				announced[n] = true
+			}
+		}
+	}
+	var out []string
+	for _, t := range d.Request.Tools {
+		if !t.DeferLoading && !t.Placeholder && announced[t.Name] && d.InCatalog(t.Name) {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
+
+func ruleCatalogNoSearch(b *builder, k int) []Flag {
+	in := b.infos[k]
+	d := in.d
+	ev, ok := announcement(d)
+	// A request with no tools at all (a title or a compaction summary)
+	// asks for text only: the announcement is just history there.
+	if !ok || len(d.Catalog) == 0 || len(d.Request.Tools) == 0 || hasSearchTool(d.Request.Tools) || b.earlierFlag(k, FlagCatalogNoSearch, nil) {
+		return nil
+	}
+	where := fmt.Sprintf("message %d", ev.Message)
+	if ev.Block >= 0 {
+		where += fmt.Sprintf(", block %d", ev.Block)
+	}
+	det := fmt.Sprintf("The request announces %s as deferred (%s, %s: %s) and tells the model to load them with ToolSearch, but its %d tools hold no ToolSearch nor any server tool search: the model is told to use a tool that does not exist.",
+		numfmt.Count(len(d.Catalog), "tool", "tools"), ev.Form, where, nameList(d.Catalog, 3), len(d.Request.Tools))
+	if inline := inlineAnnounced(d); len(inline) > 0 {
+		det += fmt.Sprintf(" %d of the announced tools are sent inline with full schemas and could be called directly.", len(inline))
+	}
+	return []Flag{{Detail: det}}
+}
+
+func ruleSearchNoCatalog(b *builder, k int) []Flag {
+	in := b.infos[k]
+	d := in.d
+	offered := false
+	for _, t := range d.Request.Tools {
+		offered = offered || t.Name == decode.ClientSearchTool
+	}
+	if !offered || len(d.Catalog) > 0 || b.earlierFlag(k, FlagSearchNoCatalog, nil) {
+		return nil
+	}
+	return []Flag{{Detail: fmt.Sprintf("ToolSearch is among the %d tools of the request, but no deferred tool is announced (no reminder, no <available-deferred-tools>, no defer_loading tool): every search can only come back empty.", len(d.Request.Tools))}}
+}
+
+func ruleDeferredInline(b *builder, k int) []Flag {
+	in := b.infos[k]
+	var fresh []string
+	for _, n := range inlineAnnounced(in.d) {
+		if !b.earlierFlag(k, FlagDeferredInline, func(f Flag) bool { return flagNames(f)[n] }) {
+			fresh = append(fresh, n)
+		}
+	}
+	if len(fresh) == 0 {
+		return nil
+	}
+	f := Flag{Detail: fmt.Sprintf("%s announced as deferred (\"schemas are NOT loaded\") %s sent inline with %s full %s in tools: %s. The model is told to search for %s it can call directly.",
+		numfmt.Count(len(fresh), "tool", "tools"), numfmt.Plural(len(fresh), "is", "are"), numfmt.Plural(len(fresh), "its", "their"), numfmt.Plural(len(fresh), "schema", "schemas"),
+		strings.Join(fresh, ", "), numfmt.Plural(len(fresh), "a tool", "tools"))}
+	if len(fresh) == 1 {
+		f.Tool = fresh[0]
+	}
+	return []Flag{f}
+}
+
+func ruleUnknownReference(b *builder, k int) []Flag {
+	in := b.infos[k]
+	d := in.d
+	inTools := map[string]bool{}
+	for _, t := range d.Request.Tools {
+		inTools[t.Name] = true
+	}
+	var out []Flag
+	for _, s := range d.NewSearches {
+		for _, n := range s.Results {
+			if d.InCatalog(n) || inTools[n] {
+				continue
+			}
+			where := "its result in the last user message"
+			if s.Server {
+				where = "its result in the response"
+			}
+			out = append(out, Flag{Tool: n, Search: s.ToolUseID, Detail: fmt.Sprintf("%s %q returned a tool_reference to %s (%s), a name in neither the catalog (%s) nor the request's %d tools: nothing can load it, and the API refuses a reference to a tool it is not sent.",
+				s.Tool, s.Query, n, where, numfmt.Count(len(d.Catalog), "tool", "tools"), len(d.Request.Tools))})
+		}
+	}
+	return out
+}
+
+func ruleReferenceNotSent(b *builder, k int) []Flag {
+	in := b.infos[k]
+	d := in.d
+	refused := in.t.Exchange != nil && in.t.Exchange.Status == 400
+	if len(d.Request.Tools) == 0 && !refused {
+		return nil // a text-only side request; unless the API refused it
+	}
+	var out []Flag
+	for _, n := range d.MissingReferences {
+		if !d.InCatalog(n) && b.referencedHere(k, n) {
+			continue // unknown_reference says it
+		}
+		if b.earlierFlag(k, FlagReferenceNotSent, func(f Flag) bool { return f.Tool == n }) {
+			continue
+		}
+		det := fmt.Sprintf("A tool_reference in the history loads %s, but this request's %d tools do not include it: the search's result is not honoured", n, len(d.Request.Tools))
+		if refused {
+			det += ", and the API refused the request with HTTP 400"
+		}
+		out = append(out, Flag{Tool: n, Detail: det + "."})
+	}
+	return out
+}
+
+// referencedHere reports whether a search new in turn k returned name.
+func (b *builder) referencedHere(k int, name string) bool {
+	for _, s := range b.infos[k].d.NewSearches {
+		for _, n := range s.Results {
+			if n == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// flagNames is the set of tool names a deferred_sent_inline flag lists.
+func flagNames(f Flag) map[string]bool {
+	out := map[string]bool{}
+	if f.Tool != "" {
+		out[f.Tool] = true
+		return out
+	}
+	_, rest, ok := strings.Cut(f.Detail, " in tools: ")
+	if !ok {
+		return out
+	}
+	list, _, _ := strings.Cut(rest, ". ")
+	for _, n := range strings.Split(list, ", ") {
+		out[n] = true
+	}
+	return out
+}
+
+// nameList shows up to n names and how many more.
+func nameList(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:n], ", ") + fmt.Sprintf(" and %d more", len(names)-n)
+}
+
+// explainContradiction is Explain for the contradiction kinds.
+func explainContradiction(kind string) (why, todo string) {
+	switch kind {
+	case FlagCatalogNoSearch:
+		return "The model is told that deferred tools exist and must be loaded with ToolSearch before use, but the request offers no ToolSearch. The model may try to call a tool that does not exist, avoid tools it could call, or waste a turn.",
+			"Usually the client decided against tool search (ENABLE_TOOL_SEARCH=auto below its threshold, false, or a model without tool_reference) but kept the announcement. Check ENABLE_TOOL_SEARCH and the model; a recorder must not change it (tsinspect record keeps your value)."
+	case FlagSearchNoCatalog:
+		return "ToolSearch is offered, but the model has been told of no deferred tool to search for: every search returns nothing, and the tool costs prompt tokens for nothing.",
+			"Look for a catalog announcement that was lost (a compaction, a resumed session) or tools that were all inlined; a client should offer ToolSearch only with deferred tools."
+	case FlagDeferredInline:
+		return "A tool is announced as deferred (\"calling them directly will fail\") yet its full schema is in tools: the model is told to search for a tool it could call at once, and pays for the schema in every request anyway.",
+			"The client's deferral decision and its announcement disagree: with ENABLE_TOOL_SEARCH=auto below its threshold Claude Code inlines the tools but still announces them. Pick one: defer the tools or stop announcing them."
+	case FlagUnknownReference:
+		return "A search returned a tool_reference to a name that is neither announced nor sent: the tool cannot be loaded, and the API refuses a request whose history references a tool missing from tools.",
+			"Compare the name with the catalog: a renamed or disconnected MCP tool, or a search that answers from a stale list."
+	case FlagReferenceNotSent:
+		return "A tool_reference in the history loaded a tool, but this request does not send its schema: the model believes the tool is loaded, and the API answers 400 \"Tool reference not found in available tools\".",
+			"Check the turn where the tool disappeared from tools: a disconnected MCP server, a compaction that dropped it, or a client that forgot its loaded tools."
+	}
+	return "", ""
+}
