@@ -442,7 +442,7 @@ func ruleToolSearchOff(b *builder, k int) []Flag {
 	d := fmt.Sprintf("This thread sends %d MCP %s (%s) with full schemas in every request, and neither ToolSearch nor any defer_loading tool: tool search is off.",
 		len(mcp), numfmt.Plural(len(mcp), "tool", "tools"), list)
 	if in.t.Exchange.Source == "reverse" {
-		d += " The capture was made through ANTHROPIC_BASE_URL, behind which Claude Code may turn tool search off unless ENABLE_TOOL_SEARCH=true."
+		d += " The capture was made through ANTHROPIC_BASE_URL, behind which Claude Code turns tool search off when ENABLE_TOOL_SEARCH is unset (tsinspect record sets it to true then) or set to false, or auto with tools below its threshold."
 	}
 	return []Flag{{Detail: d}}
 }
@@ -477,7 +477,7 @@ func Explain(kind string) (why, todo string) {
 			"Look at the flag on the attempt before (api_error, stream_incomplete or stop_sequence_anomaly) to see why the retry was needed. Many retries in a row point to a persistent problem rather than a passing one."
 	case FlagToolSearchOff:
 		return "The thread sends every MCP tool with its full schema on every request and has no ToolSearch: tool search is off. With many tools this makes each request much larger and more expensive, and more tools can make the model choose worse.",
-			"If this was not intended: Claude Code turns tool search off behind a non-Anthropic ANTHROPIC_BASE_URL (a proxy or gateway) unless ENABLE_TOOL_SEARCH=true is set, and on clients or models that do not support it. Set ENABLE_TOOL_SEARCH=true, or record through an HTTPS proxy instead of a base URL."
+			"If this was not intended: Claude Code turns tool search off with ENABLE_TOOL_SEARCH=false, with ENABLE_TOOL_SEARCH=auto while the tools' definitions stay below its threshold (a share of the context window), behind a non-Anthropic ANTHROPIC_BASE_URL (a proxy or gateway) while ENABLE_TOOL_SEARCH is unset, and on clients or models that do not support it. Set ENABLE_TOOL_SEARCH=true to defer tools always."
 	}
 	return explainContradiction(kind)
 }
