@@ -1,0 +1,118 @@
+package rawbodies
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tsinspect/tsinspect/exchange"
+)
+
+// The testdata directory was written by Claude Code 2.1.328 run with
+// OTEL_LOG_RAW_API_BODIES=file:DIR against the scripted stand-in API, whose
+// first answer was an HTTP 500 and whose second (the retry) the text
+// "Hi there.".
+const recorded = "testdata/claude-code-2.1.328"
+
+func TestRecordedDirectory(t *testing.T) {
+	if !Looks(recorded) {
+		t.Fatal("Looks = false for a raw-bodies directory")
+	}
+	d := Open(recorded, Options{})
+	cs, err := d.Scan(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 2 || d.BadLines != 0 {
+		t.Fatalf("got %d changes, %d bad lines (%s), want 2 and 0", len(cs), d.BadLines, d.FirstBad)
+	}
+	var ok, failed *exchange.Exchange
+	for i := range cs {
+		switch cs[i].Exchange.State {
+		case exchange.StateComplete:
+			ok = &cs[i].Exchange
+		case exchange.StateUpstreamFailed:
+			failed = &cs[i].Exchange
+		}
+	}
+	if ok == nil || failed == nil {
+		t.Fatalf("want one complete and one failed exchange, got %+v", cs)
+	}
+	if ok.Status != 200 || !bytes.Contains(ok.RespBody, []byte("Hi there.")) || ok.RespHeader("Request-Id") == "" {
+		t.Errorf("answered exchange: status %d, request-id %q, body %.80s", ok.Status, ok.RespHeader("Request-Id"), ok.RespBody)
+	}
+	if ok.ReqHeader(QuerySourceHeader) != "sdk" || ok.ReqHeader(SessionHeader) == "" {
+		t.Errorf("query source %q, session %q", ok.ReqHeader(QuerySourceHeader), ok.ReqHeader(SessionHeader))
+	}
+	if !strings.Contains(ok.ReqHeader("Anthropic-Beta"), "claude-code-20250219") {
+		t.Errorf("Anthropic-Beta = %q, want the body's betas", ok.ReqHeader("Anthropic-Beta"))
+	}
+	if ok.Source != "import:raw-bodies" || ok.Start.IsZero() || ok.Start.Year() != 2026 {
+		t.Errorf("source %q start %v", ok.Source, ok.Start)
+	}
+	if failed.Status != 0 || !strings.Contains(failed.Error, "no answer") || len(failed.ReqBody) == 0 {
+		t.Errorf("unanswered exchange: status %d error %q", failed.Status, failed.Error)
+	}
+}
+
+// TestLive reads a directory while it is written, as record --mode bodies
+// does: a request appears in flight and is completed by its index line.
+func TestLive(t *testing.T) {
+	dir := t.TempDir()
+	d := Open(dir, Options{Source: "bodies", Secrets: []string{"my-secret-key-123"}})
+	if cs, err := d.Scan(false); err != nil || len(cs) != 0 {
+		t.Fatalf("empty dir: %v %v", cs, err)
+	}
+	req := `{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":"key my-secret-key-123 and sk-ant-api03-abcdefghijklmnopqrstuvwxyz"}]}`
+	write := func(name, body string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a.request.json", req[:20]) // still being written
+	if cs, _ := d.Scan(false); len(cs) != 0 {
+		t.Fatalf("half-written request gave %d changes", len(cs))
+	}
+	write("a.request.json", req)
+	cs, _ := d.Scan(false)
+	if len(cs) != 1 || cs[0].Key != "a.request.json" || cs[0].Exchange.State != exchange.StateInFlight {
+		t.Fatalf("request: %+v", cs)
+	}
+	if b := cs[0].Exchange.ReqBody; bytes.Contains(b, []byte("my-secret-key-123")) || bytes.Contains(b, []byte("sk-ant-api03")) || d.Redacted != 2 {
+		t.Errorf("credentials left in %s (redacted %d)", b, d.Redacted)
+	}
+	if cs, _ := d.Scan(false); len(cs) != 0 {
+		t.Fatalf("second scan repeated %d changes", len(cs))
+	}
+	write("req_1.response.json", `{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`)
+	line := `{"timestamp":"2026-11-22T20:51:10.741Z","session_id":"s1","query_source":"repl_main_thread","model":"m","request_id":"req_1","message_id":"msg_1","request_file":"a.request.json","response_file":"req_1.response.json"}`
+	write(IndexFile, line) // no newline yet: not complete
+	if cs, _ := d.Scan(false); len(cs) != 0 {
+		t.Fatalf("incomplete index line gave %d changes", len(cs))
+	}
+	write(IndexFile, line+"\n"+`{"broken`)
+	cs, _ = d.Scan(false)
+	if len(cs) != 1 || cs[0].Key != "a.request.json" || cs[0].Exchange.State != exchange.StateComplete || cs[0].Exchange.Status != 200 {
+		t.Fatalf("answer: %+v", cs)
+	}
+	if cs[0].Exchange.ReqHeader(QuerySourceHeader) != "repl_main_thread" {
+		t.Errorf("query source %q", cs[0].Exchange.ReqHeader(QuerySourceHeader))
+	}
+	write("b.request.json", req)
+	cs, _ = d.Scan(true)
+	if len(cs) != 1 || cs[0].Key != "b.request.json" || cs[0].Exchange.State != exchange.StateUpstreamFailed {
+		t.Fatalf("final: %+v", cs)
+	}
+	if d.BadLines != 1 {
+		t.Errorf("bad lines %d, want 1 (the broken last line)", d.BadLines)
+	}
+}
+
+func TestNotRawBodies(t *testing.T) {
+	if Looks(t.TempDir()) {
+		t.Error("Looks = true for an empty directory")
+	}
+}
