@@ -302,6 +302,16 @@ func TestImportDamage(t *testing.T) {
 	cutHAR := filepath.Join(dir, "cut.har")
 	notes := filepath.Join(dir, "notes.txt")
 	os.WriteFile(notes, []byte("hello"), 0o600)
+	otherJSON := filepath.Join(dir, "other.json")
+	os.WriteFile(otherJSON, []byte(`{"items":[1,2,3]}`), 0o600)
+	trace, err := os.ReadFile(filepath.Join("..", "importer", "claudetrace", "testdata", "claude-trace-1.0.9.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cutTrace := filepath.Join(dir, "cut.jsonl")
+	os.WriteFile(cutTrace, append(append([]byte{}, trace...), trace[:len(trace)/2]...), 0o600)
+	emptyDir := filepath.Join(dir, "emptydir")
+	os.Mkdir(emptyDir, 0o700)
 
 	// A HAR cut off after its first entry.
 	harDB := filepath.Join(dir, "forhar.db")
@@ -323,14 +333,17 @@ func TestImportDamage(t *testing.T) {
 		want []string
 		kept int
 	}{
-		{"truncated pcap", []string{"import", cut, "--keylog", keyLog}, 1, []string{"cut off", "kept"}, -1},
+		{"truncated pcap", []string{"import", cut, "--keylog", keyLog}, 4, []string{"cut off", "kept"}, -1},
 		{"no key log", []string{"import", file}, 1, []string{"1 TLS connection with no secrets in the key log", "kept 0 exchanges"}, 0},
 		{"another session's key log", []string{"import", file, "--keylog", otherKeys}, 1, []string{"no secrets in the key log"}, 0},
 		{"wrong secrets", []string{"import", file, "--keylog", wrongKeys}, 1, []string{"do not decrypt (wrong key log?)"}, 0},
 		{"key log that is no key log", []string{"import", file, "--keylog", notes}, 1, []string{"no usable secrets"}, 0},
 		{"HAR that is not JSON", []string{"import", notJSON}, 1, []string{"not a HAR file: invalid character '<'"}, 0},
-		{"HAR cut off", []string{"import", cutHAR}, 1, []string{"the JSON breaks after entry 1", "kept 1 exchange"}, 1},
-		{"not a capture at all", []string{"import", notes}, 1, []string{"unknown format"}, 0},
+		{"HAR cut off", []string{"import", cutHAR}, 4, []string{"the JSON breaks after entry 1", "kept 1 exchange"}, 1},
+		{"not a capture at all", []string{"import", notes}, 1, []string{"unknown format: it is text starting \"hello\""}, 0},
+		{"JSON of no known tool", []string{"import", otherJSON}, 1, []string{"unknown format: it is JSON, but neither a HAR"}, 0},
+		{"claude-trace log cut off", []string{"import", cutTrace}, 4, []string{"the last line (2) is cut off", "kept 1 exchange"}, 1},
+		{"directory that holds no bodies", []string{"import", emptyDir}, 1, []string{"not a Claude Code raw-bodies directory"}, 0},
 		{"missing file", []string{"import", filepath.Join(dir, "none.pcap")}, 1, []string{"no such file"}, 0},
 		{"no --db", []string{"import", file}, 2, []string{"--db FILE is required"}, 0},
 		{"two files", []string{"import", file, cut}, 2, []string{"want one FILE"}, 0},
