@@ -93,6 +93,7 @@ type Dir struct {
 	done     map[string]bool // request files answered (complete exchange given)
 	pending  map[string]bool // request files given as in flight
 	named    map[string]bool // request files the index names
+	waiting  []Entry         // index lines whose files were not complete yet
 
 	// BadLines counts index lines that could not be read or whose files
 	// were missing or broken, and FirstBad says what was wrong with the
@@ -140,9 +141,17 @@ func (d *Dir) Scan(final bool) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
+	lines = append(d.waiting, lines...)
+	d.waiting = nil
 	for _, l := range lines {
-		c, err := d.pair(l)
+		c, err := d.pair(l, final)
 		if err != nil {
+			if !final {
+				// Claude Code may write the index line before it has
+				// finished the response file: try again next time.
+				d.waiting = append(d.waiting, l)
+				continue
+			}
 			d.bad(err.Error())
 			continue
 		}
@@ -217,17 +226,23 @@ func (d *Dir) readIndex(final bool) ([]Entry, error) {
 	return out, nil
 }
 
-// pair makes the exchange of an index line.
-func (d *Dir) pair(e Entry) (Change, error) {
+// pair makes the exchange of an index line. A response file that is not
+// complete is waited for, unless final: then the exchange is given without
+// its response, and the file counted as bad.
+func (d *Dir) pair(e Entry, final bool) (Change, error) {
 	req, reqAt, err := d.readJSON(e.RequestFile)
 	if err != nil {
 		return Change{}, fmt.Errorf("%s: %w", e.RequestFile, err)
 	}
 	var resp []byte
 	var respAt time.Time
+	var respErr error
 	if e.ResponseFile != "" {
-		if resp, respAt, err = d.readJSON(e.ResponseFile); err != nil {
-			return Change{}, fmt.Errorf("%s: %w", e.ResponseFile, err)
+		if resp, respAt, respErr = d.readJSON(e.ResponseFile); respErr != nil {
+			if !final {
+				return Change{}, fmt.Errorf("%s: %w", e.ResponseFile, respErr)
+			}
+			d.bad(fmt.Sprintf("%s: %v", e.ResponseFile, respErr))
 		}
 	}
 	start := recon.ParseTime(e.Timestamp)
@@ -257,6 +272,8 @@ func (d *Dir) pair(e Entry) (Change, error) {
 			p.RespHeaders = append(p.RespHeaders, exchange.Header{Name: "Request-Id", Value: e.RequestID})
 		}
 		p.RespBody = resp
+	} else if respErr != nil {
+		p.Error = "the response file could not be read (cut off as Claude Code exited?): " + respErr.Error()
 	} else {
 		p.Error = "Claude Code wrote no response file for this request"
 	}
@@ -359,3 +376,7 @@ func (d *Dir) scrub(b []byte) []byte {
 		return []byte(exchange.Fingerprint(string(m)))
 	})
 }
+
+// Settled reports whether every request file seen so far has been
+// answered: none is in flight and no index line waits for its files.
+func (d *Dir) Settled() bool { return len(d.pending) == 0 && len(d.waiting) == 0 }

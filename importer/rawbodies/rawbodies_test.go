@@ -93,7 +93,7 @@ func TestLive(t *testing.T) {
 	if cs, _ := d.Scan(false); len(cs) != 0 {
 		t.Fatalf("incomplete index line gave %d changes", len(cs))
 	}
-	write(IndexFile, line+"\n"+`{"broken`)
+	write(IndexFile, line+"\n"+`{"broken`+"\n")
 	cs, _ = d.Scan(false)
 	if len(cs) != 1 || cs[0].Key != "a.request.json" || cs[0].Exchange.State != exchange.StateComplete || cs[0].Exchange.Status != 200 {
 		t.Fatalf("answer: %+v", cs)
@@ -114,5 +114,49 @@ func TestLive(t *testing.T) {
 func TestNotRawBodies(t *testing.T) {
 	if Looks(t.TempDir()) {
 		t.Error("Looks = true for an empty directory")
+	}
+}
+
+// TestIndexBeforeResponse: Claude Code may append the index line before the
+// response file is complete; the line waits for it.
+func TestIndexBeforeResponse(t *testing.T) {
+	dir := t.TempDir()
+	w := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w("a.request.json", `{"model":"m","messages":[]}`)
+	w("r.response.json", `{"id":"msg`)
+	w(IndexFile, `{"timestamp":"2026-11-22T20:51:10.741Z","request_file":"a.request.json","response_file":"r.response.json"}`+"\n")
+	d := Open(dir, Options{})
+	cs, _ := d.Scan(false)
+	if len(cs) != 0 || d.BadLines != 0 {
+		t.Fatalf("half-written response: %d changes, %d bad", len(cs), d.BadLines)
+	}
+	w("r.response.json", `{"id":"msg_1","content":[]}`)
+	cs, _ = d.Scan(false)
+	if len(cs) != 1 || cs[0].Exchange.State != exchange.StateComplete || d.BadLines != 0 {
+		t.Fatalf("completed response: %+v, %d bad", cs, d.BadLines)
+	}
+}
+
+// TestResponseCutOff: a response file still incomplete at the end keeps its
+// request, marked failed, and is counted as bad.
+func TestResponseCutOff(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"a.request.json":  `{"model":"m","messages":[]}`,
+		"r.response.json": `{"id":"msg`,
+		IndexFile:         `{"timestamp":"2026-11-22T20:51:10.741Z","request_file":"a.request.json","response_file":"r.response.json"}` + "\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := Open(dir, Options{})
+	cs, _ := d.Scan(true)
+	if len(cs) != 1 || cs[0].Exchange.State != exchange.StateUpstreamFailed || !strings.Contains(cs[0].Exchange.Error, "cut off") || d.BadLines != 1 {
+		t.Fatalf("got %+v, %d bad", cs, d.BadLines)
 	}
 }
