@@ -23,6 +23,7 @@ import (
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/importer/claudetrace"
 	"github.com/tsinspect/tsinspect/importer/har"
+	"github.com/tsinspect/tsinspect/importer/mitmflow"
 	"github.com/tsinspect/tsinspect/importer/pcap"
 	"github.com/tsinspect/tsinspect/importer/rawbodies"
 	"github.com/tsinspect/tsinspect/importer/recon"
@@ -39,10 +40,12 @@ const (
 	// FormatRawBodies is the directory Claude Code writes with
 	// OTEL_LOG_RAW_API_BODIES=file:DIR.
 	FormatRawBodies = "raw-bodies"
+	// FormatMitmproxy is mitmproxy's flow dump (tnetstrings).
+	FormatMitmproxy = "mitmproxy"
 )
 
 // Formats lists, for messages, what Import reads.
-const Formats = "pcap, pcapng, HAR, claude-trace logs and Claude Code raw-bodies directories"
+const Formats = "pcap, pcapng, HAR, claude-trace logs, mitmproxy flow dumps and Claude Code raw-bodies directories"
 
 // ErrUnknownFormat is returned for a file of a format Import does not read;
 // the error wrapping it says what the file looks like.
@@ -127,7 +130,7 @@ func (r *Report) Notes() string {
 }
 
 // pluralNoun is the first plural noun of a skip's description.
-var pluralNoun = regexp.MustCompile(`\b(connections|packets|entries)\b`)
+var pluralNoun = regexp.MustCompile(`\b(connections|packets|entries|flows|lines)\b`)
 
 // counted puts a count before a description written in the plural,
 // making its noun singular for one.
@@ -157,6 +160,9 @@ func Detect(head []byte, name string) string {
 	if f := pcap.Detect(head); f != "" {
 		return f
 	}
+	if mitmflow.Looks(head) {
+		return FormatMitmproxy
+	}
 	trimmed := bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
 	if len(trimmed) > 0 && trimmed[0] == '{' {
 		line := trimmed
@@ -183,6 +189,8 @@ func Detect(head []byte, name string) string {
 		return FormatPcap
 	case ".pcapng", ".ntar":
 		return FormatPcapNG
+	case ".flow", ".flows", ".mitm", ".mitmdump":
+		return FormatMitmproxy
 	}
 	return ""
 }
@@ -268,6 +276,18 @@ func Import(ctx context.Context, path string, open func() (Sink, error), opts Op
 			return nil, fmt.Errorf("import: %s: %w", filepath.Base(path), err)
 		}
 		exs = rep.addRecon(res, recon.SourceClaudeTrace, "claude-trace lines")
+	case FormatMitmproxy:
+		res, err := mitmflow.Read(body)
+		if err != nil {
+			return nil, fmt.Errorf("import: %s: %w", filepath.Base(path), err)
+		}
+		exs = rep.addRecon(&res.Result, recon.SourceMitmproxy, "flows")
+		if res.NonHTTP > 0 {
+			rep.Skipped = append(rep.Skipped, Skip{What: "flows that are not HTTP (tcp, udp, dns)", Count: res.NonHTTP})
+		}
+		if res.Newer > 0 {
+			rep.Limits = append(rep.Limits, fmt.Sprintf("%d flows of a format newer than mitmproxy 12's (version %d) read as that", res.Newer, mitmflow.NewestVersion))
+		}
 	default:
 		res, err := pcap.Read(f, st.Size(), pcap.Options{KeyLog: keys, Progress: bar.update})
 		if err != nil {
