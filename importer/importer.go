@@ -28,6 +28,7 @@ import (
 	"github.com/tsinspect/tsinspect/importer/rawbodies"
 	"github.com/tsinspect/tsinspect/importer/recon"
 	"github.com/tsinspect/tsinspect/importer/tlsrec"
+	"github.com/tsinspect/tsinspect/importer/vcr"
 )
 
 // Formats Detect can return.
@@ -42,10 +43,12 @@ const (
 	FormatRawBodies = "raw-bodies"
 	// FormatMitmproxy is mitmproxy's flow dump (tnetstrings).
 	FormatMitmproxy = "mitmproxy"
+	// FormatVCR is a VCR cassette: vcrpy, Ruby VCR or go-vcr.
+	FormatVCR = "vcr"
 )
 
 // Formats lists, for messages, what Import reads.
-const Formats = "pcap, pcapng, HAR, claude-trace logs, mitmproxy flow dumps and Claude Code raw-bodies directories"
+const Formats = "pcap, pcapng, HAR, claude-trace logs, mitmproxy flow dumps, VCR cassettes (vcrpy, Ruby VCR, go-vcr) and Claude Code raw-bodies directories"
 
 // ErrUnknownFormat is returned for a file of a format Import does not read;
 // the error wrapping it says what the file looks like.
@@ -130,7 +133,7 @@ func (r *Report) Notes() string {
 }
 
 // pluralNoun is the first plural noun of a skip's description.
-var pluralNoun = regexp.MustCompile(`\b(connections|packets|entries|flows|lines)\b`)
+var pluralNoun = regexp.MustCompile(`\b(connections|packets|entries|flows|lines|interactions)\b`)
 
 // counted puts a count before a description written in the plural,
 // making its noun singular for one.
@@ -174,6 +177,8 @@ func Detect(head []byte, name string) string {
 			return FormatClaudeTrace
 		case claudetrace.Looks(line):
 			return FormatClaudeTrace
+		case bytes.Contains(line[:min(len(line), 2048)], []byte(`"http_interactions"`)):
+			return FormatVCR
 		case bytes.Contains(line[:min(len(line), 2048)], []byte(`"log"`)):
 			return FormatHAR
 		}
@@ -182,9 +187,14 @@ func Detect(head []byte, name string) string {
 		}
 		return ""
 	}
+	if vcr.Looks(head) {
+		return FormatVCR
+	}
 	switch strings.ToLower(filepath.Ext(name)) {
 	case ".har":
 		return FormatHAR
+	case ".yaml", ".yml":
+		return FormatVCR
 	case ".pcap", ".cap", ".dmp":
 		return FormatPcap
 	case ".pcapng", ".ntar":
@@ -276,6 +286,13 @@ func Import(ctx context.Context, path string, open func() (Sink, error), opts Op
 			return nil, fmt.Errorf("import: %s: %w", filepath.Base(path), err)
 		}
 		exs = rep.addRecon(res, recon.SourceClaudeTrace, "claude-trace lines")
+	case FormatVCR:
+		res, err := vcr.Read(body, st.ModTime())
+		if err != nil {
+			return nil, fmt.Errorf("import: %s: %w", filepath.Base(path), err)
+		}
+		rep.Format = res.Flavor
+		exs = rep.addRecon(&res.Result, recon.SourceVCR, "interactions")
 	case FormatMitmproxy:
 		res, err := mitmflow.Read(body)
 		if err != nil {
