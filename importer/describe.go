@@ -33,7 +33,7 @@ func describe(head []byte, name string) string {
 		return "it is JSON, but neither a HAR (no \"log\" object) nor a log of a tool tsinspect knows; " + want
 	case len(trimmed) > 0 && trimmed[0] == '[':
 		return "it is a JSON array, which none of the formats tsinspect reads is; " + want
-	case utf8.Valid(head[:utf8Prefix(head)]):
+	case isText(head[:utf8Prefix(head)]):
 		first, _, _ := strings.Cut(string(trimmed), "\n")
 		if len(first) > 40 {
 			first = first[:40] + "..."
@@ -41,6 +41,20 @@ func describe(head []byte, name string) string {
 		return fmt.Sprintf("it is text starting %q, of no format tsinspect knows (%s); %s", first, extOf(name), want)
 	}
 	return fmt.Sprintf("it is binary data of no format tsinspect knows (starts % x); %s", head[:min(len(head), 8)], want)
+}
+
+// isText reports whether b is UTF-8 without control characters other than
+// tab, CR and LF.
+func isText(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for _, c := range b {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // utf8Prefix returns how much of b to check for UTF-8: all but a rune that

@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/importer/claudetap"
 	"github.com/tsinspect/tsinspect/importer/claudetrace"
 	"github.com/tsinspect/tsinspect/importer/har"
 	"github.com/tsinspect/tsinspect/importer/mitmflow"
@@ -45,10 +46,12 @@ const (
 	FormatMitmproxy = "mitmproxy"
 	// FormatVCR is a VCR cassette: vcrpy, Ruby VCR or go-vcr.
 	FormatVCR = "vcr"
+	// FormatClaudeTap is claude-tap's JSON Lines trace.
+	FormatClaudeTap = "claude-tap"
 )
 
 // Formats lists, for messages, what Import reads.
-const Formats = "pcap, pcapng, HAR, claude-trace logs, mitmproxy flow dumps, VCR cassettes (vcrpy, Ruby VCR, go-vcr) and Claude Code raw-bodies directories"
+const Formats = "pcap, pcapng, HAR, claude-trace logs, claude-tap traces, mitmproxy flow dumps, VCR cassettes (vcrpy, Ruby VCR, go-vcr) and Claude Code raw-bodies directories"
 
 // ErrUnknownFormat is returned for a file of a format Import does not read;
 // the error wrapping it says what the file looks like.
@@ -177,6 +180,8 @@ func Detect(head []byte, name string) string {
 			return FormatClaudeTrace
 		case claudetrace.Looks(line):
 			return FormatClaudeTrace
+		case claudetap.Looks(line):
+			return FormatClaudeTap
 		case bytes.Contains(line[:min(len(line), 2048)], []byte(`"http_interactions"`)):
 			return FormatVCR
 		case bytes.Contains(line[:min(len(line), 2048)], []byte(`"log"`)):
@@ -286,6 +291,12 @@ func Import(ctx context.Context, path string, open func() (Sink, error), opts Op
 			return nil, fmt.Errorf("import: %s: %w", filepath.Base(path), err)
 		}
 		exs = rep.addRecon(res, recon.SourceClaudeTrace, "claude-trace lines")
+	case FormatClaudeTap:
+		res, err := claudetap.Read(body)
+		if err != nil {
+			return nil, fmt.Errorf("import: %s: %w", filepath.Base(path), err)
+		}
+		exs = rep.addRecon(res, recon.SourceClaudeTap, "claude-tap lines")
 	case FormatVCR:
 		res, err := vcr.Read(body, st.ModTime())
 		if err != nil {
