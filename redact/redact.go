@@ -41,6 +41,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tsinspect/tsinspect/importer/recon"
 	"github.com/tsinspect/tsinspect/report"
 	"github.com/tsinspect/tsinspect/timeline"
 )
@@ -210,6 +211,15 @@ func (a *applier) report(r *report.Report) *report.Report {
 			LastAt:    r.Capture.LastAt,
 			Flags:     map[string]int{},
 		},
+	}
+	// Sources name formats and what they lack in tsinspect's own words:
+	// kept for the sources tsinspect knows, the words said anew.
+	for _, src := range r.Capture.Sources {
+		o := report.Source{Source: "other", Turns: src.Turns, Lacks: []string{"unknown to this tsinspect"}}
+		if lacks := recon.Limits(src.Source); lacks != nil {
+			o.Source, o.Lacks = src.Source, lacks
+		}
+		out.Capture.Sources = append(out.Capture.Sources, o)
 	}
 	if genRe.MatchString(r.Generator) {
 		out.Generator = r.Generator

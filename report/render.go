@@ -314,7 +314,15 @@ func (r *Report) captureSentence() string {
 			s += " to " + timeText(r.Capture.LastAt)
 		}
 	}
-	return s + "."
+	s += "."
+	for _, src := range r.Capture.Sources {
+		what, verb := strings.TrimPrefix(src.Source, "import:"), "imported from"
+		if what == src.Source {
+			verb = "recorded in mode"
+		}
+		s += fmt.Sprintf(" %d %s %s %s, which lacks: %s.", src.Turns, numfmt.Plural(src.Turns, "turn was", "turns were"), verb, what, strings.Join(src.Lacks, "; "))
+	}
+	return s
 }
 
 // models lists the distinct request models of r, in order.

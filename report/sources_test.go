@@ -1,0 +1,44 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/importer/recon"
+	"github.com/tsinspect/tsinspect/timeline"
+)
+
+// TestSources: turns imported from a format that keeps less than a
+// recording are counted with what the format lacks, and the rendered
+// reports say so.
+func TestSources(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	ex := func(source string) exchange.Exchange {
+		return exchange.Exchange{
+			Source: source, Start: at, End: at, Method: "POST", URL: "https://api.anthropic.com/v1/messages",
+			ReqBody:     []byte(`{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`),
+			Status:      200,
+			RespHeaders: []exchange.Header{{Name: "Content-Type", Value: "application/json"}},
+			RespBody:    []byte(`{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}`),
+			State:       exchange.StateComplete,
+		}
+	}
+	s := timeline.Build([]exchange.Exchange{ex("mitm"), ex(recon.SourceClaudeTrace), ex(recon.SourceClaudeTrace)})
+	r := Build(s, "test")
+	if len(r.Capture.Sources) != 1 || r.Capture.Sources[0].Source != recon.SourceClaudeTrace || r.Capture.Sources[0].Turns != 2 || len(r.Capture.Sources[0].Lacks) == 0 {
+		t.Fatalf("sources %+v", r.Capture.Sources)
+	}
+	var md bytes.Buffer
+	if err := r.WriteMarkdown(&md, RenderOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "2 turns were imported from claude-trace, which lacks: no SSE timing") {
+		t.Errorf("markdown does not say where turns came from:\n%.600s", md.String())
+	}
+	if r := Build(timeline.Build([]exchange.Exchange{ex("mitm")}), "test"); r.Capture.Sources != nil {
+		t.Errorf("a proxy recording has sources %+v", r.Capture.Sources)
+	}
+}
