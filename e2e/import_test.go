@@ -448,9 +448,10 @@ func TestImportMitmproxyHAR(t *testing.T) {
 	stand, up := session.StandIn(t, sc, fixtures.Options{Gzip: true})
 	dir := t.TempDir()
 	harFile := filepath.Join(dir, "mitm.har")
+	flowFile := filepath.Join(dir, "mitm.flow")
 	port := freeLoopbackPort(t)
 	args := []string{"-q", "--mode", "reverse:" + up, "--listen-host", "127.0.0.1", "--listen-port", strconv.Itoa(port),
-		"--set", "hardump=" + harFile, "--set", "confdir=" + filepath.Join(dir, "conf")}
+		"--set", "hardump=" + harFile, "--set", "confdir=" + filepath.Join(dir, "conf"), "-w", flowFile}
 	if hardump != "" {
 		args = append(args, "-s", hardump)
 	}
@@ -524,6 +525,30 @@ func TestImportMitmproxyHAR(t *testing.T) {
 	if code, out, _ := runCLI(t, "turns", db); code != 0 || !strings.Contains(out, "tool_use") {
 		t.Errorf("turns: exit %d\n%s", code, out)
 	}
+
+	// The same traffic from the flow dump mitmdump wrote beside the HAR:
+	// bytes as on the wire, the gzip body still encoded.
+	flowDB := filepath.Join(dir, "flow.db")
+	code, _, stderr = runCLI(t, "import", flowFile, "--db", flowDB)
+	if code != 0 {
+		t.Fatalf("import flow dump: exit %d: %s", code, stderr)
+	}
+	assertOneLine(t, stderr, "imported 2 exchanges from mitm.flow (mitmproxy)")
+	assertOneLine(t, stderr, "mitmproxy lacks: no SSE timing")
+	flows := session.ReadCapture(t, flowDB)
+	if len(flows) != 2 {
+		t.Fatalf("%d exchanges from the flow dump", len(flows))
+	}
+	for i, l := range sent {
+		ex := flows[i]
+		if !bytes.Equal(ex.ReqBody, l.Body) || !bytes.Equal(ex.Body(), l.RespBody) || ex.Status != l.Status || ex.Source != "import:mitmproxy" {
+			t.Errorf("flow %d: %s %s status %d, body %d bytes; server: %s, %d bytes", i+1, ex.Method, ex.URL, ex.Status, len(ex.Body()), l.Path, len(l.RespBody))
+		}
+	}
+	if flows[1].RespHeader("Content-Encoding") != "gzip" || bytes.Equal(flows[1].RespBody, flows[1].Body()) {
+		t.Errorf("count_tokens body not kept encoded: %v", flows[1].RespHeaders)
+	}
+	assertNotOnDisk(t, flowDB, session.APIKey)
 }
 
 // findMitmdump returns mitmdump and, for releases before 10.1 (which lack
@@ -751,4 +776,35 @@ func endToEnd(hs []exchange.Header) string {
 		out = append(out, h.Name+": "+h.Value)
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestImportOtherTools imports the recorded test data of the tools that
+// keep parsed exchanges through the CLI: one line says what was imported
+// and what the format lacks, and 'exchanges' and the report say it again.
+func TestImportOtherTools(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ file, format string }{
+		{"claudetrace/testdata/claude-trace-1.0.9.jsonl", "claude-trace"},
+		{"claudetap/testdata/claude-tap.jsonl", "claude-tap"},
+		{"mitmflow/testdata/mitmproxy-8.1.1.flow", "mitmproxy"},
+		{"vcr/testdata/ruby-vcr.yml", "Ruby VCR"},
+		{"rawbodies/testdata/claude-code-2.1.328", "raw-bodies"},
+	} {
+		t.Run(c.format, func(t *testing.T) {
+			db := filepath.Join(dir, strings.ReplaceAll(c.format, " ", "-")+".db")
+			code, _, stderr := runCLI(t, "import", filepath.Join("..", "importer", c.file), "--db", db)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			assertOneLine(t, stderr, "("+c.format+") into "+db+"; "+c.format+" lacks: ")
+			code, out, stderr := runCLI(t, "exchanges", db)
+			if code != 0 || !strings.Contains(out, "POST") || !strings.Contains(stderr, " lack: ") {
+				t.Errorf("exchanges: exit %d, stderr %q\n%s", code, stderr, out)
+			}
+			code, out, _ = runCLI(t, "report", "--format", "markdown", db)
+			if code != 0 || !strings.Contains(out, "imported from ") || !strings.Contains(out, "which lacks: ") {
+				t.Errorf("report: exit %d\n%.800s", code, out)
+			}
+		})
+	}
 }

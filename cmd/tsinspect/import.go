@@ -121,13 +121,13 @@ func runImport(env *cliEnv, args []string) error {
 	if n := rep.Notes(); n != "" {
 		line += "; skipped " + n
 	}
-	fmt.Fprintln(env.stderr, line)
 	if len(rep.Limits) > 0 {
-		fmt.Fprintf(env.stderr, "  %s keeps less than a recording: %s\n", rep.Format, strings.Join(rep.Limits, "; "))
+		line += "; " + rep.Format + " lacks: " + strings.Join(rep.Limits, "; ")
 	}
 	if rep.Redacted > 0 {
-		fmt.Fprintf(env.stderr, "  %s found in bodies replaced by fingerprints\n", countNoun(rep.Redacted, "1 credential", fmt.Sprintf("%d credentials", rep.Redacted)))
+		line += fmt.Sprintf("; %d %s found in bodies replaced by fingerprints", rep.Redacted, countNoun(rep.Redacted, "credential", "credentials"))
 	}
+	fmt.Fprintln(env.stderr, line)
 	return nil
 }
 
