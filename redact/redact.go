@@ -228,7 +228,7 @@ func (a *applier) report(r *report.Report) *report.Report {
 		out.Capture.Flags[a.kind(k)] += n
 	}
 	for _, th := range r.Threads {
-		o := report.Thread{ID: a.thread(th.ID), Kind: a.enum(th.Kind), Turns: slices.Clone(th.Turns)}
+		o := report.Thread{ID: a.thread(th.ID), Kind: a.enum(th.Kind), Turns: slices.Clone(th.Turns), QuerySource: a.enum(th.QuerySource)}
 		for _, m := range th.Models {
 			o.Models = append(o.Models, a.model(m))
 		}

@@ -43,6 +43,9 @@ func (r *Report) threadViews() []threadView {
 	var out []threadView
 	for _, th := range r.Threads {
 		v := threadView{Thread: th, Label: threadLabel(th.Kind), Tokens: tokens[th.ID]}
+		if th.QuerySource != "" {
+			v.Label += ", " + th.QuerySource
+		}
 		for _, i := range th.Turns {
 			if t := byIndex[i]; t != nil {
 				v.Turns = append(v.Turns, t)

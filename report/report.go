@@ -100,6 +100,10 @@ type Thread struct {
 	// Models lists the request models of the thread's turns, in order of
 	// first use.
 	Models []string `json:"models"`
+	// QuerySource is what Claude Code called the thread's requests, when
+	// the capture tells it (raw-bodies captures): sdk, repl_main_thread,
+	// an agent's name...
+	QuerySource string `json:"query_source,omitempty"`
 }
 
 // Turn is one Messages API exchange.
@@ -293,10 +297,11 @@ func BuildWithCounts(s *timeline.Session, version string, counts Counts) *Report
 			continue
 		}
 		r.Threads = append(r.Threads, Thread{
-			ID:     th.ID,
-			Kind:   th.Kind,
-			Turns:  append([]int{}, th.Turns...),
-			Models: strs(models[th.ID]),
+			ID:          th.ID,
+			Kind:        th.Kind,
+			Turns:       append([]int{}, th.Turns...),
+			Models:      strs(models[th.ID]),
+			QuerySource: th.QuerySource,
 		})
 	}
 	summariseTokens(r, ds)

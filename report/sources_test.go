@@ -42,3 +42,29 @@ func TestSources(t *testing.T) {
 		t.Errorf("a proxy recording has sources %+v", r.Capture.Sources)
 	}
 }
+
+// TestQuerySource: the query_source a raw-bodies capture keeps names the
+// thread.
+func TestQuerySource(t *testing.T) {
+	ex := exchange.Exchange{
+		Source: recon.SourceRawBodies, Method: "POST", URL: "https://api.anthropic.com/v1/messages",
+		ReqHeaders:  []exchange.Header{{Name: recon.QuerySourceHeader, Value: "repl_main_thread"}},
+		ReqBody:     []byte(`{"model":"claude-sonnet-4-5","max_tokens":32000,"tools":[{"name":"Read","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"hi"}]}`),
+		Status:      200,
+		RespHeaders: []exchange.Header{{Name: "Content-Type", Value: "application/json"}},
+		RespBody:    []byte(`{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}`),
+		State:       exchange.StateComplete,
+	}
+	s := timeline.Build([]exchange.Exchange{ex})
+	if len(s.Threads) != 1 || s.Threads[0].QuerySource != "repl_main_thread" {
+		t.Fatalf("threads %+v", s.Threads)
+	}
+	r := Build(s, "test")
+	var md bytes.Buffer
+	if err := r.WriteMarkdown(&md, RenderOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if r.Threads[0].QuerySource != "repl_main_thread" || !strings.Contains(md.String(), "repl_main_thread") {
+		t.Errorf("report thread %+v; markdown:\n%.1000s", r.Threads[0], md.String())
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/importer/recon"
 )
 
 // How a turn joined its thread (Turn.Link).
@@ -747,6 +748,9 @@ func (b *builder) kinds() {
 	}
 	for _, in := range b.infos {
 		in.t.Thread = in.thread.ID
+		if in.thread.QuerySource == "" {
+			in.thread.QuerySource = in.t.Exchange.ReqHeader(recon.QuerySourceHeader)
+		}
 	}
 }
 

@@ -51,6 +51,11 @@ type Thread struct {
 	ID    string // stable within a capture: "main", "sub1", "side1", ...
 	Kind  string // KindMain, KindSubagent or KindSide
 	Turns []int  // 1-based turn indexes, in order
+	// QuerySource is what Claude Code called the thread's requests (its
+	// query_source: sdk, repl_main_thread, an agent's name, compact...)
+	// when the capture tells it, as Claude Code's raw-bodies files do;
+	// empty otherwise.
+	QuerySource string
 }
 
 // Turn is one Messages API exchange with what the timeline learned of it.

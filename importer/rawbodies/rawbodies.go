@@ -46,7 +46,7 @@ const URL = "https://api.anthropic.com/v1/messages"
 // kept in; SessionHeader the one the session_id is kept in, as Claude Code
 // sends it on the wire.
 const (
-	QuerySourceHeader = "X-Tsinspect-Query-Source"
+	QuerySourceHeader = recon.QuerySourceHeader
 	SessionHeader     = "X-Claude-Code-Session-Id"
 )
 

@@ -33,6 +33,11 @@ const (
 	SourceClaudeTap   = "import:claude-tap"
 )
 
+// QuerySourceHeader is the request header an importer keeps Claude Code's
+// query_source in (sdk, repl_main_thread, an agent's name, compact...),
+// when the format tells it: Claude Code does not send it on the wire.
+const QuerySourceHeader = "X-Tsinspect-Query-Source"
+
 // Limits says, for an exchange Source, what the recorded format lacks
 // compared with a live recording: each item one short phrase. It returns nil
 // for sources that keep everything.
