@@ -2,6 +2,7 @@ package rawbodies
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,4 +160,39 @@ func TestResponseCutOff(t *testing.T) {
 	if len(cs) != 1 || cs[0].Exchange.State != exchange.StateUpstreamFailed || !strings.Contains(cs[0].Exchange.Error, "cut off") || d.BadLines != 1 {
 		t.Fatalf("got %+v, %d bad", cs, d.BadLines)
 	}
+}
+
+// FuzzDir reads a directory of a fuzzed index and request file; the
+// recorded directory's own files are the seeds.
+func FuzzDir(f *testing.F) {
+	idx, _ := os.ReadFile(filepath.Join(recorded, IndexFile))
+	reqs, _ := filepath.Glob(filepath.Join(recorded, "*.request.json"))
+	for _, r := range reqs {
+		b, _ := os.ReadFile(r)
+		f.Add(idx, b)
+	}
+	f.Add([]byte(`{"timestamp":"2026-01-01T00:00:00Z","request_file":"a.request.json","response_file":"../x"}`+"\n"), []byte(`{}`))
+	f.Fuzz(func(t *testing.T, index, req []byte) {
+		dir := t.TempDir()
+		var e Entry
+		name := "a.request.json"
+		if json.Unmarshal(bytes.SplitN(index, []byte("\n"), 2)[0], &e) == nil && e.RequestFile == filepath.Base(e.RequestFile) && strings.HasSuffix(e.RequestFile, ".request.json") {
+			name = e.RequestFile
+		}
+		os.WriteFile(filepath.Join(dir, IndexFile), index, 0o600)
+		os.WriteFile(filepath.Join(dir, name), req, 0o600)
+		d := Open(dir, Options{})
+		if _, err := d.Scan(false); err != nil {
+			t.Fatal(err)
+		}
+		cs, err := d.Scan(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cs {
+			if c.Exchange.State == "" || c.Exchange.State == exchange.StateInFlight {
+				t.Fatalf("final scan left %s in state %q", c.Key, c.Exchange.State)
+			}
+		}
+	})
 }
