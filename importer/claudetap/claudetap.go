@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"time"
 
@@ -115,7 +116,7 @@ func Read(r io.Reader) (*recon.Result, error) {
 func exchangeOf(rec *record) exchange.Exchange {
 	q := rec.Request
 	base := strings.TrimRight(rec.UpstreamBaseURL, "/")
-	if base == "" {
+	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		base = DefaultUpstream
 	}
 	path := q.Path
