@@ -93,7 +93,9 @@ type Dir struct {
 	done     map[string]bool // request files answered (complete exchange given)
 	pending  map[string]bool // request files given as in flight
 	named    map[string]bool // request files the index names
-	waiting  []Entry         // index lines whose files were not complete yet
+	// namedResp holds the response files the index names.
+	namedResp map[string]bool
+	waiting   []Entry // index lines whose files were not complete yet
 
 	// BadLines counts index lines that could not be read or whose files
 	// were missing or broken, and FirstBad says what was wrong with the
@@ -118,7 +120,7 @@ func Open(path string, opts Options) *Dir {
 	if opts.Source == "" {
 		opts.Source = recon.SourceRawBodies
 	}
-	return &Dir{path: path, opts: opts, done: map[string]bool{}, pending: map[string]bool{}, named: map[string]bool{}, answered: map[string]time.Time{}}
+	return &Dir{path: path, opts: opts, done: map[string]bool{}, pending: map[string]bool{}, named: map[string]bool{}, namedResp: map[string]bool{}, answered: map[string]time.Time{}}
 }
 
 // Looks reports whether the directory at path looks like a raw-bodies
@@ -162,10 +164,21 @@ func (d *Dir) Scan(final bool) ([]Change, error) {
 		return nil, fmt.Errorf("rawbodies: %w", err)
 	}
 	sort.Strings(reqs)
+	var lastAnswer map[string]string
+	if final {
+		lastAnswer = d.lastAnswer(reqs)
+	}
 	for _, p := range reqs {
 		name := filepath.Base(p)
 		if d.done[name] || d.named[name] || (d.pending[name] && !final) {
 			continue
+		}
+		if resp, ok := lastAnswer[name]; ok {
+			c, err := d.pair(Entry{RequestFile: name, ResponseFile: resp}, true)
+			if err == nil {
+				out = append(out, c)
+				continue
+			}
 		}
 		c, ok := d.unanswered(p, final)
 		if !ok {
@@ -221,6 +234,7 @@ func (d *Dir) readIndex(final bool) ([]Entry, error) {
 			continue
 		}
 		d.named[e.RequestFile] = true
+		d.namedResp[e.ResponseFile] = true
 		out = append(out, e)
 	}
 	return out, nil
@@ -246,12 +260,15 @@ func (d *Dir) pair(e Entry, final bool) (Change, error) {
 		}
 	}
 	start := recon.ParseTime(e.Timestamp)
+	if e.Timestamp == "" && !reqAt.IsZero() {
+		start = reqAt // a pair the index does not name (see lastAnswer)
+	}
 	if start.IsZero() {
 		return Change{}, fmt.Errorf("%s: timestamp %q is not a time", e.RequestFile, e.Timestamp)
 	}
 	// The request file is written as the request is sent: a time far
 	// from the index's means the files were copied since.
-	if off := reqAt.Sub(start); reqAt.IsZero() || off < -5*time.Second || off > 5*time.Second {
+	if off := reqAt.Sub(start); e.Timestamp != "" && (reqAt.IsZero() || off < -5*time.Second || off > 5*time.Second) {
 		d.stale = true
 	}
 	end := start
@@ -280,6 +297,43 @@ func (d *Dir) pair(e Entry, final bool) (Change, error) {
 	d.done[e.RequestFile] = true
 	delete(d.pending, e.RequestFile)
 	return Change{Key: e.RequestFile, Exchange: recon.Exchange(p)}, nil
+}
+
+// lastAnswer finds, at the end, the answer Claude Code wrote without its
+// index line: it may exit between writing the last response file and
+// appending the line that names it. The newest response file no line names
+// answers the newest request no line names, when file times can be
+// trusted and put the response after the request. It returns request file
+// → response file.
+func (d *Dir) lastAnswer(reqs []string) map[string]string {
+	if d.stale {
+		return nil
+	}
+	resps, _ := filepath.Glob(filepath.Join(d.path, "*.response.json"))
+	newest := func(paths []string, skip func(string) bool) (string, time.Time) {
+		var best string
+		var at time.Time
+		for _, p := range paths {
+			name := filepath.Base(p)
+			if skip(name) {
+				continue
+			}
+			st, err := os.Stat(p)
+			if err != nil {
+				continue
+			}
+			if best == "" || st.ModTime().After(at) {
+				best, at = name, st.ModTime()
+			}
+		}
+		return best, at
+	}
+	resp, respAt := newest(resps, func(n string) bool { return d.namedResp[n] })
+	req, reqAt := newest(reqs, func(n string) bool { return d.done[n] || d.named[n] })
+	if resp == "" || req == "" || respAt.Before(reqAt) {
+		return nil
+	}
+	return map[string]string{req: resp}
 }
 
 // unanswered makes the exchange of a request file no index line names: in

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tsinspect/tsinspect/exchange"
 )
@@ -195,4 +196,45 @@ func FuzzDir(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLastLineMissing: Claude Code can exit after writing its last response
+// file but before appending the index line that names it; the newest
+// unnamed response answers the newest unnamed request.
+func TestLastLineMissing(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	files := []struct {
+		name, body string
+		at         time.Time
+	}{
+		{"a.request.json", `{"model":"m","messages":[{"role":"user","content":"1"}]}`, now},
+		{"r1.response.json", `{"id":"msg_1","content":[]}`, now.Add(100 * time.Millisecond)},
+		{"b.request.json", `{"model":"m","messages":[{"role":"user","content":"2"}]}`, now.Add(200 * time.Millisecond)},
+		{"r2.response.json", `{"id":"msg_2","content":[]}`, now.Add(300 * time.Millisecond)},
+		{IndexFile, `{"timestamp":"` + now.UTC().Format(time.RFC3339Nano) + `","request_file":"a.request.json","response_file":"r1.response.json"}` + "\n", now.Add(100 * time.Millisecond)},
+	}
+	for _, f := range files {
+		p := filepath.Join(dir, f.name)
+		if err := os.WriteFile(p, []byte(f.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, f.at, f.at)
+	}
+	d := Open(dir, Options{})
+	cs, err := d.Scan(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 2 {
+		t.Fatalf("%d changes", len(cs))
+	}
+	for _, c := range cs {
+		if c.Exchange.State != exchange.StateComplete {
+			t.Errorf("%s: %s %q", c.Key, c.Exchange.State, c.Exchange.Error)
+		}
+	}
+	if b := cs[1].Exchange; cs[1].Key != "b.request.json" || !bytes.Contains(b.RespBody, []byte("msg_2")) {
+		t.Errorf("last pair: %s answered by %s", cs[1].Key, b.RespBody)
+	}
 }
