@@ -184,8 +184,8 @@ func Detect(head []byte, name string) string {
 			return FormatClaudeTap
 		case bytes.Contains(line[:min(len(line), 2048)], []byte(`"http_interactions"`)):
 			return FormatVCR
-		case bytes.Contains(line[:min(len(line), 2048)], []byte(`"log"`)):
-			return FormatHAR
+		case bytes.Contains(trimmed[:min(len(trimmed), 2048)], []byte(`"log"`)):
+			return FormatHAR // also indented, as browsers and 'tsinspect export' write it
 		}
 		if strings.EqualFold(filepath.Ext(name), ".har") {
 			return FormatHAR

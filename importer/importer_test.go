@@ -43,6 +43,7 @@ func TestDetect(t *testing.T) {
 		{"90340:4:type;4:http;7:version;2:17#", "x", FormatMitmproxy},
 		{"garbage", "x.flow", FormatMitmproxy},
 		{`{"items":[]}`, "x.json", ""},
+		{"{\n  \"log\": {\n    \"version\": \"1.2\"", "export.json", FormatHAR},
 	} {
 		if got := Detect([]byte(c.head), c.name); got != c.want {
 			t.Errorf("Detect(%q, %q) = %q, want %q", c.head, c.name, got, c.want)
@@ -176,5 +177,18 @@ func TestUnknownFormats(t *testing.T) {
 		if !errors.Is(err, ErrUnknownFormat) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v; want one line with %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestProgressOtherFormats: the progress bar is drawn for the formats of
+// the recon family too.
+func TestProgressOtherFormats(t *testing.T) {
+	var out bytes.Buffer
+	rep, err := Import(context.Background(), "mitmflow/testdata/mitmproxy-8.1.1.flow", (&sink{}).to(), Options{Progress: &out, ProgressMin: 1024})
+	if err != nil || rep.Imported != 2 {
+		t.Fatalf("import: %v %+v", err, rep)
+	}
+	if !strings.Contains(out.String(), "importing mitmproxy-8.1.1.flow [") || !strings.Contains(out.String(), "100%") {
+		t.Errorf("progress: %q", out.String())
 	}
 }

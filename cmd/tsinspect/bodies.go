@@ -26,9 +26,11 @@ const modeBodies = "bodies"
 // bodiesPoll is how often the bodies directory is read while recording.
 const bodiesPoll = 200 * time.Millisecond
 
-// credentialVars are the environment variables whose values must not reach
-// a capture, looked for in the bodies Claude Code writes.
-var credentialVars = [...]string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_BEARER_TOKEN_BEDROCK"}
+// credentialVars returns the environment variables whose values must not
+// reach a capture, looked for in the bodies Claude Code writes.
+func credentialVars() []string {
+	return []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_BEARER_TOKEN_BEDROCK"}
+}
 
 // bodiesRecorder copies the exchanges of a raw-bodies directory into a
 // capture as they appear.
@@ -118,7 +120,7 @@ func recordBodies(env *cliEnv, f recordFlags) error {
 	}
 	defer db.Close()
 	var secrets []string
-	for _, k := range credentialVars {
+	for _, k := range credentialVars() {
 		if v := os.Getenv(k); v != "" {
 			secrets = append(secrets, v)
 		}

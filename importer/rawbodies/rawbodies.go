@@ -20,6 +20,7 @@ package rawbodies
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -109,10 +110,10 @@ type Dir struct {
 	// from its index timestamp: the directory was copied, and file times
 	// say nothing.
 	stale bool
-	// answered maps the body of each answered request to its start, to
+	// answered maps the hash of each answered request body to its start, to
 	// place an unanswered attempt with the same body (a retry resends it)
 	// when file times cannot.
-	answered map[string]time.Time
+	answered map[[sha256.Size]byte]time.Time
 }
 
 // Open returns a Dir for path; the directory need not hold anything yet.
@@ -120,7 +121,7 @@ func Open(path string, opts Options) *Dir {
 	if opts.Source == "" {
 		opts.Source = recon.SourceRawBodies
 	}
-	return &Dir{path: path, opts: opts, done: map[string]bool{}, pending: map[string]bool{}, named: map[string]bool{}, namedResp: map[string]bool{}, answered: map[string]time.Time{}}
+	return &Dir{path: path, opts: opts, done: map[string]bool{}, pending: map[string]bool{}, named: map[string]bool{}, namedResp: map[string]bool{}, answered: map[[sha256.Size]byte]time.Time{}}
 }
 
 // Looks reports whether the directory at path looks like a raw-bodies
@@ -277,8 +278,8 @@ func (d *Dir) pair(e Entry, final bool) (Change, error) {
 	if !d.stale && !respAt.IsZero() && !respAt.Before(start) {
 		end = respAt
 	}
-	if _, ok := d.answered[string(req)]; !ok {
-		d.answered[string(req)] = start
+	if h := sha256.Sum256(req); d.answered[h].IsZero() {
+		d.answered[h] = start
 	}
 	p := d.parts(req, e)
 	p.Start, p.End = start, end
@@ -354,7 +355,7 @@ func (d *Dir) unanswered(path string, final bool) (Change, bool) {
 	if d.stale {
 		// File times say nothing: an attempt whose retry was answered
 		// came just before it.
-		if t, ok := d.answered[string(req)]; ok {
+		if t, ok := d.answered[sha256.Sum256(req)]; ok {
 			p.Start, p.End = t.Add(-time.Millisecond), t.Add(-time.Millisecond)
 		}
 	}
