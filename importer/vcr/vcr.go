@@ -66,8 +66,14 @@ func Read(r io.Reader, base time.Time) (*Result, error) {
 		return nil, fmt.Errorf("vcr: %w", err)
 	}
 	var doc yaml.Node
+	damage := ""
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("vcr: %w: %v", ErrNotCassette, err)
+		good, ok := salvage(b)
+		if !ok {
+			return nil, fmt.Errorf("vcr: %w: %v", ErrNotCassette, err)
+		}
+		doc = good
+		damage = "the cassette breaks after the interactions kept: " + err.Error()
 	}
 	c := &converter{}
 	top, ok := c.value(&doc, 0).(map[string]any)
@@ -78,6 +84,7 @@ func Read(r io.Reader, base time.Time) (*Result, error) {
 		return nil, fmt.Errorf("vcr: %w: more than %d YAML values (aliases expanding without end?)", ErrNotCassette, maxNodes)
 	}
 	res := &Result{}
+	res.Damage = damage
 	list, ruby := top["http_interactions"].([]any)
 	switch {
 	case ruby:
@@ -112,6 +119,29 @@ func Read(r io.Reader, base time.Time) (*Result, error) {
 		res.Exchanges = append(res.Exchanges, ex)
 	}
 	return res, nil
+}
+
+// maxSalvage bounds how many cut points salvage tries.
+const maxSalvage = 8
+
+// salvage parses the part of a damaged cassette before the last
+// interactions that parse: it cuts the text before an interaction's start
+// (a "- " item at the start of a line, as all the libraries write their
+// lists) from the end backwards, and returns the first prefix that parses.
+func salvage(b []byte) (yaml.Node, bool) {
+	var cuts []int
+	for i := 0; i+2 < len(b); i++ {
+		if (i == 0 || b[i-1] == '\n') && b[i] == '-' && b[i+1] == ' ' {
+			cuts = append(cuts, i)
+		}
+	}
+	for k := len(cuts) - 1; k >= 1 && k >= len(cuts)-maxSalvage; k-- {
+		var doc yaml.Node
+		if yaml.Unmarshal(b[:cuts[k]], &doc) == nil {
+			return doc, true
+		}
+	}
+	return yaml.Node{}, false
 }
 
 // isGoVCR reports whether an interaction is go-vcr's: its request has a

@@ -174,3 +174,22 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestCutOff: a cassette cut off inside its last interaction keeps the
+// interactions before it and says so.
+func TestCutOff(t *testing.T) {
+	b, err := os.ReadFile("testdata/go-vcr-v2.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := bytes.Index(b, []byte("\n- id: 1"))
+	cut := b[:second+60] // inside the second interaction's request
+	cut = append(cut, []byte("\n  bad: [unclosed\n")...)
+	res, err := Read(bytes.NewReader(cut), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Exchanges) != 1 || res.Damage == "" {
+		t.Errorf("got %d exchanges, damage %q; want 1 and damage", len(res.Exchanges), res.Damage)
+	}
+}
