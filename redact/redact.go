@@ -228,7 +228,7 @@ func (a *applier) report(r *report.Report) *report.Report {
 		out.Capture.Flags[a.kind(k)] += n
 	}
 	for _, th := range r.Threads {
-		o := report.Thread{ID: a.thread(th.ID), Kind: a.enum(th.Kind), Turns: slices.Clone(th.Turns), QuerySource: a.enum(th.QuerySource)}
+		o := report.Thread{ID: a.thread(th.ID), Kind: a.enum(th.Kind), Turns: slices.Clone(th.Turns), QuerySource: a.enum(th.QuerySource), Session: a.session(th.Session)}
 		for _, m := range th.Models {
 			o.Models = append(o.Models, a.model(m))
 		}
@@ -350,6 +350,15 @@ func (a *applier) thread(id string) string {
 		return id
 	}
 	return a.s.pseudonym(classThread, id)
+}
+
+// session replaces a Claude Code session id by a pseudonym: it identifies
+// a user's session.
+func (a *applier) session(id string) string {
+	if id == "" {
+		return ""
+	}
+	return a.s.pseudonym("session", id)
 }
 
 // model passes a model name, unless it holds a long number (an account in

@@ -46,6 +46,9 @@ func (r *Report) threadViews() []threadView {
 		if th.QuerySource != "" {
 			v.Label += ", " + th.QuerySource
 		}
+		if th.Session != "" {
+			v.Label += ", session " + th.Session
+		}
 		for _, i := range th.Turns {
 			if t := byIndex[i]; t != nil {
 				v.Turns = append(v.Turns, t)
@@ -326,6 +329,17 @@ func (r *Report) captureSentence() string {
 		s += fmt.Sprintf(" %d %s %s %s, which lacks: %s.", src.Turns, numfmt.Plural(src.Turns, "turn was", "turns were"), verb, what, strings.Join(src.Lacks, "; "))
 	}
 	return s
+}
+
+// sessions counts the distinct Claude Code sessions of threads.
+func sessions(threads []Thread) int {
+	seen := map[string]bool{}
+	for _, th := range threads {
+		if th.Session != "" {
+			seen[th.Session] = true
+		}
+	}
+	return len(seen)
 }
 
 // models lists the distinct request models of r, in order.

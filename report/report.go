@@ -104,6 +104,9 @@ type Thread struct {
 	// the capture tells it (raw-bodies captures): sdk, repl_main_thread,
 	// an agent's name...
 	QuerySource string `json:"query_source,omitempty"`
+	// Session is the Claude Code session id of the thread's first turn,
+	// given when the capture holds more than one session.
+	Session string `json:"session,omitempty"`
 }
 
 // Turn is one Messages API exchange.
@@ -302,7 +305,13 @@ func BuildWithCounts(s *timeline.Session, version string, counts Counts) *Report
 			Turns:       append([]int{}, th.Turns...),
 			Models:      strs(models[th.ID]),
 			QuerySource: th.QuerySource,
+			Session:     th.Session,
 		})
+	}
+	if sessions(r.Threads) < 2 {
+		for i := range r.Threads {
+			r.Threads[i].Session = ""
+		}
 	}
 	summariseTokens(r, ds)
 	r.fillNil()

@@ -68,3 +68,32 @@ func TestQuerySource(t *testing.T) {
 		t.Errorf("report thread %+v; markdown:\n%.1000s", r.Threads[0], md.String())
 	}
 }
+
+// TestSessions: when a capture holds more than one Claude Code session,
+// threads carry their session id and their labels name it.
+func TestSessions(t *testing.T) {
+	ex := func(session, prompt string) exchange.Exchange {
+		return exchange.Exchange{
+			Source: "mitm", Method: "POST", URL: "https://api.anthropic.com/v1/messages",
+			ReqHeaders:  []exchange.Header{{Name: recon.SessionHeader, Value: session}},
+			ReqBody:     []byte(`{"model":"claude-sonnet-4-5","max_tokens":32000,"tools":[{"name":"Read","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"` + prompt + `"}]}`),
+			Status:      200,
+			RespHeaders: []exchange.Header{{Name: "Content-Type", Value: "application/json"}},
+			RespBody:    []byte(`{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}`),
+			State:       exchange.StateComplete,
+		}
+	}
+	one := Build(timeline.Build([]exchange.Exchange{ex("s-1", "hello")}), "test")
+	if one.Threads[0].Session != "" || strings.Contains(one.threadViews()[0].Label, "session") {
+		t.Errorf("one session: %+v, label %q", one.Threads[0], one.threadViews()[0].Label)
+	}
+	two := Build(timeline.Build([]exchange.Exchange{ex("s-1", "hello"), ex("s-2", "something else entirely")}), "test")
+	if len(two.Threads) != 2 {
+		t.Fatalf("%d threads", len(two.Threads))
+	}
+	for i, v := range two.threadViews() {
+		if !strings.Contains(v.Label, "session s-") {
+			t.Errorf("thread %d label %q does not name its session", i, v.Label)
+		}
+	}
+}

@@ -766,6 +766,9 @@ func (b *builder) kinds() {
 		if in.thread.QuerySource == "" {
 			in.thread.QuerySource = querySource(in)
 		}
+		if in.thread.Session == "" && in.t.Exchange != nil {
+			in.thread.Session = in.t.Exchange.ReqHeader(recon.SessionHeader)
+		}
 	}
 }
 

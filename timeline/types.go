@@ -56,6 +56,10 @@ type Thread struct {
 	// when the capture tells it, as Claude Code's raw-bodies files do;
 	// empty otherwise.
 	QuerySource string
+	// Session is the Claude Code session id of the thread's first turn
+	// (the X-Claude-Code-Session-Id header, or the session_id a raw-bodies
+	// capture kept), "" when unknown.
+	Session string
 }
 
 // Turn is one Messages API exchange with what the timeline learned of it.

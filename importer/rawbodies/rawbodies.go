@@ -48,7 +48,7 @@ const URL = "https://api.anthropic.com/v1/messages"
 // sends it on the wire.
 const (
 	QuerySourceHeader = recon.QuerySourceHeader
-	SessionHeader     = "X-Claude-Code-Session-Id"
+	SessionHeader     = recon.SessionHeader
 )
 
 // ErrNotRawBodies is returned for a directory with neither an index.jsonl

@@ -38,6 +38,10 @@ const (
 // when the format tells it: Claude Code does not send it on the wire.
 const QuerySourceHeader = "X-Tsinspect-Query-Source"
 
+// SessionHeader is the request header Claude Code sends its session id in;
+// importers of formats that keep the id elsewhere put it there.
+const SessionHeader = "X-Claude-Code-Session-Id"
+
 // Limits says, for an exchange Source, what the recorded format lacks
 // compared with a live recording: each item one short phrase. It returns nil
 // for sources that keep everything.
