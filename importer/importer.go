@@ -51,7 +51,7 @@ const (
 )
 
 // Formats lists, for messages, what Import reads.
-const Formats = "pcap, pcapng, HAR, claude-trace logs, claude-tap traces, mitmproxy flow dumps, VCR cassettes (vcrpy, Ruby VCR, go-vcr) and Claude Code raw-bodies directories"
+const Formats = "pcap, pcapng, HAR, claude-trace logs, claude-tap traces, mitmproxy flow dumps, VCR cassettes (vcrpy, Ruby VCR, go-vcr formats 1 and 2) and Claude Code raw-bodies directories"
 
 // ErrUnknownFormat is returned for a file of a format Import does not read;
 // the error wrapping it says what the file looks like.

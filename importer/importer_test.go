@@ -133,7 +133,7 @@ func TestImportRecordedFormats(t *testing.T) {
 		{"mitmflow/testdata/mitmproxy-8.1.1.flow", FormatMitmproxy, 2},
 		{"vcr/testdata/vcrpy.yaml", "vcrpy", 2},
 		{"vcr/testdata/ruby-vcr.yml", "Ruby VCR", 2},
-		{"vcr/testdata/go-vcr-v2.yaml", "go-vcr v2", 2},
+		{"vcr/testdata/go-vcr-format2-errors.yaml", "go-vcr format 2", 2},
 		{"rawbodies/testdata/claude-code-2.1.328", FormatRawBodies, 2},
 	} {
 		t.Run(c.format, func(t *testing.T) {

@@ -2,8 +2,8 @@
 // for test suites: vcrpy and pytest-recording (YAML; bodies as text, as
 // !!binary base64, or, with a custom serializer such as pydantic-ai's, as
 // "parsed_body" YAML), Ruby VCR (YAML or JSON "http_interactions"; binary
-// bodies tagged !binary or given as base64_string) and go-vcr (versions 1
-// and 2).
+// bodies tagged !binary or given as base64_string) and go-vcr (cassette
+// format 1, written by go-vcr v1 and v2, and format 2, by go-vcr v3 and v4).
 //
 // Cassettes keep no time of day for an interaction (Ruby VCR keeps one
 // recorded_at, go-vcr a duration), so interactions are placed one second
@@ -36,8 +36,8 @@ import (
 const (
 	FlavorVCRPy  = "vcrpy"
 	FlavorRuby   = "Ruby VCR"
-	FlavorGoVCR1 = "go-vcr v1"
-	FlavorGoVCR2 = "go-vcr v2"
+	FlavorGoVCR1 = "go-vcr format 1"
+	FlavorGoVCR2 = "go-vcr format 2"
 )
 
 // ErrNotCassette is returned for input that is not a cassette.

@@ -13,10 +13,13 @@ import (
 	"github.com/tsinspect/tsinspect/exchange"
 )
 
-// The testdata cassettes are written to each library's format, with the
-// bodies the stand-in API answered: vcrpy with a gzip body kept as
-// !!binary (decode_compressed_response off) and a stream, Ruby VCR with a
-// !binary stream and a base64_string error body, go-vcr v2 with durations.
+// go-vcr-2.3.0.yaml and go-vcr-3.2.0.yaml were recorded by go-vcr v2.3.0
+// (cassette format 1) and v3.2.0 (format 2) in front of the stand-in API:
+// a JSON answer and a stream. The other cassettes are written to each
+// library's format with the stand-in's answers: vcrpy with a gzip body kept
+// as !!binary (decode_compressed_response off) and a stream, Ruby VCR with a
+// !binary stream and a base64_string error body, go-vcr format 2 with an
+// HTTP 529 and durations.
 
 var base = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
@@ -76,7 +79,7 @@ func TestRubyVCR(t *testing.T) {
 }
 
 func TestGoVCR2(t *testing.T) {
-	res := read(t, "testdata/go-vcr-v2.yaml")
+	res := read(t, "testdata/go-vcr-format2-errors.yaml")
 	if res.Flavor != FlavorGoVCR2 || len(res.Exchanges) != 2 {
 		t.Fatalf("flavor %q, %d exchanges", res.Flavor, len(res.Exchanges))
 	}
@@ -86,6 +89,24 @@ func TestGoVCR2(t *testing.T) {
 	}
 	if overloaded.Status != 529 || overloaded.State != exchange.StateComplete {
 		t.Errorf("529: %d %s", overloaded.Status, overloaded.State)
+	}
+}
+
+// TestRecordedGoVCR reads the cassettes go-vcr itself wrote.
+func TestRecordedGoVCR(t *testing.T) {
+	for path, flavor := range map[string]string{"testdata/go-vcr-2.3.0.yaml": FlavorGoVCR1, "testdata/go-vcr-3.2.0.yaml": FlavorGoVCR2} {
+		res := read(t, path)
+		if res.Flavor != flavor || len(res.Exchanges) != 2 {
+			t.Fatalf("%s: flavor %q, %d exchanges", path, res.Flavor, len(res.Exchanges))
+		}
+		js, sse := res.Exchanges[0], res.Exchanges[1]
+		if js.Status != 200 || js.End.Sub(js.Start) <= 0 || js.RespHeader("Request-Id") == "" {
+			t.Errorf("%s: status %d, duration %v", path, js.Status, js.End.Sub(js.Start))
+		}
+		d := decode.Decode(&sse)
+		if !d.Response.Streamed || len(d.Response.Content) != 1 || d.Response.Content[0].Text != "Done." {
+			t.Errorf("%s: stream decoded as %+v", path, d.Response)
+		}
 	}
 }
 
@@ -158,7 +179,7 @@ func TestAliasBomb(t *testing.T) {
 }
 
 func FuzzRead(f *testing.F) {
-	for _, p := range []string{"testdata/vcrpy.yaml", "testdata/ruby-vcr.yml", "testdata/go-vcr-v2.yaml"} {
+	for _, p := range []string{"testdata/vcrpy.yaml", "testdata/ruby-vcr.yml", "testdata/go-vcr-format2-errors.yaml", "testdata/go-vcr-2.3.0.yaml"} {
 		b, _ := os.ReadFile(p)
 		f.Add(b)
 	}
@@ -178,7 +199,7 @@ func FuzzRead(f *testing.F) {
 // TestCutOff: a cassette cut off inside its last interaction keeps the
 // interactions before it and says so.
 func TestCutOff(t *testing.T) {
-	b, err := os.ReadFile("testdata/go-vcr-v2.yaml")
+	b, err := os.ReadFile("testdata/go-vcr-format2-errors.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
