@@ -13,6 +13,7 @@ import (
 	"github.com/tsinspect/tsinspect/exchange"
 )
 
+// vcrpy-4.2.1.yaml was recorded by vcrpy itself (see TestRecordedVCRPy);
 // go-vcr-2.3.0.yaml and go-vcr-3.2.0.yaml were recorded by go-vcr v2.3.0
 // (cassette format 1) and v3.2.0 (format 2) in front of the stand-in API:
 // a JSON answer and a stream. The other cassettes are written to each
@@ -89,6 +90,23 @@ func TestGoVCR2(t *testing.T) {
 	}
 	if overloaded.Status != 529 || overloaded.State != exchange.StateComplete {
 		t.Errorf("529: %d %s", overloaded.Status, overloaded.State)
+	}
+}
+
+// TestRecordedVCRPy reads the cassette vcrpy 4.2.1 (python-requests,
+// decode_compressed_response off) wrote in front of the stand-in, which
+// gzipped its JSON answer.
+func TestRecordedVCRPy(t *testing.T) {
+	res := read(t, "testdata/vcrpy-4.2.1.yaml")
+	if res.Flavor != FlavorVCRPy || len(res.Exchanges) != 2 {
+		t.Fatalf("flavor %q, %d exchanges", res.Flavor, len(res.Exchanges))
+	}
+	gz, sse := res.Exchanges[0], res.Exchanges[1]
+	if !bytes.HasPrefix(gz.RespBody, []byte("\x1f\x8b")) || !bytes.Contains(gz.RespBodyDecoded, []byte(`"Done."`)) {
+		t.Errorf("gzip body %q, decoded %q", gz.RespBody[:min(4, len(gz.RespBody))], gz.RespBodyDecoded)
+	}
+	if d := decode.Decode(&sse); !d.Response.Streamed || len(d.Response.Content) != 1 || d.Response.Content[0].Text != "Done." {
+		t.Errorf("stream decoded as %+v", d.Response)
 	}
 }
 
