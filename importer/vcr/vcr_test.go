@@ -13,7 +13,8 @@ import (
 	"github.com/tsinspect/tsinspect/exchange"
 )
 
-// vcrpy-4.2.1.yaml was recorded by vcrpy itself (see TestRecordedVCRPy);
+// vcrpy-4.2.1.yaml and ruby-vcr-5.0.0.yml were recorded by vcrpy and Ruby
+// VCR themselves (see TestRecordedVCRPy, TestRecordedRubyVCR);
 // go-vcr-2.3.0.yaml and go-vcr-3.2.0.yaml were recorded by go-vcr v2.3.0
 // (cassette format 1) and v3.2.0 (format 2) in front of the stand-in API:
 // a JSON answer and a stream. The other cassettes are written to each
@@ -110,6 +111,25 @@ func TestRecordedVCRPy(t *testing.T) {
 	}
 }
 
+// TestRecordedRubyVCR reads the cassette Ruby VCR 5.0.0 (webmock,
+// Net::HTTP) wrote in front of the stand-in: the gzip body tagged !binary.
+func TestRecordedRubyVCR(t *testing.T) {
+	res := read(t, "testdata/ruby-vcr-5.0.0.yml")
+	if res.Flavor != FlavorRuby || len(res.Exchanges) != 2 {
+		t.Fatalf("flavor %q, %d exchanges", res.Flavor, len(res.Exchanges))
+	}
+	gz, sse := res.Exchanges[0], res.Exchanges[1]
+	if !bytes.HasPrefix(gz.RespBody, []byte("\x1f\x8b")) || !bytes.Contains(gz.RespBodyDecoded, []byte(`"Done."`)) || gz.Start.Year() != 2026 {
+		t.Errorf("gzip body %q, decoded %q, start %v", gz.RespBody[:min(4, len(gz.RespBody))], gz.RespBodyDecoded, gz.Start)
+	}
+	if k := gz.ReqHeader("X-Api-Key"); strings.Contains(k, "ANTHROPIC_API_KEY") || !strings.HasPrefix(k, exchange.FingerprintPrefix) {
+		t.Errorf("x-api-key %q", k)
+	}
+	if d := decode.Decode(&sse); !d.Response.Streamed || len(d.Response.Content) != 1 || d.Response.Content[0].Text != "Done." {
+		t.Errorf("stream decoded as %+v", d.Response)
+	}
+}
+
 // TestRecordedGoVCR reads the cassettes go-vcr itself wrote.
 func TestRecordedGoVCR(t *testing.T) {
 	for path, flavor := range map[string]string{"testdata/go-vcr-2.3.0.yaml": FlavorGoVCR1, "testdata/go-vcr-3.2.0.yaml": FlavorGoVCR2} {
@@ -197,7 +217,7 @@ func TestAliasBomb(t *testing.T) {
 }
 
 func FuzzRead(f *testing.F) {
-	for _, p := range []string{"testdata/vcrpy.yaml", "testdata/ruby-vcr.yml", "testdata/go-vcr-format2-errors.yaml", "testdata/go-vcr-2.3.0.yaml"} {
+	for _, p := range []string{"testdata/vcrpy.yaml", "testdata/ruby-vcr.yml", "testdata/go-vcr-format2-errors.yaml", "testdata/go-vcr-2.3.0.yaml", "testdata/ruby-vcr-5.0.0.yml", "testdata/vcrpy-4.2.1.yaml"} {
 		b, _ := os.ReadFile(p)
 		f.Add(b)
 	}
