@@ -302,6 +302,16 @@ func TestImportDamage(t *testing.T) {
 	cutHAR := filepath.Join(dir, "cut.har")
 	notes := filepath.Join(dir, "notes.txt")
 	os.WriteFile(notes, []byte("hello"), 0o600)
+	otherJSON := filepath.Join(dir, "other.json")
+	os.WriteFile(otherJSON, []byte(`{"items":[1,2,3]}`), 0o600)
+	trace, err := os.ReadFile(filepath.Join("..", "importer", "claudetrace", "testdata", "claude-trace-1.0.9.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cutTrace := filepath.Join(dir, "cut.jsonl")
+	os.WriteFile(cutTrace, append(append([]byte{}, trace...), trace[:len(trace)/2]...), 0o600)
+	emptyDir := filepath.Join(dir, "emptydir")
+	os.Mkdir(emptyDir, 0o700)
 
 	// A HAR cut off after its first entry.
 	harDB := filepath.Join(dir, "forhar.db")
@@ -323,14 +333,17 @@ func TestImportDamage(t *testing.T) {
 		want []string
 		kept int
 	}{
-		{"truncated pcap", []string{"import", cut, "--keylog", keyLog}, 1, []string{"cut off", "kept"}, -1},
+		{"truncated pcap", []string{"import", cut, "--keylog", keyLog}, 4, []string{"cut off", "kept"}, -1},
 		{"no key log", []string{"import", file}, 1, []string{"1 TLS connection with no secrets in the key log", "kept 0 exchanges"}, 0},
 		{"another session's key log", []string{"import", file, "--keylog", otherKeys}, 1, []string{"no secrets in the key log"}, 0},
 		{"wrong secrets", []string{"import", file, "--keylog", wrongKeys}, 1, []string{"do not decrypt (wrong key log?)"}, 0},
 		{"key log that is no key log", []string{"import", file, "--keylog", notes}, 1, []string{"no usable secrets"}, 0},
 		{"HAR that is not JSON", []string{"import", notJSON}, 1, []string{"not a HAR file: invalid character '<'"}, 0},
-		{"HAR cut off", []string{"import", cutHAR}, 1, []string{"the JSON breaks after entry 1", "kept 1 exchange"}, 1},
-		{"not a capture at all", []string{"import", notes}, 1, []string{"unknown format"}, 0},
+		{"HAR cut off", []string{"import", cutHAR}, 4, []string{"the JSON breaks after entry 1", "kept 1 exchange"}, 1},
+		{"not a capture at all", []string{"import", notes}, 1, []string{"unknown format: it is text starting \"hello\""}, 0},
+		{"JSON of no known tool", []string{"import", otherJSON}, 1, []string{"unknown format: it is JSON, but neither a HAR"}, 0},
+		{"claude-trace log cut off", []string{"import", cutTrace}, 4, []string{"the last line (2) is cut off", "kept 1 exchange"}, 1},
+		{"directory that holds no bodies", []string{"import", emptyDir}, 1, []string{"not a Claude Code raw-bodies directory"}, 0},
 		{"missing file", []string{"import", filepath.Join(dir, "none.pcap")}, 1, []string{"no such file"}, 0},
 		{"no --db", []string{"import", file}, 2, []string{"--db FILE is required"}, 0},
 		{"two files", []string{"import", file, cut}, 2, []string{"want one FILE"}, 0},
@@ -435,9 +448,10 @@ func TestImportMitmproxyHAR(t *testing.T) {
 	stand, up := session.StandIn(t, sc, fixtures.Options{Gzip: true})
 	dir := t.TempDir()
 	harFile := filepath.Join(dir, "mitm.har")
+	flowFile := filepath.Join(dir, "mitm.flow")
 	port := freeLoopbackPort(t)
 	args := []string{"-q", "--mode", "reverse:" + up, "--listen-host", "127.0.0.1", "--listen-port", strconv.Itoa(port),
-		"--set", "hardump=" + harFile, "--set", "confdir=" + filepath.Join(dir, "conf")}
+		"--set", "hardump=" + harFile, "--set", "confdir=" + filepath.Join(dir, "conf"), "-w", flowFile}
 	if hardump != "" {
 		args = append(args, "-s", hardump)
 	}
@@ -511,6 +525,30 @@ func TestImportMitmproxyHAR(t *testing.T) {
 	if code, out, _ := runCLI(t, "turns", db); code != 0 || !strings.Contains(out, "tool_use") {
 		t.Errorf("turns: exit %d\n%s", code, out)
 	}
+
+	// The same traffic from the flow dump mitmdump wrote beside the HAR:
+	// bytes as on the wire, the gzip body still encoded.
+	flowDB := filepath.Join(dir, "flow.db")
+	code, _, stderr = runCLI(t, "import", flowFile, "--db", flowDB)
+	if code != 0 {
+		t.Fatalf("import flow dump: exit %d: %s", code, stderr)
+	}
+	assertOneLine(t, stderr, "imported 2 exchanges from mitm.flow (mitmproxy)")
+	assertOneLine(t, stderr, "mitmproxy lacks: no SSE timing")
+	flows := session.ReadCapture(t, flowDB)
+	if len(flows) != 2 {
+		t.Fatalf("%d exchanges from the flow dump", len(flows))
+	}
+	for i, l := range sent {
+		ex := flows[i]
+		if !bytes.Equal(ex.ReqBody, l.Body) || !bytes.Equal(ex.Body(), l.RespBody) || ex.Status != l.Status || ex.Source != "import:mitmproxy" {
+			t.Errorf("flow %d: %s %s status %d, body %d bytes; server: %s, %d bytes", i+1, ex.Method, ex.URL, ex.Status, len(ex.Body()), l.Path, len(l.RespBody))
+		}
+	}
+	if flows[1].RespHeader("Content-Encoding") != "gzip" || bytes.Equal(flows[1].RespBody, flows[1].Body()) {
+		t.Errorf("count_tokens body not kept encoded: %v", flows[1].RespHeaders)
+	}
+	assertNotOnDisk(t, flowDB, session.APIKey)
 }
 
 // findMitmdump returns mitmdump and, for releases before 10.1 (which lack
@@ -738,4 +776,35 @@ func endToEnd(hs []exchange.Header) string {
 		out = append(out, h.Name+": "+h.Value)
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestImportOtherTools imports the recorded test data of the tools that
+// keep parsed exchanges through the CLI: one line says what was imported
+// and what the format lacks, and 'exchanges' and the report say it again.
+func TestImportOtherTools(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ file, format string }{
+		{"claudetrace/testdata/claude-trace-1.0.9.jsonl", "claude-trace"},
+		{"claudetap/testdata/claude-tap.jsonl", "claude-tap"},
+		{"mitmflow/testdata/mitmproxy-8.1.1.flow", "mitmproxy"},
+		{"vcr/testdata/ruby-vcr.yml", "Ruby VCR"},
+		{"rawbodies/testdata/claude-code-2.1.328", "raw-bodies"},
+	} {
+		t.Run(c.format, func(t *testing.T) {
+			db := filepath.Join(dir, strings.ReplaceAll(c.format, " ", "-")+".db")
+			code, _, stderr := runCLI(t, "import", filepath.Join("..", "importer", c.file), "--db", db)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			assertOneLine(t, stderr, "("+c.format+") into "+db+"; "+c.format+" lacks: ")
+			code, out, stderr := runCLI(t, "exchanges", db)
+			if code != 0 || !strings.Contains(out, "POST") || !strings.Contains(stderr, " lack: ") {
+				t.Errorf("exchanges: exit %d, stderr %q\n%s", code, stderr, out)
+			}
+			code, out, _ = runCLI(t, "report", "--format", "markdown", db)
+			if code != 0 || !strings.Contains(out, "imported from ") || !strings.Contains(out, "which lacks: ") {
+				t.Errorf("report: exit %d\n%.800s", code, out)
+			}
+		})
+	}
 }

@@ -8,7 +8,7 @@ import (
 
 // TestOutsideLibrariesStayInOnePackage holds the rule that each outside
 // library is imported by one package only: gopacket by importer/pcap,
-// golang.org/x/crypto by importer/tlsrec.
+// golang.org/x/crypto by importer/tlsrec, the YAML library by importer/vcr.
 func TestOutsideLibrariesStayInOnePackage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
@@ -20,6 +20,7 @@ func TestOutsideLibrariesStayInOnePackage(t *testing.T) {
 	owners := map[string]string{
 		"github.com/google/gopacket": "github.com/tsinspect/tsinspect/importer/pcap",
 		"golang.org/x/crypto":        "github.com/tsinspect/tsinspect/importer/tlsrec",
+		"gopkg.in/yaml.v3":           "github.com/tsinspect/tsinspect/importer/vcr",
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Fields(line)

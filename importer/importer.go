@@ -1,9 +1,10 @@
 // Package importer brings traffic recorded by other tools into a capture:
 // packet captures (pcap, pcapng; TLS decrypted with a key log) through the
-// pcap subpackage, and HAR 1.2 files through the har subpackage. The format
-// is told from the file's content. Imported exchanges are ordinary
-// exchanges: they decode and are flagged like recorded ones, with Source
-// "import:pcap" or "import:har".
+// pcap subpackage, HAR 1.2 files through the har subpackage, and the logs
+// of tools that keep parsed exchanges (claude-trace, Claude Code's
+// raw-bodies directories...) through a subpackage each. The format is told
+// from the file's content. Imported exchanges are ordinary exchanges: they
+// decode and are flagged like recorded ones, with Source "import:FORMAT".
 package importer
 
 import (
@@ -20,9 +21,15 @@ import (
 	"strings"
 
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/importer/claudetap"
+	"github.com/tsinspect/tsinspect/importer/claudetrace"
 	"github.com/tsinspect/tsinspect/importer/har"
+	"github.com/tsinspect/tsinspect/importer/mitmflow"
 	"github.com/tsinspect/tsinspect/importer/pcap"
+	"github.com/tsinspect/tsinspect/importer/rawbodies"
+	"github.com/tsinspect/tsinspect/importer/recon"
 	"github.com/tsinspect/tsinspect/importer/tlsrec"
+	"github.com/tsinspect/tsinspect/importer/vcr"
 )
 
 // Formats Detect can return.
@@ -30,11 +37,25 @@ const (
 	FormatPcap   = pcap.FormatPcap
 	FormatPcapNG = pcap.FormatPcapNG
 	FormatHAR    = "har"
+	// FormatClaudeTrace is claude-trace's JSON Lines log.
+	FormatClaudeTrace = "claude-trace"
+	// FormatRawBodies is the directory Claude Code writes with
+	// OTEL_LOG_RAW_API_BODIES=file:DIR.
+	FormatRawBodies = "raw-bodies"
+	// FormatMitmproxy is mitmproxy's flow dump (tnetstrings).
+	FormatMitmproxy = "mitmproxy"
+	// FormatVCR is a VCR cassette: vcrpy, Ruby VCR or go-vcr.
+	FormatVCR = "vcr"
+	// FormatClaudeTap is claude-tap's JSON Lines trace.
+	FormatClaudeTap = "claude-tap"
 )
 
-// ErrUnknownFormat is returned for a file that is neither a packet capture
-// nor a HAR.
-var ErrUnknownFormat = errors.New("unknown format: want a pcap, pcapng or HAR file")
+// Formats lists, for messages, what Import reads.
+const Formats = "pcap, pcapng, HAR, claude-trace logs, claude-tap traces, mitmproxy flow dumps, VCR cassettes (vcrpy, Ruby VCR, go-vcr formats 1 and 2) and Claude Code raw-bodies directories"
+
+// ErrUnknownFormat is returned for a file of a format Import does not read;
+// the error wrapping it says what the file looks like.
+var ErrUnknownFormat = errors.New("unknown format")
 
 // Sink receives imported exchanges; store.DB implements it. Insert must
 // not keep ex.
@@ -76,6 +97,12 @@ type Report struct {
 	Decrypted map[string]int
 	// KeyLogBadLines counts key log lines that could not be used.
 	KeyLogBadLines int
+	// Limits says what the format lacks compared with a live recording
+	// (no SSE timing, re-serialised bodies...); empty when nothing.
+	Limits []string
+	// Redacted counts credentials found in bodies and replaced by their
+	// fingerprints.
+	Redacted int
 }
 
 // Problem returns a one-line account of what was lost, or "" when the
@@ -109,7 +136,7 @@ func (r *Report) Notes() string {
 }
 
 // pluralNoun is the first plural noun of a skip's description.
-var pluralNoun = regexp.MustCompile(`\b(connections|packets|entries)\b`)
+var pluralNoun = regexp.MustCompile(`\b(connections|packets|entries|flows|lines|interactions)\b`)
 
 // counted puts a count before a description written in the plural,
 // making its noun singular for one.
@@ -130,57 +157,96 @@ func counted(n int, what string) string {
 	return fmt.Sprintf("%d %s", n, what)
 }
 
-// Detect tells a file's format from its first bytes, falling back to its
-// name's extension; it returns "" when neither tells.
+// headSize is how much of a file Detect is given.
+const headSize = 64 << 10
+
+// Detect tells a file's format from its first bytes (up to 64 KiB),
+// falling back to its name's extension; it returns "" when neither tells.
 func Detect(head []byte, name string) string {
 	if f := pcap.Detect(head); f != "" {
 		return f
 	}
+	if mitmflow.Looks(head) {
+		return FormatMitmproxy
+	}
 	trimmed := bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
 	if len(trimmed) > 0 && trimmed[0] == '{' {
-		return FormatHAR
+		line := trimmed
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i]
+		}
+		switch {
+		case bytes.HasPrefix(line, []byte(`{"request":{`)) && (bytes.Contains(line, []byte(`"logged_at"`)) || bytes.Contains(line[:min(len(line), 200)], []byte(`"url"`))):
+			return FormatClaudeTrace
+		case claudetrace.Looks(line):
+			return FormatClaudeTrace
+		case claudetap.Looks(line):
+			return FormatClaudeTap
+		case bytes.Contains(line[:min(len(line), 2048)], []byte(`"http_interactions"`)):
+			return FormatVCR
+		case bytes.Contains(trimmed[:min(len(trimmed), 2048)], []byte(`"log"`)):
+			return FormatHAR // also indented, as browsers and 'tsinspect export' write it
+		}
+		if strings.EqualFold(filepath.Ext(name), ".har") {
+			return FormatHAR
+		}
+		return ""
+	}
+	if vcr.Looks(head) {
+		return FormatVCR
 	}
 	switch strings.ToLower(filepath.Ext(name)) {
 	case ".har":
 		return FormatHAR
+	case ".yaml", ".yml":
+		return FormatVCR
 	case ".pcap", ".cap", ".dmp":
 		return FormatPcap
 	case ".pcapng", ".ntar":
 		return FormatPcapNG
+	case ".flow", ".flows", ".mitm", ".mitmdump":
+		return FormatMitmproxy
 	}
 	return ""
 }
 
-// Import reads the file at path and inserts its exchanges, oldest first,
-// into the sink that open returns; open is called only once there is an
-// exchange to insert, so that a file that gives nothing leaves no empty
-// capture behind. Import returns an error when the file cannot be imported
-// at all; when only part of it could be, the Report's Problem says what
-// was lost.
+// Import reads the file (or raw-bodies directory) at path and inserts its
+// exchanges, oldest first, into the sink that open returns; open is called
+// only once there is an exchange to insert, so that a file that gives
+// nothing leaves no empty capture behind. Import returns an error when the
+// file cannot be imported at all; when only part of it could be, the
+// Report's Problem says what was lost.
 func Import(ctx context.Context, path string, open func() (Sink, error), opts Options) (*Report, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("import: %w", err)
+	}
+	if st.IsDir() {
+		if opts.KeyLog != "" {
+			return nil, errors.New("import: --keylog applies to packet captures, not to a directory")
+		}
+		if !rawbodies.Looks(path) {
+			return nil, fmt.Errorf("import: %s is a directory: %w", filepath.Base(path), rawbodies.ErrNotRawBodies)
+		}
+		return importRawBodies(ctx, path, open)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("import: %w", err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("import: %w", err)
-	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("import: %s is a directory", path)
-	}
-	head := make([]byte, 512)
+	head := make([]byte, headSize)
 	n, _ := io.ReadFull(f, head)
-	format := Detect(head[:n], path)
+	head = head[:n]
+	format := Detect(head, path)
 	if format == "" {
-		return nil, fmt.Errorf("import: %s: %w", filepath.Base(path), ErrUnknownFormat)
+		return nil, fmt.Errorf("import: %s: %w: %s", filepath.Base(path), ErrUnknownFormat, describe(head, path))
 	}
 	var keys *tlsrec.KeyLog
 	rep := &Report{Format: format}
 	if opts.KeyLog != "" {
-		if format == FormatHAR {
-			return nil, errors.New("import: --keylog applies to packet captures, not to a HAR")
+		if format != FormatPcap && format != FormatPcapNG {
+			return nil, fmt.Errorf("import: --keylog applies to packet captures, not to a %s file", format)
 		}
 		kf, err := os.Open(opts.KeyLog)
 		if err != nil {
@@ -202,14 +268,15 @@ func Import(ctx context.Context, path string, open func() (Sink, error), opts Op
 	}
 	bar := newBar(opts.Progress, st.Size(), opts.ProgressMin, filepath.Base(path))
 	defer bar.finish()
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("import: %w", err)
+	}
+	body := bufio.NewReaderSize(&progressReader{r: f, bar: bar}, 1<<16)
 
 	var exs []exchange.Exchange
 	switch format {
 	case FormatHAR:
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return nil, fmt.Errorf("import: %w", err)
-		}
-		res, err := har.Read(bufio.NewReaderSize(&progressReader{r: f, bar: bar}, 1<<16))
+		res, err := har.Read(body)
 		if err != nil {
 			return nil, fmt.Errorf("import: %s: %w", filepath.Base(path), err)
 		}
@@ -217,6 +284,37 @@ func Import(ctx context.Context, path string, open func() (Sink, error), opts Op
 		rep.Damage = res.Damage
 		if res.Invalid > 0 {
 			rep.Skipped = append(rep.Skipped, Skip{What: "HAR entries that could not be read (first: " + res.FirstInvalid + ")", Count: res.Invalid, Error: true})
+		}
+	case FormatClaudeTrace:
+		res, err := claudetrace.Read(body)
+		if err != nil {
+			return nil, fmt.Errorf("import: %s: %w", filepath.Base(path), err)
+		}
+		exs = rep.addRecon(res, recon.SourceClaudeTrace, "claude-trace lines")
+	case FormatClaudeTap:
+		res, err := claudetap.Read(body)
+		if err != nil {
+			return nil, fmt.Errorf("import: %s: %w", filepath.Base(path), err)
+		}
+		exs = rep.addRecon(res, recon.SourceClaudeTap, "claude-tap lines")
+	case FormatVCR:
+		res, err := vcr.Read(body, st.ModTime())
+		if err != nil {
+			return nil, fmt.Errorf("import: %s: %w", filepath.Base(path), err)
+		}
+		rep.Format = res.Flavor
+		exs = rep.addRecon(&res.Result, recon.SourceVCR, "interactions")
+	case FormatMitmproxy:
+		res, err := mitmflow.Read(body)
+		if err != nil {
+			return nil, fmt.Errorf("import: %s: %w", filepath.Base(path), err)
+		}
+		exs = rep.addRecon(&res.Result, recon.SourceMitmproxy, "flows")
+		if res.NonHTTP > 0 {
+			rep.Skipped = append(rep.Skipped, Skip{What: "flows that are not HTTP (tcp, udp, dns)", Count: res.NonHTTP})
+		}
+		if res.Newer > 0 {
+			rep.Limits = append(rep.Limits, fmt.Sprintf("%d flows of a format newer than mitmproxy 12's (version %d) read as that", res.Newer, mitmflow.NewestVersion))
 		}
 	default:
 		res, err := pcap.Read(f, st.Size(), pcap.Options{KeyLog: keys, Progress: bar.update})
@@ -231,27 +329,61 @@ func Import(ctx context.Context, path string, open func() (Sink, error), opts Op
 			rep.Skipped = append(rep.Skipped, Skip(s))
 		}
 	}
+	return rep, insertAll(ctx, exs, open, rep)
+}
+
+// addRecon takes what an importer of the recon family read into the
+// report and returns its exchanges.
+func (r *Report) addRecon(res *recon.Result, source, what string) []exchange.Exchange {
+	r.Damage = res.Damage
+	r.Limits = recon.Limits(source)
+	if res.Invalid > 0 {
+		r.Skipped = append(r.Skipped, Skip{What: what + " that could not be read (first: " + res.FirstInvalid + ")", Count: res.Invalid, Error: true})
+	}
+	return res.Exchanges
+}
+
+// importRawBodies imports a Claude Code raw-bodies directory.
+func importRawBodies(ctx context.Context, path string, open func() (Sink, error)) (*Report, error) {
+	d := rawbodies.Open(path, rawbodies.Options{})
+	cs, err := d.Scan(true)
+	if err != nil {
+		return nil, fmt.Errorf("import: %w", err)
+	}
+	rep := &Report{Format: FormatRawBodies, Limits: recon.Limits(recon.SourceRawBodies), Redacted: d.Redacted}
+	if d.BadLines > 0 {
+		rep.Skipped = append(rep.Skipped, Skip{What: "index entries or body files that could not be read (first: " + d.FirstBad + ")", Count: d.BadLines, Error: true})
+	}
+	exs := make([]exchange.Exchange, len(cs))
+	for i, c := range cs {
+		exs[i] = c.Exchange
+	}
+	return rep, insertAll(ctx, exs, open, rep)
+}
+
+// insertAll sorts exs by start and inserts them into the sink open gives.
+func insertAll(ctx context.Context, exs []exchange.Exchange, open func() (Sink, error), rep *Report) error {
 	sort.SliceStable(exs, func(i, j int) bool { return exs[i].Start.Before(exs[j].Start) })
 	if len(exs) == 0 {
-		return rep, nil
+		return nil
 	}
 	sink, err := open()
 	if err != nil {
-		return rep, fmt.Errorf("import: %w", err)
+		return fmt.Errorf("import: %w", err)
 	}
 	for i := range exs {
 		if err := ctx.Err(); err != nil {
-			return rep, fmt.Errorf("import: %w", err)
+			return fmt.Errorf("import: %w", err)
 		}
 		if err := sink.Insert(ctx, &exs[i]); err != nil {
-			return rep, fmt.Errorf("import: after %d of %d exchanges: %w", rep.Imported, len(exs), err)
+			return fmt.Errorf("import: after %d of %d exchanges: %w", rep.Imported, len(exs), err)
 		}
 		rep.Imported++
 		if exs[i].State != exchange.StateComplete {
 			rep.Incomplete++
 		}
 	}
-	return rep, nil
+	return nil
 }
 
 // progressReader reports how far into the file reading has got.

@@ -35,6 +35,15 @@ func TestDetect(t *testing.T) {
 		{"garbage", "x.har", FormatHAR},
 		{"garbage", "x.pcapng", FormatPcapNG},
 		{"garbage", "x.txt", ""},
+		{`{"request":{"timestamp":1.5,"method":"POST","url":"http://x"},"response":null,"logged_at":"x"}`, "x", FormatClaudeTrace},
+		{`{"timestamp": "2026-01-01T00:00:00", "request_id": "a", "turn": 1, "duration_ms": 3, "request": {}}`, "x", FormatClaudeTap},
+		{`{"http_interactions":[]}`, "x.json", FormatVCR},
+		{"---\nversion: 2\ninteractions:\n- id: 0\n", "x", FormatVCR},
+		{"interactions:\n- request:\n", "x", FormatVCR},
+		{"90340:4:type;4:http;7:version;2:17#", "x", FormatMitmproxy},
+		{"garbage", "x.flow", FormatMitmproxy},
+		{`{"items":[]}`, "x.json", ""},
+		{"{\n  \"log\": {\n    \"version\": \"1.2\"", "export.json", FormatHAR},
 	} {
 		if got := Detect([]byte(c.head), c.name); got != c.want {
 			t.Errorf("Detect(%q, %q) = %q, want %q", c.head, c.name, got, c.want)
@@ -108,5 +117,78 @@ func TestImportErrors(t *testing.T) {
 	}
 	if _, err := Import(ctx, pcapFile, (&sink{}).to(), Options{}); err == nil || !strings.Contains(err.Error(), "file header is cut off") {
 		t.Errorf("cut pcap: %v", err)
+	}
+}
+
+// TestImportRecordedFormats imports the recorded test data of every
+// format of the recon family through Import: each is detected, imported
+// and says what it lacks.
+func TestImportRecordedFormats(t *testing.T) {
+	for _, c := range []struct {
+		path, format string
+		n            int
+	}{
+		{"claudetrace/testdata/claude-trace-1.0.9.jsonl", FormatClaudeTrace, 1},
+		{"claudetap/testdata/claude-tap.jsonl", FormatClaudeTap, 3},
+		{"mitmflow/testdata/mitmproxy-8.1.1.flow", FormatMitmproxy, 2},
+		{"vcr/testdata/vcrpy.yaml", "vcrpy", 2},
+		{"vcr/testdata/ruby-vcr.yml", "Ruby VCR", 2},
+		{"vcr/testdata/go-vcr-format2-errors.yaml", "go-vcr format 2", 2},
+		{"rawbodies/testdata/claude-code-2.1.328", FormatRawBodies, 2},
+	} {
+		t.Run(c.format, func(t *testing.T) {
+			var s sink
+			rep, err := Import(context.Background(), c.path, s.to(), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Format != c.format || rep.Imported != c.n || len(s.exs) != c.n || rep.Problem() != "" {
+				t.Errorf("format %q, imported %d (%d), problem %q; want %q, %d", rep.Format, rep.Imported, len(s.exs), rep.Problem(), c.format, c.n)
+			}
+			if len(rep.Limits) == 0 {
+				t.Error("no limits said")
+			}
+			for i := 1; i < len(s.exs); i++ {
+				if s.exs[i].Start.Before(s.exs[i-1].Start) {
+					t.Errorf("exchange %d starts before the one before it", i)
+				}
+			}
+		})
+	}
+}
+
+// TestUnknownFormats: a file of no known format gets one line saying what
+// it looks like, never a misleading format error.
+func TestUnknownFormats(t *testing.T) {
+	for _, c := range []struct {
+		name, content, want string
+	}{
+		{"a.gz", "\x1f\x8b\x08\x00rest", "gzip-compressed"},
+		{"a.db", "SQLite format 3\x00rest", "SQLite database"},
+		{"index.jsonl", `{"timestamp":"x","request_file":"a.request.json","response_file":"b.response.json"}`, "import the directory that holds it"},
+		{"t.jsonl", `{"parentUuid":null,"sessionId":"s","type":"user"}`, "session transcript"},
+		{"x.json", `{"items":[1]}`, "it is JSON, but neither a HAR"},
+		{"x.txt", "hello world", `text starting "hello world"`},
+		{"x.bin", "\x00\x01\x02\x03", "binary data"},
+		{"empty", "", "the file is empty"},
+	} {
+		p := write(t, c.name, []byte(c.content))
+		_, err := Import(context.Background(), p, (&sink{}).to(), Options{})
+		if !errors.Is(err, ErrUnknownFormat) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v; want one line with %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestProgressOtherFormats: the progress bar is drawn for the formats of
+// the recon family too.
+func TestProgressOtherFormats(t *testing.T) {
+	var out bytes.Buffer
+	rep, err := Import(context.Background(), "mitmflow/testdata/mitmproxy-8.1.1.flow", (&sink{}).to(), Options{Progress: &out, ProgressMin: 1024})
+	if err != nil || rep.Imported != 2 {
+		t.Fatalf("import: %v %+v", err, rep)
+	}
+	if !strings.Contains(out.String(), "importing mitmproxy-8.1.1.flow [") || !strings.Contains(out.String(), "100%") {
+		t.Errorf("progress: %q", out.String())
 	}
 }

@@ -41,6 +41,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tsinspect/tsinspect/importer/recon"
 	"github.com/tsinspect/tsinspect/report"
 	"github.com/tsinspect/tsinspect/timeline"
 )
@@ -213,6 +214,15 @@ func (a *applier) report(r *report.Report) *report.Report {
 			Flags:     map[string]int{},
 		},
 	}
+	// Sources name formats and what they lack in tsinspect's own words:
+	// kept for the sources tsinspect knows, the words said anew.
+	for _, src := range r.Capture.Sources {
+		o := report.Source{Source: "other", Turns: src.Turns, Lacks: []string{"unknown to this tsinspect"}}
+		if lacks := recon.Limits(src.Source); lacks != nil {
+			o.Source, o.Lacks = src.Source, lacks
+		}
+		out.Capture.Sources = append(out.Capture.Sources, o)
+	}
 	if genRe.MatchString(r.Generator) {
 		out.Generator = r.Generator
 	}
@@ -220,7 +230,7 @@ func (a *applier) report(r *report.Report) *report.Report {
 		out.Capture.Flags[a.kind(k)] += n
 	}
 	for _, th := range r.Threads {
-		o := report.Thread{ID: a.thread(th.ID), Kind: a.enum(th.Kind), Turns: slices.Clone(th.Turns), Client: a.client(th.Client)}
+		o := report.Thread{ID: a.thread(th.ID), Kind: a.enum(th.Kind), Turns: slices.Clone(th.Turns), Client: a.client(th.Client), QuerySource: a.enum(th.QuerySource), Session: a.session(th.Session)}
 		for _, m := range th.Models {
 			o.Models = append(o.Models, a.model(m))
 		}
@@ -361,6 +371,15 @@ func (a *applier) thread(id string) string {
 		return id
 	}
 	return a.s.pseudonym(classThread, id)
+}
+
+// session replaces a Claude Code session id by a pseudonym: it identifies
+// a user's session.
+func (a *applier) session(id string) string {
+	if id == "" {
+		return ""
+	}
+	return a.s.pseudonym("session", id)
 }
 
 // model passes a model name, unless it holds a long number (an account in

@@ -43,6 +43,12 @@ func (r *Report) threadViews() []threadView {
 	var out []threadView
 	for _, th := range r.Threads {
 		v := threadView{Thread: th, Label: threadLabel(th.Kind), Tokens: tokens[th.ID]}
+		if th.QuerySource != "" {
+			v.Label += ", " + th.QuerySource
+		}
+		if th.Session != "" {
+			v.Label += ", session " + th.Session
+		}
 		for _, i := range th.Turns {
 			if t := byIndex[i]; t != nil {
 				v.Turns = append(v.Turns, t)
@@ -316,7 +322,26 @@ func (r *Report) captureSentence() string {
 			s += " to " + timeText(r.Capture.LastAt)
 		}
 	}
-	return s + "."
+	s += "."
+	for _, src := range r.Capture.Sources {
+		what, verb := strings.TrimPrefix(src.Source, "import:"), "imported from"
+		if what == src.Source {
+			verb = "recorded in mode"
+		}
+		s += fmt.Sprintf(" %d %s %s %s, which lacks: %s.", src.Turns, numfmt.Plural(src.Turns, "turn was", "turns were"), verb, what, strings.Join(src.Lacks, "; "))
+	}
+	return s
+}
+
+// sessions counts the distinct Claude Code sessions of threads.
+func sessions(threads []Thread) int {
+	seen := map[string]bool{}
+	for _, th := range threads {
+		if th.Session != "" {
+			seen[th.Session] = true
+		}
+	}
+	return len(seen)
 }
 
 // models lists the distinct request models of r, in order.

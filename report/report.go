@@ -22,6 +22,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/tsinspect/tsinspect/importer/recon"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
@@ -75,6 +76,20 @@ type Capture struct {
 	LastAt  *time.Time `json:"last_at"`
 	// Flags counts the flags of all turns by kind.
 	Flags map[string]int `json:"flags"`
+	// Sources lists, for turns that were imported from (or recorded in) a
+	// format that keeps less than a proxy recording, where they came from
+	// and what that format lacks. Absent for proxy recordings.
+	Sources []Source `json:"sources,omitempty"`
+}
+
+// Source is a kind of origin of a capture's turns that lacks some of what
+// a recording has.
+type Source struct {
+	// Source is the exchanges' source: "import:claude-trace", "bodies"...
+	Source string `json:"source"`
+	Turns  int    `json:"turns"`
+	// Lacks says what the format does not keep, one phrase each.
+	Lacks []string `json:"lacks"`
 }
 
 // Thread is one conversation.
@@ -88,6 +103,13 @@ type Thread struct {
 	// Models lists the request models of the thread's turns, in order of
 	// first use.
 	Models []string `json:"models"`
+	// QuerySource is what Claude Code called the thread's requests, when
+	// the capture tells it (raw-bodies captures): sdk, repl_main_thread,
+	// an agent's name...
+	QuerySource string `json:"query_source,omitempty"`
+	// Session is the Claude Code session id of the thread's first turn,
+	// given when the capture holds more than one session.
+	Session string `json:"session,omitempty"`
 }
 
 // Turn is one Messages API exchange.
@@ -274,22 +296,55 @@ func BuildWithCounts(s *timeline.Session, version string, counts Counts) *Report
 		}
 		r.Turns = append(r.Turns, rt)
 	}
+	r.Capture.Sources = sources(s)
 	r.Threads = make([]Thread, 0, len(s.Threads))
 	for _, th := range s.Threads {
 		if th == nil {
 			continue
 		}
 		r.Threads = append(r.Threads, Thread{
-			ID:     th.ID,
-			Kind:   th.Kind,
-			Client: th.Client,
-			Turns:  append([]int{}, th.Turns...),
-			Models: strs(models[th.ID]),
+			ID:          th.ID,
+			Kind:        th.Kind,
+			Client:      th.Client,
+			Turns:       append([]int{}, th.Turns...),
+			Models:      strs(models[th.ID]),
+			QuerySource: th.QuerySource,
+			Session:     th.Session,
 		})
+	}
+	if sessions(r.Threads) < 2 {
+		for i := range r.Threads {
+			r.Threads[i].Session = ""
+		}
 	}
 	summariseTokens(r, ds)
 	r.fillNil()
 	return r
+}
+
+// sources counts the turns of each source that lacks something, in order
+// of first appearance.
+func sources(s *timeline.Session) []Source {
+	var out []Source
+	at := map[string]int{}
+	for _, t := range s.Turns {
+		if t == nil || t.Exchange == nil {
+			continue
+		}
+		src := t.Exchange.Source
+		lacks := recon.Limits(src)
+		if lacks == nil {
+			continue
+		}
+		i, ok := at[src]
+		if !ok {
+			i = len(out)
+			at[src] = i
+			out = append(out, Source{Source: src, Lacks: append([]string(nil), lacks...)})
+		}
+		out[i].Turns++
+	}
+	return out
 }
 
 func buildTurn(t *timeline.Turn, ds *definitions) Turn {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/importer/recon"
 )
 
 // How a turn joined its thread (Turn.Link).
@@ -745,6 +746,14 @@ func (b *builder) kinds() {
 			break
 		}
 	}
+	// Claude Code's own name for a request, when the capture kept it,
+	// says better than the heuristics which thread is the main agent's.
+	for _, in := range b.infos {
+		if mainSource(querySource(in)) {
+			main = in.thread
+			break
+		}
+	}
 	first := map[*Thread]*info{}
 	last := map[*Thread]*info{}
 	sub := map[*Thread]bool{}
@@ -782,6 +791,13 @@ func (b *builder) kinds() {
 				}
 			}
 		}
+		switch q := querySource(f); {
+		case q == "":
+		case strings.HasPrefix(q, "agent:"):
+			sub[th] = true
+		case !mainSource(q):
+			sub[th] = false // compact, generate_session_title, ...: a side query
+		}
 		switch {
 		case sub[th]:
 			nSub++
@@ -796,7 +812,29 @@ func (b *builder) kinds() {
 	}
 	for _, in := range b.infos {
 		in.t.Thread = in.thread.ID
+		if in.thread.QuerySource == "" {
+			in.thread.QuerySource = querySource(in)
+		}
+		if in.thread.Session == "" && in.t.Exchange != nil {
+			in.thread.Session = in.t.Exchange.ReqHeader(recon.SessionHeader)
+		}
 	}
+}
+
+// querySource is Claude Code's query_source of a turn's request, when the
+// capture kept it (raw-bodies captures), else "".
+func querySource(in *info) string {
+	if in == nil || in.t.Exchange == nil {
+		return ""
+	}
+	return in.t.Exchange.ReqHeader(recon.QuerySourceHeader)
+}
+
+// mainSource reports whether a query_source is the main agent's: the
+// interactive loop (repl_main_thread, with or without an output style) or
+// a -p / SDK run (sdk).
+func mainSource(q string) bool {
+	return q == "sdk" || q == "repl_main_thread" || strings.HasPrefix(q, "repl_main_thread:")
 }
 
 // diff sets the catalog and working-set changes against Prev.

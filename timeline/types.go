@@ -58,6 +58,15 @@ type Thread struct {
 	Turns []int  // 1-based turn indexes, in order
 	// Client is the client that sent the thread's first turn.
 	Client Client
+	// QuerySource is what Claude Code called the thread's requests (its
+	// query_source: sdk, repl_main_thread, an agent's name, compact...)
+	// when the capture tells it, as Claude Code's raw-bodies files do;
+	// empty otherwise.
+	QuerySource string
+	// Session is the Claude Code session id of the thread's first turn
+	// (the X-Claude-Code-Session-Id header, or the session_id a raw-bodies
+	// capture kept), "" when unknown.
+	Session string
 }
 
 // Turn is one Messages API exchange with what the timeline learned of it.

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/tsinspect/tsinspect/importer/recon"
 	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/store"
 )
@@ -59,5 +61,39 @@ upstream_failed, in_flight). Works on a capture that is still being written.`)
 	if len(rows) == 0 {
 		fmt.Fprintln(env.stderr, "tsinspect: no exchanges recorded in", pos[0])
 	}
+	sources := make([]string, len(rows))
+	for i, r := range rows {
+		sources[i] = r.Source
+	}
+	for _, l := range sourceLimits(sources) {
+		fmt.Fprintln(env.stderr, "tsinspect: "+l)
+	}
 	return nil
+}
+
+// sourceLimits says, for each source among sources whose format keeps
+// less than a recording, how many exchanges came from it and what they
+// lack, one line each, in order of first appearance.
+func sourceLimits(sources []string) []string {
+	n := map[string]int{}
+	var order []string
+	for _, s := range sources {
+		if recon.Limits(s) == nil {
+			continue
+		}
+		if n[s] == 0 {
+			order = append(order, s)
+		}
+		n[s]++
+	}
+	var out []string
+	for _, s := range order {
+		what := strings.TrimPrefix(s, "import:")
+		verb := "imported from"
+		if !strings.HasPrefix(s, "import:") {
+			verb = "recorded in mode"
+		}
+		out = append(out, fmt.Sprintf("%s %s %s lack: %s", numfmt.Count(n[s], "exchange", "exchanges"), verb, what, strings.Join(recon.Limits(s), "; ")))
+	}
+	return out
 }

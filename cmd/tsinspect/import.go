@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -24,9 +25,9 @@ import (
 )
 
 const importAbout = `
-Import the Messages API traffic of a packet capture or a HAR file into a
-capture FILE, so that it can be listed, decoded and reported like a
-recorded session. The format is told from the content:
+Import the Messages API traffic another tool recorded into a capture FILE,
+so that it can be listed, decoded and reported like a recorded session. The
+format is told from the content:
 
   pcap, pcapng  HTTP/1.1 over TCP, and over TLS 1.2 or 1.3 (AES-GCM and
                 ChaCha20-Poly1305 suites) decrypted with an NSS key log:
@@ -34,18 +35,33 @@ recorded session. The format is told from the content:
                 --inject-secrets). Make the key log with SSLKEYLOGFILE (curl,
                 Node: NODE_OPTIONS=--tls-keylog=FILE, browsers).
   HAR 1.2       from a browser, mitmproxy, or 'tsinspect export'.
+  claude-trace  the .claude-trace/*.jsonl logs of claude-trace.
+  DIR           a directory Claude Code wrote with
+                OTEL_LOG_RAW_API_BODIES=file:DIR (index.jsonl and the
+                *.request.json and *.response.json files it names).
+
+Formats that keep parsed exchanges rather than the bytes on the wire lack
+some of what a recording has (the time of each streamed event, exact
+bodies); the import says what, and so do 'exchanges' and the report.
 
 Credentials (x-api-key, authorization, cookies) are never written: the
 capture keeps a short fingerprint. A damaged file is read up to the damage;
-what could not be read is counted, and the exit status is then 1.
+what could not be read is counted, and the exit status is then 4 when
+something was imported and 1 when nothing was.
 
 Examples:
   tsinspect import traffic.pcapng --db s.db
   tsinspect import traffic.pcap --keylog keys.txt --db s.db
-  tsinspect import session.har --db s.db`
+  tsinspect import session.har --db s.db
+  tsinspect import .claude-trace/log-2026-01-01-10-00-00.jsonl --db s.db
+  tsinspect import bodies/ --db s.db`
+
+// exitPartial is the exit status of an import that kept only part of its
+// input.
+const exitPartial = 4
 
 func runImport(env *cliEnv, args []string) error {
-	fs := newFlags(env, "import", "FILE --db OUT [--keylog KEYLOG]", importAbout)
+	fs := newFlags(env, "import", "FILE|DIR --db OUT [--keylog KEYLOG]", importAbout)
 	db := fs.String("db", "", "capture `FILE` to write (created if missing, appended to if it exists)")
 	keylog := fs.String("keylog", "", "NSS key log `FILE` to decrypt TLS with")
 	pos, err := parseInterspersed(fs, args)
@@ -88,7 +104,11 @@ func runImport(env *cliEnv, args []string) error {
 		if rep.Incomplete > 0 {
 			kept += fmt.Sprintf(" (%d incomplete)", rep.Incomplete)
 		}
-		return fmt.Errorf("import %s: %s; %s", name, p, kept)
+		err := fmt.Errorf("import %s: %s; %s", name, p, kept)
+		if rep.Imported > 0 {
+			return &exitError{code: exitPartial, err: err}
+		}
+		return err
 	}
 	if rep.Imported == 0 {
 		msg := fmt.Sprintf("import %s: no HTTP exchanges found", name)
@@ -104,6 +124,12 @@ func runImport(env *cliEnv, args []string) error {
 	line += ") into " + *db
 	if n := rep.Notes(); n != "" {
 		line += "; skipped " + n
+	}
+	if len(rep.Limits) > 0 {
+		line += "; " + rep.Format + " lacks: " + strings.Join(rep.Limits, "; ")
+	}
+	if rep.Redacted > 0 {
+		line += fmt.Sprintf("; %d %s found in bodies replaced by fingerprints", rep.Redacted, countNoun(rep.Redacted, "credential", "credentials"))
 	}
 	fmt.Fprintln(env.stderr, line)
 	return nil

@@ -51,7 +51,7 @@ type cliEnv struct {
 
 func commands() []command {
 	return []command{
-		{"record", "record a Claude Code session through a MITM or reverse proxy", runRecord},
+		{"record", "record a Claude Code session through a MITM or reverse proxy, or from the bodies it writes", runRecord},
 		{"exchanges", "list the recorded exchanges of a capture, one per line", runExchanges},
 		{"turns", "list the Messages API turns of a capture: catalog, working set, tokens, flags", runTurns},
 		{"searches", "list every tool search and what it loaded; --tools: were these tools found and called?", runSearches},
@@ -61,7 +61,7 @@ func commands() []command {
 		{"replay", "play a capture's turns back in recorded time (--speed N), with pause and step", runReplay},
 		{"demo", "browse the capture bundled in tsinspect, no API key needed", runDemo},
 		{"ca", "show the interception CA: path, fingerprint, how to trust it", runCA},
-		{"import", "import a pcap, pcapng (TLS decrypted with a key log) or HAR file into a capture", runImport},
+		{"import", "import a pcap, pcapng, HAR, claude-trace, claude-tap, mitmproxy flow dump, VCR cassette or raw-bodies directory into a capture", runImport},
 		{"export", "export a capture as HAR 1.2, or send it to an OpenTelemetry collector (--format otlp)", runExport},
 		{"stats", "one table across many captures: MCP tools, flags per 100 turns, cache breaks, clients, models", runStats},
 		{"replay-server", "answer a client with a capture's recorded responses, in recorded time", runReplayServer},

@@ -47,6 +47,13 @@ Modes:
   reverse  plain HTTP on --listen, forwarded to --upstream. The child gets
            ANTHROPIC_BASE_URL, and ENABLE_TOOL_SEARCH=true only when it
            is unset (a value you set is kept).
+  bodies   no proxy (for when one cannot be used: TLS policy, Bedrock,
+           Vertex, managed machines): the child gets
+           OTEL_LOG_RAW_API_BODIES=file:DIR, a private temporary directory
+           Claude Code writes each request and final response into; they
+           are read into the capture as they appear and DIR is removed at
+           the end. The capture then has no HTTP headers, no stream timing
+           and re-serialised bodies (see 'tsinspect exchanges').
 
 Variables the proxy does not need are never changed: a NODE_EXTRA_CA_CERTS
 of yours is bundled with the CA, an ENABLE_TOOL_SEARCH of yours is kept,
@@ -67,7 +74,8 @@ Examples:
   tsinspect record --db s.db --mode reverse -- claude -p "hello"
   tsinspect record --db s.db --listen 127.0.0.1:8080
   tsinspect record --db s.db --ui -- claude -p "use the demo tools"
-  tsinspect record --db s.db --otlp http://127.0.0.1:4318 -- claude`
+  tsinspect record --db s.db --otlp http://127.0.0.1:4318 -- claude
+  tsinspect record --db s.db --mode bodies -- claude`
 
 type recordFlags struct {
 	db, mode, listen, upstream, intercept, caDir, upstreamCA string
@@ -80,7 +88,7 @@ func runRecord(env *cliEnv, args []string) error {
 	fs := newFlags(env, "record", "--db FILE [flags] [-- COMMAND ARGS...]", recordAbout)
 	var f recordFlags
 	fs.StringVar(&f.db, "db", "", "capture `FILE` to write (created if missing, appended to if it exists)")
-	fs.StringVar(&f.mode, "mode", capture.ModeMITM, "proxy `mode`: mitm or reverse")
+	fs.StringVar(&f.mode, "mode", capture.ModeMITM, "recording `mode`: mitm, reverse or bodies")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:0", "`address` to listen on (port 0: any free port)")
 	fs.StringVar(&f.upstream, "upstream", "", "forward to this `URL` (reverse default "+capture.DefaultUpstream+"; mitm: instead of the real host)")
 	fs.StringVar(&f.intercept, "intercept", "", "mitm: extra `hosts` to intercept besides "+capture.DefaultHost+", comma-separated")
@@ -101,8 +109,8 @@ func runRecord(env *cliEnv, args []string) error {
 	if f.db == "" {
 		return usageError("record: --db FILE is required")
 	}
-	if f.mode != capture.ModeMITM && f.mode != capture.ModeReverse {
-		return usageError("record: --mode %q: want mitm or reverse", f.mode)
+	if f.mode != capture.ModeMITM && f.mode != capture.ModeReverse && f.mode != modeBodies {
+		return usageError("record: --mode %q: want mitm, reverse or bodies", f.mode)
 	}
 	if err := checkListen(f.listen, f.allowRemote); err != nil {
 		return err
@@ -114,6 +122,14 @@ func runRecord(env *cliEnv, args []string) error {
 		if _, err := exec.LookPath(f.command[0]); err != nil {
 			return fmt.Errorf("record: command %q not found", f.command[0])
 		}
+	}
+	if f.mode == modeBodies {
+		for name, set := range map[string]bool{"--upstream": f.upstream != "", "--intercept": f.intercept != "", "--upstream-ca": f.upstreamCA != "", "--allow-remote": f.allowRemote} {
+			if set {
+				return usageError("record: %s %v", name, errBodiesFlag)
+			}
+		}
+		return recordBodies(env, f)
 	}
 	return record(env, f)
 }

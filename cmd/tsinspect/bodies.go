@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/tsinspect/tsinspect/capture"
+	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/importer/rawbodies"
+	"github.com/tsinspect/tsinspect/importer/recon"
+	"github.com/tsinspect/tsinspect/store"
+)
+
+// modeBodies is the record mode that reads what Claude Code writes with
+// OTEL_LOG_RAW_API_BODIES instead of standing in the traffic's way.
+const modeBodies = "bodies"
+
+// bodiesPoll is how often the bodies directory is read while recording.
+const bodiesPoll = 200 * time.Millisecond
+
+// credentialVars returns the environment variables whose values must not
+// reach a capture, looked for in the bodies Claude Code writes.
+func credentialVars() []string {
+	return []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_BEARER_TOKEN_BEDROCK"}
+}
+
+// bodiesRecorder copies the exchanges of a raw-bodies directory into a
+// capture as they appear.
+type bodiesRecorder struct {
+	db   *store.DB
+	dir  *rawbodies.Dir
+	errw func(format string, args ...any)
+	// flows, when not nil, is told of each exchange that ended.
+	flows func(*exchange.Exchange)
+
+	mu    sync.Mutex
+	ids   map[string]int64 // request file -> exchange ID
+	stats capture.Stats
+	ended map[string]bool
+}
+
+// poll reads what is new in the directory into the capture.
+func (b *bodiesRecorder) poll(ctx context.Context, final bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cs, err := b.dir.Scan(final)
+	if err != nil {
+		b.fail(err)
+		return
+	}
+	for _, c := range cs {
+		ex := c.Exchange
+		if id, ok := b.ids[c.Key]; ok {
+			ex.ID = id
+			if err := b.db.Update(ctx, &ex); err != nil {
+				b.fail(err)
+				continue
+			}
+		} else {
+			if err := b.db.Insert(ctx, &ex); err != nil {
+				b.fail(err)
+				continue
+			}
+			b.ids[c.Key] = ex.ID
+			b.stats.Exchanges++
+			b.stats.ReqBytes += int64(len(ex.ReqBody))
+		}
+		if ex.State == exchange.StateInFlight || b.ended[c.Key] {
+			continue
+		}
+		b.ended[c.Key] = true
+		b.stats.RespBytes += int64(len(ex.RespBody))
+		if ex.State == exchange.StateComplete {
+			b.stats.Complete++
+		} else {
+			b.stats.Failed++
+		}
+		if b.flows != nil {
+			b.flows(&ex)
+		}
+	}
+}
+
+// settled reports whether every request seen has its answer.
+func (b *bodiesRecorder) settled() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.dir.Settled()
+}
+
+func (b *bodiesRecorder) fail(err error) {
+	b.stats.RecordErrors++
+	if b.stats.FirstRecordEr == "" {
+		b.stats.FirstRecordEr = err.Error()
+		b.errw("tsinspect: recording from the bodies directory failed (Claude Code is not affected): %v\n", err)
+	}
+}
+
+// recordBodies runs record --mode bodies: the command (or, without one,
+// whatever the user starts with the printed environment) writes its API
+// bodies into a private temporary directory, which is read into the
+// capture as it fills and removed at the end.
+func recordBodies(env *cliEnv, f recordFlags) error {
+	tmp, err := os.MkdirTemp("", "tsinspect-bodies-")
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	db, err := store.Open(f.db)
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	defer db.Close()
+	var secrets []string
+	for _, k := range credentialVars() {
+		if v := os.Getenv(k); v != "" {
+			secrets = append(secrets, v)
+		}
+	}
+	rec := &bodiesRecorder{
+		db:    db,
+		dir:   rawbodies.Open(tmp, rawbodies.Options{Source: recon.SourceRecordBody, Secrets: secrets}),
+		errw:  func(format string, args ...any) { fmt.Fprintf(env.stderr, format, args...) },
+		ids:   map[string]int64{},
+		ended: map[string]bool{},
+	}
+	if len(f.command) == 0 && !f.ui && !f.quiet {
+		rec.flows = func(ex *exchange.Exchange) { fmt.Fprintln(env.stdout, flowLine(ex)) }
+	}
+	ctx := context.Background()
+	started := time.Now()
+	for k, v := range map[string]string{"recorder": "tsinspect " + version, "mode": modeBodies, "started_at": started.UTC().Format(time.RFC3339Nano)} {
+		if err := db.SetMeta(ctx, k, v); err != nil {
+			fmt.Fprintf(env.stderr, "tsinspect: cannot write capture metadata (recording goes on): %v\n", err)
+			break
+		}
+	}
+	pollCtx, stopPoll := context.WithCancel(ctx)
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		t := time.NewTicker(bodiesPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-pollCtx.Done():
+				return
+			case <-t.C:
+				rec.poll(ctx, false)
+			}
+		}
+	}()
+
+	childEnv := []string{"OTEL_LOG_RAW_API_BODIES=file:" + tmp}
+	status := 0
+	switch {
+	case f.ui:
+		status = recordWithUI(env, f, "raw bodies", childEnv)
+	case len(f.command) > 0:
+		if !f.quiet {
+			fmt.Fprintf(env.stderr, "tsinspect: recording the API bodies %s writes into %s (no proxy: bodies and times only)\n", filepath.Base(f.command[0]), f.db)
+		}
+		status, err = runChild(env, f.command, childEnv)
+		if err != nil {
+			fmt.Fprintf(env.stderr, "tsinspect: %v\n", err)
+			status = 1
+		}
+	default:
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		fmt.Fprintf(env.stdout, "tsinspect: recording the API bodies Claude Code writes into %s; Ctrl-C to stop.\nIn the shell that runs claude:\n", f.db)
+		for _, kv := range childEnv {
+			k, v, _ := strings.Cut(kv, "=")
+			fmt.Fprintf(env.stdout, "  export %s=%s\n", k, shellQuote(v))
+		}
+		<-sig
+		signal.Stop(sig)
+	}
+	stopPoll()
+	<-polled
+	// Claude Code may still be finishing the last files as it exits: give
+	// them a moment before what is missing counts as missing.
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(bodiesPoll / 2) {
+		rec.poll(ctx, false)
+		if rec.settled() {
+			break
+		}
+	}
+	rec.poll(ctx, true)
+	_ = db.SetMeta(ctx, "ended_at", time.Now().UTC().Format(time.RFC3339Nano))
+	rec.mu.Lock()
+	st, redacted := rec.stats, rec.dir.Redacted
+	bad, firstBad := rec.dir.BadLines, rec.dir.FirstBad
+	rec.mu.Unlock()
+	printSummary(env, f.db, st, time.Since(started))
+	if bad > 0 {
+		fmt.Fprintf(env.stderr, "  %d index %s or body %s could not be read (first: %s)\n", bad, countNoun(bad, "entry", "entries"), countNoun(bad, "file", "files"), firstBad)
+	}
+	if redacted > 0 {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: %d %s found in the bodies, replaced by fingerprints in the capture\n", redacted, countNoun(redacted, "credential", "credentials"))
+	}
+	if st.Exchanges == 0 && len(f.command) > 0 {
+		fmt.Fprintf(env.stderr, "tsinspect: nothing was recorded: %s wrote no API bodies (is it Claude Code, recent enough for OTEL_LOG_RAW_API_BODIES?)\n", filepath.Base(f.command[0]))
+	}
+	if status != 0 {
+		return &exitError{code: status}
+	}
+	return nil
+}
+
+// errBodiesFlag is returned for proxy flags given with --mode bodies.
+var errBodiesFlag = errors.New("applies to the proxy modes, not to --mode bodies")
