@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -346,14 +348,77 @@ func TestCANameConstraintsAndKeyMode(t *testing.T) {
 	if again != first {
 		t.Error("leaf certificates must be cached")
 	}
-	// Loading again reuses the same CA; a new host makes a new one.
+	// Loading again reuses the same CA.
 	same, err := LoadOrCreateCA(dir, InterceptHosts(nil))
 	if err != nil || same.Created || same.Fingerprint() != ca.Fingerprint() {
 		t.Errorf("reload: created=%v err=%v", same.Created, err)
 	}
-	grown, err := LoadOrCreateCA(dir, InterceptHosts([]string{"new.example.net"}))
-	if err != nil || !grown.Created || len(grown.Cert.PermittedDNSDomains) != 3 {
-		t.Errorf("grow: %v %v", err, grown.Cert.PermittedDNSDomains)
+}
+
+func TestCAIsNeverReplacedWithoutRotate(t *testing.T) {
+	dir := t.TempDir()
+	ca, err := LoadOrCreateCA(dir, InterceptHosts([]string{"gateway.example.com"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	certBefore, _ := os.ReadFile(ca.CertPath)
+	keyBefore, _ := os.ReadFile(ca.KeyPath)
+
+	// A host the CA does not permit is refused, and nothing changes.
+	_, err = LoadOrCreateCA(dir, InterceptHosts([]string{"new.example.net"}))
+	var np *NotPermittedError
+	if !errors.As(err, &np) || strings.Join(np.Missing, ",") != "new.example.net" || np.Fingerprint != ca.Fingerprint() {
+		t.Fatalf("widening without rotate: err = %v, want a NotPermittedError for new.example.net", err)
+	}
+	if c, _ := os.ReadFile(ca.CertPath); !bytes.Equal(c, certBefore) {
+		t.Error("the refused call changed the CA certificate")
+	}
+	if k, _ := os.ReadFile(ca.KeyPath); !bytes.Equal(k, keyBefore) {
+		t.Error("the refused call changed the CA key")
+	}
+
+	// Rotating makes a new CA for the union and keeps the old files.
+	rotated, rot, err := RotateCA(dir, InterceptHosts([]string{"new.example.net"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rotated.Created || rotated.Fingerprint() == ca.Fingerprint() {
+		t.Error("rotate must make a new CA")
+	}
+	if got := strings.Join(rotated.Cert.PermittedDNSDomains, ","); got != "api.anthropic.com,gateway.example.com,new.example.net" {
+		t.Errorf("rotated CA permits %q", got)
+	}
+	if rot == nil || rot.Fingerprint != ca.Fingerprint() || strings.Join(rot.Permitted, ",") != "api.anthropic.com,gateway.example.com" {
+		t.Fatalf("rotation = %+v, want the old fingerprint and hosts", rot)
+	}
+	if filepath.Dir(rot.CertPath) != dir || filepath.Dir(rot.KeyPath) != dir {
+		t.Errorf("old files %s, %s not kept beside the new ones", rot.CertPath, rot.KeyPath)
+	}
+	if c, _ := os.ReadFile(rot.CertPath); !bytes.Equal(c, certBefore) {
+		t.Error("the kept old certificate differs from the old one")
+	}
+	if k, _ := os.ReadFile(rot.KeyPath); !bytes.Equal(k, keyBefore) {
+		t.Error("the kept old key differs from the old one")
+	}
+	if st, err := os.Stat(rot.KeyPath); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("kept old key: %v, want mode 0600", err)
+	}
+	if again, err := LoadOrCreateCA(dir, InterceptHosts([]string{"new.example.net"})); err != nil || again.Fingerprint() != rotated.Fingerprint() {
+		t.Errorf("after rotate, loading gives %v", err)
+	}
+	// A second rotation in the same second keeps both older generations.
+	_, rot2, err := RotateCA(dir, nil)
+	if err != nil || rot2.CertPath == rot.CertPath || rot2.Fingerprint != rotated.Fingerprint() {
+		t.Fatalf("second rotation: %v %+v", err, rot2)
+	}
+	if c, _ := os.ReadFile(rot.CertPath); !bytes.Equal(c, certBefore) {
+		t.Error("the second rotation overwrote the first kept certificate")
+	}
+
+	// Only one of the two files left: refused, not silently remade.
+	os.Remove(filepath.Join(dir, CAKeyFile))
+	if _, err := LoadOrCreateCA(dir, nil); err == nil {
+		t.Error("a CA directory with the key missing must be refused")
 	}
 }
 

@@ -134,6 +134,18 @@ func record(env *cliEnv, f recordFlags) error {
 		}
 		cfg.UpstreamRoots = roots
 	}
+	// The CA is settled before the capture file is touched: an existing CA
+	// that does not permit the hosts is refused, not replaced.
+	if f.mode == capture.ModeMITM {
+		ca, err := loadCA(f.caDir, f.intercept)
+		if err != nil {
+			return err
+		}
+		if ca.Created && !f.quiet {
+			fmt.Fprintf(env.stderr, "tsinspect: made a new interception CA %s (SHA-256 %s)\n", ca.CertPath, ca.Fingerprint())
+		}
+		cfg.CA = ca
+	}
 	db, err := store.Open(f.db)
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
@@ -146,17 +158,6 @@ func record(env *cliEnv, f recordFlags) error {
 	}
 	addr := ln.Addr().String()
 	defer ln.Close()
-
-	if f.mode == capture.ModeMITM {
-		ca, err := loadCA(f.caDir, f.intercept)
-		if err != nil {
-			return err
-		}
-		if ca.Created && !f.quiet {
-			fmt.Fprintf(env.stderr, "tsinspect: made a new interception CA %s (SHA-256 %s)\n", ca.CertPath, ca.Fingerprint())
-		}
-		cfg.CA = ca
-	}
 
 	var flows func(*exchange.Exchange)
 	if len(f.command) == 0 && !f.ui && !f.quiet {
