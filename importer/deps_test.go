@@ -18,8 +18,8 @@ func TestOutsideLibrariesStayInOnePackage(t *testing.T) {
 		t.Skipf("go list: %v", err)
 	}
 	owners := map[string]string{
-		"github.com/google/gopacket": "github.com/tsinspect/tsinspect/importer/pcap",
-		"golang.org/x/crypto":        "github.com/tsinspect/tsinspect/importer/tlsrec",
+		"github.com/gopacket/gopacket": "github.com/tsinspect/tsinspect/importer/pcap",
+		"golang.org/x/crypto":          "github.com/tsinspect/tsinspect/importer/tlsrec",
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Fields(line)
