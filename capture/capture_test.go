@@ -562,3 +562,39 @@ func TestRecorderNotify(t *testing.T) {
 		t.Errorf("notified %q", seen)
 	}
 }
+
+// TestReverseClientHangUpBeforeHeaders: a client that gives up while the
+// upstream has not answered yet is recorded as client_aborted, not as an
+// upstream failure with a 502 it never received, and the upstream request
+// is cancelled.
+func TestReverseClientHangUpBeforeHeaders(t *testing.T) {
+	cancelled := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body) // the server notices a closed connection only once the body is read
+		select {
+		case <-r.Context().Done():
+			close(cancelled)
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	defer up.Close()
+	r := newRig(t, Config{Mode: ModeReverse, Upstream: up.URL})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", r.url+"/v1/messages", strings.NewReader(`{"model":"m"}`))
+	if _, err := http.DefaultClient.Do(req); err == nil {
+		t.Fatal("the request should have timed out")
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Error("the upstream request was not cancelled when the client hung up")
+	}
+	rows := r.flush(t)
+	if len(rows) != 1 {
+		t.Fatalf("%d rows, want 1", len(rows))
+	}
+	if ex := rows[0]; ex.State != exchange.StateClientAborted || ex.Status != 0 || len(ex.RespBody) != 0 {
+		t.Errorf("recorded state %s, status %d, %d body bytes; want client_aborted with no response", ex.State, ex.Status, len(ex.RespBody))
+	}
+}

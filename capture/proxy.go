@@ -268,6 +268,16 @@ func (p *Proxy) forward(r *http.Request, clientURL *url.URL) *http.Response {
 	}
 	out.ContentLength = int64(len(body))
 	resp, err := p.transport.RoundTrip(out)
+	if err != nil && r.Context().Err() != nil {
+		// The client hung up before the response began, which cancelled
+		// the upstream request: record that, not a 502 nobody received.
+		ex.End = p.cfg.Now()
+		ex.Error = "client closed the connection before the response began"
+		ex.State = exchange.StateClientAborted
+		p.cfg.Recorder.finish(key, ex)
+		p.inflight.Done()
+		return badGateway(r, "the client went away").Response
+	}
 	if err != nil {
 		return fail("upstream " + target.Host + " failed: " + err.Error())
 	}

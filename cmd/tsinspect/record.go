@@ -126,6 +126,13 @@ func checkListen(addr string, allowRemote bool) error {
 }
 
 func record(env *cliEnv, f recordFlags) error {
+	// Hold SIGINT and SIGTERM for the whole run: the places that wait for
+	// them stop listening once they have one, and a second signal sent
+	// right after the first must not kill the process before the capture
+	// is finished and the summary printed.
+	hold := make(chan os.Signal, 8)
+	signal.Notify(hold, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(hold)
 	cfg := capture.Config{Mode: f.mode, Upstream: f.upstream, Intercept: splitList(f.intercept)}
 	if f.upstreamCA != "" {
 		roots, err := readCerts(f.upstreamCA)
@@ -151,6 +158,11 @@ func record(env *cliEnv, f recordFlags) error {
 		return fmt.Errorf("record: %w", err)
 	}
 	defer db.Close()
+	if n, err := db.SettleInFlight(context.Background(), "the recorder stopped before the response ended (killed, crashed or power lost)"); err != nil {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: %v\n", err)
+	} else if n > 0 {
+		fmt.Fprintf(env.stderr, "tsinspect: %s left in flight by an earlier recorder that did not finish now marked interrupted\n", numfmt.Count(int(n), "exchange", "exchanges"))
+	}
 
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {

@@ -1,0 +1,265 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3"
+
+	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/store"
+)
+
+// sseUpstream streams, for a request whose body is its id, 12 SSE events
+// 15 ms apart that name the id.
+func sseUpstream(t *testing.T) string {
+	t.Helper()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fl, _ := w.(http.Flusher)
+		for i := 0; i < 12; i++ {
+			fmt.Fprintf(w, "event: ping\ndata: {\"id\":%q,\"n\":%d}\n\n", id, i)
+			fl.Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(15 * time.Millisecond):
+			}
+		}
+	}))
+	t.Cleanup(up.Close)
+	return up.URL
+}
+
+type received struct {
+	body []byte
+	end  time.Time
+}
+
+// TestKill9DuringConcurrentStreams kills the recorder with SIGKILL while
+// 32 clients stream through it, twice on the same file. Every exchange
+// recorded as complete holds the bytes its client received; the clients'
+// exchanges that ended well before the kill are all there; the file
+// passes integrity_check; the next record marks the rows left in flight
+// interrupted and appends to the file.
+func TestKill9DuringConcurrentStreams(t *testing.T) {
+	up := sseUpstream(t)
+	db := filepath.Join(t.TempDir(), "s.db")
+	for round := 0; round < 2; round++ {
+		cmd := exec.Command(kit.Tsinspect, "record", "--db", db, "--mode", "reverse", "--upstream", up, "--quiet")
+		out := &lockedBuffer{}
+		var stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = out, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		addr := ""
+		re := regexp.MustCompile(`via (127\.0\.0\.1:\d+)`)
+		for deadline := time.Now().Add(10 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			out.mu.Lock()
+			if m := re.FindStringSubmatch(out.b.String()); m != nil {
+				addr = m[1]
+			}
+			out.mu.Unlock()
+		}
+		if addr == "" {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no address; stderr: %s", stderr.String())
+		}
+
+		var mu sync.Mutex
+		got := map[string]received{}
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		for c := 0; c < 32; c++ {
+			wg.Add(1)
+			go func(c int) {
+				defer wg.Done()
+				for i := 0; i < 40 && ctx.Err() == nil; i++ {
+					id := fmt.Sprintf("r%d-c%d-%d", round, c, i)
+					req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+addr+"/v1/messages", strings.NewReader(id))
+					resp, err := http.DefaultClient.Do(req)
+					if err != nil {
+						return
+					}
+					b, err := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if err != nil || resp.StatusCode != 200 || !bytes.Contains(b, []byte(`"n":11`)) {
+						return
+					}
+					mu.Lock()
+					got[id] = received{body: b, end: time.Now()}
+					mu.Unlock()
+				}
+			}(c)
+		}
+		time.Sleep(900 * time.Millisecond)
+		killedAt := time.Now()
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		cancel()
+		wg.Wait()
+
+		rd, err := store.OpenReadOnly(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := rd.Exchanges(context.Background())
+		rd.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		byID := map[string]exchange.Exchange{}
+		inFlight := 0
+		for _, ex := range rows {
+			byID[string(ex.ReqBody)] = ex
+			if ex.State == exchange.StateInFlight {
+				inFlight++
+			}
+		}
+		mu.Lock()
+		early := 0
+		for id, r := range got {
+			ex, ok := byID[id]
+			if ok && ex.State == exchange.StateComplete && !bytes.Equal(ex.RespBody, r.body) {
+				t.Errorf("round %d: %s recorded complete with a body that differs from what the client received", round, id)
+			}
+			if r.end.Before(killedAt.Add(-500 * time.Millisecond)) {
+				early++
+				if !ok || ex.State != exchange.StateComplete {
+					t.Errorf("round %d: %s ended at the client %v before the kill but is not recorded complete", round, id, killedAt.Sub(r.end))
+				}
+			}
+		}
+		clientComplete := len(got)
+		mu.Unlock()
+		if clientComplete < 32 || early == 0 {
+			t.Fatalf("round %d: only %d exchanges completed (%d well before the kill); the test did not load the recorder", round, clientComplete, early)
+		}
+		if inFlight == 0 {
+			t.Errorf("round %d: no exchange in flight at the kill", round)
+		}
+		checkIntegrity(t, db)
+		t.Logf("round %d: %d complete at the clients, %d rows, %d in flight at the kill", round, clientComplete, len(rows), inFlight)
+	}
+
+	// A later record settles the rows left in flight and appends.
+	before := countRows(t, db, "")
+	addr, stop := startRecorder(t, "--db", db, "--mode", "reverse", "--upstream", up)
+	resp, err := http.Post("http://"+addr+"/v1/messages", "text/plain", strings.NewReader("after"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	stderr := stop()
+	if !strings.Contains(stderr, "marked interrupted") {
+		t.Errorf("record did not say it settled the rows left in flight:\n%s", stderr)
+	}
+	if n := countRows(t, db, "in_flight"); n != 0 {
+		t.Errorf("%d rows still in flight after a later record", n)
+	}
+	if n := countRows(t, db, "interrupted"); n == 0 {
+		t.Error("no row marked interrupted")
+	}
+	if after := countRows(t, db, ""); after != before+1 {
+		t.Errorf("%d rows after appending one to %d", after, before)
+	}
+	checkIntegrity(t, db)
+	if code, out, _ := runCLI(t, "exchanges", db); code != 0 || !strings.Contains(out, "interrupted") {
+		t.Errorf("exchanges does not show the interrupted rows (exit %d)", code)
+	}
+}
+
+func sqliteRO(t *testing.T, db string) *sql.DB {
+	t.Helper()
+	s, err := sql.Open("sqlite3", "file:"+db+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func checkIntegrity(t *testing.T, db string) {
+	t.Helper()
+	var res string
+	if err := sqliteRO(t, db).QueryRow(`PRAGMA integrity_check`).Scan(&res); err != nil || res != "ok" {
+		t.Errorf("integrity_check: %q, %v", res, err)
+	}
+}
+
+// countRows counts the exchanges in state, or all when state is "".
+func countRows(t *testing.T, db, state string) int {
+	t.Helper()
+	var n int
+	q, args := `SELECT count(*) FROM exchange`, []any{}
+	if state != "" {
+		q, args = q+` WHERE state = ?`, []any{state}
+	}
+	if err := sqliteRO(t, db).QueryRow(q, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestSecondSignalStillSummarises sends SIGTERM twice within a
+// millisecond: the recorder still finishes the capture and prints its
+// summary.
+func TestSecondSignalStillSummarises(t *testing.T) {
+	up := sseUpstream(t)
+	db := filepath.Join(t.TempDir(), "s.db")
+	for i, sigs := range [][]syscall.Signal{{syscall.SIGTERM, syscall.SIGTERM}, {syscall.SIGINT, syscall.SIGTERM}, {syscall.SIGINT, syscall.SIGINT}, {syscall.SIGTERM, syscall.SIGINT}} {
+		cmd := exec.Command(kit.Tsinspect, "record", "--db", db, "--mode", "reverse", "--upstream", up)
+		out := &lockedBuffer{}
+		var stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = out, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			out.mu.Lock()
+			ready := strings.Contains(out.b.String(), "Ctrl-C to stop")
+			out.mu.Unlock()
+			if ready {
+				break
+			}
+		}
+		// A stream under way makes the shutdown take a while; the second
+		// signal comes after the first has been handled, with a gap that
+		// grows with each case, up to a few milliseconds.
+		out.mu.Lock()
+		addr := regexp.MustCompile(`via (127\.0\.0\.1:\d+)`).FindStringSubmatch(out.b.String())
+		out.mu.Unlock()
+		if addr == nil {
+			t.Fatal("no address")
+		}
+		resp, err := http.Post("http://"+addr[1]+"/v1/messages", "text/plain", strings.NewReader("x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { io.Copy(io.Discard, resp.Body); resp.Body.Close() }()
+		cmd.Process.Signal(sigs[0])
+		time.Sleep(time.Duration(1+3*i) * time.Millisecond)
+		cmd.Process.Signal(sigs[1])
+		err = cmd.Wait()
+		if !strings.Contains(stderr.String(), "tsinspect: recorded") {
+			t.Errorf("%v: no summary after two signals (%v):\n%s", sigs, err, stderr.String())
+		}
+	}
+}
