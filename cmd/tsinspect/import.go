@@ -157,7 +157,7 @@ func runExport(env *cliEnv, args []string) error {
 		return fmt.Errorf("export: %w", err)
 	}
 	defer db.Close()
-	exs, err := db.Exchanges(context.Background())
+	exs, err := salvage(db, env.stderr)
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
@@ -217,7 +217,7 @@ func runReplayServer(env *cliEnv, args []string) error {
 	if err != nil {
 		return fmt.Errorf("replay-server: %w", err)
 	}
-	exs, err := db.Exchanges(context.Background())
+	exs, err := salvage(db, env.stderr)
 	db.Close()
 	if err != nil {
 		return fmt.Errorf("replay-server: %w", err)

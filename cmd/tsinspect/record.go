@@ -417,7 +417,7 @@ func printSummary(env *cliEnv, db string, st capture.Stats, elapsed time.Duratio
 		fmt.Fprintf(env.stderr, "  next: tsinspect open %s\n", shellQuote(db))
 		return
 	}
-	if s, err := loadSession(db); err == nil && len(s.Turns) > 0 {
+	if s, err := loadSession(db, nil); err == nil && len(s.Turns) > 0 {
 		fmt.Fprintf(env.stderr, "  the capture holds %s in %s; %s\n", numfmt.Count(len(s.Turns), "Messages turn", "Messages turns"),
 			numfmt.Count(len(s.Threads), "thread", "threads"), flagCounts(s))
 		fmt.Fprintf(env.stderr, "  next: tsinspect open %s   (or turns, searches, report)\n", shellQuote(db))
