@@ -3,6 +3,7 @@ package capture
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -20,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsinspect/tsinspect/contentcoding"
 	"github.com/tsinspect/tsinspect/exchange"
 )
 
@@ -596,5 +598,61 @@ func TestReverseClientHangUpBeforeHeaders(t *testing.T) {
 	}
 	if ex := rows[0]; ex.State != exchange.StateClientAborted || ex.Status != 0 || len(ex.RespBody) != 0 {
 		t.Errorf("recorded state %s, status %d, %d body bytes; want client_aborted with no response", ex.State, ex.Status, len(ex.RespBody))
+	}
+}
+
+// TestCompressedBodyDecodedBesideTheStream: a gzip body that takes a while
+// to decode reaches the client as soon as the upstream has sent it; the
+// recorder decodes it afterwards for the record.
+func TestCompressedBodyDecodedBesideTheStream(t *testing.T) {
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(make([]byte, 48<<20)) // 48 MiB of zeros: about 50 KB compressed
+	zw.Close()
+	start := time.Now()
+	if _, err := contentcoding.Decode("gzip", gz.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	decodeTime := time.Since(start)
+
+	sent := make(chan time.Time, 1)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(gz.Bytes())
+		w.(http.Flusher).Flush()
+		sent <- time.Now()
+	}))
+	defer up.Close()
+	for _, mode := range []string{ModeReverse, ModeMITM} {
+		t.Run(mode, func(t *testing.T) {
+			r := newRig(t, Config{Mode: mode, Upstream: up.URL})
+			client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+			url := r.url + "/v1/messages"
+			if mode == ModeMITM {
+				client = mitmClient(r)
+				client.Transport.(*http.Transport).DisableCompression = true
+				url = "https://api.anthropic.com/v1/messages"
+			}
+			resp, err := client.Post(url, "application/json", strings.NewReader("{}"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := io.ReadAll(resp.Body)
+			got := time.Now()
+			resp.Body.Close()
+			if err != nil || !bytes.Equal(body, gz.Bytes()) {
+				t.Fatalf("client got %d bytes (%v), want the %d compressed bytes as sent", len(body), err, gz.Len())
+			}
+			lag := got.Sub(<-sent)
+			if lag > decodeTime/2 {
+				t.Errorf("the client got the end of the body %v after the upstream sent it; decoding takes %v", lag, decodeTime)
+			}
+			rows := r.flush(t)
+			if len(rows) != 1 || len(rows[0].RespBodyDecoded) != 48<<20 || !bytes.Equal(rows[0].RespBody, gz.Bytes()) {
+				t.Fatalf("recorded %d rows; want the body as sent and decoded", len(rows))
+			}
+			t.Logf("lag %v, decode %v", lag, decodeTime)
+		})
 	}
 }

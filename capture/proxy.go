@@ -22,7 +22,6 @@ import (
 
 	"github.com/elazarl/goproxy"
 
-	"github.com/tsinspect/tsinspect/contentcoding"
 	"github.com/tsinspect/tsinspect/exchange"
 )
 
@@ -378,13 +377,8 @@ func (b *recordingBody) end(state exchange.State, msg string) {
 		ex.State = state
 		ex.Error = msg
 		ex.RespBody = b.buf.Bytes()
-		if ce := headerValue(ex.RespHeaders, "Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
-			if dec, err := contentcoding.Decode(ce, ex.RespBody); err == nil {
-				ex.RespBodyDecoded = dec
-			} else if state == exchange.StateComplete {
-				ex.Error = "recorded body could not be decoded: " + err.Error()
-			}
-		}
+		// A compressed body is decoded by the recorder's writer, beside
+		// the stream: the client's last bytes never wait for it.
 		b.p.cfg.Recorder.finish(b.key, ex)
 		b.p.inflight.Done()
 	})

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
+	"github.com/tsinspect/tsinspect/contentcoding"
 	"github.com/tsinspect/tsinspect/exchange"
 )
 
@@ -30,8 +32,9 @@ type Stats struct {
 // op is one queued write: an insert (first time a key is seen) or an
 // update of an already inserted exchange.
 type op struct {
-	key int64
-	ex  exchange.Exchange // a snapshot: the proxy goroutine keeps its own
+	key   int64
+	ex    exchange.Exchange // a snapshot: the proxy goroutine keeps its own
+	final bool              // the exchange has ended: decode its body
 }
 
 // Recorder writes exchanges to a Sink from one goroutine, so that the proxy
@@ -86,7 +89,7 @@ func (r *Recorder) finish(key int64, ex *exchange.Exchange) {
 	case exchange.StateUpstreamFailed, exchange.StateClientAborted:
 		r.stats.Failed++
 	}
-	r.push(op{key: key, ex: snapshot(ex)})
+	r.push(op{key: key, ex: snapshot(ex), final: true})
 }
 
 func (r *Recorder) push(o op) {
@@ -122,6 +125,9 @@ func (r *Recorder) loop() {
 		id, seen := r.ids[o.key]
 		r.mu.Unlock()
 
+		if o.final {
+			decodeBody(&o.ex)
+		}
 		var err error
 		if seen {
 			o.ex.ID = id
@@ -172,4 +178,22 @@ func (r *Recorder) Close() Stats {
 	r.mu.Unlock()
 	<-r.done
 	return r.Stats()
+}
+
+// decodeBody sets RespBodyDecoded of an ended exchange whose response was
+// sent with a Content-Encoding. It runs on the writer goroutine, one body
+// at a time, so decoding neither delays the client nor multiplies memory
+// by the number of streams; contentcoding bounds the decoded size.
+func decodeBody(ex *exchange.Exchange) {
+	ce := headerValue(ex.RespHeaders, "Content-Encoding")
+	if ce == "" || strings.EqualFold(ce, "identity") || ex.RespBodyDecoded != nil {
+		return
+	}
+	dec, err := contentcoding.Decode(ce, ex.RespBody)
+	switch {
+	case err == nil:
+		ex.RespBodyDecoded = dec
+	case ex.State == exchange.StateComplete && ex.Error == "":
+		ex.Error = "recorded body could not be decoded: " + err.Error()
+	}
 }
