@@ -1,14 +1,21 @@
 package e2e
 
 import (
+	"bytes"
+	"context"
 	"database/sql"
+	"fmt"
 	"net/http"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/store"
 )
 
 // TestOneBadRowCostsOnlyItself damages three rows of a capture (malformed
@@ -87,4 +94,39 @@ func TestOneBadRowCostsOnlyItself(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Errorf("replay-server answered %d", resp.StatusCode)
 	}
+}
+
+// TestExportStreams exports a capture of 40 distinct 2 MB bodies (80 MB):
+// the exporter's peak memory is that of a few exchanges being encoded, not
+// of the capture (buffering it all peaked near 4 times its size).
+func TestExportStreams(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.db")
+	db, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for i := 0; i < 40; i++ {
+		body := bytes.Repeat([]byte(fmt.Sprintf("event: ping\ndata: {\"n\":%d}\n\n", i)), 2<<20/24)
+		ex := &exchange.Exchange{Source: "test", Start: now, End: now, Method: "POST",
+			URL: "https://api.anthropic.com/v1/messages", Host: "api.anthropic.com",
+			ReqBody: []byte(fmt.Sprintf(`{"n":%d}`, i)), Status: 200, RespBody: body, State: exchange.StateComplete}
+		if err := db.Insert(context.Background(), ex); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	cmd := exec.Command(kit.Tsinspect, "export", path, "--format", "har", "--out", filepath.Join(t.TempDir(), "out.har"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("export: %v: %s", err, out)
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		t.Skip("no rusage on this system")
+	}
+	peak := ru.Maxrss << 10 // kilobytes on Linux
+	if peak > 128<<20 {
+		t.Errorf("export of an 80 MB capture peaked at %d MB", peak>>20)
+	}
+	t.Logf("peak RSS %d MB", peak>>20)
 }

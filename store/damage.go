@@ -159,3 +159,49 @@ func knownState(s exchange.State) bool {
 	}
 	return false
 }
+
+// EachExchange calls fn with every exchange in ID order, one at a time, so
+// that a capture of any size is read in the memory of its largest
+// exchange. Rows that cannot be read are skipped and returned as damage,
+// as by ExchangesSalvaged. An error from fn stops the walk and is returned.
+func (db *DB) EachExchange(ctx context.Context, fn func(*exchange.Exchange) error) ([]Damage, error) {
+	var ids []int64
+	var damage []Damage
+	rows, err := db.sql.QueryContext(ctx, `SELECT id FROM exchange ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("store: exchanges: %w", err)
+	}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			break
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		damage = append(damage, Damage{Problem: fmt.Sprintf("the rows after #%d could not be listed: %v", lastID(ids), err)})
+	}
+	rows.Close()
+	missing, _ := db.rowsMissingBodies(ctx)
+	for _, id := range ids {
+		ex, err := db.Get(ctx, id)
+		switch {
+		case ctx.Err() != nil:
+			return damage, fmt.Errorf("store: exchanges: %w", ctx.Err())
+		case errors.Is(err, ErrNotFound):
+			continue // named from missing below
+		case err != nil:
+			damage = append(damage, Damage{ID: id, Problem: strings.TrimPrefix(err.Error(), fmt.Sprintf("store: get %d: exchange %d: ", id, id))})
+			continue
+		case !knownState(ex.State):
+			damage = append(damage, Damage{ID: id, Problem: fmt.Sprintf("unknown state %q", ex.State)})
+			continue
+		}
+		if err := fn(&ex); err != nil {
+			return damage, err
+		}
+	}
+	damage = append(damage, missing...)
+	sort.SliceStable(damage, func(i, j int) bool { return damage[i].ID < damage[j].ID })
+	return damage, nil
+}

@@ -3,8 +3,10 @@ package har
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -219,4 +221,39 @@ func normalize(ex exchange.Exchange) exchange.Exchange {
 	}
 	ex.Chunks = cs
 	return ex
+}
+
+// writeAll is the former, whole-log encoding of Write: the streamed
+// output must be the same.
+func writeAll(w io.Writer, exs []exchange.Exchange, creatorVersion string) error {
+	l := struct {
+		Log logJSON `json:"log"`
+	}{logJSON{Version: "1.2", Creator: creator{Name: "tsinspect", Version: creatorVersion}, Entries: make([]entry, 0, len(exs))}}
+	for i := range exs {
+		l.Log.Entries = append(l.Log.Entries, toEntry(&exs[i]))
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(l); err != nil {
+		return fmt.Errorf("har: write: %w", err)
+	}
+	return nil
+}
+
+// TestStreamedWriteIsTheSame holds Writer's output to the whole-log
+// encoding, for no entry, one and several.
+func TestStreamedWriteIsTheSame(t *testing.T) {
+	for n := 0; n <= len(sample()); n++ {
+		exs := sample()[:n]
+		var streamed, whole bytes.Buffer
+		if err := Write(&streamed, exs, "test"); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeAll(&whole, exs, "test"); err != nil {
+			t.Fatal(err)
+		}
+		if streamed.String() != whole.String() {
+			t.Errorf("%d entries: streamed output differs:\n%s\nwant:\n%s", n, streamed.String(), whole.String())
+		}
+	}
 }
