@@ -88,6 +88,19 @@ func (e *ExpiredError) Error() string {
 // has expired an *ExpiredError, and a directory holding only one of the
 // two files is an error too. RotateCA makes a new CA in their place.
 func LoadOrCreateCA(dir string, hosts []string) (*CA, error) {
+	ca, err := LoadCA(dir, hosts)
+	if errors.Is(err, ErrNoCA) {
+		return createCA(dir, filepath.Join(dir, CACertFile), filepath.Join(dir, CAKeyFile), hosts)
+	}
+	return ca, err
+}
+
+// ErrNoCA is returned by LoadCA when the directory holds no CA at all.
+var ErrNoCA = errors.New("ca: no CA yet")
+
+// LoadCA is LoadOrCreateCA without the creating: when dir holds no CA the
+// error wraps ErrNoCA.
+func LoadCA(dir string, hosts []string) (*CA, error) {
 	certPath := filepath.Join(dir, CACertFile)
 	keyPath := filepath.Join(dir, CAKeyFile)
 	ca, err := loadCA(certPath, keyPath)
@@ -104,10 +117,10 @@ func LoadOrCreateCA(dir string, hosts []string) (*CA, error) {
 		if exists(certPath) || exists(keyPath) {
 			return nil, fmt.Errorf("ca: %s holds only one of %s and %s: %w", dir, CACertFile, CAKeyFile, err)
 		}
+		return nil, fmt.Errorf("%w in %s", ErrNoCA, dir)
 	default:
 		return nil, err
 	}
-	return createCA(dir, certPath, keyPath, hosts)
 }
 
 // notPermitted returns the hosts of hosts that ca does not permit.

@@ -93,8 +93,12 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	if cfg.Upstream != "" {
 		u, err := url.Parse(cfg.Upstream)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("capture: upstream %q: want an http:// or https:// URL", cfg.Upstream)
+		if err != nil {
+			// Not quoted: it may hold a password.
+			return nil, errors.New("capture: --upstream does not parse as a URL: want an http:// or https:// URL")
+		}
+		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("capture: upstream %q: want an http:// or https:// URL", u.Redacted())
 		}
 		p.upstream = u
 	}

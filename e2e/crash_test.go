@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -261,5 +262,51 @@ func TestSecondSignalStillSummarises(t *testing.T) {
 		if !strings.Contains(stderr.String(), "tsinspect: recorded") {
 			t.Errorf("%v: no summary after two signals (%v):\n%s", sigs, err, stderr.String())
 		}
+	}
+}
+
+// TestUpstreamPasswordAndOpenCapture: a password in --upstream reaches
+// neither the capture file nor the output, and an existing capture that
+// other users could read is made 0600, with its -wal and -shm, and a
+// warning.
+func TestUpstreamPasswordAndOpenCapture(t *testing.T) {
+	up := sseUpstream(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "s.db")
+	makeCapture(t, db, 1)
+	if err := os.Chmod(db, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withPassword := strings.Replace(up, "http://", "http://alice:pw-canary-5cc1@", 1)
+	addr, stop, stdout := startRecorderOut(t, "--db", db, "--mode", "reverse", "--upstream", withPassword)
+	resp, err := http.Post("http://"+addr+"/v1/messages", "text/plain", strings.NewReader("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	stderr := stop()
+	if !strings.Contains(stderr, "open to other users (mode 0644); made it 0600") {
+		t.Errorf("no warning about the capture's mode:\n%s", stderr)
+	}
+	for _, p := range []string{db, db + "-wal", db + "-shm"} {
+		if st, err := os.Stat(p); err == nil && st.Mode().Perm() != 0o600 {
+			t.Errorf("%s is %04o, want 0600", p, st.Mode().Perm())
+		}
+	}
+	var meta string
+	if err := sqliteRO(t, db).QueryRow(`SELECT value FROM meta WHERE key = 'upstream'`).Scan(&meta); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(meta, "pw-canary-5cc1") || !strings.Contains(meta, "alice") {
+		t.Errorf("meta upstream = %q, want the user without the password", meta)
+	}
+	for _, p := range []string{db, db + "-wal"} {
+		if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte("pw-canary-5cc1")) {
+			t.Errorf("the password is in %s", filepath.Base(p))
+		}
+	}
+	if strings.Contains(stderr+stdout(), "pw-canary-5cc1") {
+		t.Error("the password was printed")
 	}
 }

@@ -90,11 +90,17 @@ browser trust store) with the new file.
 // hosts. An existing CA that does not permit them, or has expired, is an
 // error of one line that says how to replace it.
 func loadCA(dir, intercept string) (*capture.CA, error) {
+	return loadCAWith(dir, intercept, capture.LoadOrCreateCA)
+}
+
+// loadCAWith is loadCA with the loading function given: capture.LoadCA to
+// check an existing CA without making one.
+func loadCAWith(dir, intercept string, load func(string, []string) (*capture.CA, error)) (*capture.CA, error) {
 	dir, err := caDirOrDefault(dir)
 	if err != nil {
 		return nil, err
 	}
-	ca, err := capture.LoadOrCreateCA(dir, capture.InterceptHosts(splitList(intercept)))
+	ca, err := load(dir, capture.InterceptHosts(splitList(intercept)))
 	var np *capture.NotPermittedError
 	var exp *capture.ExpiredError
 	switch {

@@ -141,17 +141,18 @@ func record(env *cliEnv, f recordFlags) error {
 		}
 		cfg.UpstreamRoots = roots
 	}
-	// The CA is settled before the capture file is touched: an existing CA
-	// that does not permit the hosts is refused, not replaced.
+	// An existing CA is checked before the capture file is touched: one
+	// that does not permit the hosts is refused, not replaced. A CA is
+	// made on first use only once the capture has opened.
 	if f.mode == capture.ModeMITM {
-		ca, err := loadCA(f.caDir, f.intercept)
-		if err != nil {
+		ca, err := loadCAWith(f.caDir, f.intercept, capture.LoadCA)
+		if err != nil && !errors.Is(err, capture.ErrNoCA) {
 			return err
 		}
-		if ca.Created && !f.quiet {
-			fmt.Fprintf(env.stderr, "tsinspect: made a new interception CA %s (SHA-256 %s)\n", ca.CertPath, ca.Fingerprint())
-		}
 		cfg.CA = ca
+	}
+	if mode, ok := tightenCapture(f.db); ok {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: %s was open to other users (mode %04o); made it %04o, as tsinspect creates captures: it holds whole conversations\n", f.db, mode, mode&0o700)
 	}
 	db, err := store.Open(f.db)
 	if err != nil {
@@ -170,6 +171,17 @@ func record(env *cliEnv, f recordFlags) error {
 	}
 	addr := ln.Addr().String()
 	defer ln.Close()
+
+	if f.mode == capture.ModeMITM && cfg.CA == nil {
+		ca, err := loadCA(f.caDir, f.intercept)
+		if err != nil {
+			return err
+		}
+		if ca.Created && !f.quiet {
+			fmt.Fprintf(env.stderr, "tsinspect: made a new interception CA %s (SHA-256 %s)\n", ca.CertPath, ca.Fingerprint())
+		}
+		cfg.CA = ca
+	}
 
 	var flows func(*exchange.Exchange)
 	if len(f.command) == 0 && !f.ui && !f.quiet {
@@ -193,7 +205,7 @@ func record(env *cliEnv, f recordFlags) error {
 	started := time.Now()
 	for k, v := range map[string]string{
 		"recorder": "tsinspect " + version, "mode": f.mode, "started_at": started.UTC().Format(time.RFC3339Nano),
-		"upstream": f.upstream, "listen": addr,
+		"upstream": redactURL(f.upstream), "listen": addr,
 	} {
 		if err := db.SetMeta(ctx, k, v); err != nil {
 			fmt.Fprintf(env.stderr, "tsinspect: cannot write capture metadata (recording goes on): %v\n", err)
@@ -523,4 +535,42 @@ func openCommandOutput(path string) (*os.File, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return f, nil
+}
+
+// redactURL returns u with the password of its user information replaced
+// by "xxxxx", so that a credential given in --upstream is never written to
+// the capture or printed. Of a string that does not parse, only what
+// follows its last '@' is kept.
+func redactURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		if i := strings.LastIndex(u, "@"); i >= 0 {
+			return u[i+1:]
+		}
+		return u
+	}
+	return p.Redacted()
+}
+
+// tightenCapture makes an existing capture file, and the -wal and -shm
+// files beside it, readable by their owner only, and returns the mode the
+// capture had when it was more open than that. tsinspect creates captures
+// 0600; one made otherwise (copied, or by an older version) would keep
+// handing the conversations recorded into it to every user of the machine.
+// Only regular files are changed: anything else is left to store.Open,
+// which refuses it.
+func tightenCapture(path string) (os.FileMode, bool) {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 == 0 {
+		return 0, false
+	}
+	if err := os.Chmod(path, fi.Mode().Perm()&0o700); err != nil {
+		return 0, false
+	}
+	for _, side := range []string{path + "-wal", path + "-shm"} {
+		if st, err := os.Lstat(side); err == nil && st.Mode().IsRegular() {
+			_ = os.Chmod(side, st.Mode().Perm()&0o700)
+		}
+	}
+	return fi.Mode().Perm(), true
 }
