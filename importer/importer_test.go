@@ -127,10 +127,10 @@ func TestSpecialInputs(t *testing.T) {
 	defer pr.Close()
 	defer pw.Close()
 	for path, want := range map[string]string{
-		fifo: "is a pipe",
+		fifo:                                     "is a pipe",
 		fmt.Sprintf("/proc/self/fd/%d", pr.Fd()): "is a pipe",
-		"/dev/null": "is a device",
-		t.TempDir(): "is a directory",
+		"/dev/null":                              "is a device",
+		t.TempDir():                              "is a directory",
 	} {
 		done := make(chan error, 1)
 		go func() {
