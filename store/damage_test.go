@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,5 +129,34 @@ func TestSalvageTruncatedFile(t *testing.T) {
 	}
 	if salvaged == 0 {
 		t.Error("no cut kept any row")
+	}
+}
+
+// TestDurableIsSynchronousFull: OpenDurable sets synchronous=FULL on every
+// pooled connection; Open leaves NORMAL.
+func TestDurableIsSynchronousFull(t *testing.T) {
+	for _, c := range []struct {
+		open func(string) (*DB, error)
+		want int
+	}{{Open, 1}, {OpenDurable, 2}} {
+		db, err := c.open(filepath.Join(t.TempDir(), "c.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		conns := make([]*sql.Conn, 3)
+		for i := range conns {
+			if conns[i], err = db.sql.Conn(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var sync int
+			if err := conns[i].QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync); err != nil || sync != c.want {
+				t.Errorf("connection %d: synchronous=%d (%v), want %d", i, sync, err, c.want)
+			}
+		}
+		for _, cn := range conns {
+			cn.Close()
+		}
+		db.Close()
 	}
 }

@@ -56,7 +56,7 @@ Examples:
 
 type recordFlags struct {
 	db, mode, listen, upstream, intercept, caDir, upstreamCA string
-	allowRemote, quiet, ui                                   bool
+	allowRemote, quiet, ui, durable                          bool
 	command                                                  []string
 }
 
@@ -72,6 +72,7 @@ func runRecord(env *cliEnv, args []string) error {
 	fs.StringVar(&f.upstreamCA, "upstream-ca", "", "PEM `file` of extra CA certificates to trust for the upstream")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a --listen address other than loopback (anyone who can reach it can use your API key's traffic path)")
 	fs.BoolVar(&f.quiet, "quiet", false, "print only errors, warnings and the final summary (no per-exchange lines)")
+	fs.BoolVar(&f.durable, "durable", false, "sync every write to the disk (SQLite synchronous=FULL): nothing committed is lost even to a power loss, at the cost of an fsync per write")
 	fs.BoolVar(&f.ui, "ui", false, "show the live timeline while recording (q stops); a COMMAND's output then goes to FILE.out")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -154,7 +155,11 @@ func record(env *cliEnv, f recordFlags) error {
 	if mode, ok := tightenCapture(f.db); ok {
 		fmt.Fprintf(env.stderr, "tsinspect: warning: %s was open to other users (mode %04o); made it %04o, as tsinspect creates captures: it holds whole conversations\n", f.db, mode, mode&0o700)
 	}
-	db, err := store.Open(f.db)
+	open := store.Open
+	if f.durable {
+		open = store.OpenDurable
+	}
+	db, err := open(f.db)
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
