@@ -310,3 +310,67 @@ func TestUpstreamPasswordAndOpenCapture(t *testing.T) {
 		t.Error("the password was printed")
 	}
 }
+
+// TestCredentialCanaryInNoOutput sends credentials in every header that
+// carries one (and gets a cookie back), then looks for them in every file
+// and every line tsinspect writes: the capture with its -wal, exchanges,
+// turns, searches, reports in each format and policy, and the HAR export.
+func TestCredentialCanaryInNoOutput(t *testing.T) {
+	canaries := []string{"sk-ant-api03-canaryKEY7f3", "canaryBEARERq81", "canaryPROXYz20", "canaryCOOKIEm55", "canarySETCOOKIEk09", "canaryUPSTREAMpw4"}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		w.Header().Set("Set-Cookie", "sid="+canaries[4]+"; HttpOnly")
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}`)
+	}))
+	defer up.Close()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "s.db")
+	upstream := strings.Replace(up.URL, "http://", "http://u:"+canaries[5]+"@", 1)
+	addr, stop, stdout := startRecorderOut(t, "--db", db, "--mode", "reverse", "--upstream", upstream)
+	req, _ := http.NewRequest("POST", "http://"+addr+"/v1/messages", strings.NewReader(`{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":"hello"}]}`))
+	req.Header.Set("x-api-key", canaries[0])
+	req.Header.Set("Authorization", "Bearer "+canaries[1])
+	req.Header.Set("Proxy-Authorization", "Basic "+canaries[2])
+	req.Header.Set("Cookie", "session="+canaries[3])
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	outputs := map[string]string{"record stderr": stop(), "record stdout": stdout()}
+	for _, args := range [][]string{
+		{"exchanges", db}, {"turns", db}, {"searches", db},
+		{"export", db, "--format", "har"},
+		{"report", db, "--format", "json"}, {"report", db, "--format", "markdown"}, {"report", db, "--format", "html"},
+		{"report", db, "--format", "json", "--redact", "off"}, {"report", db, "--format", "html", "--redact", "off"},
+	} {
+		code, out, errOut := runCLI(t, args...)
+		if code != 0 {
+			t.Errorf("%v: exit %d: %s", args, code, errOut)
+		}
+		outputs[strings.Join(args[:1], " ")+" "+strings.Join(args[2:], " ")] = out + errOut
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err == nil {
+			outputs["file "+e.Name()] = string(b)
+		}
+	}
+	if !strings.Contains(strings.ToLower(outputs["export --format har"]), `"x-api-key"`) {
+		t.Fatal("the HAR export lacks the request headers: the test would prove nothing")
+	}
+	for where, text := range outputs {
+		for _, c := range canaries {
+			if strings.Contains(text, c) {
+				t.Errorf("%s holds the credential %q", where, c)
+			}
+		}
+	}
+}
