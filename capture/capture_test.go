@@ -125,7 +125,7 @@ func newRig(t *testing.T, cfg Config) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: p}
+	srv := &http.Server{Handler: p, ConnContext: p.ConnContext}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return &rig{sink: sink, rec: rec, proxy: p, url: "http://" + ln.Addr().String(), ca: cfg.CA}
@@ -565,11 +565,17 @@ func TestRecorderNotify(t *testing.T) {
 	}
 }
 
-// TestReverseClientHangUpBeforeHeaders: a client that gives up while the
-// upstream has not answered yet is recorded as client_aborted, not as an
-// upstream failure with a 502 it never received, and the upstream request
-// is cancelled.
-func TestReverseClientHangUpBeforeHeaders(t *testing.T) {
+// TestClientHangUpBeforeHeaders: a client that gives up while the upstream
+// has not answered yet is recorded as client_aborted, not as an upstream
+// failure with a 502 it never received, and the upstream request is
+// cancelled at once, in both modes.
+func TestClientHangUpBeforeHeaders(t *testing.T) {
+	for _, mode := range []string{ModeReverse, ModeMITM} {
+		t.Run(mode, func(t *testing.T) { clientHangUp(t, mode) })
+	}
+}
+
+func clientHangUp(t *testing.T, mode string) {
 	cancelled := make(chan struct{})
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.ReadAll(r.Body) // the server notices a closed connection only once the body is read
@@ -580,11 +586,15 @@ func TestReverseClientHangUpBeforeHeaders(t *testing.T) {
 		}
 	}))
 	defer up.Close()
-	r := newRig(t, Config{Mode: ModeReverse, Upstream: up.URL})
+	r := newRig(t, Config{Mode: mode, Upstream: up.URL})
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "POST", r.url+"/v1/messages", strings.NewReader(`{"model":"m"}`))
-	if _, err := http.DefaultClient.Do(req); err == nil {
+	client, url := http.DefaultClient, r.url+"/v1/messages"
+	if mode == ModeMITM {
+		client, url = mitmClient(r), "https://api.anthropic.com/v1/messages"
+	}
+	req, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(`{"model":"m"}`))
+	if _, err := client.Do(req); err == nil {
 		t.Fatal("the request should have timed out")
 	}
 	select {

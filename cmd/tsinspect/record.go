@@ -218,7 +218,7 @@ func record(env *cliEnv, f recordFlags) error {
 		}
 	}
 
-	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 30 * time.Second}
+	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 30 * time.Second, ConnContext: proxy.ConnContext}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 
