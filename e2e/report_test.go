@@ -694,7 +694,7 @@ func TestReportBadInput(t *testing.T) {
 		{"empty kind", []string{"report", "--fail-on", "cache_break,,retry", empty}, 2, "empty kind"},
 		{"unknown kind", []string{"report", "--fail-on", "cache_brake", empty}, 2, `unknown flag kind "cache_brake" (kinds: `},
 		{"unknown flag", []string{"report", "--bogus", empty}, 2, "flag provided but not defined: -bogus"},
-		{"out in a missing dir", []string{"report", "--out", filepath.Join(dir, "no", "r.json"), empty}, 1, "no such file or directory"},
+		{"out in a missing dir", []string{"report", "--out", filepath.Join(dir, "no", "r.json"), empty}, 1, "directory does not exist"},
 		{"turns on an empty capture", []string{"turns", empty}, 0, "no Messages API turns"},
 	}
 	for _, c := range cases {
