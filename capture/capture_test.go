@@ -519,6 +519,59 @@ func TestClientAbortAndRecordFailure(t *testing.T) {
 	if st.RecordErrors != 4 || strings.Count(errs.String(), "\n") != 1 || !strings.Contains(errs.String(), "disk full") {
 		t.Fatalf("record errors %d, reported %q: want 4 counted, reported once", st.RecordErrors, errs.String())
 	}
+	if st.Lost != 2 {
+		t.Errorf("lost %d exchanges, want 2", st.Lost)
+	}
+}
+
+// TestRecordingResumes: while the capture cannot be written the traffic
+// goes on and one warning is printed; once it can, recording resumes,
+// and the stats count the exchanges lost in between.
+func TestRecordingResumes(t *testing.T) {
+	up := httptest.NewServer(sseHandler(0, nil))
+	defer up.Close()
+	sink := &memSink{}
+	var errs bytes.Buffer
+	rec := NewRecorder(sink, &errs, nil)
+	p, _ := New(Config{Mode: ModeReverse, Upstream: up.URL, Recorder: rec})
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	send := func() {
+		resp, err := http.Post(srv.URL+"/v1/messages", "application/json", strings.NewReader("{}"))
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("traffic broke: %v", err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		p.Wait(context.Background())
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			rec.mu.Lock()
+			idle := len(rec.queue) == 0
+			rec.mu.Unlock()
+			if idle {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond) // the last write popped is being made
+	}
+	send()
+	sink.mu.Lock()
+	sink.fail = fmt.Errorf("disk full")
+	sink.mu.Unlock()
+	send()
+	send()
+	sink.mu.Lock()
+	sink.fail = nil
+	sink.mu.Unlock()
+	send()
+	st := rec.Close()
+	rows := sink.all()
+	if len(rows) != 2 || rows[0].State != exchange.StateComplete || rows[1].State != exchange.StateComplete {
+		t.Fatalf("%d rows recorded, want the first and the last exchange, complete", len(rows))
+	}
+	if st.Lost != 2 || st.Exchanges != 4 || strings.Count(errs.String(), "\n") != 1 {
+		t.Errorf("lost %d of %d, warnings %q; want 2 of 4 lost and one warning", st.Lost, st.Exchanges, errs.String())
+	}
 }
 
 // TestRecorderNotify: notify sees each write, in order, with the store ID:

@@ -27,6 +27,12 @@ type Stats struct {
 	RespBytes     int64 // response body bytes as received
 	RecordErrors  int   // writes to the capture that failed
 	FirstRecordEr string
+	// Lost counts the exchanges whose final state never reached the
+	// capture (absent, or left in flight there). A write that fails does
+	// not stop the recorder: the next one of the same exchange inserts it
+	// afresh if it was never stored, so recording resumes once the capture
+	// can be written again.
+	Lost int
 }
 
 // op is one queued write: an insert (first time a key is seen) or an
@@ -142,6 +148,11 @@ func (r *Recorder) loop() {
 		}
 		if err != nil {
 			r.recordError(err)
+			if o.final {
+				r.mu.Lock()
+				r.stats.Lost++
+				r.mu.Unlock()
+			}
 			continue
 		}
 		if r.notify != nil {

@@ -424,6 +424,9 @@ func printSummary(env *cliEnv, db string, st capture.Stats, elapsed time.Duratio
 	fmt.Fprintf(env.stderr, "  request bodies %s, response bodies %s\n", numfmt.Bytes(st.ReqBytes), numfmt.Bytes(st.RespBytes))
 	if st.RecordErrors > 0 {
 		fmt.Fprintf(env.stderr, "  %s to the capture FAILED (first: %s); the traffic was not affected\n", numfmt.Count(st.RecordErrors, "write", "writes"), st.FirstRecordEr)
+		if st.Lost > 0 {
+			fmt.Fprintf(env.stderr, "  %s lost: not in the capture, or left there in flight\n", numfmt.Count(st.Lost, "exchange", "exchanges"))
+		}
 	}
 	if st.Exchanges == 0 {
 		return
