@@ -39,6 +39,11 @@ func TestOneBadRowCostsOnlyItself(t *testing.T) {
 	}
 	s.Close()
 	named := regexp.MustCompile(`skipped 3 damaged exchanges: #2 \(.*\), #3 \(request body missing\), #4 \(unknown state`)
+	// exchanges lists from summaries: it cannot see malformed JSON, but
+	// names the rows whose body is missing or whose state is unknown.
+	if code, _, stderr := runCLI(t, "exchanges", path); code != 0 || !strings.Contains(stderr, "2 damaged (a row whose body is missing is not listed): #3 (request body missing), #4 (unknown state") {
+		t.Errorf("exchanges: exit %d, stderr:\n%s", code, stderr)
+	}
 	for _, args := range [][]string{
 		{"turns", path},
 		{"searches", path},

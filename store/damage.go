@@ -24,9 +24,19 @@ func (d Damage) String() string {
 	return fmt.Sprintf("#%d (%s)", d.ID, d.Problem)
 }
 
-// DamageSummary describes damaged rows in one line: how many, and the first
-// few by ID and cause.
+// DamageSummary describes damaged rows that were skipped in one line: how
+// many, and the first few by ID and cause.
 func DamageSummary(ds []Damage) string {
+	noun := "exchanges"
+	if len(ds) == 1 {
+		noun = "exchange"
+	}
+	return fmt.Sprintf("skipped %d damaged %s: %s", len(ds), noun, DamageNames(ds))
+}
+
+// DamageNames lists the first few damaged rows by ID and cause, and how
+// many more there are.
+func DamageNames(ds []Damage) string {
 	const shown = 5
 	var parts []string
 	for i, d := range ds {
@@ -36,11 +46,7 @@ func DamageSummary(ds []Damage) string {
 		}
 		parts = append(parts, d.String())
 	}
-	noun := "exchanges"
-	if len(ds) == 1 {
-		noun = "exchange"
-	}
-	return fmt.Sprintf("skipped %d damaged %s: %s", len(ds), noun, strings.Join(parts, ", "))
+	return strings.Join(parts, ", ")
 }
 
 // ExchangesSalvaged is Exchanges for a capture that may be damaged: a row
@@ -204,4 +210,35 @@ func (db *DB) EachExchange(ctx context.Context, fn func(*exchange.Exchange) erro
 	damage = append(damage, missing...)
 	sort.SliceStable(damage, func(i, j int) bool { return damage[i].ID < damage[j].ID })
 	return damage, nil
+}
+
+// DamagedRows names, without reading any body, the exchanges a listing
+// such as Summaries leaves out or cannot trust: those whose request or
+// response body is missing, and those in a state this version does not
+// know.
+func (db *DB) DamagedRows(ctx context.Context) ([]Damage, error) {
+	out, err := db.rowsMissingBodies(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: damaged rows: %w", err)
+	}
+	rows, err := db.sql.QueryContext(ctx, `SELECT id, state FROM exchange WHERE state NOT IN (?, ?, ?, ?, ?) ORDER BY id`,
+		string(exchange.StateInFlight), string(exchange.StateComplete), string(exchange.StateClientAborted),
+		string(exchange.StateUpstreamFailed), string(exchange.StateInterrupted))
+	if err != nil {
+		return nil, fmt.Errorf("store: damaged rows: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var state string
+		if err := rows.Scan(&id, &state); err != nil {
+			return nil, fmt.Errorf("store: damaged rows: %w", err)
+		}
+		out = append(out, Damage{ID: id, Problem: fmt.Sprintf("unknown state %q", state)})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: damaged rows: %w", err)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
 }
