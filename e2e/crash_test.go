@@ -374,3 +374,39 @@ func TestCredentialCanaryInNoOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestNonLoopbackListenRefused: record and replay-server refuse every
+// listen address that is not loopback unless --allow-remote is given, and
+// the files tsinspect creates (capture, report, export) are 0600.
+func TestNonLoopbackListenRefused(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "s.db")
+	makeCapture(t, db, 1)
+	for _, addr := range []string{"0.0.0.0:0", "[::]:0", ":0", "192.168.1.1:0", "10.0.0.1:0", "172.16.0.1:0", "[fe80::1]:0", "[2001:db8::1]:0", "example.com:0", "8.8.8.8:0", "127.0.0.1.nip.io:0"} {
+		for _, args := range [][]string{
+			{"record", "--db", filepath.Join(dir, "r.db"), "--listen", addr},
+			{"replay-server", db, "--listen", addr},
+		} {
+			code, _, stderr := runBounded(t, 20*time.Second, args...)
+			if code != 2 || !strings.Contains(stderr, "not a loopback address") {
+				t.Errorf("%s --listen %s: exit %d: %s", args[0], addr, code, stderr)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "r.db")); err == nil {
+		t.Error("a refused record created its capture")
+	}
+	for _, args := range [][]string{
+		{"report", db, "--out", filepath.Join(dir, "r.json")},
+		{"export", db, "--format", "har", "--out", filepath.Join(dir, "e.har")},
+	} {
+		if code, _, stderr := runCLI(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+	for _, name := range []string{"s.db", "r.json", "e.har"} {
+		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, want mode 0600", name, err)
+		}
+	}
+}
