@@ -410,3 +410,64 @@ func TestNonLoopbackListenRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestCaptureFileSizeLimit runs the recorder with a file-size limit that
+// the capture outgrows mid-session (as a full disk would stop it): every
+// request still gets its whole response, one warning is printed, and the
+// summary counts the failed writes and the exchanges lost.
+func TestCaptureFileSizeLimit(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Write(bytes.Repeat([]byte(r.URL.Query().Get("n")), 200<<10))
+	}))
+	defer up.Close()
+	db := filepath.Join(t.TempDir(), "s.db")
+	// ulimit -f counts 1024-byte blocks in sh and bash.
+	cmd := exec.Command("sh", "-c", `ulimit -f 1024 && exec "$0" "$@"`, kit.Tsinspect, "record", "--db", db, "--mode", "reverse", "--upstream", up.URL)
+	out := &lockedBuffer{}
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = out, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var addr []string
+	re := regexp.MustCompile(`via (127\.0\.0\.1:\d+)`)
+	for deadline := time.Now().Add(10 * time.Second); addr == nil && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		out.mu.Lock()
+		addr = re.FindStringSubmatch(out.b.String())
+		out.mu.Unlock()
+	}
+	if addr == nil {
+		t.Fatalf("no address: %s", stderr.String())
+	}
+	for i := 0; i < 12; i++ {
+		n := string(rune('a' + i))
+		resp, err := http.Post("http://"+addr[1]+"/v1/messages?n="+n, "text/plain", strings.NewReader(strings.Repeat(n, 1000)))
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || len(b) != 200<<10 {
+			t.Fatalf("request %d: %d bytes, %v: the traffic was affected", i, len(b), err)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	e := stderr.String()
+	if strings.Count(e, "cannot write to the capture") != 1 {
+		t.Errorf("want one warning when writing fails, got:\n%s", e)
+	}
+	if !regexp.MustCompile(`\d+ writes to the capture FAILED`).MatchString(e) || !regexp.MustCompile(`\d+ exchanges? lost`).MatchString(e) {
+		t.Errorf("the summary does not count what was lost:\n%s", e)
+	}
+	if n := countRows(t, db, ""); n == 0 || n >= 12 {
+		t.Errorf("%d rows in the capture: want those written before the limit", n)
+	}
+	checkIntegrity(t, db)
+}
