@@ -37,8 +37,8 @@ type CA struct {
 	Cert     *x509.Certificate
 	CertPath string
 	KeyPath  string
-	// Created is true when this call made a new CA (first use, or the
-	// intercepted hosts grew beyond what the old one permitted).
+	// Created is true when this call made a new CA (first use, or
+	// RotateCA).
 	Created bool
 
 	key *ecdsa.PrivateKey
@@ -56,30 +56,166 @@ func DefaultCADir() (string, error) {
 	return filepath.Join(dir, "tsinspect"), nil
 }
 
+// NotPermittedError is returned by LoadOrCreateCA when the CA in a
+// directory exists but does not permit every host asked for. The CA is
+// never replaced on its own: clients trust it by its key, so a new one is
+// made only by RotateCA, on request.
+type NotPermittedError struct {
+	Dir         string
+	Fingerprint string
+	Permitted   []string // hosts the existing CA permits
+	Missing     []string // hosts asked for that it does not
+}
+
+func (e *NotPermittedError) Error() string {
+	return fmt.Sprintf("ca: the CA in %s permits %s, not %s", e.Dir, strings.Join(e.Permitted, ", "), strings.Join(e.Missing, ", "))
+}
+
+// ExpiredError is returned by LoadOrCreateCA when the CA in a directory
+// has expired; RotateCA replaces it.
+type ExpiredError struct {
+	Dir      string
+	NotAfter time.Time
+}
+
+func (e *ExpiredError) Error() string {
+	return fmt.Sprintf("ca: the CA in %s expired on %s", e.Dir, e.NotAfter.Format(time.DateOnly))
+}
+
 // LoadOrCreateCA loads the CA in dir, or creates one permitting hosts when
-// there is none or the existing one does not permit every host in hosts
-// (the new one then permits the union of both).
+// the directory holds none. An existing CA is never replaced: when it does
+// not permit every host in hosts the error is a *NotPermittedError, when it
+// has expired an *ExpiredError, and a directory holding only one of the
+// two files is an error too. RotateCA makes a new CA in their place.
 func LoadOrCreateCA(dir string, hosts []string) (*CA, error) {
+	ca, err := LoadCA(dir, hosts)
+	if errors.Is(err, ErrNoCA) {
+		return createCA(dir, filepath.Join(dir, CACertFile), filepath.Join(dir, CAKeyFile), hosts)
+	}
+	return ca, err
+}
+
+// ErrNoCA is returned by LoadCA when the directory holds no CA at all.
+var ErrNoCA = errors.New("ca: no CA yet")
+
+// LoadCA is LoadOrCreateCA without the creating: when dir holds no CA the
+// error wraps ErrNoCA.
+func LoadCA(dir string, hosts []string) (*CA, error) {
 	certPath := filepath.Join(dir, CACertFile)
 	keyPath := filepath.Join(dir, CAKeyFile)
 	ca, err := loadCA(certPath, keyPath)
 	switch {
 	case err == nil:
-		missing := false
-		for _, h := range hosts {
-			if !slices.Contains(ca.Cert.PermittedDNSDomains, strings.ToLower(h)) {
-				missing = true
-			}
+		if missing := notPermitted(ca, hosts); len(missing) > 0 {
+			return nil, &NotPermittedError{Dir: dir, Fingerprint: ca.Fingerprint(), Permitted: ca.Cert.PermittedDNSDomains, Missing: missing}
 		}
-		if !missing {
-			return ca, nil
+		if time.Now().After(ca.Cert.NotAfter) {
+			return nil, &ExpiredError{Dir: dir, NotAfter: ca.Cert.NotAfter}
 		}
-		hosts = append(slices.Clone(ca.Cert.PermittedDNSDomains), hosts...)
+		return ca, nil
 	case errors.Is(err, os.ErrNotExist):
+		if exists(certPath) || exists(keyPath) {
+			return nil, fmt.Errorf("ca: %s holds only one of %s and %s: %w", dir, CACertFile, CAKeyFile, err)
+		}
+		return nil, fmt.Errorf("%w in %s", ErrNoCA, dir)
 	default:
 		return nil, err
 	}
-	return createCA(dir, certPath, keyPath, hosts)
+}
+
+// notPermitted returns the hosts of hosts that ca does not permit.
+func notPermitted(ca *CA, hosts []string) []string {
+	var missing []string
+	for _, h := range normaliseHosts(hosts) {
+		if !slices.Contains(ca.Cert.PermittedDNSDomains, h) {
+			missing = append(missing, h)
+		}
+	}
+	return missing
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// Rotation describes the CA that RotateCA replaced.
+type Rotation struct {
+	Fingerprint string    // SHA-256 of the old certificate, as CA.Fingerprint prints it
+	Permitted   []string  // hosts the old CA permitted
+	NotAfter    time.Time // when the old CA expires
+	// CertPath and KeyPath are where the old files were moved (each empty
+	// when that file was missing). They keep their modes: the key stays
+	// 0600.
+	CertPath, KeyPath string
+}
+
+// RotateCA makes a new CA in dir permitting the union of hosts and of the
+// hosts the existing CA permits, and moves the existing files aside, next
+// to the new ones, with the time of the rotation in their names. The
+// returned Rotation describes the old CA; it is nil when dir held none.
+// An old CA that cannot be parsed is moved aside all the same (its
+// Fingerprint is then empty).
+func RotateCA(dir string, hosts []string) (*CA, *Rotation, error) {
+	certPath := filepath.Join(dir, CACertFile)
+	keyPath := filepath.Join(dir, CAKeyFile)
+	if !exists(certPath) && !exists(keyPath) {
+		ca, err := createCA(dir, certPath, keyPath, hosts)
+		return ca, nil, err
+	}
+	rot := &Rotation{}
+	if old, err := loadCA(certPath, keyPath); err == nil {
+		rot.Fingerprint = old.Fingerprint()
+		rot.Permitted = old.Cert.PermittedDNSDomains
+		rot.NotAfter = old.Cert.NotAfter
+		hosts = append(slices.Clone(old.Cert.PermittedDNSDomains), hosts...)
+	}
+	stamp := time.Now().UTC().Format("20060102T150405Z")
+	var err error
+	if rot.KeyPath, err = moveAside(keyPath, stamp); err != nil {
+		return nil, nil, err
+	}
+	if rot.CertPath, err = moveAside(certPath, stamp); err != nil {
+		return nil, nil, err
+	}
+	ca, err := createCA(dir, certPath, keyPath, hosts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ca, rot, nil
+}
+
+// moveAside renames path to a name beside it carrying stamp
+// (tsinspect-ca.pem becomes tsinspect-ca.20261122T205650Z.pem), never over
+// an existing file, and returns the new name; "" when path does not exist.
+func moveAside(path, stamp string) (string, error) {
+	if !exists(path) {
+		return "", nil
+	}
+	ext := filepath.Ext(path)
+	base := strings.TrimSuffix(path, ext)
+	for i := 1; i < 100; i++ {
+		dst := base + "." + stamp + ext
+		if i > 1 {
+			dst = fmt.Sprintf("%s.%s-%d%s", base, stamp, i, ext)
+		}
+		if exists(dst) {
+			continue
+		}
+		// A hard link never replaces an existing name, so two rotations in
+		// the same second cannot overwrite each other's files.
+		if err := os.Link(path, dst); err != nil {
+			if errors.Is(err, os.ErrExist) {
+				continue
+			}
+			return "", fmt.Errorf("ca: keep old %s: %w", path, err)
+		}
+		if err := os.Remove(path); err != nil {
+			return "", fmt.Errorf("ca: keep old %s: %w", path, err)
+		}
+		return dst, nil
+	}
+	return "", fmt.Errorf("ca: keep old %s: too many rotations at %s", path, stamp)
 }
 
 func loadCA(certPath, keyPath string) (*CA, error) {
@@ -94,7 +230,7 @@ func loadCA(certPath, keyPath string) (*CA, error) {
 	cb, _ := pem.Decode(certPEM)
 	kb, _ := pem.Decode(keyPEM)
 	if cb == nil || kb == nil {
-		return nil, fmt.Errorf("ca: %s or %s is not PEM; delete both to make a new CA", certPath, keyPath)
+		return nil, fmt.Errorf("ca: %s or %s is not PEM", certPath, keyPath)
 	}
 	cert, err := x509.ParseCertificate(cb.Bytes)
 	if err != nil {
@@ -103,9 +239,6 @@ func loadCA(certPath, keyPath string) (*CA, error) {
 	key, err := x509.ParseECPrivateKey(kb.Bytes)
 	if err != nil {
 		return nil, fmt.Errorf("ca: parse %s: %w", keyPath, err)
-	}
-	if time.Now().After(cert.NotAfter) {
-		return nil, fmt.Errorf("ca: %s expired on %s; delete it to make a new one: %w", certPath, cert.NotAfter.Format(time.DateOnly), os.ErrNotExist)
 	}
 	return &CA{Cert: cert, CertPath: certPath, KeyPath: keyPath, key: key, leaves: map[string]*tls.Certificate{}}, nil
 }

@@ -3,9 +3,11 @@ package capture
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,11 +15,13 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/tsinspect/tsinspect/contentcoding"
 	"github.com/tsinspect/tsinspect/exchange"
 )
 
@@ -121,7 +125,7 @@ func newRig(t *testing.T, cfg Config) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: p}
+	srv := &http.Server{Handler: p, ConnContext: p.ConnContext}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return &rig{sink: sink, rec: rec, proxy: p, url: "http://" + ln.Addr().String(), ca: cfg.CA}
@@ -346,14 +350,77 @@ func TestCANameConstraintsAndKeyMode(t *testing.T) {
 	if again != first {
 		t.Error("leaf certificates must be cached")
 	}
-	// Loading again reuses the same CA; a new host makes a new one.
+	// Loading again reuses the same CA.
 	same, err := LoadOrCreateCA(dir, InterceptHosts(nil))
 	if err != nil || same.Created || same.Fingerprint() != ca.Fingerprint() {
 		t.Errorf("reload: created=%v err=%v", same.Created, err)
 	}
-	grown, err := LoadOrCreateCA(dir, InterceptHosts([]string{"new.example.net"}))
-	if err != nil || !grown.Created || len(grown.Cert.PermittedDNSDomains) != 3 {
-		t.Errorf("grow: %v %v", err, grown.Cert.PermittedDNSDomains)
+}
+
+func TestCAIsNeverReplacedWithoutRotate(t *testing.T) {
+	dir := t.TempDir()
+	ca, err := LoadOrCreateCA(dir, InterceptHosts([]string{"gateway.example.com"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	certBefore, _ := os.ReadFile(ca.CertPath)
+	keyBefore, _ := os.ReadFile(ca.KeyPath)
+
+	// A host the CA does not permit is refused, and nothing changes.
+	_, err = LoadOrCreateCA(dir, InterceptHosts([]string{"new.example.net"}))
+	var np *NotPermittedError
+	if !errors.As(err, &np) || strings.Join(np.Missing, ",") != "new.example.net" || np.Fingerprint != ca.Fingerprint() {
+		t.Fatalf("widening without rotate: err = %v, want a NotPermittedError for new.example.net", err)
+	}
+	if c, _ := os.ReadFile(ca.CertPath); !bytes.Equal(c, certBefore) {
+		t.Error("the refused call changed the CA certificate")
+	}
+	if k, _ := os.ReadFile(ca.KeyPath); !bytes.Equal(k, keyBefore) {
+		t.Error("the refused call changed the CA key")
+	}
+
+	// Rotating makes a new CA for the union and keeps the old files.
+	rotated, rot, err := RotateCA(dir, InterceptHosts([]string{"new.example.net"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rotated.Created || rotated.Fingerprint() == ca.Fingerprint() {
+		t.Error("rotate must make a new CA")
+	}
+	if got := strings.Join(rotated.Cert.PermittedDNSDomains, ","); got != "api.anthropic.com,gateway.example.com,new.example.net" {
+		t.Errorf("rotated CA permits %q", got)
+	}
+	if rot == nil || rot.Fingerprint != ca.Fingerprint() || strings.Join(rot.Permitted, ",") != "api.anthropic.com,gateway.example.com" {
+		t.Fatalf("rotation = %+v, want the old fingerprint and hosts", rot)
+	}
+	if filepath.Dir(rot.CertPath) != dir || filepath.Dir(rot.KeyPath) != dir {
+		t.Errorf("old files %s, %s not kept beside the new ones", rot.CertPath, rot.KeyPath)
+	}
+	if c, _ := os.ReadFile(rot.CertPath); !bytes.Equal(c, certBefore) {
+		t.Error("the kept old certificate differs from the old one")
+	}
+	if k, _ := os.ReadFile(rot.KeyPath); !bytes.Equal(k, keyBefore) {
+		t.Error("the kept old key differs from the old one")
+	}
+	if st, err := os.Stat(rot.KeyPath); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("kept old key: %v, want mode 0600", err)
+	}
+	if again, err := LoadOrCreateCA(dir, InterceptHosts([]string{"new.example.net"})); err != nil || again.Fingerprint() != rotated.Fingerprint() {
+		t.Errorf("after rotate, loading gives %v", err)
+	}
+	// A second rotation in the same second keeps both older generations.
+	_, rot2, err := RotateCA(dir, nil)
+	if err != nil || rot2.CertPath == rot.CertPath || rot2.Fingerprint != rotated.Fingerprint() {
+		t.Fatalf("second rotation: %v %+v", err, rot2)
+	}
+	if c, _ := os.ReadFile(rot.CertPath); !bytes.Equal(c, certBefore) {
+		t.Error("the second rotation overwrote the first kept certificate")
+	}
+
+	// Only one of the two files left: refused, not silently remade.
+	os.Remove(filepath.Join(dir, CAKeyFile))
+	if _, err := LoadOrCreateCA(dir, nil); err == nil {
+		t.Error("a CA directory with the key missing must be refused")
 	}
 }
 
@@ -452,6 +519,59 @@ func TestClientAbortAndRecordFailure(t *testing.T) {
 	if st.RecordErrors != 4 || strings.Count(errs.String(), "\n") != 1 || !strings.Contains(errs.String(), "disk full") {
 		t.Fatalf("record errors %d, reported %q: want 4 counted, reported once", st.RecordErrors, errs.String())
 	}
+	if st.Lost != 2 {
+		t.Errorf("lost %d exchanges, want 2", st.Lost)
+	}
+}
+
+// TestRecordingResumes: while the capture cannot be written the traffic
+// goes on and one warning is printed; once it can, recording resumes,
+// and the stats count the exchanges lost in between.
+func TestRecordingResumes(t *testing.T) {
+	up := httptest.NewServer(sseHandler(0, nil))
+	defer up.Close()
+	sink := &memSink{}
+	var errs bytes.Buffer
+	rec := NewRecorder(sink, &errs, nil)
+	p, _ := New(Config{Mode: ModeReverse, Upstream: up.URL, Recorder: rec})
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	send := func() {
+		resp, err := http.Post(srv.URL+"/v1/messages", "application/json", strings.NewReader("{}"))
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("traffic broke: %v", err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		p.Wait(context.Background())
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			rec.mu.Lock()
+			idle := len(rec.queue) == 0
+			rec.mu.Unlock()
+			if idle {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond) // the last write popped is being made
+	}
+	send()
+	sink.mu.Lock()
+	sink.fail = fmt.Errorf("disk full")
+	sink.mu.Unlock()
+	send()
+	send()
+	sink.mu.Lock()
+	sink.fail = nil
+	sink.mu.Unlock()
+	send()
+	st := rec.Close()
+	rows := sink.all()
+	if len(rows) != 2 || rows[0].State != exchange.StateComplete || rows[1].State != exchange.StateComplete {
+		t.Fatalf("%d rows recorded, want the first and the last exchange, complete", len(rows))
+	}
+	if st.Lost != 2 || st.Exchanges != 4 || strings.Count(errs.String(), "\n") != 1 {
+		t.Errorf("lost %d of %d, warnings %q; want 2 of 4 lost and one warning", st.Lost, st.Exchanges, errs.String())
+	}
 }
 
 // TestRecorderNotify: notify sees each write, in order, with the store ID:
@@ -495,5 +615,107 @@ func TestRecorderNotify(t *testing.T) {
 	defer mu.Unlock()
 	if strings.Join(seen, ", ") != "1 in_flight 0, 1 complete 200" {
 		t.Errorf("notified %q", seen)
+	}
+}
+
+// TestClientHangUpBeforeHeaders: a client that gives up while the upstream
+// has not answered yet is recorded as client_aborted, not as an upstream
+// failure with a 502 it never received, and the upstream request is
+// cancelled at once, in both modes.
+func TestClientHangUpBeforeHeaders(t *testing.T) {
+	for _, mode := range []string{ModeReverse, ModeMITM} {
+		t.Run(mode, func(t *testing.T) { clientHangUp(t, mode) })
+	}
+}
+
+func clientHangUp(t *testing.T, mode string) {
+	cancelled := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body) // the server notices a closed connection only once the body is read
+		select {
+		case <-r.Context().Done():
+			close(cancelled)
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	defer up.Close()
+	r := newRig(t, Config{Mode: mode, Upstream: up.URL})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	client, url := http.DefaultClient, r.url+"/v1/messages"
+	if mode == ModeMITM {
+		client, url = mitmClient(r), "https://api.anthropic.com/v1/messages"
+	}
+	req, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(`{"model":"m"}`))
+	if _, err := client.Do(req); err == nil {
+		t.Fatal("the request should have timed out")
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Error("the upstream request was not cancelled when the client hung up")
+	}
+	rows := r.flush(t)
+	if len(rows) != 1 {
+		t.Fatalf("%d rows, want 1", len(rows))
+	}
+	if ex := rows[0]; ex.State != exchange.StateClientAborted || ex.Status != 0 || len(ex.RespBody) != 0 {
+		t.Errorf("recorded state %s, status %d, %d body bytes; want client_aborted with no response", ex.State, ex.Status, len(ex.RespBody))
+	}
+}
+
+// TestCompressedBodyDecodedBesideTheStream: a gzip body that takes a while
+// to decode reaches the client as soon as the upstream has sent it; the
+// recorder decodes it afterwards for the record.
+func TestCompressedBodyDecodedBesideTheStream(t *testing.T) {
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(make([]byte, 48<<20)) // 48 MiB of zeros: about 50 KB compressed
+	zw.Close()
+	start := time.Now()
+	if _, err := contentcoding.Decode("gzip", gz.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	decodeTime := time.Since(start)
+
+	sent := make(chan time.Time, 1)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(gz.Bytes())
+		w.(http.Flusher).Flush()
+		sent <- time.Now()
+	}))
+	defer up.Close()
+	for _, mode := range []string{ModeReverse, ModeMITM} {
+		t.Run(mode, func(t *testing.T) {
+			r := newRig(t, Config{Mode: mode, Upstream: up.URL})
+			client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+			url := r.url + "/v1/messages"
+			if mode == ModeMITM {
+				client = mitmClient(r)
+				client.Transport.(*http.Transport).DisableCompression = true
+				url = "https://api.anthropic.com/v1/messages"
+			}
+			resp, err := client.Post(url, "application/json", strings.NewReader("{}"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := io.ReadAll(resp.Body)
+			got := time.Now()
+			resp.Body.Close()
+			if err != nil || !bytes.Equal(body, gz.Bytes()) {
+				t.Fatalf("client got %d bytes (%v), want the %d compressed bytes as sent", len(body), err, gz.Len())
+			}
+			lag := got.Sub(<-sent)
+			if lag > decodeTime/2 {
+				t.Errorf("the client got the end of the body %v after the upstream sent it; decoding takes %v", lag, decodeTime)
+			}
+			rows := r.flush(t)
+			if len(rows) != 1 || len(rows[0].RespBodyDecoded) != 48<<20 || !bytes.Equal(rows[0].RespBody, gz.Bytes()) {
+				t.Fatalf("recorded %d rows; want the body as sent and decoded", len(rows))
+			}
+			t.Logf("lag %v, decode %v", lag, decodeTime)
+		})
 	}
 }

@@ -22,7 +22,6 @@ import (
 
 	"github.com/elazarl/goproxy"
 
-	"github.com/tsinspect/tsinspect/contentcoding"
 	"github.com/tsinspect/tsinspect/exchange"
 )
 
@@ -94,8 +93,12 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	if cfg.Upstream != "" {
 		u, err := url.Parse(cfg.Upstream)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("capture: upstream %q: want an http:// or https:// URL", cfg.Upstream)
+		if err != nil {
+			// Not quoted: it may hold a password.
+			return nil, errors.New("capture: --upstream does not parse as a URL: want an http:// or https:// URL")
+		}
+		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("capture: upstream %q: want an http:// or https:// URL", u.Redacted())
 		}
 		p.upstream = u
 	}
@@ -179,8 +182,13 @@ func (p *Proxy) mitmHandler() http.Handler {
 			return &tls.Config{Certificates: []tls.Certificate{*leaf}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}, nil
 		},
 	}
-	gp.OnRequest().HandleConnectFunc(func(host string, _ *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
+	gp.OnRequest().HandleConnectFunc(func(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
 		if p.intercepted(host) {
+			// goproxy hands UserData on to the context of every request
+			// read from the tunnel: forward watches this connection.
+			if c, ok := ctx.Req.Context().Value(connKey{}).(net.Conn); ok {
+				ctx.UserData = c
+			}
 			return mitm, host
 		}
 		return goproxy.OkConnect, host
@@ -189,7 +197,8 @@ func (p *Proxy) mitmHandler() http.Handler {
 		if !p.intercepted(r.URL.Host) && !p.intercepted(r.Host) {
 			return r, nil // plain HTTP to some other host: goproxy forwards it
 		}
-		return r, p.forward(r, r.URL)
+		client, _ := ctx.UserData.(net.Conn)
+		return r, p.forward(r, r.URL, client)
 	})
 	gp.NonproxyHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "tsinspect is a forward proxy here (mode mitm): set HTTPS_PROXY to it, or run with --mode reverse", http.StatusBadRequest)
@@ -207,8 +216,10 @@ var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy
 // forward records the request, sends it upstream and returns the response
 // whose body records itself as the client reads it. clientURL is the URL
 // the client addressed. Upstream failures become a 502 API-style error,
-// recorded as such.
-func (p *Proxy) forward(r *http.Request, clientURL *url.URL) *http.Response {
+// recorded as such. client, when not nil, is the client's connection,
+// watched while the upstream has not answered: if the client hangs up, the
+// upstream request is cancelled.
+func (p *Proxy) forward(r *http.Request, clientURL *url.URL, client net.Conn) *http.Response {
 	p.inflight.Add(1)
 	now := p.cfg.Now()
 	body, readErr := io.ReadAll(r.Body)
@@ -239,7 +250,9 @@ func (p *Proxy) forward(r *http.Request, clientURL *url.URL) *http.Response {
 		ex.Host = hostOnly(target.Host)
 	}
 	key := p.cfg.Recorder.begin(ex)
+	reqCtx, cancel := context.WithCancel(r.Context())
 	fail := func(msg string) *http.Response {
+		cancel()
 		ex.End = p.cfg.Now()
 		ex.Error = msg
 		ex.State = exchange.StateUpstreamFailed
@@ -255,7 +268,7 @@ func (p *Proxy) forward(r *http.Request, clientURL *url.URL) *http.Response {
 		return fail("reading the request body from the client: " + readErr.Error())
 	}
 
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), bytes.NewReader(body))
+	out, err := http.NewRequestWithContext(reqCtx, r.Method, target.String(), bytes.NewReader(body))
 	if err != nil {
 		return fail("building the upstream request: " + err.Error())
 	}
@@ -267,14 +280,33 @@ func (p *Proxy) forward(r *http.Request, clientURL *url.URL) *http.Response {
 		out.Host = r.Host
 	}
 	out.ContentLength = int64(len(body))
+	var stopWatch chan struct{}
+	if client != nil {
+		stopWatch = make(chan struct{})
+		go watchHangUp(client, stopWatch, cancel)
+	}
 	resp, err := p.transport.RoundTrip(out)
+	if stopWatch != nil {
+		close(stopWatch)
+	}
+	if err != nil && reqCtx.Err() != nil {
+		// The client hung up before the response began, which cancelled
+		// the upstream request: record that, not a 502 nobody received.
+		cancel()
+		ex.End = p.cfg.Now()
+		ex.Error = "client closed the connection before the response began"
+		ex.State = exchange.StateClientAborted
+		p.cfg.Recorder.finish(key, ex)
+		p.inflight.Done()
+		return badGateway(r, "the client went away").Response
+	}
 	if err != nil {
 		return fail("upstream " + target.Host + " failed: " + err.Error())
 	}
 	ex.FirstByte = p.cfg.Now()
 	ex.Status = resp.StatusCode
 	ex.RespHeaders = exchange.SafeHeaders(resp.Header)
-	resp.Body = &recordingBody{p: p, key: key, ex: ex, rc: resp.Body, ctx: r.Context()}
+	resp.Body = &recordingBody{p: p, key: key, ex: ex, rc: resp.Body, ctx: reqCtx, cancel: cancel}
 	return resp
 }
 
@@ -329,13 +361,15 @@ func badGateway(r *http.Request, msg string) gatewayResponse {
 // (complete), on a read error (upstream failed) or on Close before EOF
 // (client aborted).
 type recordingBody struct {
-	p    *Proxy
-	key  int64
-	ex   *exchange.Exchange
-	rc   io.ReadCloser
-	ctx  context.Context // the client's request: done when it goes away
-	buf  bytes.Buffer
-	once sync.Once
+	p   *Proxy
+	key int64
+	ex  *exchange.Exchange
+	rc  io.ReadCloser
+	ctx context.Context // the client's request: done when it goes away
+	// cancel releases ctx once the exchange has ended.
+	cancel context.CancelFunc
+	buf    bytes.Buffer
+	once   sync.Once
 }
 
 func (b *recordingBody) Read(p []byte) (int, error) {
@@ -368,15 +402,11 @@ func (b *recordingBody) end(state exchange.State, msg string) {
 		ex.State = state
 		ex.Error = msg
 		ex.RespBody = b.buf.Bytes()
-		if ce := headerValue(ex.RespHeaders, "Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
-			if dec, err := contentcoding.Decode(ce, ex.RespBody); err == nil {
-				ex.RespBodyDecoded = dec
-			} else if state == exchange.StateComplete {
-				ex.Error = "recorded body could not be decoded: " + err.Error()
-			}
-		}
+		// A compressed body is decoded by the recorder's writer, beside
+		// the stream: the client's last bytes never wait for it.
 		b.p.cfg.Recorder.finish(b.key, ex)
 		b.p.inflight.Done()
+		b.cancel()
 	})
 }
 
@@ -392,7 +422,7 @@ func headerValue(hs []exchange.Header, name string) string {
 // serveReverse handles one request in reverse mode: forward to the
 // upstream and copy the response back, flushing after every read.
 func (p *Proxy) serveReverse(w http.ResponseWriter, r *http.Request) {
-	resp := p.forward(r, r.URL)
+	resp := p.forward(r, r.URL, nil)
 	defer resp.Body.Close()
 	for k, vs := range resp.Header {
 		if slices.Contains(hopHeaders, http.CanonicalHeaderKey(k)) {

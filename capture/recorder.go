@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
+	"github.com/tsinspect/tsinspect/contentcoding"
 	"github.com/tsinspect/tsinspect/exchange"
 )
 
@@ -25,13 +27,20 @@ type Stats struct {
 	RespBytes     int64 // response body bytes as received
 	RecordErrors  int   // writes to the capture that failed
 	FirstRecordEr string
+	// Lost counts the exchanges whose final state never reached the
+	// capture (absent, or left in flight there). A write that fails does
+	// not stop the recorder: the next one of the same exchange inserts it
+	// afresh if it was never stored, so recording resumes once the capture
+	// can be written again.
+	Lost int
 }
 
 // op is one queued write: an insert (first time a key is seen) or an
 // update of an already inserted exchange.
 type op struct {
-	key int64
-	ex  exchange.Exchange // a snapshot: the proxy goroutine keeps its own
+	key   int64
+	ex    exchange.Exchange // a snapshot: the proxy goroutine keeps its own
+	final bool              // the exchange has ended: decode its body
 }
 
 // Recorder writes exchanges to a Sink from one goroutine, so that the proxy
@@ -86,7 +95,7 @@ func (r *Recorder) finish(key int64, ex *exchange.Exchange) {
 	case exchange.StateUpstreamFailed, exchange.StateClientAborted:
 		r.stats.Failed++
 	}
-	r.push(op{key: key, ex: snapshot(ex)})
+	r.push(op{key: key, ex: snapshot(ex), final: true})
 }
 
 func (r *Recorder) push(o op) {
@@ -122,6 +131,9 @@ func (r *Recorder) loop() {
 		id, seen := r.ids[o.key]
 		r.mu.Unlock()
 
+		if o.final {
+			decodeBody(&o.ex)
+		}
 		var err error
 		if seen {
 			o.ex.ID = id
@@ -136,6 +148,11 @@ func (r *Recorder) loop() {
 		}
 		if err != nil {
 			r.recordError(err)
+			if o.final {
+				r.mu.Lock()
+				r.stats.Lost++
+				r.mu.Unlock()
+			}
 			continue
 		}
 		if r.notify != nil {
@@ -172,4 +189,22 @@ func (r *Recorder) Close() Stats {
 	r.mu.Unlock()
 	<-r.done
 	return r.Stats()
+}
+
+// decodeBody sets RespBodyDecoded of an ended exchange whose response was
+// sent with a Content-Encoding. It runs on the writer goroutine, one body
+// at a time, so decoding neither delays the client nor multiplies memory
+// by the number of streams; contentcoding bounds the decoded size.
+func decodeBody(ex *exchange.Exchange) {
+	ce := headerValue(ex.RespHeaders, "Content-Encoding")
+	if ce == "" || strings.EqualFold(ce, "identity") || ex.RespBodyDecoded != nil {
+		return
+	}
+	dec, err := contentcoding.Decode(ce, ex.RespBody)
+	switch {
+	case err == nil:
+		ex.RespBodyDecoded = dec
+	case ex.State == exchange.StateComplete && ex.Error == "":
+		ex.Error = "recorded body could not be decoded: " + err.Error()
+	}
 }

@@ -16,7 +16,8 @@ func decodeResponse(t *Turn, ex *exchange.Exchange) {
 	r.ContentType = ex.RespHeader("Content-Type")
 	r.ContentEncoding = ex.RespHeader("Content-Encoding")
 	r.RequestID = ex.RespHeader("request-id")
-	cut := ex.State == exchange.StateInFlight || ex.State == exchange.StateClientAborted || ex.State == exchange.StateUpstreamFailed
+	cut := ex.State == exchange.StateInFlight || ex.State == exchange.StateClientAborted || ex.State == exchange.StateUpstreamFailed ||
+		ex.State == exchange.StateInterrupted
 
 	body := ex.Body()
 	// Chunk offsets count the bytes of RespBody: they place events only

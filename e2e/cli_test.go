@@ -392,3 +392,63 @@ func TestCACommand(t *testing.T) {
 		t.Errorf("second run should reuse the same CA:\n%s", again)
 	}
 }
+
+func TestCAWideningNeedsRotate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ca")
+	code, out, stderr := runCLI(t, "ca", "--ca-dir", dir, "--intercept", "gateway.example.com")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	fp := regexp.MustCompile(`SHA-256:\s+(\S+)`).FindStringSubmatch(out)
+	if fp == nil {
+		t.Fatalf("no fingerprint in:\n%s", out)
+	}
+	certPath := filepath.Join(dir, "tsinspect-ca.pem")
+	before, _ := os.ReadFile(certPath)
+
+	// ca and record with a host the CA does not permit: one line, exit
+	// non-zero, the CA unchanged, no capture made.
+	db := filepath.Join(t.TempDir(), "s.db")
+	for _, args := range [][]string{
+		{"ca", "--ca-dir", dir, "--intercept", "other.example.org"},
+		{"record", "--db", db, "--ca-dir", dir, "--intercept", "other.example.org", "--", "true"},
+	} {
+		code, out, stderr := runCLI(t, args...)
+		if code == 0 || out != "" {
+			t.Errorf("%s: exit %d, stdout %q; want a refusal", args[0], code, out)
+		}
+		if strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "ca --rotate") || !strings.Contains(stderr, "other.example.org") {
+			t.Errorf("%s: want one line naming the host and 'ca --rotate', got:\n%s", args[0], stderr)
+		}
+		if after, _ := os.ReadFile(certPath); !bytes.Equal(after, before) {
+			t.Fatalf("%s replaced the CA certificate", args[0])
+		}
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Error("a refused record created the capture file")
+	}
+
+	code, out, stderr = runCLI(t, "ca", "--ca-dir", dir, "--intercept", "other.example.org", "--rotate")
+	if code != 0 {
+		t.Fatalf("rotate: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"Replaced:", fp[1], "api.anthropic.com, gateway.example.com\n", "Old file kept:", "created now",
+		"api.anthropic.com, gateway.example.com, other.example.org", "must trust the", "NODE_EXTRA_CA_CERTS=" + certPath} {
+		if !strings.Contains(out, want) {
+			t.Errorf("rotate output lacks %q:\n%s", want, out)
+		}
+	}
+	kept := regexp.MustCompile(`Old file kept:\s+(\S+\.pem)`).FindAllStringSubmatch(out, -1)
+	if len(kept) != 2 {
+		t.Fatalf("want the old certificate and key kept, got %v", kept)
+	}
+	if old, _ := os.ReadFile(kept[0][1]); !bytes.Equal(old, before) {
+		t.Errorf("%s does not hold the old certificate", kept[0][1])
+	}
+	if after, _ := os.ReadFile(certPath); bytes.Equal(after, before) {
+		t.Error("rotate left the old certificate in place")
+	}
+	if code, _, stderr := runCLI(t, "ca", "--ca-dir", dir, "--intercept", "other.example.org"); code != 0 {
+		t.Errorf("after rotate the host is permitted; got exit %d: %s", code, stderr)
+	}
+}

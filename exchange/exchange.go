@@ -27,6 +27,11 @@ const (
 	// StateUpstreamFailed: the upstream could not be reached, or its
 	// response broke off.
 	StateUpstreamFailed State = "upstream_failed"
+	// StateInterrupted: the recorder itself ended (crashed, was killed or
+	// lost power) while the exchange was in flight; a later recorder
+	// opening the capture settles such rows to this state. What was
+	// recorded of the response is kept, but it may have gone on.
+	StateInterrupted State = "interrupted"
 )
 
 // Header is one header line. Order and spelling are kept as seen.

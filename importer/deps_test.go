@@ -18,9 +18,9 @@ func TestOutsideLibrariesStayInOnePackage(t *testing.T) {
 		t.Skipf("go list: %v", err)
 	}
 	owners := map[string]string{
-		"github.com/google/gopacket": "github.com/tsinspect/tsinspect/importer/pcap",
-		"golang.org/x/crypto":        "github.com/tsinspect/tsinspect/importer/tlsrec",
-		"gopkg.in/yaml.v3":           "github.com/tsinspect/tsinspect/importer/vcr",
+		"github.com/gopacket/gopacket": "github.com/tsinspect/tsinspect/importer/pcap",
+		"golang.org/x/crypto":          "github.com/tsinspect/tsinspect/importer/tlsrec",
+		"gopkg.in/yaml.v3":             "github.com/tsinspect/tsinspect/importer/vcr",
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Fields(line)

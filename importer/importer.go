@@ -230,6 +230,9 @@ func Import(ctx context.Context, path string, open func() (Sink, error), opts Op
 		}
 		return importRawBodies(ctx, path, open)
 	}
+	if err := checkInput(path); err != nil {
+		return nil, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("import: %w", err)
@@ -398,4 +401,28 @@ func (p *progressReader) Read(b []byte) (int, error) {
 	p.n += int64(n)
 	p.bar.update(p.n)
 	return n, err
+}
+
+// checkInput refuses, before opening it, an input that is not a regular
+// file: opening a named pipe would wait for a writer forever, and a pipe
+// or device cannot be read at random places as a capture needs.
+func checkInput(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	m := st.Mode()
+	switch {
+	case m.IsDir():
+		return fmt.Errorf("import: %s is a directory", path)
+	case m&os.ModeNamedPipe != 0:
+		return fmt.Errorf("import: %s is a pipe: import reads a file it can seek in; save the stream to a file first", path)
+	case m&os.ModeSocket != 0:
+		return fmt.Errorf("import: %s is a socket, not a file", path)
+	case m&(os.ModeDevice|os.ModeCharDevice) != 0:
+		return fmt.Errorf("import: %s is a device, not a file: save the capture to a file first", path)
+	case !m.IsRegular():
+		return fmt.Errorf("import: %s is not a regular file", path)
+	}
+	return nil
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -190,5 +192,40 @@ func TestProgressOtherFormats(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "importing mitmproxy-8.1.1.flow [") || !strings.Contains(out.String(), "100%") {
 		t.Errorf("progress: %q", out.String())
+	}
+}
+
+// TestSpecialInputs: a named pipe does not block, and a pipe or a device
+// gets a message that says what it is.
+func TestSpecialInputs(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "in.pcap")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	for path, want := range map[string]string{
+		fifo:                                     "is a pipe",
+		fmt.Sprintf("/proc/self/fd/%d", pr.Fd()): "is a pipe",
+		"/dev/null":                              "is a device",
+		t.TempDir():                              "is a directory",
+	} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := Import(context.Background(), path, (&sink{}).to(), Options{})
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: err %v, want %q", path, err, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("import of %s blocked", path)
+		}
 	}
 }

@@ -85,7 +85,7 @@ func New(exs []exchange.Exchange, opts Options) *Server {
 	sorted := append([]exchange.Exchange(nil), exs...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].ID < sorted[j].ID })
 	for _, ex := range sorted {
-		if ex.Status == 0 && ex.State == exchange.StateInFlight {
+		if ex.Status == 0 && (ex.State == exchange.StateInFlight || ex.State == exchange.StateInterrupted) {
 			continue
 		}
 		u, err := url.Parse(ex.URL)

@@ -72,6 +72,20 @@ type DB struct {
 // An existing SQLite database that is not a capture is refused with
 // ErrNotCapture rather than having tables added to it.
 func Open(path string) (*DB, error) {
+	return openRW(path, rwParams)
+}
+
+// OpenDurable is Open with SQLite's synchronous=FULL: every committed
+// exchange is on the disk before the next write begins, so that a power
+// loss or an operating-system crash loses nothing that was committed.
+// Open's default (NORMAL, in WAL mode) survives a crash or kill of the
+// process, but a power loss may take back the last transactions; FULL
+// costs an fsync per write.
+func OpenDurable(path string) (*DB, error) {
+	return openRW(path, rwParams+"&_sync=FULL")
+}
+
+func openRW(path, params string) (*DB, error) {
 	fail := func(err error) (*DB, error) { return nil, fmt.Errorf("store: open %s: %w", path, err) }
 	if err := checkWritable(path); err != nil {
 		return fail(err)
@@ -85,7 +99,7 @@ func Open(path string) (*DB, error) {
 	if err := checkForeign(ctx, path); err != nil {
 		return fail(notCapture(err))
 	}
-	dsn, err := dsn(path, rwParams)
+	dsn, err := dsn(path, params)
 	if err != nil {
 		return fail(err)
 	}

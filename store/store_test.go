@@ -789,3 +789,36 @@ func BenchmarkInsert(b *testing.B) {
 		}
 	}
 }
+
+func TestSettleInFlight(t *testing.T) {
+	db := openTemp(t)
+	ctx := context.Background()
+	done := fullExchange()
+	done.State = exchange.StateComplete
+	if err := db.Insert(ctx, &done); err != nil {
+		t.Fatal(err)
+	}
+	cut := fullExchange()
+	cut.State = exchange.StateInFlight
+	cut.Error = ""
+	if err := db.Insert(ctx, &cut); err != nil {
+		t.Fatal(err)
+	}
+	n, err := db.SettleInFlight(ctx, "recorder gone")
+	if err != nil || n != 1 {
+		t.Fatalf("settled %d, %v; want 1", n, err)
+	}
+	got, err := db.Get(ctx, cut.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != exchange.StateInterrupted || got.Error != "recorder gone" || !bytes.Equal(got.RespBody, cut.RespBody) {
+		t.Errorf("settled row: state %s, error %q, body kept %v", got.State, got.Error, bytes.Equal(got.RespBody, cut.RespBody))
+	}
+	if other, _ := db.Get(ctx, done.ID); other.State != exchange.StateComplete {
+		t.Errorf("a complete row became %s", other.State)
+	}
+	if n, _ := db.SettleInFlight(ctx, "again"); n != 0 {
+		t.Errorf("second settle changed %d rows", n)
+	}
+}

@@ -163,6 +163,7 @@ func ruleStreamIncomplete(b *builder, k int) []Flag {
 	why := map[exchange.State]string{
 		exchange.StateClientAborted:  "the client hung up",
 		exchange.StateUpstreamFailed: "the connection to the API broke",
+		exchange.StateInterrupted:    "the recorder stopped (crash or kill) before the response ended",
 	}[ex.State]
 	if ex.Error != "" {
 		if why != "" {

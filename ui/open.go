@@ -27,16 +27,21 @@ func Open(ctx context.Context, path string, opts Options) error {
 	failed := make(chan error, 1)
 	err = a.run(ctx, func(done <-chan struct{}) {
 		defer db.Close()
-		exs, err := db.Exchanges(ctx)
+		exs, damage, err := db.ExchangesSalvaged(ctx)
 		if err != nil {
 			failed <- err
 			a.stop()
 			return
 		}
 		s := timeline.Build(exs)
+		status := ""
+		if len(damage) > 0 {
+			// One bad row costs only itself: say which were left out.
+			status = store.DamageSummary(damage)
+		}
 		a.tv.QueueUpdateDraw(func() {
 			a.m.SetSession(s)
-			a.m.SetStatus("")
+			a.m.SetStatus(status)
 		})
 	})
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -8,26 +9,57 @@ import (
 )
 
 func runCA(env *cliEnv, args []string) error {
-	fs := newFlags(env, "ca", "[--ca-dir DIR] [--intercept HOST,...]", `
+	fs := newFlags(env, "ca", "[--ca-dir DIR] [--intercept HOST,...] [--rotate]", `
 Show the local certificate authority that MITM recording uses, creating it
 on first use: an ECDSA P-256 CA whose X.509 Name Constraints (critical)
 permit only the intercepted hosts and exclude every IP address, so it cannot
-vouch for any other site. Its key file is readable by you only (0600).`)
+vouch for any other site. Its key file is readable by you only (0600).
+
+An existing CA is never replaced on its own: if --intercept names a host it
+does not permit (or it has expired), ca says so and changes nothing.
+--rotate makes a new CA permitting the old CA's hosts and the --intercept
+ones, keeps the old files beside it with the time in their names
+(tsinspect-ca.20261122T205650Z.pem), and says what it replaced. Every
+client that trusted the old CA must then trust the new one.`)
 	caDir := fs.String("ca-dir", "", "directory of the CA (default: tsinspect in your config dir)")
 	intercept := fs.String("intercept", "", "extra hosts to intercept besides "+capture.DefaultHost+", comma-separated")
+	rotate := fs.Bool("rotate", false, "replace the CA by a new one (new key, new fingerprint), keeping the old files beside it")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 0 {
 		return usageError("ca: unexpected argument %q", fs.Arg(0))
 	}
-	ca, err := loadCA(*caDir, *intercept)
+	dir, err := caDirOrDefault(*caDir)
+	if err != nil {
+		return err
+	}
+	hosts := capture.InterceptHosts(splitList(*intercept))
+	var ca *capture.CA
+	var rot *capture.Rotation
+	if *rotate {
+		ca, rot, err = capture.RotateCA(dir, hosts)
+	} else {
+		ca, err = loadCA(*caDir, *intercept)
+	}
 	if err != nil {
 		return err
 	}
 	state := "existing"
 	if ca.Created {
 		state = "created now"
+	}
+	if rot != nil {
+		old := "an unreadable CA"
+		if rot.Fingerprint != "" {
+			old = fmt.Sprintf("SHA-256 %s, permitting %s", rot.Fingerprint, strings.Join(rot.Permitted, ", "))
+		}
+		fmt.Fprintf(env.stdout, "Replaced:       %s\n", old)
+		for _, p := range []string{rot.CertPath, rot.KeyPath} {
+			if p != "" {
+				fmt.Fprintf(env.stdout, "Old file kept:  %s\n", p)
+			}
+		}
 	}
 	fmt.Fprintf(env.stdout, `CA certificate: %s (%s)
 CA key:         %s (mode 0600)
@@ -41,18 +73,51 @@ Trust it for one process only, e.g.:
 'tsinspect record -- COMMAND' sets this up for COMMAND by itself.
 `, ca.CertPath, state, ca.KeyPath, ca.Fingerprint(), strings.Join(ca.Cert.PermittedDNSDomains, ", "),
 		ca.Cert.NotAfter.Format("2006-01-02"), ca.CertPath, ca.CertPath, capture.DefaultHost)
+	if rot != nil {
+		fmt.Fprintf(env.stdout, `
+The old CA no longer signs anything. Clients that trusted it must trust the
+new one: restart those started with NODE_EXTRA_CA_CERTS=%s (they read
+the file at start), and replace any copy of the old certificate you gave a
+client (curl --cacert, SSL_CERT_FILE, REQUESTS_CA_BUNDLE, a system or
+browser trust store) with the new file.
+`, ca.CertPath)
+	}
 	return nil
 }
 
+// loadCA loads the CA in dir (the default directory when empty), making it
+// on first use, for the default host and the comma-separated intercept
+// hosts. An existing CA that does not permit them, or has expired, is an
+// error of one line that says how to replace it.
 func loadCA(dir, intercept string) (*capture.CA, error) {
-	if dir == "" {
-		d, err := capture.DefaultCADir()
-		if err != nil {
-			return nil, err
-		}
-		dir = d
+	return loadCAWith(dir, intercept, capture.LoadOrCreateCA)
+}
+
+// loadCAWith is loadCA with the loading function given: capture.LoadCA to
+// check an existing CA without making one.
+func loadCAWith(dir, intercept string, load func(string, []string) (*capture.CA, error)) (*capture.CA, error) {
+	dir, err := caDirOrDefault(dir)
+	if err != nil {
+		return nil, err
 	}
-	return capture.LoadOrCreateCA(dir, capture.InterceptHosts(splitList(intercept)))
+	ca, err := load(dir, capture.InterceptHosts(splitList(intercept)))
+	var np *capture.NotPermittedError
+	var exp *capture.ExpiredError
+	switch {
+	case errors.As(err, &np):
+		return nil, fmt.Errorf("%w; the CA is kept: to replace it by one that also permits %s, run 'tsinspect ca --rotate --ca-dir %s --intercept %s' (clients that trust the old CA must then trust the new one)",
+			err, strings.Join(np.Missing, ", "), shellQuote(dir), strings.Join(np.Missing, ","))
+	case errors.As(err, &exp):
+		return nil, fmt.Errorf("%w; run 'tsinspect ca --rotate --ca-dir %s' to make a new one (the old files are kept)", err, shellQuote(dir))
+	}
+	return ca, err
+}
+
+func caDirOrDefault(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	return capture.DefaultCADir()
 }
 
 func splitList(s string) []string {

@@ -58,6 +58,9 @@ upstream_failed, in_flight). Works on a capture that is still being written.`)
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("exchanges: write: %w", err)
 	}
+	if damage, err := db.DamagedRows(context.Background()); err == nil && len(damage) > 0 {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: %s: %d damaged (a row whose body is missing is not listed): %s\n", pos[0], len(damage), store.DamageNames(damage))
+	}
 	if len(rows) == 0 {
 		fmt.Fprintln(env.stderr, "tsinspect: no exchanges recorded in", pos[0])
 	}

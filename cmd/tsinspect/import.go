@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/importer"
 	"github.com/tsinspect/tsinspect/importer/har"
 	"github.com/tsinspect/tsinspect/numfmt"
@@ -218,20 +219,36 @@ func runExport(env *cliEnv, args []string) error {
 		return fmt.Errorf("export: %w", err)
 	}
 	defer db.Close()
-	exs, err := db.Exchanges(context.Background())
-	if err != nil {
-		return fmt.Errorf("export: %w", err)
+	// The capture is read and written one exchange at a time: exporting
+	// holds the largest exchange in memory, not the whole capture.
+	n := 0
+	write := func(w io.Writer) error {
+		hw, err := har.NewWriter(w, version)
+		if err != nil {
+			return err
+		}
+		damage, err := db.EachExchange(context.Background(), func(ex *exchange.Exchange) error {
+			n++
+			return hw.Add(ex)
+		})
+		if err != nil {
+			return err
+		}
+		if len(damage) > 0 {
+			fmt.Fprintf(env.stderr, "tsinspect: warning: %s: %s\n", db.Path(), store.DamageSummary(damage))
+		}
+		return hw.Close()
 	}
 	if *outPath == "" || *outPath == "-" {
-		if err := har.Write(env.stdout, exs, version); err != nil {
+		if err := write(env.stdout); err != nil {
 			return fmt.Errorf("export: %w", err)
 		}
 		return nil
 	}
-	if err := outfile.WriteWith(*outPath, func(w io.Writer) error { return har.Write(w, exs, version) }); err != nil {
+	if err := outfile.WriteWith(*outPath, write); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	fmt.Fprintf(env.stderr, "tsinspect: exported %d %s to %s\n", len(exs), countNoun(len(exs), "exchange", "exchanges"), *outPath)
+	fmt.Fprintf(env.stderr, "tsinspect: exported %d %s to %s\n", n, countNoun(n, "exchange", "exchanges"), *outPath)
 	return nil
 }
 
@@ -278,7 +295,7 @@ func runReplayServer(env *cliEnv, args []string) error {
 	if err != nil {
 		return fmt.Errorf("replay-server: %w", err)
 	}
-	exs, err := db.Exchanges(context.Background())
+	exs, err := salvage(db, env.stderr)
 	db.Close()
 	if err != nil {
 		return fmt.Errorf("replay-server: %w", err)

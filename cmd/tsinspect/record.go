@@ -80,7 +80,7 @@ Examples:
 type recordFlags struct {
 	db, mode, listen, upstream, intercept, caDir, upstreamCA string
 	otlp, otlpRedact                                         string
-	allowRemote, quiet, ui                                   bool
+	allowRemote, quiet, ui, durable                          bool
 	command                                                  []string
 }
 
@@ -98,6 +98,7 @@ func runRecord(env *cliEnv, args []string) error {
 	fs.BoolVar(&f.quiet, "quiet", false, "print only errors, warnings and the final summary (no per-exchange lines)")
 	fs.StringVar(&f.otlp, "otlp", "", "also send each turn, as it completes, to the OpenTelemetry collector at this OTLP `URL` (env: the one the OTEL_EXPORTER_OTLP_* variables name); see 'tsinspect export -h'")
 	fs.StringVar(&f.otlpRedact, "otlp-redact", string(redact.Default), "redaction `policy` of the --otlp spans: default, strict or off")
+	fs.BoolVar(&f.durable, "durable", false, "sync every write to the disk (SQLite synchronous=FULL): nothing committed is lost even to a power loss, at the cost of an fsync per write")
 	fs.BoolVar(&f.ui, "ui", false, "show the live timeline while recording (q stops); a COMMAND's output then goes to FILE.out")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -163,6 +164,13 @@ func checkListen(addr string, allowRemote bool) error {
 }
 
 func record(env *cliEnv, f recordFlags) error {
+	// Hold SIGINT and SIGTERM for the whole run: the places that wait for
+	// them stop listening once they have one, and a second signal sent
+	// right after the first must not kill the process before the capture
+	// is finished and the summary printed.
+	hold := make(chan os.Signal, 8)
+	signal.Notify(hold, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(hold)
 	var otlpCfg otlp.Config
 	if f.otlp != "" {
 		c, err := otlpConfig("record", f.otlp)
@@ -179,11 +187,33 @@ func record(env *cliEnv, f recordFlags) error {
 		}
 		cfg.UpstreamRoots = roots
 	}
-	db, err := store.Open(f.db)
+	// An existing CA is checked before the capture file is touched: one
+	// that does not permit the hosts is refused, not replaced. A CA is
+	// made on first use only once the capture has opened.
+	if f.mode == capture.ModeMITM {
+		ca, err := loadCAWith(f.caDir, f.intercept, capture.LoadCA)
+		if err != nil && !errors.Is(err, capture.ErrNoCA) {
+			return err
+		}
+		cfg.CA = ca
+	}
+	if mode, ok := tightenCapture(f.db); ok {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: %s was open to other users (mode %04o); made it %04o, as tsinspect creates captures: it holds whole conversations\n", f.db, mode, mode&0o700)
+	}
+	open := store.Open
+	if f.durable {
+		open = store.OpenDurable
+	}
+	db, err := open(f.db)
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
 	defer db.Close()
+	if n, err := db.SettleInFlight(context.Background(), "the recorder stopped before the response ended (killed, crashed or power lost)"); err != nil {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: %v\n", err)
+	} else if n > 0 {
+		fmt.Fprintf(env.stderr, "tsinspect: %s left in flight by an earlier recorder that did not finish now marked interrupted\n", numfmt.Count(int(n), "exchange", "exchanges"))
+	}
 
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
@@ -192,7 +222,7 @@ func record(env *cliEnv, f recordFlags) error {
 	addr := ln.Addr().String()
 	defer ln.Close()
 
-	if f.mode == capture.ModeMITM {
+	if f.mode == capture.ModeMITM && cfg.CA == nil {
 		ca, err := loadCA(f.caDir, f.intercept)
 		if err != nil {
 			return err
@@ -244,7 +274,7 @@ func record(env *cliEnv, f recordFlags) error {
 	}
 	for k, v := range map[string]string{
 		"recorder": "tsinspect " + version, "mode": f.mode, "started_at": startedAt,
-		"upstream": f.upstream, "listen": addr,
+		"upstream": redactURL(f.upstream), "listen": addr,
 	} {
 		if err := db.SetMeta(ctx, k, v); err != nil {
 			fmt.Fprintf(env.stderr, "tsinspect: cannot write capture metadata (recording goes on): %v\n", err)
@@ -252,7 +282,7 @@ func record(env *cliEnv, f recordFlags) error {
 		}
 	}
 
-	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 30 * time.Second}
+	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 30 * time.Second, ConnContext: proxy.ConnContext}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 
@@ -496,6 +526,9 @@ func printSummary(env *cliEnv, db string, st capture.Stats, elapsed time.Duratio
 	fmt.Fprintf(env.stderr, "  request bodies %s, response bodies %s\n", numfmt.Bytes(st.ReqBytes), numfmt.Bytes(st.RespBytes))
 	if st.RecordErrors > 0 {
 		fmt.Fprintf(env.stderr, "  %s to the capture FAILED (first: %s); the traffic was not affected\n", numfmt.Count(st.RecordErrors, "write", "writes"), st.FirstRecordEr)
+		if st.Lost > 0 {
+			fmt.Fprintf(env.stderr, "  %s lost: not in the capture, or left there in flight\n", numfmt.Count(st.Lost, "exchange", "exchanges"))
+		}
 	}
 	if st.Exchanges == 0 {
 		return
@@ -506,7 +539,7 @@ func printSummary(env *cliEnv, db string, st capture.Stats, elapsed time.Duratio
 		fmt.Fprintf(env.stderr, "  next: tsinspect open %s\n", shellQuote(db))
 		return
 	}
-	if s, err := loadSession(db); err == nil && len(s.Turns) > 0 {
+	if s, err := loadSession(db, nil); err == nil && len(s.Turns) > 0 {
 		fmt.Fprintf(env.stderr, "  the capture holds %s in %s; %s\n", numfmt.Count(len(s.Turns), "Messages turn", "Messages turns"),
 			numfmt.Count(len(s.Threads), "thread", "threads"), flagCounts(s))
 		fmt.Fprintf(env.stderr, "  next: tsinspect open %s   (or turns, searches, report)\n", shellQuote(db))
@@ -612,4 +645,42 @@ func openCommandOutput(path string) (*os.File, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return f, nil
+}
+
+// redactURL returns u with the password of its user information replaced
+// by "xxxxx", so that a credential given in --upstream is never written to
+// the capture or printed. Of a string that does not parse, only what
+// follows its last '@' is kept.
+func redactURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		if i := strings.LastIndex(u, "@"); i >= 0 {
+			return u[i+1:]
+		}
+		return u
+	}
+	return p.Redacted()
+}
+
+// tightenCapture makes an existing capture file, and the -wal and -shm
+// files beside it, readable by their owner only, and returns the mode the
+// capture had when it was more open than that. tsinspect creates captures
+// 0600; one made otherwise (copied, or by an older version) would keep
+// handing the conversations recorded into it to every user of the machine.
+// Only regular files are changed: anything else is left to store.Open,
+// which refuses it.
+func tightenCapture(path string) (os.FileMode, bool) {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 == 0 {
+		return 0, false
+	}
+	if err := os.Chmod(path, fi.Mode().Perm()&0o700); err != nil {
+		return 0, false
+	}
+	for _, side := range []string{path + "-wal", path + "-shm"} {
+		if st, err := os.Lstat(side); err == nil && st.Mode().IsRegular() {
+			_ = os.Chmod(side, st.Mode().Perm()&0o700)
+		}
+	}
+	return fi.Mode().Perm(), true
 }

@@ -2,16 +2,13 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/outfile"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/report"
-	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
@@ -101,7 +98,7 @@ func runReport(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	exs, err := loadExchanges(pos[0])
+	exs, err := loadExchanges(pos[0], env.stderr)
 	if err != nil {
 		return err
 	}
@@ -137,16 +134,6 @@ func runReport(env *cliEnv, args []string) error {
 		}
 	}
 	return nil
-}
-
-// loadExchanges reads every exchange of a capture file.
-func loadExchanges(path string) ([]exchange.Exchange, error) {
-	db, err := store.OpenReadOnly(path)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	return db.Exchanges(context.Background())
 }
 
 // parseKinds splits a --fail-on list.

@@ -82,7 +82,7 @@ func runSearches(env *cliEnv, args []string) error {
 	case *require != "" && match == nil:
 		return usageError("searches: --require needs --tools to say which tools")
 	}
-	s, err := loadSession(pos[0])
+	s, err := loadSession(pos[0], env.stderr)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/report"
 	"github.com/tsinspect/tsinspect/store"
@@ -59,7 +60,7 @@ func runTurns(env *cliEnv, args []string) error {
 	if len(pos) != 1 {
 		return usageError("turns: want one capture FILE (see 'tsinspect turns -h')")
 	}
-	s, err := loadSession(pos[0])
+	s, err := loadSession(pos[0], env.stderr)
 	if err != nil {
 		return err
 	}
@@ -108,18 +109,36 @@ func checkThread(cmd string, s *timeline.Session, id string) error {
 	return usageError("%s: --thread %q: the capture's threads are %s", cmd, id, strings.Join(ids, ", "))
 }
 
-// loadSession reads a capture file and builds its timeline.
-func loadSession(path string) (*timeline.Session, error) {
+// loadSession reads a capture file and builds its timeline. Damaged rows
+// are left out and named in one line on warn (nil: not named).
+func loadSession(path string, warn io.Writer) (*timeline.Session, error) {
+	exs, err := loadExchanges(path, warn)
+	if err != nil {
+		return nil, err
+	}
+	return timeline.Build(exs), nil
+}
+
+// loadExchanges reads every exchange of a capture file. Rows that cannot
+// be read are left out and named in one line on warn (nil: not named): one
+// bad row does not cost the rest.
+func loadExchanges(path string, warn io.Writer) ([]exchange.Exchange, error) {
 	db, err := store.OpenReadOnly(path)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	exs, err := db.Exchanges(context.Background())
-	if err != nil {
-		return nil, err
+	return salvage(db, warn)
+}
+
+// salvage reads the exchanges of an open capture, naming damaged rows on
+// warn.
+func salvage(db *store.DB, warn io.Writer) ([]exchange.Exchange, error) {
+	exs, damage, err := db.ExchangesSalvaged(context.Background())
+	if len(damage) > 0 && warn != nil {
+		fmt.Fprintf(warn, "tsinspect: warning: %s: %s\n", db.Path(), store.DamageSummary(damage))
 	}
-	return timeline.Build(exs), nil
+	return exs, err
 }
 
 // parseInterspersed parses flags that may come before or after the

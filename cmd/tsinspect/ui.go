@@ -66,7 +66,7 @@ else works as in 'tsinspect open'.
 	if *speed <= 0 || *speed > 1024 {
 		return usageError("replay: --speed %g: want a factor above 0 and at most 1024", *speed)
 	}
-	s, err := loadSession(pos[0])
+	s, err := loadSession(pos[0], env.stderr)
 	if err != nil {
 		return err
 	}

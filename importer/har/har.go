@@ -147,15 +147,65 @@ type logJSON struct {
 // application's version. Credential headers keep their fingerprints (and a
 // credential that somehow was not fingerprinted is fingerprinted here).
 func Write(w io.Writer, exs []exchange.Exchange, creatorVersion string) error {
-	l := struct {
-		Log logJSON `json:"log"`
-	}{logJSON{Version: "1.2", Creator: creator{Name: "tsinspect", Version: creatorVersion}, Entries: make([]entry, 0, len(exs))}}
-	for i := range exs {
-		l.Log.Entries = append(l.Log.Entries, toEntry(&exs[i]))
+	hw, err := NewWriter(w, creatorVersion)
+	if err != nil {
+		return err
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(l); err != nil {
+	for i := range exs {
+		if err := hw.Add(&exs[i]); err != nil {
+			return err
+		}
+	}
+	return hw.Close()
+}
+
+// Writer writes a HAR 1.2 log one entry at a time, so that exporting a
+// capture holds one exchange in memory, not all of them. Its output is the
+// same as Write's.
+type Writer struct {
+	w       io.Writer
+	entries int
+}
+
+// NewWriter starts a HAR log on w; Add each exchange, then Close.
+func NewWriter(w io.Writer, creatorVersion string) (*Writer, error) {
+	c, err := json.MarshalIndent(creator{Name: "tsinspect", Version: creatorVersion}, "    ", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("har: write: %w", err)
+	}
+	if _, err := fmt.Fprintf(w, "{\n  \"log\": {\n    \"version\": \"1.2\",\n    \"creator\": %s,\n    \"entries\": [", c); err != nil {
+		return nil, fmt.Errorf("har: write: %w", err)
+	}
+	return &Writer{w: w}, nil
+}
+
+// Add writes one exchange as the next entry.
+func (hw *Writer) Add(ex *exchange.Exchange) error {
+	b, err := json.MarshalIndent(toEntry(ex), "      ", "  ")
+	if err != nil {
+		return fmt.Errorf("har: write: %w", err)
+	}
+	sep := ",\n      "
+	if hw.entries == 0 {
+		sep = "\n      "
+	}
+	hw.entries++
+	if _, err := io.WriteString(hw.w, sep); err != nil {
+		return fmt.Errorf("har: write: %w", err)
+	}
+	if _, err := hw.w.Write(b); err != nil {
+		return fmt.Errorf("har: write: %w", err)
+	}
+	return nil
+}
+
+// Close ends the log. It does not close the underlying writer.
+func (hw *Writer) Close() error {
+	end := "]\n  }\n}\n"
+	if hw.entries > 0 {
+		end = "\n    ]\n  }\n}\n"
+	}
+	if _, err := io.WriteString(hw.w, end); err != nil {
 		return fmt.Errorf("har: write: %w", err)
 	}
 	return nil

@@ -3,8 +3,11 @@ package har
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -219,4 +222,70 @@ func normalize(ex exchange.Exchange) exchange.Exchange {
 	}
 	ex.Chunks = cs
 	return ex
+}
+
+// writeAll is the former, whole-log encoding of Write: the streamed
+// output must be the same.
+func writeAll(w io.Writer, exs []exchange.Exchange, creatorVersion string) error {
+	l := struct {
+		Log logJSON `json:"log"`
+	}{logJSON{Version: "1.2", Creator: creator{Name: "tsinspect", Version: creatorVersion}, Entries: make([]entry, 0, len(exs))}}
+	for i := range exs {
+		l.Log.Entries = append(l.Log.Entries, toEntry(&exs[i]))
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(l); err != nil {
+		return fmt.Errorf("har: write: %w", err)
+	}
+	return nil
+}
+
+// TestStreamedWriteIsTheSame holds Writer's output to the whole-log
+// encoding, for no entry, one and several.
+func TestStreamedWriteIsTheSame(t *testing.T) {
+	for n := 0; n <= len(sample()); n++ {
+		exs := sample()[:n]
+		var streamed, whole bytes.Buffer
+		if err := Write(&streamed, exs, "test"); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeAll(&whole, exs, "test"); err != nil {
+			t.Fatal(err)
+		}
+		if streamed.String() != whole.String() {
+			t.Errorf("%d entries: streamed output differs:\n%s\nwant:\n%s", n, streamed.String(), whole.String())
+		}
+	}
+}
+
+// TestCompressedBodiesBounded reads a HAR of eight small gzip bodies that
+// decode to 64 MiB each: what Read keeps decoded stays within
+// MaxDecodedTotal, and every body is kept as sent.
+func TestCompressedBodiesBounded(t *testing.T) {
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(make([]byte, 64<<20))
+	zw.Close()
+	entry := fmt.Sprintf(`{"startedDateTime":"2025-01-01T00:00:00Z","time":1,"request":{"method":"POST","url":"https://api.anthropic.com/v1/messages","headers":[]},`+
+		`"response":{"status":200,"headers":[{"name":"Content-Encoding","value":"gzip"}],"content":{"size":0,"mimeType":"application/json","encoding":"base64","text":%q}}}`,
+		base64.StdEncoding.EncodeToString(gz.Bytes()))
+	har := `{"log":{"version":"1.2","entries":[` + strings.TrimSuffix(strings.Repeat(entry+",", 8), ",") + `]}}`
+	res, err := Read(strings.NewReader(har))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Exchanges) != 8 {
+		t.Fatalf("%d exchanges, want 8", len(res.Exchanges))
+	}
+	var decoded int
+	for _, ex := range res.Exchanges {
+		decoded += len(ex.RespBodyDecoded)
+		if !bytes.Equal(ex.RespBody, gz.Bytes()) {
+			t.Fatal("a body was not kept as sent")
+		}
+	}
+	if decoded > MaxDecodedTotal || decoded == 0 {
+		t.Errorf("kept %d MiB decoded, want some and at most %d MiB", decoded>>20, MaxDecodedTotal>>20)
+	}
 }

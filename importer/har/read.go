@@ -19,6 +19,12 @@ import (
 
 func httpStatusText(code int) string { return http.StatusText(code) }
 
+// MaxDecodedTotal bounds the decoded response bodies one Read keeps for a
+// HAR whose bodies were saved compressed: a few kilobytes of gzip can
+// stand for hundreds of megabytes, and a whole HAR is held in memory until
+// it is imported. Past it, bodies are kept only as sent.
+const MaxDecodedTotal = 256 << 20
+
 // Result is what Read found.
 type Result struct {
 	Exchanges []exchange.Exchange
@@ -39,6 +45,7 @@ type Result struct {
 func Read(r io.Reader) (*Result, error) {
 	dec := json.NewDecoder(r)
 	res := &Result{}
+	budget := int64(MaxDecodedTotal)
 	if err := expectDelim(dec, '{'); err != nil {
 		return nil, fmt.Errorf("har: %w: %v", ErrNotHAR, jsonError(err, dec))
 	}
@@ -84,7 +91,7 @@ func Read(r io.Reader) (*Result, error) {
 					res.invalid(fmt.Sprintf("entry %d: %v", res.Entries, err))
 					continue
 				}
-				ex, err := fromEntry(&e)
+				ex, err := fromEntry(&e, &budget)
 				if err != nil {
 					res.invalid(fmt.Sprintf("entry %d: %v", res.Entries, err))
 					continue
@@ -151,7 +158,10 @@ func skipValue(dec *json.Decoder) error {
 
 // fromEntry makes an exchange of a HAR entry, exactly from the
 // "_tsinspect" field when there is one.
-func fromEntry(e *entry) (exchange.Exchange, error) {
+//
+// budget is what is left of MaxDecodedTotal: a compressed body is kept
+// decoded only while it lasts.
+func fromEntry(e *entry, budget *int64) (exchange.Exchange, error) {
 	ex := exchange.Exchange{Source: Source, Method: e.Request.Method, URL: e.Request.URL, Status: e.Response.Status}
 	if ex.Method == "" || ex.URL == "" {
 		return ex, errors.New("no request method or URL")
@@ -192,7 +202,13 @@ func fromEntry(e *entry) (exchange.Exchange, error) {
 	ex.RespBody = body
 	if ce := ex.RespHeader("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") && len(body) > 0 {
 		if dec, err := contentcoding.Decode(ce, body); err == nil {
-			ex.RespBodyDecoded = dec // the HAR kept the body as sent
+			// The HAR kept the body as sent. Its decoded form is kept
+			// while the budget lasts; past it, readers decode it when
+			// they need it, one body at a time.
+			if int64(len(dec)) <= *budget {
+				ex.RespBodyDecoded = dec
+				*budget -= int64(len(dec))
+			}
 		} else {
 			ex.RespBodyDecoded = bytes.Clone(body) // the usual: kept decoded
 		}

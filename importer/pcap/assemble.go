@@ -1,12 +1,13 @@
 package pcap
 
 import (
+	"fmt"
 	"net"
 	"strconv"
 
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
-	"github.com/google/gopacket/reassembly"
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/reassembly"
 
 	"github.com/tsinspect/tsinspect/importer/flow"
 	"github.com/tsinspect/tsinspect/importer/tlsrec"
@@ -71,13 +72,58 @@ func (a *assembly) packet(data []byte, ci gopacket.CaptureInfo, lt layers.LinkTy
 	if nl == nil || tcp == nil {
 		return false
 	}
-	a.asm.AssembleWithContext(nl.NetworkFlow(), tcp, &packetContext{ci: ci})
+	a.assemble(nl.NetworkFlow(), tcp, ci)
 	return true
 }
 
+// brokenWhat names the connections a panic in reassembly cost.
+const brokenWhat = "TCP connections that could not be reassembled (internal error)"
+
+// assemble hands one segment to the assembler. A panic in the reassembly
+// library (a bug met on crafted or damaged input) costs the connection the
+// segment belongs to, not the import: that connection is marked broken and
+// its later segments are dropped.
+func (a *assembly) assemble(netFlow gopacket.Flow, tcp *layers.TCP, ci gopacket.CaptureInfo) {
+	tcpFlow := gopacket.NewFlow(layers.EndpointTCPPort, tcp.TransportFlow().Src().Raw(), tcp.TransportFlow().Dst().Raw())
+	for _, c := range a.conns {
+		if c.broken != "" && c.is(netFlow, tcpFlow) {
+			return
+		}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			for i := len(a.conns) - 1; i >= 0; i-- {
+				if c := a.conns[i]; c.is(netFlow, tcpFlow) {
+					c.markBroken(r)
+					return
+				}
+			}
+			// The panic came before the connection was made: keep a
+			// placeholder so that the loss is counted and later segments
+			// of the flow are dropped.
+			c := &conn{net: netFlow, tcp: tcpFlow, first: -1, synFrom: -1}
+			c.markBroken(r)
+			a.conns = append(a.conns, c)
+		}
+	}()
+	a.asm.AssembleWithContext(netFlow, tcp, &packetContext{ci: ci})
+}
+
 // finish flushes what the assembler still holds (data after a hole, and
-// connections that never closed).
-func (a *assembly) finish() { a.asm.FlushAll() }
+// connections that never closed). A panic in the library while flushing
+// costs the connections it had not finished with yet.
+func (a *assembly) finish() {
+	defer func() {
+		if r := recover(); r != nil {
+			for _, c := range a.conns {
+				if !c.complete && c.broken == "" {
+					c.markBroken(r)
+				}
+			}
+		}
+	}()
+	a.asm.FlushAll()
+}
 
 // conn is one TCP connection: the data of each direction (0: the sender of
 // the first packet seen, 1: the other side) with arrival times.
@@ -90,6 +136,22 @@ type conn struct {
 	started bool
 	// ignored, when not empty, is why the connection's data is dropped.
 	ignored string
+	// broken, when not empty, is the panic that reassembling it raised;
+	// its data is dropped and counted as an error.
+	broken string
+	// complete is set once the assembler is done with the connection.
+	complete bool
+}
+
+// is reports whether the segment flows are this connection's, in either
+// direction.
+func (c *conn) is(netFlow, tcpFlow gopacket.Flow) bool {
+	return (c.net == netFlow && c.tcp == tcpFlow) || (c.net == netFlow.Reverse() && c.tcp == tcpFlow.Reverse())
+}
+
+func (c *conn) markBroken(r any) {
+	c.broken = fmt.Sprint(r)
+	c.streams = [2]flow.Stream{}
 }
 
 // Accept takes every segment, including those of connections whose
@@ -99,8 +161,17 @@ func (c *conn) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir reassembly.T
 	return true
 }
 
-// ReassembledSG appends in-order data to its direction.
+// ReassembledSG appends in-order data to its direction. A panic while
+// reading what the assembler hands over breaks this connection only.
 func (c *conn) ReassembledSG(sg reassembly.ScatterGather, ac reassembly.AssemblerContext) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.markBroken(r)
+		}
+	}()
+	if c.broken != "" {
+		return
+	}
 	dir, _, end, skip := sg.Info()
 	d := 0
 	if dir == reassembly.TCPDirServerToClient {
@@ -121,7 +192,7 @@ func (c *conn) ReassembledSG(sg reassembly.ScatterGather, ac reassembly.Assemble
 		return
 	}
 	at := sg.CaptureInfo(avail - 1).Timestamp
-	if at.IsZero() {
+	if at.IsZero() && ac != nil {
 		at = ac.GetCaptureInfo().Timestamp
 	}
 	s.Append(sg.Fetch(avail), at)
@@ -149,7 +220,10 @@ func (c *conn) classify() {
 
 // ReassemblyComplete lets the assembler forget the connection, so that a
 // later one on the same ports starts afresh.
-func (c *conn) ReassemblyComplete(ac reassembly.AssemblerContext) bool { return true }
+func (c *conn) ReassemblyComplete(ac reassembly.AssemblerContext) bool {
+	c.complete = true
+	return true
+}
 
 // orient returns the client's and the server's streams: the client is the
 // side that spoke first (it sends the request or the ClientHello).

@@ -17,9 +17,9 @@ import (
 	"sort"
 	"time"
 
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
-	"github.com/google/gopacket/pcapgo"
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/importer/flow"
@@ -130,6 +130,10 @@ func Read(r io.ReaderAt, size int64, opts Options) (*Result, error) {
 		s.Count++
 	}
 	for _, c := range a.conns {
+		if c.broken != "" {
+			skip(brokenWhat, true)
+			continue
+		}
 		if c.ignored != "" {
 			skip(c.ignored, false)
 			continue

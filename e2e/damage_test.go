@@ -1,0 +1,137 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/store"
+)
+
+// TestOneBadRowCostsOnlyItself damages three rows of a capture (malformed
+// JSON, a body deleted, a state cut short): every reading command keeps
+// the other rows and names the damaged ones in one warning line.
+func TestOneBadRowCostsOnlyItself(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "damaged.db")
+	makeCapture(t, path, 6)
+	s, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=off")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`UPDATE exchange SET resp_headers = '[{' WHERE id = 2`,
+		`DELETE FROM blob WHERE hash = (SELECT req_body FROM exchange WHERE id = 3)`,
+		`UPDATE exchange SET state = 'complet' || char(0) WHERE id = 4`,
+	} {
+		if _, err := s.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s.Close()
+	named := regexp.MustCompile(`skipped 3 damaged exchanges: #2 \(.*\), #3 \(request body missing\), #4 \(unknown state`)
+	// exchanges lists from summaries: it cannot see malformed JSON, but
+	// names the rows whose body is missing or whose state is unknown.
+	if code, _, stderr := runCLI(t, "exchanges", path); code != 0 || !strings.Contains(stderr, "2 damaged (a row whose body is missing is not listed): #3 (request body missing), #4 (unknown state") {
+		t.Errorf("exchanges: exit %d, stderr:\n%s", code, stderr)
+	}
+	for _, args := range [][]string{
+		{"turns", path},
+		{"searches", path},
+		{"report", path, "--format", "json"},
+		{"export", path, "--format", "har"},
+	} {
+		code, out, stderr := runCLI(t, args...)
+		if code != 0 {
+			t.Errorf("%s: exit %d: %s", args[0], code, stderr)
+			continue
+		}
+		if !named.MatchString(stderr) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%s: want one line naming rows 2, 3 and 4, got:\n%s", args[0], stderr)
+		}
+		if args[0] == "export" && strings.Count(out, `"request": {`) != 3 {
+			t.Errorf("export kept %d entries, want 3", strings.Count(out, `"request": {`))
+		}
+		if args[0] == "report" {
+			if r := parseReport(t, out); len(r.Turns) != 3 {
+				t.Errorf("report has %d turns, want the 3 intact rows", len(r.Turns))
+			}
+		}
+	}
+
+	// replay-server serves the intact rows.
+	cmd := exec.Command(kit.Tsinspect, "replay-server", path, "--fast")
+	out := &lockedBuffer{}
+	var stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = out, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	var addr string
+	re := regexp.MustCompile(`at http://(127\.0\.0\.1:\d+)`)
+	for deadline := time.Now().Add(10 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		out.mu.Lock()
+		if m := re.FindStringSubmatch(out.b.String()); m != nil {
+			addr = m[1]
+		}
+		out.mu.Unlock()
+	}
+	if addr == "" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("replay-server did not start: %s", stderr.String())
+	}
+	resp, err := http.Post("http://"+addr+"/v1/messages", "application/json", strings.NewReader(`{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"x"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("replay-server answered %d", resp.StatusCode)
+	}
+}
+
+// TestExportStreams exports a capture of 40 distinct 2 MB bodies (80 MB):
+// the exporter's peak memory is that of a few exchanges being encoded, not
+// of the capture (buffering it all peaked near 4 times its size).
+func TestExportStreams(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.db")
+	db, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for i := 0; i < 40; i++ {
+		body := bytes.Repeat([]byte(fmt.Sprintf("event: ping\ndata: {\"n\":%d}\n\n", i)), 2<<20/24)
+		ex := &exchange.Exchange{Source: "test", Start: now, End: now, Method: "POST",
+			URL: "https://api.anthropic.com/v1/messages", Host: "api.anthropic.com",
+			ReqBody: []byte(fmt.Sprintf(`{"n":%d}`, i)), Status: 200, RespBody: body, State: exchange.StateComplete}
+		if err := db.Insert(context.Background(), ex); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	cmd := exec.Command(kit.Tsinspect, "export", path, "--format", "har", "--out", filepath.Join(t.TempDir(), "out.har"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("export: %v: %s", err, out)
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		t.Skip("no rusage on this system")
+	}
+	peak := ru.Maxrss << 10 // kilobytes on Linux
+	if peak > 128<<20 {
+		t.Errorf("export of an 80 MB capture peaked at %d MB", peak>>20)
+	}
+	t.Logf("peak RSS %d MB", peak>>20)
+}
