@@ -301,3 +301,45 @@ func Format(usd float64, ok bool) string {
 	}
 	return s
 }
+
+// writeRate returns the cache-write rate usage paid: the 1-hour one when
+// all its writes were 1-hour writes, else the 5-minute one.
+func writeRate(r Rates, u Usage) float64 {
+	if u.CacheWrite1h > 0 && u.CacheWrite5m == 0 {
+		return r.CacheWrite1h
+	}
+	return r.CacheWrite5m
+}
+
+// BreakCost is what a prompt-cache break cost a request: lost tokens that
+// had to be written to the cache again instead of read from it, at the
+// write rate (1-hour when the request wrote only 1-hour entries) less the
+// read rate. ok is false when the model has no price.
+func (t *Table) BreakCost(model string, u Usage, lost int64) (usd float64, ok bool) {
+	p, ok := t.Lookup(model)
+	if !ok {
+		return 0, false
+	}
+	r, _ := t.RatesFor(p, u.Prompt(), u.Batch)
+	return float64(lost) * (writeRate(r, u) - r.CacheRead) / 1e6, true
+}
+
+// PrefixRate is the rate, in US dollars per million tokens, a request paid
+// for the first tokens of its prompt (where tool definitions sit): the
+// cache-read rate when it read the cache, else the cache-write rate when it
+// wrote it, else the input rate. It prices tokens that would have been
+// added to, or were kept out of, the start of the prompt.
+func (t *Table) PrefixRate(model string, u Usage) (float64, bool) {
+	p, ok := t.Lookup(model)
+	if !ok {
+		return 0, false
+	}
+	r, _ := t.RatesFor(p, u.Prompt(), u.Batch)
+	switch {
+	case u.CacheRead > 0:
+		return r.CacheRead, true
+	case u.CacheWrite5m+u.CacheWrite1h > 0:
+		return writeRate(r, u), true
+	}
+	return r.Input, true
+}

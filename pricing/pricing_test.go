@@ -122,3 +122,26 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+func TestBreakCostAndPrefixRate(t *testing.T) {
+	tab := Default()
+	// 50,000 tokens written at $3.75 instead of read at $0.30.
+	if c, ok := tab.BreakCost("claude-sonnet-4-5", Usage{CacheWrite5m: 60000}, 50000); !ok || math.Abs(c-0.1725) > 1e-12 {
+		t.Errorf("5m break: %v %v, want 0.1725", c, ok)
+	}
+	// Only 1-hour writes: $6 instead of $0.30.
+	if c, ok := tab.BreakCost("claude-sonnet-4-5", Usage{CacheWrite1h: 60000}, 50000); !ok || math.Abs(c-0.285) > 1e-12 {
+		t.Errorf("1h break: %v %v, want 0.285", c, ok)
+	}
+	for _, tc := range []struct {
+		u    Usage
+		want float64
+	}{{Usage{CacheRead: 1, CacheWrite5m: 1}, 0.3}, {Usage{CacheWrite5m: 1}, 3.75}, {Usage{CacheWrite1h: 1}, 6}, {Usage{Input: 1}, 3}} {
+		if r, ok := tab.PrefixRate("claude-sonnet-4-5", tc.u); !ok || r != tc.want {
+			t.Errorf("prefix rate of %+v: %v, want %v", tc.u, r, tc.want)
+		}
+	}
+	if _, ok := tab.BreakCost("mistral-large", Usage{}, 1); ok {
+		t.Error("a break priced for an unknown model")
+	}
+}
