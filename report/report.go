@@ -22,6 +22,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
@@ -63,6 +64,9 @@ type Report struct {
 	// TokenSummary sums, per thread, what tool definitions cost and what
 	// deferring them saved.
 	TokenSummary TokenSummary `json:"token_summary"`
+	// Costs is the session's price in US dollars, from the built-in price
+	// table unless [Report.Price] gave another.
+	Costs *Costs `json:"costs"`
 }
 
 // Capture summarises the capture file.
@@ -115,6 +119,9 @@ type Turn struct {
 	StopReason   string  `json:"stop_reason"`
 	StopSequence *string `json:"stop_sequence"`
 	Usage        Usage   `json:"usage"`
+	// Cost is the turn's price in US dollars; null when it was not priced
+	// (no price table, or none for the model).
+	Cost *Cost `json:"cost"`
 
 	Catalog    Catalog    `json:"catalog"`
 	WorkingSet WorkingSet `json:"working_set"`
@@ -157,6 +164,10 @@ type Usage struct {
 	OutputTokens             int64 `json:"output_tokens"`
 	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
 	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	// CacheCreation5m and CacheCreation1h split the cache writes by TTL
+	// when the response said so (cache_creation.ephemeral_*_input_tokens).
+	CacheCreation5m int64 `json:"cache_creation_5m,omitempty"`
+	CacheCreation1h int64 `json:"cache_creation_1h,omitempty"`
 }
 
 // Catalog is the deferred tools announced to the model, and how that list
@@ -228,10 +239,15 @@ type Flag struct {
 	CacheMissReason string `json:"cache_miss_reason,omitempty"`
 	Agrees          *bool  `json:"agrees,omitempty"`
 	Search          string `json:"search,omitempty"`
+	// CostUSD is what the flag cost in US dollars, for a cache_break (its
+	// lost tokens written again instead of read) and a blind call (the
+	// turn that made it); set by [Report.Price].
+	CostUSD *float64 `json:"cost_usd,omitempty"`
 }
 
 // Build makes the report of s. version is the tsinspect release named in
-// "generator". A nil session gives an empty report. Tool-definition sizes
+// "generator". A nil session gives an empty report. Costs come from the
+// built-in price table ([pricing.Default]); [Report.Price] reprices. Tool-definition sizes
 // are estimates; see [BuildWithCounts].
 func Build(s *timeline.Session, version string) *Report {
 	return BuildWithCounts(s, version, nil)
@@ -247,6 +263,7 @@ func BuildWithCounts(s *timeline.Session, version string, counts Counts) *Report
 	r.Capture.Flags = map[string]int{}
 	if s == nil {
 		summariseTokens(r, nil)
+		r.Price(pricing.Default())
 		r.fillNil()
 		return r
 	}
@@ -284,6 +301,7 @@ func BuildWithCounts(s *timeline.Session, version string, counts Counts) *Report
 		})
 	}
 	summariseTokens(r, ds)
+	r.Price(pricing.Default())
 	r.fillNil()
 	return r
 }
@@ -348,6 +366,9 @@ func buildTurn(t *timeline.Turn, ds *definitions) Turn {
 		CacheReadInputTokens:     resp.Usage.CacheReadInputTokens,
 		CacheCreationInputTokens: resp.Usage.CacheCreationInputTokens,
 	}
+	if cc := resp.Usage.CacheCreation; cc != nil {
+		rt.Usage.CacheCreation5m, rt.Usage.CacheCreation1h = cc.Ephemeral5m, cc.Ephemeral1h
+	}
 
 	rt.Catalog.Count = len(d.Catalog)
 	rt.WorkingSet.Count = len(d.WorkingSet)
@@ -409,6 +430,17 @@ func (r *Report) fillNil() {
 	}
 	for i := range r.Turns {
 		r.Turns[i].fillNil()
+	}
+	if c := r.Costs; c != nil {
+		if c.Threads == nil {
+			c.Threads = []ThreadCost{}
+		}
+		if c.Unpriced == nil {
+			c.Unpriced = []string{}
+		}
+		if c.Estimated == nil {
+			c.Estimated = []string{}
+		}
 	}
 	if r.TokenSummary.Threads == nil {
 		r.TokenSummary.Threads = []ThreadTokens{}
