@@ -11,6 +11,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/report"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/timeline"
@@ -29,11 +30,16 @@ List the Messages API turns of a capture, one per line:
   CALLS    tool calls in the response
   INPUT, CACHE-RD, CACHE-NEW, OUTPUT
            usage: uncached input, cache read, cache written, output tokens
+  COST     the turn's price in US dollars from the built-in price table
+           (or --prices FILE); "≈" when the model is not in the table and
+           is priced as the newest model of its family, "-" when it has no
+           price
   STOP     stop reason; else "HTTP 529" and the like, "error: TYPE" for
            an error event, "incomplete" for a cut stream
   FLAGS    kinds of the flags raised on the turn, with a count when >1
 
-A last line sums the tokens of the turns shown. --thread keeps one thread,
+A last line sums the tokens and dollars of the turns shown; the line after
+it says which prices were used. --thread keeps one thread,
 --flagged the turns with a flag. Works on a capture that is still being
 written. For everything per turn, use 'tsinspect report'.
 
@@ -43,9 +49,10 @@ Examples:
   tsinspect turns session.db --flagged`
 
 func runTurns(env *cliEnv, args []string) error {
-	fs := newFlags(env, "turns", "FILE [--thread ID] [--flagged]", turnsAbout)
+	fs := newFlags(env, "turns", "FILE [--thread ID] [--flagged] [--prices FILE]", turnsAbout)
 	thread := fs.String("thread", "", "only this `thread` (main, sub1, side1, ...)")
 	flagged := fs.Bool("flagged", false, "only the turns with a flag")
+	prices := pricesFlag(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -60,7 +67,12 @@ func runTurns(env *cliEnv, args []string) error {
 	if err := checkThread("turns", s, *thread); err != nil {
 		return err
 	}
+	tab, err := loadPrices(*prices)
+	if err != nil {
+		return err
+	}
 	r := report.Build(s, version)
+	r.Price(tab)
 	all := len(r.Turns)
 	if *thread != "" || *flagged {
 		kept := r.Turns[:0]
@@ -73,6 +85,11 @@ func runTurns(env *cliEnv, args []string) error {
 	}
 	if err := writeTurnsTable(env.stdout, r); err != nil {
 		return fmt.Errorf("turns: write: %w", err)
+	}
+	if len(r.Turns) > 0 {
+		if _, err := fmt.Fprintf(env.stdout, "US dollars at %s\n", tab.Describe()); err != nil {
+			return fmt.Errorf("turns: write: %w", err)
+		}
 	}
 	switch {
 	case all == 0:
@@ -148,7 +165,7 @@ type turnsColumn struct {
 var turnsColumns = []turnsColumn{
 	{"TURN", true}, {"THREAD", false}, {"MODEL", false}, {"CAT", false}, {"WS", false},
 	{"SRCH", true}, {"CALLS", true}, {"INPUT", true}, {"CACHE-RD", true},
-	{"CACHE-NEW", true}, {"OUTPUT", true}, {"STOP", false}, {"FLAGS", false},
+	{"CACHE-NEW", true}, {"OUTPUT", true}, {"COST", true}, {"STOP", false}, {"FLAGS", false},
 }
 
 // writeTurnsTable writes one line per turn and a totals line.
@@ -160,7 +177,19 @@ func writeTurnsTable(w io.Writer, r *report.Report) error {
 	}
 	rows = append(rows, head)
 	var in, read, created, out int64
+	var usd float64
+	priced, estimated := false, false
 	for _, t := range r.Turns {
+		cost := "-"
+		if c := t.Cost; c != nil {
+			usd += c.USD
+			priced = true
+			cost = pricing.Format(c.USD, true)
+			if c.Estimated {
+				cost = "≈" + cost
+				estimated = true
+			}
+		}
 		u := t.Usage
 		in += u.InputTokens
 		read += u.CacheReadInputTokens
@@ -178,6 +207,7 @@ func writeTurnsTable(w io.Writer, r *report.Report) error {
 			numfmt.Thousands(u.CacheReadInputTokens),
 			numfmt.Thousands(u.CacheCreationInputTokens),
 			numfmt.Thousands(u.OutputTokens),
+			cost,
 			stopText(t),
 			flagKinds(t.Flags),
 		})
@@ -187,6 +217,13 @@ func writeTurnsTable(w io.Writer, r *report.Report) error {
 		total[0] = ""
 		total[1] = "total"
 		total[7], total[8], total[9], total[10] = numfmt.Thousands(in), numfmt.Thousands(read), numfmt.Thousands(created), numfmt.Thousands(out)
+		total[11] = "-"
+		if priced {
+			total[11] = pricing.Format(usd, true)
+			if estimated {
+				total[11] = "≈" + total[11]
+			}
+		}
 		rows = append(rows, total)
 	}
 	widths := make([]int, len(turnsColumns))
@@ -280,4 +317,21 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// pricesFlag declares --prices on fs.
+func pricesFlag(fs *flag.FlagSet) *string {
+	return fs.String("prices", "", "price table `FILE` (JSON, the form of the built-in one) instead of the built-in prices")
+}
+
+// loadPrices returns the table in path, or the built-in one for "".
+func loadPrices(path string) (*pricing.Table, error) {
+	if path == "" {
+		return pricing.Default(), nil
+	}
+	t, err := pricing.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("--prices: %w", err)
+	}
+	return t, nil
 }
