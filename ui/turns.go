@@ -18,6 +18,10 @@ import (
 type turnList struct {
 	*tview.Table
 	content *turnContent
+	// shownRow and shownHeight are the selected row and the list's height
+	// at the last draw: when either changes, the selection is scrolled
+	// into view.
+	shownRow, shownHeight int
 }
 
 // turnContent implements tview.TableContent over the view model. Row 0 is
@@ -44,11 +48,37 @@ var varyingColumns = []view.Column{view.ColModel, view.ColCatalog, view.ColWorki
 // flag name with up to three marks ("✖▲● call_before_load").
 const flagRoom = 20
 
-// Draw fits the columns to the list's width, then draws it.
+// Draw fits the columns to the list's width, keeps the selected turn in
+// view, then draws it.
 func (l *turnList) Draw(screen tcell.Screen) {
-	_, _, w, _ := l.GetInnerRect()
+	_, _, w, h := l.GetInnerRect()
 	l.content.fit(w)
+	l.keepSelectionInView(h)
 	l.Table.Draw(screen)
+}
+
+// keepSelectionInView scrolls the list so that the selected row shows when
+// the selection or the list's height changed since the last draw (opening
+// a capture of more turns than fit, a resize), and leaves the offset alone
+// otherwise so that the mouse wheel scrolls. Setting the offset also stops
+// tview from keeping the list scrolled to its end, which it starts doing
+// whenever a draw finds every row in view (as on a tall first screen) and
+// would otherwise keep after the list shrinks.
+func (l *turnList) keepSelectionInView(height int) {
+	row, _ := l.GetSelection()
+	off, col := l.GetOffset()
+	visible := height - 1 // the heading is fixed
+	if visible >= 1 && (row != l.shownRow || height != l.shownHeight) {
+		switch {
+		case row <= off:
+			off = row - 1
+		case row > off+visible:
+			off = row - visible
+		}
+		off = max(off, 0)
+	}
+	l.shownRow, l.shownHeight = row, height
+	l.SetOffset(off, col)
 }
 
 // fit drops the TIME column when the list is narrower than every column

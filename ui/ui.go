@@ -249,7 +249,10 @@ func headerLine(a *app) view.Line {
 	}
 	if th := m.ShownThread(); th != nil {
 		add(view.RoleText, "  thread ")
-		add(view.RoleMatch, "%s %s", th.ID, th.Kind)
+		add(view.RoleMatch, "%s", th.ID)
+		if th.Kind != th.ID {
+			add(view.RoleDim, " (%s)", th.Kind)
+		}
 	} else if len(s.Threads) > 1 {
 		add(view.RoleDim, "  all threads")
 	}

@@ -1,0 +1,47 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gdamore/tcell/v2"
+)
+
+// TestSelectionInViewAfterShrink opens a session on a screen where every
+// turn fits, then shrinks it (as a terminal's first size report or a
+// resize does): the list must still show turn 1, selected and highlighted,
+// not the last turns with the selection off screen.
+func TestSelectionInViewAfterShrink(t *testing.T) {
+	h := newHarness(t, goldenSession(), 120, 60, Options{})
+	for _, size := range [][2]int{{80, 14}, {100, 16}} {
+		h.sim.SetSize(size[0], size[1])
+		h.draw()
+		lines := strings.Split(h.text(), "\n")
+		if f := strings.Fields(lines[2]); len(f) == 0 || f[0] != "1" {
+			t.Fatalf("%dx%d: first row is %q, want turn 1:\n%s", size[0], size[1], lines[2], h.text())
+		}
+		cells, w, _ := h.sim.GetContents()
+		_, _, attr := cells[2*w+4].Style.Decompose()
+		if attr&tcell.AttrReverse == 0 {
+			t.Errorf("%dx%d: turn 1 is not highlighted", size[0], size[1])
+		}
+	}
+	// Moving down past the bottom scrolls, and the selection stays in view.
+	for i := 0; i < 8; i++ {
+		h.keys("j")
+	}
+	if !strings.Contains(h.text(), "9 03:04:23") {
+		t.Errorf("turn 9 not in view after moving down to it:\n%s", h.text())
+	}
+}
+
+// TestHeaderNamesThreadOnce checks that the header names the main thread
+// once ("thread main"), and a subagent with its kind.
+func TestHeaderNamesThreadOnce(t *testing.T) {
+	h := newHarness(t, goldenSession(), 120, 40, Options{})
+	h.keys("t")
+	head := strings.SplitN(h.text(), "\n", 2)[0]
+	if !strings.HasSuffix(head, "thread main") {
+		t.Errorf("header %q, want it to end in \"thread main\"", head)
+	}
+}
