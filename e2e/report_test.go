@@ -656,7 +656,7 @@ func checkTurnsTable(t *testing.T, table string, r *report.Report) {
 		}
 		read += tu.Usage.CacheReadInputTokens
 	}
-	if p := lines[len(lines)-1]; !strings.HasPrefix(p, "US dollars at prices taken ") {
+	if p := lines[len(lines)-1]; !strings.HasPrefix(p, "US dollars at built-in prices taken ") {
 		t.Errorf("prices line %q", p)
 	}
 	total := lines[len(lines)-2]

@@ -265,16 +265,14 @@ func (t *Table) ModelIDs() []string {
 	return out
 }
 
-// Describe is a one-line account of the table for reports: its date and
-// where it came from.
+// Describe is a one-line account of the table for reports: where it came
+// from and when its prices were taken ("built-in prices taken
+// 2025-11-24", "prices taken 2026-01-05 from prices.json").
 func (t *Table) Describe() string {
-	s := "prices taken " + t.Taken
 	if t.File != "" {
-		s += " from " + t.File
-	} else if t.Source != "" {
-		s += " (built-in, " + strings.SplitN(t.Source, " ", 2)[0] + ")"
+		return "prices taken " + t.Taken + " from " + t.File
 	}
-	return s
+	return "built-in prices taken " + t.Taken
 }
 
 // Format writes dollars for people: "$0.0123" below a dollar (four decimal
