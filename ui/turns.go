@@ -33,12 +33,15 @@ type turnContent struct {
 	head   []*tview.TableCell
 	widths [view.NumColumns]int
 	// narrow drops the TIME column, for a list too narrow to show it and
-	// a whole flag name.
+	// a whole flag name; noCost drops the COST column, the first to go.
 	narrow bool
+	noCost bool
 	// varying holds the widest cell of each of varyingColumns in the
 	// session measured.
 	measured *timeline.Session
 	varying  map[view.Column]int
+	// costWidth is the width of the COST column when shown.
+	costWidth int
 }
 
 // varyingColumns are the columns sized to their content.
@@ -81,19 +84,25 @@ func (l *turnList) keepSelectionInView(height int) {
 	l.SetOffset(off, col)
 }
 
-// fit drops the TIME column when the list is narrower than every column
-// and a whole flag name, and brings it back when there is room.
+// fit drops the COST column, then the TIME column, when the list is
+// narrower than every column and a whole flag name, and brings them back
+// when there is room.
 func (c *turnContent) fit(width int) {
 	need := flagRoom
 	for col := view.Column(0); col < view.ColFlags; col++ {
 		w := c.widths[col]
-		if col == view.ColTime {
+		switch col {
+		case view.ColTime:
 			w = timeWidth
+		case view.ColCost:
+			w = c.costWidth
 		}
 		need += w + 1
 	}
-	if narrow := width < need; narrow != c.narrow {
-		c.narrow = narrow
+	noCost := width < need
+	narrow := width < need-c.costWidth-1
+	if narrow != c.narrow || noCost != c.noCost {
+		c.narrow, c.noCost = narrow, noCost
 		c.reset()
 	}
 }
@@ -149,7 +158,9 @@ func (c *turnContent) reset() {
 	if s != c.measured {
 		c.measured = s
 		c.varying = map[view.Column]int{}
+		c.costWidth = len(view.ColCost.Title())
 		for _, t := range s.Turns {
+			c.costWidth = max(c.costWidth, view.CostCell(t, c.a.prices, false).Width())
 			for _, col := range varyingColumns {
 				w := view.Cell(t, col, c.a.loc, false).Width()
 				if mw := col.MaxWidth(); mw > 0 {
@@ -163,6 +174,10 @@ func (c *turnContent) reset() {
 		c.widths[col] = max(c.widths[col], w)
 	}
 	c.widths[view.ColPrompt] = 7 + view.BarWidth
+	c.widths[view.ColCost] = c.costWidth
+	if c.noCost {
+		c.widths[view.ColCost] = 0
+	}
 	// A replay shows "streaming" in STOP while a response is under way.
 	if c.a.m.Replaying() {
 		c.widths[view.ColStop] = max(c.widths[view.ColStop], len("streaming"))
@@ -170,7 +185,7 @@ func (c *turnContent) reset() {
 	c.head = make([]*tview.TableCell, view.NumColumns)
 	for col := range c.head {
 		title := view.Column(col).Title()
-		if c.narrow && view.Column(col) == view.ColTime {
+		if c.narrow && view.Column(col) == view.ColTime || c.noCost && view.Column(col) == view.ColCost {
 			title = ""
 		}
 		cell := tview.NewTableCell(c.pad(view.Column(col), "[::b]"+title+"[-:-:-]", len(title))).
@@ -221,7 +236,10 @@ func (c *turnContent) GetCell(row, col int) *tview.TableCell {
 	for i := range cells {
 		colm := view.Column(i)
 		line := view.Cell(t, colm, c.a.loc, inFlight)
-		if c.narrow && colm == view.ColTime {
+		if colm == view.ColCost {
+			line = view.CostCell(t, c.a.prices, inFlight)
+		}
+		if c.narrow && colm == view.ColTime || c.noCost && colm == view.ColCost {
 			line = view.Line{}
 		}
 		cell := tview.NewTableCell(c.pad(colm, c.a.th.tagged(line), line.Width())).SetStyle(c.a.th.base())

@@ -21,6 +21,7 @@ import (
 	"github.com/rivo/tview"
 
 	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/timeline"
 	"github.com/tsinspect/tsinspect/timeline/view"
 )
@@ -45,6 +46,8 @@ type Options struct {
 	// Explain says why a flag kind matters and what to do; nil means
 	// timeline.Explain.
 	Explain view.Explainer
+	// Prices prices the turns in US dollars; nil means the built-in table.
+	Prices *pricing.Table
 }
 
 // tick is how often a replay's clock is read.
@@ -90,6 +93,7 @@ type app struct {
 	loc     *time.Location
 	explain view.Explainer
 	title   string
+	prices  *pricing.Table
 
 	pages  *tview.Pages // "main" and "help"
 	header *tview.TextView
@@ -118,6 +122,10 @@ func newApp(m *view.Model, opts Options) *app {
 		loc:     opts.Location,
 		explain: opts.Explain,
 		title:   opts.Title,
+		prices:  opts.Prices,
+	}
+	if a.prices == nil {
+		a.prices = pricing.Default()
 	}
 	if a.loc == nil {
 		a.loc = time.Local
@@ -246,6 +254,13 @@ func headerLine(a *app) view.Line {
 		add(view.RoleWarning, "%s", numfmt.Count(n, "flag", "flags"))
 	} else {
 		add(view.RoleDim, "no flags")
+	}
+	if usd, est, ok := view.SessionCost(s, a.prices); ok {
+		approx := ""
+		if est {
+			approx = "≈"
+		}
+		add(view.RoleDim, " · %s%s", approx, pricing.Format(usd, true))
 	}
 	if th := m.ShownThread(); th != nil {
 		add(view.RoleText, "  thread ")
