@@ -77,11 +77,11 @@ func Default() *Table {
 func Load(path string) (*Table, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("pricing: load: %w", err)
+		return nil, fmt.Errorf("pricing: load prices: %w", err)
 	}
-	t, err := Parse(b)
+	t, err := parse(b)
 	if err != nil {
-		return nil, fmt.Errorf("pricing: load %s: %w", path, err)
+		return nil, fmt.Errorf("pricing: load prices %s: %w", path, err)
 	}
 	t.File = path
 	return t, nil
@@ -90,27 +90,35 @@ func Load(path string) (*Table, error) {
 // Parse decodes and checks a table: known fields only, a date, at least one
 // model, and no negative rate.
 func Parse(b []byte) (*Table, error) {
+	t, err := parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("pricing: parse: %w", err)
+	}
+	return t, nil
+}
+
+func parse(b []byte) (*Table, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var t Table
 	if err := dec.Decode(&t); err != nil {
-		return nil, fmt.Errorf("pricing: parse: %w", err)
+		return nil, err
 	}
 	if t.Taken == "" {
-		return nil, errors.New("pricing: parse: \"taken\" (the date the prices were taken) is missing")
+		return nil, errors.New("\"taken\" (the date the prices were taken) is missing")
 	}
 	if len(t.Models) == 0 {
-		return nil, errors.New("pricing: parse: no models")
+		return nil, errors.New("no models")
 	}
 	if t.Currency != "" && t.Currency != "USD" {
-		return nil, fmt.Errorf("pricing: parse: currency %q: only USD is supported", t.Currency)
+		return nil, fmt.Errorf("currency %q: only USD is supported", t.Currency)
 	}
 	if t.BatchFactor == 0 {
 		t.BatchFactor = 1
 	}
 	for _, m := range t.Models {
 		if m.Model == "" {
-			return nil, errors.New("pricing: parse: a model without \"model\"")
+			return nil, errors.New("a model without \"model\"")
 		}
 		rs := []Rates{m.Rates}
 		if m.LongContext != nil {
@@ -118,7 +126,7 @@ func Parse(b []byte) (*Table, error) {
 		}
 		for _, r := range rs {
 			if r.Input < 0 || r.Output < 0 || r.CacheWrite5m < 0 || r.CacheWrite1h < 0 || r.CacheRead < 0 {
-				return nil, fmt.Errorf("pricing: parse: %s: negative rate", m.Model)
+				return nil, fmt.Errorf("%s: negative rate", m.Model)
 			}
 		}
 	}

@@ -193,7 +193,7 @@ func (a *app) run(ctx context.Context, background func(done <-chan struct{})) er
 		go background(done)
 	}
 	if err := a.tv.Run(); err != nil {
-		return fmt.Errorf("ui: run: %w", err)
+		return fmt.Errorf("ui: start the terminal: %w", err)
 	}
 	return nil
 }

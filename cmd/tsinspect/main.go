@@ -117,8 +117,41 @@ func run(env *cliEnv, args []string) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
-	fmt.Fprintf(env.stderr, "tsinspect: %s\n", oneLine(err.Error()))
+	msg := oneLine(err.Error())
+	if code != 2 {
+		msg = plainError(msg)
+	}
+	fmt.Fprintf(env.stderr, "tsinspect: %s\n", msg)
 	return code
+}
+
+// internalPackages are the names tsinspect's packages put before their
+// errors ("store: open x.db: ..."): useful in a stack of wrapped errors,
+// noise to a user.
+var internalPackages = map[string]bool{
+	"ui": true, "store": true, "capture": true, "decode": true, "timeline": true, "view": true,
+	"report": true, "redact": true, "coverage": true, "importer": true, "pcap": true, "har": true,
+	"flow": true, "tlsrec": true, "replay": true, "pricing": true, "contentcoding": true,
+	"exchange": true, "session": true, "fixtures": true,
+}
+
+// plainError drops the package names, and the operation names a package
+// put before another package's error, from the start of an error message:
+// "ui: open: store: open x.db: file does not exist" becomes
+// "open x.db: file does not exist".
+func plainError(msg string) string {
+	for {
+		pkg, rest, ok := strings.Cut(msg, ": ")
+		if !ok || !internalPackages[pkg] || rest == "" {
+			return msg
+		}
+		msg = rest
+		if op, inner, ok := strings.Cut(msg, ": "); ok && !strings.ContainsAny(op, " /") {
+			if next, _, ok := strings.Cut(inner, ": "); ok && internalPackages[next] {
+				msg = inner
+			}
+		}
+	}
 }
 
 func oneLine(s string) string {
@@ -145,10 +178,15 @@ func dispatch(env *cliEnv, args []string) error {
 	case "-version", "--version":
 		name = "version"
 	}
+	var names []string
 	for _, c := range commands() {
 		if c.name == name {
 			return c.run(env, args[1:])
 		}
+		names = append(names, c.name)
+	}
+	if c := closest(name, names); c != "" {
+		return usageError("unknown command %q: did you mean %q? (run 'tsinspect help' for the list)", name, c)
 	}
 	return usageError("unknown command %q (run 'tsinspect help' for the list)", name)
 }
@@ -159,7 +197,13 @@ func newFlags(env *cliEnv, name, synopsis, about string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
-		fmt.Fprintf(env.stdout, "Usage: tsinspect %s %s\n\n%s\n\nFlags:\n", name, synopsis, strings.TrimSpace(about))
+		fmt.Fprintf(env.stdout, "Usage: tsinspect %s\n\n%s\n", strings.TrimSpace(name+" "+synopsis), strings.TrimSpace(about))
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n == 0 {
+			return // no "Flags:" heading over nothing
+		}
+		fmt.Fprintf(env.stdout, "\nFlags:\n")
 		fs.SetOutput(env.stdout)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
@@ -181,7 +225,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 			help()
 			return err
 		}
-		return usageError("%s: %v (see 'tsinspect %s -h')", fs.Name(), err, fs.Name())
+		return usageError("%s: %v%s (see 'tsinspect %s -h')", fs.Name(), err, flagSuggestion(fs, err), fs.Name())
 	}
 	return nil
 }

@@ -329,9 +329,5 @@ func loadPrices(path string) (*pricing.Table, error) {
 	if path == "" {
 		return pricing.Default(), nil
 	}
-	t, err := pricing.Load(path)
-	if err != nil {
-		return nil, fmt.Errorf("--prices: %w", err)
-	}
-	return t, nil
+	return pricing.Load(path)
 }
