@@ -345,9 +345,9 @@ var (
 	reTime = regexp.MustCompile(`("(?:at|first_at|last_at)": )"[^"]*"`)
 	// announcement (and so saved) estimates the tokens of message text
 	// that holds the session's temporary paths, which vary in length.
-	reTokens    = regexp.MustCompile(`("(?:input_tokens|cache_read_input_tokens|cache_creation_input_tokens|cache_creation_5m|cache_creation_1h|tokens_lost|announcement|saved)": )(-?[1-9][0-9]*)`)
+	reTokens = regexp.MustCompile(`("(?:input_tokens|cache_read_input_tokens|cache_creation_input_tokens|cache_creation_5m|cache_creation_1h|tokens_lost|announcement|saved)": )(-?[1-9][0-9]*)`)
 	// Dollar figures follow the token counts.
-	reUSD = regexp.MustCompile(`("(?:usd|input|output|cache_write|cache_read|total_usd|cache_breaks_usd|blind_calls_usd|deferral_saved_usd|saved_usd|cost_usd)": )(-?(?:[1-9][0-9]*(?:\.[0-9]+)?|0\.[0-9]+)(?:e-?[0-9]+)?)\b`)
+	reUSD       = regexp.MustCompile(`("(?:usd|input|output|cache_write|cache_read|total_usd|cache_breaks_usd|blind_calls_usd|deferral_saved_usd|saved_usd|cost_usd)": )(-?(?:[1-9][0-9]*(?:\.[0-9]+)?|0\.[0-9]+)(?:e-?[0-9]+)?)\b`)
 	reGenerator = regexp.MustCompile(`("generator": )"tsinspect[^"]*"`)
 	reDetail    = regexp.MustCompile(`("detail": )"((?:[^"\\]|\\.)*)"`)
 	reBigNumber = regexp.MustCompile(`[-−]?\b[0-9]{1,3}(?:,[0-9]{3})+\b|[-−]?\b[0-9]{3,}\b`)
