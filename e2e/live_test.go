@@ -76,10 +76,12 @@ func TestRecordUILive(t *testing.T) {
 	}
 }
 
-// tmuxTerm is a tmux server of its own running one session, "live".
+// tmuxTerm is a tmux server of its own running one session, "live". Its
+// socket is in a temporary directory of the test, so that none is left
+// behind in tmux's own directory.
 type tmuxTerm struct {
 	t    *testing.T
-	sock string
+	sock string // socket path
 }
 
 // startTmux runs script in a 120×40 tmux session; the server is killed at
@@ -89,15 +91,18 @@ func startTmux(t *testing.T, name, script string) *tmuxTerm {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatal("tmux is not installed; CI installs it (.ci/run)")
 	}
-	term := &tmuxTerm{t: t, sock: fmt.Sprintf("tsinspect-%s-%d", name, os.Getpid())}
-	t.Cleanup(func() { term.tm("kill-server") })
+	term := &tmuxTerm{t: t, sock: filepath.Join(t.TempDir(), name+".sock")}
+	t.Cleanup(func() {
+		term.tm("kill-server")
+		os.Remove(term.sock)
+	})
 	term.tm("new-session", "-d", "-s", "live", "-x", "120", "-y", "40", "sh "+shq(script))
 	return term
 }
 
 // tm runs a tmux command against the session's server.
 func (term *tmuxTerm) tm(args ...string) string {
-	out, _ := exec.Command("tmux", append([]string{"-L", term.sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
+	out, _ := exec.Command("tmux", append([]string{"-S", term.sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
 	return string(out)
 }
 

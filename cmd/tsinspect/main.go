@@ -59,6 +59,7 @@ func commands() []command {
 		{"open", "browse a capture in the terminal: turns, working set, catalog, searches, cache, flags", runOpen},
 		{"replay", "play a capture's turns back in recorded time (--speed N), with pause and step", runReplay},
 		{"demo", "browse the capture bundled in tsinspect, no API key needed", runDemo},
+		{"standin", "serve a scripted stand-in for the API and the demo MCP server: record Claude Code with no API key", runStandin},
 		{"ca", "show the interception CA: path, fingerprint, how to trust it", runCA},
 		{"import", "import a pcap, pcapng (TLS decrypted with a key log) or HAR file into a capture", runImport},
 		{"export", "export a capture as HAR 1.2 (credentials never included)", runExport},
