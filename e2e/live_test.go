@@ -59,6 +59,9 @@ func TestRecordUILive(t *testing.T) {
 	if !strings.Contains(screen, "recording live.db via 127.0.0.1:") {
 		t.Errorf("live header missing:\n%s", screen)
 	}
+	waitFor("the command's end in the header", func(s string) bool {
+		return strings.Contains(s, "claude exited with status 0; q quits")
+	})
 	tm("send-keys", "-t", "live", "q")
 	waitFor("the exit status", func(string) bool {
 		b, err := os.ReadFile(filepath.Join(dir, "exit"))
@@ -66,6 +69,11 @@ func TestRecordUILive(t *testing.T) {
 	})
 	if b, _ := os.ReadFile(filepath.Join(dir, "exit")); strings.TrimSpace(string(b)) != "EXIT=0" {
 		t.Errorf("record --ui exited with %q", b)
+	}
+	// After q, the terminal holds the summary, not the proxy settings the
+	// command was given.
+	if s := tm("capture-pane", "-p", "-t", "live"); strings.Contains(s, "export HTTPS_PROXY") || !strings.Contains(s, "tsinspect: recorded ") {
+		t.Errorf("after quitting:\n%s", s)
 	}
 	if out, _ := os.ReadFile(db + ".out"); !strings.Contains(string(out), "Echo said: live") {
 		t.Errorf("the command's output is not in %s: %q", filepath.Base(db)+".out", out)

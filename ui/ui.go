@@ -48,6 +48,10 @@ type Options struct {
 	Explain view.Explainer
 	// Prices prices the turns in US dollars; nil means the built-in table.
 	Prices *pricing.Table
+	// Notes, for RunLive, brings news from the caller to show in the
+	// header as it arrives, such as "claude exited with status 0"; each
+	// note replaces the last.
+	Notes <-chan string
 }
 
 // tick is how often a replay's clock is read.
@@ -94,6 +98,8 @@ type app struct {
 	explain view.Explainer
 	title   string
 	prices  *pricing.Table
+	// note is the latest of Options.Notes, shown in the header.
+	note string
 
 	pages  *tview.Pages // "main" and "help"
 	header *tview.TextView
@@ -245,6 +251,9 @@ func headerLine(a *app) view.Line {
 	add(view.RoleTitle, " tsinspect")
 	if a.title != "" {
 		add(view.RoleText, " %s", a.title)
+	}
+	if a.note != "" {
+		add(view.RoleWarning, "  %s", a.note)
 	}
 	if m.Replaying() {
 		add(view.RoleTitle, "  %s", m.Replay())
