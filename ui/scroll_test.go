@@ -41,7 +41,10 @@ func TestHeaderNamesThreadOnce(t *testing.T) {
 	h := newHarness(t, goldenSession(), 120, 40, Options{})
 	h.keys("t")
 	head := strings.SplitN(h.text(), "\n", 2)[0]
-	if !strings.HasSuffix(head, "thread main") {
-		t.Errorf("header %q, want it to end in \"thread main\"", head)
+	if !strings.Contains(head, "thread main  ") || strings.Contains(head, "main main") {
+		t.Errorf("header %q, want \"thread main\" once", head)
+	}
+	if !strings.HasSuffix(head, "$0.1066 in all") {
+		t.Errorf("header %q does not end in the session's dollars", head)
 	}
 }

@@ -264,13 +264,7 @@ func headerLine(a *app) view.Line {
 	} else {
 		add(view.RoleDim, "no flags")
 	}
-	if usd, est, ok := view.SessionCost(s, a.prices); ok {
-		approx := ""
-		if est {
-			approx = "≈"
-		}
-		add(view.RoleDim, " · %s%s", approx, pricing.Format(usd, true))
-	}
+
 	if th := m.ShownThread(); th != nil {
 		add(view.RoleText, "  thread ")
 		add(view.RoleMatch, "%s", th.ID)
@@ -287,6 +281,14 @@ func headerLine(a *app) view.Line {
 		add(view.RoleText, "  ")
 		add(view.RoleMatch, "/%s", q)
 		add(view.RoleDim, " %d shown", m.Len())
+	}
+	// Last, so that on a narrow terminal it is what gets cut.
+	if usd, est, ok := view.SessionCost(s, a.prices); ok {
+		approx := ""
+		if est {
+			approx = "≈"
+		}
+		add(view.RoleDim, "  %s%s in all", approx, pricing.Format(usd, true))
 	}
 	return l
 }
