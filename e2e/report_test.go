@@ -339,6 +339,7 @@ const (
 	phVersion = "tsinspect <version>"
 	phNumber  = "<n>"
 	phUSD     = "<usd>"
+	phTiming  = "<timing>"
 )
 
 var (
@@ -346,6 +347,8 @@ var (
 	// announcement (and so saved) estimates the tokens of message text
 	// that holds the session's temporary paths, which vary in length.
 	reTokens = regexp.MustCompile(`("(?:input_tokens|cache_read_input_tokens|cache_creation_input_tokens|cache_creation_5m|cache_creation_1h|tokens_lost|announcement|saved)": )(-?[1-9][0-9]*)`)
+	// Timing varies from run to run.
+	reTiming = regexp.MustCompile(`("(?:ttft_ms|duration_ms|output_tokens_per_second)": )(-?(?:[1-9][0-9]*(?:\.[0-9]+)?|0\.[0-9]+)(?:e-?[0-9]+)?)\b`)
 	// Dollar figures follow the token counts.
 	reUSD       = regexp.MustCompile(`("(?:usd|input|output|cache_write|cache_read|total_usd|cache_breaks_usd|blind_calls_usd|deferral_saved_usd|saved_usd|cost_usd)": )(-?(?:[1-9][0-9]*(?:\.[0-9]+)?|0\.[0-9]+)(?:e-?[0-9]+)?)\b`)
 	reGenerator = regexp.MustCompile(`("generator": )"tsinspect[^"]*"`)
@@ -371,7 +374,8 @@ var (
 //     offsets into a prompt that holds that directory) become "<n>";
 //     small numbers (turn numbers, counts of tools) stay;
 //   - non-zero dollar figures, which follow those token counts, become
-//     "<usd>";
+//     "<usd>", and non-zero timings (ttft_ms, duration_ms,
+//     output_tokens_per_second) "<timing>";
 //   - the generator's version becomes "tsinspect <version>".
 //
 // Everything else (turn order, threads, models, stop reasons, the catalog,
@@ -384,6 +388,7 @@ func normalise(out string) string {
 	})
 	out = reTokens.ReplaceAllString(out, `$1"`+phTokens+`"`)
 	out = reUSD.ReplaceAllString(out, `$1"`+phUSD+`"`)
+	out = reTiming.ReplaceAllString(out, `$1"`+phTiming+`"`)
 	out = reGenerator.ReplaceAllString(out, `$1"`+phVersion+`"`)
 	out = reDetail.ReplaceAllStringFunc(out, func(m string) string {
 		return reBigNumber.ReplaceAllString(m, phNumber)

@@ -7,11 +7,15 @@ import (
 	"github.com/tsinspect/tsinspect/report"
 )
 
-// TestCostsKept checks that redaction keeps the dollar figures.
+// TestCostsKept checks that redaction keeps the dollar figures, the
+// client, the betas and the timing.
 func TestCostsKept(t *testing.T) {
 	r := &report.Report{
 		Threads: []report.Thread{{ID: "main", Kind: "main", Turns: []int{1}}},
+		Capture: report.Capture{Clients: []string{"claude-cli/2.1.328 (external, sdk-cli)"}, Betas: []string{"advanced-tool-use-2025-11-20"}},
 		Turns: []report.Turn{{Index: 1, Thread: "main", Model: "claude-opus-5-5",
+			Client: "claude-cli/2.1.328 (external, sdk-cli)", Betas: []string{"advanced-tool-use-2025-11-20"},
+			Timing: report.Timing{TTFTMs: 812, DurationMs: 3200, OutputTokensPerSecond: 45},
 			Usage: report.Usage{InputTokens: 1000, CacheCreationInputTokens: 5000},
 			Flags: []report.Flag{{Kind: "cache_break", Severity: "warning", TokensLost: 4000}}}},
 		TokenSummary: report.TokenSummary{Threads: []report.ThreadTokens{{Thread: "main"}}},
@@ -28,6 +32,10 @@ func TestCostsKept(t *testing.T) {
 		}
 		if f := out.Turns[0].Flags[0].CostUSD; f == nil || *f != *r.Turns[0].Flags[0].CostUSD {
 			t.Errorf("%s: flag cost %v", p, f)
+		}
+		if tu := out.Turns[0]; tu.Client != r.Turns[0].Client || len(tu.Betas) != 1 || tu.Timing != r.Turns[0].Timing ||
+			len(out.Capture.Clients) != 1 || out.Capture.Betas[0] != "advanced-tool-use-2025-11-20" {
+			t.Errorf("%s: client, betas or timing lost: %+v %+v", p, tu, out.Capture)
 		}
 	}
 }

@@ -217,6 +217,12 @@ func (a *applier) report(r *report.Report) *report.Report {
 	for k, n := range r.Capture.Flags {
 		out.Capture.Flags[a.kind(k)] += n
 	}
+	for _, c := range r.Capture.Clients {
+		out.Capture.Clients = append(out.Capture.Clients, a.s.text(c))
+	}
+	for _, b := range r.Capture.Betas {
+		out.Capture.Betas = append(out.Capture.Betas, a.enum(b))
+	}
 	for _, th := range r.Threads {
 		o := report.Thread{ID: a.thread(th.ID), Kind: a.enum(th.Kind), Turns: slices.Clone(th.Turns)}
 		for _, m := range th.Models {
@@ -277,6 +283,11 @@ func (a *applier) turn(t *report.Turn) report.Turn {
 		Unreferenced:      a.tools(t.Unreferenced),
 		MissingReferences: a.tools(t.MissingReferences),
 		ToolTokens:        t.ToolTokens,
+		Client:            a.s.text(t.Client),
+		Timing:            t.Timing,
+	}
+	for _, b := range t.Betas {
+		o.Betas = append(o.Betas, a.enum(b))
 	}
 	if c := t.Cost; c != nil {
 		oc := *c

@@ -26,6 +26,7 @@ func (r *Report) WriteHTML(w io.Writer, opts RenderOptions) error {
 		"atLeast":    lowerBound,
 		"usd":        func(v float64) string { return pricing.Format(v, true) },
 		"cost":       costText,
+		"timing":     timingText,
 		"threadCost": threadCostText,
 		"savedUSD":   func(r *Report, t ThreadTokens) string { return savedUSDText(r, t) },
 		"short":      ShortHash,
@@ -87,6 +88,8 @@ type htmlView struct {
 	// CostNotes are the cost sentences after the first (the total is on
 	// its card).
 	CostNotes []string
+	// Timing sums up the turns' timing.
+	Timing string
 }
 
 type htmlThread struct {
@@ -112,6 +115,7 @@ func (r *Report) htmlView(opts RenderOptions) htmlView {
 	if cs := r.costSentences(); len(cs) > 0 {
 		v.CostNotes = cs
 	}
+	v.Timing = r.timingSummary()
 	v.Searches, v.EmptySearch = r.searchCounts()
 	v.Errs, v.Warns, v.Infos = r.severityCounts()
 	for _, t := range r.TokenSummary.Threads {
@@ -238,6 +242,8 @@ details { margin: 8px 0; } summary { cursor: pointer; color: var(--muted); }
 <div class="card"><b>{{.Searches}} tool {{plural .Searches "search" "searches"}}</b><span>{{.EmptySearch}} loaded nothing; loaded: {{if .Loaded}}{{join .Loaded ", "}}{{else}}none{{end}}</span></div>
 <div class="card"><b class="{{if .Errs}}bad{{end}}">{{add (add .Errs .Warns) .Infos}} {{plural (add (add .Errs .Warns) .Infos) "flag" "flags"}}</b><span>{{.Errs}} {{plural .Errs "error" "errors"}}, {{.Warns}} {{plural .Warns "warning" "warnings"}}, {{.Infos}} info</span></div>
 <div class="card"><b>{{thousands .Usage.CacheReadInputTokens}}</b><span>cache read tokens; {{thousands .Usage.CacheCreationInputTokens}} written, {{thousands .Usage.InputTokens}} uncached input, {{thousands .Usage.OutputTokens}} output</span></div>
+{{with .Timing}}<div class="card"><b>{{$.R.Capture.Turns}} {{plural $.R.Capture.Turns "turn" "turns"}} timed</b><span>{{.}}</span></div>{{end}}
+{{with .R.Capture.Clients}}<div class="card"><b>{{join . ", "}}</b><span>client; betas: {{if $.R.Capture.Betas}}{{join $.R.Capture.Betas ", "}}{{else}}none{{end}}</span></div>{{end}}
 {{with .R.Costs}}<div class="card"><b>{{usd .TotalUSD}}</b><span>US dollars{{if .CacheBreaks}}; cache breaks {{usd .CacheBreaksUSD}}{{end}}{{if .BlindCalls}}; blind calls {{usd .BlindCallsUSD}}{{end}}; deferral saved {{if .DeferralSavedLowerBound}}≥{{end}}{{usd .DeferralSavedUSD}}</span></div>{{end}}
 </div>
 {{with .CostNotes}}<p class="muted">{{join . " "}}</p>{{end}}
@@ -271,18 +277,18 @@ details { margin: 8px 0; } summary { cursor: pointer; color: var(--muted); }
 {{if .Unreferenced}}<p>Deferred tools sent without a reference left in the history (restored after compaction): {{range $i, $n := .Unreferenced}}{{if $i}}, {{end}}<code>{{$n}}</code>{{end}}.</p>{{end}}
 <h3>Turns</h3>
 <div class="scroll"><table>
-<thead><tr><th class="n">Turn</th><th>Model</th><th>Stop</th><th class="n">Catalog</th><th>Working set</th><th class="n">Searches</th><th>Calls</th><th class="n">Input</th><th class="n">Cache read</th><th class="n">Cache write</th><th class="n">Output</th><th class="n" title="US dollars">Cost</th><th class="n" title="tool-definition tokens sent">Defs sent</th><th class="n" title="tool-definition tokens with every deferred tool inlined">Inlined</th><th>Flags</th></tr></thead>
+<thead><tr><th class="n">Turn</th><th>Model</th><th>Stop</th><th class="n">Catalog</th><th>Working set</th><th class="n">Searches</th><th>Calls</th><th class="n">Input</th><th class="n">Cache read</th><th class="n">Cache write</th><th class="n">Output</th><th class="n" title="US dollars">Cost</th><th class="nw" title="time to first token, duration, output tokens per second">Time</th><th class="n" title="tool-definition tokens sent">Defs sent</th><th class="n" title="tool-definition tokens with every deferred tool inlined">Inlined</th><th>Flags</th></tr></thead>
 <tbody>{{range .Turns}}<tr class="{{if .Flags}}flagged{{range .Flags}}{{if eq .Severity "error"}} flagged-error{{end}}{{end}}{{end}}">
 <td class="n">{{.Index}}</td><td class="nw">{{model .Model}}</td><td class="nw">{{stop .}}</td>
 <td class="n">{{change .Catalog.Count (len .Catalog.Added) (len .Catalog.Removed)}}</td>
 <td>{{change .WorkingSet.Count (len .WorkingSet.Added) (len .WorkingSet.Removed)}}{{range .WorkingSet.Added}} <code>+{{wbr .}}</code>{{end}}{{range .WorkingSet.Removed}} <code>−{{wbr .}}</code>{{end}}</td>
 <td class="n">{{len .ToolSearches}}</td>
 <td>{{range $i, $c := .ToolCalls}}{{if $i}}, {{end}}<code>{{wbr $c.Name}}</code>{{with callNote $c}} <span class="bad">({{.}})</span>{{end}}{{end}}</td>
-<td class="n">{{thousands .Usage.InputTokens}}</td><td class="n">{{thousands .Usage.CacheReadInputTokens}}</td><td class="n">{{thousands .Usage.CacheCreationInputTokens}}</td><td class="n">{{thousands .Usage.OutputTokens}}</td><td class="n">{{cost .Cost}}</td>
+<td class="n">{{thousands .Usage.InputTokens}}</td><td class="n">{{thousands .Usage.CacheReadInputTokens}}</td><td class="n">{{thousands .Usage.CacheCreationInputTokens}}</td><td class="n">{{thousands .Usage.OutputTokens}}</td><td class="n">{{cost .Cost}}</td><td class="nw">{{timing .Timing}}</td>
 <td class="n">{{thousands .ToolTokens.Sent}}</td><td class="n">{{atLeast .ToolTokens.Inlined .ToolTokens.Unknown}}</td>
 <td>{{range $i, $n := index $th.Nums .Index}}{{if $i}} {{end}}<a href="#flag-{{$n}}">⚑{{$n}}</a>{{end}} {{range kinds .}}<span class="badge {{sevClass (kindSev .)}}">{{.}}</span> {{end}}</td>
 </tr>{{end}}</tbody>
-<tfoot><tr><td></td><td>total</td><td></td><td></td><td></td><td></td><td></td><td class="n">{{thousands .Usage.InputTokens}}</td><td class="n">{{thousands .Usage.CacheReadInputTokens}}</td><td class="n">{{thousands .Usage.CacheCreationInputTokens}}</td><td class="n">{{thousands .Usage.OutputTokens}}</td><td class="n">{{threadCost .Turns}}</td><td class="n">{{thousands .Tokens.Sent}}</td><td class="n">{{atLeast .Tokens.Inlined (len .Tokens.Unknown)}}</td><td></td></tr></tfoot>
+<tfoot><tr><td></td><td>total</td><td></td><td></td><td></td><td></td><td></td><td class="n">{{thousands .Usage.InputTokens}}</td><td class="n">{{thousands .Usage.CacheReadInputTokens}}</td><td class="n">{{thousands .Usage.CacheCreationInputTokens}}</td><td class="n">{{thousands .Usage.OutputTokens}}</td><td class="n">{{threadCost .Turns}}</td><td></td><td class="n">{{thousands .Tokens.Sent}}</td><td class="n">{{atLeast .Tokens.Inlined (len .Tokens.Unknown)}}</td><td></td></tr></tfoot>
 </table></div>
 {{with .Last}}<details><summary>Tool definitions of turn {{.Index}}: name, deferred, loaded, SHA-256 of the definition, tokens</summary>
 <table><thead><tr><th>Tool</th><th>Deferred</th><th>Loaded</th><th>SHA-256</th><th class="n">Tokens</th></tr></thead>

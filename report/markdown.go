@@ -62,6 +62,8 @@ func (m *mdWriter) summary(r *Report) {
 		ths = append(ths, fmt.Sprintf("%s (%s, %d %s)", v.ID, v.Label, len(v.Turns), numfmt.Plural(len(v.Turns), "turn", "turns")))
 	}
 	m.p("| Threads | %s |", mdText(orDash(strings.Join(ths, ", "))))
+	m.p("| Client | %s |", codeList(r.Capture.Clients, true))
+	m.p("| Betas | %s |", codeList(r.Capture.Betas, true))
 	m.p("| Models | %s |", codeList(r.models(), true))
 	all, empty := r.searchCounts()
 	m.p("| Tool searches | %d, %d of them loaded nothing |", all, empty)
@@ -80,6 +82,9 @@ func (m *mdWriter) summary(r *Report) {
 	u := usageTotals(r.allTurns())
 	m.p("| Tokens | %s input, %s cache read, %s cache write, %s output |", numfmt.Thousands(u.InputTokens),
 		numfmt.Thousands(u.CacheReadInputTokens), numfmt.Thousands(u.CacheCreationInputTokens), numfmt.Thousands(u.OutputTokens))
+	if ts := r.timingSummary(); ts != "" {
+		m.p("| Timing | %s |", mdText(ts))
+	}
 	if cs := r.costSentences(); len(cs) > 0 {
 		m.p("| Cost (USD) | %s |", mdText(strings.Join(cs, " ")))
 	}
@@ -164,8 +169,8 @@ func (m *mdWriter) thread(r *Report, v threadView) {
 	m.p("")
 	m.p("%d %s, %s.", len(v.Turns), numfmt.Plural(len(v.Turns), "turn", "turns"), "models "+codeList(v.Models, false))
 	m.p("")
-	m.p("| Turn | Model | Stop | Catalog | Working set | Searches | Calls | Input | Cache read | Cache write | Output | Cost | Tool defs sent | All inlined | Flags |")
-	m.p("|--:|---|---|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|---|")
+	m.p("| Turn | Model | Stop | Catalog | Working set | Searches | Calls | Input | Cache read | Cache write | Output | Cost | Time | Tool defs sent | All inlined | Flags |")
+	m.p("|--:|---|---|--:|--:|--:|---|--:|--:|--:|--:|--:|---|--:|--:|---|")
 	for _, t := range v.Turns {
 		var calls []string
 		for _, c := range t.ToolCalls {
@@ -186,17 +191,17 @@ func (m *mdWriter) thread(r *Report, v threadView) {
 		if len(t.WorkingSet.Removed) > 0 {
 			ws += " " + codeList(prefixAll("−", t.WorkingSet.Removed), true)
 		}
-		m.p("| %d | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |",
+		m.p("| %d | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |",
 			t.Index, mdText(orDash(decode.ShortModel(t.Model))), mdText(stopText(t)),
 			sizeChange(t.Catalog.Count, len(t.Catalog.Added), len(t.Catalog.Removed)), ws,
 			len(t.ToolSearches), orDash(strings.Join(calls, ", ")),
 			numfmt.Thousands(t.Usage.InputTokens), numfmt.Thousands(t.Usage.CacheReadInputTokens),
-			numfmt.Thousands(t.Usage.CacheCreationInputTokens), numfmt.Thousands(t.Usage.OutputTokens), costText(t.Cost),
+			numfmt.Thousands(t.Usage.CacheCreationInputTokens), numfmt.Thousands(t.Usage.OutputTokens), costText(t.Cost), mdText(timingText(t.Timing)),
 			numfmt.Thousands(t.ToolTokens.Sent), lowerBound(t.ToolTokens.Inlined, t.ToolTokens.Unknown),
 			orDash(strings.Join(flags, ", ")))
 	}
 	u := usageTotals(v.Turns)
-	m.p("| | **total** | | | | | | %s | %s | %s | %s | %s | %s | %s | |", numfmt.Thousands(u.InputTokens), numfmt.Thousands(u.CacheReadInputTokens),
+	m.p("| | **total** | | | | | | %s | %s | %s | %s | %s | | %s | %s | |", numfmt.Thousands(u.InputTokens), numfmt.Thousands(u.CacheReadInputTokens),
 		numfmt.Thousands(u.CacheCreationInputTokens), numfmt.Thousands(u.OutputTokens), threadCostText(v.Turns), numfmt.Thousands(v.Tokens.Sent), lowerBound(v.Tokens.Inlined, len(v.Tokens.Unknown)))
 	m.p("")
 	var searches []string

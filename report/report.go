@@ -79,6 +79,11 @@ type Capture struct {
 	LastAt  *time.Time `json:"last_at"`
 	// Flags counts the flags of all turns by kind.
 	Flags map[string]int `json:"flags"`
+	// Clients lists the clients of the turns (their User-Agent), and
+	// Betas the anthropic-beta values they sent, each in order of first
+	// appearance.
+	Clients []string `json:"clients"`
+	Betas   []string `json:"betas"`
 }
 
 // Thread is one conversation.
@@ -122,6 +127,11 @@ type Turn struct {
 	// Cost is the turn's price in US dollars; null when it was not priced
 	// (no price table, or none for the model).
 	Cost *Cost `json:"cost"`
+	// Client is the request's User-Agent ("claude-cli/2.1.328 (external,
+	// cli)"); Betas its anthropic-beta values.
+	Client string   `json:"client"`
+	Betas  []string `json:"betas"`
+	Timing Timing   `json:"timing"`
 
 	Catalog    Catalog    `json:"catalog"`
 	WorkingSet WorkingSet `json:"working_set"`
@@ -148,6 +158,19 @@ type Turn struct {
 	// ToolTokens is what the tool definitions cost this request, and what
 	// they would have cost with every deferred tool inlined.
 	ToolTokens ToolTokens `json:"tool_tokens"`
+}
+
+// Timing is how long a turn took; a figure is 0 when unknown.
+type Timing struct {
+	// TTFTMs is the time to first token: from the request's start to the
+	// arrival of the first content delta (of the first response byte
+	// when the response is not a stream), in milliseconds.
+	TTFTMs int64 `json:"ttft_ms"`
+	// DurationMs is from the request's start to the response's end.
+	DurationMs int64 `json:"duration_ms"`
+	// OutputTokensPerSecond is the output tokens over the time from the
+	// first token to the end.
+	OutputTokensPerSecond float64 `json:"output_tokens_per_second"`
 }
 
 // Error is an API error.
@@ -283,6 +306,14 @@ func BuildWithCounts(s *timeline.Session, version string, counts Counts) *Report
 		for _, f := range rt.Flags {
 			r.Capture.Flags[f.Kind]++
 		}
+		if rt.Client != "" && !contains(r.Capture.Clients, rt.Client) {
+			r.Capture.Clients = append(r.Capture.Clients, rt.Client)
+		}
+		for _, b := range rt.Betas {
+			if !contains(r.Capture.Betas, b) {
+				r.Capture.Betas = append(r.Capture.Betas, b)
+			}
+		}
 		if rt.Model != "" && !contains(models[rt.Thread], rt.Model) {
 			models[rt.Thread] = append(models[rt.Thread], rt.Model)
 		}
@@ -326,6 +357,7 @@ func buildTurn(t *timeline.Turn, ds *definitions) Turn {
 		rt.ExchangeID = ex.ID
 		rt.At = timePtr(ex.Start)
 		rt.Status = ex.Status
+		rt.Client = ex.ReqHeader("User-Agent")
 	}
 	for _, f := range t.Flags {
 		rt.Flags = append(rt.Flags, Flag{
@@ -369,6 +401,9 @@ func buildTurn(t *timeline.Turn, ds *definitions) Turn {
 	if cc := resp.Usage.CacheCreation; cc != nil {
 		rt.Usage.CacheCreation5m, rt.Usage.CacheCreation1h = cc.Ephemeral5m, cc.Ephemeral1h
 	}
+
+	rt.Betas = strs(d.Request.Betas)
+	rt.Timing = timing(t.Exchange, resp.Usage.OutputTokens)
 
 	rt.Catalog.Count = len(d.Catalog)
 	rt.WorkingSet.Count = len(d.WorkingSet)
@@ -420,6 +455,12 @@ func (r *Report) fillNil() {
 	if r.Capture.Flags == nil {
 		r.Capture.Flags = map[string]int{}
 	}
+	if r.Capture.Clients == nil {
+		r.Capture.Clients = []string{}
+	}
+	if r.Capture.Betas == nil {
+		r.Capture.Betas = []string{}
+	}
 	for i := range r.Threads {
 		if r.Threads[i].Turns == nil {
 			r.Threads[i].Turns = []int{}
@@ -460,7 +501,7 @@ func (t *Turn) fillNil() {
 	for _, p := range []*[]string{
 		&t.Catalog.Added, &t.Catalog.Removed,
 		&t.WorkingSet.Names, &t.WorkingSet.Added, &t.WorkingSet.Removed,
-		&t.Unreferenced, &t.MissingReferences, &t.Problems,
+		&t.Unreferenced, &t.MissingReferences, &t.Problems, &t.Betas,
 	} {
 		if *p == nil {
 			*p = []string{}
