@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/gdamore/tcell/v2"
+
+	"github.com/tsinspect/tsinspect/timeline/view"
 )
 
 // TestSelectionInViewAfterShrink opens a session on a screen where every
@@ -46,5 +48,15 @@ func TestHeaderNamesThreadOnce(t *testing.T) {
 	}
 	if !strings.HasSuffix(head, "$0.1066 in all") {
 		t.Errorf("header %q does not end in the session's dollars", head)
+	}
+}
+
+// TestReplayFooterFits checks that the replay's key line fits 80 columns.
+func TestReplayFooterFits(t *testing.T) {
+	h := newHarness(t, goldenSession(), 80, 24, Options{}, func(m *view.Model) { m.StartReplay(nil, 1) })
+	lines := strings.Split(strings.TrimRight(h.text(), "\n"), "\n")
+	foot := lines[len(lines)-1]
+	if !strings.Contains(foot, "space pause") || !strings.HasSuffix(foot, "Tab pane") {
+		t.Errorf("replay footer %q is cut or lacks the replay keys", foot)
 	}
 }

@@ -301,7 +301,9 @@ func keyLine(a *app) view.Line {
 	var l view.Line
 	keys := [][2]string{{"q", "quit"}, {"?", "help"}, {"/", "search"}, {"n/N", "flag"}, {"t", "thread"}, {"f", "flagged"}, {"Tab", "pane"}, {"1-6", "tab"}}
 	if a.m.Replaying() {
-		keys = append([][2]string{{"space", "pause/step"}, {"p", "play"}, {"+/-", "speed"}}, keys...)
+		// The replay's keys first, and only the most used others, so that
+		// the line fits 80 columns (? lists them all).
+		keys = [][2]string{{"space", "pause"}, {"p", "play"}, {"+/-", "speed"}, {"q", "quit"}, {"?", "help"}, {"/", "search"}, {"n/N", "flag"}, {"Tab", "pane"}}
 	}
 	for _, k := range keys {
 		l = append(l, view.Span{Text: " " + k[0], Role: view.RoleTitle}, view.Span{Text: " " + k[1] + " ", Role: view.RoleDim})
