@@ -1,6 +1,7 @@
 package report
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,5 +40,27 @@ func TestTiming(t *testing.T) {
 	r := &Report{Turns: []Turn{{Timing: Timing{TTFTMs: 800, DurationMs: 2800, OutputTokensPerSecond: 50}}, {Timing: Timing{TTFTMs: 400, DurationMs: 1000}}, {Timing: Timing{TTFTMs: 1200, DurationMs: 5000, OutputTokensPerSecond: 20}}}}
 	if s := r.timingSummary(); !strings.Contains(s, "median time to first token 800 ms") || !strings.Contains(s, "(8.8 s in all)") || !strings.Contains(s, "median 50 output tokens/s") {
 		t.Errorf("summary %q", s)
+	}
+}
+
+// TestXTicksApart checks that no two turn labels of a chart overlap, and
+// that the last turn is labelled.
+func TestXTicksApart(t *testing.T) {
+	for _, n := range []int{1, 5, 24, 25, 82, 83, 240, 1001} {
+		turns := make([]*Turn, n)
+		for i := range turns {
+			turns[i] = &Turn{Index: i + 1}
+		}
+		c := frame("x", "t", "c", turns, 10)
+		if len(c.XTicks) == 0 || c.XTicks[len(c.XTicks)-1].Label != strconv.Itoa(n) {
+			t.Errorf("%d turns: last label %v", n, c.XTicks)
+			continue
+		}
+		for i := 1; i < len(c.XTicks); i++ {
+			a, b := c.XTicks[i-1], c.XTicks[i]
+			if b.Pos-a.Pos < float64(len(b.Label)*labelWidth) {
+				t.Errorf("%d turns: labels %s at %v and %s at %v overlap", n, a.Label, a.Pos, b.Label, b.Pos)
+			}
+		}
 	}
 }
