@@ -46,6 +46,7 @@ func runSearches(env *cliEnv, args []string) error {
 	fs := newFlags(env, "searches", "FILE [--tools PATTERNS] [--thread ID]", searchesAbout)
 	toolsFlag := fs.String("tools", "", "also list what happened to the tools matching these comma-separated `patterns` (globs like mcp__github__*; a pattern without * ? [ matches names starting with it)")
 	thread := fs.String("thread", "", "only this `thread` (main, sub1, side1, ...)")
+	asJSON := fs.Bool("json", false, "write JSON Lines: an object per search (kind \"search\"), then per tool matching --tools (kind \"tool\")")
 	require := fs.String("require", "", "exit with status 3 unless every tool matching --tools was `found` (loaded by a search, or always loaded) or, with called, called with its schema loaded")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -72,10 +73,21 @@ func runSearches(env *cliEnv, args []string) error {
 		return err
 	}
 	searches, tools := coverage.Of(s, coverage.Options{Thread: *thread, Match: match})
-	if err := writeSearches(env.stdout, searches); err != nil {
+	if *asJSON {
+		var lines []any
+		for _, q := range searches {
+			lines = append(lines, searchLine(q))
+		}
+		for _, tl := range tools {
+			lines = append(lines, toolLine(tl))
+		}
+		if err := writeJSONLines(env.stdout, lines); err != nil {
+			return fmt.Errorf("searches: %w", err)
+		}
+	} else if err := writeSearches(env.stdout, searches); err != nil {
 		return fmt.Errorf("searches: write: %w", err)
 	}
-	if match != nil {
+	if match != nil && !*asJSON {
 		fmt.Fprintln(env.stdout)
 		if err := writeTools(env.stdout, tools); err != nil {
 			return fmt.Errorf("searches: write: %w", err)

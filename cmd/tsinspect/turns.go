@@ -39,7 +39,9 @@ List the Messages API turns of a capture, one per line:
   FLAGS    kinds of the flags raised on the turn, with a count when >1
 
 A last line sums the tokens and dollars of the turns shown; the line after
-it says which prices were used. --thread keeps one thread,
+it says which prices were used. With --json, one JSON object per turn
+(JSON Lines) instead: the turn objects of 'tsinspect report' (schema
+version 1: fields never renamed or removed), not redacted. --thread keeps one thread,
 --flagged the turns with a flag. Works on a capture that is still being
 written. For everything per turn, use 'tsinspect report'.
 
@@ -49,10 +51,11 @@ Examples:
   tsinspect turns session.db --flagged`
 
 func runTurns(env *cliEnv, args []string) error {
-	fs := newFlags(env, "turns", "FILE [--thread ID] [--flagged] [--prices FILE]", turnsAbout)
+	fs := newFlags(env, "turns", "FILE [--thread ID] [--flagged] [--prices FILE] [--json]", turnsAbout)
 	thread := fs.String("thread", "", "only this `thread` (main, sub1, side1, ...)")
 	flagged := fs.Bool("flagged", false, "only the turns with a flag")
 	prices := pricesFlag(fs)
+	asJSON := fs.Bool("json", false, "write JSON Lines, one report turn object per turn")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -83,10 +86,15 @@ func runTurns(env *cliEnv, args []string) error {
 		}
 		r.Turns = kept
 	}
-	if err := writeTurnsTable(env.stdout, r); err != nil {
+	if *asJSON {
+		r.Normalize()
+		if err := writeJSONLines(env.stdout, r.Turns); err != nil {
+			return fmt.Errorf("turns: %w", err)
+		}
+	} else if err := writeTurnsTable(env.stdout, r); err != nil {
 		return fmt.Errorf("turns: write: %w", err)
 	}
-	if len(r.Turns) > 0 {
+	if len(r.Turns) > 0 && !*asJSON {
 		if _, err := fmt.Fprintf(env.stdout, "US dollars at %s\n", tab.Describe()); err != nil {
 			return fmt.Errorf("turns: write: %w", err)
 		}

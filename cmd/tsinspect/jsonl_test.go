@@ -1,0 +1,52 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+const demoDB = "../../fixtures/democapture/demo.db"
+
+// jsonLines parses out as JSON Lines, failing on a line that is not one
+// object.
+func jsonLines(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var objs []map[string]any
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not a JSON object line: %q: %v", l, err)
+		}
+		objs = append(objs, m)
+	}
+	return objs
+}
+
+func TestJSONLines(t *testing.T) {
+	code, out, stderr := runIn("turns", "--json", demoDB)
+	if code != 0 {
+		t.Fatalf("turns --json: %d %s", code, stderr)
+	}
+	turns := jsonLines(t, out)
+	if len(turns) != 7 || turns[0]["index"] != float64(1) || turns[6]["thread"] != "main" {
+		t.Errorf("turns --json: %d lines, first %v", len(turns), turns[0]["index"])
+	}
+	if c, _ := turns[0]["cost"].(map[string]any); c == nil || c["usd"].(float64) <= 0 {
+		t.Errorf("turn 1 has no cost: %v", turns[0]["cost"])
+	}
+	_, out, _ = runIn("turns", "--json", "--flagged", demoDB)
+	if n := len(jsonLines(t, out)); n != 3 {
+		t.Errorf("turns --json --flagged: %d lines, want the 3 flagged turns", n)
+	}
+	_, out, _ = runIn("exchanges", "--json", demoDB)
+	exs := jsonLines(t, out)
+	if len(exs) < 7 || exs[0]["id"] != float64(1) || exs[0]["state"] != "complete" || exs[0]["path"] == "" {
+		t.Errorf("exchanges --json: %d lines, first %v", len(exs), exs[0])
+	}
+	_, out, _ = runIn("searches", "--json", "--tools", "mcp__demo__echo", demoDB)
+	lines := jsonLines(t, out)
+	if len(lines) != 3 || lines[0]["kind"] != "search" || lines[1]["query"] != "weather forecast" || lines[2]["kind"] != "tool" || lines[2]["first_loaded"] != float64(2) {
+		t.Errorf("searches --json:\n%s", out)
+	}
+}
