@@ -150,10 +150,10 @@ func Parse(s string) (Expr, error) {
 	}
 	e, err := p.or()
 	if err != nil {
-		return nil, fmt.Errorf("filter: %q: %w", s, err)
+		return nil, fmt.Errorf("filter: %w", err)
 	}
 	if p.i < len(p.toks) {
-		return nil, fmt.Errorf("filter: %q: unexpected %q", s, p.toks[p.i])
+		return nil, fmt.Errorf("filter: unexpected %q", p.toks[p.i])
 	}
 	return e, nil
 }

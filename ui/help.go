@@ -14,8 +14,8 @@ const helpText = `[::b]Keys[-:-:-]
   Tab               switch between the turn list and the tab
   Enter             open the tab (list); open/close a node (Raw)
   1-6  ← →  [ ]     Working set, Catalog, Searches, Cache, Flags, Raw
-  /                 search: filter the turns, or the tab when it has the
-                    focus (Raw: find, folded nodes too; Enter: next)
+  /                 filter the turns (words, or flag:K model:M tool:T cost>N
+                    and/or/not), or the tab with the focus; Raw: find, next
   e  E              Raw: open every node, or back to the defaults
   n  N              next / previous flagged turn
   t                 cycle threads: all, main, each subagent, side queries

@@ -133,6 +133,7 @@ func newApp(m *view.Model, opts Options) *app {
 	if a.prices == nil {
 		a.prices = pricing.Default()
 	}
+	m.SetPrices(a.prices)
 	if a.loc == nil {
 		a.loc = time.Local
 	}

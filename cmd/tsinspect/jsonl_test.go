@@ -50,3 +50,20 @@ func TestJSONLines(t *testing.T) {
 		t.Errorf("searches --json:\n%s", out)
 	}
 }
+
+func TestTurnsFilter(t *testing.T) {
+	code, out, stderr := runIn("turns", "--json", "--filter", "flag:cache_break or (tool:mcp__demo__* and cost<0.008)", demoDB)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got []float64
+	for _, l := range jsonLines(t, out) {
+		got = append(got, l["index"].(float64))
+	}
+	if len(got) != 3 || got[0] != 3 || got[1] != 4 || got[2] != 7 {
+		t.Errorf("filtered turns %v, want 3, 4, 7", got)
+	}
+	if code, _, stderr := runIn("turns", "--filter", "colour:red", demoDB); code != 2 || !strings.Contains(stderr, `unknown field "colour"`) {
+		t.Errorf("bad filter: exit %d %q", code, stderr)
+	}
+}

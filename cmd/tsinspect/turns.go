@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/filter"
 	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/report"
@@ -42,8 +43,11 @@ A last line sums the tokens and dollars of the turns shown; the line after
 it says which prices were used. With --json, one JSON object per turn
 (JSON Lines) instead: the turn objects of 'tsinspect report' (schema
 version 1: fields never renamed or removed), not redacted. --thread keeps one thread,
---flagged the turns with a flag. Works on a capture that is still being
-written. For everything per turn, use 'tsinspect report'.
+--flagged the turns with a flag, --filter the turns matching an expression:
+flag:KIND, model:TEXT, tool:GLOB (a tool the response calls), thread:ID,
+cost>DOLLARS, tokens>N (also >=, <, <=, =), combined with and, or, not and
+parentheses; terms side by side mean and. Works on a capture that is still
+being written. For everything per turn, use 'tsinspect report'.
 
 Examples:
   tsinspect turns session.db
@@ -51,11 +55,12 @@ Examples:
   tsinspect turns session.db --flagged`
 
 func runTurns(env *cliEnv, args []string) error {
-	fs := newFlags(env, "turns", "FILE [--thread ID] [--flagged] [--prices FILE] [--json]", turnsAbout)
+	fs := newFlags(env, "turns", "FILE [--thread ID] [--flagged] [--filter EXPR] [--prices FILE] [--json]", turnsAbout)
 	thread := fs.String("thread", "", "only this `thread` (main, sub1, side1, ...)")
 	flagged := fs.Bool("flagged", false, "only the turns with a flag")
 	prices := pricesFlag(fs)
 	asJSON := fs.Bool("json", false, "write JSON Lines, one report turn object per turn")
+	where := fs.String("filter", "", "only the turns matching this `expression` (flag:cache_break, model:opus, tool:mcp__github__*, thread:sub1, cost>0.05, tokens>100000; and, or, not, parentheses)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -74,13 +79,19 @@ func runTurns(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	var expr filter.Expr
+	if *where != "" {
+		if expr, err = filter.Parse(*where); err != nil {
+			return usageError("turns: --filter: %v", strings.TrimPrefix(err.Error(), "filter: "))
+		}
+	}
 	r := report.Build(s, version)
 	r.Price(tab)
 	all := len(r.Turns)
-	if *thread != "" || *flagged {
+	if *thread != "" || *flagged || expr != nil {
 		kept := r.Turns[:0]
 		for _, t := range r.Turns {
-			if (*thread == "" || t.Thread == *thread) && (!*flagged || len(t.Flags) > 0) {
+			if (*thread == "" || t.Thread == *thread) && (!*flagged || len(t.Flags) > 0) && (expr == nil || expr.Match(turnFields(&t))) {
 				kept = append(kept, t)
 			}
 		}
@@ -338,4 +349,21 @@ func loadPrices(path string) (*pricing.Table, error) {
 		return pricing.Default(), nil
 	}
 	return pricing.Load(path)
+}
+
+// turnFields is what a --filter expression sees of a report turn.
+func turnFields(t *report.Turn) *filter.Fields {
+	f := &filter.Fields{Model: t.Model, Thread: t.Thread,
+		Tokens: t.Usage.InputTokens + t.Usage.CacheReadInputTokens + t.Usage.CacheCreationInputTokens}
+	for _, fl := range t.Flags {
+		f.Flags = append(f.Flags, fl.Kind)
+	}
+	for _, c := range t.ToolCalls {
+		f.Tools = append(f.Tools, c.Name)
+	}
+	if t.Cost != nil {
+		f.Cost, f.Priced = t.Cost.USD, true
+	}
+	f.Text = strings.ToLower(strings.Join(append(append([]string{t.Model, t.Thread, t.StopReason}, f.Flags...), f.Tools...), " "))
+	return f
 }
