@@ -16,7 +16,7 @@ const helpText = `[::b]Keys[-:-:-]
   1-6  ← →  [ ]     Working set, Catalog, Searches, Cache, Flags, Raw
   /                 filter the turns (words, or flag:K model:M tool:T cost>N
                     and/or/not), or the tab with the focus; Raw: find, next
-  e  E              Raw: open every node, or back to the defaults
+  e E  s S          Raw: open all, or defaults; save request/response, all
   n  N              next / previous flagged turn
   t                 cycle threads: all, main, each subagent, side queries
   f                 flagged turns only, or all

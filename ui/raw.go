@@ -130,8 +130,9 @@ func (p *rawPane) expand(all bool) {
 	p.layout(p.w)
 }
 
-// InputHandler adds e (expand all) and E (collapse all) to the table's
-// keys.
+// InputHandler adds e (expand all), E (collapse all), s (save the request
+// or response of the selected line) and S (save the whole exchange) to the
+// table's keys.
 func (p *rawPane) InputHandler() func(ev *tcell.EventKey, setFocus func(tview.Primitive)) {
 	table := p.Table.InputHandler()
 	return func(ev *tcell.EventKey, setFocus func(tview.Primitive)) {
@@ -142,6 +143,18 @@ func (p *rawPane) InputHandler() func(ev *tcell.EventKey, setFocus func(tview.Pr
 				return
 			case 'E':
 				p.expand(false)
+				return
+			case 's':
+				// The request or the response, whichever holds the
+				// selected line.
+				part := "request"
+				if row, _ := p.GetSelection(); row >= 0 && row < len(p.content.lines) && !strings.HasPrefix(p.content.lines[row].Path, "request") {
+					part = "response"
+				}
+				p.a.save(part)
+				return
+			case 'S':
+				p.a.save("turn")
 				return
 			}
 		}

@@ -1,6 +1,10 @@
 package ui
 
 import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -74,5 +78,33 @@ func TestRawExpandAll(t *testing.T) {
 	h.keys("E")
 	if n := len(h.a.raw.content.lines); n != before {
 		t.Errorf("E left %d lines, want the %d of the defaults", n, before)
+	}
+}
+
+// TestRawSave checks s (the request or response of the selected line) and
+// S (the whole exchange) in the Raw tab.
+func TestRawSave(t *testing.T) {
+	dir := t.TempDir()
+	h := newHarness(t, goldenSession(), 120, 40, Options{Title: "golden.db", SaveDir: dir})
+	h.keys("6\ts")
+	req, err := os.ReadFile(filepath.Join(dir, "turn-1-request.json"))
+	if err != nil || !bytes.Equal(req, h.a.m.Selected().Exchange.ReqBody) {
+		t.Fatalf("request not saved as sent: %v", err)
+	}
+	if st := h.a.m.Status(); !strings.Contains(st, "saved the request of #1 to ") {
+		t.Errorf("status %q", st)
+	}
+	h.keys("/stop_reason\ns")
+	if b, err := os.ReadFile(filepath.Join(dir, "turn-1-response.sse")); err != nil || !bytes.Contains(b, []byte("message_stop")) {
+		t.Errorf("response not saved: %v", err)
+	}
+	h.keys("S")
+	var whole struct {
+		Request  map[string]any `json:"request"`
+		Response map[string]any `json:"response"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "turn-1.json"))
+	if err != nil || json.Unmarshal(b, &whole) != nil || whole.Request["method"] != "POST" || whole.Response["status"] != float64(200) {
+		t.Errorf("whole exchange: %v %.200s", err, b)
 	}
 }

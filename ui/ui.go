@@ -48,6 +48,9 @@ type Options struct {
 	Explain view.Explainer
 	// Prices prices the turns in US dollars; nil means the built-in table.
 	Prices *pricing.Table
+	// SaveDir is where the Raw tab's s and S save; "" means the working
+	// directory.
+	SaveDir string
 	// Notes, for RunLive, brings news from the caller to show in the
 	// header as it arrives, such as "claude exited with status 0"; each
 	// note replaces the last.
@@ -100,6 +103,8 @@ type app struct {
 	prices  *pricing.Table
 	// note is the latest of Options.Notes, shown in the header.
 	note string
+	// saveDir is where the Raw tab saves.
+	saveDir string
 
 	pages  *tview.Pages // "main" and "help"
 	header *tview.TextView
@@ -129,6 +134,7 @@ func newApp(m *view.Model, opts Options) *app {
 		explain: opts.Explain,
 		title:   opts.Title,
 		prices:  opts.Prices,
+		saveDir: opts.SaveDir,
 	}
 	if a.prices == nil {
 		a.prices = pricing.Default()
