@@ -60,3 +60,20 @@ func TestReplayFooterFits(t *testing.T) {
 		t.Errorf("replay footer %q is cut or lacks the replay keys", foot)
 	}
 }
+
+// TestWideListShowsFlagDetails checks that a list wider than 120 columns
+// uses the room: each flag with what it is about.
+func TestWideListShowsFlagDetails(t *testing.T) {
+	h := newHarness(t, goldenSession(), 180, 40, Options{})
+	screen := h.text()
+	for _, want := range []string{"✖ call_before_load mcp__demo__action_7 · ▲", "▲ cache_break system_changed −"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("180 columns: no %q:\n%s", want, screen)
+		}
+	}
+	h.sim.SetSize(120, 40)
+	h.draw()
+	if strings.Contains(h.text(), "call_before_load mcp__demo__action_7") {
+		t.Error("120 columns show the wide flags")
+	}
+}

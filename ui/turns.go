@@ -36,6 +36,9 @@ type turnContent struct {
 	// a whole flag name; noCost drops the COST column, the first to go.
 	narrow bool
 	noCost bool
+	// wide shows every flag with what it is about, and whole model names,
+	// on a list wider than wideWidth.
+	wide bool
 	// varying holds the widest cell of each of varyingColumns in the
 	// session measured.
 	measured *timeline.Session
@@ -101,11 +104,15 @@ func (c *turnContent) fit(width int) {
 	}
 	noCost := width < need
 	narrow := width < need-c.costWidth-1
-	if narrow != c.narrow || noCost != c.noCost {
-		c.narrow, c.noCost = narrow, noCost
+	wide := width > wideWidth
+	if narrow != c.narrow || noCost != c.noCost || wide != c.wide {
+		c.narrow, c.noCost, c.wide = narrow, noCost, wide
 		c.reset()
 	}
 }
+
+// wideWidth is the list width above which flags are shown whole.
+const wideWidth = 120
 
 // timeWidth is the width of the TIME column: "15:04:05".
 const timeWidth = 8
@@ -162,15 +169,14 @@ func (c *turnContent) reset() {
 		for _, t := range s.Turns {
 			c.costWidth = max(c.costWidth, view.CostCell(t, c.a.prices, false).Width())
 			for _, col := range varyingColumns {
-				w := view.Cell(t, col, c.a.loc, false).Width()
-				if mw := col.MaxWidth(); mw > 0 {
-					w = min(w, mw)
-				}
-				c.varying[col] = max(c.varying[col], w)
+				c.varying[col] = max(c.varying[col], view.Cell(t, col, c.a.loc, false).Width())
 			}
 		}
 	}
 	for col, w := range c.varying {
+		if mw := col.MaxWidth(); mw > 0 && !(col == view.ColModel && c.wide) {
+			w = min(w, mw)
+		}
 		c.widths[col] = max(c.widths[col], w)
 	}
 	c.widths[view.ColPrompt] = 7 + view.BarWidth
@@ -242,8 +248,11 @@ func (c *turnContent) GetCell(row, col int) *tview.TableCell {
 		if c.narrow && colm == view.ColTime || c.noCost && colm == view.ColCost {
 			line = view.Line{}
 		}
+		if c.wide && colm == view.ColFlags {
+			line = view.WideFlags(t)
+		}
 		cell := tview.NewTableCell(c.pad(colm, c.a.th.tagged(line), line.Width())).SetStyle(c.a.th.base())
-		if mw := colm.MaxWidth(); mw > 0 {
+		if mw := colm.MaxWidth(); mw > 0 && !(colm == view.ColModel && c.wide) {
 			cell.SetMaxWidth(mw)
 		}
 		if colm == view.ColFlags {

@@ -165,6 +165,34 @@ func SessionCost(s *timeline.Session, tab *pricing.Table) (usd float64, estimate
 	return usd, estimated, ok
 }
 
+// WideFlags is the FLAGS cell of a wide list: every flag's kind with what
+// it is about (the tool, the cache break's cause, the tokens lost), most
+// severe first: "✖ call_before_load mcp__demo__action_7 · ▲ empty_search".
+func WideFlags(t *timeline.Turn) Line {
+	var l Line
+	sorted := slices.Clone(t.Flags)
+	slices.SortStableFunc(sorted, func(a, b timeline.Flag) int {
+		return timeline.SeverityRank(a.Severity) - timeline.SeverityRank(b.Severity)
+	})
+	for i, f := range sorted {
+		if i > 0 {
+			l.add(RoleDim, " · ")
+		}
+		mark, role := SeverityMark(f.Severity)
+		l.add(role, mark+" "+f.Kind)
+		switch {
+		case f.Tool != "":
+			l.add(RoleText, " "+f.Tool)
+		case f.Cause != "":
+			l.add(RoleText, " "+f.Cause)
+			if f.TokensLost > 0 {
+				l.addf(RoleDim, " −%s", Tokens(f.TokensLost))
+			}
+		}
+	}
+	return l
+}
+
 // sizeCell writes "41" or "43 +2".
 func sizeCell(l *Line, n, added int, showAdded bool) {
 	l.add(RoleText, strconv.Itoa(n))
