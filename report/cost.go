@@ -192,11 +192,17 @@ func (r *Report) costSentences() []string {
 	if c.BlindCalls > 0 {
 		out = append(out, fmt.Sprintf("Blind calls (%d) cost %s: the turns whose calls Claude Code refused.", c.BlindCalls, pricing.Format(c.BlindCallsUSD, true)))
 	}
-	saved := pricing.Format(c.DeferralSavedUSD, true)
-	if c.DeferralSavedLowerBound {
-		saved = "at least " + saved
+	const how = "each request's saved tool-definition tokens at the rate it paid for the start of its prompt"
+	switch saved := pricing.Format(c.DeferralSavedUSD, true); {
+	case c.DeferralSavedUSD < 0 && c.DeferralSavedLowerBound:
+		out = append(out, fmt.Sprintf("Deferral cost %s more than inlining the schemas of known size (%s); tools of unknown size left out, so it may still have saved.", pricing.Format(-c.DeferralSavedUSD, true), how))
+	case c.DeferralSavedUSD < 0:
+		out = append(out, fmt.Sprintf("Deferral cost %s more than inlining every schema (%s).", pricing.Format(-c.DeferralSavedUSD, true), how))
+	case c.DeferralSavedLowerBound:
+		out = append(out, fmt.Sprintf("Deferral saved at least %s (%s).", saved, how))
+	default:
+		out = append(out, fmt.Sprintf("Deferral saved %s (%s).", saved, how))
 	}
-	out = append(out, fmt.Sprintf("Deferral saved %s: each request's saved tool-definition tokens at the rate it paid for the start of its prompt.", saved))
 	if len(c.Estimated) > 0 {
 		out = append(out, fmt.Sprintf("Not in the price table, priced as the newest model of their family (≈): %s.", joinComma(c.Estimated)))
 	}

@@ -23,12 +23,18 @@ func timing(ex *exchange.Exchange, outputTokens int64) Timing {
 	}
 	if !ex.End.IsZero() && ex.End.After(ex.Start) {
 		tm.DurationMs = ex.End.Sub(ex.Start).Milliseconds()
-		if gen := ex.End.Sub(first); !first.IsZero() && gen > 0 && outputTokens > 0 {
+		// Below minGeneration the rate says more about buffering than
+		// about the model (a stand-in or a replay sends it all at once).
+		if gen := ex.End.Sub(first); !first.IsZero() && gen >= minGeneration && outputTokens > 0 {
 			tm.OutputTokensPerSecond = float64(outputTokens) / gen.Seconds()
 		}
 	}
 	return tm
 }
+
+// minGeneration is the shortest time from first token to end for which
+// tokens per second are given.
+const minGeneration = 100 * time.Millisecond
 
 // firstToken returns when the first content delta of a streamed response
 // arrived (the chunk holding it), else the first response byte.
