@@ -348,7 +348,7 @@ var (
 	// that holds the session's temporary paths, which vary in length.
 	reTokens = regexp.MustCompile(`("(?:input_tokens|cache_read_input_tokens|cache_creation_input_tokens|cache_creation_5m|cache_creation_1h|tokens_lost|announcement|saved)": )(-?[1-9][0-9]*)`)
 	// Timing varies from run to run.
-	reTiming = regexp.MustCompile(`("(?:ttft_ms|duration_ms|output_tokens_per_second)": )(-?(?:[1-9][0-9]*(?:\.[0-9]+)?|0\.[0-9]+)(?:e-?[0-9]+)?)\b`)
+	reTiming = regexp.MustCompile(`("(?:ttft_ms|duration_ms|output_tokens_per_second)": )(-?[0-9][0-9.e+-]*)`)
 	// Dollar figures follow the token counts.
 	reUSD       = regexp.MustCompile(`("(?:usd|input|output|cache_write|cache_read|total_usd|cache_breaks_usd|blind_calls_usd|deferral_saved_usd|saved_usd|cost_usd)": )(-?(?:[1-9][0-9]*(?:\.[0-9]+)?|0\.[0-9]+)(?:e-?[0-9]+)?)\b`)
 	reGenerator = regexp.MustCompile(`("generator": )"tsinspect[^"]*"`)
@@ -374,8 +374,9 @@ var (
 //     offsets into a prompt that holds that directory) become "<n>";
 //     small numbers (turn numbers, counts of tools) stay;
 //   - non-zero dollar figures, which follow those token counts, become
-//     "<usd>", and non-zero timings (ttft_ms, duration_ms,
-//     output_tokens_per_second) "<timing>";
+//     "<usd>", and timings (ttft_ms, duration_ms,
+//     output_tokens_per_second) "<timing>", zero or not: they depend on
+//     how busy the machine was;
 //   - the generator's version becomes "tsinspect <version>".
 //
 // Everything else (turn order, threads, models, stop reasons, the catalog,
