@@ -68,7 +68,7 @@ func TestBadInputGivesOneLineError(t *testing.T) {
 		{"command without --", []string{"record", "--db", filepath.Join(dir, "c.db"), "claude"}, 2, "put the command after '--'"},
 		{"exchanges on a text file", []string{"exchanges", notCapture}, 1, "not a tsinspect capture file"},
 		{"exchanges on a missing file", []string{"exchanges", filepath.Join(dir, "none.db")}, 1, "does not exist"},
-		{"exchanges with an unknown flag after FILE", []string{"exchanges", filepath.Join(dir, "none.db"), "--json"}, 2, "flag provided but not defined: -json"},
+		{"exchanges with an unknown flag after FILE", []string{"exchanges", filepath.Join(dir, "none.db"), "--jsonl"}, 2, "flag provided but not defined: -jsonl (did you mean --json?)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
