@@ -262,10 +262,11 @@ func (p *parser) unary() (Expr, error) {
 	return parseTerm(t)
 }
 
-// keys are the fields a term may name.
-var keys = []string{"flag", "model", "tool", "thread", "cost", "tokens"}
+// fieldKeys are the fields a term may name.
+func fieldKeys() []string { return []string{"flag", "model", "tool", "thread", "cost", "tokens"} }
 
 func parseTerm(t string) (Expr, error) {
+	keys := fieldKeys()
 	for _, k := range keys {
 		rest, ok := strings.CutPrefix(strings.ToLower(t), k)
 		if !ok || rest == "" {

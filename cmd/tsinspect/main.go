@@ -126,14 +126,17 @@ func run(env *cliEnv, args []string) int {
 	return code
 }
 
-// internalPackages are the names tsinspect's packages put before their
-// errors ("store: open x.db: ..."): useful in a stack of wrapped errors,
-// noise to a user.
-var internalPackages = map[string]bool{
-	"ui": true, "store": true, "capture": true, "decode": true, "timeline": true, "view": true,
-	"report": true, "redact": true, "coverage": true, "importer": true, "pcap": true, "har": true,
-	"flow": true, "tlsrec": true, "replay": true, "pricing": true, "contentcoding": true,
-	"exchange": true, "session": true, "fixtures": true,
+// internalPackage reports whether name is one of the names tsinspect's
+// packages put before their errors ("store: open x.db: ..."): useful in a
+// stack of wrapped errors, noise to a user.
+func internalPackage(name string) bool {
+	switch name {
+	case "ui", "store", "capture", "decode", "timeline", "view", "report", "redact", "coverage",
+		"importer", "pcap", "har", "flow", "tlsrec", "replay", "pricing", "contentcoding",
+		"exchange", "session", "fixtures", "filter", "mcpserver":
+		return true
+	}
+	return false
 }
 
 // plainError drops the package names, and the operation names a package
@@ -143,12 +146,12 @@ var internalPackages = map[string]bool{
 func plainError(msg string) string {
 	for {
 		pkg, rest, ok := strings.Cut(msg, ": ")
-		if !ok || !internalPackages[pkg] || rest == "" {
+		if !ok || !internalPackage(pkg) || rest == "" {
 			return msg
 		}
 		msg = rest
 		if op, inner, ok := strings.Cut(msg, ": "); ok && !strings.ContainsAny(op, " /") {
-			if next, _, ok := strings.Cut(inner, ": "); ok && internalPackages[next] {
+			if next, _, ok := strings.Cut(inner, ": "); ok && internalPackage(next) {
 				msg = inner
 			}
 		}
