@@ -16,8 +16,8 @@ func TestCostsKept(t *testing.T) {
 		Turns: []report.Turn{{Index: 1, Thread: "main", Model: "claude-opus-5-5",
 			Client: "claude-cli/2.1.328 (external, sdk-cli)", Betas: []string{"advanced-tool-use-2025-11-20"},
 			Timing: report.Timing{TTFTMs: 812, DurationMs: 3200, OutputTokensPerSecond: 45},
-			Usage: report.Usage{InputTokens: 1000, CacheCreationInputTokens: 5000},
-			Flags: []report.Flag{{Kind: "cache_break", Severity: "warning", TokensLost: 4000}}}},
+			Usage:  report.Usage{InputTokens: 1000, CacheCreationInputTokens: 5000},
+			Flags:  []report.Flag{{Kind: "cache_break", Severity: "warning", TokensLost: 4000}}}},
 		TokenSummary: report.TokenSummary{Threads: []report.ThreadTokens{{Thread: "main"}}},
 	}
 	r.Price(pricing.Default())
