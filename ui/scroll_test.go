@@ -46,8 +46,15 @@ func TestHeaderNamesThreadOnce(t *testing.T) {
 	if !strings.Contains(head, "thread main  ") || strings.Contains(head, "main main") {
 		t.Errorf("header %q, want \"thread main\" once", head)
 	}
-	if !strings.HasSuffix(head, "$0.1066 in all") {
-		t.Errorf("header %q does not end in the session's dollars", head)
+	// Turns 1, 3, 4, 5, 6, 9, 10, 11, 13 and 14 of the golden session.
+	if !strings.HasSuffix(head, " in main") || strings.HasSuffix(head, "$0.1066 in main") {
+		t.Errorf("header %q does not end in the main thread's dollars", head)
+	}
+	for i := 0; i < 5 && !strings.Contains(strings.SplitN(h.text(), "\n", 2)[0], "thread sub1"); i++ {
+		h.keys("t")
+	}
+	if head := strings.SplitN(h.text(), "\n", 2)[0]; !strings.HasSuffix(head, "$0.0079 in sub1") {
+		t.Errorf("header %q, want sub1's $0.0079 (turns 7 and 8: $0.0070 + $0.0009)", head)
 	}
 }
 

@@ -290,12 +290,16 @@ func headerLine(a *app) view.Line {
 		add(view.RoleDim, " %d shown", m.Len())
 	}
 	// Last, so that on a narrow terminal it is what gets cut.
-	if usd, est, ok := view.SessionCost(s, a.prices); ok {
+	thread, where := "", "in all"
+	if th := m.ShownThread(); th != nil {
+		thread, where = th.ID, "in "+th.ID
+	}
+	if usd, est, ok := view.SessionCost(s, thread, a.prices); ok {
 		approx := ""
 		if est {
 			approx = "≈"
 		}
-		add(view.RoleDim, "  %s%s in all", approx, pricing.Format(usd, true))
+		add(view.RoleDim, "  %s%s %s", approx, pricing.Format(usd, true), where)
 	}
 	return l
 }

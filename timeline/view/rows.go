@@ -148,14 +148,17 @@ func CostCell(t *timeline.Turn, tab *pricing.Table, inFlight bool) Line {
 	return l
 }
 
-// SessionCost sums the prices of the session's turns; estimated is set
-// when a model was priced as another of its family, ok when any turn had a
-// price.
-func SessionCost(s *timeline.Session, tab *pricing.Table) (usd float64, estimated, ok bool) {
+// SessionCost sums the prices of the session's turns, or of one thread's
+// when thread is not ""; estimated is set when a model was priced as
+// another of its family, ok when any turn had a price.
+func SessionCost(s *timeline.Session, thread string, tab *pricing.Table) (usd float64, estimated, ok bool) {
 	if s == nil {
 		return 0, false, false
 	}
 	for _, t := range s.Turns {
+		if thread != "" && t.Thread != thread {
+			continue
+		}
 		if c, p, priced := timeline.TurnCost(tab, t); priced {
 			usd += c.Total
 			estimated = estimated || p.Estimated
