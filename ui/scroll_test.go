@@ -53,8 +53,8 @@ func TestHeaderNamesThreadOnce(t *testing.T) {
 	for i := 0; i < 5 && !strings.Contains(strings.SplitN(h.text(), "\n", 2)[0], "thread sub1"); i++ {
 		h.keys("t")
 	}
-	if head := strings.SplitN(h.text(), "\n", 2)[0]; !strings.HasSuffix(head, "$0.0079 in sub1") {
-		t.Errorf("header %q, want sub1's $0.0079 (turns 7 and 8: $0.0070 + $0.0009)", head)
+	if head := strings.SplitN(h.text(), "\n", 2)[0]; !strings.HasSuffix(head, "$0.0080 in sub1") {
+		t.Errorf("header %q, want sub1's $0.0080 (turns 7 and 8, $0.0070 and $0.0009 each rounded down)", head)
 	}
 }
 
