@@ -67,3 +67,18 @@ func TestTurnsFilter(t *testing.T) {
 		t.Errorf("bad filter: exit %d %q", code, stderr)
 	}
 }
+
+func TestTurnsPricesLine(t *testing.T) {
+	_, out, _ := runIn("turns", demoDB)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	// Turn 7's break: 22,320 tokens at $3.75 − $0.30; turn 4's blind call
+	// is the turn's $0.0076.
+	want := "US dollars at built-in prices taken 2025-11-24; cache breaks $0.0770, blind calls $0.0076, deferral saved ≥-$0.0129"
+	if last := lines[len(lines)-1]; last != want {
+		t.Errorf("prices line %q, want %q", last, want)
+	}
+	_, out, _ = runIn("turns", "--flagged", demoDB)
+	if strings.Contains(out, "cache breaks") {
+		t.Error("the capture's figures under a filtered table")
+	}
+}

@@ -40,7 +40,8 @@ List the Messages API turns of a capture, one per line:
   FLAGS    kinds of the flags raised on the turn, with a count when >1
 
 A last line sums the tokens and dollars of the turns shown; the line after
-it says which prices were used. With --json, one JSON object per turn
+it says which prices were used and, when every turn is shown, what the
+cache breaks and blind calls cost and what deferral saved. With --json, one JSON object per turn
 (JSON Lines) instead: the turn objects of 'tsinspect report' (schema
 version 1: fields never renamed or removed), not redacted. --thread keeps one thread,
 --flagged the turns with a flag, --filter the turns matching an expression:
@@ -106,7 +107,11 @@ func runTurns(env *cliEnv, args []string) error {
 		return fmt.Errorf("turns: write: %w", err)
 	}
 	if len(r.Turns) > 0 && !*asJSON {
-		if _, err := fmt.Fprintf(env.stdout, "US dollars at %s\n", tab.Describe()); err != nil {
+		notes := ""
+		if len(r.Turns) == all {
+			notes = costNotes(r) // the figures are the whole capture's
+		}
+		if _, err := fmt.Fprintf(env.stdout, "US dollars at %s%s\n", tab.Describe(), notes); err != nil {
 			return fmt.Errorf("turns: write: %w", err)
 		}
 	}
@@ -366,4 +371,26 @@ func turnFields(t *report.Turn) *filter.Fields {
 	}
 	f.Text = strings.ToLower(strings.Join(append(append([]string{t.Model, t.Thread, t.StopReason}, f.Flags...), f.Tools...), " "))
 	return f
+}
+
+// costNotes is what the session's cache breaks and blind calls cost and
+// what deferral saved, for the prices line ("" when not priced).
+func costNotes(r *report.Report) string {
+	c := r.Costs
+	if c == nil {
+		return ""
+	}
+	var parts []string
+	if c.CacheBreaks > 0 {
+		parts = append(parts, fmt.Sprintf("cache breaks %s", pricing.Format(c.CacheBreaksUSD, true)))
+	}
+	if c.BlindCalls > 0 {
+		parts = append(parts, fmt.Sprintf("blind calls %s", pricing.Format(c.BlindCallsUSD, true)))
+	}
+	saved := pricing.Format(c.DeferralSavedUSD, true)
+	if c.DeferralSavedLowerBound {
+		saved = "≥" + saved
+	}
+	parts = append(parts, "deferral saved "+saved)
+	return "; " + strings.Join(parts, ", ")
 }
