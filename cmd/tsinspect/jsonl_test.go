@@ -71,7 +71,7 @@ func TestTurnsFilter(t *testing.T) {
 func TestTurnsPricesLine(t *testing.T) {
 	_, out, _ := runIn("turns", demoDB)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	// Turn 7's break: 22,320 tokens at $3.75 − $0.30; turn 4's blind call
+	// Turn 7's break: 22,319 tokens at $3.75 − $0.30; turn 4's blind call
 	// is the turn's $0.0076.
 	want := "US dollars at built-in prices taken 2025-11-24; cache breaks $0.0770, blind calls $0.0076, deferral saved ≥-$0.0129"
 	if last := lines[len(lines)-1]; last != want {
