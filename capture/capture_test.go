@@ -719,3 +719,32 @@ func TestCompressedBodyDecodedBesideTheStream(t *testing.T) {
 		})
 	}
 }
+
+// TestTunnelErrorReported checks that a CONNECT to a host that is not
+// intercepted and cannot be reached is told to OnTunnelError.
+func TestTunnelErrorReported(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	got := make(chan string, 1)
+	r := newRig(t, Config{Mode: ModeMITM, OnTunnelError: func(hostport string, err error) {
+		select {
+		case got <- hostport + ": " + err.Error():
+		default:
+		}
+	}})
+	if _, err := mitmClient(r).Get("https://" + dead + "/x"); err == nil {
+		t.Fatal("a tunnel to a closed port worked")
+	}
+	select {
+	case s := <-got:
+		if !strings.HasPrefix(s, dead+": ") || !strings.Contains(s, "refused") {
+			t.Errorf("OnTunnelError got %q", s)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("OnTunnelError was not called")
+	}
+}

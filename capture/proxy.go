@@ -59,6 +59,10 @@ type Config struct {
 	Now func() time.Time
 	// Source is written on each exchange (default: the mode).
 	Source string
+	// OnTunnelError, when set, is told when a CONNECT to a host that is
+	// not intercepted (tunnelled untouched, not recorded) could not be
+	// dialled. It may be called from many goroutines at once.
+	OnTunnelError func(hostport string, err error)
 }
 
 // Proxy is a running recording proxy; it is an http.Handler to be served
@@ -172,6 +176,20 @@ func (p *Proxy) mitmHandler() http.Handler {
 	gp.KeepAcceptEncoding = true
 	gp.KeepDestinationHeaders = true
 	gp.Logger = discardLogger{}
+	gp.ConnectDialWithReq = func(r *http.Request, network, addr string) (net.Conn, error) {
+		var c net.Conn
+		var err error
+		if p.transport.DialContext != nil {
+			c, err = p.transport.DialContext(r.Context(), network, addr)
+		} else {
+			var d net.Dialer
+			c, err = d.DialContext(r.Context(), network, addr)
+		}
+		if err != nil && p.cfg.OnTunnelError != nil {
+			p.cfg.OnTunnelError(addr, err)
+		}
+		return c, err
+	}
 	mitm := &goproxy.ConnectAction{
 		Action: goproxy.ConnectMitm,
 		TLSConfig: func(host string, _ *goproxy.ProxyCtx) (*tls.Config, error) {

@@ -11,15 +11,17 @@ import (
 	"github.com/tsinspect/tsinspect/exchange"
 )
 
-// seedDirs returns the sample and corpus directories, or "" when the
-// shared test data is absent (the fuzz targets then seed from literals
-// only).
+// seedDirs returns the sample and corpus directories; corpus is "" when
+// the third-party corpus beside the module root is absent (the fuzz targets
+// then seed from the samples and literals only).
 func seedDirs() (samples, corpus string) {
-	shared := findShared()
-	if shared == "" {
-		return "", ""
+	root := moduleRoot()
+	samples = filepath.Join(root, "testdata", "claude-code-2.1.328")
+	corpus = filepath.Join(root, "..", "shared", "corpus")
+	if _, err := os.Stat(corpus); err != nil {
+		corpus = ""
 	}
-	return filepath.Join(shared, "samples", "claude-code-2.1.328"), filepath.Join(shared, "corpus")
+	return samples, corpus
 }
 
 // checkInvariants asserts what holds for any decoded turn.

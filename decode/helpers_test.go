@@ -14,16 +14,16 @@ import (
 	"github.com/tsinspect/tsinspect/fixtures/corpus"
 )
 
-// findShared returns the shared test data directory, "../shared" next to
-// the module root (the directory holding go.mod), or "" when absent.
-func findShared() string {
+// moduleRoot returns the directory holding go.mod, or "" when there is
+// none above the working directory.
+func moduleRoot() string {
 	dir, err := os.Getwd()
 	if err != nil {
 		return ""
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
+			return dir
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -31,30 +31,34 @@ func findShared() string {
 		}
 		dir = parent
 	}
-	shared := filepath.Join(dir, "..", "shared")
-	if _, err := os.Stat(shared); err != nil {
-		return ""
-	}
-	return shared
 }
 
-// sharedDir returns the shared test data directory; tests that need it
-// skip when it is absent.
-func sharedDir(t testing.TB) string {
-	t.Helper()
-	shared := findShared()
-	if shared == "" {
-		t.Skip("shared test data (../shared next to the module root) not found")
-	}
-	return shared
-}
-
+// sampleDir returns the request bodies the project recorded from Claude
+// Code 2.1.328 (testdata/claude-code-2.1.328 at the module root,
+// re-recorded by TestRecordSamples in fixtures/session).
 func sampleDir(t testing.TB) string {
-	return filepath.Join(sharedDir(t), "samples", "claude-code-2.1.328")
+	t.Helper()
+	dir := filepath.Join(moduleRoot(), "testdata", "claude-code-2.1.328")
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("recorded samples: %v", err)
+	}
+	return dir
 }
 
+// corpusDir returns the third-party corpus, ../shared/corpus beside the
+// module root. It is not part of the repository: tests that read it skip
+// when it is absent, and fail instead under TSINSPECT_REQUIRE_SHARED=1 (as
+// CI sets it), so that CI cannot pass by skipping them.
 func corpusDir(t testing.TB) string {
-	return filepath.Join(sharedDir(t), "corpus")
+	t.Helper()
+	dir := filepath.Join(moduleRoot(), "..", "shared", "corpus")
+	if _, err := os.Stat(dir); err != nil {
+		if os.Getenv("TSINSPECT_REQUIRE_SHARED") != "" {
+			t.Fatalf("third-party corpus not found beside the module root (../shared/corpus) and TSINSPECT_REQUIRE_SHARED is set: %v", err)
+		}
+		t.Skip("third-party corpus (../shared/corpus beside the module root) not found; set TSINSPECT_REQUIRE_SHARED=1 to make this a failure")
+	}
+	return dir
 }
 
 func readFile(t testing.TB, path string) []byte {

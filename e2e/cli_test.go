@@ -62,7 +62,7 @@ func TestBadInputGivesOneLineError(t *testing.T) {
 		{"no db", []string{"record"}, 2, "--db FILE is required"},
 		{"bad mode", []string{"record", "--db", "x.db", "--mode", "tap"}, 2, `--mode "tap"`},
 		{"remote listen", []string{"record", "--db", "x.db", "--listen", "0.0.0.0:9"}, 2, "not a loopback address"},
-		{"unwritable db", []string{"record", "--db", filepath.Join(dir, "missing", "dir", "s.db"), "--ca-dir", ca}, 1, "store: open"},
+		{"unwritable db", []string{"record", "--db", filepath.Join(dir, "missing", "dir", "s.db"), "--ca-dir", ca}, 1, "open " + filepath.Join(dir, "missing", "dir", "s.db") + ": "},
 		{"port in use", []string{"record", "--db", filepath.Join(dir, "p.db"), "--ca-dir", ca, "--listen", busy.Addr().String()}, 1, "address already in use"},
 		{"command not found", []string{"record", "--db", filepath.Join(dir, "c.db"), "--ca-dir", ca, "--", "no-such-command-xyz"}, 1, `command "no-such-command-xyz" not found`},
 		{"command without --", []string{"record", "--db", filepath.Join(dir, "c.db"), "claude"}, 2, "put the command after '--'"},
@@ -70,7 +70,7 @@ func TestBadInputGivesOneLineError(t *testing.T) {
 		{"bodies mode, command not found", []string{"record", "--db", filepath.Join(dir, "b.db"), "--mode", "bodies", "--", "no-such-command-xyz"}, 1, `command "no-such-command-xyz" not found`},
 		{"exchanges on a text file", []string{"exchanges", notCapture}, 1, "not a tsinspect capture file"},
 		{"exchanges on a missing file", []string{"exchanges", filepath.Join(dir, "none.db")}, 1, "does not exist"},
-		{"exchanges with an unknown flag after FILE", []string{"exchanges", filepath.Join(dir, "none.db"), "--json"}, 2, "flag provided but not defined: -json"},
+		{"exchanges with an unknown flag after FILE", []string{"exchanges", filepath.Join(dir, "none.db"), "--jsonl"}, 2, "flag provided but not defined: -jsonl (did you mean --json?)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -59,6 +59,9 @@ func TestRecordUILive(t *testing.T) {
 	if !strings.Contains(screen, "recording live.db via 127.0.0.1:") {
 		t.Errorf("live header missing:\n%s", screen)
 	}
+	waitFor("the command's end in the header", func(s string) bool {
+		return strings.Contains(s, "claude exited with status 0; q quits")
+	})
 	tm("send-keys", "-t", "live", "q")
 	waitFor("the exit status", func(string) bool {
 		b, err := os.ReadFile(filepath.Join(dir, "exit"))
@@ -66,6 +69,11 @@ func TestRecordUILive(t *testing.T) {
 	})
 	if b, _ := os.ReadFile(filepath.Join(dir, "exit")); strings.TrimSpace(string(b)) != "EXIT=0" {
 		t.Errorf("record --ui exited with %q", b)
+	}
+	// After q, the terminal holds the summary, not the proxy settings the
+	// command was given.
+	if s := tm("capture-pane", "-p", "-t", "live"); strings.Contains(s, "export HTTPS_PROXY") || !strings.Contains(s, "tsinspect: recorded ") {
+		t.Errorf("after quitting:\n%s", s)
 	}
 	if out, _ := os.ReadFile(db + ".out"); !strings.Contains(string(out), "Echo said: live") {
 		t.Errorf("the command's output is not in %s: %q", filepath.Base(db)+".out", out)
@@ -76,10 +84,12 @@ func TestRecordUILive(t *testing.T) {
 	}
 }
 
-// tmuxTerm is a tmux server of its own running one session, "live".
+// tmuxTerm is a tmux server of its own running one session, "live". Its
+// socket is in a temporary directory of the test, so that none is left
+// behind in tmux's own directory.
 type tmuxTerm struct {
 	t    *testing.T
-	sock string
+	sock string // socket path
 }
 
 // startTmux runs script in a 120×40 tmux session; the server is killed at
@@ -89,15 +99,18 @@ func startTmux(t *testing.T, name, script string) *tmuxTerm {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatal("tmux is not installed; CI installs it (.ci/run)")
 	}
-	term := &tmuxTerm{t: t, sock: fmt.Sprintf("tsinspect-%s-%d", name, os.Getpid())}
-	t.Cleanup(func() { term.tm("kill-server") })
+	term := &tmuxTerm{t: t, sock: filepath.Join(t.TempDir(), name+".sock")}
+	t.Cleanup(func() {
+		term.tm("kill-server")
+		os.Remove(term.sock)
+	})
 	term.tm("new-session", "-d", "-s", "live", "-x", "120", "-y", "40", "sh "+shq(script))
 	return term
 }
 
 // tm runs a tmux command against the session's server.
 func (term *tmuxTerm) tm(args ...string) string {
-	out, _ := exec.Command("tmux", append([]string{"-L", term.sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
+	out, _ := exec.Command("tmux", append([]string{"-S", term.sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
 	return string(out)
 }
 

@@ -343,13 +343,19 @@ const (
 	phTokens  = "<tokens>"
 	phVersion = "tsinspect <version>"
 	phNumber  = "<n>"
+	phUSD     = "<usd>"
+	phTiming  = "<timing>"
 )
 
 var (
 	reTime = regexp.MustCompile(`("(?:at|first_at|last_at)": )"[^"]*"`)
 	// announcement (and so saved) estimates the tokens of message text
 	// that holds the session's temporary paths, which vary in length.
-	reTokens    = regexp.MustCompile(`("(?:input_tokens|cache_read_input_tokens|cache_creation_input_tokens|tokens_lost|announcement|saved)": )(-?[1-9][0-9]*)`)
+	reTokens = regexp.MustCompile(`("(?:input_tokens|cache_read_input_tokens|cache_creation_input_tokens|cache_creation_5m|cache_creation_1h|tokens_lost|announcement|saved)": )(-?[1-9][0-9]*)`)
+	// Timing varies from run to run.
+	reTiming = regexp.MustCompile(`("(?:ttft_ms|duration_ms|output_tokens_per_second)": )(-?[0-9][0-9.e+-]*)`)
+	// Dollar figures follow the token counts.
+	reUSD       = regexp.MustCompile(`("(?:usd|input|output|cache_write|cache_read|total_usd|cache_breaks_usd|blind_calls_usd|deferral_saved_usd|saved_usd|cost_usd)": )(-?(?:[1-9][0-9]*(?:\.[0-9]+)?|0\.[0-9]+)(?:e-?[0-9]+)?)\b`)
 	reGenerator = regexp.MustCompile(`("generator": )"tsinspect[^"]*"`)
 	reDetail    = regexp.MustCompile(`("detail": )"((?:[^"\\]|\\.)*)"`)
 	reBigNumber = regexp.MustCompile(`[-−]?\b[0-9]{1,3}(?:,[0-9]{3})+\b|[-−]?\b[0-9]{3,}\b`)
@@ -372,6 +378,10 @@ var (
 //   - in flag details, numbers of three digits or more (token counts, byte
 //     offsets into a prompt that holds that directory) become "<n>";
 //     small numbers (turn numbers, counts of tools) stay;
+//   - non-zero dollar figures, which follow those token counts, become
+//     "<usd>", and timings (ttft_ms, duration_ms,
+//     output_tokens_per_second) "<timing>", zero or not: they depend on
+//     how busy the machine was;
 //   - the generator's version becomes "tsinspect <version>".
 //
 // Everything else (turn order, threads, models, stop reasons, the catalog,
@@ -383,6 +393,8 @@ func normalise(out string) string {
 		return reTime.ReplaceAllString(m, `$1"`+phTime+`"`)
 	})
 	out = reTokens.ReplaceAllString(out, `$1"`+phTokens+`"`)
+	out = reUSD.ReplaceAllString(out, `$1"`+phUSD+`"`)
+	out = reTiming.ReplaceAllString(out, `$1"`+phTiming+`"`)
 	out = reGenerator.ReplaceAllString(out, `$1"`+phVersion+`"`)
 	out = reDetail.ReplaceAllStringFunc(out, func(m string) string {
 		return reBigNumber.ReplaceAllString(m, phNumber)
@@ -618,8 +630,8 @@ func TestTurnsAndReportCommands(t *testing.T) {
 }
 
 // checkTurnsTable checks the turns table against the report of the same
-// capture: a header, one line per turn, a totals line, at most 120
-// columns, thousands separators.
+// capture: a header, one line per turn, a totals line, the prices line,
+// at most 120 columns, thousands separators, dollars.
 func checkTurnsTable(t *testing.T, table string, r *report.Report) {
 	t.Helper()
 	table, threads, ok := strings.Cut(table, "\n\n")
@@ -628,11 +640,11 @@ func checkTurnsTable(t *testing.T, table string, r *report.Report) {
 	}
 	checkThreadsTable(t, threads, r)
 	lines := strings.Split(strings.TrimSuffix(table, "\n"), "\n")
-	if len(lines) != len(r.Turns)+2 {
+	if len(lines) != len(r.Turns)+3 {
 		t.Fatalf("turns printed %d lines for %d turns:\n%s", len(lines), len(r.Turns), table)
 	}
 	head := strings.Fields(lines[0])
-	wantHead := []string{"TURN", "THREAD", "MODEL", "CAT", "WS", "SRCH", "CALLS", "INPUT", "CACHE-RD", "CACHE-NEW", "OUTPUT", "STOP", "FLAGS"}
+	wantHead := []string{"TURN", "THREAD", "MODEL", "CAT", "WS", "SRCH", "CALLS", "INPUT", "CACHE-RD", "CACHE-NEW", "OUTPUT", "COST", "STOP", "FLAGS"}
 	if !slices.Equal(head, wantHead) {
 		t.Errorf("header %q", lines[0])
 	}
@@ -655,9 +667,15 @@ func checkTurnsTable(t *testing.T, table string, r *report.Report) {
 				t.Errorf("line for turn %d lacks flag %s: %q", tu.Index, fl.Kind, lines[i+1])
 			}
 		}
+		if tu.Cost == nil || !strings.Contains(lines[i+1], "$") {
+			t.Errorf("line for turn %d has no cost: %q", tu.Index, lines[i+1])
+		}
 		read += tu.Usage.CacheReadInputTokens
 	}
-	total := lines[len(lines)-1]
+	if p := lines[len(lines)-1]; !strings.HasPrefix(p, "US dollars at built-in prices taken ") {
+		t.Errorf("prices line %q", p)
+	}
+	total := lines[len(lines)-2]
 	if !strings.Contains(total, "total") || !strings.Contains(total, thousandsOf(read)) || !strings.Contains(total, ",") {
 		t.Errorf("totals line %q: want cache read %s", total, thousandsOf(read))
 	}

@@ -109,11 +109,16 @@ func TestTurnsFilters(t *testing.T) {
 	if err := os.WriteFile(db, democapture.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The turn numbers, then "total"; the last line names the prices.
 	turnsOf := func(out string) []string {
 		var idx []string
 		out, _, _ = strings.Cut(out, "\n\n") // the threads table follows
-		for _, l := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		for _, l := range lines[1 : len(lines)-1] {
 			idx = append(idx, strings.Fields(l)[0])
+		}
+		if last := lines[len(lines)-1]; !strings.HasPrefix(last, "US dollars at ") {
+			idx = append(idx, "no prices line")
 		}
 		return idx
 	}
@@ -125,7 +130,8 @@ func TestTurnsFilters(t *testing.T) {
 	if got := strings.Join(turnsOf(out), " "); code != 0 || got != "6 total" {
 		t.Errorf("--thread sub1: exit %d, turns %q\n%s", code, got, out)
 	}
-	assertMatch(t, strings.Split(strings.TrimSpace(out), "\n")[2], `^ +total +0 +0 +12,347 +24$`)
+	// 12,347 written at $3.75 and 24 out at $15 per million: $0.0467.
+	assertMatch(t, strings.Split(strings.TrimSpace(out), "\n")[2], `^ +total +0 +0 +12,347 +24 +\$0\.0467$`)
 	code, out, stderr = runCLI(t, "turns", db, "--thread", "sub1", "--flagged")
 	if code != 0 || strings.Count(out, "\n") != 1 || stderr != "tsinspect: none of the 7 turns of "+db+" is shown\n" {
 		t.Errorf("nothing shown: exit %d\n%s%q", code, out, stderr)

@@ -15,10 +15,13 @@ cols=${3:-120}
 lines=${4:-40}
 mkdir -p "$out"
 
-# A tmux server of our own, so that no other session is touched.
-sock="tsinspect-tui-$$"
-tm() { tmux -L "$sock" -f /dev/null "$@"; }
-trap 'tm kill-server >/dev/null 2>&1 || true' EXIT
+# A tmux server of our own, so that no other session is touched, with its
+# socket in a directory of ours, removed on exit (tmux leaves the socket
+# file of a killed server behind).
+sockdir=$(mktemp -d)
+sock="$sockdir/tmux.sock"
+tm() { tmux -S "$sock" -f /dev/null "$@"; }
+trap 'tm kill-server >/dev/null 2>&1 || true; rm -rf "$sockdir"' EXIT
 
 fail() {
   echo "tui.sh: $*" >&2

@@ -165,7 +165,7 @@ func TestUIBadInput(t *testing.T) {
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 			t.Fatalf("exit: %v", err)
 		}
-		if s := stderr.String(); strings.Count(s, "\n") != 1 || !strings.HasPrefix(s, "tsinspect: ui: run: ") {
+		if s := stderr.String(); strings.Count(s, "\n") != 1 || !strings.HasPrefix(s, "tsinspect: start the terminal: ") {
 			t.Errorf("stderr %q", s)
 		}
 	})

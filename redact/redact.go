@@ -229,6 +229,12 @@ func (a *applier) report(r *report.Report) *report.Report {
 	for k, n := range r.Capture.Flags {
 		out.Capture.Flags[a.kind(k)] += n
 	}
+	for _, c := range r.Capture.Clients {
+		out.Capture.Clients = append(out.Capture.Clients, a.s.text(c))
+	}
+	for _, b := range r.Capture.Betas {
+		out.Capture.Betas = append(out.Capture.Betas, a.enum(b))
+	}
 	for _, th := range r.Threads {
 		o := report.Thread{ID: a.thread(th.ID), Kind: a.enum(th.Kind), Turns: slices.Clone(th.Turns), Client: a.client(th.Client), QuerySource: a.enum(th.QuerySource), Session: a.session(th.Session)}
 		for _, m := range th.Models {
@@ -247,7 +253,26 @@ func (a *applier) report(r *report.Report) *report.Report {
 			LoadedTools: a.tools(th.LoadedTools), Sent: th.Sent, Loaded: th.Loaded, SearchTool: th.SearchTool,
 			Announcement: th.Announcement, Inlined: th.Inlined, Saved: th.Saved, Unknown: a.tools(th.Unknown),
 			UnknownSlots: th.UnknownSlots, BreakEven: th.BreakEven, KnownDeferred: th.KnownDeferred, KnownDeferredAverage: th.KnownDeferredAverage,
+			SavedUSD: th.SavedUSD,
 		})
+	}
+	if c := r.Costs; c != nil {
+		oc := &report.Costs{
+			Prices: a.s.text(c.Prices), PricesTaken: a.s.text(c.PricesTaken), TotalUSD: c.TotalUSD,
+			CacheBreaks: c.CacheBreaks, CacheBreaksUSD: c.CacheBreaksUSD, BlindCalls: c.BlindCalls, BlindCallsUSD: c.BlindCallsUSD,
+			DeferralSavedUSD: c.DeferralSavedUSD, DeferralSavedLowerBound: c.DeferralSavedLowerBound,
+		}
+		for _, th := range c.Threads {
+			oc.Threads = append(oc.Threads, report.ThreadCost{Thread: a.thread(th.Thread), USD: th.USD})
+		}
+		for _, m := range c.Unpriced {
+			oc.Unpriced = append(oc.Unpriced, a.model(m))
+		}
+		for _, e := range c.Estimated {
+			m, as, _ := strings.Cut(e, " as ")
+			oc.Estimated = append(oc.Estimated, a.model(m)+" as "+a.model(as))
+		}
+		out.Costs = oc
 	}
 	out.Normalize()
 	return out
@@ -270,6 +295,16 @@ func (a *applier) turn(t *report.Turn) report.Turn {
 		Unreferenced:      a.tools(t.Unreferenced),
 		MissingReferences: a.tools(t.MissingReferences),
 		ToolTokens:        t.ToolTokens,
+		Client:            a.s.text(t.Client),
+		Timing:            t.Timing,
+	}
+	for _, b := range t.Betas {
+		o.Betas = append(o.Betas, a.enum(b))
+	}
+	if c := t.Cost; c != nil {
+		oc := *c
+		oc.PricedAs = a.model(c.PricedAs)
+		o.Cost = &oc
 	}
 	if t.ResponseModel != "" {
 		o.ResponseModel = a.model(t.ResponseModel)
@@ -303,6 +338,7 @@ func (a *applier) turn(t *report.Turn) report.Turn {
 			Kind: a.kind(f.Kind), Severity: a.enum(f.Severity), Detail: a.freeText(f.Detail),
 			Tool: a.tool(f.Tool), Cause: a.enum(f.Cause), TokensLost: f.TokensLost,
 			CacheMissReason: a.enum(f.CacheMissReason), Agrees: f.Agrees, Search: a.id(f.Search),
+			CostUSD: f.CostUSD,
 		})
 	}
 	for _, p := range t.Problems {

@@ -89,13 +89,43 @@ func frame(id, title, caption string, turns []*Turn, ymax float64) *chart {
 		y := c.y(v, top)
 		c.YTicks = append(c.YTicks, tick{Pos: y, LabelPos: y + 4, Label: shortNumber(v)})
 	}
-	every := int(math.Ceil(float64(len(turns)) / 24))
-	for i, t := range turns {
-		if i%max(every, 1) == 0 || i == len(turns)-1 {
-			c.XTicks = append(c.XTicks, tick{Pos: c.x(i, len(turns)), Label: strconv.Itoa(t.Index)})
-		}
-	}
+	c.XTicks = xTicks(c, turns)
 	return c
+}
+
+// labelWidth is the width of a character of an axis label, in viewBox
+// units (a little more than the 11px font's average digit).
+const labelWidth = 8
+
+// xTicks labels the turn axis: about 24 labels at most, never closer than
+// their width allows, and always the last turn (which replaces the label
+// before it when the two would touch, as "81" and "82" did).
+func xTicks(c *chart, turns []*Turn) []tick {
+	var out []tick
+	if len(turns) == 0 {
+		return out
+	}
+	widest := len(strconv.Itoa(turns[len(turns)-1].Index))
+	for _, t := range turns {
+		widest = max(widest, len(strconv.Itoa(t.Index)))
+	}
+	gap := float64(widest*labelWidth + 6)
+	every := max(int(math.Ceil(float64(len(turns))/24)), 1)
+	for i, t := range turns {
+		last := i == len(turns)-1
+		if i%every != 0 && !last {
+			continue
+		}
+		tk := tick{Pos: c.x(i, len(turns)), Label: strconv.Itoa(t.Index)}
+		if n := len(out); n > 0 && tk.Pos-out[n-1].Pos < gap {
+			if !last {
+				continue
+			}
+			out = out[:n-1] // the last turn's label wins
+		}
+		out = append(out, tk)
+	}
+	return out
 }
 
 // x is the centre of turn i of n.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
@@ -21,22 +22,27 @@ import (
 func (r *Report) WriteHTML(w io.Writer, opts RenderOptions) error {
 	r.fillNil()
 	tmpl, err := template.New("report").Funcs(template.FuncMap{
-		"thousands": numfmt.Thousands,
-		"atLeast":   lowerBound,
-		"short":     ShortHash,
-		"model":     func(m string) string { return orDash(decode.ShortModel(m)) },
-		"stop":      stopText,
-		"change":    sizeChange,
-		"result":    searchResult,
-		"callNote":  callNote,
-		"sevClass":  func(s string) string { return "sev-" + s },
-		"kindSev":   timeline.Severity,
-		"kinds":     flagKindsOf,
-		"join":      strings.Join,
-		"plural":    numfmt.Plural,
-		"breakEven": breakEven,
-		"add":       func(a, b int) int { return a + b },
-		"wbr":       breakable,
+		"thousands":  numfmt.Thousands,
+		"atLeast":    lowerBound,
+		"usd":        func(v float64) string { return pricing.Format(v, true) },
+		"cost":       costText,
+		"timing":     timingText,
+		"threadCost": threadCostText,
+		"savedUSD":   func(r *Report, t ThreadTokens) string { return savedUSDText(r, t) },
+		"short":      ShortHash,
+		"model":      func(m string) string { return orDash(decode.ShortModel(m)) },
+		"stop":       stopText,
+		"change":     sizeChange,
+		"result":     searchResult,
+		"callNote":   callNote,
+		"sevClass":   func(s string) string { return "sev-" + s },
+		"kindSev":    timeline.Severity,
+		"kinds":      flagKindsOf,
+		"join":       strings.Join,
+		"plural":     numfmt.Plural,
+		"breakEven":  breakEven,
+		"add":        func(a, b int) int { return a + b },
+		"wbr":        breakable,
 	}).Parse(htmlTemplate)
 	if err != nil {
 		return fmt.Errorf("report: html template: %w", err)
@@ -79,6 +85,11 @@ type htmlView struct {
 	Unknown      []string
 	FlagNumbers  map[int][]int
 	TokenThreads []ThreadTokens
+	// CostNotes are the cost sentences after the first (the total is on
+	// its card).
+	CostNotes []string
+	// Timing sums up the turns' timing.
+	Timing string
 }
 
 type htmlThread struct {
@@ -101,6 +112,10 @@ func (r *Report) htmlView(opts RenderOptions) htmlView {
 	v := htmlView{R: r, Redaction: opts.Redaction, Unredacted: opts.Unredacted, Capture: r.captureSentence(), Models: r.models(),
 		Loaded: r.loadedTools(), Usage: usageTotals(r.allTurns()), Groups: r.flagGroups(),
 		FlagNumbers: r.flagNumbers(), TokenThreads: r.TokenSummary.Threads}
+	if cs := r.costSentences(); len(cs) > 0 {
+		v.CostNotes = cs
+	}
+	v.Timing = r.timingSummary()
 	v.Searches, v.EmptySearch = r.searchCounts()
 	v.Errs, v.Warns, v.Infos = r.severityCounts()
 	for _, t := range r.TokenSummary.Threads {
@@ -227,7 +242,11 @@ details { margin: 8px 0; } summary { cursor: pointer; color: var(--muted); }
 <div class="card"><b>{{.Searches}} tool {{plural .Searches "search" "searches"}}</b><span>{{.EmptySearch}} loaded nothing; loaded: {{if .Loaded}}{{join .Loaded ", "}}{{else}}none{{end}}</span></div>
 <div class="card"><b class="{{if .Errs}}bad{{end}}">{{add (add .Errs .Warns) .Infos}} {{plural (add (add .Errs .Warns) .Infos) "flag" "flags"}}</b><span>{{.Errs}} {{plural .Errs "error" "errors"}}, {{.Warns}} {{plural .Warns "warning" "warnings"}}, {{.Infos}} info</span></div>
 <div class="card"><b>{{thousands .Usage.CacheReadInputTokens}}</b><span>cache read tokens; {{thousands .Usage.CacheCreationInputTokens}} written, {{thousands .Usage.InputTokens}} uncached input, {{thousands .Usage.OutputTokens}} output</span></div>
+{{with .Timing}}<div class="card"><b>{{$.R.Capture.Turns}} {{plural $.R.Capture.Turns "turn" "turns"}} timed</b><span>{{.}}</span></div>{{end}}
+{{with .R.Capture.Clients}}<div class="card"><b>{{join . ", "}}</b><span>client; betas: {{if $.R.Capture.Betas}}{{join $.R.Capture.Betas ", "}}{{else}}none{{end}}</span></div>{{end}}
+{{with .R.Costs}}<div class="card"><b>{{usd .TotalUSD}}</b><span>US dollars{{if .CacheBreaks}}; cache breaks {{usd .CacheBreaksUSD}}{{end}}{{if .BlindCalls}}; blind calls {{usd .BlindCallsUSD}}{{end}}; deferral saved {{if .DeferralSavedLowerBound}}≥{{end}}{{usd .DeferralSavedUSD}}</span></div>{{end}}
 </div>
+{{with .CostNotes}}<p class="muted">{{join . " "}}</p>{{end}}
 
 {{range .Threads}}{{$th := .}}
 <h2 id="thread-{{.ID}}">Thread {{.ID}} <span class="muted">({{.Label}}, {{.Client}}, {{len .Turns}} {{plural (len .Turns) "turn" "turns"}}{{if .Models}}, {{join .Models ", "}}{{end}})</span></h2>
@@ -248,7 +267,7 @@ details { margin: 8px 0; } summary { cursor: pointer; color: var(--muted); }
 {{if .Groups}}<h3>Flags</h3>{{end}}
 {{range .Groups}}<section class="flag">
 <h3><span class="badge {{sevClass .Severity}}">{{.Severity}}</span> {{.Kind}} <span class="muted">× {{len .Items}}</span></h3>
-<ol>{{range .Items}}<li id="flag-{{.N}}"><span class="num">⚑{{.N}}</span> <b>Turn {{.Turn}}</b>: {{.Detail}}</li>{{end}}</ol>
+<ol>{{range .Items}}<li id="flag-{{.N}}"><span class="num">⚑{{.N}}</span> <b>Turn {{.Turn}}</b>: {{.Detail}}{{.Cost}}</li>{{end}}</ol>
 {{if .Why}}<p class="why"><b>Why it matters.</b> {{.Why}}</p>{{end}}
 {{if .Todo}}<p class="todo"><b>What to do.</b> {{.Todo}}</p>{{end}}
 </section>{{end}}
@@ -258,18 +277,18 @@ details { margin: 8px 0; } summary { cursor: pointer; color: var(--muted); }
 {{if .Unreferenced}}<p>Deferred tools sent without a reference left in the history (restored after compaction): {{range $i, $n := .Unreferenced}}{{if $i}}, {{end}}<code>{{$n}}</code>{{end}}.</p>{{end}}
 <h3>Turns</h3>
 <div class="scroll"><table>
-<thead><tr><th class="n">Turn</th><th>Model</th><th>Stop</th><th class="n">Catalog</th><th>Working set</th><th class="n">Searches</th><th>Calls</th><th class="n">Input</th><th class="n">Cache read</th><th class="n">Cache write</th><th class="n">Output</th><th class="n" title="tool-definition tokens sent">Defs sent</th><th class="n" title="tool-definition tokens with every deferred tool inlined">Inlined</th><th>Flags</th></tr></thead>
+<thead><tr><th class="n">Turn</th><th>Model</th><th>Stop</th><th class="n">Catalog</th><th>Working set</th><th class="n">Searches</th><th>Calls</th><th class="n">Input</th><th class="n">Cache read</th><th class="n">Cache write</th><th class="n">Output</th><th class="n" title="US dollars">Cost</th><th class="nw" title="time to first token, duration, output tokens per second">Time</th><th class="n" title="tool-definition tokens sent">Defs sent</th><th class="n" title="tool-definition tokens with every deferred tool inlined">Inlined</th><th>Flags</th></tr></thead>
 <tbody>{{range .Turns}}<tr class="{{if .Flags}}flagged{{range .Flags}}{{if eq .Severity "error"}} flagged-error{{end}}{{end}}{{end}}">
 <td class="n">{{.Index}}</td><td class="nw">{{model .Model}}</td><td class="nw">{{stop .}}</td>
 <td class="n">{{change .Catalog.Count (len .Catalog.Added) (len .Catalog.Removed)}}</td>
 <td>{{change .WorkingSet.Count (len .WorkingSet.Added) (len .WorkingSet.Removed)}}{{range .WorkingSet.Added}} <code>+{{wbr .}}</code>{{end}}{{range .WorkingSet.Removed}} <code>−{{wbr .}}</code>{{end}}</td>
 <td class="n">{{len .ToolSearches}}</td>
 <td>{{range $i, $c := .ToolCalls}}{{if $i}}, {{end}}<code>{{wbr $c.Name}}</code>{{with callNote $c}} <span class="bad">({{.}})</span>{{end}}{{end}}</td>
-<td class="n">{{thousands .Usage.InputTokens}}</td><td class="n">{{thousands .Usage.CacheReadInputTokens}}</td><td class="n">{{thousands .Usage.CacheCreationInputTokens}}</td><td class="n">{{thousands .Usage.OutputTokens}}</td>
+<td class="n">{{thousands .Usage.InputTokens}}</td><td class="n">{{thousands .Usage.CacheReadInputTokens}}</td><td class="n">{{thousands .Usage.CacheCreationInputTokens}}</td><td class="n">{{thousands .Usage.OutputTokens}}</td><td class="n">{{cost .Cost}}</td><td class="nw">{{timing .Timing}}</td>
 <td class="n">{{thousands .ToolTokens.Sent}}</td><td class="n">{{atLeast .ToolTokens.Inlined .ToolTokens.Unknown}}</td>
 <td>{{range $i, $n := index $th.Nums .Index}}{{if $i}} {{end}}<a href="#flag-{{$n}}">⚑{{$n}}</a>{{end}} {{range kinds .}}<span class="badge {{sevClass (kindSev .)}}">{{.}}</span> {{end}}</td>
 </tr>{{end}}</tbody>
-<tfoot><tr><td></td><td>total</td><td></td><td></td><td></td><td></td><td></td><td class="n">{{thousands .Usage.InputTokens}}</td><td class="n">{{thousands .Usage.CacheReadInputTokens}}</td><td class="n">{{thousands .Usage.CacheCreationInputTokens}}</td><td class="n">{{thousands .Usage.OutputTokens}}</td><td class="n">{{thousands .Tokens.Sent}}</td><td class="n">{{atLeast .Tokens.Inlined (len .Tokens.Unknown)}}</td><td></td></tr></tfoot>
+<tfoot><tr><td></td><td>total</td><td></td><td></td><td></td><td></td><td></td><td class="n">{{thousands .Usage.InputTokens}}</td><td class="n">{{thousands .Usage.CacheReadInputTokens}}</td><td class="n">{{thousands .Usage.CacheCreationInputTokens}}</td><td class="n">{{thousands .Usage.OutputTokens}}</td><td class="n">{{threadCost .Turns}}</td><td></td><td class="n">{{thousands .Tokens.Sent}}</td><td class="n">{{atLeast .Tokens.Inlined (len .Tokens.Unknown)}}</td><td></td></tr></tfoot>
 </table></div>
 {{with .Last}}<details><summary>Tool definitions of turn {{.Index}}: name, deferred, loaded, SHA-256 of the definition, tokens</summary>
 <table><thead><tr><th>Tool</th><th>Deferred</th><th>Loaded</th><th>SHA-256</th><th class="n">Tokens</th></tr></thead>
@@ -280,8 +299,8 @@ details { margin: 8px 0; } summary { cursor: pointer; color: var(--muted); }
 <h2 id="tokens">Tool-definition tokens</h2>
 <p>What the tool definitions cost, summed over each thread's requests (per request in the turn tables), what the same requests would have carried with every deferred tool inlined, and what deferral saved and cost.</p>
 <table>
-<thead><tr><th>Thread</th><th class="n">Requests</th><th class="n">Sent</th><th class="n">All inlined</th><th class="n">Saved by deferral</th><th class="n">Loaded schemas</th><th class="n">Search tool</th><th class="n">Catalog announcement</th><th class="n">Searches</th><th class="n">Tools of unknown size</th></tr></thead>
-<tbody>{{range .TokenThreads}}<tr><td>{{.Thread}}</td><td class="n">{{.Turns}}</td><td class="n">{{thousands .Sent}}</td><td class="n">{{atLeast .Inlined (len .Unknown)}}</td><td class="n">{{atLeast .Saved (len .Unknown)}}</td><td class="n">{{thousands .Loaded}}</td><td class="n">{{thousands .SearchTool}}</td><td class="n">{{thousands .Announcement}}</td><td class="n">{{.Searches}}</td><td class="n">{{len .Unknown}}</td></tr>{{end}}</tbody>
+<thead><tr><th>Thread</th><th class="n">Requests</th><th class="n">Sent</th><th class="n">All inlined</th><th class="n">Saved by deferral</th><th class="n">Saved (USD)</th><th class="n">Loaded schemas</th><th class="n">Search tool</th><th class="n">Catalog announcement</th><th class="n">Searches</th><th class="n">Tools of unknown size</th></tr></thead>
+<tbody>{{range .TokenThreads}}<tr><td>{{.Thread}}</td><td class="n">{{.Turns}}</td><td class="n">{{thousands .Sent}}</td><td class="n">{{atLeast .Inlined (len .Unknown)}}</td><td class="n">{{atLeast .Saved (len .Unknown)}}</td><td class="n">{{savedUSD $.R .}}</td><td class="n">{{thousands .Loaded}}</td><td class="n">{{thousands .SearchTool}}</td><td class="n">{{thousands .Announcement}}</td><td class="n">{{.Searches}}</td><td class="n">{{len .Unknown}}</td></tr>{{end}}</tbody>
 </table>
 <p>Loading cost is what tool search adds to each request: the schemas of the deferred tools loaded so far, the search tool's own definition and the announcement listing the deferred tools; each search is also a round trip of its own.{{if .Unknown}} {{len .Unknown}} catalog {{plural (len .Unknown) "tool" "tools"}} never had a schema sent in this capture, so what inlining {{plural (len .Unknown) "it" "them"}} would cost is unknown: “all inlined” leaves {{plural (len .Unknown) "it" "them"}} out and “saved” is a lower bound (≥).{{range .TokenThreads}}{{with breakEven .}} {{.}}{{end}}{{end}}{{end}}</p>
 <p class="muted">{{.R.TokenSummary.Method}}{{if .R.TokenSummary.CountTokensUsed}} {{.R.TokenSummary.CountTokensUsed}} definition sizes come from recorded count_tokens answers.{{end}}</p>

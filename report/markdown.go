@@ -62,6 +62,8 @@ func (m *mdWriter) summary(r *Report) {
 		ths = append(ths, fmt.Sprintf("%s (%s, %s, %d %s)", v.ID, v.Label, v.Client, len(v.Turns), numfmt.Plural(len(v.Turns), "turn", "turns")))
 	}
 	m.p("| Threads | %s |", mdText(orDash(strings.Join(ths, ", "))))
+	m.p("| Client | %s |", codeList(r.Capture.Clients, true))
+	m.p("| Betas | %s |", codeList(r.Capture.Betas, true))
 	m.p("| Models | %s |", codeList(r.models(), true))
 	all, empty := r.searchCounts()
 	m.p("| Tool searches | %d, %d of them loaded nothing |", all, empty)
@@ -80,6 +82,12 @@ func (m *mdWriter) summary(r *Report) {
 	u := usageTotals(r.allTurns())
 	m.p("| Tokens | %s input, %s cache read, %s cache write, %s output |", numfmt.Thousands(u.InputTokens),
 		numfmt.Thousands(u.CacheReadInputTokens), numfmt.Thousands(u.CacheCreationInputTokens), numfmt.Thousands(u.OutputTokens))
+	if ts := r.timingSummary(); ts != "" {
+		m.p("| Timing | %s |", mdText(ts))
+	}
+	if cs := r.costSentences(); len(cs) > 0 {
+		m.p("| Cost (USD) | %s |", mdText(strings.Join(cs, " ")))
+	}
 	m.p("")
 }
 
@@ -96,7 +104,7 @@ func (m *mdWriter) flags(r *Report) {
 		m.p("### %s %s (%s)", severityMark(g.Severity), mdText(g.Kind), mdText(g.Severity))
 		m.p("")
 		for _, it := range g.Items {
-			m.p("- **Turn %d** (%s) — %s", it.Turn, mdText(it.Thread), mdText(it.Detail))
+			m.p("- **Turn %d** (%s) — %s", it.Turn, mdText(it.Thread), mdText(it.Detail+it.Cost))
 		}
 		m.p("")
 		if g.Why != "" {
@@ -115,12 +123,12 @@ func (m *mdWriter) tokens(r *Report) {
 	m.p("")
 	m.p("What the tool definitions cost, summed over each thread's requests (per request in the thread tables below), what the same requests would have carried with every deferred tool inlined, and what deferral saved and cost.")
 	m.p("")
-	m.p("| Thread | Requests | Sent | All inlined | Saved by deferral | Loaded schemas | Search tool | Catalog announcement | Searches | Tools of unknown size |")
-	m.p("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	m.p("| Thread | Requests | Sent | All inlined | Saved by deferral | Saved (USD) | Loaded schemas | Search tool | Catalog announcement | Searches | Tools of unknown size |")
+	m.p("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	var unknown []string
 	for _, t := range r.TokenSummary.Threads {
-		m.p("| %s | %d | %s | %s | %s | %s | %s | %s | %d | %d |", mdText(t.Thread), t.Turns, numfmt.Thousands(t.Sent),
-			lowerBound(t.Inlined, len(t.Unknown)), lowerBound(t.Saved, len(t.Unknown)), numfmt.Thousands(t.Loaded),
+		m.p("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %d | %d |", mdText(t.Thread), t.Turns, numfmt.Thousands(t.Sent),
+			lowerBound(t.Inlined, len(t.Unknown)), lowerBound(t.Saved, len(t.Unknown)), savedUSDText(r, t), numfmt.Thousands(t.Loaded),
 			numfmt.Thousands(t.SearchTool), numfmt.Thousands(t.Announcement), t.Searches, len(t.Unknown))
 		for _, n := range t.Unknown {
 			if !contains(unknown, n) {
@@ -161,8 +169,8 @@ func (m *mdWriter) thread(r *Report, v threadView) {
 	m.p("")
 	m.p("%d %s, %s, client %s.", len(v.Turns), numfmt.Plural(len(v.Turns), "turn", "turns"), "models "+codeList(v.Models, false), mdText(v.Client.String()))
 	m.p("")
-	m.p("| Turn | Model | Stop | Catalog | Working set | Searches | Calls | Input | Cache read | Cache write | Output | Tool defs sent | All inlined | Flags |")
-	m.p("|--:|---|---|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|---|")
+	m.p("| Turn | Model | Stop | Catalog | Working set | Searches | Calls | Input | Cache read | Cache write | Output | Cost | Time | Tool defs sent | All inlined | Flags |")
+	m.p("|--:|---|---|--:|--:|--:|---|--:|--:|--:|--:|--:|---|--:|--:|---|")
 	for _, t := range v.Turns {
 		var calls []string
 		for _, c := range t.ToolCalls {
@@ -183,18 +191,18 @@ func (m *mdWriter) thread(r *Report, v threadView) {
 		if len(t.WorkingSet.Removed) > 0 {
 			ws += " " + codeList(prefixAll("−", t.WorkingSet.Removed), true)
 		}
-		m.p("| %d | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |",
+		m.p("| %d | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |",
 			t.Index, mdText(orDash(decode.ShortModel(t.Model))), mdText(stopText(t)),
 			sizeChange(t.Catalog.Count, len(t.Catalog.Added), len(t.Catalog.Removed)), ws,
 			len(t.ToolSearches), orDash(strings.Join(calls, ", ")),
 			numfmt.Thousands(t.Usage.InputTokens), numfmt.Thousands(t.Usage.CacheReadInputTokens),
-			numfmt.Thousands(t.Usage.CacheCreationInputTokens), numfmt.Thousands(t.Usage.OutputTokens),
+			numfmt.Thousands(t.Usage.CacheCreationInputTokens), numfmt.Thousands(t.Usage.OutputTokens), costText(t.Cost), mdText(timingText(t.Timing)),
 			numfmt.Thousands(t.ToolTokens.Sent), lowerBound(t.ToolTokens.Inlined, t.ToolTokens.Unknown),
 			orDash(strings.Join(flags, ", ")))
 	}
 	u := usageTotals(v.Turns)
-	m.p("| | **total** | | | | | | %s | %s | %s | %s | %s | %s | |", numfmt.Thousands(u.InputTokens), numfmt.Thousands(u.CacheReadInputTokens),
-		numfmt.Thousands(u.CacheCreationInputTokens), numfmt.Thousands(u.OutputTokens), numfmt.Thousands(v.Tokens.Sent), lowerBound(v.Tokens.Inlined, len(v.Tokens.Unknown)))
+	m.p("| | **total** | | | | | | %s | %s | %s | %s | %s | | %s | %s | |", numfmt.Thousands(u.InputTokens), numfmt.Thousands(u.CacheReadInputTokens),
+		numfmt.Thousands(u.CacheCreationInputTokens), numfmt.Thousands(u.OutputTokens), threadCostText(v.Turns), numfmt.Thousands(v.Tokens.Sent), lowerBound(v.Tokens.Inlined, len(v.Tokens.Unknown)))
 	m.p("")
 	var searches []string
 	for _, t := range v.Turns {

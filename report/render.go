@@ -108,6 +108,8 @@ type flagItem struct {
 	N      int // 1-based number over the whole report
 	Turn   int
 	Thread string
+	// Cost is " (cost $X)" when the flag has a cost, else "".
+	Cost string
 	Flag
 }
 
@@ -131,7 +133,7 @@ func (r *Report) flagGroups() []flagGroup {
 				at[f.Kind] = k
 				groups = append(groups, flagGroup{Kind: f.Kind, Severity: sev, Why: why, Todo: todo})
 			}
-			groups[k].Items = append(groups[k].Items, flagItem{N: n, Turn: t.Index, Thread: t.Thread, Flag: f})
+			groups[k].Items = append(groups[k].Items, flagItem{N: n, Turn: t.Index, Thread: t.Thread, Cost: flagCostText(f), Flag: f})
 		}
 	}
 	rank := map[string]int{timeline.SeverityError: 0, timeline.SeverityWarning: 1, timeline.SeverityInfo: 2}

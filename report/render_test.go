@@ -50,7 +50,7 @@ func TestMarkdown(t *testing.T) {
 	}
 	// One table row per turn of the main thread, with the columns of the
 	// header.
-	head := "| Turn | Model | Stop | Catalog | Working set | Searches | Calls | Input | Cache read | Cache write | Output | Tool defs sent | All inlined | Flags |"
+	head := "| Turn | Model | Stop | Catalog | Working set | Searches | Calls | Input | Cache read | Cache write | Output | Cost | Time | Tool defs sent | All inlined | Flags |"
 	if strings.Count(md, head) != 2 {
 		t.Errorf("want 2 thread tables:\n%s", md)
 	}

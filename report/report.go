@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/importer/recon"
+	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
@@ -64,6 +65,9 @@ type Report struct {
 	// TokenSummary sums, per thread, what tool definitions cost and what
 	// deferring them saved.
 	TokenSummary TokenSummary `json:"token_summary"`
+	// Costs is the session's price in US dollars, from the built-in price
+	// table unless [Report.Price] gave another.
+	Costs *Costs `json:"costs"`
 }
 
 // Capture summarises the capture file.
@@ -76,6 +80,11 @@ type Capture struct {
 	LastAt  *time.Time `json:"last_at"`
 	// Flags counts the flags of all turns by kind.
 	Flags map[string]int `json:"flags"`
+	// Clients lists the clients of the turns (their User-Agent), and
+	// Betas the anthropic-beta values they sent, each in order of first
+	// appearance.
+	Clients []string `json:"clients"`
+	Betas   []string `json:"betas"`
 	// Sources lists, for turns that were imported from (or recorded in) a
 	// format that keeps less than a proxy recording, where they came from
 	// and what that format lacks. Absent for proxy recordings.
@@ -140,6 +149,14 @@ type Turn struct {
 	StopReason   string  `json:"stop_reason"`
 	StopSequence *string `json:"stop_sequence"`
 	Usage        Usage   `json:"usage"`
+	// Cost is the turn's price in US dollars; null when it was not priced
+	// (no price table, or none for the model).
+	Cost *Cost `json:"cost"`
+	// Client is the request's User-Agent ("claude-cli/2.1.328 (external,
+	// cli)"); Betas its anthropic-beta values.
+	Client string   `json:"client"`
+	Betas  []string `json:"betas"`
+	Timing Timing   `json:"timing"`
 
 	Catalog    Catalog    `json:"catalog"`
 	WorkingSet WorkingSet `json:"working_set"`
@@ -168,6 +185,19 @@ type Turn struct {
 	ToolTokens ToolTokens `json:"tool_tokens"`
 }
 
+// Timing is how long a turn took; a figure is 0 when unknown.
+type Timing struct {
+	// TTFTMs is the time to first token: from the request's start to the
+	// arrival of the first content delta (of the first response byte
+	// when the response is not a stream), in milliseconds.
+	TTFTMs int64 `json:"ttft_ms"`
+	// DurationMs is from the request's start to the response's end.
+	DurationMs int64 `json:"duration_ms"`
+	// OutputTokensPerSecond is the output tokens over the time from the
+	// first token to the end.
+	OutputTokensPerSecond float64 `json:"output_tokens_per_second"`
+}
+
 // Error is an API error.
 type Error struct {
 	Type    string `json:"type"`
@@ -182,6 +212,10 @@ type Usage struct {
 	OutputTokens             int64 `json:"output_tokens"`
 	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
 	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	// CacheCreation5m and CacheCreation1h split the cache writes by TTL
+	// when the response said so (cache_creation.ephemeral_*_input_tokens).
+	CacheCreation5m int64 `json:"cache_creation_5m,omitempty"`
+	CacheCreation1h int64 `json:"cache_creation_1h,omitempty"`
 }
 
 // Catalog is the deferred tools announced to the model, and how that list
@@ -253,10 +287,15 @@ type Flag struct {
 	CacheMissReason string `json:"cache_miss_reason,omitempty"`
 	Agrees          *bool  `json:"agrees,omitempty"`
 	Search          string `json:"search,omitempty"`
+	// CostUSD is what the flag cost in US dollars, for a cache_break (its
+	// lost tokens written again instead of read) and a blind call (the
+	// turn that made it); set by [Report.Price].
+	CostUSD *float64 `json:"cost_usd,omitempty"`
 }
 
 // Build makes the report of s. version is the tsinspect release named in
-// "generator". A nil session gives an empty report. Tool-definition sizes
+// "generator". A nil session gives an empty report. Costs come from the
+// built-in price table ([pricing.Default]); [Report.Price] reprices. Tool-definition sizes
 // are estimates; see [BuildWithCounts].
 func Build(s *timeline.Session, version string) *Report {
 	return BuildWithCounts(s, version, nil)
@@ -272,6 +311,7 @@ func BuildWithCounts(s *timeline.Session, version string, counts Counts) *Report
 	r.Capture.Flags = map[string]int{}
 	if s == nil {
 		summariseTokens(r, nil)
+		r.Price(pricing.Default())
 		r.fillNil()
 		return r
 	}
@@ -290,6 +330,14 @@ func BuildWithCounts(s *timeline.Session, version string, counts Counts) *Report
 		rt := buildTurn(t, ds)
 		for _, f := range rt.Flags {
 			r.Capture.Flags[f.Kind]++
+		}
+		if rt.Client != "" && !contains(r.Capture.Clients, rt.Client) {
+			r.Capture.Clients = append(r.Capture.Clients, rt.Client)
+		}
+		for _, b := range rt.Betas {
+			if !contains(r.Capture.Betas, b) {
+				r.Capture.Betas = append(r.Capture.Betas, b)
+			}
 		}
 		if rt.Model != "" && !contains(models[rt.Thread], rt.Model) {
 			models[rt.Thread] = append(models[rt.Thread], rt.Model)
@@ -318,6 +366,7 @@ func BuildWithCounts(s *timeline.Session, version string, counts Counts) *Report
 		}
 	}
 	summariseTokens(r, ds)
+	r.Price(pricing.Default())
 	r.fillNil()
 	return r
 }
@@ -367,6 +416,7 @@ func buildTurn(t *timeline.Turn, ds *definitions) Turn {
 		rt.ExchangeID = ex.ID
 		rt.At = timePtr(ex.Start)
 		rt.Status = ex.Status
+		rt.Client = ex.ReqHeader("User-Agent")
 	}
 	for _, f := range t.Flags {
 		rt.Flags = append(rt.Flags, Flag{
@@ -407,6 +457,12 @@ func buildTurn(t *timeline.Turn, ds *definitions) Turn {
 		CacheReadInputTokens:     resp.Usage.CacheReadInputTokens,
 		CacheCreationInputTokens: resp.Usage.CacheCreationInputTokens,
 	}
+	if cc := resp.Usage.CacheCreation; cc != nil {
+		rt.Usage.CacheCreation5m, rt.Usage.CacheCreation1h = cc.Ephemeral5m, cc.Ephemeral1h
+	}
+
+	rt.Betas = strs(d.Request.Betas)
+	rt.Timing = timing(t.Exchange, resp.Usage.OutputTokens)
 
 	rt.Catalog.Count = len(d.Catalog)
 	rt.WorkingSet.Count = len(d.WorkingSet)
@@ -458,6 +514,12 @@ func (r *Report) fillNil() {
 	if r.Capture.Flags == nil {
 		r.Capture.Flags = map[string]int{}
 	}
+	if r.Capture.Clients == nil {
+		r.Capture.Clients = []string{}
+	}
+	if r.Capture.Betas == nil {
+		r.Capture.Betas = []string{}
+	}
 	for i := range r.Threads {
 		if r.Threads[i].Turns == nil {
 			r.Threads[i].Turns = []int{}
@@ -468,6 +530,17 @@ func (r *Report) fillNil() {
 	}
 	for i := range r.Turns {
 		r.Turns[i].fillNil()
+	}
+	if c := r.Costs; c != nil {
+		if c.Threads == nil {
+			c.Threads = []ThreadCost{}
+		}
+		if c.Unpriced == nil {
+			c.Unpriced = []string{}
+		}
+		if c.Estimated == nil {
+			c.Estimated = []string{}
+		}
 	}
 	if r.TokenSummary.Threads == nil {
 		r.TokenSummary.Threads = []ThreadTokens{}
@@ -487,7 +560,7 @@ func (t *Turn) fillNil() {
 	for _, p := range []*[]string{
 		&t.Catalog.Added, &t.Catalog.Removed,
 		&t.WorkingSet.Names, &t.WorkingSet.Added, &t.WorkingSet.Removed,
-		&t.Unreferenced, &t.MissingReferences, &t.Problems,
+		&t.Unreferenced, &t.MissingReferences, &t.Problems, &t.Betas,
 	} {
 		if *p == nil {
 			*p = []string{}

@@ -133,6 +133,10 @@ type ThreadTokens struct {
 	// average size in tokens, a yardstick for BreakEven.
 	KnownDeferred        int   `json:"known_deferred"`
 	KnownDeferredAverage int64 `json:"known_deferred_average"`
+	// SavedUSD is Saved in US dollars: each request's saved tokens at the
+	// rate it paid for the start of its prompt (see [Report.Price]); a
+	// lower bound when Unknown is not empty.
+	SavedUSD float64 `json:"saved_usd"`
 }
 
 // Counts maps a tool definition's SHA256 (as in ToolDefinition) to its

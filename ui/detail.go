@@ -58,7 +58,7 @@ func (d *detailText) render(w, h int) []view.Line {
 	case view.TabCache:
 		return view.Cache(s, t, w, min(max(h/4, 2), 8))
 	case view.TabFlags:
-		return view.Flags(s, t, q, d.a.explain)
+		return view.Flags(s, t, q, d.a.explain, d.a.prices)
 	}
 	return nil
 }

@@ -14,8 +14,9 @@ const helpText = `[::b]Keys[-:-:-]
   Tab               switch between the turn list and the tab
   Enter             open the tab (list); open/close a node (Raw)
   1-6  ← →  [ ]     Working set, Catalog, Searches, Cache, Flags, Raw
-  /                 search: filter the turns, or the tab when it has the
-                    focus (Raw: go to the next match); Esc clears
+  /                 filter the turns (words, or flag:K model:M tool:T cost>N
+                    and/or/not), or the tab with the focus; Raw: find, next
+  e E  s S          Raw: open all, or defaults; save request/response, all
   n  N              next / previous flagged turn
   t                 cycle threads: all, main, each subagent, side queries
   f                 flagged turns only, or all
@@ -24,9 +25,9 @@ const helpText = `[::b]Keys[-:-:-]
   ?                 this help (any key closes it)
   q                 quit
 
-[::b]Turn list[-:-:-]  CAT catalog size, WORK working set (+added since the
-previous turn of the thread), PROMPT tokens with a bar of cache read █,
-created ▓ and uncached input ░. Flags: ✖ error ▲ warning ● info.
+[::b]Turn list[-:-:-]  CAT catalog, WORK working set (+added since the thread's
+previous turn), PROMPT tokens: cache read █, created ▓, uncached input ░;
+COST in US dollars (≈ estimated). Flags: ✖ error ▲ warning ● info.
 Mouse: click a row or a tab, wheel to scroll.`
 
 // newHelp makes the help overlay, centred.

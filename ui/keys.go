@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"strings"
+
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
 
@@ -130,9 +132,12 @@ func newSearchBar(a *app) *searchBar {
 		}
 	})
 	f.SetDoneFunc(func(key tcell.Key) {
-		if key == tcell.KeyEscape {
+		switch {
+		case key == tcell.KeyEscape && s.detail && s.a.m.Tab() == view.TabRaw:
+			s.clearNotFound() // a search moves the selection: nothing to restore
+		case key == tcell.KeyEscape:
 			s.apply(s.previous, false)
-		} else {
+		default:
 			// Enter on a search typed just now stays on its match;
 			// on the previous search again, it goes to the next one.
 			s.apply(f.GetText(), !s.typed)
@@ -149,11 +154,17 @@ func (s *searchBar) start() {
 	case !s.detail:
 		s.previous = s.a.m.Query()
 	case s.a.m.Tab() == view.TabRaw:
+		// A search, not a filter: the prompt opens empty, and Enter on
+		// nothing goes to the next match of the last one.
 		s.previous = s.raw
 	default:
 		s.previous = s.a.m.DetailQuery()
 	}
-	s.SetText(s.previous)
+	if s.detail && s.a.m.Tab() == view.TabRaw {
+		s.SetText("")
+	} else {
+		s.SetText(s.previous)
+	}
 	s.active, s.typed = true, false
 	s.a.footer.SwitchToPage("search")
 	s.a.tv.SetFocus(s)
@@ -165,19 +176,31 @@ func (s *searchBar) apply(q string, next bool) {
 	case !s.detail:
 		s.a.m.SetQuery(q)
 	case s.a.m.Tab() == view.TabRaw:
-		s.raw = q
 		if q == "" {
-			return
+			if !next || s.raw == "" {
+				s.clearNotFound()
+				return
+			}
+			q = s.raw // Enter on an empty prompt: the last search again
 		}
-		row, _ := s.a.raw.GetSelection()
-		if next {
-			row++
-		}
-		if !s.a.raw.find(q, row) {
-			s.a.m.SetStatus("not found in the open lines: " + q)
+		s.raw = q
+		if s.a.raw.find(q, next) {
+			s.clearNotFound()
+		} else {
+			s.a.m.SetStatus(notFound + q)
 		}
 	default:
 		s.a.m.SetDetailQuery(q)
+	}
+}
+
+// notFound starts the status of a Raw search that found nothing.
+const notFound = "not found: "
+
+// clearNotFound clears a "not found" status left by an earlier keystroke.
+func (s *searchBar) clearNotFound() {
+	if strings.HasPrefix(s.a.m.Status(), notFound) {
+		s.a.m.SetStatus("")
 	}
 }
 

@@ -37,6 +37,24 @@ func RunLive(ctx context.Context, path string, opts Options) error {
 		poll = defaultPoll
 	}
 	return a.run(ctx, func(done <-chan struct{}) {
+		if opts.Notes != nil {
+			go func() {
+				for {
+					select {
+					case <-done:
+						return
+					case n, ok := <-opts.Notes:
+						if !ok {
+							return
+						}
+						a.tv.QueueUpdateDraw(func() {
+							a.note = n
+							a.chrome()
+						})
+					}
+				}
+			}()
+		}
 		f := &follower{path: path}
 		defer f.close()
 		t := time.NewTicker(poll)

@@ -87,18 +87,79 @@ func (p *rawPane) toggle(row int) {
 	p.layout(p.w)
 }
 
-// find selects the first line from row from whose text holds q.
-func (p *rawPane) find(q string, from int) bool {
-	q = strings.ToLower(q)
+// find selects the next match of q in the tree, opening folded nodes to
+// show it: from the selected line (after it when next is set).
+func (p *rawPane) find(q string, next bool) bool {
+	from := ""
+	if row, _ := p.GetSelection(); row >= 0 && row < len(p.content.lines) {
+		from = p.content.lines[row].Path
+	}
+	path, ok := p.raw.Find(q, from, next)
+	if !ok {
+		return false
+	}
+	p.stale = true
+	p.layout(p.w)
 	lines := p.content.lines
-	for k := 0; k < len(lines); k++ {
-		i := (from + k) % len(lines)
-		if strings.Contains(strings.ToLower(lines[i].Text.String()), q) {
-			p.Select(i, 0)
-			return true
+	for i, l := range lines {
+		if l.Path != path {
+			continue
 		}
+		// In an opened long string, the line that holds the match.
+		lq := strings.ToLower(q)
+		for k := i + 1; k < len(lines) && strings.HasPrefix(lines[k].Path, path+"#"); k++ {
+			if strings.Contains(strings.ToLower(lines[k].Text.String()), lq) {
+				i = k
+				break
+			}
+		}
+		p.Select(i, 0)
+		return true
 	}
 	return false
+}
+
+// expand opens every node (all) or brings them back to their defaults.
+func (p *rawPane) expand(all bool) {
+	if all {
+		p.raw.ExpandAll()
+	} else {
+		p.raw.CollapseAll()
+	}
+	p.stale = true
+	p.layout(p.w)
+}
+
+// InputHandler adds e (expand all), E (collapse all), s (save the request
+// or response of the selected line) and S (save the whole exchange) to the
+// table's keys.
+func (p *rawPane) InputHandler() func(ev *tcell.EventKey, setFocus func(tview.Primitive)) {
+	table := p.Table.InputHandler()
+	return func(ev *tcell.EventKey, setFocus func(tview.Primitive)) {
+		if ev.Key() == tcell.KeyRune {
+			switch ev.Rune() {
+			case 'e':
+				p.expand(true)
+				return
+			case 'E':
+				p.expand(false)
+				return
+			case 's':
+				// The request or the response, whichever holds the
+				// selected line.
+				part := "request"
+				if row, _ := p.GetSelection(); row >= 0 && row < len(p.content.lines) && !strings.HasPrefix(p.content.lines[row].Path, "request") {
+					part = "response"
+				}
+				p.a.save(part)
+				return
+			case 'S':
+				p.a.save("turn")
+				return
+			}
+		}
+		table(ev, setFocus)
+	}
 }
 
 // GetRowCount returns the number of visible lines.

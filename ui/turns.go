@@ -18,6 +18,10 @@ import (
 type turnList struct {
 	*tview.Table
 	content *turnContent
+	// shownRow and shownHeight are the selected row and the list's height
+	// at the last draw: when either changes, the selection is scrolled
+	// into view.
+	shownRow, shownHeight int
 }
 
 // turnContent implements tview.TableContent over the view model. Row 0 is
@@ -29,12 +33,18 @@ type turnContent struct {
 	head   []*tview.TableCell
 	widths [view.NumColumns]int
 	// narrow drops the TIME column, for a list too narrow to show it and
-	// a whole flag name.
+	// a whole flag name; noCost drops the COST column, the first to go.
 	narrow bool
+	noCost bool
+	// wide shows every flag with what it is about, and whole model names,
+	// on a list wider than wideWidth.
+	wide bool
 	// varying holds the widest cell of each of varyingColumns in the
 	// session measured.
 	measured *timeline.Session
 	varying  map[view.Column]int
+	// costWidth is the width of the COST column when shown.
+	costWidth int
 }
 
 // varyingColumns are the columns sized to their content.
@@ -44,29 +54,65 @@ var varyingColumns = []view.Column{view.ColModel, view.ColCatalog, view.ColWorki
 // flag name with up to three marks ("✖▲● call_before_load").
 const flagRoom = 20
 
-// Draw fits the columns to the list's width, then draws it.
+// Draw fits the columns to the list's width, keeps the selected turn in
+// view, then draws it.
 func (l *turnList) Draw(screen tcell.Screen) {
-	_, _, w, _ := l.GetInnerRect()
+	_, _, w, h := l.GetInnerRect()
 	l.content.fit(w)
+	l.keepSelectionInView(h)
 	l.Table.Draw(screen)
 }
 
-// fit drops the TIME column when the list is narrower than every column
-// and a whole flag name, and brings it back when there is room.
+// keepSelectionInView scrolls the list so that the selected row shows when
+// the selection or the list's height changed since the last draw (opening
+// a capture of more turns than fit, a resize), and leaves the offset alone
+// otherwise so that the mouse wheel scrolls. Setting the offset also stops
+// tview from keeping the list scrolled to its end, which it starts doing
+// whenever a draw finds every row in view (as on a tall first screen) and
+// would otherwise keep after the list shrinks.
+func (l *turnList) keepSelectionInView(height int) {
+	row, _ := l.GetSelection()
+	off, col := l.GetOffset()
+	visible := height - 1 // the heading is fixed
+	if visible >= 1 && (row != l.shownRow || height != l.shownHeight) {
+		switch {
+		case row <= off:
+			off = row - 1
+		case row > off+visible:
+			off = row - visible
+		}
+		off = max(off, 0)
+	}
+	l.shownRow, l.shownHeight = row, height
+	l.SetOffset(off, col)
+}
+
+// fit drops the COST column, then the TIME column, when the list is
+// narrower than every column and a whole flag name, and brings them back
+// when there is room.
 func (c *turnContent) fit(width int) {
 	need := flagRoom
 	for col := view.Column(0); col < view.ColFlags; col++ {
 		w := c.widths[col]
-		if col == view.ColTime {
+		switch col {
+		case view.ColTime:
 			w = timeWidth
+		case view.ColCost:
+			w = c.costWidth
 		}
 		need += w + 1
 	}
-	if narrow := width < need; narrow != c.narrow {
-		c.narrow = narrow
+	noCost := width < need
+	narrow := width < need-c.costWidth-1
+	wide := width > wideWidth
+	if narrow != c.narrow || noCost != c.noCost || wide != c.wide {
+		c.narrow, c.noCost, c.wide = narrow, noCost, wide
 		c.reset()
 	}
 }
+
+// wideWidth is the list width above which flags are shown whole.
+const wideWidth = 120
 
 // timeWidth is the width of the TIME column: "15:04:05".
 const timeWidth = 8
@@ -119,20 +165,25 @@ func (c *turnContent) reset() {
 	if s != c.measured {
 		c.measured = s
 		c.varying = map[view.Column]int{}
+		c.costWidth = len(view.ColCost.Title())
 		for _, t := range s.Turns {
+			c.costWidth = max(c.costWidth, view.CostCell(t, c.a.prices, false).Width())
 			for _, col := range varyingColumns {
-				w := view.Cell(t, col, c.a.loc, false).Width()
-				if mw := col.MaxWidth(); mw > 0 {
-					w = min(w, mw)
-				}
-				c.varying[col] = max(c.varying[col], w)
+				c.varying[col] = max(c.varying[col], view.Cell(t, col, c.a.loc, false).Width())
 			}
 		}
 	}
 	for col, w := range c.varying {
+		if mw := col.MaxWidth(); mw > 0 && !(col == view.ColModel && c.wide) {
+			w = min(w, mw)
+		}
 		c.widths[col] = max(c.widths[col], w)
 	}
 	c.widths[view.ColPrompt] = 7 + view.BarWidth
+	c.widths[view.ColCost] = c.costWidth
+	if c.noCost {
+		c.widths[view.ColCost] = 0
+	}
 	// A replay shows "streaming" in STOP while a response is under way.
 	if c.a.m.Replaying() {
 		c.widths[view.ColStop] = max(c.widths[view.ColStop], len("streaming"))
@@ -140,7 +191,7 @@ func (c *turnContent) reset() {
 	c.head = make([]*tview.TableCell, view.NumColumns)
 	for col := range c.head {
 		title := view.Column(col).Title()
-		if c.narrow && view.Column(col) == view.ColTime {
+		if c.narrow && view.Column(col) == view.ColTime || c.noCost && view.Column(col) == view.ColCost {
 			title = ""
 		}
 		cell := tview.NewTableCell(c.pad(view.Column(col), "[::b]"+title+"[-:-:-]", len(title))).
@@ -191,11 +242,17 @@ func (c *turnContent) GetCell(row, col int) *tview.TableCell {
 	for i := range cells {
 		colm := view.Column(i)
 		line := view.Cell(t, colm, c.a.loc, inFlight)
-		if c.narrow && colm == view.ColTime {
+		if colm == view.ColCost {
+			line = view.CostCell(t, c.a.prices, inFlight)
+		}
+		if c.narrow && colm == view.ColTime || c.noCost && colm == view.ColCost {
 			line = view.Line{}
 		}
+		if c.wide && colm == view.ColFlags {
+			line = view.WideFlags(t)
+		}
 		cell := tview.NewTableCell(c.pad(colm, c.a.th.tagged(line), line.Width())).SetStyle(c.a.th.base())
-		if mw := colm.MaxWidth(); mw > 0 {
+		if mw := colm.MaxWidth(); mw > 0 && !(colm == view.ColModel && c.wide) {
 			cell.SetMaxWidth(mw)
 		}
 		if colm == view.ColFlags {

@@ -23,6 +23,7 @@ import (
 	"github.com/rivo/tview"
 
 	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/timeline"
 	"github.com/tsinspect/tsinspect/timeline/view"
 )
@@ -47,6 +48,15 @@ type Options struct {
 	// Explain says why a flag kind matters and what to do; nil means
 	// timeline.Explain.
 	Explain view.Explainer
+	// Prices prices the turns in US dollars; nil means the built-in table.
+	Prices *pricing.Table
+	// SaveDir is where the Raw tab's s and S save; "" means the working
+	// directory.
+	SaveDir string
+	// Notes, for RunLive, brings news from the caller to show in the
+	// header as it arrives, such as "claude exited with status 0"; each
+	// note replaces the last.
+	Notes <-chan string
 }
 
 // tick is how often a replay's clock is read.
@@ -92,6 +102,11 @@ type app struct {
 	loc     *time.Location
 	explain view.Explainer
 	title   string
+	prices  *pricing.Table
+	// note is the latest of Options.Notes, shown in the header.
+	note string
+	// saveDir is where the Raw tab saves.
+	saveDir string
 
 	pages  *tview.Pages // "main" and "help"
 	header *headerView
@@ -120,7 +135,13 @@ func newApp(m *view.Model, opts Options) *app {
 		loc:     opts.Location,
 		explain: opts.Explain,
 		title:   opts.Title,
+		prices:  opts.Prices,
+		saveDir: opts.SaveDir,
 	}
+	if a.prices == nil {
+		a.prices = pricing.Default()
+	}
+	m.SetPrices(a.prices)
 	if a.loc == nil {
 		a.loc = time.Local
 	}
@@ -204,7 +225,7 @@ func (a *app) run(ctx context.Context, background func(done <-chan struct{})) er
 		go background(done)
 	}
 	if err := a.tv.Run(); err != nil {
-		return fmt.Errorf("ui: run: %w", err)
+		return fmt.Errorf("ui: start the terminal: %w", err)
 	}
 	return nil
 }
@@ -257,6 +278,9 @@ func headerLine(a *app) view.Line {
 	if a.title != "" {
 		add(view.RoleText, " %s", a.title)
 	}
+	if a.note != "" {
+		add(view.RoleWarning, "  %s", a.note)
+	}
 	if m.Replaying() {
 		add(view.RoleTitle, "  %s", m.Replay())
 	}
@@ -269,7 +293,10 @@ func headerLine(a *app) view.Line {
 	th := m.ShownThread()
 	if th != nil {
 		add(view.RoleText, "  thread ")
-		add(view.RoleMatch, "%s %s", th.ID, th.Kind)
+		add(view.RoleMatch, "%s", th.ID)
+		if th.Kind != th.ID {
+			add(view.RoleDim, " (%s)", th.Kind)
+		}
 	} else if len(s.Threads) > 1 {
 		add(view.RoleDim, "  all threads")
 	}
@@ -281,13 +308,26 @@ func headerLine(a *app) view.Line {
 		add(view.RoleMatch, "/%s", q)
 		add(view.RoleDim, " %d shown", m.Len())
 	}
-	// The client last, and only whole: on a narrow screen it gives way.
+	// The client, only whole: on a narrow screen it gives way.
 	c := clientsText(s)
 	if th != nil {
 		c = th.Client.String()
 	}
 	if w := a.header.width; c != "" && (w == 0 || l.Width()+2+utf8.RuneCountInString(c) <= w) {
 		add(view.RoleDim, "  %s", c)
+	}
+	// The dollars last, so that on a narrow terminal they are what gets
+	// cut rather than the search.
+	thread, where := "", "in all"
+	if th := m.ShownThread(); th != nil {
+		thread, where = th.ID, "in "+th.ID
+	}
+	if usd, est, ok := view.SessionCost(s, thread, a.prices); ok {
+		approx := ""
+		if est {
+			approx = "≈"
+		}
+		add(view.RoleDim, "  %s%s %s", approx, pricing.Format(usd, true), where)
 	}
 	return l
 }
@@ -318,7 +358,9 @@ func keyLine(a *app) view.Line {
 	var l view.Line
 	keys := [][2]string{{"q", "quit"}, {"?", "help"}, {"/", "search"}, {"n/N", "flag"}, {"t", "thread"}, {"f", "flagged"}, {"Tab", "pane"}, {"1-6", "tab"}}
 	if a.m.Replaying() {
-		keys = append([][2]string{{"space", "pause/step"}, {"p", "play"}, {"+/-", "speed"}}, keys...)
+		// The replay's keys first, and only the most used others, so that
+		// the line fits 80 columns (? lists them all).
+		keys = [][2]string{{"space", "pause"}, {"p", "play"}, {"+/-", "speed"}, {"q", "quit"}, {"?", "help"}, {"/", "search"}, {"n/N", "flag"}, {"Tab", "pane"}}
 	}
 	for _, k := range keys {
 		l = append(l, view.Span{Text: " " + k[0], Role: view.RoleTitle}, view.Span{Text: " " + k[1] + " ", Role: view.RoleDim})

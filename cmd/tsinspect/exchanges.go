@@ -17,7 +17,13 @@ func runExchanges(env *cliEnv, args []string) error {
 	fs := newFlags(env, "exchanges", "FILE", `
 List every exchange recorded in a capture file: time, method, path, status,
 response bytes, duration and state (complete, client_aborted,
-upstream_failed, in_flight). Works on a capture that is still being written.`)
+upstream_failed, in_flight). Works on a capture that is still being written.
+
+With --json, one JSON object per line (JSON Lines) instead: id, start,
+first_byte, end (RFC 3339, null when unknown), method, url, path, status,
+request_bytes, response_bytes, duration_ms, state, error. Fields are
+never renamed or removed; new ones may appear.`)
+	asJSON := fs.Bool("json", false, "write JSON Lines, one object per exchange")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -33,6 +39,12 @@ upstream_failed, in_flight). Works on a capture that is still being written.`)
 	rows, err := db.Summaries(context.Background())
 	if err != nil {
 		return err
+	}
+	if *asJSON {
+		if err := writeJSONLines(env.stdout, exchangeLines(rows)); err != nil {
+			return fmt.Errorf("exchanges: %w", err)
+		}
+		return nil
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tTIME\tMETHOD\tPATH\tSTATUS\tBYTES\tDURATION\tSTATE")

@@ -60,6 +60,7 @@ func commands() []command {
 		{"open", "browse a capture in the terminal: turns, working set, catalog, searches, cache, flags", runOpen},
 		{"replay", "play a capture's turns back in recorded time (--speed N), with pause and step", runReplay},
 		{"demo", "browse the capture bundled in tsinspect, no API key needed", runDemo},
+		{"standin", "serve a scripted stand-in for the API and the demo MCP server: record Claude Code with no API key", runStandin},
 		{"ca", "show the interception CA: path, fingerprint, how to trust it", runCA},
 		{"import", "import a pcap, pcapng, HAR, claude-trace, claude-tap, mitmproxy flow dump, VCR cassette or raw-bodies directory into a capture", runImport},
 		{"export", "export a capture as HAR 1.2, or send it to an OpenTelemetry collector (--format otlp)", runExport},
@@ -119,8 +120,44 @@ func run(env *cliEnv, args []string) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
-	fmt.Fprintf(env.stderr, "tsinspect: %s\n", oneLine(err.Error()))
+	msg := oneLine(err.Error())
+	if code != 2 {
+		msg = plainError(msg)
+	}
+	fmt.Fprintf(env.stderr, "tsinspect: %s\n", msg)
 	return code
+}
+
+// internalPackage reports whether name is one of the names tsinspect's
+// packages put before their errors ("store: open x.db: ..."): useful in a
+// stack of wrapped errors, noise to a user.
+func internalPackage(name string) bool {
+	switch name {
+	case "ui", "store", "capture", "decode", "timeline", "view", "report", "redact", "coverage",
+		"importer", "pcap", "har", "flow", "tlsrec", "replay", "pricing", "contentcoding",
+		"exchange", "session", "fixtures", "filter", "mcpserver":
+		return true
+	}
+	return false
+}
+
+// plainError drops the package names, and the operation names a package
+// put before another package's error, from the start of an error message:
+// "ui: open: store: open x.db: file does not exist" becomes
+// "open x.db: file does not exist".
+func plainError(msg string) string {
+	for {
+		pkg, rest, ok := strings.Cut(msg, ": ")
+		if !ok || !internalPackage(pkg) || rest == "" {
+			return msg
+		}
+		msg = rest
+		if op, inner, ok := strings.Cut(msg, ": "); ok && !strings.ContainsAny(op, " /") {
+			if next, _, ok := strings.Cut(inner, ": "); ok && internalPackage(next) {
+				msg = inner
+			}
+		}
+	}
 }
 
 func oneLine(s string) string {
@@ -147,10 +184,15 @@ func dispatch(env *cliEnv, args []string) error {
 	case "-version", "--version":
 		name = "version"
 	}
+	var names []string
 	for _, c := range commands() {
 		if c.name == name {
 			return c.run(env, args[1:])
 		}
+		names = append(names, c.name)
+	}
+	if c := closest(name, names); c != "" {
+		return usageError("unknown command %q: did you mean %q? (run 'tsinspect help' for the list)", name, c)
 	}
 	return usageError("unknown command %q (run 'tsinspect help' for the list)", name)
 }
@@ -161,7 +203,13 @@ func newFlags(env *cliEnv, name, synopsis, about string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
-		fmt.Fprintf(env.stdout, "Usage: tsinspect %s %s\n\n%s\n\nFlags:\n", name, synopsis, strings.TrimSpace(about))
+		fmt.Fprintf(env.stdout, "Usage: tsinspect %s\n\n%s\n", strings.TrimSpace(name+" "+synopsis), strings.TrimSpace(about))
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n == 0 {
+			return // no "Flags:" heading over nothing
+		}
+		fmt.Fprintf(env.stdout, "\nFlags:\n")
 		fs.SetOutput(env.stdout)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
@@ -183,7 +231,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 			help()
 			return err
 		}
-		return usageError("%s: %v (see 'tsinspect %s -h')", fs.Name(), err, fs.Name())
+		return usageError("%s: %v%s (see 'tsinspect %s -h')", fs.Name(), err, flagSuggestion(fs, err), fs.Name())
 	}
 	return nil
 }

@@ -49,7 +49,7 @@ func mcpHTTP(t *testing.T) string {
 	return cfg
 }
 
-func runIn(args ...string) (int, string, string) {
+func runProbeIn(args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
 	env := &cliEnv{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}
 	err := runProbe(env, args)
@@ -70,7 +70,7 @@ func runIn(args ...string) (int, string, string) {
 
 func TestProbe(t *testing.T) {
 	cfg := mcpHTTP(t)
-	code, out, stderr := runIn("--mcp-config", cfg, "--query", "get item")
+	code, out, stderr := runProbeIn("--mcp-config", cfg, "--query", "get item")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -87,25 +87,25 @@ func TestProbe(t *testing.T) {
 			t.Errorf("output does not say %q:\n%s", want, out)
 		}
 	}
-	code, _, stderr = runIn("--mcp-config", cfg, "--require", "findable")
+	code, _, stderr = runProbeIn("--mcp-config", cfg, "--require", "findable")
 	if code != 3 || !strings.Contains(stderr, "--require findable: 1 of 7 tools found by no query of its name's words: mcp__items__get_item") {
 		t.Errorf("--require findable: exit %d, stderr %q", code, stderr)
 	}
-	code, _, stderr = runIn("--mcp-config", cfg, "--expect", "gray=mcp__items__get_item_gray", "--expect", "item=mcp__items__get_item")
+	code, _, stderr = runProbeIn("--mcp-config", cfg, "--expect", "gray=mcp__items__get_item_gray", "--expect", "item=mcp__items__get_item")
 	if code != 3 || strings.Count(stderr, "--expect") != 1 || !strings.Contains(stderr, `"item" does not load mcp__items__get_item (it loads mcp__items__get_item_blue,`) {
 		t.Errorf("--expect: exit %d, stderr %q", code, stderr)
 	}
-	code, _, _ = runIn("--mcp-config", cfg, "--expect", "gray=mcp__items__get_item_gray", "--context-window", "1000")
+	code, _, _ = runProbeIn("--mcp-config", cfg, "--expect", "gray=mcp__items__get_item_gray", "--context-window", "1000")
 	if code != 0 {
 		t.Errorf("--expect met: exit %d", code)
 	}
 	// --algorithm 2.1.328 also scores the tool names whole: "item" is
 	// inside every get_item_* name (+4).
-	_, out, _ = runIn("--mcp-config", cfg, "--algorithm", "2.1.328", "--query", "get item")
+	_, out, _ = runProbeIn("--mcp-config", cfg, "--algorithm", "2.1.328", "--query", "get item")
 	if !strings.Contains(out, `"get item" in a whole name +4`) && !strings.Contains(out, `"item" in a whole name +4`) {
 		t.Errorf("2.1.328 scoring not used:\n%s", out)
 	}
-	_, out, _ = runIn("--mcp-config", cfg, "--context-window", "1000")
+	_, out, _ = runProbeIn("--mcp-config", cfg, "--context-window", "1000")
 	if !strings.Contains(out, "(100 of 1,000 tokens): these tools would be deferred") {
 		t.Errorf("small window:\n%s", out)
 	}
@@ -122,7 +122,7 @@ func TestProbe(t *testing.T) {
 		{[]string{"--mcp-config", cfg, "--algorithm", "2.0"}, 2, `--algorithm "2.0": want published or 2.1.328`},
 		{[]string{"--mcp-config", filepath.Join(t.TempDir(), "none.json")}, 1, "probe: mcp config: open"},
 	} {
-		code, _, stderr := runIn(c.args...)
+		code, _, stderr := runProbeIn(c.args...)
 		if code != c.code || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d %q, want %d %q", c.args, code, stderr, c.code, c.want)
 		}

@@ -95,7 +95,7 @@ func runRecord(env *cliEnv, args []string) error {
 	fs.StringVar(&f.caDir, "ca-dir", "", "`directory` of the interception CA (default: tsinspect in your config dir)")
 	fs.StringVar(&f.upstreamCA, "upstream-ca", "", "PEM `file` of extra CA certificates to trust for the upstream")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a --listen address other than loopback (anyone who can reach it can use your API key's traffic path)")
-	fs.BoolVar(&f.quiet, "quiet", false, "print only errors, warnings and the final summary (no per-exchange lines)")
+	fs.BoolVar(&f.quiet, "quiet", false, "print only errors, warnings, failures and the final summary (no per-exchange lines)")
 	fs.StringVar(&f.otlp, "otlp", "", "also send each turn, as it completes, to the OpenTelemetry collector at this OTLP `URL` (env: the one the OTEL_EXPORTER_OTLP_* variables name); see 'tsinspect export -h'")
 	fs.StringVar(&f.otlpRedact, "otlp-redact", string(redact.Default), "redaction `policy` of the --otlp spans: default, strict or off")
 	fs.BoolVar(&f.durable, "durable", false, "sync every write to the disk (SQLite synchronous=FULL): nothing committed is lost even to a power loss, at the cost of an fsync per write")
@@ -234,7 +234,8 @@ func record(env *cliEnv, f recordFlags) error {
 	}
 
 	var flows func(*exchange.Exchange)
-	if len(f.command) == 0 && !f.ui && !f.quiet {
+	switch {
+	case len(f.command) == 0 && !f.ui && !f.quiet:
 		// Only the proxy runs here: log each exchange as it completes, as
 		// a forward proxy's console does. (With a command, the terminal
 		// is the command's; with --ui, the timeline's.)
@@ -243,6 +244,16 @@ func record(env *cliEnv, f recordFlags) error {
 				fmt.Fprintln(env.stdout, flowLine(ex))
 			}
 		}
+	case !f.ui:
+		// Failures are told as they happen, even with --quiet, at most a
+		// few lines every ten seconds; the summary counts them all.
+		fails := newFailureLog(env.stderr)
+		flows = fails.exchange
+		cfg.OnTunnelError = fails.tunnel
+	}
+	if len(f.command) == 0 && !f.ui && !f.quiet {
+		fails := newFailureLog(env.stderr)
+		cfg.OnTunnelError = fails.tunnel
 	}
 	ctx := context.Background()
 	started := time.Now()
@@ -593,10 +604,16 @@ func recordWithUI(env *cliEnv, f recordFlags, addr string, childEnv []string) in
 		case <-ctx.Done():
 		}
 	}()
-	for _, kv := range childEnv {
-		fmt.Fprintf(env.stderr, "  export %s\n", exportLine(kv))
+	if len(f.command) == 0 {
+		// The client runs elsewhere: it needs these. (A command gets them
+		// itself; printed then, they would only reappear under the UI
+		// once it quits.)
+		for _, kv := range childEnv {
+			fmt.Fprintf(env.stderr, "  export %s\n", exportLine(kv))
+		}
 	}
 	childDone := make(chan int, 1)
+	notes := make(chan string, 1)
 	if len(f.command) > 0 {
 		outPath := f.db + ".out"
 		out, err := openCommandOutput(outPath)
@@ -612,11 +629,12 @@ func recordWithUI(env *cliEnv, f recordFlags, addr string, childEnv []string) in
 				fmt.Fprintf(out, "tsinspect: %v\n", err)
 			}
 			childDone <- st
+			notes <- fmt.Sprintf("%s exited with status %d; q quits", filepath.Base(f.command[0]), st)
 		}()
 		defer fmt.Fprintf(env.stderr, "tsinspect: the command's output is in %s\n", outPath)
 	}
 	title := fmt.Sprintf("recording %s via %s", filepath.Base(f.db), addr)
-	if err := ui.RunLive(ctx, f.db, ui.Options{Title: title}); err != nil {
+	if err := ui.RunLive(ctx, f.db, ui.Options{Title: title, Notes: notes}); err != nil {
 		fmt.Fprintf(env.stderr, "tsinspect: %v\n", err)
 		return 1
 	}

@@ -20,7 +20,12 @@ since the thread's previous turn, the tool searches whose results the turn
 carries, the tool calls of its response, the tool definitions sent (name,
 deferred or not, a SHA-256 and a token estimate instead of the schema),
 and the flags raised on it. A token summary says what the tool
-definitions cost and what deferring them saved.
+definitions cost and what deferring them saved. Costs are in US dollars,
+from the built-in price table (its date is in the report) or --prices
+FILE: per turn, per thread and in total, what each cache break cost (its
+lost tokens written again instead of read), what each blind call cost (the
+turn that made it) and what deferral saved (saved tool-definition tokens
+at the rate each request paid for the start of its prompt).
 
 The report is meant to be shared (attached to a bug report, sent to an MCP
 server's authors), so it is redacted by default:
@@ -76,6 +81,7 @@ func runReport(env *cliEnv, args []string) error {
 	out := fs.String("out", "", "write the report to `FILE` instead of standard output, atomically (- for standard output)")
 	policyName := fs.String("redact", string(redact.Default), "redaction `policy`: default, strict or off")
 	failOn := fs.String("fail-on", "", "exit with status 3 if any turn has a flag of these `kinds` (comma-separated, e.g. cache_break,call_before_load)")
+	prices := pricesFlag(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -98,12 +104,17 @@ func runReport(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	tab, err := loadPrices(*prices)
+	if err != nil {
+		return err
+	}
 	exs, err := loadExchanges(pos[0], env.stderr)
 	if err != nil {
 		return err
 	}
 	s := timeline.Build(exs)
 	r := report.BuildWithCounts(s, version, report.CountTokens(exs))
+	r.Price(tab)
 	shared := redact.Apply(r, policy, redact.Collect(exs))
 	if policy == redact.Off {
 		fmt.Fprintln(env.stderr, "tsinspect: warning: --redact off: the report is not redacted and may hold paths, e-mail addresses, identifiers and secrets; do not share it as it is")

@@ -64,6 +64,7 @@ func runSearches(env *cliEnv, args []string) error {
 	mcpConfig := fs.String("mcp-config", "", "with --explain: take tool descriptions from the MCP servers of this Claude Code style config `FILE` (tools/list), which a capture lacks for tools never loaded")
 	algorithm := fs.String("algorithm", string(toolsearch.Published), "with --explain: the keyword scoring, `published` (as published) or 2.1.328 (what Claude Code 2.1.328 runs: names also scored whole)")
 	explain := fs.Bool("explain", false, "re-run each search offline (Claude Code's published ToolSearch algorithm; an approximation for server searches) and show every candidate's score, where the cut fell, and whether the recorded result agrees")
+	asJSON := fs.Bool("json", false, "write JSON Lines: an object per search (kind \"search\"), then per tool matching --tools (kind \"tool\")")
 	require := fs.String("require", "", "exit with status 3 unless every tool matching --tools was `found` (loaded by a search, or always loaded) or, with called, called with its schema loaded")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -90,7 +91,18 @@ func runSearches(env *cliEnv, args []string) error {
 		return err
 	}
 	searches, tools := coverage.Of(s, coverage.Options{Thread: *thread, Match: match})
-	if err := writeSearches(env.stdout, searches); err != nil {
+	if *asJSON {
+		var lines []any
+		for _, q := range searches {
+			lines = append(lines, searchLine(q))
+		}
+		for _, tl := range tools {
+			lines = append(lines, toolLine(tl))
+		}
+		if err := writeJSONLines(env.stdout, lines); err != nil {
+			return fmt.Errorf("searches: %w", err)
+		}
+	} else if err := writeSearches(env.stdout, searches); err != nil {
 		return fmt.Errorf("searches: write: %w", err)
 	}
 	if *mcpConfig != "" && !*explain {
@@ -120,7 +132,7 @@ func runSearches(env *cliEnv, args []string) error {
 			return fmt.Errorf("searches: write: %w", err)
 		}
 	}
-	if match != nil {
+	if match != nil && !*asJSON {
 		fmt.Fprintln(env.stdout)
 		if err := writeTools(env.stdout, tools); err != nil {
 			return fmt.Errorf("searches: write: %w", err)

@@ -11,7 +11,9 @@ import (
 
 	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/filter"
 	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/report"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/timeline"
@@ -32,17 +34,28 @@ List the Messages API turns of a capture, one per line:
   CALLS    tool calls in the response
   INPUT, CACHE-RD, CACHE-NEW, OUTPUT
            usage: uncached input, cache read, cache written, output tokens
+  COST     the turn's price in US dollars from the built-in price table
+           (or --prices FILE); "≈" when the model is not in the table and
+           is priced as the newest model of its family, "-" when it has no
+           price
   STOP     stop reason; else "HTTP 529" and the like, "error: TYPE" for
            an error event, "incomplete" for a cut stream
   FLAGS    kinds of the flags raised on the turn, with a count when >1
 
-A line sums the tokens of the turns shown. Below, after a blank line, one
-line per thread shown: THREAD, KIND (main, subagent, side, conversation),
-TURNS shown, and CLIENT, the program that sent it with its version
-("Claude Code 2.1.328", "Anthropic TypeScript SDK 0.71.0", or the
-User-Agent of another client). --thread keeps one thread,
---flagged the turns with a flag. Works on a capture that is still being
-written. For everything per turn, use 'tsinspect report'.
+A last line sums the tokens and dollars of the turns shown; the line after
+it says which prices were used and, when every turn is shown, what the
+cache breaks and blind calls cost and what deferral saved. Below, after a
+blank line, one line per thread shown: THREAD, KIND (main, subagent, side,
+conversation), TURNS shown, and CLIENT, the program that sent it with its
+version ("Claude Code 2.1.328", "Anthropic TypeScript SDK 0.71.0", or the
+User-Agent of another client). With --json, one JSON object per turn
+(JSON Lines) instead: the turn objects of 'tsinspect report' (schema
+version 1: fields never renamed or removed), not redacted. --thread keeps one thread,
+--flagged the turns with a flag, --filter the turns matching an expression:
+flag:KIND, model:TEXT, tool:GLOB (a tool the response calls), thread:ID,
+cost>DOLLARS, tokens>N (also >=, <, <=, =), combined with and, or, not and
+parentheses; terms side by side mean and. Works on a capture that is still
+being written. For everything per turn, use 'tsinspect report'.
 
 Examples:
   tsinspect turns session.db
@@ -50,9 +63,12 @@ Examples:
   tsinspect turns session.db --flagged`
 
 func runTurns(env *cliEnv, args []string) error {
-	fs := newFlags(env, "turns", "FILE [--thread ID] [--flagged]", turnsAbout)
+	fs := newFlags(env, "turns", "FILE [--thread ID] [--flagged] [--filter EXPR] [--prices FILE] [--json]", turnsAbout)
 	thread := fs.String("thread", "", "only this `thread` (main, sub1, side1, ...)")
 	flagged := fs.Bool("flagged", false, "only the turns with a flag")
+	prices := pricesFlag(fs)
+	asJSON := fs.Bool("json", false, "write JSON Lines, one report turn object per turn")
+	where := fs.String("filter", "", "only the turns matching this `expression` (flag:cache_break, model:opus, tool:mcp__github__*, thread:sub1, cost>0.05, tokens>100000; and, or, not, parentheses)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -67,22 +83,49 @@ func runTurns(env *cliEnv, args []string) error {
 	if err := checkThread("turns", s, *thread); err != nil {
 		return err
 	}
+	tab, err := loadPrices(*prices)
+	if err != nil {
+		return err
+	}
+	var expr filter.Expr
+	if *where != "" {
+		if expr, err = filter.Parse(*where); err != nil {
+			return usageError("turns: --filter: %v", strings.TrimPrefix(err.Error(), "filter: "))
+		}
+	}
 	r := report.Build(s, version)
+	r.Price(tab)
 	all := len(r.Turns)
-	if *thread != "" || *flagged {
+	if *thread != "" || *flagged || expr != nil {
 		kept := r.Turns[:0]
 		for _, t := range r.Turns {
-			if (*thread == "" || t.Thread == *thread) && (!*flagged || len(t.Flags) > 0) {
+			if (*thread == "" || t.Thread == *thread) && (!*flagged || len(t.Flags) > 0) && (expr == nil || expr.Match(turnFields(&t))) {
 				kept = append(kept, t)
 			}
 		}
 		r.Turns = kept
 	}
-	if err := writeTurnsTable(env.stdout, r); err != nil {
+	if *asJSON {
+		r.Normalize()
+		if err := writeJSONLines(env.stdout, r.Turns); err != nil {
+			return fmt.Errorf("turns: %w", err)
+		}
+	} else if err := writeTurnsTable(env.stdout, r); err != nil {
 		return fmt.Errorf("turns: write: %w", err)
 	}
-	if err := writeThreadsTable(env.stdout, r); err != nil {
-		return fmt.Errorf("turns: write: %w", err)
+	if len(r.Turns) > 0 && !*asJSON {
+		notes := ""
+		if len(r.Turns) == all {
+			notes = costNotes(r) // the figures are the whole capture's
+		}
+		if _, err := fmt.Fprintf(env.stdout, "US dollars at %s%s\n", tab.Describe(), notes); err != nil {
+			return fmt.Errorf("turns: write: %w", err)
+		}
+	}
+	if !*asJSON {
+		if err := writeThreadsTable(env.stdout, r); err != nil {
+			return fmt.Errorf("turns: write: %w", err)
+		}
 	}
 	switch {
 	case all == 0:
@@ -176,7 +219,7 @@ type turnsColumn struct {
 var turnsColumns = []turnsColumn{
 	{"TURN", true}, {"THREAD", false}, {"MODEL", false}, {"CAT", false}, {"WS", false},
 	{"SRCH", true}, {"CALLS", true}, {"INPUT", true}, {"CACHE-RD", true},
-	{"CACHE-NEW", true}, {"OUTPUT", true}, {"STOP", false}, {"FLAGS", false},
+	{"CACHE-NEW", true}, {"OUTPUT", true}, {"COST", true}, {"STOP", false}, {"FLAGS", false},
 }
 
 // writeTurnsTable writes one line per turn and a totals line.
@@ -188,7 +231,19 @@ func writeTurnsTable(w io.Writer, r *report.Report) error {
 	}
 	rows = append(rows, head)
 	var in, read, created, out int64
+	var usd float64
+	priced, estimated := false, false
 	for _, t := range r.Turns {
+		cost := "-"
+		if c := t.Cost; c != nil {
+			usd += c.USD
+			priced = true
+			cost = pricing.Format(c.USD, true)
+			if c.Estimated {
+				cost = "≈" + cost
+				estimated = true
+			}
+		}
 		u := t.Usage
 		in += u.InputTokens
 		read += u.CacheReadInputTokens
@@ -206,6 +261,7 @@ func writeTurnsTable(w io.Writer, r *report.Report) error {
 			numfmt.Thousands(u.CacheReadInputTokens),
 			numfmt.Thousands(u.CacheCreationInputTokens),
 			numfmt.Thousands(u.OutputTokens),
+			cost,
 			stopText(t),
 			flagKinds(t.Flags),
 		})
@@ -215,6 +271,13 @@ func writeTurnsTable(w io.Writer, r *report.Report) error {
 		total[0] = ""
 		total[1] = "total"
 		total[7], total[8], total[9], total[10] = numfmt.Thousands(in), numfmt.Thousands(read), numfmt.Thousands(created), numfmt.Thousands(out)
+		total[11] = "-"
+		if priced {
+			total[11] = pricing.Format(usd, true)
+			if estimated {
+				total[11] = "≈" + total[11]
+			}
+		}
 		rows = append(rows, total)
 	}
 	return writeTable(w, turnsColumns, rows)
@@ -343,4 +406,56 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// pricesFlag declares --prices on fs.
+func pricesFlag(fs *flag.FlagSet) *string {
+	return fs.String("prices", "", "price table `FILE` (JSON, the form of the built-in one) instead of the built-in prices")
+}
+
+// loadPrices returns the table in path, or the built-in one for "".
+func loadPrices(path string) (*pricing.Table, error) {
+	if path == "" {
+		return pricing.Default(), nil
+	}
+	return pricing.Load(path)
+}
+
+// turnFields is what a --filter expression sees of a report turn.
+func turnFields(t *report.Turn) *filter.Fields {
+	f := &filter.Fields{Model: t.Model, Thread: t.Thread,
+		Tokens: t.Usage.InputTokens + t.Usage.CacheReadInputTokens + t.Usage.CacheCreationInputTokens}
+	for _, fl := range t.Flags {
+		f.Flags = append(f.Flags, fl.Kind)
+	}
+	for _, c := range t.ToolCalls {
+		f.Tools = append(f.Tools, c.Name)
+	}
+	if t.Cost != nil {
+		f.Cost, f.Priced = t.Cost.USD, true
+	}
+	f.Text = strings.ToLower(strings.Join(append(append([]string{t.Model, t.Thread, t.StopReason}, f.Flags...), f.Tools...), " "))
+	return f
+}
+
+// costNotes is what the session's cache breaks and blind calls cost and
+// what deferral saved, for the prices line ("" when not priced).
+func costNotes(r *report.Report) string {
+	c := r.Costs
+	if c == nil {
+		return ""
+	}
+	var parts []string
+	if c.CacheBreaks > 0 {
+		parts = append(parts, fmt.Sprintf("cache breaks %s", pricing.Format(c.CacheBreaksUSD, true)))
+	}
+	if c.BlindCalls > 0 {
+		parts = append(parts, fmt.Sprintf("blind calls %s", pricing.Format(c.BlindCallsUSD, true)))
+	}
+	saved := pricing.Format(c.DeferralSavedUSD, true)
+	if c.DeferralSavedLowerBound {
+		saved = "≥" + saved
+	}
+	parts = append(parts, "deferral saved "+saved)
+	return "; " + strings.Join(parts, ", ")
 }

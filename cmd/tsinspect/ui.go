@@ -23,15 +23,18 @@ func runOpen(env *cliEnv, args []string) error {
 	fs := newFlags(env, "open", "FILE", `
 Browse a capture in the terminal: the list of its Messages API turns
 (time, thread, model, catalog and working-set sizes, prompt tokens with a
-bar of cache read / created / uncached input, stop reason, flags) and, for
-the selected turn, what the model could call, what it was told about, its
-tool searches, the prompt cache, its flags explained, and the raw exchange.
+bar of cache read / created / uncached input, price in US dollars, stop
+reason, flags) and, for the selected turn, what the model could call,
+what it was told about, its tool searches, the prompt cache, its flags
+explained (with what a cache break or a blind call cost), and the raw
+exchange.
 Works on a capture that is still being written: it shows what was there
 when it opened, or, with --follow, new turns as they are recorded (in a
 second terminal beside 'tsinspect record'; it waits for the file to
 appear).
 `+keysAbout)
 	follow := fs.Bool("follow", false, "keep reading the capture as it grows: new turns appear within a second")
+	prices := pricesFlag(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -39,12 +42,16 @@ appear).
 	if len(pos) != 1 {
 		return usageError("open: want one capture FILE (see 'tsinspect open -h')")
 	}
+	tab, err := loadPrices(*prices)
+	if err != nil {
+		return err
+	}
 	ctx, stop := uiContext()
 	defer stop()
 	if *follow {
-		return ui.RunLive(ctx, pos[0], ui.Options{Title: "following " + filepath.Base(pos[0])})
+		return ui.RunLive(ctx, pos[0], ui.Options{Title: "following " + filepath.Base(pos[0]), Prices: tab})
 	}
-	return ui.Open(ctx, pos[0], ui.Options{Title: filepath.Base(pos[0])})
+	return ui.Open(ctx, pos[0], ui.Options{Title: filepath.Base(pos[0]), Prices: tab})
 }
 
 func runReplay(env *cliEnv, args []string) error {
@@ -56,6 +63,7 @@ turn at a time; p plays on; + and - double or halve the speed. Everything
 else works as in 'tsinspect open'.
 `+keysAbout)
 	speed := fs.Float64("speed", 1, "play `N` times faster than recorded (0.25, 1, 10, ...)")
+	prices := pricesFlag(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -66,13 +74,17 @@ else works as in 'tsinspect open'.
 	if *speed <= 0 || *speed > 1024 {
 		return usageError("replay: --speed %g: want a factor above 0 and at most 1024", *speed)
 	}
+	tab, err := loadPrices(*prices)
+	if err != nil {
+		return err
+	}
 	s, err := loadSession(pos[0], env.stderr)
 	if err != nil {
 		return err
 	}
 	ctx, stop := uiContext()
 	defer stop()
-	return ui.Replay(ctx, s, ui.Options{Title: filepath.Base(pos[0]), Speed: *speed})
+	return ui.Replay(ctx, s, ui.Options{Title: filepath.Base(pos[0]), Speed: *speed, Prices: tab})
 }
 
 func runDemo(env *cliEnv, args []string) error {

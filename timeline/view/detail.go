@@ -8,6 +8,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
@@ -428,7 +429,7 @@ func firstLine(s string) string {
 }
 
 // Flags explains each flag of t: what happened, why it matters, what to do.
-func Flags(s *timeline.Session, t *timeline.Turn, q string, explain Explainer) []Line {
+func Flags(s *timeline.Session, t *timeline.Turn, q string, explain Explainer, tab *pricing.Table) []Line {
 	var d doc
 	l := heading(&d, t, "Flags", q)
 	l.add(RoleText, ": "+numfmt.Count(len(t.Flags), "flag", "flags"))
@@ -447,6 +448,9 @@ func Flags(s *timeline.Session, t *timeline.Turn, q string, explain Explainer) [
 		l.addf(RoleDim, "  %s", f.Severity)
 		if f.Tool != "" {
 			l.add(RoleText, "  "+f.Tool)
+		}
+		if usd, ok := timeline.FlagCost(tab, t, f); ok {
+			l.add(RoleWarning, "  cost "+pricing.Format(usd, true))
 		}
 		if f.Detail != "" {
 			d.text(RoleKey, "  What happened")

@@ -89,10 +89,10 @@ func TestDetailTabs(t *testing.T) {
 		"→ called mcp__x__echo at #2")
 	explain := func(kind string) (string, string) { return "because " + kind, "fix " + kind }
 	t3.Flags = []timeline.Flag{{Kind: "test_flag", Severity: timeline.SeverityInfo, Detail: "it happened", Tool: "Bash"}}
-	wantLines(t, "flags #3", Flags(s, t3, "", explain),
+	wantLines(t, "flags #3", Flags(s, t3, "", explain, nil),
 		"Flags of #3 (main): 1 flag", "● test_flag  info  Bash", "What happened", "it happened",
 		"Why it matters", "because test_flag", "What to do", "fix test_flag", "In this session: test_flag ×1")
-	wantLines(t, "flags #2", Flags(s, t2, "", explain), "Nothing flagged on this turn.")
+	wantLines(t, "flags #2", Flags(s, t2, "", explain, nil), "Nothing flagged on this turn.")
 	wantLines(t, "cache #3", Cache(s, t3, 60, 4),
 		"Prompt cache across main (3 turns)", "#3  prompt 3.2k = read 3.1k + created 50 + input 3",
 		"Prefix vs #2", "Same prefix")

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tsinspect/tsinspect/filter"
+	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
@@ -61,6 +63,11 @@ type Model struct {
 
 	replay *replay
 	hay    []string // lower-cased search text per turn, built lazily
+
+	// expr is the query parsed as a filter expression, when it tests a
+	// field (flag:, cost>, ...); nil for a plain text search.
+	expr   filter.Expr
+	prices *pricing.Table
 }
 
 // New returns a model over s (which may be nil: no turns yet) with the
@@ -313,12 +320,43 @@ func (m *Model) Query() string { return m.query }
 // SetQuery shows only the turns whose text (model, thread, stop reason,
 // flags, tools added or removed, searches and their results, tool calls)
 // holds q, case-insensitively. "" shows all.
+//
+// A query that parses as a filter expression testing a field
+// (flag:cache_break, model:opus, tool:mcp__github__*, thread:sub1,
+// cost>0.05, ... with and, or, not) filters by it; any other query is a
+// plain text search.
 func (m *Model) SetQuery(q string) {
 	if q == m.query {
 		return
 	}
 	m.query = q
+	m.expr = nil
+	if e, err := filter.Parse(q); err == nil && filter.HasFields(e) {
+		m.expr = e
+	}
 	m.refilter()
+}
+
+// SetPrices sets the price table a cost> filter reads (nil: no prices).
+func (m *Model) SetPrices(tab *pricing.Table) { m.prices = tab }
+
+// fields is what a filter expression sees of t.
+func (m *Model) fields(t *timeline.Turn) *filter.Fields {
+	f := &filter.Fields{Thread: t.Thread, Text: m.haystack(t)}
+	for _, fl := range t.Flags {
+		f.Flags = append(f.Flags, fl.Kind)
+	}
+	if d := t.Decoded; d != nil {
+		f.Model = model(d)
+		f.Tokens = d.Response.Usage.TotalInput()
+		for _, c := range d.ToolCalls {
+			f.Tools = append(f.Tools, c.Name)
+		}
+	}
+	if c, _, ok := timeline.TurnCost(m.prices, t); ok {
+		f.Cost, f.Priced = c.Total, true
+	}
+	return f
 }
 
 // DetailQuery returns the filter of the detail tabs.
@@ -401,7 +439,12 @@ func (m *Model) filter() {
 		if m.flagged && len(t.Flags) == 0 {
 			continue
 		}
-		if q != "" && !strings.Contains(m.haystack(t), q) {
+		switch {
+		case m.expr != nil:
+			if !m.expr.Match(m.fields(t)) {
+				continue
+			}
+		case q != "" && !strings.Contains(m.haystack(t), q):
 			continue
 		}
 		m.rows = append(m.rows, t.Index)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
@@ -345,5 +346,31 @@ func TestReplayStepStopsShortOfTheNextTurn(t *testing.T) {
 	}
 	if New(nil).Replaying() {
 		t.Errorf("a new model replays")
+	}
+}
+
+// TestQueryFilterExpression checks that a query testing a field filters
+// by it, and that plain words stay a text search.
+func TestQueryFilterExpression(t *testing.T) {
+	s := session(
+		spec{thread: "main", model: "claude-opus-4-5", calls: []string{"mcp__github__create_issue"}},
+		spec{thread: "sub1", model: "claude-sonnet-4-5", flags: []string{"cache_break"}},
+		spec{thread: "main", model: "claude-haiku-4-5", calls: []string{"Bash"}},
+	)
+	s.Turns[0].Decoded.Response.Usage.OutputTokens = 10000 // $0.25 at $25 per million
+	m := New(s)
+	m.SetPrices(pricing.Default())
+	for q, want := range map[string]string{
+		"flag:cache_break":                 "2",
+		"model:opus or tool:bash":          "1,3",
+		"cost>0.1":                         "1",
+		"not thread:main":                  "2",
+		"tool:mcp__github__* and cost>0.1": "1",
+		"github":                           "1",
+	} {
+		m.SetQuery(q)
+		if got := rows(m); got != want {
+			t.Errorf("query %q shows %q, want %q", q, got, want)
+		}
 	}
 }

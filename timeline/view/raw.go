@@ -506,3 +506,115 @@ func sseData(ev []byte) []byte {
 	}
 	return bytes.Join(out, []byte("\n"))
 }
+
+// searchText is what Find looks for q in: the node's key, note and value.
+func (n *node) searchText() string {
+	switch n.kind {
+	case kLabel:
+		return n.key + " " + n.note
+	case kText:
+		return n.str
+	case kString:
+		return n.key + ": " + n.str
+	case kScalar:
+		return n.key + ": " + string(n.raw)
+	}
+	return n.key
+}
+
+// walk calls f on every node in display order, folded ones included, with
+// the paths of the nodes above it; f returns false to stop.
+func (r *Raw) walk(f func(n *node, above []string) bool) {
+	var visit func(n *node, above []string) bool
+	visit = func(n *node, above []string) bool {
+		if !f(n, above) {
+			return false
+		}
+		if n.kind == kString || n.kind == kScalar || n.kind == kText {
+			return true
+		}
+		above = append(above, n.path)
+		for _, k := range n.children() {
+			if !visit(k, above) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, n := range r.roots {
+		if !visit(n, nil) {
+			return
+		}
+	}
+}
+
+// Find looks for q (any case) in the whole tree, folded parts included,
+// from the node at path from (the node itself unless next is set; the top
+// when from is "" or not found), wrapping around at the end. It opens the
+// nodes above the match (and a long string that holds it) and returns the
+// path of the match's line.
+func (r *Raw) Find(q, from string, next bool) (string, bool) {
+	q = strings.ToLower(q)
+	if q == "" {
+		return "", false
+	}
+	if i := strings.IndexByte(from, '#'); i >= 0 {
+		from = from[:i] // a line of a long string: its node
+	}
+	type hit struct {
+		n     *node
+		above []string
+	}
+	var all []hit
+	start := -1
+	r.walk(func(n *node, above []string) bool {
+		if n.path == from && start < 0 {
+			start = len(all)
+		}
+		all = append(all, hit{n, append([]string(nil), above...)})
+		return true
+	})
+	if len(all) == 0 {
+		return "", false
+	}
+	if start < 0 {
+		start, next = 0, false
+	}
+	if next {
+		start++
+	}
+	for k := 0; k < len(all); k++ {
+		h := all[(start+k)%len(all)]
+		if !strings.Contains(strings.ToLower(h.n.searchText()), q) {
+			continue
+		}
+		for _, p := range h.above {
+			r.open[p] = true
+		}
+		if h.n.kind == kString && strings.Contains(strings.ToLower(h.n.str), q) && (len(h.n.str) > inlineString || strings.Contains(h.n.str, "\n")) {
+			r.open[h.n.path] = true
+		}
+		r.valid = false
+		return h.n.path, true
+	}
+	return "", false
+}
+
+// ExpandAll opens every node of the turn shown (long strings included);
+// CollapseAll brings every node back to its default.
+func (r *Raw) ExpandAll() {
+	r.walk(func(n *node, _ []string) bool {
+		if n.kind == kLabel || n.kind == kObject || n.kind == kArray || n.kind == kString {
+			r.open[n.path] = true
+		}
+		return true
+	})
+	r.valid = false
+}
+
+// CollapseAll forgets what was opened or closed: every node is back to its
+// default.
+func (r *Raw) CollapseAll() {
+	r.open = map[string]bool{}
+	r.valid = false
+}

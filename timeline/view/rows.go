@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
@@ -22,6 +23,7 @@ const (
 	ColCatalog               // catalog size, +added
 	ColWorking               // working-set size, +added
 	ColPrompt                // prompt tokens and a cache bar
+	ColCost                  // the turn's price in US dollars (see CostCell)
 	ColStop                  // stop reason or error
 	ColFlags                 // flag marks
 	NumColumns               // the number of columns
@@ -44,6 +46,8 @@ func (c Column) Title() string {
 		return "WORK"
 	case ColPrompt:
 		return "PROMPT"
+	case ColCost:
+		return "COST"
 	case ColStop:
 		return "STOP"
 	case ColFlags:
@@ -53,7 +57,7 @@ func (c Column) Title() string {
 }
 
 // RightAligned reports whether the column holds numbers.
-func (c Column) RightAligned() bool { return c == ColIndex }
+func (c Column) RightAligned() bool { return c == ColIndex || c == ColCost }
 
 // MaxWidth is the widest a column is drawn (0: no limit).
 func (c Column) MaxWidth() int {
@@ -71,6 +75,7 @@ const BarWidth = 8
 
 // Cell returns what the turn list shows for t in column c. Times are shown
 // in loc. inFlight marks a turn whose response a replay has not reached.
+// ColCost is empty here: it needs a price table (CostCell).
 func Cell(t *timeline.Turn, c Column, loc *time.Location, inFlight bool) Line {
 	var l Line
 	d := t.Decoded
@@ -116,6 +121,77 @@ func Cell(t *timeline.Turn, c Column, loc *time.Location, inFlight bool) Line {
 		l.add(role, text)
 	case ColFlags:
 		flagMarks(&l, t.Flags, true)
+	}
+	return l
+}
+
+// CostCell returns the turn's price in US dollars for the turn list:
+// "$0.0123", "≈$0.0123" when the model is priced as another of its family,
+// "-" when it has no price, "…" while a replay has not reached the
+// response.
+func CostCell(t *timeline.Turn, tab *pricing.Table, inFlight bool) Line {
+	var l Line
+	if inFlight {
+		l.add(RoleDim, "…")
+		return l
+	}
+	c, p, ok := timeline.TurnCost(tab, t)
+	if !ok {
+		l.add(RoleDim, "-")
+		return l
+	}
+	s := pricing.Format(c.Total, true)
+	if p.Estimated {
+		s = "≈" + s
+	}
+	l.add(RoleText, s)
+	return l
+}
+
+// SessionCost sums the prices of the session's turns, or of one thread's
+// when thread is not ""; estimated is set when a model was priced as
+// another of its family, ok when any turn had a price.
+func SessionCost(s *timeline.Session, thread string, tab *pricing.Table) (usd float64, estimated, ok bool) {
+	if s == nil {
+		return 0, false, false
+	}
+	for _, t := range s.Turns {
+		if thread != "" && t.Thread != thread {
+			continue
+		}
+		if c, p, priced := timeline.TurnCost(tab, t); priced {
+			usd += c.Total
+			estimated = estimated || p.Estimated
+			ok = true
+		}
+	}
+	return usd, estimated, ok
+}
+
+// WideFlags is the FLAGS cell of a wide list: every flag's kind with what
+// it is about (the tool, the cache break's cause, the tokens lost), most
+// severe first: "✖ call_before_load mcp__demo__action_7 · ▲ empty_search".
+func WideFlags(t *timeline.Turn) Line {
+	var l Line
+	sorted := slices.Clone(t.Flags)
+	slices.SortStableFunc(sorted, func(a, b timeline.Flag) int {
+		return timeline.SeverityRank(a.Severity) - timeline.SeverityRank(b.Severity)
+	})
+	for i, f := range sorted {
+		if i > 0 {
+			l.add(RoleDim, " · ")
+		}
+		mark, role := SeverityMark(f.Severity)
+		l.add(role, mark+" "+f.Kind)
+		switch {
+		case f.Tool != "":
+			l.add(RoleText, " "+f.Tool)
+		case f.Cause != "":
+			l.add(RoleText, " "+f.Cause)
+			if f.TokensLost > 0 {
+				l.addf(RoleDim, " −%s", Tokens(f.TokensLost))
+			}
+		}
 	}
 	return l
 }

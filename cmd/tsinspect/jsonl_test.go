@@ -1,0 +1,85 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+const demoDB = "../../fixtures/democapture/demo.db"
+
+// jsonLines parses out as JSON Lines, failing on a line that is not one
+// object.
+func jsonLines(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var objs []map[string]any
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not a JSON object line: %q: %v", l, err)
+		}
+		objs = append(objs, m)
+	}
+	return objs
+}
+
+func TestJSONLines(t *testing.T) {
+	code, out, stderr := runIn("turns", "--json", demoDB)
+	if code != 0 {
+		t.Fatalf("turns --json: %d %s", code, stderr)
+	}
+	turns := jsonLines(t, out)
+	if len(turns) != 7 || turns[0]["index"] != float64(1) || turns[6]["thread"] != "main" {
+		t.Errorf("turns --json: %d lines, first %v", len(turns), turns[0]["index"])
+	}
+	if c, _ := turns[0]["cost"].(map[string]any); c == nil || c["usd"].(float64) <= 0 {
+		t.Errorf("turn 1 has no cost: %v", turns[0]["cost"])
+	}
+	_, out, _ = runIn("turns", "--json", "--flagged", demoDB)
+	if n := len(jsonLines(t, out)); n != 3 {
+		t.Errorf("turns --json --flagged: %d lines, want the 3 flagged turns", n)
+	}
+	_, out, _ = runIn("exchanges", "--json", demoDB)
+	exs := jsonLines(t, out)
+	if len(exs) < 7 || exs[0]["id"] != float64(1) || exs[0]["state"] != "complete" || exs[0]["path"] == "" {
+		t.Errorf("exchanges --json: %d lines, first %v", len(exs), exs[0])
+	}
+	_, out, _ = runIn("searches", "--json", "--tools", "mcp__demo__echo", demoDB)
+	lines := jsonLines(t, out)
+	if len(lines) != 3 || lines[0]["kind"] != "search" || lines[1]["query"] != "weather forecast" || lines[2]["kind"] != "tool" || lines[2]["first_loaded"] != float64(2) {
+		t.Errorf("searches --json:\n%s", out)
+	}
+}
+
+func TestTurnsFilter(t *testing.T) {
+	code, out, stderr := runIn("turns", "--json", "--filter", "flag:cache_break or (tool:mcp__demo__* and cost<0.008)", demoDB)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got []float64
+	for _, l := range jsonLines(t, out) {
+		got = append(got, l["index"].(float64))
+	}
+	if len(got) != 3 || got[0] != 3 || got[1] != 4 || got[2] != 7 {
+		t.Errorf("filtered turns %v, want 3, 4, 7", got)
+	}
+	if code, _, stderr := runIn("turns", "--filter", "colour:red", demoDB); code != 2 || !strings.Contains(stderr, `unknown field "colour"`) {
+		t.Errorf("bad filter: exit %d %q", code, stderr)
+	}
+}
+
+func TestTurnsPricesLine(t *testing.T) {
+	_, out, _ := runIn("turns", demoDB)
+	out, _, _ = strings.Cut(out, "\n\n") // the threads table follows
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	// Turn 7's break: 22,319 tokens at $3.75 − $0.30; turn 4's blind call
+	// is the turn's $0.0076.
+	want := "US dollars at built-in prices taken 2025-11-24; cache breaks $0.0770, blind calls $0.0076, deferral saved ≥-$0.0129"
+	if last := lines[len(lines)-1]; last != want {
+		t.Errorf("prices line %q, want %q", last, want)
+	}
+	_, out, _ = runIn("turns", "--flagged", demoDB)
+	if strings.Contains(out, "cache breaks") {
+		t.Error("the capture's figures under a filtered table")
+	}
+}

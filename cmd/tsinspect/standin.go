@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/tsinspect/tsinspect/fixtures"
+	"github.com/tsinspect/tsinspect/fixtures/mcpserver"
+)
+
+const standinAbout = `
+Serve tsinspect's scripted stand-in for the Messages API, so that Claude
+Code can be recorded without an API key and without spending anything: it
+answers like the API (streaming, tool calls, tool search, a simulated
+prompt cache) from a script instead of a model. Point 'tsinspect record
+--upstream URL' at it.
+
+It also writes --mcp-config FILE, a Claude Code MCP configuration for the
+demo MCP server ("demo": the tools echo and action_0 .. action_39, which
+Claude Code defers behind ToolSearch); that server is this binary run as
+'tsinspect standin --mcp', speaking MCP on standard input and output.
+
+Scripts (--scenario):
+  demo        a select: search that loads mcp__demo__echo, a keyword
+              search that finds nothing, the call, a closing answer
+  toolsearch  the select: search, the call, an answer
+  keyword     a keyword search that finds echo, the call, an answer
+  flaky       toolsearch with each step failing once first (HTTP 500, a
+              cut stream, an empty stop_sequence reply)
+
+It serves until Ctrl-C. See "Try it without an API key" in the README.
+
+Example (three commands; the first in the background or another terminal):
+  tsinspect standin --mcp-config mcp.json &
+  ANTHROPIC_API_KEY=sk-ant-standin tsinspect record --db try.db --upstream http://127.0.0.1:8642 -- \
+      claude -p "Show me what the demo MCP tools can do." --mcp-config mcp.json --allowedTools ToolSearch,mcp__demo__echo
+  tsinspect open try.db`
+
+func runStandin(env *cliEnv, args []string) error {
+	fs := newFlags(env, "standin", "[--listen ADDR] [--scenario NAME] [--mcp-config FILE] | --mcp", standinAbout)
+	listen := fs.String("listen", "127.0.0.1:8642", "`address` to serve the stand-in API on (loopback only)")
+	scenario := fs.String("scenario", "demo", "the `script` to answer from: demo, toolsearch, keyword or flaky")
+	mcpConfig := fs.String("mcp-config", "", "write a Claude Code MCP configuration for the demo MCP server to `FILE`")
+	mcp := fs.Bool("mcp", false, "be the demo MCP server on standard input and output instead")
+	actions := fs.Int("actions", 40, "--mcp: the number of action_N tools besides echo")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return usageError("standin: unexpected argument %q (see 'tsinspect standin -h')", fs.Arg(0))
+	}
+	if *mcp {
+		if err := mcpserver.Serve(env.stdin, env.stdout, *actions); err != nil {
+			return fmt.Errorf("standin: %w", err)
+		}
+		return nil
+	}
+	sc, ok := fixtures.Scenario(*scenario)
+	if !ok {
+		return usageError("standin: --scenario %q: want demo, toolsearch, keyword or flaky", *scenario)
+	}
+	if host, _, err := net.SplitHostPort(*listen); err != nil {
+		return usageError("standin: --listen %q: want HOST:PORT, e.g. 127.0.0.1:8642", *listen)
+	} else if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return usageError("standin: --listen %q is not a loopback address", *listen)
+	}
+	if *mcpConfig != "" {
+		if err := writeMCPConfig(*mcpConfig); err != nil {
+			return err
+		}
+	}
+	srv := fixtures.NewServer(sc, fixtures.Options{})
+	url, err := srv.Listen(*listen)
+	if err != nil {
+		return fmt.Errorf("standin: %w", err)
+	}
+	defer srv.Close()
+	fmt.Fprintf(env.stderr, "tsinspect: stand-in Messages API (scenario %s) on %s; Ctrl-C to stop.\n", *scenario, url)
+	if *mcpConfig != "" {
+		fmt.Fprintf(env.stderr, "  demo MCP server configuration: %s\n", *mcpConfig)
+	}
+	fmt.Fprintf(env.stderr, "  record against it: tsinspect record --db try.db --upstream %s -- claude -p ...\n", url)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sig)
+	<-sig
+	return nil
+}
+
+// writeMCPConfig writes a Claude Code --mcp-config file that starts this
+// binary as the demo MCP server.
+func writeMCPConfig(path string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("standin: find this binary: %w", err)
+	}
+	if abs, err := filepath.Abs(self); err == nil {
+		self = abs
+	}
+	cfg := map[string]any{"mcpServers": map[string]any{"demo": map[string]any{
+		"command": self, "args": []string{"standin", "--mcp"},
+	}}}
+	b, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return fmt.Errorf("standin: mcp config: %w", err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("standin: mcp config: %w", err)
+	}
+	return nil
+}

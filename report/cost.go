@@ -1,0 +1,259 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/tsinspect/tsinspect/pricing"
+	"github.com/tsinspect/tsinspect/timeline"
+)
+
+// Cost is a turn's price in US dollars, split by kind of token.
+type Cost struct {
+	USD        float64 `json:"usd"`
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheWrite float64 `json:"cache_write"`
+	CacheRead  float64 `json:"cache_read"`
+	// PricedAs is the price table's model the turn was priced as;
+	// Estimated is set when the request's model is not in the table and
+	// was priced as the newest model of its family.
+	PricedAs    string `json:"priced_as"`
+	Estimated   bool   `json:"estimated"`
+	LongContext bool   `json:"long_context"`
+}
+
+// Costs sums what the session cost in US dollars.
+type Costs struct {
+	// Prices says which table priced the report and when its prices were
+	// taken; PricesTaken is that date (YYYY-MM-DD).
+	Prices      string `json:"prices"`
+	PricesTaken string `json:"prices_taken"`
+	// TotalUSD sums the priced turns; Threads splits it.
+	TotalUSD float64      `json:"total_usd"`
+	Threads  []ThreadCost `json:"threads"`
+	// CacheBreaksUSD sums the cost of the cache_break flags, BlindCallsUSD
+	// that of the call_before_load and unknown_tool flags.
+	CacheBreaks    int     `json:"cache_breaks"`
+	CacheBreaksUSD float64 `json:"cache_breaks_usd"`
+	BlindCalls     int     `json:"blind_calls"`
+	BlindCallsUSD  float64 `json:"blind_calls_usd"`
+	// DeferralSavedUSD sums the threads' SavedUSD; DeferralSavedLowerBound
+	// is set when some catalog tools were of unknown size.
+	DeferralSavedUSD        float64 `json:"deferral_saved_usd"`
+	DeferralSavedLowerBound bool    `json:"deferral_saved_lower_bound"`
+	// Unpriced lists the models with no price (their turns are left out
+	// of the sums); Estimated the models priced as another of their family,
+	// as "MODEL as PRICED_AS".
+	Unpriced  []string `json:"unpriced"`
+	Estimated []string `json:"estimated"`
+}
+
+// ThreadCost is what one thread cost.
+type ThreadCost struct {
+	Thread string  `json:"thread"`
+	USD    float64 `json:"usd"`
+}
+
+// usage converts a report turn's usage to what pricing bills.
+func (u Usage) pricing() pricing.Usage {
+	pu := pricing.Usage{Input: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CacheReadInputTokens}
+	if u.CacheCreation5m+u.CacheCreation1h == u.CacheCreationInputTokens && u.CacheCreationInputTokens > 0 {
+		pu.CacheWrite5m, pu.CacheWrite1h = u.CacheCreation5m, u.CacheCreation1h
+	} else {
+		pu.CacheWrite5m = u.CacheCreationInputTokens
+	}
+	return pu
+}
+
+// Price fills in the costs of r from tab: each turn's Cost, the CostUSD of
+// its cache_break and blind-call flags, each thread's SavedUSD and
+// [Report.Costs]. A nil tab leaves r unpriced. Calling it again reprices.
+func (r *Report) Price(tab *pricing.Table) {
+	r.Costs = nil
+	for i := range r.TokenSummary.Threads {
+		r.TokenSummary.Threads[i].SavedUSD = 0
+	}
+	if tab == nil {
+		return
+	}
+	c := &Costs{Prices: tab.Describe(), PricesTaken: tab.Taken, Threads: []ThreadCost{}, Unpriced: []string{}, Estimated: []string{}}
+	byThread := map[string]int{}
+	for _, th := range r.Threads {
+		byThread[th.ID] = len(c.Threads)
+		c.Threads = append(c.Threads, ThreadCost{Thread: th.ID})
+	}
+	savedBy := map[string]int{}
+	for i, th := range r.TokenSummary.Threads {
+		savedBy[th.Thread] = i
+		if len(th.Unknown) > 0 {
+			c.DeferralSavedLowerBound = true
+		}
+	}
+	for i := range r.Turns {
+		t := &r.Turns[i]
+		t.Cost = nil
+		if t.Model == "" {
+			continue
+		}
+		u := t.Usage.pricing()
+		pc, p, ok := tab.Cost(t.Model, u)
+		if !ok {
+			if !slices.Contains(c.Unpriced, t.Model) {
+				c.Unpriced = append(c.Unpriced, t.Model)
+			}
+			continue
+		}
+		if e := fmt.Sprintf("%s as %s", t.Model, p.Model.Model); p.Estimated && !slices.Contains(c.Estimated, e) {
+			c.Estimated = append(c.Estimated, e)
+		}
+		t.Cost = &Cost{USD: pc.Total, Input: pc.Input, Output: pc.Output, CacheWrite: pc.CacheWrite, CacheRead: pc.CacheRead,
+			PricedAs: p.Model.Model, Estimated: p.Estimated, LongContext: pc.LongContext}
+		c.TotalUSD += pc.Total
+		if k, ok := byThread[t.Thread]; ok {
+			c.Threads[k].USD += pc.Total
+		}
+		blind := false
+		for j := range t.Flags {
+			f := &t.Flags[j]
+			f.CostUSD = nil
+			var usd float64
+			switch f.Kind {
+			case timeline.FlagCacheBreak:
+				usd, _ = tab.BreakCost(t.Model, u, f.TokensLost)
+				c.CacheBreaks++
+				c.CacheBreaksUSD += usd
+			case timeline.FlagCallBeforeLoad, timeline.FlagUnknownTool:
+				// The turn is counted once however many blind calls it made.
+				usd = pc.Total
+				c.BlindCalls++
+				if !blind {
+					c.BlindCallsUSD += usd
+				}
+				blind = true
+			default:
+				continue
+			}
+			f.CostUSD = &usd
+		}
+		if k, ok := savedBy[t.Thread]; ok && t.ToolTokens.Saved != 0 {
+			if rate, ok := tab.PrefixRate(t.Model, u); ok {
+				saved := float64(t.ToolTokens.Saved) * rate / 1e6
+				r.TokenSummary.Threads[k].SavedUSD += saved
+				c.DeferralSavedUSD += saved
+			}
+		}
+	}
+	r.Costs = c
+}
+
+// costText is a turn's cost for people: "$0.0123", "≈$0.0123" when the
+// model was priced as another of its family, "-" when not priced.
+func costText(c *Cost) string {
+	if c == nil {
+		return "-"
+	}
+	s := pricing.Format(c.USD, true)
+	if c.Estimated {
+		s = "≈" + s
+	}
+	return s
+}
+
+// flagCostText is " (cost $X)" for a flag with a cost, else "".
+func flagCostText(f Flag) string {
+	if f.CostUSD == nil {
+		return ""
+	}
+	return " (cost " + pricing.Format(*f.CostUSD, true) + ")"
+}
+
+// costSentences describes r.Costs in a few sentences for the Markdown and
+// HTML reports; nil when the report was not priced.
+func (r *Report) costSentences() []string {
+	c := r.Costs
+	if c == nil {
+		return nil
+	}
+	out := []string{fmt.Sprintf("%s in total (%s).", pricing.Format(c.TotalUSD, true), c.Prices)}
+	if len(c.Threads) > 1 {
+		s := "Per thread:"
+		for i, th := range c.Threads {
+			if i > 0 {
+				s += ","
+			}
+			s += fmt.Sprintf(" %s %s", th.Thread, pricing.Format(th.USD, true))
+		}
+		out = append(out, s+".")
+	}
+	if c.CacheBreaks > 0 {
+		out = append(out, fmt.Sprintf("Cache breaks (%d) cost %s: their lost tokens written to the cache again instead of read.", c.CacheBreaks, pricing.Format(c.CacheBreaksUSD, true)))
+	}
+	if c.BlindCalls > 0 {
+		out = append(out, fmt.Sprintf("Blind calls (%d) cost %s: the turns whose calls Claude Code refused.", c.BlindCalls, pricing.Format(c.BlindCallsUSD, true)))
+	}
+	const how = "each request's saved tool-definition tokens at the rate it paid for the start of its prompt"
+	switch saved := pricing.Format(c.DeferralSavedUSD, true); {
+	case c.DeferralSavedUSD < 0 && c.DeferralSavedLowerBound:
+		out = append(out, fmt.Sprintf("Deferral cost %s more than inlining the schemas of known size (%s); tools of unknown size left out, so it may still have saved.", pricing.Format(-c.DeferralSavedUSD, true), how))
+	case c.DeferralSavedUSD < 0:
+		out = append(out, fmt.Sprintf("Deferral cost %s more than inlining every schema (%s).", pricing.Format(-c.DeferralSavedUSD, true), how))
+	case c.DeferralSavedLowerBound:
+		out = append(out, fmt.Sprintf("Deferral saved at least %s (%s).", saved, how))
+	default:
+		out = append(out, fmt.Sprintf("Deferral saved %s (%s).", saved, how))
+	}
+	if len(c.Estimated) > 0 {
+		out = append(out, fmt.Sprintf("Not in the price table, priced as the newest model of their family (≈): %s.", joinComma(c.Estimated)))
+	}
+	if len(c.Unpriced) > 0 {
+		out = append(out, fmt.Sprintf("No price for %s: left out of the sums (add it with --prices FILE).", joinComma(c.Unpriced)))
+	}
+	return out
+}
+
+func joinComma(xs []string) string {
+	s := ""
+	for i, x := range xs {
+		if i > 0 {
+			s += ", "
+		}
+		s += x
+	}
+	return s
+}
+
+// threadCostText sums the costs of turns: "-" when none was priced, "≈"
+// before it when one was estimated.
+func threadCostText(turns []*Turn) string {
+	var sum float64
+	priced, est := false, false
+	for _, t := range turns {
+		if t.Cost != nil {
+			sum += t.Cost.USD
+			priced = true
+			est = est || t.Cost.Estimated
+		}
+	}
+	if !priced {
+		return "-"
+	}
+	s := pricing.Format(sum, true)
+	if est {
+		s = "≈" + s
+	}
+	return s
+}
+
+// savedUSDText is a thread's SavedUSD for people ("≥" when a lower bound),
+// "-" when the report was not priced.
+func savedUSDText(r *Report, t ThreadTokens) string {
+	if r.Costs == nil {
+		return "-"
+	}
+	s := pricing.Format(t.SavedUSD, true)
+	if len(t.Unknown) > 0 {
+		s = "≥" + s
+	}
+	return s
+}
