@@ -46,8 +46,9 @@ func main() {
 	sizes := flag.String("sizes", "100,200,400,1000", "comma-separated session sizes in turns")
 	dir := flag.String("dir", "", "directory for captures and binaries (default: a new temporary one)")
 	keep := flag.Bool("keep", false, "keep the temporary directory")
+	commands := flag.Bool("commands", true, "run the commands (false: only build the captures)")
 	flag.Parse()
-	if err := run(*sizes, *dir, *keep); err != nil {
+	if err := run(*sizes, *dir, *keep, *commands); err != nil {
 		fmt.Fprintln(os.Stderr, "longsessions:", err)
 		os.Exit(1)
 	}
@@ -74,7 +75,7 @@ type measure struct {
 	err error
 }
 
-func run(sizeList, dir string, keep bool) error {
+func run(sizeList, dir string, keep, runCommands bool) error {
 	var sizes []int
 	for _, f := range strings.Split(sizeList, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -125,11 +126,17 @@ func run(sizeList, dir string, keep bool) error {
 		}
 		infos[n] = info
 		results[n] = map[string]measure{}
+		if !runCommands {
+			continue
+		}
 		for _, c := range commands {
 			args := append(append([]string{}, c.args...), path)
 			results[n][c.name] = runMeasured(bin, args...)
 		}
 		results[n]["open"] = runMeasured(self, "-open-child", path)
+	}
+	if !runCommands {
+		commands = nil
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "what\t"
@@ -178,7 +185,9 @@ func run(sizeList, dir string, keep bool) error {
 	for _, c := range commands {
 		names = append(names, c.name)
 	}
-	names = append(names, "open")
+	if runCommands {
+		names = append(names, "open")
+	}
 	for _, name := range names {
 		row(name+": CPU", func(n int) (string, float64) {
 			m := results[n][name]

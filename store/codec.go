@@ -1,0 +1,329 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/bits"
+	"slices"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// How a blob's data is stored (blob.codec; see migration 0002).
+const (
+	codecRaw   = 0 // as is
+	codecZstd  = 1 // zstd on its own
+	codecDelta = 2 // zstd with the base blob as a raw dictionary
+)
+
+const (
+	// maxDepth is the longest chain of bases: past it a body is compressed
+	// on its own, so reading any one body decompresses at most maxDepth+1
+	// blobs.
+	maxDepth = 63
+	// minCompressed: smaller bodies are stored as they are.
+	minCompressed = 64
+	// minSharedPrefix is how many leading bytes a request must share with
+	// an earlier one to be compressed against it rather than against the
+	// latest request.
+	minSharedPrefix = 256
+	// recentRequests and recentResponses are how many bodies of each kind
+	// the writer keeps as candidate bases: enough for a main thread, a few
+	// subagents and side queries running interleaved.
+	recentRequests  = 8
+	recentResponses = 2
+	// dictID marks frames compressed against a base.
+	dictID = 1
+	// readCacheSize is how many decompressed bodies a reader keeps to serve
+	// as bases for the next ones.
+	readCacheSize = 16
+)
+
+// bodyKind tells requests from responses when choosing a base.
+type bodyKind int
+
+const (
+	kindRequest bodyKind = iota
+	kindResponse
+)
+
+// candidate is a body recently written that a new body may be compressed
+// against.
+type candidate struct {
+	hash  string
+	data  []byte
+	depth int
+}
+
+// bases is the writer's memory of recent bodies; it lives with the DB
+// handle, so a capture reopened for recording starts new chains.
+type bases struct {
+	mu    sync.Mutex
+	reqs  []candidate // oldest first
+	resps []candidate
+}
+
+// pick returns the base to compress data against, if any: for a request,
+// the recent request sharing the longest prefix with it (or else the
+// latest), for a response the latest response.
+//
+// Bodies named in avoid are never picked: they are about to be replaced
+// (the partial response of an exchange being updated) and a body that is
+// some other body's base cannot be deleted.
+func (b *bases) pick(kind bodyKind, data []byte, avoid []string) (candidate, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var list []candidate
+	all := b.reqs
+	if kind == kindResponse {
+		all = b.resps
+	}
+	for _, c := range all {
+		if !slices.Contains(avoid, c.hash) {
+			list = append(list, c)
+		}
+	}
+	if len(list) == 0 {
+		return candidate{}, false
+	}
+	best, bestLen := len(list)-1, -1
+	if kind == kindRequest {
+		for i, c := range list {
+			if n := sharedPrefix(c.data, data); n > bestLen || n == bestLen && i > best {
+				best, bestLen = i, n
+			}
+		}
+		if bestLen < minSharedPrefix {
+			best = len(list) - 1
+		}
+	}
+	c := list[best]
+	if c.depth >= maxDepth {
+		return candidate{}, false
+	}
+	return c, true
+}
+
+// add remembers a body just stored; a request replaces any candidate it
+// extends (the previous request of its conversation).
+func (b *bases) add(kind bodyKind, c candidate) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	list, limit := &b.reqs, recentRequests
+	if kind == kindResponse {
+		list, limit = &b.resps, recentResponses
+	}
+	kept := (*list)[:0]
+	for _, o := range *list {
+		if o.hash == c.hash {
+			continue
+		}
+		if kind == kindRequest && len(o.data) >= minSharedPrefix && sharedPrefix(o.data, c.data) >= len(o.data)*3/4 {
+			continue // c is o grown: o is no longer the best base of anything
+		}
+		kept = append(kept, o)
+	}
+	kept = append(kept, c)
+	if len(kept) > limit {
+		kept = kept[len(kept)-limit:]
+	}
+	*list = kept
+}
+
+// forget drops a deleted blob from the candidates.
+func (b *bases) forget(hash string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, list := range []*[]candidate{&b.reqs, &b.resps} {
+		kept := (*list)[:0]
+		for _, o := range *list {
+			if o.hash != hash {
+				kept = append(kept, o)
+			}
+		}
+		*list = kept
+	}
+}
+
+// sharedPrefix is the length of the longest common prefix of a and b.
+func sharedPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	const step = 4096
+	for i+step <= n && string(a[i:i+step]) == string(b[i:i+step]) {
+		i += step
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// encoded is a body ready for its blob row.
+type encoded struct {
+	codec int
+	base  sql.NullString
+	depth int
+	data  []byte
+}
+
+// compress encodes data, against base when there is one.
+func compress(data []byte, base *candidate) (encoded, error) {
+	if len(data) < minCompressed {
+		return encoded{codec: codecRaw, data: data}, nil
+	}
+	opts := []zstd.EOption{zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false)}
+	e := encoded{codec: codecZstd}
+	window := len(data)
+	if base != nil {
+		opts = append(opts, zstd.WithEncoderDictRaw(dictID, base.data))
+		e = encoded{codec: codecDelta, base: sql.NullString{String: base.hash, Valid: true}, depth: base.depth + 1}
+		window += len(base.data)
+	}
+	opts = append(opts, zstd.WithWindowSize(windowFor(window)))
+	enc, err := zstd.NewWriter(nil, opts...)
+	if err != nil {
+		return encoded{}, fmt.Errorf("zstd: %w", err)
+	}
+	defer enc.Close()
+	e.data = enc.EncodeAll(data, make([]byte, 0, len(data)/8+64))
+	if len(e.data) >= len(data) {
+		return encoded{codec: codecRaw, data: data}, nil
+	}
+	return e, nil
+}
+
+// windowFor is the zstd window that lets a frame refer back over n bytes:
+// a power of two, at least 1 MiB, at most 1 GiB.
+func windowFor(n int) int {
+	w := 1 << 20
+	if n > w {
+		w = 1 << bits.Len(uint(n-1))
+	}
+	return min(w, 1<<30)
+}
+
+// bodyReader decompresses blobs, keeping the last few decompressed bodies
+// so that reading a capture in order decompresses each blob once.
+type bodyReader struct {
+	q interface {
+		QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	}
+	plain *zstd.Decoder
+	cache []candidate // most recent last
+}
+
+func newBodyReader(q interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}) *bodyReader {
+	return &bodyReader{q: q}
+}
+
+// close releases the decoder.
+func (r *bodyReader) close() {
+	if r.plain != nil {
+		r.plain.Close()
+	}
+}
+
+// body returns the uncompressed body of a blob row. The result is the
+// caller's: it is not shared with another body.
+func (r *bodyReader) body(ctx context.Context, hash string, codec int, base sql.NullString, size int64, data []byte) ([]byte, error) {
+	if codec == codecRaw {
+		return nonNil(data), nil
+	}
+	if c, ok := r.cached(hash); ok {
+		return append([]byte{}, c...), nil
+	}
+	out, err := r.decode(ctx, hash, codec, base, size, data, 0)
+	if err != nil {
+		return nil, err
+	}
+	r.remember(hash, out)
+	return out, nil
+}
+
+func (r *bodyReader) cached(hash string) ([]byte, bool) {
+	for i := len(r.cache) - 1; i >= 0; i-- {
+		if r.cache[i].hash == hash {
+			return r.cache[i].data, true
+		}
+	}
+	return nil, false
+}
+
+func (r *bodyReader) remember(hash string, data []byte) {
+	if len(r.cache) >= readCacheSize {
+		r.cache = append(r.cache[:0], r.cache[1:]...)
+	}
+	r.cache = append(r.cache, candidate{hash: hash, data: data})
+}
+
+// decode decompresses one blob, reading and decompressing its bases first
+// when they are not cached.
+func (r *bodyReader) decode(ctx context.Context, hash string, codec int, base sql.NullString, size int64, data []byte, depth int) ([]byte, error) {
+	if depth > maxDepth+1 {
+		return nil, fmt.Errorf("blob %s: chain of bases too long", hash)
+	}
+	var out []byte
+	switch codec {
+	case codecRaw:
+		return nonNil(data), nil
+	case codecZstd:
+		if r.plain == nil {
+			d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(1<<30))
+			if err != nil {
+				return nil, fmt.Errorf("blob %s: zstd: %w", hash, err)
+			}
+			r.plain = d
+		}
+		var err error
+		if out, err = r.plain.DecodeAll(data, make([]byte, 0, size)); err != nil {
+			return nil, fmt.Errorf("blob %s: zstd: %w", hash, err)
+		}
+	case codecDelta:
+		if !base.Valid {
+			return nil, fmt.Errorf("blob %s: compressed against a base, but none is named", hash)
+		}
+		dict, ok := r.cached(base.String)
+		if !ok {
+			var (
+				bcodec int
+				bbase  sql.NullString
+				bsize  int64
+				bdata  []byte
+			)
+			err := r.q.QueryRowContext(ctx, `SELECT codec, base, size, data FROM blob WHERE hash = ?`, base.String).
+				Scan(&bcodec, &bbase, &bsize, &bdata)
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil, fmt.Errorf("blob %s: its base %s is missing", hash, base.String)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("blob %s: base: %w", hash, err)
+			}
+			if dict, err = r.decode(ctx, base.String, bcodec, bbase, bsize, bdata, depth+1); err != nil {
+				return nil, err
+			}
+			r.remember(base.String, dict)
+		}
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(1<<30),
+			zstd.WithDecoderDictRaw(dictID, dict))
+		if err != nil {
+			return nil, fmt.Errorf("blob %s: zstd: %w", hash, err)
+		}
+		out, err = d.DecodeAll(data, make([]byte, 0, size))
+		d.Close()
+		if err != nil {
+			return nil, fmt.Errorf("blob %s: zstd: %w", hash, err)
+		}
+	default:
+		return nil, fmt.Errorf("blob %s: unknown codec %d", hash, codec)
+	}
+	if int64(len(out)) != size {
+		return nil, fmt.Errorf("blob %s: %d bytes decompressed, %d expected", hash, len(out), size)
+	}
+	return out, nil
+}
