@@ -32,7 +32,12 @@ const maxProblems = 100
 
 // Decode decodes one exchange. It always returns a Turn, never nil.
 func Decode(ex *exchange.Exchange) (t *Turn) {
-	t = &Turn{DecoderVersion: Version, LastUser: LastUser{Message: -1}}
+	return decode(ex, nil)
+}
+
+func decode(ex *exchange.Exchange, c *Cache) (t *Turn) {
+	t = &Turn{DecoderVersion: Version, LastUser: LastUser{Message: -1}, cache: c}
+	defer func() { t.cache = nil }()
 	if ex == nil {
 		t.problem("no exchange")
 		return t
@@ -194,6 +199,14 @@ func decodeTools(t *Turn, raw json.RawMessage) {
 	r := &t.Request
 	r.Tools = make([]Tool, 0, len(items))
 	for i, item := range items {
+		if p, ok := t.cache.get(partTool, item); ok {
+			r.Tools = append(r.Tools, p.tool)
+			if cc := p.tool.CacheControl; cc != nil {
+				r.CacheMarkers = append(r.CacheMarkers, CacheMarker{Where: "tool", Index: i, Block: -1, Type: cc.Type, TTL: cc.TTL})
+			}
+			continue
+		}
+		problems := len(t.Problems)
 		w, ok := parseObject(item)
 		if !ok {
 			t.problem("tool %d is not an object", i)
@@ -212,6 +225,10 @@ func decodeTools(t *Turn, raw json.RawMessage) {
 			if tool.CacheControl != nil {
 				r.CacheMarkers = append(r.CacheMarkers, CacheMarker{Where: "tool", Index: i, Block: -1, Type: tool.CacheControl.Type, TTL: tool.CacheControl.TTL})
 			}
+		}
+		if t.cache != nil && len(t.Problems) == problems {
+			tool.Raw = bytes.Clone(item)
+			t.cache.put(cachedPart{kind: partTool, raw: tool.Raw, tool: tool})
 		}
 		r.Tools = append(r.Tools, tool)
 	}
@@ -239,8 +256,21 @@ func decodeSystem(t *Turn, raw json.RawMessage) {
 		return
 	}
 	for i, item := range items {
+		if p, ok := t.cache.get(partSystem, item); ok {
+			r.System = append(r.System, p.sys)
+			if cc := p.sys.CacheControl; cc != nil {
+				r.CacheMarkers = append(r.CacheMarkers, CacheMarker{Where: "system", Index: i, Block: -1, Type: cc.Type, TTL: cc.TTL})
+			}
+			continue
+		}
+		problems := len(t.Problems)
 		b := parseBlock(t, item, "system block "+strconv.Itoa(i))
-		r.System = append(r.System, SystemBlock{Type: b.Type, Text: b.Text, CacheControl: b.CacheControl, Raw: item})
+		sb := SystemBlock{Type: b.Type, Text: b.Text, CacheControl: b.CacheControl, Raw: item}
+		if t.cache != nil && len(t.Problems) == problems {
+			sb.Raw = bytes.Clone(item)
+			t.cache.put(cachedPart{kind: partSystem, raw: sb.Raw, sys: sb})
+		}
+		r.System = append(r.System, sb)
 		if b.CacheControl != nil {
 			r.CacheMarkers = append(r.CacheMarkers, CacheMarker{Where: "system", Index: i, Block: -1, Type: b.CacheControl.Type, TTL: b.CacheControl.TTL})
 		}
@@ -262,6 +292,16 @@ func decodeMessages(t *Turn, raw json.RawMessage) {
 	r := &t.Request
 	r.Messages = make([]Message, 0, len(items))
 	for i, item := range items {
+		if p, ok := t.cache.get(partMessage, item); ok {
+			for j, b := range p.msg.Blocks {
+				if cc := b.CacheControl; cc != nil {
+					r.CacheMarkers = append(r.CacheMarkers, CacheMarker{Where: "message", Index: i, Block: j, Type: cc.Type, TTL: cc.TTL})
+				}
+			}
+			r.Messages = append(r.Messages, p.msg)
+			continue
+		}
+		problems := len(t.Problems)
 		m := Message{}
 		w, ok := parseObject(item)
 		if !ok {
@@ -291,6 +331,12 @@ func decodeMessages(t *Turn, raw json.RawMessage) {
 				}
 				m.Blocks = append(m.Blocks, b)
 			}
+		}
+		if t.cache != nil && len(t.Problems) == problems {
+			for j := range m.Blocks {
+				detachBlock(&m.Blocks[j])
+			}
+			t.cache.put(cachedPart{kind: partMessage, raw: bytes.Clone(item), msg: m})
 		}
 		r.Messages = append(r.Messages, m)
 	}

@@ -1,0 +1,105 @@
+package decode
+
+import (
+	"bytes"
+	"hash/maphash"
+	"sync"
+
+	"github.com/tsinspect/tsinspect/exchange"
+)
+
+// Cache lets decoding reuse what it decoded of earlier requests. Each
+// request of a conversation repeats the previous one's messages, tools and
+// system blocks; with a Cache, a part already decoded byte for byte the
+// same is taken from it rather than parsed again, so decoding a session
+// costs what is new in each turn, and the turns share one copy of their
+// common parts instead of each holding its own.
+//
+// Parts taken from a Cache are shared between Turns: they must not be
+// changed. Parts that gave a decoding problem are never cached, so every
+// Turn reports its own problems. A Cache is safe for concurrent use; it
+// holds a copy of every distinct part, not the bodies they came from.
+type Cache struct {
+	mu    sync.Mutex
+	seed  maphash.Seed
+	parts map[uint64][]cachedPart
+}
+
+// part kinds, part of the cache key.
+const (
+	partMessage byte = iota + 1
+	partTool
+	partSystem
+)
+
+type cachedPart struct {
+	kind byte
+	raw  []byte
+	msg  Message
+	tool Tool
+	sys  SystemBlock
+}
+
+// NewCache returns an empty Cache.
+func NewCache() *Cache {
+	return &Cache{seed: maphash.MakeSeed(), parts: map[uint64][]cachedPart{}}
+}
+
+// DecodeWith is Decode, reusing and filling c; a nil c is Decode.
+func DecodeWith(ex *exchange.Exchange, c *Cache) *Turn {
+	return decode(ex, c)
+}
+
+func (c *Cache) key(kind byte, raw []byte) uint64 {
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	h.WriteByte(kind)
+	h.Write(raw)
+	return h.Sum64()
+}
+
+// get returns the part of that kind decoded from raw, if cached.
+func (c *Cache) get(kind byte, raw []byte) (cachedPart, bool) {
+	if c == nil {
+		return cachedPart{}, false
+	}
+	k := c.key(kind, raw)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range c.parts[k] {
+		if p.kind == kind && bytes.Equal(p.raw, raw) {
+			return p, true
+		}
+	}
+	return cachedPart{}, false
+}
+
+// put caches p, decoded from p.raw.
+func (c *Cache) put(p cachedPart) {
+	k := c.key(p.kind, p.raw)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, o := range c.parts[k] {
+		if o.kind == p.kind && bytes.Equal(o.raw, p.raw) {
+			return
+		}
+	}
+	c.parts[k] = append(c.parts[k], p)
+}
+
+// detach makes b refer to its own copy of its raw bytes rather than into
+// the request body, so that caching it does not keep the body alive.
+func detachBlock(b *Block) {
+	if len(b.Raw) == 0 {
+		return
+	}
+	own := bytes.Clone(b.Raw)
+	if len(b.Input) > 0 {
+		if i := bytes.Index(own, b.Input); i >= 0 {
+			b.Input = own[i : i+len(b.Input)]
+		} else {
+			b.Input = bytes.Clone(b.Input)
+		}
+	}
+	b.Raw = own
+}
