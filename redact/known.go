@@ -78,6 +78,8 @@ var homeRe = regexp.MustCompile(`(?:/home/|/Users/|[A-Za-z]:\\Users\\|/var/home/
 // Collect gathers the known private values of a capture's exchanges.
 func Collect(exs []exchange.Exchange) *Known {
 	k := &Known{}
+	// Requests repeat their predecessors: decode each part once.
+	cache := decode.NewCache()
 	for i := range exs {
 		ex := &exs[i]
 		for _, h := range ex.ReqHeaders {
@@ -99,7 +101,7 @@ func Collect(exs []exchange.Exchange) *Known {
 		if !strings.Contains(ex.URL, "/v1/messages") {
 			continue
 		}
-		d := decode.Decode(ex)
+		d := decode.DecodeWith(ex, cache)
 		k.metadata(d.Request.Metadata)
 		for _, s := range d.Request.System {
 			k.prompt(s.Text)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/tsinspect/tsinspect/decode"
@@ -151,7 +152,9 @@ func CountTokens(exs []exchange.Exchange) Counts {
 	groups := map[string][]answer{}
 	for i := range exs {
 		ex := &exs[i]
-		if ex.Status != 200 {
+		// Only count_tokens exchanges count: the others, long Messages
+		// requests, are not decoded again here.
+		if ex.Status != 200 || !strings.Contains(ex.URL, "count_tokens") {
 			continue
 		}
 		d := decode.Decode(ex)

@@ -178,14 +178,16 @@ func Build(exs []exchange.Exchange) *Session {
 	return s
 }
 
-// decodeAll decodes every exchange, spreading the work over the CPUs:
-// decoding is pure and takes most of Build's time.
+// decodeAll decodes every exchange, spreading the work over the CPUs, with
+// one decode.Cache: a turn repeats most of the one before in its thread,
+// and only what is new in it is parsed.
 func decodeAll(exs []exchange.Exchange) []*decode.Turn {
 	out := make([]*decode.Turn, len(exs))
+	c := decode.NewCache()
 	workers := min(runtime.GOMAXPROCS(0), len(exs))
 	if workers <= 1 {
 		for i := range exs {
-			out[i] = decode.Decode(&exs[i])
+			out[i] = decode.DecodeWith(&exs[i], c)
 		}
 		return out
 	}
@@ -200,7 +202,7 @@ func decodeAll(exs []exchange.Exchange) []*decode.Turn {
 				if i >= len(exs) {
 					return
 				}
-				out[i] = decode.Decode(&exs[i])
+				out[i] = decode.DecodeWith(&exs[i], c)
 			}
 		}()
 	}
