@@ -169,6 +169,14 @@ func decodeRequest(t *Turn, ex *exchange.Exchange) {
 			r.Other[f.key] = f.val
 		}
 	}
+	if t.cache != nil {
+		// Decoding for a session: keep nothing that points into the body,
+		// which the caller may then drop.
+		r.Metadata, r.Diagnostics = bytes.Clone(r.Metadata), bytes.Clone(r.Diagnostics)
+		for k, v := range r.Other {
+			r.Other[k] = bytes.Clone(v)
+		}
+	}
 
 	decodeTools(t, w.get("tools"))
 	decodeSystem(t, w.get("system"))

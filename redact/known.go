@@ -77,11 +77,21 @@ var homeRe = regexp.MustCompile(`(?:/home/|/Users/|[A-Za-z]:\\Users\\|/var/home/
 
 // Collect gathers the known private values of a capture's exchanges.
 func Collect(exs []exchange.Exchange) *Known {
-	k := &Known{}
+	ptrs := make([]*exchange.Exchange, len(exs))
+	for i := range exs {
+		ptrs[i] = &exs[i]
+	}
 	// Requests repeat their predecessors: decode each part once.
 	cache := decode.NewCache()
-	for i := range exs {
-		ex := &exs[i]
+	return CollectDecoded(ptrs, func(ex *exchange.Exchange) *decode.Turn { return decode.DecodeWith(ex, cache) })
+}
+
+// CollectDecoded is Collect for exchanges already decoded: decoded returns
+// an exchange's decoded turn (it is asked only for Messages requests), so
+// their bodies need not be at hand.
+func CollectDecoded(exs []*exchange.Exchange, decoded func(ex *exchange.Exchange) *decode.Turn) *Known {
+	k := &Known{}
+	for _, ex := range exs {
 		for _, h := range ex.ReqHeaders {
 			n := strings.ToLower(h.Name)
 			if safeRequestHeaders[n] || strings.HasPrefix(n, "x-stainless-") {
@@ -101,7 +111,10 @@ func Collect(exs []exchange.Exchange) *Known {
 		if !strings.Contains(ex.URL, "/v1/messages") {
 			continue
 		}
-		d := decode.DecodeWith(ex, cache)
+		d := decoded(ex)
+		if d == nil {
+			continue
+		}
 		k.metadata(d.Request.Metadata)
 		for _, s := range d.Request.System {
 			k.prompt(s.Text)

@@ -146,12 +146,19 @@ func (in *info) identity(o *info) bool {
 // Turn.Exchange points into exs, which must not change afterwards. Build is
 // pure and may be called again on a grown capture.
 func Build(exs []exchange.Exchange) *Session {
+	ptrs := make([]*exchange.Exchange, len(exs))
+	for i := range exs {
+		ptrs[i] = &exs[i]
+	}
+	return build(ptrs, decodeAll(exs))
+}
+
+// build analyses decoded exchanges.
+func build(exs []*exchange.Exchange, decoded []*decode.Turn) *Session {
 	s := &Session{Exchanges: len(exs)}
 	var infos []*info
 	h := newHasher()
-	decoded := decodeAll(exs)
-	for i := range exs {
-		ex := &exs[i]
+	for i, ex := range exs {
 		if !ex.Start.IsZero() {
 			if s.FirstAt.IsZero() || ex.Start.Before(s.FirstAt) {
 				s.FirstAt = ex.Start

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/report"
 	"github.com/tsinspect/tsinspect/store"
@@ -99,18 +100,35 @@ func checkThread(cmd string, s *timeline.Session, id string) error {
 	return usageError("%s: --thread %q: the capture's threads are %s", cmd, id, strings.Join(ids, ", "))
 }
 
-// loadSession reads a capture file and builds its timeline.
+// loadSession reads a capture file and builds its timeline, without the
+// bodies of its Messages exchanges.
 func loadSession(path string) (*timeline.Session, error) {
+	b, err := streamSession(path)
+	if err != nil {
+		return nil, err
+	}
+	return b.Session(), nil
+}
+
+// streamSession reads a capture file an exchange at a time into a
+// timeline.Builder that drops the bodies of Messages exchanges once
+// decoded: memory follows what the session holds, not the sum of its
+// requests, each of which repeats the history.
+func streamSession(path string) (*timeline.Builder, error) {
 	db, err := store.OpenReadOnly(path)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	exs, err := db.Exchanges(context.Background())
+	b := timeline.NewBuilder(false)
+	err = db.Each(context.Background(), 0, func(ex *exchange.Exchange) error {
+		b.Add(ex)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	return timeline.Build(exs), nil
+	return b, nil
 }
 
 // parseInterspersed parses flags that may come before or after the

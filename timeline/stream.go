@@ -1,0 +1,46 @@
+package timeline
+
+import (
+	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/exchange"
+)
+
+// Builder builds a Session from exchanges handed to it one at a time, in
+// capture order, decoding each as it comes with one decode.Cache: a
+// capture can be read a row at a time (store.DB.Each) instead of whole.
+//
+// Unless it keeps bodies, a Builder drops the request and response bodies
+// of each Messages exchange once decoded: the Session then holds what was
+// decoded (each part shared between the turns that repeat it), not every
+// turn's copy of the history. Other exchanges (count_tokens, settings...)
+// keep theirs. Use Build, or keep bodies, where the raw bytes are shown.
+type Builder struct {
+	keepBodies bool
+	cache      *decode.Cache
+	exs        []*exchange.Exchange
+	decoded    []*decode.Turn
+}
+
+// NewBuilder returns an empty Builder.
+func NewBuilder(keepBodies bool) *Builder {
+	return &Builder{keepBodies: keepBodies, cache: decode.NewCache()}
+}
+
+// Add decodes ex and keeps it; the Builder owns *ex from then on.
+func (b *Builder) Add(ex *exchange.Exchange) {
+	d := decode.DecodeWith(ex, b.cache)
+	if !b.keepBodies && d.Request.Kind == decode.KindMessages {
+		ex.ReqBody, ex.RespBody, ex.RespBodyDecoded = nil, nil, nil
+	}
+	b.exs = append(b.exs, ex)
+	b.decoded = append(b.decoded, d)
+}
+
+// Exchanges returns the exchanges added so far, in order (without the
+// bodies dropped).
+func (b *Builder) Exchanges() []*exchange.Exchange { return b.exs }
+
+// Session analyses the exchanges added so far, as Build does.
+func (b *Builder) Session() *Session {
+	return build(b.exs, b.decoded)
+}
