@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -17,6 +18,11 @@ const (
 	codecRaw   = 0 // as is
 	codecZstd  = 1 // zstd on its own
 	codecDelta = 2 // zstd with the base blob as a raw dictionary
+	// codecSplice: the base's first P and last S bytes around a zstd
+	// frame of what differs; data is uvarint P, uvarint S, the frame. It
+	// decodes at the speed of a copy, where codecDelta pays for zstd's
+	// window over the whole base.
+	codecSplice = 3
 )
 
 const (
@@ -175,6 +181,20 @@ func compress(data []byte, base *candidate) (encoded, error) {
 	if len(data) < minCompressed {
 		return encoded{codec: codecRaw, data: data}, nil
 	}
+	if base != nil {
+		p := sharedPrefix(base.data, data)
+		sfx := sharedSuffix(base.data[p:], data[p:])
+		if middle := data[p : len(data)-sfx]; len(middle) <= len(data)/2 {
+			frame, err := compressAlone(middle)
+			if err != nil {
+				return encoded{}, err
+			}
+			out := binary.AppendUvarint(make([]byte, 0, len(frame)+20), uint64(p))
+			out = binary.AppendUvarint(out, uint64(sfx))
+			out = append(out, frame...)
+			return encoded{codec: codecSplice, base: sql.NullString{String: base.hash, Valid: true}, depth: base.depth + 1, data: out}, nil
+		}
+	}
 	opts := []zstd.EOption{zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false)}
 	e := encoded{codec: codecZstd}
 	window := len(data)
@@ -196,10 +216,35 @@ func compress(data []byte, base *candidate) (encoded, error) {
 	return e, nil
 }
 
+// compressAlone is data as one zstd frame of its own.
+func compressAlone(data []byte) ([]byte, error) {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false),
+		zstd.WithWindowSize(windowFor(len(data))))
+	if err != nil {
+		return nil, fmt.Errorf("zstd: %w", err)
+	}
+	defer enc.Close()
+	return enc.EncodeAll(data, make([]byte, 0, len(data)/3+64)), nil
+}
+
+// sharedSuffix is the length of the longest common suffix of a and b.
+func sharedSuffix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	const step = 4096
+	for i+step <= n && string(a[len(a)-i-step:len(a)-i]) == string(b[len(b)-i-step:len(b)-i]) {
+		i += step
+	}
+	for i < n && a[len(a)-1-i] == b[len(b)-1-i] {
+		i++
+	}
+	return i
+}
+
 // windowFor is the zstd window that lets a frame refer back over n bytes:
-// a power of two, at least 1 MiB, at most 1 GiB.
+// a power of two, at least 64 KiB, at most 1 GiB.
 func windowFor(n int) int {
-	w := 1 << 20
+	w := 1 << 16
 	if n > w {
 		w = 1 << bits.Len(uint(n-1))
 	}
@@ -262,6 +307,41 @@ func (r *bodyReader) remember(hash string, data []byte) {
 	r.cache = append(r.cache, candidate{hash: hash, data: data})
 }
 
+// plainDecoder is the reader's decoder of frames without a dictionary.
+func (r *bodyReader) plainDecoder() (*zstd.Decoder, error) {
+	if r.plain == nil {
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(1<<30))
+		if err != nil {
+			return nil, fmt.Errorf("zstd: %w", err)
+		}
+		r.plain = d
+	}
+	return r.plain, nil
+}
+
+// splice rebuilds a codecSplice body from its base.
+func (r *bodyReader) splice(hash string, base, data []byte, size int64) ([]byte, error) {
+	p, n := binary.Uvarint(data)
+	if n <= 0 {
+		return nil, fmt.Errorf("blob %s: bad splice header", hash)
+	}
+	data = data[n:]
+	sfx, n := binary.Uvarint(data)
+	if n <= 0 || p+sfx > uint64(len(base)) || p+sfx > uint64(size) {
+		return nil, fmt.Errorf("blob %s: bad splice header", hash)
+	}
+	d, err := r.plainDecoder()
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", hash, err)
+	}
+	out := make([]byte, p, size)
+	copy(out, base[:p])
+	if out, err = d.DecodeAll(data[n:], out); err != nil {
+		return nil, fmt.Errorf("blob %s: zstd: %w", hash, err)
+	}
+	return append(out, base[uint64(len(base))-sfx:]...), nil
+}
+
 // decode decompresses one blob, reading and decompressing its bases first
 // when they are not cached.
 func (r *bodyReader) decode(ctx context.Context, hash string, codec int, base sql.NullString, size int64, data []byte, depth int) ([]byte, error) {
@@ -273,18 +353,14 @@ func (r *bodyReader) decode(ctx context.Context, hash string, codec int, base sq
 	case codecRaw:
 		return nonNil(data), nil
 	case codecZstd:
-		if r.plain == nil {
-			d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(1<<30))
-			if err != nil {
-				return nil, fmt.Errorf("blob %s: zstd: %w", hash, err)
-			}
-			r.plain = d
+		d, err := r.plainDecoder()
+		if err != nil {
+			return nil, fmt.Errorf("blob %s: %w", hash, err)
 		}
-		var err error
-		if out, err = r.plain.DecodeAll(data, make([]byte, 0, size)); err != nil {
+		if out, err = d.DecodeAll(data, make([]byte, 0, size)); err != nil {
 			return nil, fmt.Errorf("blob %s: zstd: %w", hash, err)
 		}
-	case codecDelta:
+	case codecDelta, codecSplice:
 		if !base.Valid {
 			return nil, fmt.Errorf("blob %s: compressed against a base, but none is named", hash)
 		}
@@ -308,6 +384,13 @@ func (r *bodyReader) decode(ctx context.Context, hash string, codec int, base sq
 				return nil, err
 			}
 			r.remember(base.String, dict)
+		}
+		if codec == codecSplice {
+			var err error
+			if out, err = r.splice(hash, dict, data, size); err != nil {
+				return nil, err
+			}
+			break
 		}
 		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(1<<30),
 			zstd.WithDecoderDictRaw(dictID, dict))
