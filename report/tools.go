@@ -252,10 +252,13 @@ type definitions struct {
 	byName map[string]definition
 	// unknown lists, per turn index, the catalog tools of unknown size.
 	unknown map[int][]string
+	// measured holds each distinct definition measured, by its raw bytes:
+	// every turn sends the same tools again.
+	measured map[string]definition
 }
 
 func newDefinitions(s *timeline.Session, counts Counts) *definitions {
-	ds := &definitions{counts: counts, byName: map[string]definition{}, unknown: map[int][]string{}}
+	ds := &definitions{counts: counts, byName: map[string]definition{}, unknown: map[int][]string{}, measured: map[string]definition{}}
 	for _, t := range s.Turns {
 		if t == nil || t.Decoded == nil {
 			continue
@@ -273,6 +276,15 @@ func newDefinitions(s *timeline.Session, counts Counts) *definitions {
 }
 
 func (ds *definitions) measure(raw json.RawMessage) definition {
+	if d, ok := ds.measured[string(raw)]; ok {
+		return d
+	}
+	d := ds.measureNew(raw)
+	ds.measured[string(raw)] = d
+	return d
+}
+
+func (ds *definitions) measureNew(raw json.RawMessage) definition {
 	c := timeline.CanonicalJSON(raw)
 	sum := sha256.Sum256(c)
 	d := definition{hash: hex.EncodeToString(sum[:]), tokens: estimate(c), from: FromEstimate}
