@@ -19,7 +19,12 @@ type Builder struct {
 	cache      *decode.Cache
 	exs        []*exchange.Exchange
 	decoded    []*decode.Turn
+	load       func(id int64) (*exchange.Exchange, error)
 }
+
+// SetLoader gives the Builder a way to read an exchange back whole by its
+// ID: Turn.Whole then returns the bodies the Builder dropped.
+func (b *Builder) SetLoader(load func(id int64) (*exchange.Exchange, error)) { b.load = load }
 
 // NewBuilder returns an empty Builder.
 func NewBuilder(keepBodies bool) *Builder {
@@ -42,5 +47,12 @@ func (b *Builder) Exchanges() []*exchange.Exchange { return b.exs }
 
 // Session analyses the exchanges added so far, as Build does.
 func (b *Builder) Session() *Session {
-	return build(b.exs, b.decoded)
+	s := build(b.exs, b.decoded)
+	if b.load != nil && !b.keepBodies {
+		for _, t := range s.Turns {
+			id := t.Exchange.ID
+			t.load = func() (*exchange.Exchange, error) { return b.load(id) }
+		}
+	}
+	return s
 }
