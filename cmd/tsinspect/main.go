@@ -63,6 +63,7 @@ func commands() []command {
 		{"import", "import a pcap, pcapng (TLS decrypted with a key log) or HAR file into a capture", runImport},
 		{"export", "export a capture as HAR 1.2 (credentials never included)", runExport},
 		{"replay-server", "answer a client with a capture's recorded responses, in recorded time", runReplayServer},
+		{"compact", "compress, in place, the bodies of a capture written by an older tsinspect", runCompact},
 		{"version", "print the version", func(env *cliEnv, _ []string) error {
 			fmt.Fprintln(env.stdout, "tsinspect", version)
 			return nil
