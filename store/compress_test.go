@@ -229,6 +229,11 @@ func fileSize(t *testing.T, path string) int64 {
 // complete) and returns its path.
 func record(t *testing.T, exs []exchange.Exchange) string {
 	t.Helper()
+	return recordTB(t, exs)
+}
+
+func recordTB(t testing.TB, exs []exchange.Exchange) string {
+	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "capture.db")
 	db, err := Open(path)
@@ -475,5 +480,73 @@ func TestUpdateDropsReplacedBodies(t *testing.T) {
 	got, err := db.Get(ctx, ex.ID)
 	if err != nil || !bytes.Equal(got.RespBody, resp) {
 		t.Fatalf("final response read back wrong: %v", err)
+	}
+}
+
+// BenchmarkRecordLong writes a generated 200-turn session (bodies growing
+// to about 1 MB) as the recorder does: each exchange inserted in flight,
+// then updated complete. It reports the capture's size against the raw
+// bytes (file-%).
+func BenchmarkRecordLong(b *testing.B) {
+	exs := generated(b, 200)
+	var raw int64
+	for _, ex := range exs {
+		raw += int64(len(ex.ReqBody) + len(ex.RespBody))
+	}
+	b.SetBytes(raw)
+	b.ReportAllocs()
+	var size int64
+	for b.Loop() {
+		ctx := context.Background()
+		path := filepath.Join(b.TempDir(), "capture.db")
+		db, err := Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range exs {
+			ex := exs[i]
+			first := ex
+			first.RespBody, first.State = nil, exchange.StateInFlight
+			if err := db.Insert(ctx, &first); err != nil {
+				b.Fatal(err)
+			}
+			ex.ID = first.ID
+			if err := db.Update(ctx, &ex); err != nil {
+				b.Fatal(err)
+			}
+		}
+		size = 0
+		for _, p := range []string{path, path + "-wal"} {
+			if fi, err := os.Stat(p); err == nil {
+				size += fi.Size()
+			}
+		}
+		db.Close()
+	}
+	b.ReportMetric(100*float64(size)/float64(raw), "file-%")
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N*len(exs)), "ms/exchange")
+}
+
+// BenchmarkReadLong reads a generated 200-turn session back an exchange
+// at a time, decompressing every body.
+func BenchmarkReadLong(b *testing.B) {
+	exs := generated(b, 200)
+	var raw int64
+	for _, ex := range exs {
+		raw += int64(len(ex.ReqBody) + len(ex.RespBody))
+	}
+	path := recordTB(b, exs)
+	db, err := OpenReadOnly(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	b.SetBytes(raw)
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		if err := db.Each(context.Background(), 0, func(ex *exchange.Exchange) error { n++; return nil }); err != nil || n != len(exs) {
+			b.Fatalf("%d exchanges, %v", n, err)
+		}
 	}
 }
