@@ -1,6 +1,8 @@
 package timeline
 
 import (
+	"slices"
+
 	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/exchange"
 )
@@ -20,6 +22,7 @@ type Builder struct {
 	exs        []*exchange.Exchange
 	decoded    []*decode.Turn
 	load       func(id int64) (*exchange.Exchange, error)
+	at         map[int64]int // exchange ID to its place in exs
 }
 
 // SetLoader gives the Builder a way to read an exchange back whole by its
@@ -28,26 +31,47 @@ func (b *Builder) SetLoader(load func(id int64) (*exchange.Exchange, error)) { b
 
 // NewBuilder returns an empty Builder.
 func NewBuilder(keepBodies bool) *Builder {
-	return &Builder{keepBodies: keepBodies, cache: decode.NewCache()}
+	return &Builder{keepBodies: keepBodies, cache: decode.NewCache(), at: map[int64]int{}}
 }
 
 // Add decodes ex and keeps it; the Builder owns *ex from then on.
 func (b *Builder) Add(ex *exchange.Exchange) {
+	d := b.decode(ex)
+	if ex.ID != 0 {
+		b.at[ex.ID] = len(b.exs)
+	}
+	b.exs = append(b.exs, ex)
+	b.decoded = append(b.decoded, d)
+}
+
+// Update replaces the exchange added earlier with the same ID (one that
+// was in flight and has progressed), decoding it again; an exchange not
+// added yet is added. Sessions already built keep the old one.
+func (b *Builder) Update(ex *exchange.Exchange) {
+	i, ok := b.at[ex.ID]
+	if !ok || ex.ID == 0 {
+		b.Add(ex)
+		return
+	}
+	b.exs[i], b.decoded[i] = ex, b.decode(ex)
+}
+
+func (b *Builder) decode(ex *exchange.Exchange) *decode.Turn {
 	d := decode.DecodeWith(ex, b.cache)
 	if !b.keepBodies && d.Request.Kind == decode.KindMessages {
 		ex.ReqBody, ex.RespBody, ex.RespBodyDecoded = nil, nil, nil
 	}
-	b.exs = append(b.exs, ex)
-	b.decoded = append(b.decoded, d)
+	return d
 }
 
 // Exchanges returns the exchanges added so far, in order (without the
 // bodies dropped).
 func (b *Builder) Exchanges() []*exchange.Exchange { return b.exs }
 
-// Session analyses the exchanges added so far, as Build does.
+// Session analyses the exchanges added so far, as Build does. It may be
+// called again after more are added: only those are decoded.
 func (b *Builder) Session() *Session {
-	s := build(b.exs, b.decoded)
+	s := build(slices.Clone(b.exs), slices.Clone(b.decoded))
 	if b.load != nil && !b.keepBodies {
 		for _, t := range s.Turns {
 			id := t.Exchange.ID
