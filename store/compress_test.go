@@ -550,3 +550,38 @@ func BenchmarkReadLong(b *testing.B) {
 		}
 	}
 }
+
+// TestRecordIntoV1Capture: recording into a first-schema capture upgrades
+// it; old bodies stay as they were, new ones are compressed, all read
+// back.
+func TestRecordIntoV1Capture(t *testing.T) {
+	ctx := context.Background()
+	path := copyFile(t, frozenV1)
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := db.Exchanges(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := generated(t, 30)
+	for i := range added {
+		if err := db.Insert(ctx, &added[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := count(t, db, `SELECT count(*) FROM blob WHERE codec = 0 AND size >= ?`, minCompressed); n != 16 {
+		t.Errorf("%d bodies stored whole, want the 16 of the old capture", n)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := append(old, added...)
+	for i := range want {
+		if i >= len(old) {
+			want[i].ID = added[i-len(old)].ID
+		}
+	}
+	sameBodies(t, path, want)
+}
