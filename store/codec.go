@@ -43,8 +43,10 @@ const (
 	recentResponses = 2
 	// dictID marks frames compressed against a base.
 	dictID = 1
-	// readCacheSize is how many decompressed bodies a reader keeps to serve
-	// as bases for the next ones.
+	// readCacheSize bounds the decompressed bodies a reader keeps to serve
+	// as bases for the next ones: the last request of each conversation
+	// and the last response. A base the writer will not use again (one the
+	// body just read extends) is dropped at once.
 	readCacheSize = 16
 )
 
@@ -301,10 +303,21 @@ func (r *bodyReader) cached(hash string) ([]byte, bool) {
 }
 
 func (r *bodyReader) remember(hash string, data []byte) {
-	if len(r.cache) >= readCacheSize {
-		r.cache = append(r.cache[:0], r.cache[1:]...)
-	}
 	r.cache = append(r.cache, candidate{hash: hash, data: data})
+	if len(r.cache) > readCacheSize {
+		r.cache[0] = candidate{}
+		r.cache = r.cache[1:]
+	}
+}
+
+// forget drops a cached body.
+func (r *bodyReader) forget(hash string) {
+	for i, c := range r.cache {
+		if c.hash == hash {
+			r.cache = append(r.cache[:i], r.cache[i+1:]...)
+			return
+		}
+	}
 }
 
 // plainDecoder is the reader's decoder of frames without a dictionary.
@@ -389,6 +402,12 @@ func (r *bodyReader) decode(ctx context.Context, hash string, codec int, base sq
 			var err error
 			if out, err = r.splice(hash, dict, data, size); err != nil {
 				return nil, err
+			}
+			if p, _ := binary.Uvarint(data); len(dict) >= minSharedPrefix && p >= uint64(len(dict))*3/4 {
+				// This body extends its base: the writer dropped the base
+				// from its candidates (bases.add), so no later body is
+				// built on it.
+				r.forget(base.String)
 			}
 			break
 		}
