@@ -16,7 +16,8 @@ import (
 // common parts instead of each holding its own.
 //
 // Parts taken from a Cache are shared between Turns: they must not be
-// changed. Parts that gave a decoding problem are never cached, so every
+// changed. Nothing of the request decoded with a Cache points into its
+// body (the response's parts may). Parts that gave a decoding problem are never cached, so every
 // Turn reports its own problems. A Cache is safe for concurrent use; it
 // holds a copy of every distinct part, not the bodies they came from.
 type Cache struct {
@@ -87,7 +88,17 @@ func (c *Cache) put(p cachedPart) {
 	c.parts[k] = append(c.parts[k], p)
 }
 
-// detach makes b refer to its own copy of its raw bytes rather than into
+// own returns raw, or, when decoding with a Cache, a copy of it: nothing
+// decoded with a Cache points into the request body, which the caller
+// may then drop or reuse.
+func (t *Turn) own(raw []byte) []byte {
+	if t.cache == nil {
+		return raw
+	}
+	return bytes.Clone(raw)
+}
+
+// detachBlock makes b refer to its own copy of its raw bytes rather than into
 // the request body, so that caching it does not keep the body alive.
 func detachBlock(b *Block) {
 	if len(b.Raw) == 0 {

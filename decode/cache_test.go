@@ -82,10 +82,21 @@ func TestDecodeWithCacheSameAsDecode(t *testing.T) {
 	exs := append(demoExchanges(t), longExchanges(t, 120)...)
 	c := decode.NewCache()
 	for i := range exs {
-		got := asJSON(t, decode.DecodeWith(&exs[i], c))
+		ex := exs[i]
+		ex.ReqBody = bytes.Clone(ex.ReqBody)
+		d := decode.DecodeWith(&ex, c)
+		got := asJSON(t, d)
 		want := asJSON(t, decode.Decode(&exs[i]))
 		if !bytes.Equal(got, want) {
 			t.Fatalf("exchange %d decodes differently with the cache:\n got %.600s\nwant %.600s", i, got, want)
+		}
+		// Nothing decoded points into the request body: the caller may
+		// reuse it.
+		for j := range ex.ReqBody {
+			ex.ReqBody[j] = 'X'
+		}
+		if after := asJSON(t, d); !bytes.Equal(after, got) {
+			t.Fatalf("exchange %d: the decoded turn changed with its request body", i)
 		}
 	}
 }
@@ -98,10 +109,18 @@ func TestDecodeWithCacheKeepsProblems(t *testing.T) {
 	}
 	c := decode.NewCache()
 	for i, b := range [][]byte{body(""), body(`,{"role":"assistant","content":"ok"}`)} {
-		d := decode.DecodeWith(&exchange.Exchange{Method: "POST", URL: "/v1/messages", ReqBody: b}, c)
+		own := bytes.Clone(b)
+		d := decode.DecodeWith(&exchange.Exchange{Method: "POST", URL: "/v1/messages", ReqBody: own}, c)
 		alone := decode.Decode(&exchange.Exchange{Method: "POST", URL: "/v1/messages", ReqBody: b})
 		if len(d.Problems) < 2 || strings.Join(d.Problems, "\n") != strings.Join(alone.Problems, "\n") {
 			t.Errorf("request %d: problems %q, want those of decoding it alone %q", i+1, d.Problems, alone.Problems)
+		}
+		want := asJSON(t, alone)
+		for j := range own {
+			own[j] = 'X'
+		}
+		if got := asJSON(t, d); !bytes.Equal(got, want) {
+			t.Errorf("request %d: the decoded turn changed with its request body:\n got %s\nwant %s", i+1, got, want)
 		}
 	}
 }

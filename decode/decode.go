@@ -218,7 +218,7 @@ func decodeTools(t *Turn, raw json.RawMessage) {
 		w, ok := parseObject(item)
 		if !ok {
 			t.problem("tool %d is not an object", i)
-			r.Tools = append(r.Tools, Tool{Raw: item})
+			r.Tools = append(r.Tools, Tool{Raw: t.own(item)})
 			continue
 		}
 		tool := Tool{Raw: item}
@@ -234,8 +234,8 @@ func decodeTools(t *Turn, raw json.RawMessage) {
 				r.CacheMarkers = append(r.CacheMarkers, CacheMarker{Where: "tool", Index: i, Block: -1, Type: tool.CacheControl.Type, TTL: tool.CacheControl.TTL})
 			}
 		}
+		tool.Raw = t.own(item)
 		if t.cache != nil && len(t.Problems) == problems {
-			tool.Raw = bytes.Clone(item)
 			t.cache.put(cachedPart{kind: partTool, raw: tool.Raw, tool: tool})
 		}
 		r.Tools = append(r.Tools, tool)
@@ -255,7 +255,7 @@ func decodeSystem(t *Turn, raw json.RawMessage) {
 	r := &t.Request
 	if s, ok := unquote(raw); ok {
 		r.SystemIsString = true
-		r.System = []SystemBlock{{Type: "text", Text: s, Raw: raw}}
+		r.System = []SystemBlock{{Type: "text", Text: s, Raw: t.own(raw)}}
 		return
 	}
 	items, ok := parseArray(raw)
@@ -273,9 +273,8 @@ func decodeSystem(t *Turn, raw json.RawMessage) {
 		}
 		problems := len(t.Problems)
 		b := parseBlock(t, item, "system block "+strconv.Itoa(i))
-		sb := SystemBlock{Type: b.Type, Text: b.Text, CacheControl: b.CacheControl, Raw: item}
+		sb := SystemBlock{Type: b.Type, Text: b.Text, CacheControl: b.CacheControl, Raw: t.own(item)}
 		if t.cache != nil && len(t.Problems) == problems {
-			sb.Raw = bytes.Clone(item)
 			t.cache.put(cachedPart{kind: partSystem, raw: sb.Raw, sys: sb})
 		}
 		r.System = append(r.System, sb)
@@ -340,11 +339,13 @@ func decodeMessages(t *Turn, raw json.RawMessage) {
 				m.Blocks = append(m.Blocks, b)
 			}
 		}
-		if t.cache != nil && len(t.Problems) == problems {
+		if t.cache != nil {
 			for j := range m.Blocks {
 				detachBlock(&m.Blocks[j])
 			}
-			t.cache.put(cachedPart{kind: partMessage, raw: bytes.Clone(item), msg: m})
+			if len(t.Problems) == problems {
+				t.cache.put(cachedPart{kind: partMessage, raw: bytes.Clone(item), msg: m})
+			}
 		}
 		r.Messages = append(r.Messages, m)
 	}
