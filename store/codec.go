@@ -260,7 +260,53 @@ type bodyReader struct {
 		QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	}
 	plain *zstd.Decoder
-	cache []candidate // most recent last
+	cache []cachedBody // most recent last
+	// reuse: request bodies handed out are the caller's only until the
+	// next one is read (DB.Stream), so the buffers of bases no longer
+	// needed are reused rather than left to the collector.
+	reuse bool
+	free  [][]byte
+}
+
+// cachedBody is a decompressed body a reader keeps as a base.
+type cachedBody struct {
+	hash     string
+	data     []byte
+	reusable bool // a request body: its buffer may be reused
+}
+
+// maxFree is how many spare buffers a reusing reader keeps.
+const maxFree = 4
+
+// buffer returns an empty buffer for a body of size bytes.
+func (r *bodyReader) buffer(size int64, reusable bool) []byte {
+	if r.reuse && reusable {
+		best := -1
+		for i, b := range r.free {
+			if int64(cap(b)) >= size && (best < 0 || cap(b) < cap(r.free[best])) {
+				best = i
+			}
+		}
+		if best >= 0 {
+			b := r.free[best]
+			r.free = append(r.free[:best], r.free[best+1:]...)
+			return b[:0]
+		}
+		// Room for the next request of the conversation, a little longer.
+		return make([]byte, 0, size+size/8)
+	}
+	return make([]byte, 0, size)
+}
+
+// release takes back the buffer of a body dropped from the cache.
+func (r *bodyReader) release(c cachedBody) {
+	if !r.reuse || !c.reusable || cap(c.data) == 0 {
+		return
+	}
+	if len(r.free) >= maxFree {
+		r.free = r.free[1:]
+	}
+	r.free = append(r.free, c.data[:0])
 }
 
 func newBodyReader(q interface {
@@ -278,18 +324,21 @@ func (r *bodyReader) close() {
 
 // body returns the uncompressed body of a blob row. The result is the
 // caller's: it is not shared with another body.
-func (r *bodyReader) body(ctx context.Context, hash string, codec int, base sql.NullString, size int64, data []byte) ([]byte, error) {
+//
+// reusable marks a request body: with r.reuse, its buffer is reused once
+// it is no longer needed as a base.
+func (r *bodyReader) body(ctx context.Context, hash string, codec int, base sql.NullString, size int64, data []byte, reusable bool) ([]byte, error) {
 	if codec == codecRaw {
 		return nonNil(data), nil
 	}
 	if c, ok := r.cached(hash); ok {
 		return append([]byte{}, c...), nil
 	}
-	out, err := r.decode(ctx, hash, codec, base, size, data, 0)
+	out, err := r.decode(ctx, hash, codec, base, size, data, 0, reusable)
 	if err != nil {
 		return nil, err
 	}
-	r.remember(hash, out)
+	r.remember(hash, out, reusable)
 	return out, nil
 }
 
@@ -302,10 +351,11 @@ func (r *bodyReader) cached(hash string) ([]byte, bool) {
 	return nil, false
 }
 
-func (r *bodyReader) remember(hash string, data []byte) {
-	r.cache = append(r.cache, candidate{hash: hash, data: data})
+func (r *bodyReader) remember(hash string, data []byte, reusable bool) {
+	r.cache = append(r.cache, cachedBody{hash: hash, data: data, reusable: reusable})
 	if len(r.cache) > readCacheSize {
-		r.cache[0] = candidate{}
+		r.release(r.cache[0])
+		r.cache[0] = cachedBody{}
 		r.cache = r.cache[1:]
 	}
 }
@@ -315,6 +365,7 @@ func (r *bodyReader) forget(hash string) {
 	for i, c := range r.cache {
 		if c.hash == hash {
 			r.cache = append(r.cache[:i], r.cache[i+1:]...)
+			r.release(c)
 			return
 		}
 	}
@@ -333,7 +384,7 @@ func (r *bodyReader) plainDecoder() (*zstd.Decoder, error) {
 }
 
 // splice rebuilds a codecSplice body from its base.
-func (r *bodyReader) splice(hash string, base, data []byte, size int64) ([]byte, error) {
+func (r *bodyReader) splice(hash string, base, data []byte, size int64, buf []byte) ([]byte, error) {
 	p, n := binary.Uvarint(data)
 	if n <= 0 {
 		return nil, fmt.Errorf("blob %s: bad splice header", hash)
@@ -347,8 +398,7 @@ func (r *bodyReader) splice(hash string, base, data []byte, size int64) ([]byte,
 	if err != nil {
 		return nil, fmt.Errorf("blob %s: %w", hash, err)
 	}
-	out := make([]byte, p, size)
-	copy(out, base[:p])
+	out := append(buf[:0], base[:p]...)
 	if out, err = d.DecodeAll(data[n:], out); err != nil {
 		return nil, fmt.Errorf("blob %s: zstd: %w", hash, err)
 	}
@@ -357,7 +407,7 @@ func (r *bodyReader) splice(hash string, base, data []byte, size int64) ([]byte,
 
 // decode decompresses one blob, reading and decompressing its bases first
 // when they are not cached.
-func (r *bodyReader) decode(ctx context.Context, hash string, codec int, base sql.NullString, size int64, data []byte, depth int) ([]byte, error) {
+func (r *bodyReader) decode(ctx context.Context, hash string, codec int, base sql.NullString, size int64, data []byte, depth int, reusable bool) ([]byte, error) {
 	if depth > maxDepth+1 {
 		return nil, fmt.Errorf("blob %s: chain of bases too long", hash)
 	}
@@ -370,7 +420,7 @@ func (r *bodyReader) decode(ctx context.Context, hash string, codec int, base sq
 		if err != nil {
 			return nil, fmt.Errorf("blob %s: %w", hash, err)
 		}
-		if out, err = d.DecodeAll(data, make([]byte, 0, size)); err != nil {
+		if out, err = d.DecodeAll(data, r.buffer(size, reusable)); err != nil {
 			return nil, fmt.Errorf("blob %s: zstd: %w", hash, err)
 		}
 	case codecDelta, codecSplice:
@@ -393,14 +443,14 @@ func (r *bodyReader) decode(ctx context.Context, hash string, codec int, base sq
 			if err != nil {
 				return nil, fmt.Errorf("blob %s: base: %w", hash, err)
 			}
-			if dict, err = r.decode(ctx, base.String, bcodec, bbase, bsize, bdata, depth+1); err != nil {
+			if dict, err = r.decode(ctx, base.String, bcodec, bbase, bsize, bdata, depth+1, reusable); err != nil {
 				return nil, err
 			}
-			r.remember(base.String, dict)
+			r.remember(base.String, dict, reusable)
 		}
 		if codec == codecSplice {
 			var err error
-			if out, err = r.splice(hash, dict, data, size); err != nil {
+			if out, err = r.splice(hash, dict, data, size, r.buffer(size, reusable)); err != nil {
 				return nil, err
 			}
 			if p, _ := binary.Uvarint(data); len(dict) >= minSharedPrefix && p >= uint64(len(dict))*3/4 {
@@ -416,7 +466,7 @@ func (r *bodyReader) decode(ctx context.Context, hash string, codec int, base sq
 		if err != nil {
 			return nil, fmt.Errorf("blob %s: zstd: %w", hash, err)
 		}
-		out, err = d.DecodeAll(data, make([]byte, 0, size))
+		out, err = d.DecodeAll(data, r.buffer(size, reusable))
 		d.Close()
 		if err != nil {
 			return nil, fmt.Errorf("blob %s: zstd: %w", hash, err)

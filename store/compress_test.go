@@ -293,6 +293,18 @@ func sameBodies(t *testing.T, path string, want []exchange.Exchange) {
 			t.Fatalf("Get(%d): bodies differ from what was written", want[i].ID)
 		}
 	}
+	// Streamed, each request body checked before the next is read.
+	i := 0
+	err = db.Stream(ctx, 0, func(ex *exchange.Exchange) error {
+		if !bytes.Equal(ex.ReqBody, want[i].ReqBody) || !bytes.Equal(ex.RespBody, want[i].RespBody) {
+			return fmt.Errorf("Stream: exchange %d differs", ex.ID)
+		}
+		i++
+		return nil
+	})
+	if err != nil || i != len(want) {
+		t.Fatalf("Stream: %d exchanges, %v", i, err)
+	}
 	n := 0
 	err = db.Each(ctx, want[len(want)/2].ID, func(ex *exchange.Exchange) error {
 		w := want[len(want)/2+1+n]

@@ -439,13 +439,38 @@ func (db *DB) Each(ctx context.Context, afterID int64, fn func(ex *exchange.Exch
 	return nil
 }
 
+// Stream is Each for a caller that does not keep request bodies: the
+// ReqBody fn is given is valid only until fn returns, after which its
+// buffer may be reused for a later one. Reading a long capture then costs
+// no fresh memory per request. Everything else of the exchange, response
+// bodies included, is fn's to keep.
+func (db *DB) Stream(ctx context.Context, afterID int64, fn func(ex *exchange.Exchange) error) error {
+	var fnErr error
+	err := db.eachWith(ctx, afterID, true, func(ex *exchange.Exchange) error {
+		fnErr = fn(ex)
+		return fnErr
+	})
+	if err != nil && fnErr != nil && errors.Is(err, fnErr) {
+		return fnErr
+	}
+	if err != nil {
+		return fmt.Errorf("store: stream after %d: %w", afterID, err)
+	}
+	return nil
+}
+
 func (db *DB) each(ctx context.Context, afterID int64, fn func(ex *exchange.Exchange) error) error {
+	return db.eachWith(ctx, afterID, false, fn)
+}
+
+func (db *DB) eachWith(ctx context.Context, afterID int64, reuse bool, fn func(ex *exchange.Exchange) error) error {
 	rows, err := db.sql.QueryContext(ctx, selectExchange(db.version)+` WHERE e.id > ? ORDER BY e.id`, afterID)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	br := newBodyReader(db.sql)
+	br.reuse = reuse
 	defer br.close()
 	for rows.Next() {
 		ex, err := scanExchange(ctx, br, rows)
@@ -470,8 +495,8 @@ type blobCols struct {
 
 func (b *blobCols) dest() []any { return []any{&b.hash, &b.codec, &b.base, &b.size, &b.data} }
 
-func (b *blobCols) body(ctx context.Context, br *bodyReader) ([]byte, error) {
-	return br.body(ctx, b.hash.String, int(b.codec.Int64), b.base, b.size.Int64, b.data)
+func (b *blobCols) body(ctx context.Context, br *bodyReader, request bool) ([]byte, error) {
+	return br.body(ctx, b.hash.String, int(b.codec.Int64), b.base, b.size.Int64, b.data, request)
 }
 
 // scanExchange reads one row of selectExchange, decompressing its bodies.
@@ -503,14 +528,14 @@ func scanExchange(ctx context.Context, br *bodyReader, row interface{ Scan(...an
 	if ex.Chunks, err = decodeChunks(chunks); err != nil {
 		return ex, fmt.Errorf("exchange %d: chunks: %w", ex.ID, err)
 	}
-	if ex.ReqBody, err = rq.body(ctx, br); err != nil {
+	if ex.ReqBody, err = rq.body(ctx, br, true); err != nil {
 		return ex, fmt.Errorf("exchange %d: request body: %w", ex.ID, err)
 	}
-	if ex.RespBody, err = rs.body(ctx, br); err != nil {
+	if ex.RespBody, err = rs.body(ctx, br, false); err != nil {
 		return ex, fmt.Errorf("exchange %d: response body: %w", ex.ID, err)
 	}
 	if rd.hash.Valid {
-		if ex.RespBodyDecoded, err = rd.body(ctx, br); err != nil {
+		if ex.RespBodyDecoded, err = rd.body(ctx, br, false); err != nil {
 			return ex, fmt.Errorf("exchange %d: decoded response body: %w", ex.ID, err)
 		}
 	}

@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"bytes"
 	"slices"
 
 	"github.com/tsinspect/tsinspect/decode"
@@ -34,7 +35,9 @@ func NewBuilder(keepBodies bool) *Builder {
 	return &Builder{keepBodies: keepBodies, cache: decode.NewCache(), at: map[int64]int{}}
 }
 
-// Add decodes ex and keeps it; the Builder owns *ex from then on.
+// Add decodes ex and keeps it; the Builder owns *ex from then on, except
+// for the buffer of its request body, which the caller may reuse once Add
+// returns (the Builder copies a body it keeps).
 func (b *Builder) Add(ex *exchange.Exchange) {
 	d := b.decode(ex)
 	if ex.ID != 0 {
@@ -60,6 +63,9 @@ func (b *Builder) decode(ex *exchange.Exchange) *decode.Turn {
 	d := decode.DecodeWith(ex, b.cache)
 	if !b.keepBodies && d.Request.Kind == decode.KindMessages {
 		ex.ReqBody, ex.RespBody, ex.RespBodyDecoded = nil, nil, nil
+	} else {
+		// Kept: the caller's buffer may be reused (store.DB.Stream).
+		ex.ReqBody = bytes.Clone(ex.ReqBody)
 	}
 	return d
 }

@@ -35,7 +35,7 @@ func Open(ctx context.Context, path string, opts Options) error {
 			ex, err := db.Get(ctx, id)
 			return &ex, err
 		})
-		err := db.Each(ctx, 0, func(ex *exchange.Exchange) error {
+		err := db.Stream(ctx, 0, func(ex *exchange.Exchange) error {
 			b.Add(ex)
 			return nil
 		})

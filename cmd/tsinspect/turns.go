@@ -121,7 +121,7 @@ func streamSession(path string) (*timeline.Builder, error) {
 	}
 	defer db.Close()
 	b := timeline.NewBuilder(false)
-	err = db.Each(context.Background(), 0, func(ex *exchange.Exchange) error {
+	err = db.Stream(context.Background(), 0, func(ex *exchange.Exchange) error {
 		b.Add(ex)
 		return nil
 	})
