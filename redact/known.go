@@ -21,6 +21,9 @@ import (
 type Known struct {
 	literals []literal
 	seen     map[string]bool
+	// scanned holds the prompt texts already searched: every turn sends
+	// the same system prompt and first message again.
+	scanned map[string]bool
 }
 
 // literal is one known private value.
@@ -199,9 +202,13 @@ func (k *Known) identifiers(v string) {
 // prompt records the user names of the home directories a prompt text
 // mentions.
 func (k *Known) prompt(text string) {
-	if text == "" {
+	if text == "" || k.scanned[text] {
 		return
 	}
+	if k.scanned == nil {
+		k.scanned = map[string]bool{}
+	}
+	k.scanned[text] = true
 	// Paths themselves are found by their shape; the user name is worth
 	// knowing on its own.
 	for _, m := range homeRe.FindAllStringSubmatch(text, -1) {
