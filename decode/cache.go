@@ -24,6 +24,9 @@ type Cache struct {
 	mu    sync.Mutex
 	seed  maphash.Seed
 	parts map[uint64][]cachedPart
+	// searches holds what clientSearch read of a cached block's input:
+	// every later turn lists the same search again.
+	searches map[*Block]Search
 }
 
 // part kinds, part of the cache key.
@@ -43,7 +46,7 @@ type cachedPart struct {
 
 // NewCache returns an empty Cache.
 func NewCache() *Cache {
-	return &Cache{seed: maphash.MakeSeed(), parts: map[uint64][]cachedPart{}}
+	return &Cache{seed: maphash.MakeSeed(), parts: map[uint64][]cachedPart{}, searches: map[*Block]Search{}}
 }
 
 // DecodeWith is Decode, reusing and filling c; a nil c is Decode.
@@ -113,4 +116,22 @@ func detachBlock(b *Block) {
 		}
 	}
 	b.Raw = own
+}
+
+// clientSearch is clientSearch(b), read once per cached block.
+func (c *Cache) clientSearch(b *Block, cached bool) Search {
+	if c == nil || !cached {
+		return clientSearch(b)
+	}
+	c.mu.Lock()
+	s, ok := c.searches[b]
+	c.mu.Unlock()
+	if ok {
+		return s
+	}
+	s = clientSearch(b)
+	c.mu.Lock()
+	c.searches[b] = s
+	c.mu.Unlock()
+	return s
 }
