@@ -3,6 +3,7 @@ package decode
 import (
 	"bytes"
 	"hash/maphash"
+	"slices"
 	"sync"
 
 	"github.com/tsinspect/tsinspect/exchange"
@@ -27,7 +28,27 @@ type Cache struct {
 	// searches holds what clientSearch read of a cached block's input:
 	// every later turn lists the same search again.
 	searches map[*Block]Search
+	// marks are where validating recent request bodies could resume, per
+	// body: a request repeats most of the previous one of its thread, and
+	// only what follows the last mark it shares is validated again.
+	marks   [][]jsonMark
+	resumes int // validations resumed from a mark, for tests
 }
+
+// jsonMark is a point of a validated body: validFrom may resume at n, with
+// stack, in any body whose first n bytes hash to h.
+type jsonMark struct {
+	n     int
+	h     uint64
+	stack []byte
+}
+
+const (
+	// markEvery spaces the marks of one body.
+	markEvery = 64 << 10
+	// markBodies is how many bodies' marks a Cache keeps.
+	markBodies = 4
+)
 
 // part kinds, part of the cache key.
 const (
@@ -134,4 +155,77 @@ func (c *Cache) clientSearch(b *Block, cached bool) Search {
 	c.searches[b] = s
 	c.mu.Unlock()
 	return s
+}
+
+// isJSON is isJSON(b), resuming from a mark of an earlier body that b
+// begins with when there is one. Its verdict is isJSON's: a mark records
+// the validator's whole state after a container closed, which depends on
+// the bytes before it only.
+func (c *Cache) isJSON(b []byte) bool {
+	if c == nil || len(b) < 2*markEvery {
+		return isJSON(b)
+	}
+	c.mu.Lock()
+	var cands []jsonMark
+	for _, ms := range c.marks {
+		for _, m := range ms {
+			if m.n <= len(b) {
+				cands = append(cands, m)
+			}
+		}
+	}
+	c.mu.Unlock()
+	slices.SortFunc(cands, func(a, b jsonMark) int { return a.n - b.n })
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	hashed := 0
+	best := -1
+	for k, m := range cands {
+		if m.n == hashed && k > 0 {
+			if h.Sum64() == m.h {
+				best = k
+			}
+			continue
+		}
+		h.Write(b[hashed:m.n])
+		hashed = m.n
+		if h.Sum64() == m.h {
+			best = k
+		}
+	}
+	var mine []jsonMark
+	start, resume := 0, false
+	var stack []byte
+	h.Reset()
+	hashed = 0
+	if best >= 0 {
+		c.mu.Lock()
+		c.resumes++
+		c.mu.Unlock()
+		m := cands[best]
+		start, stack, resume = m.n, m.stack, true
+		h.Write(b[:m.n])
+		hashed = m.n
+		mine = append(mine, m)
+	}
+	last := start
+	ok := validFrom(b, start, stack, resume, func(i int, st []byte) {
+		if i-last < markEvery {
+			return
+		}
+		last = i
+		h.Write(b[hashed:i])
+		hashed = i
+		mine = append(mine, jsonMark{n: i, h: h.Sum64(), stack: bytes.Clone(st)})
+	})
+	if !ok {
+		return resume && isJSON(b) // never trust a failure found past a mark
+	}
+	c.mu.Lock()
+	c.marks = append(c.marks, mine)
+	if len(c.marks) > markBodies {
+		c.marks = c.marks[1:]
+	}
+	c.mu.Unlock()
+	return true
 }

@@ -131,7 +131,7 @@ func decodeRequest(t *Turn, ex *exchange.Exchange) {
 		}
 		return
 	}
-	if err := validJSON(body); err != nil {
+	if err := t.validJSON(body); err != nil {
 		if r.Kind != KindOther {
 			t.problem("request body is not JSON: %v", err)
 		}
@@ -185,7 +185,16 @@ func decodeRequest(t *Turn, ex *exchange.Exchange) {
 
 // validJSON returns the syntax error of a body that is not JSON.
 func validJSON(b []byte) error {
-	if isJSON(b) {
+	return (*Turn)(nil).validJSON(b)
+}
+
+// validJSON is validJSON, through the turn's cache when it has one.
+func (t *Turn) validJSON(b []byte) error {
+	var c *Cache
+	if t != nil {
+		c = t.cache
+	}
+	if c.isJSON(b) {
 		return nil
 	}
 	var v struct{}
