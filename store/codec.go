@@ -19,9 +19,10 @@ const (
 	codecZstd  = 1 // zstd on its own
 	codecDelta = 2 // zstd with the base blob as a raw dictionary
 	// codecSplice: the base's first P and last S bytes around a zstd
-	// frame of what differs; data is uvarint P, uvarint S, the frame. It
-	// decodes at the speed of a copy, where codecDelta pays for zstd's
-	// window over the whole base.
+	// frame of what differs, compressed with the base's bytes between
+	// those as a raw dictionary; data is uvarint P, uvarint S, the frame.
+	// It decodes at about the speed of a copy, where codecDelta pays for
+	// zstd's window over the whole base.
 	codecSplice = 3
 )
 
@@ -187,7 +188,10 @@ func compress(data []byte, base *candidate) (encoded, error) {
 		p := sharedPrefix(base.data, data)
 		sfx := sharedSuffix(base.data[p:], data[p:])
 		if middle := data[p : len(data)-sfx]; len(middle) <= len(data)/2 {
-			frame, err := compressAlone(middle)
+			// What differs is compressed against what it replaced, which
+			// it often repeats moved (a tool definition added in the
+			// middle of the list pushes the system prompt along).
+			frame, err := compressWith(middle, base.data[p:len(base.data)-sfx])
 			if err != nil {
 				return encoded{}, err
 			}
@@ -218,10 +222,15 @@ func compress(data []byte, base *candidate) (encoded, error) {
 	return e, nil
 }
 
-// compressAlone is data as one zstd frame of its own.
-func compressAlone(data []byte) ([]byte, error) {
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false),
-		zstd.WithWindowSize(windowFor(len(data))))
+// compressWith is data as one zstd frame, with dict as a raw dictionary
+// when it is not empty.
+func compressWith(data, dict []byte) ([]byte, error) {
+	opts := []zstd.EOption{zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false),
+		zstd.WithWindowSize(windowFor(len(data) + len(dict)))}
+	if len(dict) > 0 {
+		opts = append(opts, zstd.WithEncoderDictRaw(dictID, dict))
+	}
+	enc, err := zstd.NewWriter(nil, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("zstd: %w", err)
 	}
@@ -394,12 +403,24 @@ func (r *bodyReader) splice(hash string, base, data []byte, size int64, buf []by
 	if n <= 0 || p+sfx > uint64(len(base)) || p+sfx > uint64(size) {
 		return nil, fmt.Errorf("blob %s: bad splice header", hash)
 	}
-	d, err := r.plainDecoder()
-	if err != nil {
-		return nil, fmt.Errorf("blob %s: %w", hash, err)
-	}
 	out := append(buf[:0], base[:p]...)
-	if out, err = d.DecodeAll(data[n:], out); err != nil {
+	var err error
+	if dict := base[p : uint64(len(base))-sfx]; len(dict) > 0 {
+		d, derr := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(1<<30),
+			zstd.WithDecoderDictRaw(dictID, dict))
+		if derr != nil {
+			return nil, fmt.Errorf("blob %s: zstd: %w", hash, derr)
+		}
+		out, err = d.DecodeAll(data[n:], out)
+		d.Close()
+	} else {
+		d, derr := r.plainDecoder()
+		if derr != nil {
+			return nil, fmt.Errorf("blob %s: %w", hash, derr)
+		}
+		out, err = d.DecodeAll(data[n:], out)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("blob %s: zstd: %w", hash, err)
 	}
 	return append(out, base[uint64(len(base))-sfx:]...), nil

@@ -7,8 +7,9 @@
 --      usually the previous request of the same conversation, which the
 --      body repeats nearly whole;
 --   3: a splice of the base: its first P and last S bytes around a zstd
---      frame of the bytes in between; data is P and S as unsigned varints,
---      then the frame. Used when the body shares most of its bytes with
+--      frame of the bytes in between, compressed with the base's own bytes
+--      between those (when there are any) as a raw dictionary; data is P
+--      and S as unsigned varints, then the frame. Used when the body shares most of its bytes with
 --      the base at its two ends, as a conversation's next request does.
 -- depth counts the bases to decompress first (0 for codecs 0 and 1); the
 -- writer starts a new chain with a codec-1 blob once depth reaches a limit,
