@@ -275,7 +275,11 @@ type bodyReader struct {
 	// needed are reused rather than left to the collector.
 	reuse bool
 	free  [][]byte
+	limit int // bodies cached; 0 means readCacheSize
 }
+
+// getCacheSize is how many bodies the reader shared by DB.Get keeps.
+const getCacheSize = 4
 
 // cachedBody is a decompressed body a reader keeps as a base.
 type cachedBody struct {
@@ -362,7 +366,11 @@ func (r *bodyReader) cached(hash string) ([]byte, bool) {
 
 func (r *bodyReader) remember(hash string, data []byte, reusable bool) {
 	r.cache = append(r.cache, cachedBody{hash: hash, data: data, reusable: reusable})
-	if len(r.cache) > readCacheSize {
+	limit := r.limit
+	if limit == 0 {
+		limit = readCacheSize
+	}
+	if len(r.cache) > limit {
 		r.release(r.cache[0])
 		r.cache[0] = cachedBody{}
 		r.cache = r.cache[1:]

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -119,16 +120,26 @@ func (db *DB) ExchangesAfter(ctx context.Context, afterID int64) ([]exchange.Exc
 
 // Get returns the exchange with the given ID, or an error wrapping
 // ErrNotFound.
+//
+// Gets share a small cache of rebuilt bodies, so that reading neighbouring
+// exchanges one after the other (a viewer stepping through turns) rebuilds
+// each from the one before rather than from the start of its chain.
 func (db *DB) Get(ctx context.Context, id int64) (exchange.Exchange, error) {
-	br := newBodyReader(db.sql)
-	defer br.close()
-	ex, err := scanExchange(ctx, br, db.sql.QueryRowContext(ctx, selectExchange(db.version)+` WHERE e.id = ?`, id))
+	db.getMu.Lock()
+	defer db.getMu.Unlock()
+	if db.getReader == nil {
+		db.getReader = newBodyReader(db.sql)
+		db.getReader.limit = getCacheSize
+	}
+	ex, err := scanExchange(ctx, db.getReader, db.sql.QueryRowContext(ctx, selectExchange(db.version)+` WHERE e.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		err = ErrNotFound
 	}
 	if err != nil {
 		return exchange.Exchange{}, fmt.Errorf("store: get %d: %w", id, err)
 	}
+	// The cache keeps what it rebuilt: the caller gets its own copy.
+	ex.ReqBody, ex.RespBody, ex.RespBodyDecoded = bytes.Clone(ex.ReqBody), bytes.Clone(ex.RespBody), bytes.Clone(ex.RespBodyDecoded)
 	return ex, nil
 }
 

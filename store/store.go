@@ -25,6 +25,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mattn/go-sqlite3"
@@ -65,6 +66,9 @@ type DB struct {
 	readOnly bool
 	version  int64  // schema version of the file
 	bases    *bases // recent bodies new ones are compressed against
+
+	getMu     sync.Mutex
+	getReader *bodyReader // shared by Get
 }
 
 // Open opens the capture file at path for reading and writing, creating it
@@ -154,6 +158,12 @@ func (c writerConnector) Driver() driver.Driver {
 // Close closes the capture file. When the last handle on a file closes, SQLite
 // folds the write-ahead log back into the main file.
 func (db *DB) Close() error {
+	db.getMu.Lock()
+	if db.getReader != nil {
+		db.getReader.close()
+		db.getReader = nil
+	}
+	db.getMu.Unlock()
 	if err := db.sql.Close(); err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}
