@@ -748,3 +748,59 @@ func TestTunnelErrorReported(t *testing.T) {
 		t.Fatal("OnTunnelError was not called")
 	}
 }
+
+// blockedSink holds every write until released.
+type blockedSink struct {
+	memSink
+	release chan struct{}
+}
+
+func (s *blockedSink) Insert(ctx context.Context, ex *exchange.Exchange) error {
+	<-s.release
+	return s.memSink.Insert(ctx, ex)
+}
+
+func (s *blockedSink) Update(ctx context.Context, ex *exchange.Exchange) error {
+	<-s.release
+	return s.memSink.Update(ctx, ex)
+}
+
+// TestRecorderQueueBounded: with the writer stuck, newer states replace
+// queued writes, the queued bodies never pass MaxQueuedBytes, what does
+// not fit is counted as dropped, and what was queued is written in the
+// end.
+func TestRecorderQueueBounded(t *testing.T) {
+	sink := &blockedSink{release: make(chan struct{})}
+	rec := NewRecorder(sink, io.Discard, nil)
+	body := bytes.Repeat([]byte("x"), 8<<20)
+	const n = 40 // 320 MB of requests, with the writer stuck
+	for i := 0; i < n; i++ {
+		ex := &exchange.Exchange{Method: "POST", ReqBody: body, State: exchange.StateInFlight}
+		key := rec.begin(ex)
+		ex.State, ex.Status, ex.RespBody = exchange.StateComplete, 200, []byte("ok")
+		rec.finish(key, ex)
+		rec.mu.Lock()
+		queued := rec.bytes
+		rec.mu.Unlock()
+		if queued > MaxQueuedBytes {
+			t.Fatalf("after %d exchanges %d bytes queued, over the bound", i+1, queued)
+		}
+	}
+	close(sink.release)
+	st := rec.Close()
+	if st.Dropped == 0 || st.Dropped != st.RecordErrors {
+		t.Errorf("dropped %d, record errors %d: want drops, each counted as an error", st.Dropped, st.RecordErrors)
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	written := 0
+	for _, ex := range sink.rows {
+		if ex.State != exchange.StateComplete {
+			t.Errorf("exchange %d written %s, want its final state", ex.ID, ex.State)
+		}
+		written++
+	}
+	if written == 0 || written+st.Dropped < n {
+		t.Errorf("%d exchanges written, %d dropped, of %d", written, st.Dropped, n)
+	}
+}

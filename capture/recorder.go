@@ -33,7 +33,20 @@ type Stats struct {
 	// afresh if it was never stored, so recording resumes once the capture
 	// can be written again.
 	Lost int
+	// Dropped counts the writes given up because the writer was more than
+	// MaxQueuedBytes behind (each also counted in RecordErrors).
+	Dropped int
 }
+
+// MaxQueuedBytes bounds the bodies waiting for the writer: a write that
+// would take the queue past it is dropped and counted rather than let
+// memory grow without end.
+const MaxQueuedBytes = 256 << 20
+
+// coalesceAbove: once the queue holds more body bytes than this, a newer
+// state of an exchange replaces its write still queued. Below it every
+// state is written (and notified) in turn.
+const coalesceAbove = 32 << 20
 
 // op is one queued write: an insert (first time a key is seen) or an
 // update of an already inserted exchange.
@@ -52,7 +65,9 @@ type Recorder struct {
 
 	mu      sync.Mutex
 	cond    *sync.Cond
-	queue   []op
+	queue   []*op
+	queued  map[int64]*op // key -> its write still in the queue
+	bytes   int64         // body bytes in the queue
 	closed  bool
 	nextKey int
 	stats   Stats
@@ -66,7 +81,7 @@ type Recorder struct {
 // from the writer goroutine after each write with the exchange as written
 // (its ID set; its State says whether it is still in flight).
 func NewRecorder(sink Sink, errw io.Writer, notify func(ex *exchange.Exchange)) *Recorder {
-	r := &Recorder{sink: sink, errw: errw, ids: map[int64]int64{}, done: make(chan struct{}), notify: notify}
+	r := &Recorder{sink: sink, errw: errw, ids: map[int64]int64{}, queued: map[int64]*op{}, done: make(chan struct{}), notify: notify}
 	r.cond = sync.NewCond(&r.mu)
 	go r.loop()
 	return r
@@ -102,8 +117,31 @@ func (r *Recorder) push(o op) {
 	if r.closed {
 		return
 	}
-	r.queue = append(r.queue, o)
+	if q, ok := r.queued[o.key]; ok && r.bytes > coalesceAbove {
+		// Behind, and not written yet: write the newer state in its place.
+		r.bytes += bodyBytes(&o.ex) - bodyBytes(&q.ex)
+		q.ex, q.final = o.ex, q.final || o.final
+		return
+	}
+	if n := bodyBytes(&o.ex); r.bytes+n > MaxQueuedBytes {
+		r.stats.Dropped++
+		if o.final {
+			r.stats.Lost++
+		}
+		r.mu.Unlock()
+		r.recordError(fmt.Errorf("the writer is more than %d MB behind: an exchange was not recorded", MaxQueuedBytes>>20))
+		r.mu.Lock()
+		return
+	}
+	q := &o
+	r.queue = append(r.queue, q)
+	r.queued[o.key] = q
+	r.bytes += bodyBytes(&o.ex)
 	r.cond.Signal()
+}
+
+func bodyBytes(ex *exchange.Exchange) int64 {
+	return int64(len(ex.ReqBody) + len(ex.RespBody) + len(ex.RespBodyDecoded))
 }
 
 func snapshot(ex *exchange.Exchange) exchange.Exchange {
@@ -126,8 +164,11 @@ func (r *Recorder) loop() {
 			r.mu.Unlock()
 			return
 		}
-		o := r.queue[0]
+		o := *r.queue[0]
+		r.queue[0] = nil
 		r.queue = r.queue[1:]
+		delete(r.queued, o.key)
+		r.bytes -= bodyBytes(&o.ex)
 		id, seen := r.ids[o.key]
 		r.mu.Unlock()
 

@@ -302,7 +302,7 @@ func searches(t *Turn) {
 			if b.Name != ClientSearchTool && !(ok && res.block.Type == "tool_result" && len(res.block.References) > 0) {
 				return
 			}
-			s = clientSearch(b)
+			s = t.cache.clientSearch(b, !call.Response)
 		case "server_tool_use":
 			mode := serverSearch[b.Name]
 			switch {

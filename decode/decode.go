@@ -32,7 +32,12 @@ const maxProblems = 100
 
 // Decode decodes one exchange. It always returns a Turn, never nil.
 func Decode(ex *exchange.Exchange) (t *Turn) {
-	t = &Turn{DecoderVersion: Version, LastUser: LastUser{Message: -1}}
+	return decode(ex, nil)
+}
+
+func decode(ex *exchange.Exchange, c *Cache) (t *Turn) {
+	t = &Turn{DecoderVersion: Version, LastUser: LastUser{Message: -1}, cache: c}
+	defer func() { t.cache = nil }()
 	if ex == nil {
 		t.problem("no exchange")
 		return t
@@ -126,7 +131,7 @@ func decodeRequest(t *Turn, ex *exchange.Exchange) {
 		}
 		return
 	}
-	if err := validJSON(body); err != nil {
+	if err := t.validJSON(body); err != nil {
 		if r.Kind != KindOther {
 			t.problem("request body is not JSON: %v", err)
 		}
@@ -164,6 +169,14 @@ func decodeRequest(t *Turn, ex *exchange.Exchange) {
 			r.Other[f.key] = f.val
 		}
 	}
+	if t.cache != nil {
+		// Decoding for a session: keep nothing that points into the body,
+		// which the caller may then drop.
+		r.Metadata, r.Diagnostics = bytes.Clone(r.Metadata), bytes.Clone(r.Diagnostics)
+		for k, v := range r.Other {
+			r.Other[k] = bytes.Clone(v)
+		}
+	}
 
 	decodeTools(t, w.get("tools"))
 	decodeSystem(t, w.get("system"))
@@ -172,7 +185,16 @@ func decodeRequest(t *Turn, ex *exchange.Exchange) {
 
 // validJSON returns the syntax error of a body that is not JSON.
 func validJSON(b []byte) error {
-	if isJSON(b) {
+	return (*Turn)(nil).validJSON(b)
+}
+
+// validJSON is validJSON, through the turn's cache when it has one.
+func (t *Turn) validJSON(b []byte) error {
+	var c *Cache
+	if t != nil {
+		c = t.cache
+	}
+	if c.isJSON(b) {
 		return nil
 	}
 	var v struct{}
@@ -194,10 +216,18 @@ func decodeTools(t *Turn, raw json.RawMessage) {
 	r := &t.Request
 	r.Tools = make([]Tool, 0, len(items))
 	for i, item := range items {
+		if p, ok := t.cache.get(partTool, item); ok {
+			r.Tools = append(r.Tools, p.tool)
+			if cc := p.tool.CacheControl; cc != nil {
+				r.CacheMarkers = append(r.CacheMarkers, CacheMarker{Where: "tool", Index: i, Block: -1, Type: cc.Type, TTL: cc.TTL})
+			}
+			continue
+		}
+		problems := len(t.Problems)
 		w, ok := parseObject(item)
 		if !ok {
 			t.problem("tool %d is not an object", i)
-			r.Tools = append(r.Tools, Tool{Raw: item})
+			r.Tools = append(r.Tools, Tool{Raw: t.own(item)})
 			continue
 		}
 		tool := Tool{Raw: item}
@@ -212,6 +242,10 @@ func decodeTools(t *Turn, raw json.RawMessage) {
 			if tool.CacheControl != nil {
 				r.CacheMarkers = append(r.CacheMarkers, CacheMarker{Where: "tool", Index: i, Block: -1, Type: tool.CacheControl.Type, TTL: tool.CacheControl.TTL})
 			}
+		}
+		tool.Raw = t.own(item)
+		if t.cache != nil && len(t.Problems) == problems {
+			t.cache.put(cachedPart{kind: partTool, raw: tool.Raw, tool: tool})
 		}
 		r.Tools = append(r.Tools, tool)
 	}
@@ -230,7 +264,7 @@ func decodeSystem(t *Turn, raw json.RawMessage) {
 	r := &t.Request
 	if s, ok := unquote(raw); ok {
 		r.SystemIsString = true
-		r.System = []SystemBlock{{Type: "text", Text: s, Raw: raw}}
+		r.System = []SystemBlock{{Type: "text", Text: s, Raw: t.own(raw)}}
 		return
 	}
 	items, ok := parseArray(raw)
@@ -239,8 +273,20 @@ func decodeSystem(t *Turn, raw json.RawMessage) {
 		return
 	}
 	for i, item := range items {
+		if p, ok := t.cache.get(partSystem, item); ok {
+			r.System = append(r.System, p.sys)
+			if cc := p.sys.CacheControl; cc != nil {
+				r.CacheMarkers = append(r.CacheMarkers, CacheMarker{Where: "system", Index: i, Block: -1, Type: cc.Type, TTL: cc.TTL})
+			}
+			continue
+		}
+		problems := len(t.Problems)
 		b := parseBlock(t, item, "system block "+strconv.Itoa(i))
-		r.System = append(r.System, SystemBlock{Type: b.Type, Text: b.Text, CacheControl: b.CacheControl, Raw: item})
+		sb := SystemBlock{Type: b.Type, Text: b.Text, CacheControl: b.CacheControl, Raw: t.own(item)}
+		if t.cache != nil && len(t.Problems) == problems {
+			t.cache.put(cachedPart{kind: partSystem, raw: sb.Raw, sys: sb})
+		}
+		r.System = append(r.System, sb)
 		if b.CacheControl != nil {
 			r.CacheMarkers = append(r.CacheMarkers, CacheMarker{Where: "system", Index: i, Block: -1, Type: b.CacheControl.Type, TTL: b.CacheControl.TTL})
 		}
@@ -262,6 +308,16 @@ func decodeMessages(t *Turn, raw json.RawMessage) {
 	r := &t.Request
 	r.Messages = make([]Message, 0, len(items))
 	for i, item := range items {
+		if p, ok := t.cache.get(partMessage, item); ok {
+			for j, b := range p.msg.Blocks {
+				if cc := b.CacheControl; cc != nil {
+					r.CacheMarkers = append(r.CacheMarkers, CacheMarker{Where: "message", Index: i, Block: j, Type: cc.Type, TTL: cc.TTL})
+				}
+			}
+			r.Messages = append(r.Messages, p.msg)
+			continue
+		}
+		problems := len(t.Problems)
 		m := Message{}
 		w, ok := parseObject(item)
 		if !ok {
@@ -290,6 +346,14 @@ func decodeMessages(t *Turn, raw json.RawMessage) {
 					r.CacheMarkers = append(r.CacheMarkers, CacheMarker{Where: "message", Index: i, Block: j, Type: b.CacheControl.Type, TTL: b.CacheControl.TTL})
 				}
 				m.Blocks = append(m.Blocks, b)
+			}
+		}
+		if t.cache != nil {
+			for j := range m.Blocks {
+				detachBlock(&m.Blocks[j])
+			}
+			if len(t.Problems) == problems {
+				t.cache.put(cachedPart{kind: partMessage, raw: bytes.Clone(item), msg: m})
 			}
 		}
 		r.Messages = append(r.Messages, m)

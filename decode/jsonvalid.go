@@ -9,11 +9,26 @@ const maxDepth = 10000
 // typical depths, several times faster: validation was most of the cost of
 // decoding a request.
 func isJSON(b []byte) bool {
+	return validFrom(b, 0, nil, false, nil)
+}
+
+// validFrom is isJSON resumed at b[i]: with afterValue, just after a value
+// inside the open containers in stack ('{' or '[' each), as mark saw it;
+// otherwise at the start. mark, when not nil, is called after each
+// container closes with the position after it and the containers still
+// open (valid during the call only): resuming there gives the same verdict
+// on any b that begins with the same b[:i].
+func validFrom(b []byte, i int, stack []byte, afterValue bool, mark func(i int, stack []byte)) bool {
 	var stackBuf [64]byte
-	stack := stackBuf[:0] // '{' or '[' per open container
-	i := skipWS(b, 0)
-	// expectValue is true where a value must come next.
+	stack = append(stackBuf[:0], stack...) // '{' or '[' per open container
+	if !afterValue {
+		i = skipWS(b, 0)
+	}
 	for {
+		if afterValue {
+			afterValue = false
+			goto ended
+		}
 		// Parse one value at b[i].
 		if i >= len(b) {
 			return false
@@ -73,6 +88,7 @@ func isJSON(b []byte) bool {
 		default:
 			return false
 		}
+	ended:
 		// A value ended: close containers or move to the next element.
 		for {
 			i = skipWS(b, i)
@@ -96,6 +112,9 @@ func isJSON(b []byte) bool {
 			if (top == '{' && b[i] == '}') || (top == '[' && b[i] == ']') {
 				stack = stack[:len(stack)-1]
 				i++
+				if mark != nil {
+					mark(i, stack)
+				}
 				continue
 			}
 			return false

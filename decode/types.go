@@ -107,6 +107,8 @@ type Turn struct {
 	// Problems lists everything malformed met while decoding. A Turn is
 	// always produced; what could not be decoded is left empty.
 	Problems []string `json:"problems,omitempty"`
+
+	cache *Cache // while decoding with DecodeWith
 }
 
 // Request is the decoded request body and the headers that matter.

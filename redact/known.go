@@ -21,6 +21,9 @@ import (
 type Known struct {
 	literals []literal
 	seen     map[string]bool
+	// scanned holds the prompt texts already searched: every turn sends
+	// the same system prompt and first message again.
+	scanned map[string]bool
 }
 
 // literal is one known private value.
@@ -77,9 +80,21 @@ var homeRe = regexp.MustCompile(`(?:/home/|/Users/|[A-Za-z]:\\Users\\|/var/home/
 
 // Collect gathers the known private values of a capture's exchanges.
 func Collect(exs []exchange.Exchange) *Known {
-	k := &Known{}
+	ptrs := make([]*exchange.Exchange, len(exs))
 	for i := range exs {
-		ex := &exs[i]
+		ptrs[i] = &exs[i]
+	}
+	// Requests repeat their predecessors: decode each part once.
+	cache := decode.NewCache()
+	return CollectDecoded(ptrs, func(ex *exchange.Exchange) *decode.Turn { return decode.DecodeWith(ex, cache) })
+}
+
+// CollectDecoded is Collect for exchanges already decoded: decoded returns
+// an exchange's decoded turn (it is asked only for Messages requests), so
+// their bodies need not be at hand.
+func CollectDecoded(exs []*exchange.Exchange, decoded func(ex *exchange.Exchange) *decode.Turn) *Known {
+	k := &Known{}
+	for _, ex := range exs {
 		for _, h := range ex.ReqHeaders {
 			n := strings.ToLower(h.Name)
 			if safeRequestHeaders[n] || strings.HasPrefix(n, "x-stainless-") {
@@ -99,7 +114,10 @@ func Collect(exs []exchange.Exchange) *Known {
 		if !strings.Contains(ex.URL, "/v1/messages") {
 			continue
 		}
-		d := decode.Decode(ex)
+		d := decoded(ex)
+		if d == nil {
+			continue
+		}
 		k.metadata(d.Request.Metadata)
 		for _, s := range d.Request.System {
 			k.prompt(s.Text)
@@ -184,9 +202,13 @@ func (k *Known) identifiers(v string) {
 // prompt records the user names of the home directories a prompt text
 // mentions.
 func (k *Known) prompt(text string) {
-	if text == "" {
+	if text == "" || k.scanned[text] {
 		return
 	}
+	if k.scanned == nil {
+		k.scanned = map[string]bool{}
+	}
+	k.scanned[text] = true
 	// Paths themselves are found by their shape; the user name is worth
 	// knowing on its own.
 	for _, m := range homeRe.FindAllStringSubmatch(text, -1) {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/tsinspect/tsinspect/decode"
@@ -155,7 +156,9 @@ func CountTokens(exs []exchange.Exchange) Counts {
 	groups := map[string][]answer{}
 	for i := range exs {
 		ex := &exs[i]
-		if ex.Status != 200 {
+		// Only count_tokens exchanges count: the others, long Messages
+		// requests, are not decoded again here.
+		if ex.Status != 200 || !strings.Contains(ex.URL, "count_tokens") {
 			continue
 		}
 		d := decode.Decode(ex)
@@ -253,10 +256,13 @@ type definitions struct {
 	byName map[string]definition
 	// unknown lists, per turn index, the catalog tools of unknown size.
 	unknown map[int][]string
+	// measured holds each distinct definition measured, by its raw bytes:
+	// every turn sends the same tools again.
+	measured map[string]definition
 }
 
 func newDefinitions(s *timeline.Session, counts Counts) *definitions {
-	ds := &definitions{counts: counts, byName: map[string]definition{}, unknown: map[int][]string{}}
+	ds := &definitions{counts: counts, byName: map[string]definition{}, unknown: map[int][]string{}, measured: map[string]definition{}}
 	for _, t := range s.Turns {
 		if t == nil || t.Decoded == nil {
 			continue
@@ -274,6 +280,15 @@ func newDefinitions(s *timeline.Session, counts Counts) *definitions {
 }
 
 func (ds *definitions) measure(raw json.RawMessage) definition {
+	if d, ok := ds.measured[string(raw)]; ok {
+		return d
+	}
+	d := ds.measureNew(raw)
+	ds.measured[string(raw)] = d
+	return d
+}
+
+func (ds *definitions) measureNew(raw json.RawMessage) definition {
 	c := timeline.CanonicalJSON(raw)
 	sum := sha256.Sum256(c)
 	d := definition{hash: hex.EncodeToString(sum[:]), tokens: estimate(c), from: FromEstimate}

@@ -171,9 +171,70 @@ func knownState(s exchange.State) bool {
 // exchange. Rows that cannot be read are skipped and returned as damage,
 // as by ExchangesSalvaged. An error from fn stops the walk and is returned.
 func (db *DB) EachExchange(ctx context.Context, fn func(*exchange.Exchange) error) ([]Damage, error) {
+	damage, err := db.eachFrom(ctx, 0, fn)
+	if err != nil {
+		return damage, err
+	}
+	missing, _ := db.rowsMissingBodies(ctx)
+	damage = append(damage, missing...)
+	sort.SliceStable(damage, func(i, j int) bool { return damage[i].ID < damage[j].ID })
+	return damage, nil
+}
+
+// StreamSalvaged is Stream over a capture that may be damaged: it reads
+// the rows in one pass while they read well and, from the first that does
+// not, one row at a time, so that a damaged row costs only itself. The
+// skipped rows are returned as damage, as by ExchangesSalvaged. An error
+// from fn stops the walk and is returned as is.
+func (db *DB) StreamSalvaged(ctx context.Context, fn func(*exchange.Exchange) error) ([]Damage, error) {
+	var (
+		last      int64
+		delivered int
+		damage    []Damage
+		fnErr     error
+	)
+	err := db.Stream(ctx, 0, func(ex *exchange.Exchange) error {
+		last = ex.ID
+		if !knownState(ex.State) {
+			damage = append(damage, Damage{ID: ex.ID, Problem: fmt.Sprintf("unknown state %q", ex.State)})
+			return nil
+		}
+		delivered++
+		fnErr = fn(ex)
+		return fnErr
+	})
+	switch {
+	case err != nil && fnErr != nil:
+		return damage, fnErr
+	case err != nil && ctx.Err() != nil:
+		return damage, fmt.Errorf("store: exchanges: %w", ctx.Err())
+	case err != nil:
+		more, rerr := db.eachFrom(ctx, last, func(ex *exchange.Exchange) error {
+			delivered++
+			return fn(ex)
+		})
+		damage = append(damage, more...)
+		if rerr != nil {
+			return damage, rerr
+		}
+		if delivered == 0 && len(damage) > 0 {
+			return damage, fmt.Errorf("store: exchanges: no row could be read: %w", err)
+		}
+	}
+	if missing, err := db.rowsMissingBodies(ctx); err == nil {
+		damage = append(damage, missing...)
+	}
+	sort.SliceStable(damage, func(i, j int) bool { return damage[i].ID < damage[j].ID })
+	return damage, nil
+}
+
+// eachFrom reads the exchanges after afterID one row at a time, skipping
+// and naming those that cannot be read. Rows whose bodies are missing are
+// left out silently: rowsMissingBodies names them.
+func (db *DB) eachFrom(ctx context.Context, afterID int64, fn func(*exchange.Exchange) error) ([]Damage, error) {
 	var ids []int64
 	var damage []Damage
-	rows, err := db.sql.QueryContext(ctx, `SELECT id FROM exchange ORDER BY id`)
+	rows, err := db.sql.QueryContext(ctx, `SELECT id FROM exchange WHERE id > ? ORDER BY id`, afterID)
 	if err != nil {
 		return nil, fmt.Errorf("store: exchanges: %w", err)
 	}
@@ -188,14 +249,13 @@ func (db *DB) EachExchange(ctx context.Context, fn func(*exchange.Exchange) erro
 		damage = append(damage, Damage{Problem: fmt.Sprintf("the rows after #%d could not be listed: %v", lastID(ids), err)})
 	}
 	rows.Close()
-	missing, _ := db.rowsMissingBodies(ctx)
 	for _, id := range ids {
 		ex, err := db.Get(ctx, id)
 		switch {
 		case ctx.Err() != nil:
 			return damage, fmt.Errorf("store: exchanges: %w", ctx.Err())
 		case errors.Is(err, ErrNotFound):
-			continue // named from missing below
+			continue // its body is missing: rowsMissingBodies names it
 		case err != nil:
 			damage = append(damage, Damage{ID: id, Problem: strings.TrimPrefix(err.Error(), fmt.Sprintf("store: get %d: exchange %d: ", id, id))})
 			continue
@@ -207,8 +267,6 @@ func (db *DB) EachExchange(ctx context.Context, fn func(*exchange.Exchange) erro
 			return damage, err
 		}
 	}
-	damage = append(damage, missing...)
-	sort.SliceStable(damage, func(i, j int) bool { return damage[i].ID < damage[j].ID })
 	return damage, nil
 }
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -53,13 +54,14 @@ func (db *DB) Insert(ctx context.Context, ex *exchange.Exchange) error {
 		return fmt.Errorf("store: insert: %w", err)
 	}
 	defer tx.Rollback()
-	id, err := insertExchange(ctx, tx, row)
+	id, added, err := db.insertExchange(ctx, tx, row)
 	if err != nil {
 		return fmt.Errorf("store: insert: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: insert: %w", err)
 	}
+	db.remember(added)
 	ex.ID = id
 	return nil
 }
@@ -82,12 +84,17 @@ func (db *DB) Update(ctx context.Context, ex *exchange.Exchange) error {
 		return fmt.Errorf("store: update %d: %w", ex.ID, err)
 	}
 	defer tx.Rollback()
-	if err := updateExchange(ctx, tx, ex.ID, row); err != nil {
+	added, dropped, err := db.updateExchange(ctx, tx, ex.ID, row)
+	if err != nil {
 		return fmt.Errorf("store: update %d: %w", ex.ID, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: update %d: %w", ex.ID, err)
 	}
+	for _, h := range dropped {
+		db.bases.forget(h)
+	}
+	db.remember(added)
 	return nil
 }
 
@@ -113,14 +120,26 @@ func (db *DB) ExchangesAfter(ctx context.Context, afterID int64) ([]exchange.Exc
 
 // Get returns the exchange with the given ID, or an error wrapping
 // ErrNotFound.
+//
+// Gets share a small cache of rebuilt bodies, so that reading neighbouring
+// exchanges one after the other (a viewer stepping through turns) rebuilds
+// each from the one before rather than from the start of its chain.
 func (db *DB) Get(ctx context.Context, id int64) (exchange.Exchange, error) {
-	ex, err := scanExchange(db.sql.QueryRowContext(ctx, selectExchange+` WHERE e.id = ?`, id))
+	db.getMu.Lock()
+	defer db.getMu.Unlock()
+	if db.getReader == nil {
+		db.getReader = newBodyReader(db.sql)
+		db.getReader.limit = getCacheSize
+	}
+	ex, err := scanExchange(ctx, db.getReader, db.sql.QueryRowContext(ctx, selectExchange(db.version)+` WHERE e.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		err = ErrNotFound
 	}
 	if err != nil {
 		return exchange.Exchange{}, fmt.Errorf("store: get %d: %w", id, err)
 	}
+	// The cache keeps what it rebuilt: the caller gets its own copy.
+	ex.ReqBody, ex.RespBody, ex.RespBodyDecoded = bytes.Clone(ex.ReqBody), bytes.Clone(ex.RespBody), bytes.Clone(ex.RespBodyDecoded)
 	return ex, nil
 }
 
@@ -209,10 +228,13 @@ func encodeExchange(ex *exchange.Exchange) (*exchangeRow, error) {
 	return r, nil
 }
 
-func insertExchange(ctx context.Context, tx *sql.Tx, r *exchangeRow) (int64, error) {
-	reqHash, respHash, decHash, err := putBodies(ctx, tx, r)
+// insertExchange writes a new exchange row and its bodies; it returns the
+// bodies newly stored, to be remembered as bases once the transaction
+// commits.
+func (db *DB) insertExchange(ctx context.Context, tx *sql.Tx, r *exchangeRow) (int64, []stored, error) {
+	reqHash, respHash, decHash, added, err := db.putBodies(ctx, tx, r, nil)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	res, err := tx.ExecContext(ctx, `
 		INSERT INTO exchange (source, start_ns, first_byte_ns, end_ns, method, url, host,
@@ -223,25 +245,34 @@ func insertExchange(ctx context.Context, tx *sql.Tx, r *exchangeRow) (int64, err
 		r.reqHeaders, reqHash, r.status, r.respHeaders, respHash, decHash,
 		r.chunks, r.errText, r.state)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	return res.LastInsertId()
+	id, err := res.LastInsertId()
+	return id, added, err
 }
 
-func updateExchange(ctx context.Context, tx *sql.Tx, id int64, r *exchangeRow) error {
+// updateExchange rewrites an exchange row; it returns the bodies newly
+// stored and the hashes of those deleted.
+func (db *DB) updateExchange(ctx context.Context, tx *sql.Tx, id int64, r *exchangeRow) (added []stored, dropped []string, err error) {
 	var old [3]sql.NullString
-	err := tx.QueryRowContext(ctx,
+	err = tx.QueryRowContext(ctx,
 		`SELECT req_body, resp_body, resp_body_decoded FROM exchange WHERE id = ?`, id).
 		Scan(&old[0], &old[1], &old[2])
 	if errors.Is(err, sql.ErrNoRows) {
-		return ErrNotFound
+		return nil, nil, ErrNotFound
 	}
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	reqHash, respHash, decHash, err := putBodies(ctx, tx, r)
+	var avoid []string
+	for _, h := range old {
+		if h.Valid {
+			avoid = append(avoid, h.String)
+		}
+	}
+	reqHash, respHash, decHash, added, err := db.putBodies(ctx, tx, r, avoid)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	_, err = tx.ExecContext(ctx, `
 		UPDATE exchange SET source = ?, start_ns = ?, first_byte_ns = ?, end_ns = ?,
@@ -253,107 +284,251 @@ func updateExchange(ctx context.Context, tx *sql.Tx, id int64, r *exchangeRow) e
 		r.reqHeaders, reqHash, r.status, r.respHeaders, respHash, decHash,
 		r.chunks, r.errText, r.state, id)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	for _, h := range old {
 		if h.Valid {
-			if err := dropUnusedBlob(ctx, tx, h.String); err != nil {
-				return err
+			gone, err := dropUnusedBlob(ctx, tx, h.String)
+			if err != nil {
+				return nil, nil, err
+			}
+			if gone {
+				dropped = append(dropped, h.String)
 			}
 		}
 	}
-	return nil
+	return added, dropped, nil
+}
+
+// stored is a body newly written to the blob table.
+type stored struct {
+	kind bodyKind
+	c    candidate
+}
+
+// remember makes bodies just committed candidate bases for the next ones.
+func (db *DB) remember(added []stored) {
+	for _, a := range added {
+		if a.c.hash != "" {
+			db.bases.add(a.kind, a.c)
+		}
+	}
 }
 
 // putBodies stores the three bodies of r and returns their hashes; decHash
-// is NULL when r has no decoded body.
-func putBodies(ctx context.Context, tx *sql.Tx, r *exchangeRow) (reqHash, respHash string, decHash sql.NullString, err error) {
-	if reqHash, err = putBlob(ctx, tx, r.reqBody); err != nil {
-		return "", "", decHash, err
+// is NULL when r has no decoded body. No body is compressed against one
+// named in avoid.
+func (db *DB) putBodies(ctx context.Context, tx *sql.Tx, r *exchangeRow, avoid []string) (reqHash, respHash string, decHash sql.NullString, added []stored, err error) {
+	put := func(kind bodyKind, data []byte) (string, error) {
+		hash, c, err := db.putBlob(ctx, tx, kind, data, avoid)
+		if err == nil && c.hash != "" {
+			added = append(added, stored{kind: kind, c: c})
+		}
+		return hash, err
 	}
-	if respHash, err = putBlob(ctx, tx, r.respBody); err != nil {
-		return "", "", decHash, err
+	if reqHash, err = put(kindRequest, r.reqBody); err != nil {
+		return "", "", decHash, nil, err
+	}
+	if respHash, err = put(kindResponse, r.respBody); err != nil {
+		return "", "", decHash, nil, err
 	}
 	if r.respDecoded != nil {
-		if decHash.String, err = putBlob(ctx, tx, r.respDecoded); err != nil {
-			return "", "", decHash, err
+		if decHash.String, err = put(kindResponse, r.respDecoded); err != nil {
+			return "", "", decHash, nil, err
 		}
 		decHash.Valid = true
 	}
-	return reqHash, respHash, decHash, nil
+	return reqHash, respHash, decHash, added, nil
 }
 
-// putBlob stores data under its SHA-256, once, and returns the hash. A nil
+// putBlob stores data under its SHA-256, once, and returns the hash. A body
+// not stored yet is compressed, against a recent body of the same kind when
+// there is one; it is returned as a candidate base for later bodies. A nil
 // body is stored as an empty one.
-func putBlob(ctx context.Context, tx *sql.Tx, data []byte) (string, error) {
+func (db *DB) putBlob(ctx context.Context, tx *sql.Tx, kind bodyKind, data []byte, avoid []string) (string, candidate, error) {
 	sum := sha256.Sum256(data)
 	hash := hex.EncodeToString(sum[:])
 	if data == nil {
 		data = []byte{} // NOT NULL column: a nil []byte would bind as NULL
 	}
-	_, err := tx.ExecContext(ctx,
-		`INSERT OR IGNORE INTO blob (hash, size, data) VALUES (?, ?, ?)`, hash, len(data), data)
-	if err != nil {
-		return "", fmt.Errorf("blob: %w", err)
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM blob WHERE hash = ?`, hash).Scan(&n); err != nil {
+		return "", candidate{}, fmt.Errorf("blob: %w", err)
 	}
-	return hash, nil
+	if n > 0 {
+		return hash, candidate{}, nil
+	}
+	var base *candidate
+	if len(data) >= minCompressed {
+		if c, ok := db.bases.pick(kind, data, avoid); ok {
+			base = &c
+		}
+	}
+	e, err := compress(data, base)
+	if err != nil {
+		return "", candidate{}, fmt.Errorf("blob: %w", err)
+	}
+	if e.data == nil {
+		e.data = []byte{}
+	}
+	_, err = tx.ExecContext(ctx,
+		`INSERT INTO blob (hash, size, data, codec, base, depth) VALUES (?, ?, ?, ?, ?, ?)`,
+		hash, len(data), e.data, e.codec, e.base, e.depth)
+	if err != nil {
+		return "", candidate{}, fmt.Errorf("blob: %w", err)
+	}
+	if len(data) < minCompressed {
+		return hash, candidate{}, nil
+	}
+	return hash, candidate{hash: hash, data: data, depth: e.depth}, nil
 }
 
-// dropUnusedBlob deletes the blob with the given hash if no exchange uses it.
-func dropUnusedBlob(ctx context.Context, tx *sql.Tx, hash string) error {
-	_, err := tx.ExecContext(ctx, `
+// dropUnusedBlob deletes the blob with the given hash if no exchange uses
+// it and no other blob is compressed against it, and says whether it did.
+func dropUnusedBlob(ctx context.Context, tx *sql.Tx, hash string) (bool, error) {
+	res, err := tx.ExecContext(ctx, `
 		DELETE FROM blob WHERE hash = ?1 AND NOT EXISTS (
 			SELECT 1 FROM exchange
-			WHERE req_body = ?1 OR resp_body = ?1 OR resp_body_decoded = ?1)`, hash)
+			WHERE req_body = ?1 OR resp_body = ?1 OR resp_body_decoded = ?1)
+		AND NOT EXISTS (SELECT 1 FROM blob b WHERE b.base = ?1)`, hash)
 	if err != nil {
-		return fmt.Errorf("blob: %w", err)
+		return false, fmt.Errorf("blob: %w", err)
 	}
-	return nil
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("blob: %w", err)
+	}
+	return n > 0, nil
 }
 
-const selectExchange = `
+// selectExchange is the query that reads whole exchanges, for a file of
+// the given schema version: files from before migration 0002 have no codec
+// columns, and every body in them is stored as is.
+func selectExchange(version int64) string {
+	blobCols := func(t string) string {
+		if version < 2 {
+			return "0, NULL, " + t + ".size, " + t + ".data"
+		}
+		return t + ".codec, " + t + ".base, " + t + ".size, " + t + ".data"
+	}
+	return `
 	SELECT e.id, e.source, e.start_ns, e.first_byte_ns, e.end_ns, e.method, e.url, e.host,
-	       e.req_headers, rq.data, e.status, e.resp_headers, rs.data,
-	       e.resp_body_decoded, rd.data, e.chunks, e.error, e.state
+	       e.req_headers, e.req_body, ` + blobCols("rq") + `, e.status, e.resp_headers,
+	       e.resp_body, ` + blobCols("rs") + `,
+	       e.resp_body_decoded, ` + blobCols("rd") + `, e.chunks, e.error, e.state
 	FROM exchange e
 	JOIN blob rq ON rq.hash = e.req_body
 	JOIN blob rs ON rs.hash = e.resp_body
 	LEFT JOIN blob rd ON rd.hash = e.resp_body_decoded`
-
-func (db *DB) list(ctx context.Context, afterID int64) ([]exchange.Exchange, error) {
-	rows, err := db.sql.QueryContext(ctx, selectExchange+` WHERE e.id > ? ORDER BY e.id`, afterID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []exchange.Exchange
-	for rows.Next() {
-		ex, err := scanExchange(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ex)
-	}
-	return out, rows.Err()
 }
 
-// scanExchange reads one row of selectExchange.
-func scanExchange(row interface{ Scan(...any) error }) (exchange.Exchange, error) {
-	var (
-		ex                     exchange.Exchange
-		start, first, end      sql.NullInt64
-		reqHeaders, respHdrs   string
-		decHash                sql.NullString
-		decBody                []byte
-		chunks, state          string
-		reqBody, respBodyBytes []byte
-	)
-	err := row.Scan(&ex.ID, &ex.Source, &start, &first, &end, &ex.Method, &ex.URL, &ex.Host,
-		&reqHeaders, &reqBody, &ex.Status, &respHdrs, &respBodyBytes,
-		&decHash, &decBody, &chunks, &ex.Error, &state)
+func (db *DB) list(ctx context.Context, afterID int64) ([]exchange.Exchange, error) {
+	var out []exchange.Exchange
+	err := db.each(ctx, afterID, func(ex *exchange.Exchange) error {
+		out = append(out, *ex)
+		return nil
+	})
+	return out, err
+}
+
+// Each calls fn with every exchange whose ID is greater than afterID, in ID
+// order, bodies and chunks loaded, reading one exchange at a time: fn may
+// keep the exchange, but a caller that drops each one after use holds only
+// one in memory. An error from fn stops the walk and is returned as is.
+func (db *DB) Each(ctx context.Context, afterID int64, fn func(ex *exchange.Exchange) error) error {
+	var fnErr error
+	err := db.each(ctx, afterID, func(ex *exchange.Exchange) error {
+		fnErr = fn(ex)
+		return fnErr
+	})
+	if err != nil && fnErr != nil && errors.Is(err, fnErr) {
+		return fnErr
+	}
 	if err != nil {
+		return fmt.Errorf("store: each after %d: %w", afterID, err)
+	}
+	return nil
+}
+
+// Stream is Each for a caller that does not keep request bodies: the
+// ReqBody fn is given is valid only until fn returns, after which its
+// buffer may be reused for a later one. Reading a long capture then costs
+// no fresh memory per request. Everything else of the exchange, response
+// bodies included, is fn's to keep.
+func (db *DB) Stream(ctx context.Context, afterID int64, fn func(ex *exchange.Exchange) error) error {
+	var fnErr error
+	err := db.eachWith(ctx, afterID, true, func(ex *exchange.Exchange) error {
+		fnErr = fn(ex)
+		return fnErr
+	})
+	if err != nil && fnErr != nil && errors.Is(err, fnErr) {
+		return fnErr
+	}
+	if err != nil {
+		return fmt.Errorf("store: stream after %d: %w", afterID, err)
+	}
+	return nil
+}
+
+func (db *DB) each(ctx context.Context, afterID int64, fn func(ex *exchange.Exchange) error) error {
+	return db.eachWith(ctx, afterID, false, fn)
+}
+
+func (db *DB) eachWith(ctx context.Context, afterID int64, reuse bool, fn func(ex *exchange.Exchange) error) error {
+	rows, err := db.sql.QueryContext(ctx, selectExchange(db.version)+` WHERE e.id > ? ORDER BY e.id`, afterID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	br := newBodyReader(db.sql)
+	br.reuse = reuse
+	defer br.close()
+	for rows.Next() {
+		ex, err := scanExchange(ctx, br, rows)
+		if err != nil {
+			return err
+		}
+		if err := fn(&ex); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// blobCols receives the four blob columns of one body.
+type blobCols struct {
+	hash  sql.NullString
+	codec sql.NullInt64
+	base  sql.NullString
+	size  sql.NullInt64
+	data  []byte
+}
+
+func (b *blobCols) dest() []any { return []any{&b.hash, &b.codec, &b.base, &b.size, &b.data} }
+
+func (b *blobCols) body(ctx context.Context, br *bodyReader, request bool) ([]byte, error) {
+	return br.body(ctx, b.hash.String, int(b.codec.Int64), b.base, b.size.Int64, b.data, request)
+}
+
+// scanExchange reads one row of selectExchange, decompressing its bodies.
+func scanExchange(ctx context.Context, br *bodyReader, row interface{ Scan(...any) error }) (exchange.Exchange, error) {
+	var (
+		ex                   exchange.Exchange
+		start, first, end    sql.NullInt64
+		reqHeaders, respHdrs string
+		rq, rs, rd           blobCols
+		chunks, state        string
+	)
+	dest := []any{&ex.ID, &ex.Source, &start, &first, &end, &ex.Method, &ex.URL, &ex.Host, &reqHeaders}
+	dest = append(dest, rq.dest()...)
+	dest = append(dest, &ex.Status, &respHdrs)
+	dest = append(dest, rs.dest()...)
+	dest = append(dest, rd.dest()...)
+	dest = append(dest, &chunks, &ex.Error, &state)
+	if err := row.Scan(dest...); err != nil {
 		return ex, err
 	}
+	var err error
 	ex.Start, ex.FirstByte, ex.End = decodeTime(start), decodeTime(first), decodeTime(end)
 	if ex.ReqHeaders, err = decodeHeaders(reqHeaders); err != nil {
 		return ex, fmt.Errorf("exchange %d: request headers: %w", ex.ID, err)
@@ -364,10 +539,16 @@ func scanExchange(row interface{ Scan(...any) error }) (exchange.Exchange, error
 	if ex.Chunks, err = decodeChunks(chunks); err != nil {
 		return ex, fmt.Errorf("exchange %d: chunks: %w", ex.ID, err)
 	}
-	ex.ReqBody = nonNil(reqBody)
-	ex.RespBody = nonNil(respBodyBytes)
-	if decHash.Valid {
-		ex.RespBodyDecoded = nonNil(decBody)
+	if ex.ReqBody, err = rq.body(ctx, br, true); err != nil {
+		return ex, fmt.Errorf("exchange %d: request body: %w", ex.ID, err)
+	}
+	if ex.RespBody, err = rs.body(ctx, br, false); err != nil {
+		return ex, fmt.Errorf("exchange %d: response body: %w", ex.ID, err)
+	}
+	if rd.hash.Valid {
+		if ex.RespBodyDecoded, err = rd.body(ctx, br, false); err != nil {
+			return ex, fmt.Errorf("exchange %d: decoded response body: %w", ex.ID, err)
+		}
 	}
 	ex.State = exchange.State(state)
 	return ex, nil

@@ -13,6 +13,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
@@ -24,6 +25,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mattn/go-sqlite3"
@@ -62,6 +64,11 @@ type DB struct {
 	sql      *sql.DB
 	path     string
 	readOnly bool
+	version  int64  // schema version of the file
+	bases    *bases // recent bodies new ones are compressed against
+
+	getMu     sync.Mutex
+	getReader *bodyReader // shared by Get
 }
 
 // Open opens the capture file at path for reading and writing, creating it
@@ -103,11 +110,8 @@ func openRW(path, params string) (*DB, error) {
 	if err != nil {
 		return fail(err)
 	}
-	sdb, err := sql.Open("sqlite3", dsn)
-	if err != nil {
-		return fail(err)
-	}
-	db := &DB{sql: sdb, path: path}
+	sdb := sql.OpenDB(writerConnector{dsn: dsn})
+	db := &DB{sql: sdb, path: path, bases: &bases{}}
 	if err := db.migrate(ctx); err != nil {
 		sdb.Close()
 		return fail(notCapture(err))
@@ -140,7 +144,7 @@ func OpenReadOnly(path string) (*DB, error) {
 	if err != nil {
 		return fail(err)
 	}
-	db := &DB{sql: sdb, path: path, readOnly: true}
+	db := &DB{sql: sdb, path: path, readOnly: true, bases: &bases{}}
 	if err := db.checkCapture(context.Background()); err != nil {
 		sdb.Close()
 		return fail(notCapture(err))
@@ -148,9 +152,37 @@ func OpenReadOnly(path string) (*DB, error) {
 	return db, nil
 }
 
+// walLimit bounds the write-ahead log of a handle that writes: it is
+// checkpointed once it holds this many bytes and cut back to this size
+// after each checkpoint, so that a long recording does not leave a log
+// as big as the largest burst of writes next to the file.
+const walLimit = 512 << 10
+
+// writerConnector opens the connections of a read-write handle, each with
+// the WAL bounds set: they are per connection and not DSN parameters.
+type writerConnector struct{ dsn string }
+
+func (c writerConnector) Connect(context.Context) (driver.Conn, error) {
+	return c.Driver().Open(c.dsn)
+}
+
+func (c writerConnector) Driver() driver.Driver {
+	return &sqlite3.SQLiteDriver{ConnectHook: func(conn *sqlite3.SQLiteConn) error {
+		_, err := conn.Exec(fmt.Sprintf("PRAGMA journal_size_limit = %d; PRAGMA wal_autocheckpoint = %d",
+			walLimit, walLimit/4096), nil)
+		return err
+	}}
+}
+
 // Close closes the capture file. When the last handle on a file closes, SQLite
 // folds the write-ahead log back into the main file.
 func (db *DB) Close() error {
+	db.getMu.Lock()
+	if db.getReader != nil {
+		db.getReader.close()
+		db.getReader = nil
+	}
+	db.getMu.Unlock()
 	if err := db.sql.Close(); err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}
@@ -304,9 +336,10 @@ func (db *DB) checkCapture(ctx context.Context) error {
 		return ErrNotCapture
 	case version.Int64 > latest:
 		return fmt.Errorf("capture file has schema version %d, newer than this program reads (%d)", version.Int64, latest)
-	case version.Int64 < latest:
-		return fmt.Errorf("capture file has schema version %d, older than this program reads (%d): open it for writing once to upgrade it", version.Int64, latest)
 	}
+	// Older versions are read as they are: every change since the first
+	// layout only adds to it.
+	db.version = version.Int64
 	return nil
 }
 
@@ -377,6 +410,7 @@ func (db *DB) migrate(ctx context.Context) error {
 	if latest := migs[len(migs)-1].version; newest > latest {
 		return fmt.Errorf("capture file has schema version %d, newer than this program writes (%d)", newest, latest)
 	}
+	db.version = newest
 	return nil
 }
 

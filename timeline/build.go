@@ -151,12 +151,19 @@ func (in *info) identity(o *info) bool {
 // Turn.Exchange points into exs, which must not change afterwards. Build is
 // pure and may be called again on a grown capture.
 func Build(exs []exchange.Exchange) *Session {
+	ptrs := make([]*exchange.Exchange, len(exs))
+	for i := range exs {
+		ptrs[i] = &exs[i]
+	}
+	return build(ptrs, decodeAll(exs))
+}
+
+// build analyses decoded exchanges.
+func build(exs []*exchange.Exchange, decoded []*decode.Turn) *Session {
 	s := &Session{Exchanges: len(exs)}
 	var infos []*info
 	h := newHasher()
-	decoded := decodeAll(exs)
-	for i := range exs {
-		ex := &exs[i]
+	for i, ex := range exs {
 		if !ex.Start.IsZero() {
 			if s.FirstAt.IsZero() || ex.Start.Before(s.FirstAt) {
 				s.FirstAt = ex.Start
@@ -187,14 +194,16 @@ func Build(exs []exchange.Exchange) *Session {
 	return s
 }
 
-// decodeAll decodes every exchange, spreading the work over the CPUs:
-// decoding is pure and takes most of Build's time.
+// decodeAll decodes every exchange, spreading the work over the CPUs, with
+// one decode.Cache: a turn repeats most of the one before in its thread,
+// and only what is new in it is parsed.
 func decodeAll(exs []exchange.Exchange) []*decode.Turn {
 	out := make([]*decode.Turn, len(exs))
+	c := decode.NewCache()
 	workers := min(runtime.GOMAXPROCS(0), len(exs))
 	if workers <= 1 {
 		for i := range exs {
-			out[i] = decode.Decode(&exs[i])
+			out[i] = decode.DecodeWith(&exs[i], c)
 		}
 		return out
 	}
@@ -209,7 +218,7 @@ func decodeAll(exs []exchange.Exchange) []*decode.Turn {
 				if i >= len(exs) {
 					return
 				}
-				out[i] = decode.Decode(&exs[i])
+				out[i] = decode.DecodeWith(&exs[i], c)
 			}
 		}()
 	}

@@ -207,9 +207,23 @@ func hashBytes(b []byte) digest { return sha256.Sum256(b) }
 // each request, so most blocks come back many times.
 type hasher struct {
 	blocks map[digest]digest // hash of the raw block -> hash of its canonical form
+	// msgs holds the hash of each message decoded from a decode.Cache,
+	// by its first block: turns share those messages, and a message is
+	// hashed once rather than on every turn that repeats it.
+	msgs map[msgKey]digest
 }
 
-func newHasher() *hasher { return &hasher{blocks: map[digest]digest{}} }
+// msgKey names a message decoded from a decode.Cache: its blocks are
+// shared by every turn that repeats it.
+type msgKey struct {
+	first *decode.Block
+	n     int
+	role  string
+}
+
+func newHasher() *hasher {
+	return &hasher{blocks: map[digest]digest{}, msgs: map[msgKey]digest{}}
+}
 
 // block returns the hash of a block's canonical form.
 func (h *hasher) block(b decode.Block) digest {
@@ -241,6 +255,19 @@ func (h *hasher) raw(raw []byte, canon func() []byte) digest {
 // hashes of its blocks (string content being one text block). Two
 // messages hash alike exactly when their canonicalMessage forms are equal.
 func (h *hasher) message(m decode.Message) digest {
+	if len(m.Blocks) > 0 {
+		k := msgKey{first: &m.Blocks[0], n: len(m.Blocks), role: m.Role}
+		if d, ok := h.msgs[k]; ok {
+			return d
+		}
+		d := h.hashMessage(m)
+		h.msgs[k] = d
+		return d
+	}
+	return h.hashMessage(m)
+}
+
+func (h *hasher) hashMessage(m decode.Message) digest {
 	buf := make([]byte, 0, len(m.Role)+2+sha256.Size*max(len(m.Blocks), 1))
 	buf = append(buf, m.Role...)
 	buf = append(buf, 0, 0)

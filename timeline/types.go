@@ -79,6 +79,10 @@ type Turn struct {
 	// request tells, that of the nearest earlier turn that does).
 	Client Client
 
+	// load reads the exchange back whole when Exchange had its bodies
+	// dropped (see Builder.SetLoader).
+	load func() (*exchange.Exchange, error)
+
 	// Prev is the index of the previous turn of the same thread, 0 for
 	// the thread's first turn. It is the turn this one continues (its
 	// lineage parent): usually the thread's turn just before, but for a
@@ -109,4 +113,18 @@ type Flag struct {
 	Agrees          *bool  `json:"agrees,omitempty"`
 	// Search is the tool_use id of the search an empty_search is about.
 	Search string `json:"search,omitempty"`
+}
+
+// Whole returns the turn's exchange with its bodies: Exchange itself, or,
+// when a Builder dropped its bodies, the exchange read back through the
+// Builder's loader (Exchange if that fails).
+func (t *Turn) Whole() *exchange.Exchange {
+	if t.load == nil || t.Exchange == nil || t.Exchange.ReqBody != nil || t.Exchange.RespBody != nil {
+		return t.Exchange
+	}
+	ex, err := t.load()
+	if err != nil || ex == nil {
+		return t.Exchange
+	}
+	return ex
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"slices"
 	"time"
 
 	"github.com/tsinspect/tsinspect/exchange"
@@ -96,11 +95,23 @@ func RunLive(ctx context.Context, path string, opts Options) error {
 type follower struct {
 	path     string
 	db       *store.DB
-	exs      []exchange.Exchange
-	at       map[int64]int // exchange ID to its place in exs
+	b        *timeline.Builder // decodes each exchange once, as it comes
+	seen     map[int64]progress
 	lastID   int64
 	inFlight []int64
 	built    bool
+}
+
+// progress is what tells that an exchange in flight has moved on: the
+// builder drops the bodies of Messages exchanges.
+type progress struct {
+	state  exchange.State
+	resp   int
+	chunks int
+}
+
+func progressOf(ex *exchange.Exchange) progress {
+	return progress{state: ex.State, resp: len(ex.RespBody), chunks: len(ex.Chunks)}
 }
 
 // poll reads what changed since the last call and returns the rebuilt
@@ -114,7 +125,12 @@ func (f *follower) poll(ctx context.Context) (*timeline.Session, error) {
 		if err != nil {
 			return nil, fmt.Errorf("ui: live: %w", err)
 		}
-		f.db, f.at = db, map[int64]int{}
+		f.db, f.seen = db, map[int64]progress{}
+		f.b = timeline.NewBuilder(false)
+		f.b.SetLoader(func(id int64) (*exchange.Exchange, error) {
+			ex, err := db.Get(ctx, id)
+			return &ex, err
+		})
 	}
 	changed := !f.built
 	// Exchanges that were in flight may have ended since.
@@ -124,12 +140,14 @@ func (f *follower) poll(ctx context.Context) (*timeline.Session, error) {
 		if err != nil {
 			return nil, fmt.Errorf("ui: live: %w", err)
 		}
-		i := f.at[id]
-		if ex.State != f.exs[i].State || len(ex.RespBody) != len(f.exs[i].RespBody) || len(ex.Chunks) != len(f.exs[i].Chunks) {
-			f.exs[i] = ex
+		if p := progressOf(&ex); p != f.seen[id] {
+			f.seen[id] = p
+			if ex.State == exchange.StateInFlight {
+				still = append(still, id)
+			}
+			f.b.Update(&ex)
 			changed = true
-		}
-		if ex.State == exchange.StateInFlight {
+		} else if ex.State == exchange.StateInFlight {
 			still = append(still, id)
 		}
 	}
@@ -138,22 +156,23 @@ func (f *follower) poll(ctx context.Context) (*timeline.Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ui: live: %w", err)
 	}
-	for _, ex := range news {
-		f.at[ex.ID] = len(f.exs)
-		f.exs = append(f.exs, ex)
+	for i := range news {
+		ex := &news[i]
+		f.seen[ex.ID] = progressOf(ex)
 		f.lastID = max(f.lastID, ex.ID)
 		if ex.State == exchange.StateInFlight {
 			f.inFlight = append(f.inFlight, ex.ID)
 		}
+		f.b.Add(ex)
 		changed = true
 	}
 	if !changed {
 		return nil, nil
 	}
 	f.built = true
-	// The session shown keeps pointers into the slice it was built from:
-	// build from a copy, so that later updates never touch it.
-	return timeline.Build(slices.Clone(f.exs)), nil
+	// Only the new and changed exchanges were decoded; the session shown
+	// keeps its own lists, so later updates never touch it.
+	return f.b.Session(), nil
 }
 
 func (f *follower) close() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/timeline"
 	"github.com/tsinspect/tsinspect/timeline/view"
@@ -25,15 +26,25 @@ func Open(ctx context.Context, path string, opts Options) error {
 	m.SetStatus("loading " + filepath.Base(path) + " …")
 	a := newApp(m, opts)
 	failed := make(chan error, 1)
+	// The file stays open while the interface runs: the turns keep what
+	// was decoded, and the Raw tab reads a turn's bodies back when shown.
+	defer db.Close()
 	err = a.run(ctx, func(done <-chan struct{}) {
-		defer db.Close()
-		exs, damage, err := db.ExchangesSalvaged(ctx)
+		b := timeline.NewBuilder(false)
+		b.SetLoader(func(id int64) (*exchange.Exchange, error) {
+			ex, err := db.Get(ctx, id)
+			return &ex, err
+		})
+		damage, err := db.StreamSalvaged(ctx, func(ex *exchange.Exchange) error {
+			b.Add(ex)
+			return nil
+		})
 		if err != nil {
 			failed <- err
 			a.stop()
 			return
 		}
-		s := timeline.Build(exs)
+		s := b.Session()
 		status := ""
 		if len(damage) > 0 {
 			// One bad row costs only itself: say which were left out.

@@ -66,6 +66,7 @@ func commands() []command {
 		{"export", "export a capture as HAR 1.2, or send it to an OpenTelemetry collector (--format otlp)", runExport},
 		{"stats", "one table across many captures: MCP tools, flags per 100 turns, cache breaks, clients, models", runStats},
 		{"replay-server", "answer a client with a capture's recorded responses, in recorded time", runReplayServer},
+		{"compact", "compress, in place, the bodies of a capture written by an older tsinspect", runCompact},
 		{"version", "print the version", func(env *cliEnv, _ []string) error {
 			fmt.Fprintln(env.stdout, "tsinspect", version)
 			return nil

@@ -544,8 +544,9 @@ func printSummary(env *cliEnv, db string, st capture.Stats, elapsed time.Duratio
 	if st.Exchanges == 0 {
 		return
 	}
-	// Decoding takes about 0.3 ms per turn; past summaryLimit bytes of
-	// capture, the summary does not keep the user waiting for it.
+	// Reading a capture takes a few seconds per thousand long turns; past
+	// summaryLimit bytes of capture, the summary does not keep the user
+	// waiting for it.
 	if fi, err := os.Stat(db); err != nil || fi.Size() > summaryLimit {
 		fmt.Fprintf(env.stderr, "  next: tsinspect open %s\n", shellQuote(db))
 		return
@@ -560,8 +561,9 @@ func printSummary(env *cliEnv, db string, st capture.Stats, elapsed time.Duratio
 }
 
 // summaryLimit is the largest capture file whose turns the end-of-recording
-// summary counts.
-const summaryLimit = 256 << 20
+// summary counts: bodies are compressed, and 16 MB holds about a thousand
+// turns of a long session.
+const summaryLimit = 16 << 20
 
 // flagCounts says how many flags of each kind a session raised, in the
 // order of timeline.Kinds: "flags: empty_search ×1, cache_break ×2", or

@@ -152,14 +152,41 @@ func checkThread(cmd string, s *timeline.Session, id string) error {
 	return usageError("%s: --thread %q: the capture's threads are %s", cmd, id, strings.Join(ids, ", "))
 }
 
-// loadSession reads a capture file and builds its timeline. Damaged rows
-// are left out and named in one line on warn (nil: not named).
+// loadSession reads a capture file and builds its timeline, without the
+// bodies of its Messages exchanges. Damaged rows are left out and named in
+// one line on warn (nil: not named).
 func loadSession(path string, warn io.Writer) (*timeline.Session, error) {
-	exs, err := loadExchanges(path, warn)
+	b, err := streamSession(path, warn)
 	if err != nil {
 		return nil, err
 	}
-	return timeline.Build(exs), nil
+	return b.Session(), nil
+}
+
+// streamSession reads a capture file an exchange at a time into a
+// timeline.Builder that drops the bodies of Messages exchanges once
+// decoded: memory follows what the session holds, not the sum of its
+// requests, each of which repeats the history. Rows that cannot be read
+// are left out and named in one line on warn (nil: not named): one bad row
+// does not cost the rest.
+func streamSession(path string, warn io.Writer) (*timeline.Builder, error) {
+	db, err := store.OpenReadOnly(path)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	b := timeline.NewBuilder(false)
+	damage, err := db.StreamSalvaged(context.Background(), func(ex *exchange.Exchange) error {
+		b.Add(ex)
+		return nil
+	})
+	if len(damage) > 0 && warn != nil {
+		fmt.Fprintf(warn, "tsinspect: warning: %s: %s\n", db.Path(), store.DamageSummary(damage))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // loadExchanges reads every exchange of a capture file. Rows that cannot

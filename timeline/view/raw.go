@@ -77,7 +77,7 @@ func (r *Raw) SetTurn(t *timeline.Turn) {
 	if t == nil || t.Exchange == nil {
 		return
 	}
-	ex, d := t.Exchange, decoded(t)
+	ex, d := t.Whole(), decoded(t)
 	r.roots = append(r.roots, requestNode(ex))
 	r.roots = append(r.roots, responseNode(ex, d)...)
 	if len(d.Problems) > 0 {

@@ -1,0 +1,365 @@
+// Command longsessions builds long generated sessions (see
+// fixtures/longsession) of several sizes, runs tsinspect's reading
+// commands on each, and prints one table: the capture's size against the
+// raw request and response bytes, and the CPU time and peak RSS of each
+// command, with the growth from one size to the next.
+//
+//	go run ./bench/longsessions [-sizes 100,200,400,1000] [-dir DIR] [-keep]
+//
+// Captures are kept in DIR (default a new temporary directory) and reused
+// by a later run with the same DIR, so a second run measures the commands
+// only. Each command runs once, in a child process, measured with
+// getrusage: figures vary by ±15 % on a shared machine.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gdamore/tcell/v2"
+	"github.com/tsinspect/tsinspect/fixtures/longsession"
+	"github.com/tsinspect/tsinspect/store"
+	"github.com/tsinspect/tsinspect/ui"
+)
+
+func main() {
+	if len(os.Args) == 3 && os.Args[1] == "-open-child" {
+		if err := openChild(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "longsessions:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	sizes := flag.String("sizes", "100,200,400,1000", "comma-separated session sizes in turns")
+	dir := flag.String("dir", "", "directory for captures and binaries (default: a new temporary one)")
+	keep := flag.Bool("keep", false, "keep the temporary directory")
+	commands := flag.Bool("commands", true, "run the commands (false: only build the captures)")
+	flag.Parse()
+	if err := run(*sizes, *dir, *keep, *commands); err != nil {
+		fmt.Fprintln(os.Stderr, "longsessions:", err)
+		os.Exit(1)
+	}
+}
+
+// sessionInfo is what is known of a generated capture; it is saved next to
+// it.
+type sessionInfo struct {
+	Turns      int   `json:"turns"`
+	Exchanges  int   `json:"exchanges"`
+	ReqBytes   int64 `json:"req_bytes"`
+	RespBytes  int64 `json:"resp_bytes"`
+	Subagents  int   `json:"subagents"`
+	Compacted  int   `json:"compactions"`
+	OpenBytes  int64 `json:"open_bytes"`  // file + WAL before the writer closed
+	FileBytes  int64 `json:"file_bytes"`  // file after close
+	WriteNanos int64 `json:"write_nanos"` // wall time of writing through the store
+}
+
+// measure is one command run.
+type measure struct {
+	cpu time.Duration
+	rss int64 // bytes
+	err error
+}
+
+func run(sizeList, dir string, keep, runCommands bool) error {
+	var sizes []int
+	for _, f := range strings.Split(sizeList, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return fmt.Errorf("-sizes: bad size %q", f)
+		}
+		sizes = append(sizes, n)
+	}
+	if dir == "" {
+		d, err := os.MkdirTemp("", "longsessions")
+		if err != nil {
+			return err
+		}
+		if !keep {
+			defer os.RemoveAll(d)
+		}
+		dir = d
+	}
+	bin := filepath.Join(dir, "tsinspect")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/tsinspect").CombinedOutput(); err != nil {
+		return fmt.Errorf("build tsinspect: %v\n%s", err, out)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	base, err := demoBase()
+	if err != nil {
+		return err
+	}
+	commands := []struct {
+		name string
+		args []string
+	}{
+		{"turns", []string{"turns"}},
+		{"searches", []string{"searches"}},
+		{"report json", []string{"report", "--format", "json"}},
+		{"report markdown", []string{"report", "--format", "markdown"}},
+		{"report html", []string{"report", "--format", "html"}},
+	}
+	infos := map[int]sessionInfo{}
+	results := map[int]map[string]measure{}
+	for _, n := range sizes {
+		path := filepath.Join(dir, fmt.Sprintf("session-%d.db", n))
+		info, err := ensureSession(path, n, base)
+		if err != nil {
+			return err
+		}
+		infos[n] = info
+		results[n] = map[string]measure{}
+		if !runCommands {
+			continue
+		}
+		for _, c := range commands {
+			args := append(append([]string{}, c.args...), path)
+			results[n][c.name] = runMeasured(bin, args...)
+		}
+		results[n]["open"] = runMeasured(self, "-open-child", path)
+	}
+	if !runCommands {
+		commands = nil
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "what\t"
+	for _, n := range sizes {
+		head += fmt.Sprintf("%d turns\t", n)
+	}
+	for i := 1; i < len(sizes); i++ {
+		head += fmt.Sprintf("%d/%d\t", sizes[i], sizes[i-1])
+	}
+	fmt.Fprintln(w, head)
+	row := func(name string, cell func(n int) (string, float64)) {
+		line := name + "\t"
+		var vals []float64
+		for _, n := range sizes {
+			s, v := cell(n)
+			line += s + "\t"
+			vals = append(vals, v)
+		}
+		for i := 1; i < len(vals); i++ {
+			if vals[i-1] > 0 && vals[i] > 0 {
+				line += fmt.Sprintf("%.2f×\t", vals[i]/vals[i-1])
+			} else {
+				line += "\t"
+			}
+		}
+		fmt.Fprintln(w, line)
+	}
+	row("exchanges", func(n int) (string, float64) { return strconv.Itoa(infos[n].Exchanges), float64(infos[n].Exchanges) })
+	row("raw req+resp", func(n int) (string, float64) {
+		v := infos[n].ReqBytes + infos[n].RespBytes
+		return mb(v), float64(v)
+	})
+	row("file+WAL while recording", func(n int) (string, float64) {
+		i := infos[n]
+		return fmt.Sprintf("%s (%.2f %%)", mb(i.OpenBytes), 100*float64(i.OpenBytes)/float64(i.ReqBytes+i.RespBytes)), float64(i.OpenBytes)
+	})
+	row("file closed", func(n int) (string, float64) {
+		i := infos[n]
+		return fmt.Sprintf("%s (%.2f %%)", mb(i.FileBytes), 100*float64(i.FileBytes)/float64(i.ReqBytes+i.RespBytes)), float64(i.FileBytes)
+	})
+	row("writing (wall)", func(n int) (string, float64) {
+		d := time.Duration(infos[n].WriteNanos)
+		return fmt.Sprintf("%.1f s", d.Seconds()), d.Seconds()
+	})
+	names := []string{}
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	if runCommands {
+		names = append(names, "open")
+	}
+	for _, name := range names {
+		row(name+": CPU", func(n int) (string, float64) {
+			m := results[n][name]
+			if m.err != nil {
+				return "error", 0
+			}
+			return fmt.Sprintf("%.2f s", m.cpu.Seconds()), m.cpu.Seconds()
+		})
+		row(name+": peak RSS", func(n int) (string, float64) {
+			m := results[n][name]
+			if m.err != nil {
+				return "error", 0
+			}
+			return mb(m.rss), float64(m.rss)
+		})
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	for _, n := range sizes {
+		for name, m := range results[n] {
+			if m.err != nil {
+				fmt.Fprintf(os.Stderr, "%d turns, %s: %v\n", n, name, m.err)
+			}
+		}
+	}
+	return nil
+}
+
+func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+
+// runMeasured runs a command with its output discarded and returns its
+// CPU time (user + system) and peak RSS.
+func runMeasured(name string, args ...string) measure {
+	cmd := exec.Command(name, args...)
+	cmd.Stdout = io.Discard
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 3 {
+		err = nil // flags found: a report, not a failure
+	}
+	if err != nil {
+		return measure{err: fmt.Errorf("%s %s: %w: %s", filepath.Base(name), strings.Join(args, " "), err, stderr.String())}
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return measure{err: errors.New("no rusage on this system")}
+	}
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return measure{cpu: cpu, rss: ru.Maxrss * 1024}
+}
+
+// demoBase reads the real requests sessions are built on from the demo
+// capture: its first main-thread request and its subagent request.
+func demoBase() (longsession.Base, error) {
+	db, err := store.OpenReadOnly(filepath.Join("fixtures", "democapture", "demo.db"))
+	if err != nil {
+		return longsession.Base{}, fmt.Errorf("demo capture (run from the module root): %w", err)
+	}
+	defer db.Close()
+	exs, err := db.Exchanges(context.Background())
+	if err != nil {
+		return longsession.Base{}, err
+	}
+	var b longsession.Base
+	for i := range exs {
+		ex := &exs[i]
+		if ex.Method != "POST" || !strings.Contains(ex.URL, "/v1/messages") {
+			continue
+		}
+		sub := strings.Contains(string(ex.ReqBody), "cc_is_subagent=true")
+		switch {
+		case sub && b.Subagent == nil:
+			b.Subagent = ex
+		case !sub && b.Main == nil && strings.Contains(string(ex.ReqBody), `"tools"`):
+			b.Main = ex
+		}
+	}
+	if b.Main == nil || b.Subagent == nil {
+		return b, errors.New("demo capture: no main or subagent request")
+	}
+	return b, nil
+}
+
+// ensureSession generates the session of n turns at path unless it is
+// there already.
+func ensureSession(path string, n int, base longsession.Base) (sessionInfo, error) {
+	infoPath := path + ".json"
+	if b, err := os.ReadFile(infoPath); err == nil {
+		var info sessionInfo
+		if err := json.Unmarshal(b, &info); err == nil {
+			return info, nil
+		}
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return sessionInfo{}, err
+		}
+	}
+	db, err := store.Open(path)
+	if err != nil {
+		return sessionInfo{}, err
+	}
+	o := longsession.Options{Turns: n, Seed: 1}
+	if n >= 1000 {
+		o.CompactEvery = 350
+	}
+	start := time.Now()
+	st, err := longsession.Generate(context.Background(), db, base, o)
+	took := time.Since(start)
+	if err != nil {
+		db.Close()
+		return sessionInfo{}, err
+	}
+	info := sessionInfo{Turns: st.Turns, Exchanges: st.Exchanges, ReqBytes: st.ReqBytes, RespBytes: st.RespBytes,
+		Subagents: st.Subagents, Compacted: st.Compacted, OpenBytes: size(path) + size(path+"-wal"), WriteNanos: took.Nanoseconds()}
+	if err := db.Close(); err != nil {
+		return info, err
+	}
+	info.FileBytes = size(path) + size(path+"-wal")
+	b, err := json.Marshal(info)
+	if err != nil {
+		return info, err
+	}
+	return info, os.WriteFile(infoPath, b, 0o600)
+}
+
+func size(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// openChild is 'tsinspect open' on a simulated 120×40 screen, ending as
+// soon as the turn list is painted (the "loading" status gone).
+func openChild(path string) error {
+	sim := tcell.NewSimulationScreen("UTF-8")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- ui.Open(ctx, path, ui.Options{Screen: sim, Title: filepath.Base(path)}) }()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	seenLoading := false
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+		}
+		cells, w, _ := sim.GetContents()
+		if w == 0 {
+			continue
+		}
+		var b strings.Builder
+		for _, c := range cells {
+			if len(c.Runes) > 0 {
+				b.WriteRune(c.Runes[0])
+			}
+		}
+		screen := b.String()
+		if strings.Contains(screen, "loading") {
+			seenLoading = true
+			continue
+		}
+		if strings.Contains(screen, "sonnet") || seenLoading && strings.Contains(screen, "1") {
+			cancel()
+			return <-done
+		}
+	}
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/store"
+)
+
+func runCompact(env *cliEnv, args []string) error {
+	fs := newFlags(env, "compact", "FILE", `
+Compress, in place, the bodies of a capture written by an older tsinspect,
+which stored every request whole: each request is compressed against the
+previous one of its conversation, as 'record' now does while recording.
+The bodies read back byte for byte as before. Progress goes to standard
+error; at the end the file is rewritten to give the space back.
+
+Older captures open without this (turns, report, open... read them as
+they are); compacting only makes them smaller and faster to read.`)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageError("compact: want one capture FILE (see 'tsinspect compact -h')")
+	}
+	path := pos[0]
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("compact: %w", err)
+	}
+	before := fileBytes(path)
+	db, err := store.Open(path)
+	if err != nil {
+		return fmt.Errorf("compact: %w", err)
+	}
+	lastTenth := -1
+	err = db.Compact(context.Background(), func(p store.CompactProgress) {
+		switch {
+		case p.Vacuuming:
+			fmt.Fprintf(env.stderr, "compact: %d bodies compressed, %s to %s; rewriting the file\n",
+				p.Total, numfmt.Bytes(p.Before), numfmt.Bytes(p.After))
+		case p.Total > 0 && p.Done*10/p.Total != lastTenth:
+			lastTenth = p.Done * 10 / p.Total
+			fmt.Fprintf(env.stderr, "compact: %d/%d bodies (%d %%), %s to %s\n",
+				p.Done, p.Total, p.Done*100/p.Total, numfmt.Bytes(p.Before), numfmt.Bytes(p.After))
+		}
+	})
+	if cerr := db.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("compact: %w", err)
+	}
+	fmt.Fprintf(env.stdout, "%s: %s, was %s\n", path, numfmt.Bytes(fileBytes(path)), numfmt.Bytes(before))
+	return nil
+}
+
+// fileBytes is the size of a capture file with its write-ahead log.
+func fileBytes(path string) int64 {
+	var n int64
+	for _, p := range []string{path, path + "-wal"} {
+		if fi, err := os.Stat(p); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}

@@ -1,0 +1,231 @@
+package decode
+
+import (
+	"bytes"
+	"hash/maphash"
+	"slices"
+	"sync"
+
+	"github.com/tsinspect/tsinspect/exchange"
+)
+
+// Cache lets decoding reuse what it decoded of earlier requests. Each
+// request of a conversation repeats the previous one's messages, tools and
+// system blocks; with a Cache, a part already decoded byte for byte the
+// same is taken from it rather than parsed again, so decoding a session
+// costs what is new in each turn, and the turns share one copy of their
+// common parts instead of each holding its own.
+//
+// Parts taken from a Cache are shared between Turns: they must not be
+// changed. Nothing of the request decoded with a Cache points into its
+// body (the response's parts may). Parts that gave a decoding problem are never cached, so every
+// Turn reports its own problems. A Cache is safe for concurrent use; it
+// holds a copy of every distinct part, not the bodies they came from.
+type Cache struct {
+	mu    sync.Mutex
+	seed  maphash.Seed
+	parts map[uint64][]cachedPart
+	// searches holds what clientSearch read of a cached block's input:
+	// every later turn lists the same search again.
+	searches map[*Block]Search
+	// marks are where validating recent request bodies could resume, per
+	// body: a request repeats most of the previous one of its thread, and
+	// only what follows the last mark it shares is validated again.
+	marks   [][]jsonMark
+	resumes int // validations resumed from a mark, for tests
+}
+
+// jsonMark is a point of a validated body: validFrom may resume at n, with
+// stack, in any body whose first n bytes hash to h.
+type jsonMark struct {
+	n     int
+	h     uint64
+	stack []byte
+}
+
+const (
+	// markEvery spaces the marks of one body.
+	markEvery = 64 << 10
+	// markBodies is how many bodies' marks a Cache keeps.
+	markBodies = 4
+)
+
+// part kinds, part of the cache key.
+const (
+	partMessage byte = iota + 1
+	partTool
+	partSystem
+)
+
+type cachedPart struct {
+	kind byte
+	raw  []byte
+	msg  Message
+	tool Tool
+	sys  SystemBlock
+}
+
+// NewCache returns an empty Cache.
+func NewCache() *Cache {
+	return &Cache{seed: maphash.MakeSeed(), parts: map[uint64][]cachedPart{}, searches: map[*Block]Search{}}
+}
+
+// DecodeWith is Decode, reusing and filling c; a nil c is Decode.
+func DecodeWith(ex *exchange.Exchange, c *Cache) *Turn {
+	return decode(ex, c)
+}
+
+func (c *Cache) key(kind byte, raw []byte) uint64 {
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	h.WriteByte(kind)
+	h.Write(raw)
+	return h.Sum64()
+}
+
+// get returns the part of that kind decoded from raw, if cached.
+func (c *Cache) get(kind byte, raw []byte) (cachedPart, bool) {
+	if c == nil {
+		return cachedPart{}, false
+	}
+	k := c.key(kind, raw)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range c.parts[k] {
+		if p.kind == kind && bytes.Equal(p.raw, raw) {
+			return p, true
+		}
+	}
+	return cachedPart{}, false
+}
+
+// put caches p, decoded from p.raw.
+func (c *Cache) put(p cachedPart) {
+	k := c.key(p.kind, p.raw)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, o := range c.parts[k] {
+		if o.kind == p.kind && bytes.Equal(o.raw, p.raw) {
+			return
+		}
+	}
+	c.parts[k] = append(c.parts[k], p)
+}
+
+// own returns raw, or, when decoding with a Cache, a copy of it: nothing
+// decoded with a Cache points into the request body, which the caller
+// may then drop or reuse.
+func (t *Turn) own(raw []byte) []byte {
+	if t.cache == nil {
+		return raw
+	}
+	return bytes.Clone(raw)
+}
+
+// detachBlock makes b refer to its own copy of its raw bytes rather than into
+// the request body, so that caching it does not keep the body alive.
+func detachBlock(b *Block) {
+	if len(b.Raw) == 0 {
+		return
+	}
+	own := bytes.Clone(b.Raw)
+	if len(b.Input) > 0 {
+		if i := bytes.Index(own, b.Input); i >= 0 {
+			b.Input = own[i : i+len(b.Input)]
+		} else {
+			b.Input = bytes.Clone(b.Input)
+		}
+	}
+	b.Raw = own
+}
+
+// clientSearch is clientSearch(b), read once per cached block.
+func (c *Cache) clientSearch(b *Block, cached bool) Search {
+	if c == nil || !cached {
+		return clientSearch(b)
+	}
+	c.mu.Lock()
+	s, ok := c.searches[b]
+	c.mu.Unlock()
+	if ok {
+		return s
+	}
+	s = clientSearch(b)
+	c.mu.Lock()
+	c.searches[b] = s
+	c.mu.Unlock()
+	return s
+}
+
+// isJSON is isJSON(b), resuming from a mark of an earlier body that b
+// begins with when there is one. Its verdict is isJSON's: a mark records
+// the validator's whole state after a container closed, which depends on
+// the bytes before it only.
+func (c *Cache) isJSON(b []byte) bool {
+	if c == nil || len(b) < 2*markEvery {
+		return isJSON(b)
+	}
+	c.mu.Lock()
+	var cands []jsonMark
+	for _, ms := range c.marks {
+		for _, m := range ms {
+			if m.n <= len(b) {
+				cands = append(cands, m)
+			}
+		}
+	}
+	c.mu.Unlock()
+	slices.SortFunc(cands, func(a, b jsonMark) int { return a.n - b.n })
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	hashed := 0
+	best := -1
+	for k, m := range cands {
+		if m.n == hashed && k > 0 {
+			if h.Sum64() == m.h {
+				best = k
+			}
+			continue
+		}
+		h.Write(b[hashed:m.n])
+		hashed = m.n
+		if h.Sum64() == m.h {
+			best = k
+		}
+	}
+	var mine []jsonMark
+	start, resume := 0, false
+	var stack []byte
+	h.Reset()
+	hashed = 0
+	if best >= 0 {
+		c.mu.Lock()
+		c.resumes++
+		c.mu.Unlock()
+		m := cands[best]
+		start, stack, resume = m.n, m.stack, true
+		h.Write(b[:m.n])
+		hashed = m.n
+		mine = append(mine, m)
+	}
+	last := start
+	ok := validFrom(b, start, stack, resume, func(i int, st []byte) {
+		if i-last < markEvery {
+			return
+		}
+		last = i
+		h.Write(b[hashed:i])
+		hashed = i
+		mine = append(mine, jsonMark{n: i, h: h.Sum64(), stack: bytes.Clone(st)})
+	})
+	if !ok {
+		return resume && isJSON(b) // never trust a failure found past a mark
+	}
+	c.mu.Lock()
+	c.marks = append(c.marks, mine)
+	if len(c.marks) > markBodies {
+		c.marks = c.marks[1:]
+	}
+	c.mu.Unlock()
+	return true
+}

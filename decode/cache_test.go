@@ -1,0 +1,153 @@
+package decode_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/fixtures/longsession"
+	"github.com/tsinspect/tsinspect/store"
+)
+
+// demoExchanges reads the bundled real capture.
+func demoExchanges(t testing.TB) []exchange.Exchange {
+	t.Helper()
+	db, err := store.OpenReadOnly("../fixtures/democapture/demo.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	exs, err := db.Exchanges(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exs
+}
+
+type keep struct{ exs []exchange.Exchange }
+
+func (k *keep) Insert(_ context.Context, ex *exchange.Exchange) error {
+	ex.ID = int64(len(k.exs) + 1)
+	k.exs = append(k.exs, *ex)
+	return nil
+}
+
+func (k *keep) Update(_ context.Context, ex *exchange.Exchange) error {
+	k.exs[ex.ID-1] = *ex
+	return nil
+}
+
+// longExchanges generates a session on the demo capture's requests.
+func longExchanges(t testing.TB, turns int) []exchange.Exchange {
+	t.Helper()
+	demo := demoExchanges(t)
+	var base longsession.Base
+	for i := range demo {
+		ex := &demo[i]
+		if !strings.Contains(ex.URL, "/v1/messages") {
+			continue
+		}
+		if strings.Contains(string(ex.ReqBody), "cc_is_subagent=true") {
+			if base.Subagent == nil {
+				base.Subagent = ex
+			}
+		} else if base.Main == nil {
+			base.Main = ex
+		}
+	}
+	k := &keep{}
+	if _, err := longsession.Generate(context.Background(), k, base, longsession.Options{
+		Turns: turns, Seed: 3, SubagentEvery: 20, SideEvery: 15, CompactEvery: 50}); err != nil {
+		t.Fatal(err)
+	}
+	return k.exs
+}
+
+func asJSON(t *testing.T, d *decode.Turn) []byte {
+	t.Helper()
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestDecodeWithCacheSameAsDecode: decoding a session with a cache gives,
+// turn by turn, what decoding each exchange alone gives.
+func TestDecodeWithCacheSameAsDecode(t *testing.T) {
+	exs := append(demoExchanges(t), longExchanges(t, 120)...)
+	c := decode.NewCache()
+	for i := range exs {
+		ex := exs[i]
+		ex.ReqBody = bytes.Clone(ex.ReqBody)
+		d := decode.DecodeWith(&ex, c)
+		got := asJSON(t, d)
+		want := asJSON(t, decode.Decode(&exs[i]))
+		if !bytes.Equal(got, want) {
+			t.Fatalf("exchange %d decodes differently with the cache:\n got %.600s\nwant %.600s", i, got, want)
+		}
+		// Nothing decoded points into the request body: the caller may
+		// reuse it.
+		for j := range ex.ReqBody {
+			ex.ReqBody[j] = 'X'
+		}
+		if after := asJSON(t, d); !bytes.Equal(after, got) {
+			t.Fatalf("exchange %d: the decoded turn changed with its request body", i)
+		}
+	}
+}
+
+// TestDecodeWithCacheKeepsProblems: a malformed part is reported on every
+// turn that holds it, not only on the first.
+func TestDecodeWithCacheKeepsProblems(t *testing.T) {
+	body := func(extra string) []byte {
+		return []byte(`{"model":"m","max_tokens":5,"tools":[{"name":5}],"messages":[{"role":"user","content":[{"type":"text","text":7}]}` + extra + `]}`)
+	}
+	c := decode.NewCache()
+	for i, b := range [][]byte{body(""), body(`,{"role":"assistant","content":"ok"}`)} {
+		own := bytes.Clone(b)
+		d := decode.DecodeWith(&exchange.Exchange{Method: "POST", URL: "/v1/messages", ReqBody: own}, c)
+		alone := decode.Decode(&exchange.Exchange{Method: "POST", URL: "/v1/messages", ReqBody: b})
+		if len(d.Problems) < 2 || strings.Join(d.Problems, "\n") != strings.Join(alone.Problems, "\n") {
+			t.Errorf("request %d: problems %q, want those of decoding it alone %q", i+1, d.Problems, alone.Problems)
+		}
+		want := asJSON(t, alone)
+		for j := range own {
+			own[j] = 'X'
+		}
+		if got := asJSON(t, d); !bytes.Equal(got, want) {
+			t.Errorf("request %d: the decoded turn changed with its request body:\n got %s\nwant %s", i+1, got, want)
+		}
+	}
+}
+
+// BenchmarkDecodeSession decodes a generated 150-turn session, each
+// exchange alone and with a cache.
+func BenchmarkDecodeSession(b *testing.B) {
+	exs := longExchanges(b, 150)
+	var size int64
+	for _, ex := range exs {
+		size += int64(len(ex.ReqBody) + len(ex.RespBody))
+	}
+	b.Run("alone", func(b *testing.B) {
+		b.SetBytes(size)
+		for b.Loop() {
+			for i := range exs {
+				decode.Decode(&exs[i])
+			}
+		}
+	})
+	b.Run("cache", func(b *testing.B) {
+		b.SetBytes(size)
+		for b.Loop() {
+			c := decode.NewCache()
+			for i := range exs {
+				decode.DecodeWith(&exs[i], c)
+			}
+		}
+	})
+}

@@ -1,0 +1,153 @@
+package timeline_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/fixtures/longsession"
+	"github.com/tsinspect/tsinspect/store"
+	"github.com/tsinspect/tsinspect/timeline"
+)
+
+type keepSink struct{ exs []exchange.Exchange }
+
+func (k *keepSink) Insert(_ context.Context, ex *exchange.Exchange) error {
+	ex.ID = int64(len(k.exs) + 1)
+	k.exs = append(k.exs, *ex)
+	return nil
+}
+
+func (k *keepSink) Update(_ context.Context, ex *exchange.Exchange) error {
+	k.exs[ex.ID-1] = *ex
+	return nil
+}
+
+// longSession is the demo capture followed by a generated session with
+// subagents, side queries and compactions built on its requests.
+func longSession(t testing.TB, turns int) []exchange.Exchange {
+	t.Helper()
+	db, err := store.OpenReadOnly("../fixtures/democapture/demo.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	demo, err := db.Exchanges(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var base longsession.Base
+	for i := range demo {
+		ex := &demo[i]
+		switch {
+		case !strings.Contains(ex.URL, "/v1/messages"):
+		case strings.Contains(string(ex.ReqBody), "cc_is_subagent=true"):
+			if base.Subagent == nil {
+				base.Subagent = ex
+			}
+		case base.Main == nil:
+			base.Main = ex
+		}
+	}
+	k := &keepSink{exs: demo}
+	if _, err := longsession.Generate(context.Background(), k, base, longsession.Options{
+		Turns: turns, Seed: 5, SubagentEvery: 20, SideEvery: 15, CompactEvery: 45}); err != nil {
+		t.Fatal(err)
+	}
+	return k.exs
+}
+
+// summary is what the commands show of a session.
+func summary(t *testing.T, s *timeline.Session) string {
+	t.Helper()
+	type row struct {
+		Index  int
+		Thread string
+		Link   string
+		Flags  []string
+		Model  string
+		Cat    int
+		WS     int
+		Search int
+		Usage  any
+	}
+	var rows []row
+	for _, tu := range s.Turns {
+		r := row{Index: tu.Index, Thread: tu.Thread, Link: tu.Link, Model: tu.Decoded.Request.Model,
+			Cat: len(tu.Decoded.Catalog), WS: len(tu.Decoded.WorkingSet), Search: len(tu.Decoded.Searches), Usage: tu.Decoded.Response.Usage}
+		for _, f := range tu.Flags {
+			r.Flags = append(r.Flags, f.Kind+":"+f.Detail)
+		}
+		rows = append(rows, r)
+	}
+	b, err := json.Marshal(struct {
+		Rows    []row
+		Threads []*timeline.Thread
+	}{rows, s.Threads})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestBuilderSameAsBuild: a session built an exchange at a time, bodies
+// dropped, is the session Build makes of the whole capture, and each
+// turn's bodies come back through the loader.
+func TestBuilderSameAsBuild(t *testing.T) {
+	exs := longSession(t, 150)
+	want := timeline.Build(exs)
+
+	b := timeline.NewBuilder(false)
+	byID := map[int64]exchange.Exchange{}
+	for _, ex := range exs {
+		byID[ex.ID] = ex
+		c := ex
+		b.Add(&c)
+	}
+	loads := 0
+	b.SetLoader(func(id int64) (*exchange.Exchange, error) {
+		loads++
+		ex := byID[id]
+		return &ex, nil
+	})
+	got := b.Session()
+	if g, w := summary(t, got), summary(t, want); g != w {
+		t.Fatalf("streamed session differs from Build's:\n got %.2000s\nwant %.2000s", g, w)
+	}
+	dropped := 0
+	for i, tu := range got.Turns {
+		if tu.Exchange.ReqBody == nil {
+			dropped++
+		}
+		whole := tu.Whole()
+		if !bytes.Equal(whole.ReqBody, want.Turns[i].Exchange.ReqBody) || !bytes.Equal(whole.RespBody, want.Turns[i].Exchange.RespBody) {
+			t.Fatalf("turn %d: Whole's bodies differ from the capture's", tu.Index)
+		}
+	}
+	if dropped != len(got.Turns) || loads != len(got.Turns) {
+		t.Errorf("%d of %d turns had their bodies dropped, %d loads: want all", dropped, len(got.Turns), loads)
+	}
+}
+
+// BenchmarkBuildLong builds a generated 150-turn session from exchanges
+// handed over one at a time, bodies dropped, as the commands do.
+func BenchmarkBuildLong(b *testing.B) {
+	exs := longSession(b, 150)
+	var size int64
+	for _, ex := range exs {
+		size += int64(len(ex.ReqBody) + len(ex.RespBody))
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		bl := timeline.NewBuilder(false)
+		for _, ex := range exs {
+			c := ex
+			bl.Add(&c)
+		}
+		bl.Session()
+	}
+}
