@@ -160,3 +160,40 @@ func TestDurableIsSynchronousFull(t *testing.T) {
 		db.Close()
 	}
 }
+
+// TestStreamSalvagedMatchesSalvage: streaming a damaged capture keeps and
+// names the same rows as reading it whole, with the same damage.
+func TestStreamSalvagedMatchesSalvage(t *testing.T) {
+	path := damagedCapture(t)
+	db, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	whole, wantDamage, err := db.ExchangesSalvaged(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	var bodies []string
+	damage, err := db.StreamSalvaged(ctx, func(ex *exchange.Exchange) error {
+		ids = append(ids, ex.ID)
+		bodies = append(bodies, string(ex.ReqBody)+"|"+string(ex.RespBody))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != len(whole) {
+		t.Fatalf("streamed rows %v, want %d rows", ids, len(whole))
+	}
+	for i, ex := range whole {
+		if ids[i] != ex.ID || bodies[i] != string(ex.ReqBody)+"|"+string(ex.RespBody) {
+			t.Errorf("row %d: streamed #%d %q, want #%d", i, ids[i], bodies[i], ex.ID)
+		}
+	}
+	if DamageSummary(damage) != DamageSummary(wantDamage) {
+		t.Errorf("damage %q, want %q", DamageSummary(damage), DamageSummary(wantDamage))
+	}
+}
