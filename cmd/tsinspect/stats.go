@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -13,8 +12,6 @@ import (
 
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/stats"
-	"github.com/tsinspect/tsinspect/store"
-	"github.com/tsinspect/tsinspect/timeline"
 )
 
 const statsAbout = `
@@ -178,23 +175,18 @@ func statsOf(files []statsFile, prices *pricing.Table) (*stats.Table, []string, 
 	return total, warnings, nil
 }
 
-// addCapture reads one capture and adds it to t.
+// addCapture reads one capture, an exchange at a time, and adds it to t.
 func addCapture(t *stats.Table, f statsFile) error {
-	db, err := store.OpenReadOnly(f.path)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	exs, err := db.Exchanges(context.Background())
+	b, err := streamSession(f.path, nil)
 	if err != nil {
 		return err
 	}
 	client := ""
-	for i := range exs {
-		if client = exs[i].ClientVersion(); client != "" {
+	for _, ex := range b.Exchanges() {
+		if client = ex.ClientVersion(); client != "" {
 			break
 		}
 	}
-	t.Add(f.name, client, timeline.Build(exs))
+	t.Add(f.name, client, b.Session())
 	return nil
 }
