@@ -137,8 +137,7 @@ func (r *Report) Price(tab *pricing.Table) {
 			f.CostUSD = &usd
 		}
 		if k, ok := savedBy[t.Thread]; ok && t.ToolTokens.Saved != 0 {
-			if rate, ok := tab.PrefixRate(t.Model, u); ok {
-				saved := float64(t.ToolTokens.Saved) * rate / 1e6
+			if saved, ok := t.DeferralSavedUSD(tab); ok {
 				r.TokenSummary.Threads[k].SavedUSD += saved
 				c.DeferralSavedUSD += saved
 			}
@@ -256,4 +255,19 @@ func savedUSDText(r *Report, t ThreadTokens) string {
 		s = "≥" + s
 	}
 	return s
+}
+
+// DeferralSavedUSD prices what deferral saved on t's request: its saved
+// tool-definition tokens (ToolTokens.Saved, negative when deferral cost)
+// at the rate the request paid for the start of its prompt (cache read,
+// cache write or input). ok is false when t's model has no price.
+func (t *Turn) DeferralSavedUSD(tab *pricing.Table) (usd float64, ok bool) {
+	if tab == nil || t.Model == "" {
+		return 0, false
+	}
+	rate, ok := tab.PrefixRate(t.Model, t.Usage.pricing())
+	if !ok {
+		return 0, false
+	}
+	return float64(t.ToolTokens.Saved) * rate / 1e6, true
 }

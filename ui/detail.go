@@ -52,7 +52,7 @@ func (d *detailText) render(w, h int) []view.Line {
 	case view.TabWorkingSet:
 		return view.WorkingSet(t, q)
 	case view.TabCatalog:
-		return view.Catalog(t, q, w)
+		return append(view.Catalog(t, q, w), d.a.deferralLines(s, t)...)
 	case view.TabSearches:
 		return view.Searches(s, t, q)
 	case view.TabCache:

@@ -103,6 +103,8 @@ type app struct {
 	explain view.Explainer
 	title   string
 	prices  *pricing.Table
+	// deferral caches what deferral saved, per turn, for the Catalog tab.
+	deferral deferralCache
 	// note is the latest of Options.Notes, shown in the header.
 	note string
 	// saveDir is where the Raw tab saves.

@@ -1,0 +1,91 @@
+package ui
+
+import (
+	"fmt"
+
+	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/pricing"
+	"github.com/tsinspect/tsinspect/report"
+	"github.com/tsinspect/tsinspect/timeline"
+	"github.com/tsinspect/tsinspect/timeline/view"
+)
+
+// deferralCache keeps the tool-definition figures of one session, worked
+// out by the report package the first time the Catalog tab needs them.
+type deferralCache struct {
+	s     *timeline.Session
+	turns map[int]*report.Turn
+}
+
+// deferralLines says, under the Catalog tab, what deferring tools saved on
+// the selected request and in its thread up to it, in tokens and dollars:
+// the figures of the report's tool-definition summary.
+func (a *app) deferralLines(s *timeline.Session, t *timeline.Turn) []view.Line {
+	if s == nil || t == nil {
+		return nil
+	}
+	if a.deferral.s != s {
+		r := report.BuildWithCounts(s, "", nil)
+		a.deferral = deferralCache{s: s, turns: map[int]*report.Turn{}}
+		for i := range r.Turns {
+			a.deferral.turns[r.Turns[i].Index] = &r.Turns[i]
+		}
+	}
+	rt := a.deferral.turns[t.Index]
+	if rt == nil || len(decodedCatalog(t)) == 0 {
+		return nil
+	}
+	var sumTokens int64
+	var sumUSD float64
+	priced, lower := true, false
+	for _, idx := range threadTurns(s, t) {
+		o := a.deferral.turns[idx]
+		if o == nil {
+			continue
+		}
+		sumTokens += o.ToolTokens.Saved
+		lower = lower || o.ToolTokens.Unknown > 0
+		if usd, ok := o.DeferralSavedUSD(a.prices); ok {
+			sumUSD += usd
+		} else {
+			priced = false
+		}
+	}
+	usd, ok := rt.DeferralSavedUSD(a.prices)
+	bound := func(b bool) string {
+		if b {
+			return "≥ "
+		}
+		return ""
+	}
+	return []view.Line{
+		{},
+		{{Text: fmt.Sprintf("Deferral saved: this request %s%s tokens (%s)", bound(rt.ToolTokens.Unknown > 0), numfmt.Thousands(rt.ToolTokens.Saved), pricing.Format(usd, ok)), Role: view.RoleDim}},
+		{{Text: fmt.Sprintf("                %s up to here %s%s tokens (%s)", t.Thread, bound(lower), numfmt.Thousands(sumTokens), pricing.Format(sumUSD, priced)), Role: view.RoleDim}},
+	}
+}
+
+// decodedCatalog is the catalog t's request announced, or nil.
+func decodedCatalog(t *timeline.Turn) []string {
+	if t.Decoded == nil {
+		return nil
+	}
+	return t.Decoded.Catalog
+}
+
+// threadTurns lists the turns of t's thread up to t.
+func threadTurns(s *timeline.Session, t *timeline.Turn) []int {
+	for _, th := range s.Threads {
+		if th.ID != t.Thread {
+			continue
+		}
+		var out []int
+		for _, idx := range th.Turns {
+			if idx <= t.Index {
+				out = append(out, idx)
+			}
+		}
+		return out
+	}
+	return []int{t.Index}
+}
