@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -170,4 +171,48 @@ func TestExportStreams(t *testing.T) {
 		t.Errorf("export of an 80 MB capture peaked at %d MB", peak>>20)
 	}
 	t.Logf("peak RSS %d MB", peak>>20)
+}
+
+// TestFollowStepsPastDamagedRows: 'open --follow' on a capture with a
+// malformed row shows the rows around it and names it in the status line,
+// and keeps following: a row added later appears.
+func TestFollowStepsPastDamagedRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "damaged.db")
+	makeCapture(t, path, 4)
+	s, err := sql.Open("sqlite3", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Exec(`UPDATE exchange SET resp_headers = '[{' WHERE id = 2`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	script := filepath.Join(filepath.Dir(path), "open.sh")
+	if err := os.WriteFile(script, []byte(fmt.Sprintf("#!/bin/sh\n%s open --follow %s\nsleep 30\n", shq(kit.Tsinspect), shq(path))), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	term := startTmux(t, "follow-damaged", script)
+	term.waitFor("3 turns and the damaged row named", func(s string) bool {
+		return strings.Contains(s, "3 turns") && strings.Contains(s, "skipped 1 damaged exchange: #2")
+	})
+	makeMore(t, path)
+	term.waitFor("the row added later", func(s string) bool { return strings.Contains(s, "4 turns") })
+}
+
+// makeMore appends one exchange to a capture.
+func makeMore(t *testing.T, path string) {
+	t.Helper()
+	db, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	now := time.Now()
+	ex := &exchange.Exchange{Source: "test", Start: now, End: now, Method: "POST",
+		URL: "https://api.anthropic.com/v1/messages", Host: "api.anthropic.com",
+		ReqBody: []byte(`{"model":"claude-sonnet-4-5","max_tokens":32000,"messages":[{"role":"user","content":"later"}]}`),
+		Status:  200, RespBody: []byte(`{}`), State: exchange.StateComplete}
+	if err := db.Insert(context.Background(), ex); err != nil {
+		t.Fatal(err)
+	}
 }

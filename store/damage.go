@@ -300,3 +300,23 @@ func (db *DB) DamagedRows(ctx context.Context) ([]Damage, error) {
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
 }
+
+// ExchangesAfterSalvaged is ExchangesAfter for a capture that may hold
+// damaged rows: the rows after afterID that read well are returned, and
+// those that cannot be read are named in the damage, so that a reader
+// following a growing capture steps past them instead of stopping there.
+func (db *DB) ExchangesAfterSalvaged(ctx context.Context, afterID int64) ([]exchange.Exchange, []Damage, error) {
+	out, err := db.list(ctx, afterID)
+	if err == nil {
+		return out, nil, nil
+	}
+	if ctx.Err() != nil {
+		return nil, nil, fmt.Errorf("store: exchanges after %d: %w", afterID, ctx.Err())
+	}
+	out = nil
+	damage, err := db.eachFrom(ctx, afterID, func(ex *exchange.Exchange) error {
+		out = append(out, *ex)
+		return nil
+	})
+	return out, damage, err
+}

@@ -66,7 +66,7 @@ func RunLive(ctx context.Context, path string, opts Options) error {
 			case err != nil:
 				status = "live: " + err.Error()
 			case f.db != nil:
-				status = ""
+				status = f.status()
 			}
 			if s != nil || status != shown {
 				prev := shown
@@ -100,6 +100,17 @@ type follower struct {
 	lastID   int64
 	inFlight []int64
 	built    bool
+	// damage names the rows that could not be read and were skipped.
+	damage []store.Damage
+}
+
+// status is what the live view's status line says once the capture is
+// open: the damaged rows skipped, if any.
+func (f *follower) status() string {
+	if len(f.damage) == 0 {
+		return ""
+	}
+	return store.DamageSummary(f.damage)
 }
 
 // progress is what tells that an exchange in flight has moved on: the
@@ -138,7 +149,10 @@ func (f *follower) poll(ctx context.Context) (*timeline.Session, error) {
 	for _, id := range f.inFlight {
 		ex, err := f.db.Get(ctx, id)
 		if err != nil {
-			return nil, fmt.Errorf("ui: live: %w", err)
+			// One bad row costs only itself: it is named, and left.
+			f.damage = append(f.damage, store.Damage{ID: id, Problem: err.Error()})
+			changed = true
+			continue
 		}
 		if p := progressOf(&ex); p != f.seen[id] {
 			f.seen[id] = p
@@ -152,9 +166,16 @@ func (f *follower) poll(ctx context.Context) (*timeline.Session, error) {
 		}
 	}
 	f.inFlight = still
-	news, err := f.db.ExchangesAfter(ctx, f.lastID)
+	news, damage, err := f.db.ExchangesAfterSalvaged(ctx, f.lastID)
 	if err != nil {
 		return nil, fmt.Errorf("ui: live: %w", err)
+	}
+	for _, d := range damage {
+		f.lastID = max(f.lastID, d.ID) // step past it
+	}
+	if len(damage) > 0 {
+		f.damage = append(f.damage, damage...)
+		changed = true
 	}
 	for i := range news {
 		ex := &news[i]
