@@ -471,3 +471,43 @@ func TestCaptureFileSizeLimit(t *testing.T) {
 	}
 	checkIntegrity(t, db)
 }
+
+// TestCaptureMadeReadOnlyMidSession takes every write permission off the
+// capture and its -wal and -shm files while recording: the recorder keeps
+// the files it opened, so traffic goes on and nothing is lost, no warning
+// is printed, and the permissions are as the user left them.
+func TestCaptureMadeReadOnlyMidSession(t *testing.T) {
+	up := sseUpstream(t)
+	db := filepath.Join(t.TempDir(), "ro.db")
+	addr, stop := startRecorder(t, "--db", db, "--mode", "reverse", "--upstream", up, "--quiet")
+	body := `{"model":"claude-sonnet-4-5","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	send := func(n int) {
+		for range n {
+			if code := sendWithKey(t, "POST", "http://"+addr+"/v1/messages", body); code != 200 {
+				t.Fatalf("status %d", code)
+			}
+		}
+	}
+	send(3)
+	files, _ := filepath.Glob(db + "*")
+	if len(files) < 2 {
+		t.Fatalf("capture files %v, want the database and its WAL", files)
+	}
+	for _, f := range files {
+		if err := os.Chmod(f, 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(3)
+	stderr := stop()
+	if strings.Contains(stderr, "cannot write") || !strings.Contains(stderr, "recorded 6 exchanges") || !strings.Contains(stderr, "complete 6") {
+		t.Errorf("summary after the files were made read-only:\n%s", stderr)
+	}
+	if n := countRows(t, db, "complete"); n != 6 {
+		t.Errorf("%d complete rows, want 6", n)
+	}
+	if fi, err := os.Stat(db); err != nil || fi.Mode().Perm() != 0o444 {
+		t.Errorf("the capture's mode was changed back: %v", fi.Mode())
+	}
+	checkIntegrity(t, db)
+}
