@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/rand"
 	"io"
 	"net"
@@ -30,6 +31,10 @@ func TestUpstreamFaults(t *testing.T) {
 	zw, _ := zstd.NewWriter(&zs)
 	zw.Write([]byte(strings.Repeat("zstd body ", 1000)))
 	zw.Close()
+	var gz bytes.Buffer
+	gw := gzip.NewWriter(&gz)
+	gw.Write([]byte(strings.Repeat("gzip body ", 1000)))
+	gw.Close()
 
 	cases := []struct {
 		name    string
@@ -60,6 +65,26 @@ func TestUpstreamFaults(t *testing.T) {
 		}, func(t *testing.T, status int, body []byte, readErr error, ex exchange.Exchange) {
 			if status != 529 || !bytes.Contains(body, []byte("overloaded_error")) || ex.Status != 529 || ex.State != exchange.StateComplete {
 				t.Errorf("client %d %q; recorded %d %s", status, body, ex.Status, ex.State)
+			}
+		}},
+		{"stall before headers", func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(700 * time.Millisecond)
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "event: ping\ndata: {}\n\n")
+		}, func(t *testing.T, status int, body []byte, readErr error, ex exchange.Exchange) {
+			if status != 200 || readErr != nil || string(body) != "event: ping\ndata: {}\n\n" || ex.State != exchange.StateComplete {
+				t.Errorf("client %d %q (%v); recorded %s", status, body, readErr, ex.State)
+			}
+			if wait := ex.FirstByte.Sub(ex.Start); wait < 500*time.Millisecond {
+				t.Errorf("first byte recorded %v after the start, want the stall in it", wait)
+			}
+		}},
+		{"gzip body", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Write(gz.Bytes())
+		}, func(t *testing.T, status int, body []byte, readErr error, ex exchange.Exchange) {
+			if !bytes.Equal(body, gz.Bytes()) || string(ex.RespBodyDecoded) != strings.Repeat("gzip body ", 1000) {
+				t.Errorf("client got %d bytes; decoded record %d bytes", len(body), len(ex.RespBodyDecoded))
 			}
 		}},
 		{"stall mid-stream", func(w http.ResponseWriter, r *http.Request) {
