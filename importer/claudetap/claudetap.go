@@ -16,7 +16,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/url"
 	"strings"
@@ -72,45 +71,21 @@ func Looks(head []byte) bool {
 // records without a request are left out quietly), and a last line cut off
 // is reported as damage.
 func Read(r io.Reader) (*recon.Result, error) {
-	res := &recon.Result{}
-	var first error
-	err := recon.Lines(r, func(n int, line []byte, last bool) {
-		if first != nil {
-			return
-		}
-		res.Records++
-		var rec record
-		err := json.Unmarshal(line, &rec)
-		if err == nil && rec.Request == nil {
-			if rec.Turn == nil && res.Records == 1 && !bytes.Contains(line, []byte(`"kind"`)) {
-				first = fmt.Errorf("claudetap: %w: line %d has no request", ErrNotClaudeTap, n)
+	return recon.JSONLines(r, recon.Format{Name: "claudetap", NotOurs: ErrNotClaudeTap, Looks: Looks,
+		Decode: func(line []byte, first bool) (*exchange.Exchange, string, error) {
+			var rec record
+			if err := json.Unmarshal(line, &rec); err != nil {
+				return nil, "", err
 			}
-			return // a meta or summary record
-		}
-		if err != nil {
-			if res.Records == 1 && !Looks(line) {
-				first = fmt.Errorf("claudetap: %w: line %d: %v", ErrNotClaudeTap, n, err)
-				return
+			if rec.Request == nil {
+				if rec.Turn == nil && first && !bytes.Contains(line, []byte(`"kind"`)) {
+					return nil, "has no request", nil
+				}
+				return nil, "", nil // a meta or summary record
 			}
-			if last {
-				res.Damage = fmt.Sprintf("the last line (%d) is cut off", n)
-				return
-			}
-			res.Skip("line %d: %v", n, err)
-			return
-		}
-		res.Exchanges = append(res.Exchanges, exchangeOf(&rec))
-	})
-	if first != nil {
-		return nil, first
-	}
-	if err != nil {
-		return nil, fmt.Errorf("claudetap: %w", err)
-	}
-	if res.Records == 0 {
-		return nil, fmt.Errorf("claudetap: %w: the file is empty", ErrNotClaudeTap)
-	}
-	return res, nil
+			ex := exchangeOf(&rec)
+			return &ex, "", nil
+		}})
 }
 
 func exchangeOf(rec *record) exchange.Exchange {

@@ -16,7 +16,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 
 	"github.com/tsinspect/tsinspect/exchange"
@@ -64,42 +63,18 @@ func Looks(line []byte) bool {
 // after that, lines that cannot be read are counted and skipped, and a last
 // line cut off is reported as damage.
 func Read(r io.Reader) (*recon.Result, error) {
-	res := &recon.Result{}
-	var first error
-	err := recon.Lines(r, func(n int, line []byte, last bool) {
-		if first != nil {
-			return
-		}
-		res.Records++
-		var p pair
-		err := json.Unmarshal(line, &p)
-		if err == nil && p.Request == nil {
-			err = errors.New("no request")
-		}
-		if err != nil {
-			if res.Records == 1 && !Looks(line) {
-				first = fmt.Errorf("claudetrace: %w: line %d: %v", ErrNotClaudeTrace, n, err)
-				return
+	return recon.JSONLines(r, recon.Format{Name: "claudetrace", NotOurs: ErrNotClaudeTrace, Looks: Looks,
+		Decode: func(line []byte, _ bool) (*exchange.Exchange, string, error) {
+			var p pair
+			if err := json.Unmarshal(line, &p); err != nil {
+				return nil, "", err
 			}
-			if last {
-				res.Damage = fmt.Sprintf("the last line (%d) is cut off", n)
-				return
+			if p.Request == nil {
+				return nil, "", errors.New("no request")
 			}
-			res.Skip("line %d: %v", n, err)
-			return
-		}
-		res.Exchanges = append(res.Exchanges, exchangeOf(&p))
-	})
-	if first != nil {
-		return nil, first
-	}
-	if err != nil {
-		return nil, fmt.Errorf("claudetrace: %w", err)
-	}
-	if res.Records == 0 {
-		return nil, fmt.Errorf("claudetrace: %w: the file is empty", ErrNotClaudeTrace)
-	}
-	return res, nil
+			ex := exchangeOf(&p)
+			return &ex, "", nil
+		}})
 }
 
 func exchangeOf(p *pair) exchange.Exchange {

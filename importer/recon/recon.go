@@ -305,3 +305,59 @@ func Lines(r io.Reader, fn func(n int, line []byte, last bool)) error {
 		}
 	}
 }
+
+// Format describes a log of one JSON record a line, as claude-trace and
+// claude-tap write, for JSONLines.
+type Format struct {
+	// Name prefixes errors ("claudetrace").
+	Name string
+	// NotOurs is wrapped by the error that refuses the file.
+	NotOurs error
+	// Looks reports whether a line is a record of this format.
+	Looks func(line []byte) bool
+	// Decode makes one line into an exchange. It returns nil and no error
+	// for a record that holds no exchange (left out quietly), refuse to
+	// refuse the file with that text after its line number, or an error
+	// for a line that cannot be read. first is set for the file's first
+	// record.
+	Decode func(line []byte, first bool) (ex *exchange.Exchange, refuse string, err error)
+}
+
+// JSONLines reads a log of f's format. It fails (with an error wrapping
+// f.NotOurs) only when the first record is not of the format; after that,
+// lines that cannot be read are counted and skipped, and a last line cut
+// off is reported as damage.
+func JSONLines(r io.Reader, f Format) (*Result, error) {
+	res := &Result{}
+	var refused error
+	err := Lines(r, func(n int, line []byte, last bool) {
+		if refused != nil {
+			return
+		}
+		res.Records++
+		first := res.Records == 1
+		ex, refuse, err := f.Decode(line, first)
+		switch {
+		case refuse != "":
+			refused = fmt.Errorf("%s: %w: line %d %s", f.Name, f.NotOurs, n, refuse)
+		case err != nil && first && !f.Looks(line):
+			refused = fmt.Errorf("%s: %w: line %d: %v", f.Name, f.NotOurs, n, err)
+		case err != nil && last:
+			res.Damage = fmt.Sprintf("the last line (%d) is cut off", n)
+		case err != nil:
+			res.Skip("line %d: %v", n, err)
+		case ex != nil:
+			res.Exchanges = append(res.Exchanges, *ex)
+		}
+	})
+	if refused != nil {
+		return nil, refused
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Name, err)
+	}
+	if res.Records == 0 {
+		return nil, fmt.Errorf("%s: %w: the file is empty", f.Name, f.NotOurs)
+	}
+	return res, nil
+}
