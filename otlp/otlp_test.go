@@ -6,8 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,11 +17,10 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/tsinspect/tsinspect/exchange"
-	"github.com/tsinspect/tsinspect/fixtures/democapture"
+	"github.com/tsinspect/tsinspect/fixtures/session"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/report"
-	"github.com/tsinspect/tsinspect/store"
 )
 
 func TestConfigFromEnv(t *testing.T) {
@@ -88,20 +85,7 @@ func TestConfigFromEnv(t *testing.T) {
 // demoExchanges reads the bundled capture.
 func demoExchanges(t *testing.T) []exchange.Exchange {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "demo.db")
-	if err := os.WriteFile(path, democapture.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	db, err := store.OpenReadOnly(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	exs, err := db.Exchanges(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return exs
+	return session.DemoExchanges(t)
 }
 
 func attr(kvs []*commonpb.KeyValue, key string) *commonpb.AnyValue {

@@ -2,36 +2,19 @@ package stats_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/tsinspect/tsinspect/fixtures/democapture"
+	"github.com/tsinspect/tsinspect/fixtures/session"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/stats"
-	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
 func demoSession(t *testing.T) *timeline.Session {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "demo.db")
-	if err := os.WriteFile(path, democapture.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	db, err := store.OpenReadOnly(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	exs, err := db.Exchanges(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return timeline.Build(exs)
+	return timeline.Build(session.DemoExchanges(t))
 }
 
 func TestDemoTwiceMerged(t *testing.T) {
