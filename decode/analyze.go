@@ -137,10 +137,11 @@ func catalog(t *Turn) {
 			}
 			continue
 		}
-		for j, b := range m.Blocks {
+		for j := range m.Blocks {
+			b := &m.Blocks[j]
 			switch b.Type {
 			case "text":
-				for _, a := range scanAnnouncements(b.Text) {
+				for _, a := range t.cache.announcements(b, t.isCached(i)) {
 					events = append(events, CatalogEvent{Message: i, Block: j, Form: a.form, Remove: a.remove, Names: a.names})
 				}
 			case "tool_addition", "tool_removal":
@@ -177,6 +178,15 @@ func catalog(t *Turn) {
 	}
 	t.CatalogEvents = events
 	t.Catalog = sortedKeys(set)
+	if t.cache != nil {
+		t.CatalogEvents = share(t.cache, &t.cache.catalogEvents, t.CatalogEvents, sameCatalogEvent)
+		t.Catalog = shareCatalog(t.cache, t.Catalog)
+	}
+}
+
+// isCached reports whether message i is a cached part.
+func (t *Turn) isCached(i int) bool {
+	return i >= 0 && i < len(t.cached) && t.cached[i]
 }
 
 func hasServerSearch(tools []Tool) bool {
@@ -294,6 +304,7 @@ func searches(t *Turn) {
 			serverSearch[tool.Name] = ModeBM25
 		}
 	}
+	var list []Search
 	consider := func(b *Block, call Location) {
 		var s Search
 		switch b.Type {
@@ -302,7 +313,7 @@ func searches(t *Turn) {
 			if b.Name != ClientSearchTool && !(ok && res.block.Type == "tool_result" && len(res.block.References) > 0) {
 				return
 			}
-			s = t.cache.clientSearch(b, !call.Response)
+			s = t.cache.clientSearch(b, !call.Response && t.isCached(call.Message))
 		case "server_tool_use":
 			mode := serverSearch[b.Name]
 			switch {
@@ -335,7 +346,7 @@ func searches(t *Turn) {
 				s.New = res.loc.Message == last
 			}
 		}
-		t.Searches = append(t.Searches, s)
+		list = append(list, s)
 		if s.New {
 			t.NewSearches = append(t.NewSearches, s)
 		}
@@ -351,6 +362,7 @@ func searches(t *Turn) {
 	for j := range t.Response.Content {
 		consider(&t.Response.Content[j], Location{Response: true, Message: -1, Block: j})
 	}
+	t.Searches = t.cache.searchPointers(list)
 }
 
 // clientSearch reads a client search call's input.
@@ -462,7 +474,7 @@ func toolCalls(t *Turn) {
 	}
 }
 
-func lastUserIndex(ms []Message) int {
+func lastUserIndex(ms []*Message) int {
 	for i := len(ms) - 1; i >= 0; i-- {
 		if ms[i].Role == "user" {
 			return i

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/internal/sharing"
 )
 
 // Cache lets decoding reuse what it decoded of earlier requests. Each
@@ -28,6 +29,14 @@ type Cache struct {
 	// searches holds what clientSearch read of a cached block's input:
 	// every later turn lists the same search again.
 	searches map[*Block]Search
+	// announced holds what scanAnnouncements found in a cached text
+	// block, for the same reason.
+	announced map[*Block][]textAnnouncement
+	// What the lists of successive Turns share (share.go).
+	tools         sharing.Ring[Tool]
+	catalogEvents sharing.Ring[CatalogEvent]
+	searchLists   [][]*Search
+	catalogs      [][]string
 	// marks are where validating recent request bodies could resume, per
 	// body: a request repeats most of the previous one of its thread, and
 	// only what follows the last mark it shares is validated again.
@@ -60,14 +69,14 @@ const (
 type cachedPart struct {
 	kind byte
 	raw  []byte
-	msg  Message
+	msg  *Message
 	tool Tool
 	sys  SystemBlock
 }
 
 // NewCache returns an empty Cache.
 func NewCache() *Cache {
-	return &Cache{seed: maphash.MakeSeed(), parts: map[uint64][]cachedPart{}, searches: map[*Block]Search{}}
+	return &Cache{seed: maphash.MakeSeed(), parts: map[uint64][]cachedPart{}, searches: map[*Block]Search{}, announced: map[*Block][]textAnnouncement{}}
 }
 
 // DecodeWith is Decode, reusing and filling c; a nil c is Decode.
@@ -122,21 +131,27 @@ func (t *Turn) own(raw []byte) []byte {
 	return bytes.Clone(raw)
 }
 
-// detachBlock makes b refer to its own copy of its raw bytes rather than into
-// the request body, so that caching it does not keep the body alive.
-func detachBlock(b *Block) {
-	if len(b.Raw) == 0 {
-		return
+// detachBlock makes b refer to bytes of own, a copy of the message item
+// it was decoded from, rather than into the request body, so that caching
+// it does not keep the body alive.
+func detachBlock(b *Block, item, own []byte) {
+	b.Raw = rehome(b.Raw, item, own)
+	b.Input = rehome(b.Input, item, own)
+}
+
+// rehome returns the bytes of own at the place sub has in item, when sub
+// is a part of item (as every part of a decoded message is), or a copy of
+// sub.
+func rehome(sub, item, own []byte) []byte {
+	if len(sub) == 0 {
+		return sub
 	}
-	own := bytes.Clone(b.Raw)
-	if len(b.Input) > 0 {
-		if i := bytes.Index(own, b.Input); i >= 0 {
-			b.Input = own[i : i+len(b.Input)]
-		} else {
-			b.Input = bytes.Clone(b.Input)
-		}
+	// Both are slices of one body, running to the end of its array.
+	off := cap(item) - cap(sub)
+	if off >= 0 && off+len(sub) <= len(item) && len(own) == len(item) && bytes.Equal(own[off:off+len(sub)], sub) {
+		return own[off : off+len(sub) : off+len(sub)]
 	}
-	b.Raw = own
+	return bytes.Clone(sub)
 }
 
 // clientSearch is clientSearch(b), read once per cached block.

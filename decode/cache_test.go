@@ -151,3 +151,50 @@ func BenchmarkDecodeSession(b *testing.B) {
 		}
 	})
 }
+
+// TestDecodeWithCacheSharesHistory: with a cache, the turns of a session
+// share what their histories repeat. Each message, tool list and search is
+// held once however many turns list it again, so what a session holds
+// grows with what is new in each turn, not with the square of its length.
+func TestDecodeWithCacheSharesHistory(t *testing.T) {
+	exs := longExchanges(t, 120)
+	c := decode.NewCache()
+	messages := map[*decode.Message]bool{}
+	searches := map[*decode.Search]bool{}
+	searchIDs := map[string]bool{}
+	toolArrays := map[*decode.Tool]bool{}
+	listed, turns := 0, 0
+	for i := range exs {
+		d := decode.DecodeWith(&exs[i], c)
+		if d.Request.Kind != decode.KindMessages {
+			continue
+		}
+		turns++
+		listed += len(d.Request.Messages)
+		for _, m := range d.Request.Messages {
+			messages[m] = true
+		}
+		for _, s := range d.Searches {
+			searches[s] = true
+			searchIDs[s.ToolUseID] = true
+		}
+		if len(d.Request.Tools) > 0 {
+			toolArrays[&d.Request.Tools[0]] = true
+		}
+	}
+	// A message is held once; the last of each request differs from the
+	// next request's copy (its cache_control moves on), so up to one more
+	// per turn.
+	if len(messages) > listed/4 {
+		t.Errorf("%d distinct messages for %d listed over %d turns: the history is not shared", len(messages), listed, turns)
+	}
+	// A search is held again only when it changes: called in a response,
+	// answered (its result new), then history.
+	if len(searchIDs) == 0 || len(searches) > 3*len(searchIDs)+turns/10 {
+		t.Errorf("%d search values for %d searches over %d turns", len(searches), len(searchIDs), turns)
+	}
+	if len(toolArrays) > turns/4 {
+		t.Errorf("%d tool lists held for %d turns", len(toolArrays), turns)
+	}
+	t.Logf("%d turns: %d messages listed, %d held; %d searches, %d values; %d tool arrays", turns, listed, len(messages), len(searchIDs), len(searches), len(toolArrays))
+}

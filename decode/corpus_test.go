@@ -486,9 +486,10 @@ func stripCallInput(cs []ToolCall) []ToolCall {
 	return out
 }
 
-func stripSearchInput(ss []Search) []Search {
+func stripSearchInput(ss []*Search) []Search {
 	out := make([]Search, len(ss))
-	for i, s := range ss {
+	for i, p := range ss {
+		s := *p
 		s.Input = nil
 		out[i] = s
 	}

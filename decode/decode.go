@@ -37,7 +37,7 @@ func Decode(ex *exchange.Exchange) (t *Turn) {
 
 func decode(ex *exchange.Exchange, c *Cache) (t *Turn) {
 	t = &Turn{DecoderVersion: Version, LastUser: LastUser{Message: -1}, cache: c}
-	defer func() { t.cache = nil }()
+	defer func() { t.cache, t.cached = nil, nil }()
 	if ex == nil {
 		t.problem("no exchange")
 		return t
@@ -215,6 +215,9 @@ func decodeTools(t *Turn, raw json.RawMessage) {
 	}
 	r := &t.Request
 	r.Tools = make([]Tool, 0, len(items))
+	if t.cache != nil {
+		defer func() { r.Tools = share(t.cache, &t.cache.tools, r.Tools, sameTool) }()
+	}
 	for i, item := range items {
 		if p, ok := t.cache.get(partTool, item); ok {
 			r.Tools = append(r.Tools, p.tool)
@@ -306,9 +309,13 @@ func decodeMessages(t *Turn, raw json.RawMessage) {
 		return
 	}
 	r := &t.Request
-	r.Messages = make([]Message, 0, len(items))
+	r.Messages = make([]*Message, 0, len(items))
+	if t.cache != nil {
+		t.cached = make([]bool, len(items))
+	}
 	for i, item := range items {
 		if p, ok := t.cache.get(partMessage, item); ok {
+			t.cached[i] = true
 			for j, b := range p.msg.Blocks {
 				if cc := b.CacheControl; cc != nil {
 					r.CacheMarkers = append(r.CacheMarkers, CacheMarker{Where: "message", Index: i, Block: j, Type: cc.Type, TTL: cc.TTL})
@@ -318,7 +325,7 @@ func decodeMessages(t *Turn, raw json.RawMessage) {
 			continue
 		}
 		problems := len(t.Problems)
-		m := Message{}
+		m := &Message{}
 		w, ok := parseObject(item)
 		if !ok {
 			t.problem("message %d is not an object", i)
@@ -349,11 +356,13 @@ func decodeMessages(t *Turn, raw json.RawMessage) {
 			}
 		}
 		if t.cache != nil {
+			own := bytes.Clone(item)
 			for j := range m.Blocks {
-				detachBlock(&m.Blocks[j])
+				detachBlock(&m.Blocks[j], item, own)
 			}
 			if len(t.Problems) == problems {
-				t.cache.put(cachedPart{kind: partMessage, raw: bytes.Clone(item), msg: m})
+				t.cache.put(cachedPart{kind: partMessage, raw: own, msg: m})
+				t.cached[i] = true
 			}
 		}
 		r.Messages = append(r.Messages, m)

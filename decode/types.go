@@ -92,7 +92,7 @@ type Turn struct {
 	// searches (ToolSearch, or any tool_use answered with tool_reference
 	// blocks) and server searches, from the request history and from the
 	// response, in order.
-	Searches []Search `json:"searches,omitempty"`
+	Searches []*Search `json:"searches,omitempty"`
 	// NewSearches are the searches whose result is new in this turn: a
 	// client search answered in the last user message, or a server search
 	// answered in this response. A report lists a search on this turn.
@@ -109,6 +109,9 @@ type Turn struct {
 	Problems []string `json:"problems,omitempty"`
 
 	cache *Cache // while decoding with DecodeWith
+	// cached[i] is set, while decoding with a Cache, when message i is a
+	// cached part (its blocks are shared with other Turns).
+	cached []bool
 }
 
 // Request is the decoded request body and the headers that matter.
@@ -127,7 +130,7 @@ type Request struct {
 	SystemIsString bool          `json:"system_is_string,omitempty"`
 	System         []SystemBlock `json:"system,omitempty"`
 	Tools          []Tool        `json:"tools,omitempty"`
-	Messages       []Message     `json:"messages,omitempty"`
+	Messages       []*Message    `json:"messages,omitempty"`
 
 	StopSequences []string        `json:"stop_sequences,omitempty"`
 	Metadata      json.RawMessage `json:"metadata,omitempty"`

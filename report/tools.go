@@ -379,7 +379,7 @@ func announcementTokens(d *decode.Turn) int64 {
 			continue
 		}
 		seen[at{ev.Message, ev.Block}] = true
-		m := &d.Request.Messages[ev.Message]
+		m := d.Request.Messages[ev.Message]
 		switch {
 		case ev.Block < 0:
 			n += estimate([]byte(m.Text))

@@ -37,7 +37,7 @@ func toolSession() (*timeline.Session, string) {
 			json.Unmarshal([]byte(raw), &head)
 			d.Request.Tools = append(d.Request.Tools, decode.Tool{Name: head.Name, DeferLoading: head.DeferLoading, Raw: json.RawMessage(raw)})
 		}
-		d.Request.Messages = []decode.Message{{Role: "user", Blocks: []decode.Block{{Type: "text", Text: announce}}}}
+		d.Request.Messages = []*decode.Message{{Role: "user", Blocks: []decode.Block{{Type: "text", Text: announce}}}}
 		d.CatalogEvents = []decode.CatalogEvent{{Message: 0, Block: 0, Form: "reminder", Names: d.Catalog}}
 		t := &timeline.Turn{Index: i, Thread: "main", Prev: i - 1, Decoded: d, Exchange: &exchange.Exchange{ID: int64(i), Status: 200}}
 		if i == 2 {

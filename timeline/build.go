@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"github.com/tsinspect/tsinspect/internal/sharing"
 	"runtime"
 	"sort"
 	"strconv"
@@ -243,6 +244,8 @@ func analyse(t *Turn, h *hasher) *info {
 		prev = chain(prev, in.msgHash[i])
 		in.pre[i] = prev
 	}
+	in.msgHash = h.msgLists.Share(in.msgHash, sharing.Equal[digest])
+	in.pre = h.preLists.Share(in.pre, sharing.Equal[digest])
 	if len(d.Response.Content) > 0 {
 		in.resp = h.message(assistantMessage(d.Response))
 		in.hasResp = true
@@ -256,7 +259,7 @@ func analyse(t *Turn, h *hasher) *info {
 			}
 			continue
 		}
-		bh := h.raw(append([]byte("system\x00"+b.Text+"\x00"), b.Raw...), func() []byte { return canonicalSystemBlock(b) })
+		bh := h.raw(func() []byte { return canonicalSystemBlock(b) }, "system", b.Text, b.Raw)
 		in.sysIdx = append(in.sysIdx, i)
 		in.sysHash = append(in.sysHash, bh)
 		sys = chain(sys, bh)
@@ -264,7 +267,7 @@ func analyse(t *Turn, h *hasher) *info {
 	in.sysKey = sys
 	tk, all := seed, seed
 	for _, tool := range r.Tools {
-		th := h.raw(append([]byte("tool\x00"), tool.Raw...), func() []byte { return CanonicalJSON(tool.Raw) })
+		th := h.raw(func() []byte { return CanonicalJSON(tool.Raw) }, "tool", "", tool.Raw)
 		all = chain(all, th)
 		if tool.DeferLoading {
 			continue
@@ -320,7 +323,7 @@ func canonicalSystemBlock(b decode.SystemBlock) []byte {
 	if len(b.Raw) > 0 && !isJSONString(b.Raw) {
 		return CanonicalJSON(b.Raw)
 	}
-	return canonicalMessage(decode.Message{Role: "system", StringContent: true, Text: b.Text})
+	return canonicalMessage(&decode.Message{Role: "system", StringContent: true, Text: b.Text})
 }
 
 func isJSONString(raw []byte) bool {
@@ -346,7 +349,7 @@ func betaSet(r *decode.Request) []string {
 }
 
 // lastUserTexts returns the texts of the last user message.
-func lastUserTexts(ms []decode.Message) []string {
+func lastUserTexts(ms []*decode.Message) []string {
 	for i := len(ms) - 1; i >= 0; i-- {
 		if ms[i].Role != "user" {
 			continue
@@ -364,7 +367,7 @@ func lastUserTexts(ms []decode.Message) []string {
 
 // startsContinued reports whether the first user message is Claude Code's
 // post-compaction summary.
-func startsContinued(ms []decode.Message) bool {
+func startsContinued(ms []*decode.Message) bool {
 	for _, m := range ms {
 		if m.Role != "user" {
 			continue

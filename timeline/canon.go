@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"github.com/tsinspect/tsinspect/internal/sharing"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -152,7 +154,7 @@ func canonicalBlock(b decode.Block) []byte {
 // {"role":...,"content":[blocks]}, string content being one text block as
 // the API reads it. The byte offsets in messages_changed details count
 // bytes of this form.
-func canonicalMessage(m decode.Message) []byte {
+func canonicalMessage(m *decode.Message) []byte {
 	var buf bytes.Buffer
 	buf.WriteString(`{"role":`)
 	writeString(&buf, m.Role)
@@ -169,7 +171,7 @@ func canonicalMessage(m decode.Message) []byte {
 
 // messageBlocks returns a message's blocks, string content as one text
 // block.
-func messageBlocks(m decode.Message) []decode.Block {
+func messageBlocks(m *decode.Message) []decode.Block {
 	if m.StringContent {
 		raw, _ := json.Marshal(map[string]string{"type": "text", "text": m.Text})
 		return []decode.Block{{Type: "text", Text: m.Text, Raw: raw}}
@@ -178,7 +180,7 @@ func messageBlocks(m decode.Message) []decode.Block {
 }
 
 // blockOffsets returns where each block of canonicalMessage(m) starts.
-func blockOffsets(m decode.Message) []int {
+func blockOffsets(m *decode.Message) []int {
 	var offs []int
 	var buf bytes.Buffer
 	buf.WriteString(`{"role":`)
@@ -196,8 +198,8 @@ func blockOffsets(m decode.Message) []int {
 
 // assistantMessage is the message a client appends to its history from a
 // response: role assistant, the response's content blocks.
-func assistantMessage(r decode.Response) decode.Message {
-	return decode.Message{Role: "assistant", Blocks: r.Content}
+func assistantMessage(r decode.Response) *decode.Message {
+	return &decode.Message{Role: "assistant", Blocks: r.Content}
 }
 
 func hashBytes(b []byte) digest { return sha256.Sum256(b) }
@@ -211,6 +213,9 @@ type hasher struct {
 	// by its first block: turns share those messages, and a message is
 	// hashed once rather than on every turn that repeats it.
 	msgs map[msgKey]digest
+	// Recent lists of message hashes and prefix hashes, which the turns
+	// of a conversation share (see package sharing).
+	msgLists, preLists sharing.Ring[digest]
 }
 
 // msgKey names a message decoded from a decode.Cache: its blocks are
@@ -239,10 +244,18 @@ func (h *hasher) block(b decode.Block) digest {
 	return d
 }
 
-// raw returns the hash of canon(raw), computing it once per distinct raw
-// value: system blocks and tool definitions repeat on every turn.
-func (h *hasher) raw(raw []byte, canon func() []byte) digest {
-	key := hashBytes(raw)
+// raw returns the hash of canon(), computing it once per distinct kind,
+// text and raw value: system blocks and tool definitions repeat on every
+// turn.
+func (h *hasher) raw(canon func() []byte, kind, text string, raw []byte) digest {
+	sum := sha256.New()
+	io.WriteString(sum, kind)
+	sum.Write([]byte{0})
+	io.WriteString(sum, text)
+	sum.Write([]byte{0})
+	sum.Write(raw)
+	var key digest
+	sum.Sum(key[:0])
 	if d, ok := h.blocks[key]; ok {
 		return d
 	}
@@ -254,7 +267,7 @@ func (h *hasher) raw(raw []byte, canon func() []byte) digest {
 // message returns the hash of a message: its role and the canonical
 // hashes of its blocks (string content being one text block). Two
 // messages hash alike exactly when their canonicalMessage forms are equal.
-func (h *hasher) message(m decode.Message) digest {
+func (h *hasher) message(m *decode.Message) digest {
 	if len(m.Blocks) > 0 {
 		k := msgKey{first: &m.Blocks[0], n: len(m.Blocks), role: m.Role}
 		if d, ok := h.msgs[k]; ok {
@@ -267,7 +280,7 @@ func (h *hasher) message(m decode.Message) digest {
 	return h.hashMessage(m)
 }
 
-func (h *hasher) hashMessage(m decode.Message) digest {
+func (h *hasher) hashMessage(m *decode.Message) digest {
 	buf := make([]byte, 0, len(m.Role)+2+sha256.Size*max(len(m.Blocks), 1))
 	buf = append(buf, m.Role...)
 	buf = append(buf, 0, 0)

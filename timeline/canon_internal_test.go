@@ -40,12 +40,12 @@ func TestCanonicalJSON(t *testing.T) {
 	// A string message and its one-text-block form hash alike; the role
 	// counts.
 	h := newHasher()
-	str := decode.Message{Role: "user", StringContent: true, Text: "hi"}
-	blk := decode.Message{Role: "user", Blocks: []decode.Block{{Type: "text", Text: "hi", Raw: json.RawMessage(`{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}`)}}}
+	str := &decode.Message{Role: "user", StringContent: true, Text: "hi"}
+	blk := &decode.Message{Role: "user", Blocks: []decode.Block{{Type: "text", Text: "hi", Raw: json.RawMessage(`{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}`)}}}
 	if h.message(str) != h.message(blk) || !bytes.Equal(canonicalMessage(str), canonicalMessage(blk)) {
 		t.Errorf("string and block forms differ")
 	}
-	if h.message(decode.Message{Role: "assistant", Blocks: blk.Blocks}) == h.message(blk) {
+	if h.message(&decode.Message{Role: "assistant", Blocks: blk.Blocks}) == h.message(blk) {
 		t.Errorf("role ignored")
 	}
 }

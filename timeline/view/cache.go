@@ -348,7 +348,7 @@ func blockText(b decode.Block) string {
 	return pretty(b.Raw)
 }
 
-func messageText(m decode.Message) string {
+func messageText(m *decode.Message) string {
 	if m.StringContent {
 		return m.Text
 	}

@@ -1,0 +1,79 @@
+package sharing
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestShareExtends(t *testing.T) {
+	var r Ring[int]
+	a := r.Share([]int{1, 2}, Equal[int])
+	b := r.Share([]int{1, 2, 3, 4}, Equal[int])
+	c := r.Share([]int{1, 2, 3}, Equal[int])
+	if !slices.Equal(a, []int{1, 2}) || !slices.Equal(b, []int{1, 2, 3, 4}) || !slices.Equal(c, []int{1, 2, 3}) {
+		t.Fatalf("entries changed: %v %v %v", a, b, c)
+	}
+	if &b[0] != &c[0] {
+		t.Errorf("a list that is a prefix of an earlier one does not share its array")
+	}
+	if cap(a) != len(a) || cap(b) != len(b) || cap(c) != len(c) {
+		t.Errorf("capacities %d %d %d, want the lengths", cap(a), cap(b), cap(c))
+	}
+	// Appending to a handed-out list never writes into another.
+	_ = append(a, 99)
+	if b[2] != 3 {
+		t.Errorf("appending to one list changed another: %v", b)
+	}
+}
+
+func TestShareDiverges(t *testing.T) {
+	var r Ring[int]
+	a := r.Share([]int{1, 2, 3}, Equal[int])
+	b := r.Share([]int{1, 2, 7, 8}, Equal[int])
+	if !slices.Equal(a, []int{1, 2, 3}) || !slices.Equal(b, []int{1, 2, 7, 8}) {
+		t.Fatalf("entries changed: %v %v", a, b)
+	}
+	if &a[0] == &b[0] {
+		t.Errorf("diverging lists share an array")
+	}
+	// Both stay offered: a prefix of either shares its array.
+	c := r.Share([]int{1, 2}, Equal[int])
+	d := r.Share([]int{1, 2, 7}, Equal[int])
+	if &d[0] != &b[0] || (&c[0] != &a[0] && &c[0] != &b[0]) {
+		t.Errorf("a prefix did not share with the array it is a prefix of")
+	}
+}
+
+// TestShareGrowsLinearly checks that a thousand lists, each extending the
+// one before, are held in few arrays: what they cost grows with the last
+// list's length, not with the sum of their lengths.
+func TestShareGrowsLinearly(t *testing.T) {
+	var r Ring[int]
+	arrays := map[*int]bool{}
+	var all []int
+	for i := 0; i < 1000; i++ {
+		all = append(all, i)
+		got := r.Share(slices.Clone(all), Equal[int])
+		if !slices.Equal(got, all) {
+			t.Fatalf("list %d changed", i)
+		}
+		arrays[&got[0]] = true
+	}
+	if len(arrays) > 20 {
+		t.Errorf("a thousand extending lists are held in %d arrays, want at most 20", len(arrays))
+	}
+}
+
+func TestShareKeepsFewArrays(t *testing.T) {
+	var r Ring[int]
+	first := r.Share([]int{0}, Equal[int])
+	for i := 1; i <= Size; i++ {
+		r.Share([]int{i}, Equal[int])
+	}
+	if again := r.Share([]int{0, 1}, Equal[int]); &again[0] == &first[0] {
+		t.Errorf("an array older than %d others is still offered", Size)
+	}
+	if len(r.arrays) > Size {
+		t.Errorf("%d arrays kept, want at most %d", len(r.arrays), Size)
+	}
+}
