@@ -2,6 +2,7 @@ package decode
 
 import (
 	"bytes"
+	"encoding/binary"
 	"hash/maphash"
 	"slices"
 	"sync"
@@ -84,11 +85,34 @@ func DecodeWith(ex *exchange.Exchange, c *Cache) *Turn {
 	return decode(ex, c)
 }
 
+// keyWindow and keySamples bound what key hashes of a part: its length,
+// both ends and evenly spaced windows between them. A part repeated on
+// every turn is then looked up without hashing it whole (equal parts are
+// still told apart by comparing their bytes), so looking up a turn's
+// history costs far less than a pass over it.
+const (
+	keyWindow  = 64
+	keySamples = 16
+)
+
 func (c *Cache) key(kind byte, raw []byte) uint64 {
 	var h maphash.Hash
 	h.SetSeed(c.seed)
 	h.WriteByte(kind)
-	h.Write(raw)
+	n := len(raw)
+	if n <= 2*keyWindow*(keySamples+2) {
+		h.Write(raw)
+		return h.Sum64()
+	}
+	var size [8]byte
+	binary.LittleEndian.PutUint64(size[:], uint64(n))
+	h.Write(size[:])
+	h.Write(raw[:keyWindow])
+	h.Write(raw[n-keyWindow:])
+	step := (n - keyWindow) / (keySamples + 1)
+	for i := 1; i <= keySamples; i++ {
+		h.Write(raw[i*step : i*step+keyWindow])
+	}
 	return h.Sum64()
 }
 
