@@ -1,77 +1,99 @@
 package e2e
 
 import (
-	"fmt"
+	"context"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/tsinspect/tsinspect/fixtures"
-	"github.com/tsinspect/tsinspect/fixtures/session"
+	"github.com/tsinspect/tsinspect/fixtures/realsession"
+	"github.com/tsinspect/tsinspect/store"
+	"github.com/tsinspect/tsinspect/timeline"
 )
 
-// TestRecordLongSession records a long real Claude Code session: rounds of
-// one ToolSearch and two MCP tool calls, each result about 6 KB of text.
-// It runs only with TSINSPECT_LONG_ROUNDS=N (N rounds, 3 turns each);
+// TestRecordLongSession records a long real Claude Code session (package
+// realsession): three MCP servers of 50 tools, rounds of one ToolSearch and
+// two tool calls of about 6 KB of text each, a subagent every 20 rounds.
+// It runs only with TSINSPECT_LONG_TURNS=N (N main-thread turns;
+// TSINSPECT_LONG_ROUNDS=R means 3R+1); TSINSPECT_LONG_COMPACT=W sets
+// Claude Code's auto-compact window to W tokens (at least 100000), and the
+// test then wants at least one compaction that the session goes on after.
 // TSINSPECT_LONG_OUT=FILE keeps the capture. It checks the capture holds
-// the turns and takes at most 5 % of the raw bytes, and logs the figures.
+// the turns and, from 100 turns on, takes at most 5 % of the raw bytes, and
+// logs the figures.
 func TestRecordLongSession(t *testing.T) {
-	rounds, _ := strconv.Atoi(os.Getenv("TSINSPECT_LONG_ROUNDS"))
-	if rounds <= 0 {
-		t.Skip("set TSINSPECT_LONG_ROUNDS=N to record a session of N rounds")
+	turns, _ := strconv.Atoi(os.Getenv("TSINSPECT_LONG_TURNS"))
+	if rounds, _ := strconv.Atoi(os.Getenv("TSINSPECT_LONG_ROUNDS")); rounds > 0 {
+		turns = 3*rounds + 1
+	}
+	if turns <= 0 {
+		t.Skip("set TSINSPECT_LONG_TURNS=N to record a session of N turns")
 	}
 	kit.RequireClaude(t)
-	words := strings.Fields("alpha beta gamma delta service request latency cache token window ledger queue")
-	var steps []fixtures.Step
-	for r := 0; r < rounds; r++ {
-		action := fmt.Sprintf("mcp__demo__action_%d", r%40)
-		var text strings.Builder
-		for i := 0; text.Len() < 6000; i++ {
-			fmt.Fprintf(&text, "%05d %s %s %s\n", (r*977+i*131)%99991, words[(r+i)%len(words)], words[(r*3+i*7)%len(words)], words[(i*5)%len(words)])
-		}
-		steps = append(steps,
-			fixtures.Step{fixtures.ToolSearch("select:"+action, 5)},
-			fixtures.Step{fixtures.CallTool("mcp__demo__echo", map[string]any{"text": text.String()})},
-			fixtures.Step{fixtures.CallTool(action, map[string]any{"target": fmt.Sprintf("svc-%d", r), "count": r})},
-		)
-	}
-	steps = append(steps, fixtures.Step{fixtures.Text("All rounds done.")})
-	sc := fixtures.Script{Routes: map[fixtures.Route][]fixtures.Step{fixtures.RouteMain: steps}}
-	_, up := session.StandIn(t, sc, fixtures.Options{})
-	start := time.Now()
-	rec := kit.Record(t, up, session.Options{Prompt: "go through the demo actions", Timeout: time.Duration(rounds) * 20 * time.Second})
-	if rec.Err != nil {
-		t.Fatalf("record: %v\n%s", rec.Err, rec.Output)
-	}
-	took := time.Since(start)
-	exs := session.ReadCapture(t, rec.DB)
-	var raw int64
-	turns := 0
-	for _, ex := range exs {
-		raw += int64(len(ex.ReqBody) + len(ex.RespBody))
-		if ex.Method == "POST" && strings.HasPrefix(urlPath(ex.URL), "/v1/messages") && !strings.Contains(ex.URL, "count_tokens") {
-			turns++
-		}
+	window, _ := strconv.Atoi(os.Getenv("TSINSPECT_LONG_COMPACT"))
+	dir := t.TempDir()
+	db := filepath.Join(dir, "capture.db")
+	st, err := realsession.Record(context.Background(), kit, filepath.Join(dir, "work"), db, realsession.Options{Turns: turns, CompactWindow: window})
+	if err != nil {
+		t.Fatalf("%+v: %v", st, err)
 	}
 	var size int64
-	for _, p := range []string{rec.DB, rec.DB + "-wal"} {
+	for _, p := range []string{db, db + "-wal"} {
 		if fi, err := os.Stat(p); err == nil {
 			size += fi.Size()
 		}
 	}
-	t.Logf("%d rounds: %d exchanges, %d Messages turns in %v; raw %d bytes, capture %d bytes (%.2f %%)",
-		rounds, len(exs), turns, took.Round(time.Second), raw, size, 100*float64(size)/float64(raw))
-	if turns < 3*rounds {
-		t.Errorf("%d Messages turns, want at least %d", turns, 3*rounds)
+	raw := st.ReqBytes + st.RespBytes
+	t.Logf("%d main turns: %d exchanges, %d Messages turns, %d subagents, %d compactions in %v; raw %d bytes, capture %d bytes (%.2f %%)",
+		turns, st.Exchanges, st.Turns, st.Subagents, st.Compactions, st.Took.Round(1e9), raw, size, 100*float64(size)/float64(raw))
+	if st.Turns < turns {
+		t.Errorf("%d Messages turns, want at least %d", st.Turns, turns)
 	}
-	if size*20 > raw {
+	if turns >= 100 && size*20 > raw {
 		t.Errorf("capture %d bytes for %d raw: more than 5 %%", size, raw)
 	}
+	if window > 0 {
+		checkCompacted(t, db, st)
+	}
 	if out := os.Getenv("TSINSPECT_LONG_OUT"); out != "" {
-		copyTo(t, rec.DB, out)
+		copyTo(t, db, out)
+	}
+}
+
+// checkCompacted wants the capture's main thread to restart after a
+// compaction at least once and to go on with tool calls after the last one.
+func checkCompacted(t *testing.T, db string, st realsession.Stats) {
+	t.Helper()
+	if st.Compactions == 0 {
+		t.Fatal("the stand-in answered no compaction request")
+	}
+	d, err := store.OpenReadOnly(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	exs, err := d.Exchanges(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := timeline.Build(exs)
+	restarts, callsAfter := 0, 0
+	for _, tn := range s.Turns {
+		if tn.Thread != "main" {
+			continue
+		}
+		if tn.Link == timeline.LinkCompaction {
+			restarts, callsAfter = restarts+1, 0
+		}
+		if tn.Decoded != nil {
+			callsAfter += len(tn.Decoded.ToolCalls)
+		}
+	}
+	t.Logf("main thread: %d restarts after a compaction, %d tool calls after the last", restarts, callsAfter)
+	if restarts == 0 || callsAfter < 3 {
+		t.Errorf("main thread restarted %d times after a compaction with %d tool calls after the last; want at least 1 and 3", restarts, callsAfter)
 	}
 }
 
