@@ -5,6 +5,14 @@
 // command, with the growth from one size to the next.
 //
 //	go run ./bench/longsessions [-sizes 100,200,400,1000] [-dir DIR] [-keep]
+//	go run ./bench/longsessions -real [-sizes 100,200,400,1000] [-dir DIR]
+//
+// With -real the sessions are recorded instead, with the real Claude Code
+// CLI through the built tsinspect against the stand-in (see
+// fixtures/realsession): a size is the number of main-thread turns, and
+// sessions of 1,000 turns or more run with Claude Code's auto-compact
+// window set to -compact-window tokens, so that they compact. It needs
+// Claude Code ($TSINSPECT_CLAUDE, else claude on PATH).
 //
 // Captures are kept in DIR (default a new temporary directory) and reused
 // by a later run with the same DIR, so a second run measures the commands
@@ -31,6 +39,7 @@ import (
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/tsinspect/tsinspect/fixtures/longsession"
+	"github.com/tsinspect/tsinspect/fixtures/session"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/ui"
 )
@@ -47,8 +56,14 @@ func main() {
 	dir := flag.String("dir", "", "directory for captures and binaries (default: a new temporary one)")
 	keep := flag.Bool("keep", false, "keep the temporary directory")
 	commands := flag.Bool("commands", true, "run the commands (false: only build the captures)")
+	realRun := flag.Bool("real", false, "record the sessions with the real Claude Code CLI instead of generating them")
+	window := flag.Int("compact-window", 400000, "with -real: Claude Code's auto-compact window in sessions of 1,000 turns or more")
 	flag.Parse()
-	if err := run(*sizes, *dir, *keep, *commands); err != nil {
+	var rec *recorder
+	if *realRun {
+		rec = &recorder{compactWindow: *window}
+	}
+	if err := run(*sizes, *dir, *keep, *commands, rec); err != nil {
 		fmt.Fprintln(os.Stderr, "longsessions:", err)
 		os.Exit(1)
 	}
@@ -57,12 +72,15 @@ func main() {
 // sessionInfo is what is known of a generated capture; it is saved next to
 // it.
 type sessionInfo struct {
-	Turns      int   `json:"turns"`
-	Exchanges  int   `json:"exchanges"`
-	ReqBytes   int64 `json:"req_bytes"`
-	RespBytes  int64 `json:"resp_bytes"`
-	Subagents  int   `json:"subagents"`
-	Compacted  int   `json:"compactions"`
+	Turns     int   `json:"turns"`
+	Exchanges int   `json:"exchanges"`
+	ReqBytes  int64 `json:"req_bytes"`
+	RespBytes int64 `json:"resp_bytes"`
+	Subagents int   `json:"subagents"`
+	Compacted int   `json:"compactions"`
+	// Restarts counts the main thread's restarts after a compaction, as
+	// tsinspect's timeline sees them (recorded sessions only).
+	Restarts   int   `json:"restarts,omitempty"`
 	OpenBytes  int64 `json:"open_bytes"`  // file + WAL before the writer closed
 	FileBytes  int64 `json:"file_bytes"`  // file after close
 	WriteNanos int64 `json:"write_nanos"` // wall time of writing through the store
@@ -75,7 +93,13 @@ type measure struct {
 	err error
 }
 
-func run(sizeList, dir string, keep, runCommands bool) error {
+// recorder records real sessions; nil means generate them.
+type recorder struct {
+	compactWindow int
+	kit           *session.Kit
+}
+
+func run(sizeList, dir string, keep, runCommands bool, rec *recorder) error {
 	var sizes []int
 	for _, f := range strings.Split(sizeList, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -95,16 +119,27 @@ func run(sizeList, dir string, keep, runCommands bool) error {
 		dir = d
 	}
 	bin := filepath.Join(dir, "tsinspect")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/tsinspect").CombinedOutput(); err != nil {
+	if rec != nil {
+		kit, err := session.NewKit(dir)
+		if err != nil {
+			return err
+		}
+		if kit.Claude == "" {
+			return errors.New("-real: Claude Code not found: install @anthropic-ai/claude-code@" + session.ClaudeVersion + " or set TSINSPECT_CLAUDE")
+		}
+		rec.kit, bin = kit, kit.Tsinspect
+	} else if out, err := exec.Command("go", "build", "-o", bin, "./cmd/tsinspect").CombinedOutput(); err != nil {
 		return fmt.Errorf("build tsinspect: %v\n%s", err, out)
 	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	base, err := demoBase()
-	if err != nil {
-		return err
+	var base longsession.Base
+	if rec == nil {
+		if base, err = demoBase(); err != nil {
+			return err
+		}
 	}
 	commands := []struct {
 		name string
@@ -120,7 +155,13 @@ func run(sizeList, dir string, keep, runCommands bool) error {
 	results := map[int]map[string]measure{}
 	for _, n := range sizes {
 		path := filepath.Join(dir, fmt.Sprintf("session-%d.db", n))
-		info, err := ensureSession(path, n, base)
+		var info sessionInfo
+		if rec != nil {
+			path = filepath.Join(dir, fmt.Sprintf("real-%d.db", n))
+			info, err = rec.ensure(path, n)
+		} else {
+			info, err = ensureSession(path, n, base)
+		}
 		if err != nil {
 			return err
 		}
@@ -164,20 +205,33 @@ func run(sizeList, dir string, keep, runCommands bool) error {
 		}
 		fmt.Fprintln(w, line)
 	}
+	row("Messages turns", func(n int) (string, float64) { return strconv.Itoa(infos[n].Turns), float64(infos[n].Turns) })
+	row("subagents, compactions", func(n int) (string, float64) {
+		return fmt.Sprintf("%d, %d", infos[n].Subagents, infos[n].Compacted), 0
+	})
+	if rec != nil {
+		row("main restarts seen", func(n int) (string, float64) { return strconv.Itoa(infos[n].Restarts), 0 })
+	}
 	row("exchanges", func(n int) (string, float64) { return strconv.Itoa(infos[n].Exchanges), float64(infos[n].Exchanges) })
 	row("raw req+resp", func(n int) (string, float64) {
 		v := infos[n].ReqBytes + infos[n].RespBytes
 		return mb(v), float64(v)
 	})
-	row("file+WAL while recording", func(n int) (string, float64) {
-		i := infos[n]
-		return fmt.Sprintf("%s (%.2f %%)", mb(i.OpenBytes), 100*float64(i.OpenBytes)/float64(i.ReqBytes+i.RespBytes)), float64(i.OpenBytes)
-	})
+	if rec == nil {
+		row("file+WAL while recording", func(n int) (string, float64) {
+			i := infos[n]
+			return fmt.Sprintf("%s (%.2f %%)", mb(i.OpenBytes), 100*float64(i.OpenBytes)/float64(i.ReqBytes+i.RespBytes)), float64(i.OpenBytes)
+		})
+	}
 	row("file closed", func(n int) (string, float64) {
 		i := infos[n]
 		return fmt.Sprintf("%s (%.2f %%)", mb(i.FileBytes), 100*float64(i.FileBytes)/float64(i.ReqBytes+i.RespBytes)), float64(i.FileBytes)
 	})
-	row("writing (wall)", func(n int) (string, float64) {
+	writing := "writing (wall)"
+	if rec != nil {
+		writing = "recording with claude (wall)"
+	}
+	row(writing, func(n int) (string, float64) {
 		d := time.Duration(infos[n].WriteNanos)
 		return fmt.Sprintf("%.1f s", d.Seconds()), d.Seconds()
 	})
