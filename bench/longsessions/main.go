@@ -45,6 +45,13 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "-record-child" {
+		if err := recordChild(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "longsessions:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) == 3 && os.Args[1] == "-open-child" {
 		if err := openChild(os.Args[2]); err != nil {
 			fmt.Fprintln(os.Stderr, "longsessions:", err)
