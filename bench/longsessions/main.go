@@ -45,6 +45,13 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "-measure-child" {
+		if err := measureChild(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "longsessions:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "-record-child" {
 		if err := recordChild(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "longsessions:", err)
@@ -179,9 +186,9 @@ func run(sizeList, dir string, keep, runCommands bool, rec *recorder) error {
 		}
 		for _, c := range commands {
 			args := append(append([]string{}, c.args...), path)
-			results[n][c.name] = runMeasured(bin, args...)
+			results[n][c.name] = runMeasured(self, bin, args...)
 		}
-		results[n]["open"] = runMeasured(self, "-open-child", path)
+		results[n]["open"] = runMeasured(self, self, "-open-child", path)
 	}
 	if !runCommands {
 		commands = nil
@@ -281,8 +288,52 @@ func run(sizeList, dir string, keep, runCommands bool, rec *recorder) error {
 func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
 
 // runMeasured runs a command with its output discarded and returns its
-// CPU time (user + system) and peak RSS.
-func runMeasured(name string, args ...string) measure {
+// CPU time (user + system) and peak RSS. It starts the command through a
+// child of its own (self -measure-child), which measures it and reports:
+// Linux counts in a process's peak RSS the memory of the process that
+// started it, shared until exec, and this one may have grown by building
+// the sessions.
+func runMeasured(self, name string, args ...string) measure {
+	cmd := exec.Command(self, append([]string{"-measure-child", name}, args...)...)
+	var out, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		return measure{err: fmt.Errorf("measure %s: %w: %s", filepath.Base(name), err, stderr.String())}
+	}
+	var r measured
+	if err := json.Unmarshal([]byte(out.String()), &r); err != nil {
+		return measure{err: fmt.Errorf("measure %s: %w", filepath.Base(name), err)}
+	}
+	if r.Err != "" {
+		return measure{err: errors.New(r.Err)}
+	}
+	return measure{cpu: time.Duration(r.CPUNanos), rss: r.RSS}
+}
+
+// measured is what -measure-child reports on its standard output.
+type measured struct {
+	CPUNanos int64  `json:"cpu_nanos"`
+	RSS      int64  `json:"rss"`
+	Err      string `json:"err,omitempty"`
+}
+
+// measureChild runs args (a command and its arguments) and writes what
+// measureDirect found as JSON to standard output.
+func measureChild(args []string) error {
+	if len(args) == 0 {
+		return errors.New("-measure-child: no command")
+	}
+	m := measureDirect(args[0], args[1:]...)
+	r := measured{CPUNanos: m.cpu.Nanoseconds(), RSS: m.rss}
+	if m.err != nil {
+		r.Err = m.err.Error()
+	}
+	return json.NewEncoder(os.Stdout).Encode(r)
+}
+
+// measureDirect runs a command with its output discarded and returns its
+// CPU time (user + system) and peak RSS, from getrusage.
+func measureDirect(name string, args ...string) measure {
 	cmd := exec.Command(name, args...)
 	cmd.Stdout = io.Discard
 	var stderr strings.Builder
