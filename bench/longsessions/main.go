@@ -33,6 +33,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -440,7 +441,7 @@ func size(path string) int64 {
 // openChild is 'tsinspect open' on a simulated 120×40 screen, ending as
 // soon as the turn list is painted (the "loading" status gone).
 func openChild(path string) error {
-	sim := tcell.NewSimulationScreen("UTF-8")
+	sim := &shotScreen{SimulationScreen: tcell.NewSimulationScreen("UTF-8")}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
@@ -454,17 +455,10 @@ func openChild(path string) error {
 			return err
 		case <-tick.C:
 		}
-		cells, w, _ := sim.GetContents()
-		if w == 0 {
+		screen := sim.shot()
+		if screen == "" {
 			continue
 		}
-		var b strings.Builder
-		for _, c := range cells {
-			if len(c.Runes) > 0 {
-				b.WriteRune(c.Runes[0])
-			}
-		}
-		screen := b.String()
 		if strings.Contains(screen, "loading") {
 			seenLoading = true
 			continue
@@ -474,4 +468,45 @@ func openChild(path string) error {
 			return <-done
 		}
 	}
+}
+
+// shotScreen is a simulation screen that keeps the text of the last frame
+// it showed, taken in the drawing goroutine: reading its cells from
+// another one races with the drawing.
+type shotScreen struct {
+	tcell.SimulationScreen
+	mu   sync.Mutex
+	text string
+}
+
+// Show shows the frame and keeps its text.
+func (s *shotScreen) Show() {
+	s.SimulationScreen.Show()
+	s.keep()
+}
+
+// Sync repaints the frame and keeps its text.
+func (s *shotScreen) Sync() {
+	s.SimulationScreen.Sync()
+	s.keep()
+}
+
+func (s *shotScreen) keep() {
+	cells, _, _ := s.GetContents()
+	var b strings.Builder
+	for _, c := range cells {
+		if len(c.Runes) > 0 {
+			b.WriteRune(c.Runes[0])
+		}
+	}
+	s.mu.Lock()
+	s.text = b.String()
+	s.mu.Unlock()
+}
+
+// shot is the text of the last frame shown, "" before the first.
+func (s *shotScreen) shot() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.text
 }
