@@ -11,8 +11,9 @@
 // CLI through the built tsinspect against the stand-in (see
 // fixtures/realsession): a size is the number of main-thread turns, and
 // sessions of 1,000 turns or more run with Claude Code's auto-compact
-// window set to -compact-window tokens, so that they compact. It needs
-// Claude Code ($TSINSPECT_CLAUDE, else claude on PATH).
+// window set to -compact-window tokens, so that they compact. Recording
+// needs Claude Code ($TSINSPECT_CLAUDE, else claude on PATH); measuring
+// sessions already recorded in DIR does not.
 //
 // Captures are kept in DIR (default a new temporary directory) and reused
 // by a later run with the same DIR, so a second run measures the commands
@@ -138,9 +139,6 @@ func run(sizeList, dir string, keep, runCommands bool, rec *recorder) error {
 		kit, err := session.NewKit(dir)
 		if err != nil {
 			return err
-		}
-		if kit.Claude == "" {
-			return errors.New("-real: Claude Code not found: install @anthropic-ai/claude-code@" + session.ClaudeVersion + " or set TSINSPECT_CLAUDE")
 		}
 		rec.kit, bin = kit, kit.Tsinspect
 	} else if out, err := exec.Command("go", "build", "-o", bin, "./cmd/tsinspect").CombinedOutput(); err != nil {

@@ -25,6 +25,9 @@ func (r *recorder) ensure(path string, n int) (sessionInfo, error) {
 	if info, err := readInfo(infoPath); err == nil {
 		return info, nil
 	}
+	if r.kit.Claude == "" {
+		return sessionInfo{}, fmt.Errorf("record %d turns: Claude Code not found: install @anthropic-ai/claude-code@%s or set TSINSPECT_CLAUDE", n, session.ClaudeVersion)
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return sessionInfo{}, fmt.Errorf("record %d turns: %w", n, err)
