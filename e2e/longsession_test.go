@@ -20,8 +20,9 @@ import (
 // Claude Code's auto-compact window to W tokens (at least 100000), and the
 // test then wants at least one compaction that the session goes on after.
 // TSINSPECT_LONG_OUT=FILE keeps the capture. It checks the capture holds
-// the turns and, from 100 turns on, takes at most 5 % of the raw bytes, and
-// logs the figures.
+// the turns and, from 100 turns on without compaction (whose shorter
+// histories compress less), takes at most 5 % of the raw bytes, and logs
+// the figures.
 func TestRecordLongSession(t *testing.T) {
 	turns, _ := strconv.Atoi(os.Getenv("TSINSPECT_LONG_TURNS"))
 	if rounds, _ := strconv.Atoi(os.Getenv("TSINSPECT_LONG_ROUNDS")); rounds > 0 {
@@ -50,14 +51,14 @@ func TestRecordLongSession(t *testing.T) {
 	if st.Turns < turns {
 		t.Errorf("%d Messages turns, want at least %d", st.Turns, turns)
 	}
-	if turns >= 100 && size*20 > raw {
+	if turns >= 100 && window == 0 && size*20 > raw {
 		t.Errorf("capture %d bytes for %d raw: more than 5 %%", size, raw)
 	}
 	if window > 0 {
 		// The main thread restarts after a compaction and goes on with
-		// tool calls.
+		// tool calls (Record saw it reach its closing text).
 		if st.Compactions == 0 || st.Restarts == 0 || st.CallsAfter < 3 {
-			t.Errorf("%d compaction requests, %d restarts of the main thread, %d tool calls after the last: want at least 1, 1 and 3",
+			t.Errorf("%d compaction requests, %d restarts of the main thread, %d tool calls after the first: want at least 1, 1 and 3",
 				st.Compactions, st.Restarts, st.CallsAfter)
 		}
 	}
