@@ -10,6 +10,9 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
+
+	"github.com/tsinspect/tsinspect/memlimit"
 )
 
 // version is the tsinspect release this binary was built from.
@@ -100,6 +103,8 @@ Run 'tsinspect COMMAND -h' for a command's flags.
 
 func main() {
 	env := &cliEnv{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
+	// Keep resident memory near what is live (GOMEMLIMIT overrides).
+	memlimit.Start(memlimit.DefaultFloor, 100*time.Millisecond)
 	os.Exit(run(env, os.Args[1:]))
 }
 

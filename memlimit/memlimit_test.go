@@ -1,0 +1,72 @@
+package memlimit
+
+import (
+	"math"
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+)
+
+func TestLimit(t *testing.T) {
+	for _, c := range []struct {
+		floor int64
+		live  uint64
+		want  int64
+	}{
+		{128 << 20, 0, 128 << 20},
+		{128 << 20, 60 << 20, 128 << 20},
+		{128 << 20, 64 << 20, 128 << 20},
+		{128 << 20, 65 << 20, 144 << 20},
+		{128 << 20, 300 << 20, 608 << 20},
+		{128 << 20, math.MaxUint64, math.MaxInt64},
+	} {
+		if got := Limit(c.floor, c.live); got != c.want {
+			t.Errorf("Limit(%d MiB, %d MiB) = %d MiB, want %d MiB", c.floor>>20, c.live>>20, got>>20, c.want>>20)
+		}
+	}
+}
+
+// TestStartFollowsTheLiveHeap holds more live data than half the floor and
+// checks that the limit rises with it, then that stop restores the limit
+// that was there before.
+func TestStartFollowsTheLiveHeap(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
+	before := debug.SetMemoryLimit(-1)
+	const floor = 8 << 20
+	stop := Start(floor, 5*time.Millisecond)
+	if got := debug.SetMemoryLimit(-1); got != floor {
+		t.Errorf("limit %d after Start, want the floor %d", got, floor)
+	}
+	held := make([][]byte, 0, 40)
+	for i := 0; i < 40; i++ {
+		held = append(held, make([]byte, 1<<20))
+	}
+	raised := false
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		runtime.GC()
+		time.Sleep(20 * time.Millisecond)
+		if debug.SetMemoryLimit(-1) >= 2*40<<20 {
+			raised = true
+			break
+		}
+	}
+	runtime.KeepAlive(held)
+	if !raised {
+		t.Errorf("limit %d with 40 MiB live, want at least twice that", debug.SetMemoryLimit(-1))
+	}
+	stop()
+	if got := debug.SetMemoryLimit(-1); got != before {
+		t.Errorf("limit %d after stop, want %d as before", got, before)
+	}
+}
+
+func TestStartLeavesGOMEMLIMIT(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	before := debug.SetMemoryLimit(-1)
+	stop := Start(8<<20, time.Millisecond)
+	defer stop()
+	if got := debug.SetMemoryLimit(-1); got != before {
+		t.Errorf("limit changed to %d with GOMEMLIMIT set", got)
+	}
+}
