@@ -306,7 +306,7 @@ func (db *DB) DamagedRows(ctx context.Context) ([]Damage, error) {
 // those that cannot be read are named in the damage, so that a reader
 // following a growing capture steps past them instead of stopping there.
 func (db *DB) ExchangesAfterSalvaged(ctx context.Context, afterID int64) ([]exchange.Exchange, []Damage, error) {
-	out, err := db.list(ctx, afterID)
+	out, err := db.tail(ctx, afterID)
 	if err == nil {
 		return out, nil, nil
 	}
