@@ -155,14 +155,64 @@ func Build(exs []exchange.Exchange) *Session {
 	for i := range exs {
 		ptrs[i] = &exs[i]
 	}
-	return build(ptrs, decodeAll(exs))
+	return build(ptrs, decodeAll(exs), nil)
 }
 
-// build analyses decoded exchanges.
-func build(exs []*exchange.Exchange, decoded []*decode.Turn) *Session {
+// analysed keeps what analyse works out about each turn, by its place in
+// the exchanges, for a Builder that builds again as exchanges come: that
+// depends on the turn alone, so only new and changed turns are analysed.
+// The hasher goes on too, so that messages shared with earlier turns are
+// not hashed again.
+type analysed struct {
+	h     *hasher
+	infos []*info // as analyse left them, without their Turn; nil: not yet
+	diffs map[[2]*decode.Turn][4][]string
+	runs  int // turns analysed so far (tests)
+}
+
+// forget drops what was worked out about the exchange at index i.
+func (a *analysed) forget(i int) {
+	if i < len(a.infos) {
+		a.infos[i] = nil
+	}
+}
+
+// diff returns the catalog and working-set changes worked out earlier
+// between two decoded turns: catalog added, removed, working set added,
+// removed. A nil memo has none.
+func (a *analysed) diff(key [2]*decode.Turn) ([4][]string, bool) {
+	if a == nil {
+		return [4][]string{}, false
+	}
+	d, ok := a.diffs[key]
+	return d, ok
+}
+
+// keepDiff keeps the changes between two decoded turns; they depend on
+// those alone.
+func (a *analysed) keepDiff(key [2]*decode.Turn, d [4][]string) {
+	if a == nil {
+		return
+	}
+	if a.diffs == nil {
+		a.diffs = map[[2]*decode.Turn][4][]string{}
+	}
+	a.diffs[key] = d
+}
+
+// build analyses decoded exchanges. memo, when not nil, holds the
+// analysis of the turns of an earlier build on the same exchanges and
+// takes that of the new ones.
+func build(exs []*exchange.Exchange, decoded []*decode.Turn, memo *analysed) *Session {
 	s := &Session{Exchanges: len(exs)}
 	var infos []*info
 	h := newHasher()
+	if memo != nil {
+		h = memo.h
+		if n := len(exs) - len(memo.infos); n > 0 {
+			memo.infos = append(memo.infos, make([]*info, n)...)
+		}
+	}
 	for i, ex := range exs {
 		if !ex.Start.IsZero() {
 			if s.FirstAt.IsZero() || ex.Start.Before(s.FirstAt) {
@@ -178,13 +228,30 @@ func build(exs []*exchange.Exchange, decoded []*decode.Turn) *Session {
 		}
 		t := &Turn{Index: len(s.Turns) + 1, Exchange: ex, Decoded: d}
 		s.Turns = append(s.Turns, t)
-		infos = append(infos, analyse(t, h))
+		var in info
+		switch {
+		case memo == nil:
+			in = *analyse(t, h)
+		case memo.infos[i] != nil && memo.infos[i].d == d:
+			in = *memo.infos[i]
+		default:
+			in = *analyse(t, h)
+			memo.runs++
+			kept := in
+			kept.t = nil
+			memo.infos[i] = &kept
+		}
+		// Each build has its own copy: linking, classifying and resolving
+		// clients set its other fields. The slices analyse made are only
+		// read from then on, and are shared.
+		in.t = t
+		infos = append(infos, &in)
 	}
 	resolveClients(infos)
 	for _, in := range infos {
 		in.classify()
 	}
-	b := &builder{s: s, infos: infos, byFull: map[digest][]int{}, byPart: map[digest][]int{}, byFP: map[string][]int{}, seen: map[string]int{}}
+	b := &builder{s: s, infos: infos, byFull: map[digest][]int{}, byPart: map[digest][]int{}, byFP: map[string][]int{}, seen: map[string]int{}, memo: memo}
 	b.link()
 	b.kinds()
 	for _, in := range infos {
@@ -398,6 +465,11 @@ type builder struct {
 	seen map[string]int
 	// tip is the last turn (0-based) of each thread so far.
 	tip map[*Thread]int
+	// flagged holds the flags of the turns flag has been through, by
+	// thread and kind.
+	flagged map[flagKey][]Flag
+	// memo, when not nil, keeps work between the builds of a Builder.
+	memo *analysed
 }
 
 // link assigns every turn to a thread and sets Prev and Link.
@@ -853,8 +925,14 @@ func (b *builder) diff(in *info) {
 		return
 	}
 	p := b.infos[t.Prev-1].d
+	key := [2]*decode.Turn{p, in.d}
+	if d, ok := b.memo.diff(key); ok {
+		t.CatalogAdded, t.CatalogRemoved, t.WorkingAdded, t.WorkingRemoved = d[0], d[1], d[2], d[3]
+		return
+	}
 	t.CatalogAdded, t.CatalogRemoved = setDiff(p.Catalog, in.d.Catalog)
 	t.WorkingAdded, t.WorkingRemoved = setDiff(workingNames(p), workingNames(in.d))
+	b.memo.keepDiff(key, [4][]string{t.CatalogAdded, t.CatalogRemoved, t.WorkingAdded, t.WorkingRemoved})
 }
 
 func workingNames(d *decode.Turn) []string {

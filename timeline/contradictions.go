@@ -42,16 +42,13 @@ func contradictionRules() []rule {
 
 // earlierFlag reports whether an earlier turn of k's thread has a flag of
 // kind for which same is true.
+//
+// The rules run turn by turn in capture order, so the flags flag has
+// gathered so far are those of the earlier turns.
 func (b *builder) earlierFlag(k int, kind string, same func(Flag) bool) bool {
-	in := b.infos[k]
-	for _, idx := range in.thread.Turns {
-		if idx >= in.t.Index {
-			break
-		}
-		for _, f := range b.infos[idx-1].t.Flags {
-			if f.Kind == kind && (same == nil || same(f)) {
-				return true
-			}
+	for _, f := range b.flagged[flagKey{b.infos[k].thread, kind}] {
+		if same == nil || same(f) {
+			return true
 		}
 	}
 	return false

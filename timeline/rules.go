@@ -65,6 +65,7 @@ func Severity(kind string) string {
 
 // flag runs the rule table over every turn.
 func (b *builder) flag() {
+	b.flagged = map[flagKey][]Flag{}
 	for k, in := range b.infos {
 		for _, r := range rules {
 			for _, f := range r.check(b, k) {
@@ -72,7 +73,18 @@ func (b *builder) flag() {
 				in.t.Flags = append(in.t.Flags, f)
 			}
 		}
+		// Later turns of the thread look these up (earlierFlag).
+		for _, f := range in.t.Flags {
+			key := flagKey{in.thread, f.Kind}
+			b.flagged[key] = append(b.flagged[key], f)
+		}
 	}
+}
+
+// flagKey names the flags of one kind in one thread.
+type flagKey struct {
+	thread *Thread
+	kind   string
 }
 
 // ref names turn k for a person: its place in its thread and in the

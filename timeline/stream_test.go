@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -149,5 +150,71 @@ func BenchmarkBuildLong(b *testing.B) {
 			bl.Add(&c)
 		}
 		bl.Session()
+	}
+}
+
+// TestBuilderGrowing: a Builder asked for its session as the capture
+// grows, with turns added in flight and updated when they end, gives each
+// time the session Build makes of the capture so far; and each Session
+// decodes and analyses only the exchanges added or updated since the last.
+func TestBuilderGrowing(t *testing.T) {
+	exs := longSession(t, 60)
+	b := timeline.NewBuilder(false)
+	var sofar []exchange.Exchange
+	turns := 0 // turns in the last session
+	// check builds the session: it must analyse the new turns only (and
+	// updated ones, counted in turns) and decode nothing.
+	check := func(what string, updated int) {
+		t.Helper()
+		dec0, an0 := timeline.BuilderWork(b)
+		got := b.Session()
+		dec, an := timeline.BuilderWork(b)
+		if dec != dec0 || an-an0 != len(got.Turns)-turns+updated {
+			t.Fatalf("%s: Session decoded %d exchanges and analysed %d turns: want none and the %d new or updated", what, dec-dec0, an-an0, len(got.Turns)-turns+updated)
+		}
+		turns = len(got.Turns)
+		if g, w := summary(t, got), summary(t, timeline.Build(sofar)); g != w {
+			t.Fatalf("%s: grown session differs from Build's:\n got %.2000s\nwant %.2000s", what, g, w)
+		}
+	}
+	add := func(ex exchange.Exchange) {
+		dec0, _ := timeline.BuilderWork(b)
+		c := ex
+		b.Add(&c)
+		if dec, _ := timeline.BuilderWork(b); dec != dec0+1 {
+			t.Fatalf("Add decoded %d exchanges: want 1", dec-dec0)
+		}
+	}
+	checks := 0
+	for i, ex := range exs {
+		messages := strings.Contains(ex.URL, "/v1/messages") && ex.Method == "POST"
+		if messages && i%9 == 4 {
+			// First seen in flight, then ended.
+			fl := ex
+			fl.State, fl.RespBody, fl.Chunks, fl.Status, fl.RespHeaders = exchange.StateInFlight, nil, nil, 0, nil
+			sofar = append(sofar, fl)
+			add(fl)
+			check(fmt.Sprintf("exchange %d in flight", i), 0)
+			sofar[len(sofar)-1] = ex
+			dec0, _ := timeline.BuilderWork(b)
+			c := ex
+			b.Update(&c)
+			if dec, _ := timeline.BuilderWork(b); dec != dec0+1 {
+				t.Fatalf("Update decoded %d exchanges: want 1", dec-dec0)
+			}
+			check(fmt.Sprintf("exchange %d ended", i), 1)
+			checks++
+			continue
+		}
+		sofar = append(sofar, ex)
+		add(ex)
+		if i%10 == 0 {
+			check(fmt.Sprintf("exchange %d", i), 0)
+			checks++
+		}
+	}
+	check("the whole capture", 0)
+	if checks < 10 {
+		t.Fatalf("only %d checks: the session is too short to test growth", checks)
 	}
 }
