@@ -24,7 +24,8 @@ const defaultPoll = 250 * time.Millisecond
 // a new turn shows within a second. The session is rebuilt off the UI
 // goroutine and handed over with QueueUpdateDraw; the selection follows
 // the newest turn while the last row is selected. If the file does not
-// exist yet, RunLive waits for it.
+// exist yet, RunLive waits for it. With opts.Wake it also looks as soon
+// as it is told the capture was written.
 func RunLive(ctx context.Context, path string, opts Options) error {
 	m := view.New(nil)
 	m.FollowTail()
@@ -86,6 +87,7 @@ func RunLive(ctx context.Context, path string, opts Options) error {
 			case <-ctx.Done():
 				return
 			case <-t.C:
+			case <-opts.Wake:
 			}
 		}
 	})
