@@ -467,7 +467,7 @@ type builder struct {
 	tip map[*Thread]int
 	// flagged holds the flags of the turns flag has been through, by
 	// thread and kind.
-	flagged map[flagKey][]Flag
+	flagged map[flagKey]bool
 	// memo, when not nil, keeps work between the builds of a Builder.
 	memo *analysed
 }

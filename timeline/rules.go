@@ -65,7 +65,7 @@ func Severity(kind string) string {
 
 // flag runs the rule table over every turn.
 func (b *builder) flag() {
-	b.flagged = map[flagKey][]Flag{}
+	b.flagged = map[flagKey]bool{}
 	for k, in := range b.infos {
 		for _, r := range rules {
 			for _, f := range r.check(b, k) {
@@ -75,16 +75,22 @@ func (b *builder) flag() {
 		}
 		// Later turns of the thread look these up (earlierFlag).
 		for _, f := range in.t.Flags {
-			key := flagKey{in.thread, f.Kind}
-			b.flagged[key] = append(b.flagged[key], f)
+			b.flagged[flagKey{in.thread, f.Kind, ""}] = true
+			if f.Kind == FlagDeferredInline || f.Kind == FlagReferenceNotSent {
+				for n := range flagNames(f) {
+					b.flagged[flagKey{in.thread, f.Kind, n}] = true
+				}
+			}
 		}
 	}
 }
 
-// flagKey names the flags of one kind in one thread.
+// flagKey names the flags of one kind in one thread, or those of them
+// that name a tool (earlierFlag).
 type flagKey struct {
 	thread *Thread
 	kind   string
+	name   string
 }
 
 // ref names turn k for a person: its place in its thread and in the
