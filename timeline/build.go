@@ -108,6 +108,10 @@ type info struct {
 	nonDeferred int
 	betas       []string
 
+	// inline names the tools announced as deferred but sent inline
+	// (inlineAnnounced).
+	inline []string
+
 	failed bool // HTTP error, error event, or cut off
 	empty  bool // complete, but no content
 	usage  bool // a usable cache baseline: complete, no error, usage present
@@ -343,6 +347,7 @@ func analyse(t *Turn, h *hasher) *info {
 	in.toolsKey, in.allTools = tk, all
 	in.betas = betaSet(r)
 	in.client = detectClient(ex, r)
+	in.inline = inlineAnnounced(d)
 
 	resp := &d.Response
 	in.failed = failed(t)

@@ -136,7 +136,7 @@ func ruleSearchNoCatalog(b *builder, k int) []Flag {
 func ruleDeferredInline(b *builder, k int) []Flag {
 	in := b.infos[k]
 	var fresh []string
-	for _, n := range inlineAnnounced(in.d) {
+	for _, n := range in.inline {
 		if !b.earlierFlag(k, FlagDeferredInline, n) {
 			fresh = append(fresh, n)
 		}
