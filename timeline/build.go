@@ -118,6 +118,8 @@ type info struct {
 
 	start, end time.Time
 	thread     *Thread
+	// src is the analysis a Builder kept that this was copied from.
+	src *info
 }
 
 type toolEntry struct {
@@ -172,6 +174,8 @@ type analysed struct {
 	infos []*info // as analyse left them, without their Turn; nil: not yet
 	diffs map[[2]*decode.Turn][4][]string
 	runs  int // turns analysed so far (tests)
+	// linked is how the first turns were linked, kept between builds.
+	linked *linked
 }
 
 // forget drops what was worked out about the exchange at index i.
@@ -238,12 +242,14 @@ func build(exs []*exchange.Exchange, decoded []*decode.Turn, memo *analysed) *Se
 			in = *analyse(t, h)
 		case memo.infos[i] != nil && memo.infos[i].d == d:
 			in = *memo.infos[i]
+			in.src = memo.infos[i]
 		default:
 			in = *analyse(t, h)
 			memo.runs++
 			kept := in
 			kept.t = nil
 			memo.infos[i] = &kept
+			in.src = &kept
 		}
 		// Each build has its own copy: linking, classifying and resolving
 		// clients set its other fields. The slices analyse made are only
@@ -256,6 +262,12 @@ func build(exs []*exchange.Exchange, decoded []*decode.Turn, memo *analysed) *Se
 		in.classify()
 	}
 	b := &builder{s: s, infos: infos, byFull: map[digest][]int{}, byPart: map[digest][]int{}, byFP: map[string][]int{}, seen: map[string]int{}, memo: memo}
+	if memo != nil {
+		b.linked = memo.linked.reuse(infos)
+		memo.linked = b.linked
+		b.byFull, b.byPart, b.byFP, b.seen = b.linked.byFull, b.linked.byPart, b.linked.byFP, b.linked.seen
+		defer b.linked.rollback()
+	}
 	b.link()
 	b.kinds()
 	for _, in := range infos {
@@ -475,18 +487,56 @@ type builder struct {
 	flagged map[flagKey]bool
 	// memo, when not nil, keeps work between the builds of a Builder.
 	memo *analysed
+	// linked, with memo, is how the turns were linked so far.
+	linked *linked
 }
 
 // link assigns every turn to a thread and sets Prev and Link.
+//
+// A turn is linked from the turns before it alone. With b.linked (a
+// Builder's), the turns a build before linked and kept are set as they
+// were, without looking again, and linking goes on from there; the turns
+// it links are kept too while they and every one before them have ended
+// (one in flight may still change), and the indexes the others add are
+// taken out again when the build is done (linked.rollback).
 func (b *builder) link() {
 	b.tip = map[*Thread]int{}
 	var threads []*Thread
-	for k, in := range b.infos {
+	l := b.linked
+	start := 0
+	if l != nil {
+		for range l.threads {
+			threads = append(threads, &Thread{})
+		}
+		for k := range l.n {
+			in, t := b.infos[k], b.infos[k].t
+			t.Client = in.client
+			th := threads[l.thread[k]]
+			if l.parent[k] < 0 {
+				th.Client = in.client
+				t.Link = LinkNew
+			} else {
+				t.Prev = l.parent[k] + 1
+				t.Link = l.how[k]
+			}
+			in.thread = th
+			th.Turns = append(th.Turns, t.Index)
+			b.tip[th] = k
+		}
+		start = l.n
+	}
+	index := map[*Thread]int{}
+	for i, th := range threads {
+		index[th] = i
+	}
+	for k := start; k < len(b.infos); k++ {
+		in := b.infos[k]
 		parent, how := b.parent(k)
 		t := in.t
 		t.Client = in.client
 		if parent < 0 {
 			th := &Thread{Client: in.client}
+			index[th] = len(threads)
 			threads = append(threads, th)
 			in.thread = th
 			t.Link = LinkNew
@@ -497,26 +547,163 @@ func (b *builder) link() {
 		}
 		in.thread.Turns = append(in.thread.Turns, t.Index)
 		b.tip[in.thread] = k
-		b.byFull[in.full()] = append(b.byFull[in.full()], k)
-		for i := 1; i < len(in.pre); i++ {
-			b.byPart[in.pre[i-1]] = append(b.byPart[in.pre[i-1]], k)
-		}
-		for _, fp := range fingerprints(in.d.Response.Content, true) {
-			b.byFP[fp] = append(b.byFP[fp], k)
-			b.seen[classed(fp, in.side)] = k
-		}
-		for _, m := range in.d.Request.Messages {
-			if m.Role == "assistant" {
-				for _, fp := range fingerprints(m.Blocks, true) {
-					b.seen[classed(fp, in.side)] = k
-				}
+		if l != nil {
+			if k == l.n && !l.pending && in.src != nil && t.Exchange.State != exchange.StateInFlight {
+				l.keep(in, parent, how, index[in.thread], parent < 0)
+			} else {
+				l.pending = true // from here on, what is indexed is taken out again
 			}
 		}
-		for _, fp := range fingerprints(in.d.Response.Content, false) {
-			b.byFP[fp] = append(b.byFP[fp], k)
-		}
+		b.index(k, in)
 	}
 	b.s.Threads = threads
+}
+
+// index adds turn k to the indexes later turns are linked through.
+func (b *builder) index(k int, in *info) {
+	b.addTo(b.byFull, in.full(), k)
+	for i := 1; i < len(in.pre); i++ {
+		b.addTo(b.byPart, in.pre[i-1], k)
+	}
+	for _, fp := range fingerprints(in.d.Response.Content, true) {
+		b.addFP(fp, k)
+		b.see(classed(fp, in.side), k)
+	}
+	for _, m := range in.d.Request.Messages {
+		if m.Role == "assistant" {
+			for _, fp := range fingerprints(m.Blocks, true) {
+				b.see(classed(fp, in.side), k)
+			}
+		}
+	}
+	for _, fp := range fingerprints(in.d.Response.Content, false) {
+		b.addFP(fp, k)
+	}
+}
+
+func (b *builder) addTo(m map[digest][]int, key digest, k int) {
+	m[key] = append(m[key], k)
+	if l := b.linked; l != nil && l.pending {
+		l.undo = append(l.undo, undo{m: m, key: key})
+	}
+}
+
+func (b *builder) addFP(fp string, k int) {
+	b.byFP[fp] = append(b.byFP[fp], k)
+	if l := b.linked; l != nil && l.pending {
+		l.undo = append(l.undo, undo{fp: fp})
+	}
+}
+
+func (b *builder) see(key string, k int) {
+	if l := b.linked; l != nil && l.pending {
+		prev, had := b.seen[key]
+		l.undo = append(l.undo, undo{seen: key, prev: prev, had: had})
+	}
+	b.seen[key] = k
+}
+
+// linked is how a Builder's first n turns were linked, and the indexes
+// they make, kept from one build to the next.
+type linked struct {
+	n      int
+	src    []*info // the analysis each was linked with
+	class  []linkClass
+	parent []int // 0-based; -1: starts a thread
+	how    []string
+	thread []int // index in threads
+	// threads counts the threads the kept turns started.
+	threads int
+
+	byFull, byPart map[digest][]int
+	byFP           map[string][]int
+	seen           map[string]int
+
+	// pending: a turn was linked but not kept; its index entries are in
+	// undo.
+	pending bool
+	undo    []undo
+}
+
+// linkClass is what classify and resolveClients decided of a turn; a
+// kept turn whose decision changed is linked again.
+type linkClass struct {
+	client                 Client
+	side, compaction, cont bool
+}
+
+func classOf(in *info) linkClass {
+	return linkClass{in.client, in.side, in.compaction, in.continued}
+}
+
+// undo takes one index entry out again: the last turn of m[key] or of
+// byFP[fp], or seen[seen] back to prev.
+type undo struct {
+	m    map[digest][]int
+	key  digest
+	fp   string
+	seen string
+	prev int
+	had  bool
+}
+
+// reuse returns l if the turns it kept are still the first of infos, each
+// with the same analysis and class; else a new, empty one.
+func (l *linked) reuse(infos []*info) *linked {
+	if l != nil && l.n <= len(infos) {
+		ok := true
+		for k := range l.n {
+			if infos[k].src != l.src[k] || classOf(infos[k]) != l.class[k] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return l
+		}
+	}
+	return &linked{byFull: map[digest][]int{}, byPart: map[digest][]int{}, byFP: map[string][]int{}, seen: map[string]int{}}
+}
+
+// keep adds the next turn as linked.
+func (l *linked) keep(in *info, parent int, how string, thread int, started bool) {
+	l.n++
+	l.src = append(l.src, in.src)
+	l.class = append(l.class, classOf(in))
+	l.parent = append(l.parent, parent)
+	l.how = append(l.how, how)
+	l.thread = append(l.thread, thread)
+	if started {
+		l.threads++
+	}
+}
+
+// rollback takes out what the turns not kept added to the indexes.
+func (l *linked) rollback() {
+	for i := len(l.undo) - 1; i >= 0; i-- {
+		u := l.undo[i]
+		switch {
+		case u.m != nil:
+			if s := u.m[u.key]; len(s) > 1 {
+				u.m[u.key] = s[:len(s)-1]
+			} else {
+				delete(u.m, u.key)
+			}
+		case u.seen != "":
+			if u.had {
+				l.seen[u.seen] = u.prev
+			} else {
+				delete(l.seen, u.seen)
+			}
+		default:
+			if s := l.byFP[u.fp]; len(s) > 1 {
+				l.byFP[u.fp] = s[:len(s)-1]
+			} else {
+				delete(l.byFP, u.fp)
+			}
+		}
+	}
+	l.undo, l.pending = nil, false
 }
 
 // parent finds the earlier turn that turn k continues, and how; -1 when it

@@ -154,16 +154,15 @@ func BenchmarkBuildLong(b *testing.B) {
 }
 
 // TestBuilderGrowing: a Builder asked for its session as the capture
-// grows, with turns added in flight and updated when they end, gives each
-// time the session Build makes of the capture so far; and each Session
-// decodes and analyses only the exchanges added or updated since the last.
+// grows, with turns added in flight and updated when they have ended and
+// more turns came after them, gives each time the session Build makes of
+// the capture so far; and each Session decodes nothing and analyses only
+// the turns added or updated since the last.
 func TestBuilderGrowing(t *testing.T) {
 	exs := longSession(t, 60)
 	b := timeline.NewBuilder(false)
 	var sofar []exchange.Exchange
 	turns := 0 // turns in the last session
-	// check builds the session: it must analyse the new turns only (and
-	// updated ones, counted in turns) and decode nothing.
 	check := func(what string, updated int) {
 		t.Helper()
 		dec0, an0 := timeline.BuilderWork(b)
@@ -173,48 +172,60 @@ func TestBuilderGrowing(t *testing.T) {
 			t.Fatalf("%s: Session decoded %d exchanges and analysed %d turns: want none and the %d new or updated", what, dec-dec0, an-an0, len(got.Turns)-turns+updated)
 		}
 		turns = len(got.Turns)
+		if kept, stray := timeline.BuilderLinked(b); stray != 0 || kept > turns {
+			t.Fatalf("%s: %d turns kept linked of %d, and %d index entries of turns not kept", what, kept, turns, stray)
+		}
 		if g, w := summary(t, got), summary(t, timeline.Build(sofar)); g != w {
 			t.Fatalf("%s: grown session differs from Build's:\n got %.2000s\nwant %.2000s", what, g, w)
 		}
 	}
-	add := func(ex exchange.Exchange) {
-		dec0, _ := timeline.BuilderWork(b)
-		c := ex
-		b.Add(&c)
-		if dec, _ := timeline.BuilderWork(b); dec != dec0+1 {
-			t.Fatalf("Add decoded %d exchanges: want 1", dec-dec0)
-		}
+	// ended: exchanges shown in flight, to update three exchanges later.
+	type later struct {
+		at, place int
+		ex        exchange.Exchange
 	}
-	checks := 0
-	for i, ex := range exs {
-		messages := strings.Contains(ex.URL, "/v1/messages") && ex.Method == "POST"
-		if messages && i%9 == 4 {
-			// First seen in flight, then ended.
-			fl := ex
-			fl.State, fl.RespBody, fl.Chunks, fl.Status, fl.RespHeaders = exchange.StateInFlight, nil, nil, 0, nil
-			sofar = append(sofar, fl)
-			add(fl)
-			check(fmt.Sprintf("exchange %d in flight", i), 0)
-			sofar[len(sofar)-1] = ex
+	var ended []later
+	checks, updates := 0, 0
+	for i := range len(exs) + 3 {
+		for len(ended) > 0 && ended[0].at == i {
+			e := ended[0]
+			ended = ended[1:]
+			sofar[e.place] = e.ex
 			dec0, _ := timeline.BuilderWork(b)
-			c := ex
+			c := e.ex
 			b.Update(&c)
 			if dec, _ := timeline.BuilderWork(b); dec != dec0+1 {
 				t.Fatalf("Update decoded %d exchanges: want 1", dec-dec0)
 			}
-			check(fmt.Sprintf("exchange %d ended", i), 1)
-			checks++
+			check(fmt.Sprintf("exchange %d ended", e.place), 1)
+			updates++
+		}
+		if i >= len(exs) {
 			continue
 		}
-		sofar = append(sofar, ex)
-		add(ex)
-		if i%10 == 0 {
+		ex := exs[i]
+		add := ex
+		if strings.Contains(ex.URL, "/v1/messages") && ex.Method == "POST" && i%9 == 4 {
+			add.State, add.RespBody, add.Chunks, add.Status, add.RespHeaders = exchange.StateInFlight, nil, nil, 0, nil
+			ended = append(ended, later{at: i + 3, place: len(sofar), ex: ex})
+		}
+		sofar = append(sofar, add)
+		dec0, _ := timeline.BuilderWork(b)
+		c := add
+		b.Add(&c)
+		if dec, _ := timeline.BuilderWork(b); dec != dec0+1 {
+			t.Fatalf("Add decoded %d exchanges: want 1", dec-dec0)
+		}
+		if i%3 == 0 || add.State == exchange.StateInFlight {
 			check(fmt.Sprintf("exchange %d", i), 0)
 			checks++
 		}
 	}
 	check("the whole capture", 0)
-	if checks < 10 {
-		t.Fatalf("only %d checks: the session is too short to test growth", checks)
+	if kept, _ := timeline.BuilderLinked(b); kept != turns {
+		t.Errorf("%d of the %d turns kept linked once all have ended: want all", kept, turns)
+	}
+	if checks < 20 || updates < 3 {
+		t.Fatalf("only %d checks and %d updates: the session is too short to test growth", checks, updates)
 	}
 }
