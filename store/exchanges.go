@@ -167,6 +167,34 @@ func (db *DB) tail(ctx context.Context, afterID int64) ([]exchange.Exchange, err
 	return out, nil
 }
 
+// streamShared is tail for a caller that keeps no request body past fn
+// (DB.Stream): the reader reuses the buffers of the request bodies it
+// drops from its cache.
+func (db *DB) streamShared(ctx context.Context, afterID int64, fn func(*exchange.Exchange) error) error {
+	db.getMu.Lock()
+	defer db.getMu.Unlock()
+	rows, err := db.sql.QueryContext(ctx, selectExchange(db.version)+` WHERE e.id > ? ORDER BY e.id`, afterID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	// Nobody else holds a body of the cache: Get and tail hand out
+	// copies of those, so their buffers may be reused while this reads.
+	br := db.sharedReader()
+	br.reuse = true
+	defer func() { br.reuse = false }()
+	for rows.Next() {
+		ex, err := scanExchange(ctx, br, rows)
+		if err != nil {
+			return err
+		}
+		if err := fn(&ex); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
 // sharedReader is the body reader of Get and ExchangesAfter; the caller
 // holds getMu.
 func (db *DB) sharedReader() *bodyReader {
