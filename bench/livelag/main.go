@@ -278,14 +278,17 @@ func timeFollow(bin, dir, base string, extra []*exchange.Exchange) ([]time.Durat
 	if err != nil {
 		return nil, err
 	}
+	started := time.Now()
 	p, err := startPane("livelag-follow", bin, "open", "--follow", work)
 	if err != nil {
 		return nil, err
 	}
 	defer p.close()
-	if _, err := p.waitTurns(n, 60*time.Second); err != nil {
+	shown, err := p.waitTurns(n, 60*time.Second)
+	if err != nil {
 		return nil, err
 	}
+	fmt.Printf("follow  %5d turns: first shown %d ms after start\n", n, shown.Sub(started).Milliseconds())
 	db, err := store.Open(work)
 	if err != nil {
 		return nil, err
@@ -351,15 +354,18 @@ func timeRecordUI(bin, dir, base string, extra []*exchange.Exchange) ([]time.Dur
 	}
 	addr := pl.Addr().String()
 	pl.Close()
+	started := time.Now()
 	p, err := startPane("livelag-record", bin, "record", "--ui", "--mode", "reverse", "--listen", addr,
 		"--upstream", "http://"+upLn.Addr().String(), "--db", work)
 	if err != nil {
 		return nil, err
 	}
 	defer p.close()
-	if _, err := p.waitTurns(n, 60*time.Second); err != nil {
+	shown, err := p.waitTurns(n, 60*time.Second)
+	if err != nil {
 		return nil, err
 	}
+	fmt.Printf("record  %5d turns: first shown %d ms after start\n", n, shown.Sub(started).Milliseconds())
 	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
 	var lat []time.Duration
 	for i, ex := range extra {
