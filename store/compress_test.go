@@ -637,9 +637,34 @@ func TestExchangesAfterReadsOnlyTheNew(t *testing.T) {
 	if err != nil || len(got) != head {
 		t.Fatalf("ExchangesAfter(0): %d exchanges, %v: want %d", len(got), err, head)
 	}
+	// s follows with StreamAfterSalvaged, as the live view does.
+	s, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	streamed := 0
+	if _, err := s.StreamAfterSalvaged(ctx, 0, func(*exchange.Exchange) error { streamed++; return nil }); err != nil || streamed != head {
+		t.Fatalf("StreamAfterSalvaged(0): %d exchanges, %v: want %d", streamed, err, head)
+	}
 	deep := 0
 	for i, ex := range exs[head:] {
 		id := write(ex)
+		sBefore := s.getReader.decoded
+		var sGot []int64
+		damage, err := s.StreamAfterSalvaged(ctx, last, func(got *exchange.Exchange) error {
+			sGot = append(sGot, got.ID)
+			if !bytes.Equal(got.ReqBody, ex.ReqBody) || !bytes.Equal(got.RespBody, ex.RespBody) {
+				t.Errorf("exchange %d: streamed bodies differ from those written", head+i)
+			}
+			return nil
+		})
+		if err != nil || len(damage) > 0 || len(sGot) != 1 || sGot[0] != id {
+			t.Fatalf("exchange %d: StreamAfterSalvaged(%d) gave %v, damage %v, %v: want the new one", head+i, last, sGot, damage, err)
+		}
+		if n := s.getReader.decoded - sBefore; n > 2 {
+			t.Errorf("exchange %d: %d blobs decompressed to stream it: want its request and response only", head+i, n)
+		}
 		before := r.getReader.decoded
 		got, err := r.ExchangesAfter(ctx, last)
 		if err != nil || len(got) != 1 || got[0].ID != id {
