@@ -276,10 +276,15 @@ type bodyReader struct {
 	reuse bool
 	free  [][]byte
 	limit int // bodies cached; 0 means readCacheSize
+	// decoded counts the blobs decompressed (tests).
+	decoded int
 }
 
-// getCacheSize is how many bodies the reader shared by DB.Get keeps.
-const getCacheSize = 4
+// getCacheSize is how many bodies the reader shared by DB.Get and
+// DB.ExchangesAfter keeps: enough that the bases of the next requests of
+// the conversations under way (a main thread, its subagents and side
+// queries, each exchange a request and a response) are still there.
+const getCacheSize = readCacheSize
 
 // cachedBody is a decompressed body a reader keeps as a base.
 type cachedBody struct {
@@ -440,6 +445,7 @@ func (r *bodyReader) decode(ctx context.Context, hash string, codec int, base sq
 	if depth > maxDepth+1 {
 		return nil, fmt.Errorf("blob %s: chain of bases too long", hash)
 	}
+	r.decoded++
 	var out []byte
 	switch codec {
 	case codecRaw:

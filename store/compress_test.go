@@ -597,3 +597,99 @@ func TestRecordIntoV1Capture(t *testing.T) {
 	}
 	sameBodies(t, path, want)
 }
+
+// TestExchangesAfterReadsOnlyTheNew follows a capture as a live view does:
+// each new exchange is read with ExchangesAfter as soon as it is written,
+// byte for byte, and rebuilding it decompresses its own bodies only, not
+// the chain of earlier bodies its request is stored against.
+func TestExchangesAfterReadsOnlyTheNew(t *testing.T) {
+	ctx := context.Background()
+	exs := generated(t, 60)
+	path := filepath.Join(t.TempDir(), "capture.db")
+	w, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	write := func(ex exchange.Exchange) int64 {
+		first := ex
+		first.RespBody, first.RespBodyDecoded, first.State = nil, nil, exchange.StateInFlight
+		if err := w.Insert(ctx, &first); err != nil {
+			t.Fatal(err)
+		}
+		ex.ID = first.ID
+		if err := w.Update(ctx, &ex); err != nil {
+			t.Fatal(err)
+		}
+		return ex.ID
+	}
+	const head = 40
+	var last int64
+	for _, ex := range exs[:head] {
+		last = write(ex)
+	}
+	r, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got, err := r.ExchangesAfter(ctx, 0)
+	if err != nil || len(got) != head {
+		t.Fatalf("ExchangesAfter(0): %d exchanges, %v: want %d", len(got), err, head)
+	}
+	// s follows with StreamAfterSalvaged, as the live view does.
+	s, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	streamed := 0
+	if _, err := s.StreamAfterSalvaged(ctx, 0, func(*exchange.Exchange) error { streamed++; return nil }); err != nil || streamed != head {
+		t.Fatalf("StreamAfterSalvaged(0): %d exchanges, %v: want %d", streamed, err, head)
+	}
+	deep := 0
+	for i, ex := range exs[head:] {
+		id := write(ex)
+		sBefore := s.getReader.decoded
+		var sGot []int64
+		damage, err := s.StreamAfterSalvaged(ctx, last, func(got *exchange.Exchange) error {
+			sGot = append(sGot, got.ID)
+			if !bytes.Equal(got.ReqBody, ex.ReqBody) || !bytes.Equal(got.RespBody, ex.RespBody) {
+				t.Errorf("exchange %d: streamed bodies differ from those written", head+i)
+			}
+			return nil
+		})
+		if err != nil || len(damage) > 0 || len(sGot) != 1 || sGot[0] != id {
+			t.Fatalf("exchange %d: StreamAfterSalvaged(%d) gave %v, damage %v, %v: want the new one", head+i, last, sGot, damage, err)
+		}
+		if n := s.getReader.decoded - sBefore; n > 2 {
+			t.Errorf("exchange %d: %d blobs decompressed to stream it: want its request and response only", head+i, n)
+		}
+		before := r.getReader.decoded
+		got, err := r.ExchangesAfter(ctx, last)
+		if err != nil || len(got) != 1 || got[0].ID != id {
+			t.Fatalf("exchange %d: ExchangesAfter(%d) gave %d exchanges, %v: want the new one", head+i, last, len(got), err)
+		}
+		if !bytes.Equal(got[0].ReqBody, ex.ReqBody) || !bytes.Equal(got[0].RespBody, ex.RespBody) {
+			t.Fatalf("exchange %d: bodies differ from those written", head+i)
+		}
+		if n := r.getReader.decoded - before; n > 2 {
+			t.Errorf("exchange %d: %d blobs decompressed to read it: want its request and response only", head+i, n)
+		}
+		var depth int
+		if err := r.sql.QueryRowContext(ctx, `SELECT b.depth FROM exchange e JOIN blob b ON b.hash = e.req_body WHERE e.id = ?`, id).Scan(&depth); err != nil {
+			t.Fatal(err)
+		}
+		if depth >= 3 {
+			deep++
+		}
+		// The caller's copy is its own: changing it leaves the next read whole.
+		for j := range got[0].ReqBody {
+			got[0].ReqBody[j] = 'x'
+		}
+		last = id
+	}
+	if deep == 0 {
+		t.Fatal("no new request was stored at depth 3 or more: the test shows nothing")
+	}
+}

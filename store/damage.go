@@ -301,12 +301,39 @@ func (db *DB) DamagedRows(ctx context.Context) ([]Damage, error) {
 	return out, nil
 }
 
+// StreamAfterSalvaged is ExchangesAfterSalvaged for a caller that does
+// not keep request bodies, as Stream is to Each: fn gets each exchange
+// after afterID that reads well, in ID order, and the ReqBody it is given
+// is valid only until fn returns (its buffer is then reused). The rows
+// that cannot be read are skipped and named in the damage. Like
+// ExchangesAfter it reads with the reader Get shares, so a live view's
+// read leaves in its cache the bodies the next exchanges are stored
+// against. An error from fn stops the walk and is returned as is.
+func (db *DB) StreamAfterSalvaged(ctx context.Context, afterID int64, fn func(*exchange.Exchange) error) ([]Damage, error) {
+	last := afterID
+	var fnErr error
+	err := db.streamShared(ctx, afterID, func(ex *exchange.Exchange) error {
+		last = ex.ID
+		fnErr = fn(ex)
+		return fnErr
+	})
+	switch {
+	case err == nil:
+		return nil, nil
+	case fnErr != nil:
+		return nil, fnErr
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("store: exchanges after %d: %w", afterID, ctx.Err())
+	}
+	return db.eachFrom(ctx, last, fn)
+}
+
 // ExchangesAfterSalvaged is ExchangesAfter for a capture that may hold
 // damaged rows: the rows after afterID that read well are returned, and
 // those that cannot be read are named in the damage, so that a reader
 // following a growing capture steps past them instead of stopping there.
 func (db *DB) ExchangesAfterSalvaged(ctx context.Context, afterID int64) ([]exchange.Exchange, []Damage, error) {
-	out, err := db.list(ctx, afterID)
+	out, err := db.tail(ctx, afterID)
 	if err == nil {
 		return out, nil, nil
 	}

@@ -110,12 +110,99 @@ func (db *DB) Exchanges(ctx context.Context) ([]exchange.Exchange, error) {
 // ExchangesAfter returns, in ID order, the exchanges whose ID is greater than
 // afterID: what was added since a live view last looked. Exchanges it has
 // already seen may have been updated since; re-read those with Get.
+//
+// ExchangesAfter and Get share the cache of rebuilt bodies: a body is
+// usually stored against the previous request of its conversation, which
+// the last call read, so a live view that reads each new exchange as it
+// comes rebuilds only that one, not the chain of bases it is stored on.
 func (db *DB) ExchangesAfter(ctx context.Context, afterID int64) ([]exchange.Exchange, error) {
-	out, err := db.list(ctx, afterID)
+	out, err := db.tail(ctx, afterID)
 	if err != nil {
 		return nil, fmt.Errorf("store: exchanges after %d: %w", afterID, err)
 	}
 	return out, nil
+}
+
+// tail lists the exchanges after afterID with the reader Get uses, whose
+// cache thus holds the last bodies read for the next call.
+func (db *DB) tail(ctx context.Context, afterID int64) ([]exchange.Exchange, error) {
+	db.getMu.Lock()
+	defer db.getMu.Unlock()
+	rows, err := db.sql.QueryContext(ctx, selectExchange(db.version)+` WHERE e.id > ? ORDER BY e.id`, afterID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	br := db.sharedReader()
+	var out []exchange.Exchange
+	for rows.Next() {
+		ex, err := scanExchange(ctx, br, rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ex)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// The cache keeps some of the bodies it rebuilt, for the next call:
+	// the caller gets its own copy of those. (The others it dropped
+	// without reusing their memory.)
+	kept := map[*byte]bool{}
+	for _, c := range br.cache {
+		if len(c.data) > 0 {
+			kept[&c.data[0]] = true
+		}
+	}
+	own := func(b []byte) []byte {
+		if len(b) > 0 && kept[&b[0]] {
+			return bytes.Clone(b)
+		}
+		return b
+	}
+	for i := range out {
+		ex := &out[i]
+		ex.ReqBody, ex.RespBody, ex.RespBodyDecoded = own(ex.ReqBody), own(ex.RespBody), own(ex.RespBodyDecoded)
+	}
+	return out, nil
+}
+
+// streamShared is tail for a caller that keeps no request body past fn
+// (DB.Stream): the reader reuses the buffers of the request bodies it
+// drops from its cache.
+func (db *DB) streamShared(ctx context.Context, afterID int64, fn func(*exchange.Exchange) error) error {
+	db.getMu.Lock()
+	defer db.getMu.Unlock()
+	rows, err := db.sql.QueryContext(ctx, selectExchange(db.version)+` WHERE e.id > ? ORDER BY e.id`, afterID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	// Nobody else holds a body of the cache: Get and tail hand out
+	// copies of those, so their buffers may be reused while this reads.
+	br := db.sharedReader()
+	br.reuse = true
+	defer func() { br.reuse = false }()
+	for rows.Next() {
+		ex, err := scanExchange(ctx, br, rows)
+		if err != nil {
+			return err
+		}
+		if err := fn(&ex); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// sharedReader is the body reader of Get and ExchangesAfter; the caller
+// holds getMu.
+func (db *DB) sharedReader() *bodyReader {
+	if db.getReader == nil {
+		db.getReader = newBodyReader(db.sql)
+		db.getReader.limit = getCacheSize
+	}
+	return db.getReader
 }
 
 // Get returns the exchange with the given ID, or an error wrapping
@@ -127,11 +214,7 @@ func (db *DB) ExchangesAfter(ctx context.Context, afterID int64) ([]exchange.Exc
 func (db *DB) Get(ctx context.Context, id int64) (exchange.Exchange, error) {
 	db.getMu.Lock()
 	defer db.getMu.Unlock()
-	if db.getReader == nil {
-		db.getReader = newBodyReader(db.sql)
-		db.getReader.limit = getCacheSize
-	}
-	ex, err := scanExchange(ctx, db.getReader, db.sql.QueryRowContext(ctx, selectExchange(db.version)+` WHERE e.id = ?`, id))
+	ex, err := scanExchange(ctx, db.sharedReader(), db.sql.QueryRowContext(ctx, selectExchange(db.version)+` WHERE e.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		err = ErrNotFound
 	}

@@ -109,12 +109,18 @@ type info struct {
 	nonDeferred int
 	betas       []string
 
+	// inline names the tools announced as deferred but sent inline
+	// (inlineAnnounced).
+	inline []string
+
 	failed bool // HTTP error, error event, or cut off
 	empty  bool // complete, but no content
 	usage  bool // a usable cache baseline: complete, no error, usage present
 
 	start, end time.Time
 	thread     *Thread
+	// src is the analysis a Builder kept that this was copied from.
+	src *info
 }
 
 type toolEntry struct {
@@ -156,14 +162,66 @@ func Build(exs []exchange.Exchange) *Session {
 	for i := range exs {
 		ptrs[i] = &exs[i]
 	}
-	return build(ptrs, decodeAll(exs))
+	return build(ptrs, decodeAll(exs), nil)
 }
 
-// build analyses decoded exchanges.
-func build(exs []*exchange.Exchange, decoded []*decode.Turn) *Session {
+// analysed keeps what analyse works out about each turn, by its place in
+// the exchanges, for a Builder that builds again as exchanges come: that
+// depends on the turn alone, so only new and changed turns are analysed.
+// The hasher goes on too, so that messages shared with earlier turns are
+// not hashed again.
+type analysed struct {
+	h     *hasher
+	infos []*info // as analyse left them, without their Turn; nil: not yet
+	diffs map[[2]*decode.Turn][4][]string
+	runs  int // turns analysed so far (tests)
+	// linked is how the first turns were linked, kept between builds.
+	linked *linked
+}
+
+// forget drops what was worked out about the exchange at index i.
+func (a *analysed) forget(i int) {
+	if i < len(a.infos) {
+		a.infos[i] = nil
+	}
+}
+
+// diff returns the catalog and working-set changes worked out earlier
+// between two decoded turns: catalog added, removed, working set added,
+// removed. A nil memo has none.
+func (a *analysed) diff(key [2]*decode.Turn) ([4][]string, bool) {
+	if a == nil {
+		return [4][]string{}, false
+	}
+	d, ok := a.diffs[key]
+	return d, ok
+}
+
+// keepDiff keeps the changes between two decoded turns; they depend on
+// those alone.
+func (a *analysed) keepDiff(key [2]*decode.Turn, d [4][]string) {
+	if a == nil {
+		return
+	}
+	if a.diffs == nil {
+		a.diffs = map[[2]*decode.Turn][4][]string{}
+	}
+	a.diffs[key] = d
+}
+
+// build analyses decoded exchanges. memo, when not nil, holds the
+// analysis of the turns of an earlier build on the same exchanges and
+// takes that of the new ones.
+func build(exs []*exchange.Exchange, decoded []*decode.Turn, memo *analysed) *Session {
 	s := &Session{Exchanges: len(exs)}
 	var infos []*info
 	h := newHasher()
+	if memo != nil {
+		h = memo.h
+		if n := len(exs) - len(memo.infos); n > 0 {
+			memo.infos = append(memo.infos, make([]*info, n)...)
+		}
+	}
 	for i, ex := range exs {
 		if !ex.Start.IsZero() {
 			if s.FirstAt.IsZero() || ex.Start.Before(s.FirstAt) {
@@ -179,13 +237,38 @@ func build(exs []*exchange.Exchange, decoded []*decode.Turn) *Session {
 		}
 		t := &Turn{Index: len(s.Turns) + 1, Exchange: ex, Decoded: d}
 		s.Turns = append(s.Turns, t)
-		infos = append(infos, analyse(t, h))
+		var in info
+		switch {
+		case memo == nil:
+			in = *analyse(t, h)
+		case memo.infos[i] != nil && memo.infos[i].d == d:
+			in = *memo.infos[i]
+			in.src = memo.infos[i]
+		default:
+			in = *analyse(t, h)
+			memo.runs++
+			kept := in
+			kept.t = nil
+			memo.infos[i] = &kept
+			in.src = &kept
+		}
+		// Each build has its own copy: linking, classifying and resolving
+		// clients set its other fields. The slices analyse made are only
+		// read from then on, and are shared.
+		in.t = t
+		infos = append(infos, &in)
 	}
 	resolveClients(infos)
 	for _, in := range infos {
 		in.classify()
 	}
-	b := &builder{s: s, infos: infos, byFull: map[digest][]int{}, byPart: map[digest][]int{}, byFP: map[string][]int{}, seen: map[string]int{}}
+	b := &builder{s: s, infos: infos, byFull: map[digest][]int{}, byPart: map[digest][]int{}, byFP: map[string][]int{}, seen: map[string]int{}, memo: memo}
+	if memo != nil {
+		b.linked = memo.linked.reuse(infos)
+		memo.linked = b.linked
+		b.byFull, b.byPart, b.byFP, b.seen = b.linked.byFull, b.linked.byPart, b.linked.byFP, b.linked.seen
+		defer b.linked.rollback()
+	}
 	b.link()
 	b.kinds()
 	for _, in := range infos {
@@ -279,6 +362,7 @@ func analyse(t *Turn, h *hasher) *info {
 	in.toolsKey, in.allTools = tk, all
 	in.betas = betaSet(r)
 	in.client = detectClient(ex, r)
+	in.inline = inlineAnnounced(d)
 
 	resp := &d.Response
 	in.failed = failed(t)
@@ -401,18 +485,61 @@ type builder struct {
 	seen map[string]int
 	// tip is the last turn (0-based) of each thread so far.
 	tip map[*Thread]int
+	// flagged holds the flags of the turns flag has been through, by
+	// thread and kind.
+	flagged map[flagKey]bool
+	// memo, when not nil, keeps work between the builds of a Builder.
+	memo *analysed
+	// linked, with memo, is how the turns were linked so far.
+	linked *linked
 }
 
 // link assigns every turn to a thread and sets Prev and Link.
+//
+// A turn is linked from the turns before it alone. With b.linked (a
+// Builder's), the turns a build before linked and kept are set as they
+// were, without looking again, and linking goes on from there; the turns
+// it links are kept too while they and every one before them have ended
+// (one in flight may still change), and the indexes the others add are
+// taken out again when the build is done (linked.rollback).
 func (b *builder) link() {
 	b.tip = map[*Thread]int{}
 	var threads []*Thread
-	for k, in := range b.infos {
+	l := b.linked
+	start := 0
+	if l != nil {
+		for range l.threads {
+			threads = append(threads, &Thread{})
+		}
+		for k := range l.n {
+			in, t := b.infos[k], b.infos[k].t
+			t.Client = in.client
+			th := threads[l.thread[k]]
+			if l.parent[k] < 0 {
+				th.Client = in.client
+				t.Link = LinkNew
+			} else {
+				t.Prev = l.parent[k] + 1
+				t.Link = l.how[k]
+			}
+			in.thread = th
+			th.Turns = append(th.Turns, t.Index)
+			b.tip[th] = k
+		}
+		start = l.n
+	}
+	index := map[*Thread]int{}
+	for i, th := range threads {
+		index[th] = i
+	}
+	for k := start; k < len(b.infos); k++ {
+		in := b.infos[k]
 		parent, how := b.parent(k)
 		t := in.t
 		t.Client = in.client
 		if parent < 0 {
 			th := &Thread{Client: in.client}
+			index[th] = len(threads)
 			threads = append(threads, th)
 			in.thread = th
 			t.Link = LinkNew
@@ -423,26 +550,163 @@ func (b *builder) link() {
 		}
 		in.thread.Turns = append(in.thread.Turns, t.Index)
 		b.tip[in.thread] = k
-		b.byFull[in.full()] = append(b.byFull[in.full()], k)
-		for i := 1; i < len(in.pre); i++ {
-			b.byPart[in.pre[i-1]] = append(b.byPart[in.pre[i-1]], k)
-		}
-		for _, fp := range fingerprints(in.d.Response.Content, true) {
-			b.byFP[fp] = append(b.byFP[fp], k)
-			b.seen[classed(fp, in.side)] = k
-		}
-		for _, m := range in.d.Request.Messages {
-			if m.Role == "assistant" {
-				for _, fp := range fingerprints(m.Blocks, true) {
-					b.seen[classed(fp, in.side)] = k
-				}
+		if l != nil {
+			if k == l.n && !l.pending && in.src != nil && t.Exchange.State != exchange.StateInFlight {
+				l.keep(in, parent, how, index[in.thread], parent < 0)
+			} else {
+				l.pending = true // from here on, what is indexed is taken out again
 			}
 		}
-		for _, fp := range fingerprints(in.d.Response.Content, false) {
-			b.byFP[fp] = append(b.byFP[fp], k)
-		}
+		b.index(k, in)
 	}
 	b.s.Threads = threads
+}
+
+// index adds turn k to the indexes later turns are linked through.
+func (b *builder) index(k int, in *info) {
+	b.addTo(b.byFull, in.full(), k)
+	for i := 1; i < len(in.pre); i++ {
+		b.addTo(b.byPart, in.pre[i-1], k)
+	}
+	for _, fp := range fingerprints(in.d.Response.Content, true) {
+		b.addFP(fp, k)
+		b.see(classed(fp, in.side), k)
+	}
+	for _, m := range in.d.Request.Messages {
+		if m.Role == "assistant" {
+			for _, fp := range fingerprints(m.Blocks, true) {
+				b.see(classed(fp, in.side), k)
+			}
+		}
+	}
+	for _, fp := range fingerprints(in.d.Response.Content, false) {
+		b.addFP(fp, k)
+	}
+}
+
+func (b *builder) addTo(m map[digest][]int, key digest, k int) {
+	m[key] = append(m[key], k)
+	if l := b.linked; l != nil && l.pending {
+		l.undo = append(l.undo, undo{m: m, key: key})
+	}
+}
+
+func (b *builder) addFP(fp string, k int) {
+	b.byFP[fp] = append(b.byFP[fp], k)
+	if l := b.linked; l != nil && l.pending {
+		l.undo = append(l.undo, undo{fp: fp})
+	}
+}
+
+func (b *builder) see(key string, k int) {
+	if l := b.linked; l != nil && l.pending {
+		prev, had := b.seen[key]
+		l.undo = append(l.undo, undo{seen: key, prev: prev, had: had})
+	}
+	b.seen[key] = k
+}
+
+// linked is how a Builder's first n turns were linked, and the indexes
+// they make, kept from one build to the next.
+type linked struct {
+	n      int
+	src    []*info // the analysis each was linked with
+	class  []linkClass
+	parent []int // 0-based; -1: starts a thread
+	how    []string
+	thread []int // index in threads
+	// threads counts the threads the kept turns started.
+	threads int
+
+	byFull, byPart map[digest][]int
+	byFP           map[string][]int
+	seen           map[string]int
+
+	// pending: a turn was linked but not kept; its index entries are in
+	// undo.
+	pending bool
+	undo    []undo
+}
+
+// linkClass is what classify and resolveClients decided of a turn; a
+// kept turn whose decision changed is linked again.
+type linkClass struct {
+	client                 Client
+	side, compaction, cont bool
+}
+
+func classOf(in *info) linkClass {
+	return linkClass{in.client, in.side, in.compaction, in.continued}
+}
+
+// undo takes one index entry out again: the last turn of m[key] or of
+// byFP[fp], or seen[seen] back to prev.
+type undo struct {
+	m    map[digest][]int
+	key  digest
+	fp   string
+	seen string
+	prev int
+	had  bool
+}
+
+// reuse returns l if the turns it kept are still the first of infos, each
+// with the same analysis and class; else a new, empty one.
+func (l *linked) reuse(infos []*info) *linked {
+	if l != nil && l.n <= len(infos) {
+		ok := true
+		for k := range l.n {
+			if infos[k].src != l.src[k] || classOf(infos[k]) != l.class[k] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return l
+		}
+	}
+	return &linked{byFull: map[digest][]int{}, byPart: map[digest][]int{}, byFP: map[string][]int{}, seen: map[string]int{}}
+}
+
+// keep adds the next turn as linked.
+func (l *linked) keep(in *info, parent int, how string, thread int, started bool) {
+	l.n++
+	l.src = append(l.src, in.src)
+	l.class = append(l.class, classOf(in))
+	l.parent = append(l.parent, parent)
+	l.how = append(l.how, how)
+	l.thread = append(l.thread, thread)
+	if started {
+		l.threads++
+	}
+}
+
+// rollback takes out what the turns not kept added to the indexes.
+func (l *linked) rollback() {
+	for i := len(l.undo) - 1; i >= 0; i-- {
+		u := l.undo[i]
+		switch {
+		case u.m != nil:
+			if s := u.m[u.key]; len(s) > 1 {
+				u.m[u.key] = s[:len(s)-1]
+			} else {
+				delete(u.m, u.key)
+			}
+		case u.seen != "":
+			if u.had {
+				l.seen[u.seen] = u.prev
+			} else {
+				delete(l.seen, u.seen)
+			}
+		default:
+			if s := l.byFP[u.fp]; len(s) > 1 {
+				l.byFP[u.fp] = s[:len(s)-1]
+			} else {
+				delete(l.byFP, u.fp)
+			}
+		}
+	}
+	l.undo, l.pending = nil, false
 }
 
 // parent finds the earlier turn that turn k continues, and how; -1 when it
@@ -856,8 +1120,14 @@ func (b *builder) diff(in *info) {
 		return
 	}
 	p := b.infos[t.Prev-1].d
+	key := [2]*decode.Turn{p, in.d}
+	if d, ok := b.memo.diff(key); ok {
+		t.CatalogAdded, t.CatalogRemoved, t.WorkingAdded, t.WorkingRemoved = d[0], d[1], d[2], d[3]
+		return
+	}
 	t.CatalogAdded, t.CatalogRemoved = setDiff(p.Catalog, in.d.Catalog)
 	t.WorkingAdded, t.WorkingRemoved = setDiff(workingNames(p), workingNames(in.d))
+	b.memo.keepDiff(key, [4][]string{t.CatalogAdded, t.CatalogRemoved, t.WorkingAdded, t.WorkingRemoved})
 }
 
 func workingNames(d *decode.Turn) []string {

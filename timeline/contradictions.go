@@ -41,20 +41,12 @@ func contradictionRules() []rule {
 }
 
 // earlierFlag reports whether an earlier turn of k's thread has a flag of
-// kind for which same is true.
-func (b *builder) earlierFlag(k int, kind string, same func(Flag) bool) bool {
-	in := b.infos[k]
-	for _, idx := range in.thread.Turns {
-		if idx >= in.t.Index {
-			break
-		}
-		for _, f := range b.infos[idx-1].t.Flags {
-			if f.Kind == kind && (same == nil || same(f)) {
-				return true
-			}
-		}
-	}
-	return false
+// kind, naming the tool name when name is not "" (as flagNames reads it).
+//
+// The rules run turn by turn in capture order, so the flags flag has
+// gathered so far are those of the earlier turns.
+func (b *builder) earlierFlag(k int, kind, name string) bool {
+	return b.flagged[flagKey{b.infos[k].thread, kind, name}]
 }
 
 // hasSearchTool reports whether the request offers a tool search, client
@@ -113,7 +105,7 @@ func ruleCatalogNoSearch(b *builder, k int) []Flag {
 	ev, ok := announcement(d)
 	// A request with no tools at all (a title or a compaction summary)
 	// asks for text only: the announcement is just history there.
-	if !ok || len(d.Catalog) == 0 || len(d.Request.Tools) == 0 || hasSearchTool(d.Request.Tools) || b.earlierFlag(k, FlagCatalogNoSearch, nil) {
+	if !ok || len(d.Catalog) == 0 || len(d.Request.Tools) == 0 || hasSearchTool(d.Request.Tools) || b.earlierFlag(k, FlagCatalogNoSearch, "") {
 		return nil
 	}
 	where := fmt.Sprintf("message %d", ev.Message)
@@ -135,7 +127,7 @@ func ruleSearchNoCatalog(b *builder, k int) []Flag {
 	for _, t := range d.Request.Tools {
 		offered = offered || t.Name == decode.ClientSearchTool
 	}
-	if !offered || len(d.Catalog) > 0 || b.earlierFlag(k, FlagSearchNoCatalog, nil) {
+	if !offered || len(d.Catalog) > 0 || b.earlierFlag(k, FlagSearchNoCatalog, "") {
 		return nil
 	}
 	return []Flag{{Detail: fmt.Sprintf("ToolSearch is among the %d tools of the request, but no deferred tool is announced (no reminder, no <available-deferred-tools>, no defer_loading tool): every search can only come back empty.", len(d.Request.Tools))}}
@@ -144,8 +136,8 @@ func ruleSearchNoCatalog(b *builder, k int) []Flag {
 func ruleDeferredInline(b *builder, k int) []Flag {
 	in := b.infos[k]
 	var fresh []string
-	for _, n := range inlineAnnounced(in.d) {
-		if !b.earlierFlag(k, FlagDeferredInline, func(f Flag) bool { return flagNames(f)[n] }) {
+	for _, n := range in.inline {
+		if !b.earlierFlag(k, FlagDeferredInline, n) {
 			fresh = append(fresh, n)
 		}
 	}
@@ -197,7 +189,7 @@ func ruleReferenceNotSent(b *builder, k int) []Flag {
 		if !d.InCatalog(n) && b.referencedHere(k, n) {
 			continue // unknown_reference says it
 		}
-		if b.earlierFlag(k, FlagReferenceNotSent, func(f Flag) bool { return f.Tool == n }) {
+		if b.earlierFlag(k, FlagReferenceNotSent, n) {
 			continue
 		}
 		det := fmt.Sprintf("A tool_reference in the history loads %s, but this request's %d tools do not include it: the search's result is not honoured", n, len(d.Request.Tools))

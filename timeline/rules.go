@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/tsinspect/tsinspect/decode"
@@ -65,6 +66,7 @@ func Severity(kind string) string {
 
 // flag runs the rule table over every turn.
 func (b *builder) flag() {
+	b.flagged = map[flagKey]bool{}
 	for k, in := range b.infos {
 		for _, r := range rules {
 			for _, f := range r.check(b, k) {
@@ -72,7 +74,24 @@ func (b *builder) flag() {
 				in.t.Flags = append(in.t.Flags, f)
 			}
 		}
+		// Later turns of the thread look these up (earlierFlag).
+		for _, f := range in.t.Flags {
+			b.flagged[flagKey{in.thread, f.Kind, ""}] = true
+			if f.Kind == FlagDeferredInline || f.Kind == FlagReferenceNotSent {
+				for n := range flagNames(f) {
+					b.flagged[flagKey{in.thread, f.Kind, n}] = true
+				}
+			}
+		}
 	}
+}
+
+// flagKey names the flags of one kind in one thread, or those of them
+// that name a tool (earlierFlag).
+type flagKey struct {
+	thread *Thread
+	kind   string
+	name   string
 }
 
 // ref names turn k for a person: its place in its thread and in the
@@ -87,16 +106,12 @@ func (b *builder) ref(k int) string {
 	return fmt.Sprintf("turn #%d", in.t.Index)
 }
 
-// later returns the turns (0-based) of k's thread after k.
+// later returns the turns of k's thread after k, by their 1-based index
+// (a part of Thread.Turns, which is in order).
 func (b *builder) later(k int) []int {
 	in := b.infos[k]
-	var out []int
-	for _, idx := range in.thread.Turns {
-		if idx > in.t.Index {
-			out = append(out, idx-1)
-		}
-	}
-	return out
+	ts := in.thread.Turns
+	return ts[sort.SearchInts(ts, in.t.Index+1):]
 }
 
 // resultFor finds the tool_result answering tool use id in a later turn of
@@ -105,7 +120,8 @@ func (b *builder) resultFor(k int, id string) (int, *decode.Block) {
 	if id == "" {
 		return -1, nil
 	}
-	for _, l := range b.later(k) {
+	for _, idx := range b.later(k) {
+		l := idx - 1
 		ms := b.infos[l].d.Request.Messages
 		for i := len(ms) - 1; i >= 0; i-- {
 			for j := range ms[i].Blocks {

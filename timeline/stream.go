@@ -24,6 +24,8 @@ type Builder struct {
 	decoded    []*decode.Turn
 	load       func(id int64) (*exchange.Exchange, error)
 	at         map[int64]int // exchange ID to its place in exs
+	memo       *analysed     // each turn's analysis, kept between Sessions
+	decodes    int           // exchanges decoded so far (tests)
 }
 
 // SetLoader gives the Builder a way to read an exchange back whole by its
@@ -32,7 +34,7 @@ func (b *Builder) SetLoader(load func(id int64) (*exchange.Exchange, error)) { b
 
 // NewBuilder returns an empty Builder.
 func NewBuilder(keepBodies bool) *Builder {
-	return &Builder{keepBodies: keepBodies, cache: decode.NewCache(), at: map[int64]int{}}
+	return &Builder{keepBodies: keepBodies, cache: decode.NewCache(), at: map[int64]int{}, memo: &analysed{h: newHasher()}}
 }
 
 // Add decodes ex and keeps it; the Builder owns *ex from then on, except
@@ -57,10 +59,12 @@ func (b *Builder) Update(ex *exchange.Exchange) {
 		return
 	}
 	b.exs[i], b.decoded[i] = ex, b.decode(ex)
+	b.memo.forget(i)
 }
 
 func (b *Builder) decode(ex *exchange.Exchange) *decode.Turn {
 	d := decode.DecodeWith(ex, b.cache)
+	b.decodes++
 	if !b.keepBodies && d.Request.Kind == decode.KindMessages {
 		ex.ReqBody, ex.RespBody, ex.RespBodyDecoded = nil, nil, nil
 	} else {
@@ -75,9 +79,11 @@ func (b *Builder) decode(ex *exchange.Exchange) *decode.Turn {
 func (b *Builder) Exchanges() []*exchange.Exchange { return b.exs }
 
 // Session analyses the exchanges added so far, as Build does. It may be
-// called again after more are added: only those are decoded.
+// called again after more are added: only those are decoded, and only
+// those (and the ones updated) have their messages, system prompt and
+// tools hashed; threads, diffs and flags are worked out again over all.
 func (b *Builder) Session() *Session {
-	s := build(slices.Clone(b.exs), slices.Clone(b.decoded))
+	s := build(slices.Clone(b.exs), slices.Clone(b.decoded), b.memo)
 	if b.load != nil && !b.keepBodies {
 		for _, t := range s.Turns {
 			id := t.Exchange.ID

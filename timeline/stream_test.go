@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -149,5 +150,82 @@ func BenchmarkBuildLong(b *testing.B) {
 			bl.Add(&c)
 		}
 		bl.Session()
+	}
+}
+
+// TestBuilderGrowing: a Builder asked for its session as the capture
+// grows, with turns added in flight and updated when they have ended and
+// more turns came after them, gives each time the session Build makes of
+// the capture so far; and each Session decodes nothing and analyses only
+// the turns added or updated since the last.
+func TestBuilderGrowing(t *testing.T) {
+	exs := longSession(t, 60)
+	b := timeline.NewBuilder(false)
+	var sofar []exchange.Exchange
+	turns := 0 // turns in the last session
+	check := func(what string, updated int) {
+		t.Helper()
+		dec0, an0 := timeline.BuilderWork(b)
+		got := b.Session()
+		dec, an := timeline.BuilderWork(b)
+		if dec != dec0 || an-an0 != len(got.Turns)-turns+updated {
+			t.Fatalf("%s: Session decoded %d exchanges and analysed %d turns: want none and the %d new or updated", what, dec-dec0, an-an0, len(got.Turns)-turns+updated)
+		}
+		turns = len(got.Turns)
+		if kept, stray := timeline.BuilderLinked(b); stray != 0 || kept > turns {
+			t.Fatalf("%s: %d turns kept linked of %d, and %d index entries of turns not kept", what, kept, turns, stray)
+		}
+		if g, w := summary(t, got), summary(t, timeline.Build(sofar)); g != w {
+			t.Fatalf("%s: grown session differs from Build's:\n got %.2000s\nwant %.2000s", what, g, w)
+		}
+	}
+	// ended: exchanges shown in flight, to update three exchanges later.
+	type later struct {
+		at, place int
+		ex        exchange.Exchange
+	}
+	var ended []later
+	checks, updates := 0, 0
+	for i := range len(exs) + 3 {
+		for len(ended) > 0 && ended[0].at == i {
+			e := ended[0]
+			ended = ended[1:]
+			sofar[e.place] = e.ex
+			dec0, _ := timeline.BuilderWork(b)
+			c := e.ex
+			b.Update(&c)
+			if dec, _ := timeline.BuilderWork(b); dec != dec0+1 {
+				t.Fatalf("Update decoded %d exchanges: want 1", dec-dec0)
+			}
+			check(fmt.Sprintf("exchange %d ended", e.place), 1)
+			updates++
+		}
+		if i >= len(exs) {
+			continue
+		}
+		ex := exs[i]
+		add := ex
+		if strings.Contains(ex.URL, "/v1/messages") && ex.Method == "POST" && i%9 == 4 {
+			add.State, add.RespBody, add.Chunks, add.Status, add.RespHeaders = exchange.StateInFlight, nil, nil, 0, nil
+			ended = append(ended, later{at: i + 3, place: len(sofar), ex: ex})
+		}
+		sofar = append(sofar, add)
+		dec0, _ := timeline.BuilderWork(b)
+		c := add
+		b.Add(&c)
+		if dec, _ := timeline.BuilderWork(b); dec != dec0+1 {
+			t.Fatalf("Add decoded %d exchanges: want 1", dec-dec0)
+		}
+		if i%3 == 0 || add.State == exchange.StateInFlight {
+			check(fmt.Sprintf("exchange %d", i), 0)
+			checks++
+		}
+	}
+	check("the whole capture", 0)
+	if kept, _ := timeline.BuilderLinked(b); kept != turns {
+		t.Errorf("%d of the %d turns kept linked once all have ended: want all", kept, turns)
+	}
+	if checks < 20 || updates < 3 {
+		t.Fatalf("only %d checks and %d updates: the session is too short to test growth", checks, updates)
 	}
 }

@@ -24,7 +24,8 @@ const defaultPoll = 250 * time.Millisecond
 // a new turn shows within a second. The session is rebuilt off the UI
 // goroutine and handed over with QueueUpdateDraw; the selection follows
 // the newest turn while the last row is selected. If the file does not
-// exist yet, RunLive waits for it.
+// exist yet, RunLive waits for it. With opts.Wake it also looks as soon
+// as it is told the capture was written.
 func RunLive(ctx context.Context, path string, opts Options) error {
 	m := view.New(nil)
 	m.FollowTail()
@@ -86,6 +87,7 @@ func RunLive(ctx context.Context, path string, opts Options) error {
 			case <-ctx.Done():
 				return
 			case <-t.C:
+			case <-opts.Wake:
 			}
 		}
 	})
@@ -166,7 +168,19 @@ func (f *follower) poll(ctx context.Context) (*timeline.Session, error) {
 		}
 	}
 	f.inFlight = still
-	news, damage, err := f.db.ExchangesAfterSalvaged(ctx, f.lastID)
+	// Only the exchanges after the last one read are read, each rebuilt
+	// from the bodies the last poll left in the reader's cache, and
+	// handed to the builder one at a time (it keeps no request body).
+	damage, err := f.db.StreamAfterSalvaged(ctx, f.lastID, func(ex *exchange.Exchange) error {
+		f.seen[ex.ID] = progressOf(ex)
+		f.lastID = max(f.lastID, ex.ID)
+		if ex.State == exchange.StateInFlight {
+			f.inFlight = append(f.inFlight, ex.ID)
+		}
+		f.b.Add(ex)
+		changed = true
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("ui: live: %w", err)
 	}
@@ -175,16 +189,6 @@ func (f *follower) poll(ctx context.Context) (*timeline.Session, error) {
 	}
 	if len(damage) > 0 {
 		f.damage = append(f.damage, damage...)
-		changed = true
-	}
-	for i := range news {
-		ex := &news[i]
-		f.seen[ex.ID] = progressOf(ex)
-		f.lastID = max(f.lastID, ex.ID)
-		if ex.State == exchange.StateInFlight {
-			f.inFlight = append(f.inFlight, ex.ID)
-		}
-		f.b.Add(ex)
 		changed = true
 	}
 	if !changed {

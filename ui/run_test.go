@@ -297,3 +297,39 @@ func TestOpen(t *testing.T) {
 		t.Errorf("not a capture: %v", err)
 	}
 }
+
+// TestRunLiveWake: with a poll too slow to matter, a write followed by a
+// wake is on screen at once.
+func TestRunLiveWake(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "live.db")
+	db, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	exs := goldenExchanges()
+	bg := context.Background()
+	for i := range 2 {
+		if err := db.Insert(bg, &exs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sim := newSim()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	wake := make(chan struct{}, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- RunLive(ctx, path, Options{Screen: sim, Poll: time.Hour, Wake: wake, Location: time.UTC})
+	}()
+	waitFor(t, sim, "2 turns", 5*time.Second)
+	if err := db.Insert(bg, &exs[2]); err != nil {
+		t.Fatal(err)
+	}
+	wake <- struct{}{}
+	waitFor(t, sim, "3 turns", 5*time.Second)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

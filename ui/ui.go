@@ -57,6 +57,11 @@ type Options struct {
 	// header as it arrives, such as "claude exited with status 0"; each
 	// note replaces the last.
 	Notes <-chan string
+	// Wake, for RunLive, tells it the capture has just been written: it
+	// looks at once instead of at its next poll. A recorder in the same
+	// process sends on it after each write (without blocking: a wake
+	// already pending is enough).
+	Wake <-chan struct{}
 }
 
 // tick is how often a replay's clock is read.

@@ -163,7 +163,7 @@ func recordBodies(env *cliEnv, f recordFlags) error {
 	status := 0
 	switch {
 	case f.ui:
-		status = recordWithUI(env, f, "raw bodies", childEnv)
+		status = recordWithUI(env, f, "raw bodies", childEnv, nil)
 	case len(f.command) > 0:
 		if !f.quiet {
 			fmt.Fprintf(env.stderr, "tsinspect: recording the API bodies %s writes into %s (no proxy: bodies and times only)\n", filepath.Base(f.command[0]), f.db)

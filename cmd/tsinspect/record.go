@@ -234,7 +234,16 @@ func record(env *cliEnv, f recordFlags) error {
 	}
 
 	var flows func(*exchange.Exchange)
+	var wake chan struct{} // --ui: the live view looks at each write at once
 	switch {
+	case f.ui:
+		wake = make(chan struct{}, 1)
+		flows = func(*exchange.Exchange) {
+			select {
+			case wake <- struct{}{}:
+			default: // one already pending
+			}
+		}
 	case len(f.command) == 0 && !f.ui && !f.quiet:
 		// Only the proxy runs here: log each exchange as it completes, as
 		// a forward proxy's console does. (With a command, the terminal
@@ -324,7 +333,7 @@ func record(env *cliEnv, f recordFlags) error {
 	}
 	status := 0
 	if f.ui {
-		status = recordWithUI(env, f, addr, childEnv)
+		status = recordWithUI(env, f, addr, childEnv, wake)
 	} else if len(f.command) > 0 {
 		if !f.quiet {
 			fmt.Fprintf(env.stderr, "tsinspect: recording %s traffic via %s into %s\n", f.mode, addr, f.db)
@@ -591,7 +600,7 @@ func flagCounts(s *timeline.Session) string {
 // while the proxy records, until the user quits. A command runs beside it
 // with its output sent to FILE.out (it cannot share the screen); its exit
 // status is returned. Without a command, quitting the UI stops recording.
-func recordWithUI(env *cliEnv, f recordFlags, addr string, childEnv []string) int {
+func recordWithUI(env *cliEnv, f recordFlags, addr string, childEnv []string, wake <-chan struct{}) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// The terminal's Ctrl-C is a key to the UI; SIGTERM and SIGHUP from
@@ -636,7 +645,7 @@ func recordWithUI(env *cliEnv, f recordFlags, addr string, childEnv []string) in
 		defer fmt.Fprintf(env.stderr, "tsinspect: the command's output is in %s\n", outPath)
 	}
 	title := fmt.Sprintf("recording %s via %s", filepath.Base(f.db), addr)
-	if err := ui.RunLive(ctx, f.db, ui.Options{Title: title, Notes: notes}); err != nil {
+	if err := ui.RunLive(ctx, f.db, ui.Options{Title: title, Notes: notes, Wake: wake}); err != nil {
 		fmt.Fprintf(env.stderr, "tsinspect: %v\n", err)
 		return 1
 	}
