@@ -15,6 +15,11 @@
 // needs Claude Code ($TSINSPECT_CLAUDE, else claude on PATH); measuring
 // sessions already recorded in DIR does not.
 //
+// Below the sessions' rows, -record N (default 1,000; 0 to skip) drives
+// 'tsinspect record --mode reverse' with a generated session of N turns at
+// -rate turns a second (bench/recload) and adds the recorder's peak RSS,
+// writer lag and capture size.
+//
 // Captures are kept in DIR (default a new temporary directory) and reused
 // by a later run with the same DIR, so a second run measures the commands
 // only. Each command runs once, in a child process, measured with
@@ -40,8 +45,10 @@ import (
 	"time"
 
 	"github.com/gdamore/tcell/v2"
+	"github.com/tsinspect/tsinspect/bench/recload"
 	"github.com/tsinspect/tsinspect/fixtures/longsession"
 	"github.com/tsinspect/tsinspect/fixtures/session"
+	"github.com/tsinspect/tsinspect/memlimit"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/ui"
 )
@@ -74,12 +81,15 @@ func main() {
 	commands := flag.Bool("commands", true, "run the commands (false: only build the captures)")
 	realRun := flag.Bool("real", false, "record the sessions with the real Claude Code CLI instead of generating them")
 	window := flag.Int("compact-window", 400000, "with -real: Claude Code's auto-compact window in sessions of 1,000 turns or more")
+	recordTurns := flag.Int("record", 1000, "also drive 'tsinspect record --mode reverse' with a generated session of this many turns at -rate turns a second and print its memory and writer lag (0: skip)")
+	rate := flag.Float64("rate", 10, "turns a second for -record")
 	flag.Parse()
 	var rec *recorder
 	if *realRun {
 		rec = &recorder{compactWindow: *window}
 	}
-	if err := run(*sizes, *dir, *keep, *commands, rec); err != nil {
+	extra := extras{recordTurns: *recordTurns, rate: *rate}
+	if err := run(*sizes, *dir, *keep, *commands, rec, extra); err != nil {
 		fmt.Fprintln(os.Stderr, "longsessions:", err)
 		os.Exit(1)
 	}
@@ -115,7 +125,13 @@ type recorder struct {
 	kit           *session.Kit
 }
 
-func run(sizeList, dir string, keep, runCommands bool, rec *recorder) error {
+// extras are the measurements printed below the sessions' rows.
+type extras struct {
+	recordTurns int     // recording: turns driven through 'record' (0: none)
+	rate        float64 // recording: turns a second
+}
+
+func run(sizeList, dir string, keep, runCommands bool, rec *recorder, extra extras) error {
 	var sizes []int
 	for _, f := range strings.Split(sizeList, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -270,6 +286,11 @@ func run(sizeList, dir string, keep, runCommands bool, rec *recorder) error {
 			}
 			return mb(m.rss), float64(m.rss)
 		})
+	}
+	if extra.recordTurns > 0 {
+		if err := recordRows(w, bin, dir, extra, len(sizes)); err != nil {
+			return err
+		}
 	}
 	if err := w.Flush(); err != nil {
 		return err
@@ -439,6 +460,8 @@ func size(path string) int64 {
 // openChild is 'tsinspect open' on a simulated 120×40 screen, ending as
 // soon as the turn list is painted (the "loading" status gone).
 func openChild(path string) error {
+	// As the tsinspect command does (cmd/tsinspect main).
+	memlimit.Start(memlimit.DefaultFloor, 100*time.Millisecond)
 	sim := &shotScreen{SimulationScreen: tcell.NewSimulationScreen("UTF-8")}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -507,4 +530,33 @@ func (s *shotScreen) shot() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.text
+}
+
+// recordRows drives 'tsinspect record --mode reverse' with a generated
+// session (bench/recload) and writes its figures as rows of the table,
+// each in the first size's column.
+func recordRows(w io.Writer, bin, dir string, extra extras, columns int) error {
+	base, err := demoBase()
+	if err != nil {
+		return err
+	}
+	rdir := filepath.Join(dir, "record")
+	if err := os.MkdirAll(rdir, 0o700); err != nil {
+		return err
+	}
+	defer os.RemoveAll(rdir)
+	fmt.Fprintf(os.Stderr, "longsessions: recording %d turns at %.0f/s through the proxy...\n", extra.recordTurns, extra.rate)
+	r, err := recload.Run(context.Background(), base, recload.Options{Bin: bin, Dir: rdir, Turns: extra.recordTurns, Rate: extra.rate, CompactEvery: 350})
+	if err != nil {
+		return err
+	}
+	pad := strings.Repeat("\t", columns+columns-1)
+	line := func(name, value string) { fmt.Fprintf(w, "%s\t%s%s\n", name, value, pad) }
+	what := fmt.Sprintf("record %d turns at %.0f/s", r.Turns, extra.rate)
+	line(what+": kept up", fmt.Sprintf("%v (%d failed, %.2f/s)", r.KeptUp(), r.Failed, r.Rate))
+	line(what+": request bodies", fmt.Sprintf("up to %s, %s late", mb(int64(r.MaxReqBytes)), mb(int64(r.LateReqBytes))))
+	line(what+": peak RSS", mb(max(r.HWM, r.PeakRSS)))
+	line(what+": writer lag p50/p99/max", fmt.Sprintf("%d/%d/%d ms", r.LagP50.Milliseconds(), r.LagP99.Milliseconds(), r.LagMax.Milliseconds()))
+	line(what+": capture", fmt.Sprintf("%s (%.2f %%)", mb(r.CaptureBytes), 100*float64(r.CaptureBytes)/float64(max(r.RawBytes, 1))))
+	return nil
 }
