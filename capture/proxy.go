@@ -387,14 +387,25 @@ type recordingBody struct {
 	// cancel releases ctx once the exchange has ended.
 	cancel context.CancelFunc
 	buf    bytes.Buffer
+	eof    bool // the upstream body has ended; the last read did not say so yet
 	once   sync.Once
 }
 
 func (b *recordingBody) Read(p []byte) (int, error) {
+	if b.eof {
+		b.end(exchange.StateComplete, "")
+		return 0, io.EOF
+	}
 	n, err := b.rc.Read(p)
 	if n > 0 {
 		b.ex.Chunks = append(b.ex.Chunks, exchange.Chunk{Offset: int64(b.buf.Len()), Size: n, At: b.p.cfg.Now()})
 		b.buf.Write(p[:n])
+		if err == io.EOF {
+			// The last bytes go to the client before the exchange is
+			// ended: the next read says EOF.
+			b.eof = true
+			return n, nil
+		}
 	}
 	switch {
 	case err == io.EOF:
@@ -409,6 +420,10 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 
 func (b *recordingBody) Close() error {
 	err := b.rc.Close()
+	if b.eof {
+		// The last bytes were read; only the EOF was not.
+		b.end(exchange.StateComplete, "")
+	}
 	b.end(exchange.StateClientAborted, "client closed the connection before the response ended")
 	return err
 }
