@@ -575,11 +575,21 @@ func TestRecordingResumes(t *testing.T) {
 }
 
 // TestRecorderNotify: notify sees each write, in order, with the store ID:
-// the exchange in flight, then its final state; a failed write is not
-// announced.
+// an exchange under way longer than the hold (waiting for its headers or
+// streaming its body) in flight, as it began, then in its final state; a
+// shorter one once, in its final state; a failed write is not announced.
 func TestRecorderNotify(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, `{"type":"message"}`)
+		body, _ := io.ReadAll(r.Body)
+		if string(body) == "slow headers" {
+			time.Sleep(3 * holdInsert)
+		}
+		io.WriteString(w, `{"type":"message",`)
+		w.(http.Flusher).Flush()
+		if string(body) == "slow body" {
+			time.Sleep(3 * holdInsert)
+		}
+		io.WriteString(w, `"id":"msg_1"}`)
 	}))
 	defer up.Close()
 	sink := &memSink{}
@@ -593,28 +603,34 @@ func TestRecorderNotify(t *testing.T) {
 	p, _ := New(Config{Mode: ModeReverse, Upstream: up.URL, Recorder: rec})
 	srv := httptest.NewServer(p)
 	defer srv.Close()
-	resp, err := http.Post(srv.URL+"/v1/messages", "application/json", strings.NewReader("{}"))
-	if err != nil {
-		t.Fatal(err)
+	send := func(body string) {
+		t.Helper()
+		resp, err := http.Post(srv.URL+"/v1/messages", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != `{"type":"message","id":"msg_1"}` {
+			t.Fatalf("%s: client got %q", body, b)
+		}
+		p.Wait(context.Background())
 	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	p.Wait(context.Background())
+	// Under way longer than the hold, before or after the headers: the
+	// in-flight state (as it began) is written first. Over sooner: the
+	// final state only.
+	send("slow headers")
+	send("fast")
+	send("slow body")
 	sink.mu.Lock()
 	sink.fail = fmt.Errorf("disk full")
 	sink.mu.Unlock()
-	resp, err = http.Post(srv.URL+"/v1/messages", "application/json", strings.NewReader("{}"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	p.Wait(context.Background())
+	send("slow headers")
 	rec.Close()
 	mu.Lock()
 	defer mu.Unlock()
-	if strings.Join(seen, ", ") != "1 in_flight 0, 1 complete 200" {
-		t.Errorf("notified %q", seen)
+	if got, want := strings.Join(seen, ", "), "1 in_flight 0, 1 complete 200, 2 complete 200, 3 in_flight 0, 3 complete 200"; got != want {
+		t.Errorf("notified %q\nwant      %q", got, want)
 	}
 }
 
@@ -776,9 +792,9 @@ func TestRecorderQueueBounded(t *testing.T) {
 	const n = 40 // 320 MB of requests, with the writer stuck
 	for i := 0; i < n; i++ {
 		ex := &exchange.Exchange{Method: "POST", ReqBody: body, State: exchange.StateInFlight}
-		key := rec.begin(ex)
+		e := rec.begin(ex, 0)
 		ex.State, ex.Status, ex.RespBody = exchange.StateComplete, 200, []byte("ok")
-		rec.finish(key, ex)
+		rec.finish(e, ex)
 		rec.mu.Lock()
 		queued := rec.bytes
 		rec.mu.Unlock()

@@ -228,6 +228,13 @@ type discardLogger struct{}
 
 func (discardLogger) Printf(string, ...any) {}
 
+// holdInsert is how long the first write of an exchange, its in-flight
+// state, is held back (see Recorder.begin): a short exchange is written
+// once, when it ends, and the writer never works while the first bytes of
+// a response are forwarded unless the upstream answers about holdInsert
+// after the request.
+const holdInsert = 50 * time.Millisecond
+
 // hopHeaders are not forwarded (RFC 9110 section 7.6.1).
 var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
 
@@ -267,7 +274,7 @@ func (p *Proxy) forward(r *http.Request, clientURL *url.URL, client net.Conn) *h
 	if p.cfg.Mode == ModeReverse {
 		ex.Host = hostOnly(target.Host)
 	}
-	key := p.cfg.Recorder.begin(ex)
+	ent := p.cfg.Recorder.begin(ex, holdInsert)
 	reqCtx, cancel := context.WithCancel(r.Context())
 	fail := func(msg string) *http.Response {
 		cancel()
@@ -278,7 +285,7 @@ func (p *Proxy) forward(r *http.Request, clientURL *url.URL, client net.Conn) *h
 		ex.Status = resp.StatusCode
 		ex.RespHeaders = exchange.SafeHeaders(resp.Header)
 		ex.RespBody = resp.bodyBytes
-		p.cfg.Recorder.finish(key, ex)
+		p.cfg.Recorder.finish(ent, ex)
 		p.inflight.Done()
 		return resp.Response
 	}
@@ -314,7 +321,7 @@ func (p *Proxy) forward(r *http.Request, clientURL *url.URL, client net.Conn) *h
 		ex.End = p.cfg.Now()
 		ex.Error = "client closed the connection before the response began"
 		ex.State = exchange.StateClientAborted
-		p.cfg.Recorder.finish(key, ex)
+		p.cfg.Recorder.finish(ent, ex)
 		p.inflight.Done()
 		return badGateway(r, "the client went away").Response
 	}
@@ -324,7 +331,7 @@ func (p *Proxy) forward(r *http.Request, clientURL *url.URL, client net.Conn) *h
 	ex.FirstByte = p.cfg.Now()
 	ex.Status = resp.StatusCode
 	ex.RespHeaders = exchange.SafeHeaders(resp.Header)
-	resp.Body = &recordingBody{p: p, key: key, ex: ex, rc: resp.Body, ctx: reqCtx, cancel: cancel}
+	resp.Body = &recordingBody{p: p, ent: ent, ex: ex, rc: resp.Body, ctx: reqCtx, cancel: cancel}
 	return resp
 }
 
@@ -380,7 +387,7 @@ func badGateway(r *http.Request, msg string) gatewayResponse {
 // (client aborted).
 type recordingBody struct {
 	p   *Proxy
-	key int64
+	ent *entry
 	ex  *exchange.Exchange
 	rc  io.ReadCloser
 	ctx context.Context // the client's request: done when it goes away
@@ -437,7 +444,7 @@ func (b *recordingBody) end(state exchange.State, msg string) {
 		ex.RespBody = b.buf.Bytes()
 		// A compressed body is decoded by the recorder's writer, beside
 		// the stream: the client's last bytes never wait for it.
-		b.p.cfg.Recorder.finish(b.key, ex)
+		b.p.cfg.Recorder.finish(b.ent, ex)
 		b.p.inflight.Done()
 		b.cancel()
 	})
