@@ -820,3 +820,50 @@ func TestRecorderQueueBounded(t *testing.T) {
 		t.Errorf("%d exchanges written, %d dropped, of %d", written, st.Dropped, n)
 	}
 }
+
+// eofReader returns all of its bytes and io.EOF in one read.
+type eofReader struct{ b []byte }
+
+func (e *eofReader) Read(p []byte) (int, error) {
+	n := copy(p, e.b)
+	e.b = e.b[n:]
+	return n, io.EOF
+}
+
+func (e *eofReader) Close() error { return nil }
+
+// TestLastBytesBeforeEnd: a read that brings the last bytes with io.EOF
+// returns the bytes alone, the exchange still under way, so that they
+// reach the client before the recorder works on the end; the next read,
+// or a Close, ends it complete with every byte.
+func TestLastBytesBeforeEnd(t *testing.T) {
+	for _, closeOnly := range []bool{false, true} {
+		rec := NewRecorder(&memSink{}, io.Discard, nil)
+		p, err := New(Config{Mode: ModeReverse, Upstream: "http://127.0.0.1:1", Recorder: rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex := &exchange.Exchange{Method: "POST", State: exchange.StateInFlight}
+		p.inflight.Add(1)
+		ctx, cancel := context.WithCancel(context.Background())
+		b := &recordingBody{p: p, ent: rec.begin(ex, time.Hour), ex: ex, rc: &eofReader{b: []byte("data: last\n\n")}, ctx: ctx, cancel: cancel}
+		buf := make([]byte, 64)
+		n, err := b.Read(buf)
+		if n != 12 || err != nil {
+			t.Fatalf("first read: %d, %v; want 12 bytes and no error", n, err)
+		}
+		if st := rec.Stats(); st.Complete+st.Failed != 0 {
+			t.Fatalf("exchange ended before its last bytes were passed on: %+v", st)
+		}
+		if closeOnly {
+			b.Close()
+		} else if n, err := b.Read(buf); n != 0 || err != io.EOF {
+			t.Fatalf("second read: %d, %v; want io.EOF", n, err)
+		}
+		b.Close()
+		st := rec.Close()
+		if st.Complete != 1 || st.Failed != 0 || ex.State != exchange.StateComplete || string(ex.RespBody) != "data: last\n\n" {
+			t.Errorf("close only %v: complete %d failed %d, state %s, body %q", closeOnly, st.Complete, st.Failed, ex.State, ex.RespBody)
+		}
+	}
+}
