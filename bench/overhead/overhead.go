@@ -33,6 +33,9 @@ type Config struct {
 	// Tsinspect is the path of a built tsinspect binary; empty leaves that
 	// target out.
 	Tsinspect string
+	// Baseline, when set, is another tsinspect binary (an earlier build)
+	// measured in the same rounds as target "baseline".
+	Baseline string
 	// Mitmdump is the path of mitmdump; empty leaves that target out (see
 	// Result.Skipped).
 	Mitmdump string
@@ -48,6 +51,10 @@ type Config struct {
 	// first (default 0, 0, 20 ms, 50 ms, 0): the first event is written
 	// with the headers.
 	Gaps []time.Duration
+	// Pause is a sleep after each round (default none): with it, work a
+	// proxy does after a response (writing the capture) is done before
+	// its next request.
+	Pause time.Duration
 	// BodySize is the size of the request body in bytes (default 600).
 	BodySize int
 	// Floor, when set, is a command (and its first arguments) that runs
@@ -135,6 +142,15 @@ func Measure(ctx context.Context, cfg Config) (Result, error) {
 	} else {
 		res.Skipped = append(res.Skipped, "tsinspect: no binary given")
 	}
+	if cfg.Baseline != "" {
+		pr, err := startTsinspect(ctx, cfg.Baseline, up.url, filepath.Join(cfg.Dir, "baseline.db"))
+		if err != nil {
+			return Result{}, err
+		}
+		defer pr.stop()
+		urls = append(urls, "http://"+pr.addr)
+		res.Targets = append(res.Targets, &Target{Name: "baseline", pid: pr.pid})
+	}
 	if cfg.Mitmdump != "" {
 		pr, err := startMitmdump(ctx, cfg.Mitmdump, up.url)
 		if err != nil {
@@ -216,6 +232,7 @@ func Measure(ctx context.Context, cfg Config) (Result, error) {
 			return res, err
 		}
 		res.Rounds++
+		time.Sleep(cfg.Pause)
 	}
 	for i, t := range res.Targets {
 		if c := processCPU(t.pid); c > 0 {

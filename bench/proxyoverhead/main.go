@@ -5,7 +5,7 @@
 // mitmdump in reverse mode with streaming on, when it is on PATH. Requests
 // go to the three in turn, so the machine's load falls on all alike.
 //
-//	go run ./bench/proxyoverhead [-n 300] [-time 60s] [-tsinspect BIN] [-mitmdump BIN]
+//	go run ./bench/proxyoverhead [-n 300] [-time 60s] [-tsinspect BIN] [-baseline BIN] [-mitmdump BIN] [-floor] [-events]
 //
 // Without -tsinspect the command builds ./cmd/tsinspect first (run it from
 // the module's root).
@@ -39,6 +39,8 @@ func main() {
 	maxTime := flag.Duration("time", 60*time.Second, "bound on the measured rounds")
 	bin := flag.String("tsinspect", "", "tsinspect binary (default: build ./cmd/tsinspect)")
 	mitm := flag.String("mitmdump", "", "mitmdump binary (default: mitmdump on PATH, if any)")
+	baseline := flag.String("baseline", "", "another tsinspect `binary` (an earlier build) to measure in the same rounds")
+	pause := flag.Duration("pause", 0, "sleep after each round")
 	floor := flag.Bool("floor", false, "add a bare Go reverse proxy (recording nothing, in a process of its own) as a yardstick")
 	events := flag.Bool("events", false, "also print the median delay of each event")
 	noMitm := flag.Bool("no-mitmproxy", false, "leave mitmproxy out")
@@ -46,13 +48,13 @@ func main() {
 	if *noMitm {
 		*mitm = "-"
 	}
-	if err := run(*n, *warmup, *maxTime, *bin, *mitm, *floor, *events); err != nil {
+	if err := run(*n, *warmup, *maxTime, *pause, *bin, *baseline, *mitm, *floor, *events); err != nil {
 		fmt.Fprintln(os.Stderr, "proxyoverhead:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, warmup int, maxTime time.Duration, bin, mitm string, floor, events bool) error {
+func run(n, warmup int, maxTime, pause time.Duration, bin, baseline, mitm string, floor, events bool) error {
 	dir, err := os.MkdirTemp("", "proxyoverhead-")
 	if err != nil {
 		return fmt.Errorf("temporary directory: %w", err)
@@ -81,7 +83,7 @@ func run(n, warmup int, maxTime time.Duration, bin, mitm string, floor, events b
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	res, err := overhead.Measure(ctx, overhead.Config{
-		Tsinspect: bin, Mitmdump: mitm, Requests: n, Warmup: warmup, MaxTime: maxTime, Dir: dir, Floor: floorCmd,
+		Tsinspect: bin, Baseline: baseline, Mitmdump: mitm, Requests: n, Warmup: warmup, MaxTime: maxTime, Pause: pause, Dir: dir, Floor: floorCmd,
 	})
 	if err != nil {
 		return err
