@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/tsinspect/tsinspect/contentcoding"
@@ -865,5 +866,23 @@ func TestLastBytesBeforeEnd(t *testing.T) {
 		if st.Complete != 1 || st.Failed != 0 || ex.State != exchange.StateComplete || string(ex.RespBody) != "data: last\n\n" {
 			t.Errorf("close only %v: complete %d failed %d, state %s, body %q", closeOnly, st.Complete, st.Failed, ex.State, ex.RespBody)
 		}
+	}
+}
+
+// TestReadBody: a body is read whole whatever length was declared, in one
+// buffer when the declared length is right.
+func TestReadBody(t *testing.T) {
+	body := bytes.Repeat([]byte("0123456789"), 10<<10)
+	for _, declared := range []int64{-1, 0, 10, int64(len(body)) - 1, int64(len(body)), int64(len(body)) + 100, presizeMax + 1} {
+		got, err := readBody(iotest.HalfReader(bytes.NewReader(body)), declared)
+		if err != nil || !bytes.Equal(got, body) {
+			t.Errorf("declared %d: %d bytes, %v", declared, len(got), err)
+		}
+		if declared == int64(len(body)) && cap(got) != len(body)+1 {
+			t.Errorf("declared right: buffer grew to %d", cap(got))
+		}
+	}
+	if _, err := readBody(iotest.TimeoutReader(bytes.NewReader(body)), int64(len(body))); err == nil {
+		t.Error("a read error was not returned")
 	}
 }

@@ -247,7 +247,7 @@ var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy
 func (p *Proxy) forward(r *http.Request, clientURL *url.URL, client net.Conn) *http.Response {
 	p.inflight.Add(1)
 	now := p.cfg.Now()
-	body, readErr := io.ReadAll(r.Body)
+	body, readErr := readBody(r.Body, r.ContentLength)
 	r.Body.Close()
 
 	target := *clientURL
@@ -333,6 +333,35 @@ func (p *Proxy) forward(r *http.Request, clientURL *url.URL, client net.Conn) *h
 	ex.RespHeaders = exchange.SafeHeaders(resp.Header)
 	resp.Body = &recordingBody{p: p, ent: ent, ex: ex, rc: resp.Body, ctx: reqCtx, cancel: cancel}
 	return resp
+}
+
+// presizeMax bounds the buffer readBody allocates from a declared length.
+const presizeMax = 64 << 20
+
+// readBody reads a request body whole, into a buffer of the declared
+// length when there is one: io.ReadAll would start small and copy a
+// Claude Code request (about 100 KB) several times as it grows.
+func readBody(r io.Reader, declared int64) ([]byte, error) {
+	if declared <= 0 || declared > presizeMax {
+		return io.ReadAll(r)
+	}
+	// One byte more than declared, so that the read ends on EOF without
+	// growing the buffer.
+	buf := make([]byte, 0, declared+1)
+	for {
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		switch {
+		case err == io.EOF:
+			return buf, nil
+		case err != nil:
+			return buf, err
+		case len(buf) == cap(buf):
+			// Longer than declared: read the rest as it comes.
+			rest, err := io.ReadAll(r)
+			return append(buf, rest...), err
+		}
+	}
 }
 
 func hostOnly(hostport string) string {
