@@ -5,9 +5,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/tsinspect/tsinspect/store"
 )
 
 // BenchmarkReverseProxy measures one recorded exchange through the reverse
@@ -52,7 +55,8 @@ func BenchmarkReverseProxy(b *testing.B) {
 
 // BenchmarkReverseProxyFirstByte measures the time to first byte of a
 // small request answered with a short SSE stream, over one keep-alive
-// connection, direct and through the recording reverse proxy; it reports
+// connection, direct and through the recording reverse proxy (into memory
+// and into a capture file); it reports
 // the median and 90th percentile (ttfb-p50-µs, ttfb-p90-µs).
 func BenchmarkReverseProxyFirstByte(b *testing.B) {
 	reqBody := bytes.Repeat([]byte("x"), 600)
@@ -90,8 +94,8 @@ func BenchmarkReverseProxyFirstByte(b *testing.B) {
 		b.ReportMetric(float64(ttfb[len(ttfb)*9/10])/1e3, "ttfb-p90-µs")
 	}
 	b.Run("direct", func(b *testing.B) { do(b, up.URL+"/v1/messages") })
-	b.Run("recorded", func(b *testing.B) {
-		rec := NewRecorder(&memSink{}, io.Discard, nil)
+	recorded := func(b *testing.B, sink Sink) {
+		rec := NewRecorder(sink, io.Discard, nil)
 		p, err := New(Config{Mode: ModeReverse, Upstream: up.URL, Recorder: rec})
 		if err != nil {
 			b.Fatal(err)
@@ -103,5 +107,15 @@ func BenchmarkReverseProxyFirstByte(b *testing.B) {
 		if st := rec.Close(); st.Complete == 0 || st.RecordErrors != 0 {
 			b.Fatalf("recorder: %+v", st)
 		}
+	}
+	b.Run("recorded", func(b *testing.B) { recorded(b, &memSink{}) })
+	// The writer's SQLite work competes with the proxy for the processor.
+	b.Run("recorded-sqlite", func(b *testing.B) {
+		db, err := store.Open(filepath.Join(b.TempDir(), "capture.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		recorded(b, db)
 	})
 }
