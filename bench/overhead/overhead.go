@@ -160,7 +160,7 @@ func Measure(ctx context.Context, cfg Config) (Result, error) {
 		urls = append(urls, "http://"+pr.addr)
 		res.Targets = append(res.Targets, &Target{Name: "mitmproxy", pid: pr.pid})
 	} else {
-		res.Skipped = append(res.Skipped, "mitmproxy: mitmdump not found on PATH")
+		res.Skipped = append(res.Skipped, "mitmproxy: no mitmdump given (none on PATH, or left out)")
 	}
 
 	if len(cfg.Floor) > 0 {
