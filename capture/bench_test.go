@@ -5,7 +5,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"slices"
 	"testing"
+	"time"
+
+	"github.com/tsinspect/tsinspect/store"
 )
 
 // BenchmarkReverseProxy measures one recorded exchange through the reverse
@@ -45,5 +50,72 @@ func BenchmarkReverseProxy(b *testing.B) {
 		do(b, srv.URL+"/v1/messages")
 		b.StopTimer()
 		rec.Close()
+	})
+}
+
+// BenchmarkReverseProxyFirstByte measures the time to first byte of a
+// small request answered with a short SSE stream, over one keep-alive
+// connection, direct and through the recording reverse proxy (into memory
+// and into a capture file); it reports
+// the median and 90th percentile (ttfb-p50-µs, ttfb-p90-µs).
+func BenchmarkReverseProxyFirstByte(b *testing.B) {
+	reqBody := bytes.Repeat([]byte("x"), 600)
+	event := []byte("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"hi\"}}\n\n")
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		for range 4 {
+			w.Write(event)
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer up.Close()
+	do := func(b *testing.B, url string) {
+		c := &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 1}}
+		defer c.CloseIdleConnections()
+		ttfb := make([]time.Duration, 0, b.N)
+		buf := make([]byte, 32<<10)
+		b.ReportAllocs()
+		for b.Loop() {
+			start := time.Now()
+			r, err := c.Post(url, "application/json", bytes.NewReader(reqBody))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if n, err := r.Body.Read(buf); n == 0 {
+				b.Fatalf("no first byte: %v", err)
+			}
+			ttfb = append(ttfb, time.Since(start))
+			io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+		}
+		slices.Sort(ttfb)
+		b.ReportMetric(float64(ttfb[len(ttfb)/2])/1e3, "ttfb-p50-µs")
+		b.ReportMetric(float64(ttfb[len(ttfb)*9/10])/1e3, "ttfb-p90-µs")
+	}
+	b.Run("direct", func(b *testing.B) { do(b, up.URL+"/v1/messages") })
+	recorded := func(b *testing.B, sink Sink) {
+		rec := NewRecorder(sink, io.Discard, nil)
+		p, err := New(Config{Mode: ModeReverse, Upstream: up.URL, Recorder: rec})
+		if err != nil {
+			b.Fatal(err)
+		}
+		srv := httptest.NewServer(p)
+		defer srv.Close()
+		do(b, srv.URL+"/v1/messages")
+		b.StopTimer()
+		if st := rec.Close(); st.Complete == 0 || st.RecordErrors != 0 {
+			b.Fatalf("recorder: %+v", st)
+		}
+	}
+	b.Run("recorded", func(b *testing.B) { recorded(b, &memSink{}) })
+	// The writer's SQLite work competes with the proxy for the processor.
+	b.Run("recorded-sqlite", func(b *testing.B) {
+		db, err := store.Open(filepath.Join(b.TempDir(), "capture.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		recorded(b, db)
 	})
 }

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/tsinspect/tsinspect/contentcoding"
@@ -575,11 +576,21 @@ func TestRecordingResumes(t *testing.T) {
 }
 
 // TestRecorderNotify: notify sees each write, in order, with the store ID:
-// the exchange in flight, then its final state; a failed write is not
-// announced.
+// an exchange under way longer than the hold (waiting for its headers or
+// streaming its body) in flight, as it began, then in its final state; a
+// shorter one once, in its final state; a failed write is not announced.
 func TestRecorderNotify(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, `{"type":"message"}`)
+		body, _ := io.ReadAll(r.Body)
+		if string(body) == "slow headers" {
+			time.Sleep(3 * holdInsert)
+		}
+		io.WriteString(w, `{"type":"message",`)
+		w.(http.Flusher).Flush()
+		if string(body) == "slow body" {
+			time.Sleep(3 * holdInsert)
+		}
+		io.WriteString(w, `"id":"msg_1"}`)
 	}))
 	defer up.Close()
 	sink := &memSink{}
@@ -593,28 +604,34 @@ func TestRecorderNotify(t *testing.T) {
 	p, _ := New(Config{Mode: ModeReverse, Upstream: up.URL, Recorder: rec})
 	srv := httptest.NewServer(p)
 	defer srv.Close()
-	resp, err := http.Post(srv.URL+"/v1/messages", "application/json", strings.NewReader("{}"))
-	if err != nil {
-		t.Fatal(err)
+	send := func(body string) {
+		t.Helper()
+		resp, err := http.Post(srv.URL+"/v1/messages", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != `{"type":"message","id":"msg_1"}` {
+			t.Fatalf("%s: client got %q", body, b)
+		}
+		p.Wait(context.Background())
 	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	p.Wait(context.Background())
+	// Under way longer than the hold, before or after the headers: the
+	// in-flight state (as it began) is written first. Over sooner: the
+	// final state only.
+	send("slow headers")
+	send("fast")
+	send("slow body")
 	sink.mu.Lock()
 	sink.fail = fmt.Errorf("disk full")
 	sink.mu.Unlock()
-	resp, err = http.Post(srv.URL+"/v1/messages", "application/json", strings.NewReader("{}"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	p.Wait(context.Background())
+	send("slow headers")
 	rec.Close()
 	mu.Lock()
 	defer mu.Unlock()
-	if strings.Join(seen, ", ") != "1 in_flight 0, 1 complete 200" {
-		t.Errorf("notified %q", seen)
+	if got, want := strings.Join(seen, ", "), "1 in_flight 0, 1 complete 200, 2 complete 200, 3 in_flight 0, 3 complete 200"; got != want {
+		t.Errorf("notified %q\nwant      %q", got, want)
 	}
 }
 
@@ -776,9 +793,9 @@ func TestRecorderQueueBounded(t *testing.T) {
 	const n = 40 // 320 MB of requests, with the writer stuck
 	for i := 0; i < n; i++ {
 		ex := &exchange.Exchange{Method: "POST", ReqBody: body, State: exchange.StateInFlight}
-		key := rec.begin(ex)
+		e := rec.begin(ex, 0)
 		ex.State, ex.Status, ex.RespBody = exchange.StateComplete, 200, []byte("ok")
-		rec.finish(key, ex)
+		rec.finish(e, ex)
 		rec.mu.Lock()
 		queued := rec.bytes
 		rec.mu.Unlock()
@@ -802,5 +819,70 @@ func TestRecorderQueueBounded(t *testing.T) {
 	}
 	if written == 0 || written+st.Dropped < n {
 		t.Errorf("%d exchanges written, %d dropped, of %d", written, st.Dropped, n)
+	}
+}
+
+// eofReader returns all of its bytes and io.EOF in one read.
+type eofReader struct{ b []byte }
+
+func (e *eofReader) Read(p []byte) (int, error) {
+	n := copy(p, e.b)
+	e.b = e.b[n:]
+	return n, io.EOF
+}
+
+func (e *eofReader) Close() error { return nil }
+
+// TestLastBytesBeforeEnd: a read that brings the last bytes with io.EOF
+// returns the bytes alone, the exchange still under way, so that they
+// reach the client before the recorder works on the end; the next read,
+// or a Close, ends it complete with every byte.
+func TestLastBytesBeforeEnd(t *testing.T) {
+	for _, closeOnly := range []bool{false, true} {
+		rec := NewRecorder(&memSink{}, io.Discard, nil)
+		p, err := New(Config{Mode: ModeReverse, Upstream: "http://127.0.0.1:1", Recorder: rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex := &exchange.Exchange{Method: "POST", State: exchange.StateInFlight}
+		p.inflight.Add(1)
+		ctx, cancel := context.WithCancel(context.Background())
+		b := &recordingBody{p: p, ent: rec.begin(ex, time.Hour), ex: ex, rc: &eofReader{b: []byte("data: last\n\n")}, ctx: ctx, cancel: cancel}
+		buf := make([]byte, 64)
+		n, err := b.Read(buf)
+		if n != 12 || err != nil {
+			t.Fatalf("first read: %d, %v; want 12 bytes and no error", n, err)
+		}
+		if st := rec.Stats(); st.Complete+st.Failed != 0 {
+			t.Fatalf("exchange ended before its last bytes were passed on: %+v", st)
+		}
+		if closeOnly {
+			b.Close()
+		} else if n, err := b.Read(buf); n != 0 || err != io.EOF {
+			t.Fatalf("second read: %d, %v; want io.EOF", n, err)
+		}
+		b.Close()
+		st := rec.Close()
+		if st.Complete != 1 || st.Failed != 0 || ex.State != exchange.StateComplete || string(ex.RespBody) != "data: last\n\n" {
+			t.Errorf("close only %v: complete %d failed %d, state %s, body %q", closeOnly, st.Complete, st.Failed, ex.State, ex.RespBody)
+		}
+	}
+}
+
+// TestReadBody: a body is read whole whatever length was declared, in one
+// buffer when the declared length is right.
+func TestReadBody(t *testing.T) {
+	body := bytes.Repeat([]byte("0123456789"), 10<<10)
+	for _, declared := range []int64{-1, 0, 10, int64(len(body)) - 1, int64(len(body)), int64(len(body)) + 100, presizeMax + 1} {
+		got, err := readBody(iotest.HalfReader(bytes.NewReader(body)), declared)
+		if err != nil || !bytes.Equal(got, body) {
+			t.Errorf("declared %d: %d bytes, %v", declared, len(got), err)
+		}
+		if declared == int64(len(body)) && cap(got) != len(body)+1 {
+			t.Errorf("declared right: buffer grew to %d", cap(got))
+		}
+	}
+	if _, err := readBody(iotest.TimeoutReader(bytes.NewReader(body)), int64(len(body))); err == nil {
+		t.Error("a read error was not returned")
 	}
 }

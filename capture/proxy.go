@@ -228,6 +228,13 @@ type discardLogger struct{}
 
 func (discardLogger) Printf(string, ...any) {}
 
+// holdInsert is how long the first write of an exchange, its in-flight
+// state, is held back (see Recorder.begin): a short exchange is written
+// once, when it ends, and the writer never works while the first bytes of
+// a response are forwarded unless the upstream answers about holdInsert
+// after the request.
+const holdInsert = 50 * time.Millisecond
+
 // hopHeaders are not forwarded (RFC 9110 section 7.6.1).
 var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
 
@@ -240,7 +247,7 @@ var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy
 func (p *Proxy) forward(r *http.Request, clientURL *url.URL, client net.Conn) *http.Response {
 	p.inflight.Add(1)
 	now := p.cfg.Now()
-	body, readErr := io.ReadAll(r.Body)
+	body, readErr := readBody(r.Body, r.ContentLength)
 	r.Body.Close()
 
 	target := *clientURL
@@ -267,7 +274,7 @@ func (p *Proxy) forward(r *http.Request, clientURL *url.URL, client net.Conn) *h
 	if p.cfg.Mode == ModeReverse {
 		ex.Host = hostOnly(target.Host)
 	}
-	key := p.cfg.Recorder.begin(ex)
+	ent := p.cfg.Recorder.begin(ex, holdInsert)
 	reqCtx, cancel := context.WithCancel(r.Context())
 	fail := func(msg string) *http.Response {
 		cancel()
@@ -278,7 +285,7 @@ func (p *Proxy) forward(r *http.Request, clientURL *url.URL, client net.Conn) *h
 		ex.Status = resp.StatusCode
 		ex.RespHeaders = exchange.SafeHeaders(resp.Header)
 		ex.RespBody = resp.bodyBytes
-		p.cfg.Recorder.finish(key, ex)
+		p.cfg.Recorder.finish(ent, ex)
 		p.inflight.Done()
 		return resp.Response
 	}
@@ -314,7 +321,7 @@ func (p *Proxy) forward(r *http.Request, clientURL *url.URL, client net.Conn) *h
 		ex.End = p.cfg.Now()
 		ex.Error = "client closed the connection before the response began"
 		ex.State = exchange.StateClientAborted
-		p.cfg.Recorder.finish(key, ex)
+		p.cfg.Recorder.finish(ent, ex)
 		p.inflight.Done()
 		return badGateway(r, "the client went away").Response
 	}
@@ -324,8 +331,37 @@ func (p *Proxy) forward(r *http.Request, clientURL *url.URL, client net.Conn) *h
 	ex.FirstByte = p.cfg.Now()
 	ex.Status = resp.StatusCode
 	ex.RespHeaders = exchange.SafeHeaders(resp.Header)
-	resp.Body = &recordingBody{p: p, key: key, ex: ex, rc: resp.Body, ctx: reqCtx, cancel: cancel}
+	resp.Body = &recordingBody{p: p, ent: ent, ex: ex, rc: resp.Body, ctx: reqCtx, cancel: cancel}
 	return resp
+}
+
+// presizeMax bounds the buffer readBody allocates from a declared length.
+const presizeMax = 64 << 20
+
+// readBody reads a request body whole, into a buffer of the declared
+// length when there is one: io.ReadAll would start small and copy a
+// Claude Code request (about 100 KB) several times as it grows.
+func readBody(r io.Reader, declared int64) ([]byte, error) {
+	if declared <= 0 || declared > presizeMax {
+		return io.ReadAll(r)
+	}
+	// One byte more than declared, so that the read ends on EOF without
+	// growing the buffer.
+	buf := make([]byte, 0, declared+1)
+	for {
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		switch {
+		case err == io.EOF:
+			return buf, nil
+		case err != nil:
+			return buf, err
+		case len(buf) == cap(buf):
+			// Longer than declared: read the rest as it comes.
+			rest, err := io.ReadAll(r)
+			return append(buf, rest...), err
+		}
+	}
 }
 
 func hostOnly(hostport string) string {
@@ -380,21 +416,32 @@ func badGateway(r *http.Request, msg string) gatewayResponse {
 // (client aborted).
 type recordingBody struct {
 	p   *Proxy
-	key int64
+	ent *entry
 	ex  *exchange.Exchange
 	rc  io.ReadCloser
 	ctx context.Context // the client's request: done when it goes away
 	// cancel releases ctx once the exchange has ended.
 	cancel context.CancelFunc
 	buf    bytes.Buffer
+	eof    bool // the upstream body has ended; the last read did not say so yet
 	once   sync.Once
 }
 
 func (b *recordingBody) Read(p []byte) (int, error) {
+	if b.eof {
+		b.end(exchange.StateComplete, "")
+		return 0, io.EOF
+	}
 	n, err := b.rc.Read(p)
 	if n > 0 {
 		b.ex.Chunks = append(b.ex.Chunks, exchange.Chunk{Offset: int64(b.buf.Len()), Size: n, At: b.p.cfg.Now()})
 		b.buf.Write(p[:n])
+		if err == io.EOF {
+			// The last bytes go to the client before the exchange is
+			// ended: the next read says EOF.
+			b.eof = true
+			return n, nil
+		}
 	}
 	switch {
 	case err == io.EOF:
@@ -409,6 +456,10 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 
 func (b *recordingBody) Close() error {
 	err := b.rc.Close()
+	if b.eof {
+		// The last bytes were read; only the EOF was not.
+		b.end(exchange.StateComplete, "")
+	}
 	b.end(exchange.StateClientAborted, "client closed the connection before the response ended")
 	return err
 }
@@ -422,7 +473,7 @@ func (b *recordingBody) end(state exchange.State, msg string) {
 		ex.RespBody = b.buf.Bytes()
 		// A compressed body is decoded by the recorder's writer, beside
 		// the stream: the client's last bytes never wait for it.
-		b.p.cfg.Recorder.finish(b.key, ex)
+		b.p.cfg.Recorder.finish(b.ent, ex)
 		b.p.inflight.Done()
 		b.cancel()
 	})

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tsinspect/tsinspect/contentcoding"
 	"github.com/tsinspect/tsinspect/exchange"
@@ -87,20 +88,59 @@ func NewRecorder(sink Sink, errw io.Writer, notify func(ex *exchange.Exchange)) 
 	return r
 }
 
-// begin assigns a key to a new exchange and queues its insert.
-func (r *Recorder) begin(ex *exchange.Exchange) int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.nextKey++
-	key := int64(r.nextKey)
-	r.stats.Exchanges++
-	r.stats.ReqBytes += int64(len(ex.ReqBody))
-	r.push(op{key: key, ex: snapshot(ex)})
-	return key
+// entry is an exchange the recorder has been told of: its key and its
+// first write, an insert of its state when it began. That write is held
+// back rather than queued at once, so that the writer's work (compressing
+// the request, the SQLite insert) does not compete for the processor with
+// forwarding the response: an exchange that ends while it is held is
+// written once, in its final state.
+type entry struct {
+	r     *Recorder
+	key   int64
+	first op
+	once  sync.Once
+	timer *time.Timer // queues the first write when the hold is over
 }
 
-// finish queues the final state of an exchange.
-func (r *Recorder) finish(key int64, ex *exchange.Exchange) {
+// begin assigns a key to a new exchange and takes a snapshot of it for
+// its first write. With hold > 0 that write waits for finish, and at most
+// hold: an exchange under way longer (a slow upstream, a long stream) is
+// in the capture, and the live view, in flight meanwhile. With hold <= 0
+// it is queued at once.
+func (r *Recorder) begin(ex *exchange.Exchange, hold time.Duration) *entry {
+	e := &entry{r: r, first: op{ex: snapshot(ex)}}
+	r.mu.Lock()
+	r.nextKey++
+	e.key = int64(r.nextKey)
+	e.first.key = e.key
+	r.stats.Exchanges++
+	r.stats.ReqBytes += int64(len(ex.ReqBody))
+	r.mu.Unlock()
+	if hold <= 0 {
+		e.queue()
+	} else {
+		e.timer = time.AfterFunc(hold, e.queue)
+	}
+	return e
+}
+
+// queue queues the first write unless it was queued or dropped already.
+func (e *entry) queue() {
+	e.once.Do(func() {
+		e.r.mu.Lock()
+		e.r.push(e.first)
+		e.r.mu.Unlock()
+		e.first = op{}
+	})
+}
+
+// finish queues the final state of an exchange. If its first write is
+// still held, that write is dropped: the final state is inserted instead.
+func (r *Recorder) finish(e *entry, ex *exchange.Exchange) {
+	if e.timer != nil {
+		e.timer.Stop()
+	}
+	e.once.Do(func() { e.first = op{} })
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.stats.RespBytes += int64(len(ex.RespBody))
@@ -110,7 +150,7 @@ func (r *Recorder) finish(key int64, ex *exchange.Exchange) {
 	case exchange.StateUpstreamFailed, exchange.StateClientAborted:
 		r.stats.Failed++
 	}
-	r.push(op{key: key, ex: snapshot(ex), final: true})
+	r.push(op{key: e.key, ex: snapshot(ex), final: true})
 }
 
 func (r *Recorder) push(o op) {
