@@ -180,7 +180,7 @@ type encoded struct {
 }
 
 // compress encodes data, against base when there is one.
-func compress(data []byte, base *candidate) (encoded, error) {
+func (ec *encoders) compress(data []byte, base *candidate) (encoded, error) {
 	if len(data) < minCompressed {
 		return encoded{codec: codecRaw, data: data}, nil
 	}
@@ -191,7 +191,7 @@ func compress(data []byte, base *candidate) (encoded, error) {
 			// What differs is compressed against what it replaced, which
 			// it often repeats moved (a tool definition added in the
 			// middle of the list pushes the system prompt along).
-			frame, err := compressWith(middle, base.data[p:len(base.data)-sfx])
+			frame, err := ec.compressWith(middle, base.data[p:len(base.data)-sfx])
 			if err != nil {
 				return encoded{}, err
 			}
@@ -201,41 +201,114 @@ func compress(data []byte, base *candidate) (encoded, error) {
 			return encoded{codec: codecSplice, base: sql.NullString{String: base.hash, Valid: true}, depth: base.depth + 1, data: out}, nil
 		}
 	}
-	opts := []zstd.EOption{zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false)}
 	e := encoded{codec: codecZstd}
-	window := len(data)
+	var dict []byte
 	if base != nil {
-		opts = append(opts, zstd.WithEncoderDictRaw(dictID, base.data))
+		dict = base.data
 		e = encoded{codec: codecDelta, base: sql.NullString{String: base.hash, Valid: true}, depth: base.depth + 1}
-		window += len(base.data)
 	}
-	opts = append(opts, zstd.WithWindowSize(windowFor(window)))
-	enc, err := zstd.NewWriter(nil, opts...)
+	frame, err := ec.compressWith(data, dict)
 	if err != nil {
-		return encoded{}, fmt.Errorf("zstd: %w", err)
+		return encoded{}, err
 	}
-	defer enc.Close()
-	e.data = enc.EncodeAll(data, make([]byte, 0, len(data)/8+64))
-	if len(e.data) >= len(data) {
+	if len(frame) >= len(data) {
 		return encoded{codec: codecRaw, data: data}, nil
 	}
+	e.data = frame
 	return e, nil
 }
 
 // compressWith is data as one zstd frame, with dict as a raw dictionary
 // when it is not empty.
-func compressWith(data, dict []byte) ([]byte, error) {
-	opts := []zstd.EOption{zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false),
-		zstd.WithWindowSize(windowFor(len(data) + len(dict)))}
-	if len(dict) > 0 {
+func (ec *encoders) compressWith(data, dict []byte) ([]byte, error) {
+	window := windowFor(len(data) + len(dict))
+	enc, err := ec.get(window, dict)
+	if err != nil {
+		return nil, err
+	}
+	out := enc.EncodeAll(data, make([]byte, 0, len(data)/3+64))
+	ec.put(window, len(dict) > 0, enc)
+	return out, nil
+}
+
+// encoders keeps zstd encoders for reuse. Making one allocates and clears
+// megabytes of tables, far more than compressing a small body costs: an
+// exchange of a few hundred bytes took 6 ms of CPU and 6 MB of garbage to
+// store with a new encoder per body. An encoder's window cannot change, so
+// they are kept per window size, and apart with and without a dictionary.
+// Safe for concurrent use.
+type encoders struct {
+	mu   sync.Mutex
+	idle map[encoderKey][]*zstd.Encoder
+	n    int // encoders idle
+}
+
+type encoderKey struct {
+	window int
+	dict   bool
+}
+
+// maxIdleEncoders bounds the encoders kept idle, and so their memory (a
+// dictionary encoder also keeps its last dictionary, a recent body).
+const maxIdleEncoders = 4
+
+// get returns an encoder for frames of that window, with dict as its raw
+// dictionary (none if empty).
+func (ec *encoders) get(window int, dict []byte) (*zstd.Encoder, error) {
+	key := encoderKey{window: window, dict: len(dict) > 0}
+	ec.mu.Lock()
+	var enc *zstd.Encoder
+	if list := ec.idle[key]; len(list) > 0 {
+		enc = list[len(list)-1]
+		ec.idle[key] = list[:len(list)-1]
+		ec.n--
+	}
+	ec.mu.Unlock()
+	if enc != nil {
+		if !key.dict {
+			return enc, nil
+		}
+		if err := enc.ResetWithOptions(nil, zstd.WithEncoderDictRaw(dictID, dict)); err != nil {
+			return nil, fmt.Errorf("zstd: %w", err)
+		}
+		return enc, nil
+	}
+	opts := []zstd.EOption{zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false), zstd.WithWindowSize(window)}
+	if key.dict {
 		opts = append(opts, zstd.WithEncoderDictRaw(dictID, dict))
 	}
 	enc, err := zstd.NewWriter(nil, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("zstd: %w", err)
 	}
-	defer enc.Close()
-	return enc.EncodeAll(data, make([]byte, 0, len(data)/3+64)), nil
+	return enc, nil
+}
+
+// put gives an encoder back.
+func (ec *encoders) put(window int, dict bool, enc *zstd.Encoder) {
+	ec.mu.Lock()
+	defer ec.mu.Unlock()
+	if ec.n >= maxIdleEncoders {
+		// Keep the most recent: drop every idle encoder of another key.
+		for k, list := range ec.idle {
+			if k != (encoderKey{window, dict}) {
+				for _, old := range list {
+					old.Close()
+				}
+				ec.n -= len(list)
+				delete(ec.idle, k)
+			}
+		}
+		if ec.n >= maxIdleEncoders {
+			enc.Close()
+			return
+		}
+	}
+	if ec.idle == nil {
+		ec.idle = map[encoderKey][]*zstd.Encoder{}
+	}
+	ec.idle[encoderKey{window, dict}] = append(ec.idle[encoderKey{window, dict}], enc)
+	ec.n++
 }
 
 // sharedSuffix is the length of the longest common suffix of a and b.

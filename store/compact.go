@@ -97,7 +97,7 @@ func (db *DB) compact(ctx context.Context, progress func(CompactProgress)) error
 			if c, ok := db.bases.pick(t.kind, data, nil); ok {
 				base = &c
 			}
-			e, err := compress(data, base)
+			e, err := db.enc.compress(data, base)
 			if err != nil {
 				tx.Rollback()
 				return err

@@ -447,7 +447,7 @@ func (db *DB) putBlob(ctx context.Context, tx *sql.Tx, kind bodyKind, data []byt
 			base = &c
 		}
 	}
-	e, err := compress(data, base)
+	e, err := db.enc.compress(data, base)
 	if err != nil {
 		return "", candidate{}, fmt.Errorf("blob: %w", err)
 	}

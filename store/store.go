@@ -66,6 +66,7 @@ type DB struct {
 	readOnly bool
 	version  int64  // schema version of the file
 	bases    *bases // recent bodies new ones are compressed against
+	enc      encoders
 
 	getMu     sync.Mutex
 	getReader *bodyReader // shared by Get
