@@ -18,7 +18,10 @@
 // Below the sessions' rows, -record N (default 1,000; 0 to skip) drives
 // 'tsinspect record --mode reverse' with a generated session of N turns at
 // -rate turns a second (bench/recload) and adds the recorder's peak RSS,
-// writer lag and capture size.
+// writer lag and capture size, and -proxy N (default 300; 0 to skip)
+// times N requests direct and through 'tsinspect record --mode reverse',
+// mitmdump (when on PATH) and a bare Go reverse proxy recording nothing
+// (bench/overhead), and adds the time to first byte each adds.
 //
 // Captures are kept in DIR (default a new temporary directory) and reused
 // by a later run with the same DIR, so a second run measures the commands
@@ -36,6 +39,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -45,6 +49,7 @@ import (
 	"time"
 
 	"github.com/gdamore/tcell/v2"
+	"github.com/tsinspect/tsinspect/bench/overhead"
 	"github.com/tsinspect/tsinspect/bench/recload"
 	"github.com/tsinspect/tsinspect/fixtures/longsession"
 	"github.com/tsinspect/tsinspect/fixtures/session"
@@ -68,6 +73,15 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) == 3 && os.Args[1] == "-serve-floor" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		if err := overhead.ServeFloor(ctx, os.Args[2], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "longsessions:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) == 3 && os.Args[1] == "-open-child" {
 		if err := openChild(os.Args[2]); err != nil {
 			fmt.Fprintln(os.Stderr, "longsessions:", err)
@@ -83,12 +97,13 @@ func main() {
 	window := flag.Int("compact-window", 400000, "with -real: Claude Code's auto-compact window in sessions of 1,000 turns or more")
 	recordTurns := flag.Int("record", 1000, "also drive 'tsinspect record --mode reverse' with a generated session of this many turns at -rate turns a second and print its memory and writer lag (0: skip)")
 	rate := flag.Float64("rate", 10, "turns a second for -record")
+	proxyN := flag.Int("proxy", 300, "also time this many requests direct and through 'tsinspect record --mode reverse', mitmdump (when on PATH) and a bare Go proxy, and print the added time to first byte (0: skip)")
 	flag.Parse()
 	var rec *recorder
 	if *realRun {
 		rec = &recorder{compactWindow: *window}
 	}
-	extra := extras{recordTurns: *recordTurns, rate: *rate}
+	extra := extras{recordTurns: *recordTurns, rate: *rate, proxyRequests: *proxyN}
 	if err := run(*sizes, *dir, *keep, *commands, rec, extra); err != nil {
 		fmt.Fprintln(os.Stderr, "longsessions:", err)
 		os.Exit(1)
@@ -129,6 +144,8 @@ type recorder struct {
 type extras struct {
 	recordTurns int     // recording: turns driven through 'record' (0: none)
 	rate        float64 // recording: turns a second
+	// proxyRequests are timed through each proxy (0: none).
+	proxyRequests int
 }
 
 func run(sizeList, dir string, keep, runCommands bool, rec *recorder, extra extras) error {
@@ -289,6 +306,11 @@ func run(sizeList, dir string, keep, runCommands bool, rec *recorder, extra extr
 	}
 	if extra.recordTurns > 0 {
 		if err := recordRows(w, bin, dir, extra, len(sizes)); err != nil {
+			return err
+		}
+	}
+	if extra.proxyRequests > 0 {
+		if err := proxyRows(w, self, bin, extra.proxyRequests, len(sizes)); err != nil {
 			return err
 		}
 	}
@@ -558,5 +580,37 @@ func recordRows(w io.Writer, bin, dir string, extra extras, columns int) error {
 	line(what+": peak RSS", mb(max(r.HWM, r.PeakRSS)))
 	line(what+": writer lag p50/p99/max", fmt.Sprintf("%d/%d/%d ms", r.LagP50.Milliseconds(), r.LagP99.Milliseconds(), r.LagMax.Milliseconds()))
 	line(what+": capture", fmt.Sprintf("%s (%.2f %%)", mb(r.CaptureBytes), 100*float64(r.CaptureBytes)/float64(max(r.RawBytes, 1))))
+	return nil
+}
+
+// proxyRows times requests direct and through each proxy
+// (bench/overhead) and writes, per proxy, the time to first byte it adds
+// and the most it delays an SSE event, as rows of the table.
+func proxyRows(w io.Writer, self, bin string, n, columns int) error {
+	mitm, _ := exec.LookPath("mitmdump")
+	fmt.Fprintf(os.Stderr, "longsessions: timing %d requests through each proxy...\n", n)
+	r, err := overhead.Measure(context.Background(), overhead.Config{
+		Tsinspect: bin, Mitmdump: mitm, Requests: n, MaxTime: 2 * time.Minute,
+		Floor: []string{self, "-serve-floor"},
+	})
+	if err != nil {
+		return err
+	}
+	sum := overhead.Summarise(r)
+	pad := strings.Repeat("\t", columns+columns-1)
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/float64(time.Millisecond)) }
+	for _, row := range sum.Rows {
+		if row.Name == "direct" {
+			fmt.Fprintf(w, "proxy: direct, TTFB p50\t%s (%d requests)%s\n", ms(row.P50), row.N, pad)
+			continue
+		}
+		fmt.Fprintf(w, "proxy: %s, TTFB added p50 / worst SSE event added\t%s / %s%s\n", row.Name, ms(row.Added), ms(row.EventAdded), pad)
+	}
+	if sum.Ratio > 0 {
+		fmt.Fprintf(w, "proxy: tsinspect's added p50 over mitmproxy's\t%.2f%s\n", sum.Ratio, pad)
+	}
+	for _, sk := range r.Skipped {
+		fmt.Fprintf(w, "proxy: left out\t%s%s\n", sk, pad)
+	}
 	return nil
 }
