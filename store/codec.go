@@ -250,7 +250,7 @@ type encoderKey struct {
 
 // maxIdleEncoders bounds the encoders kept idle, and so their memory (a
 // dictionary encoder also keeps its last dictionary, a recent body).
-const maxIdleEncoders = 4
+const maxIdleEncoders = 2
 
 // get returns an encoder for frames of that window, with dict as its raw
 // dictionary (none if empty).
