@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -632,6 +633,35 @@ func TestRecorderNotify(t *testing.T) {
 	defer mu.Unlock()
 	if got, want := strings.Join(seen, ", "), "1 in_flight 0, 1 complete 200, 2 complete 200, 3 in_flight 0, 3 complete 200"; got != want {
 		t.Errorf("notified %q\nwant      %q", got, want)
+	}
+}
+
+// TestRecorderCloseWritesHeldExchanges: an exchange begun just before the
+// recorder closes (its in-flight write still held back) is written in
+// flight, as one begun earlier is, not lost; one that finished is written
+// once, complete.
+func TestRecorderCloseWritesHeldExchanges(t *testing.T) {
+	sink := &memSink{}
+	rec := NewRecorder(sink, io.Discard, nil)
+	rec.begin(&exchange.Exchange{Method: "POST", URL: "/v1/messages", ReqBody: []byte(`{"a":1}`), State: exchange.StateInFlight}, time.Hour)
+	done := &exchange.Exchange{Method: "POST", URL: "/v1/messages", ReqBody: []byte(`{"b":2}`), State: exchange.StateInFlight}
+	e := rec.begin(done, time.Hour)
+	done.State, done.Status = exchange.StateComplete, 200
+	rec.finish(e, done)
+	st := rec.Close()
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	var states []string
+	for id := int64(1); id <= int64(len(sink.rows)); id++ {
+		ex := sink.rows[id]
+		states = append(states, string(ex.ReqBody)+" "+string(ex.State))
+	}
+	slices.Sort(states)
+	if got, want := strings.Join(states, ", "), `{"a":1} in_flight, {"b":2} complete`; got != want {
+		t.Errorf("written: %s\nwant:    %s", got, want)
+	}
+	if st.RecordErrors != 0 {
+		t.Errorf("record errors: %+v", st)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -72,7 +73,8 @@ type Recorder struct {
 	closed  bool
 	nextKey int
 	stats   Stats
-	ids     map[int64]int64 // key -> store ID
+	ids     map[int64]int64  // key -> store ID
+	held    map[int64]*entry // key -> an entry whose first write is held back
 	done    chan struct{}
 	notify  func(ex *exchange.Exchange)
 }
@@ -82,7 +84,7 @@ type Recorder struct {
 // from the writer goroutine after each write with the exchange as written
 // (its ID set; its State says whether it is still in flight).
 func NewRecorder(sink Sink, errw io.Writer, notify func(ex *exchange.Exchange)) *Recorder {
-	r := &Recorder{sink: sink, errw: errw, ids: map[int64]int64{}, queued: map[int64]*op{}, done: make(chan struct{}), notify: notify}
+	r := &Recorder{sink: sink, errw: errw, ids: map[int64]int64{}, queued: map[int64]*op{}, held: map[int64]*entry{}, done: make(chan struct{}), notify: notify}
 	r.cond = sync.NewCond(&r.mu)
 	go r.loop()
 	return r
@@ -109,17 +111,21 @@ type entry struct {
 // it is queued at once.
 func (r *Recorder) begin(ex *exchange.Exchange, hold time.Duration) *entry {
 	e := &entry{r: r, first: op{ex: snapshot(ex)}}
+	if hold > 0 {
+		e.timer = time.AfterFunc(hold, e.queue)
+	}
 	r.mu.Lock()
 	r.nextKey++
 	e.key = int64(r.nextKey)
 	e.first.key = e.key
 	r.stats.Exchanges++
 	r.stats.ReqBytes += int64(len(ex.ReqBody))
+	if hold > 0 {
+		r.held[e.key] = e
+	}
 	r.mu.Unlock()
 	if hold <= 0 {
 		e.queue()
-	} else {
-		e.timer = time.AfterFunc(hold, e.queue)
 	}
 	return e
 }
@@ -128,6 +134,7 @@ func (r *Recorder) begin(ex *exchange.Exchange, hold time.Duration) *entry {
 func (e *entry) queue() {
 	e.once.Do(func() {
 		e.r.mu.Lock()
+		delete(e.r.held, e.key)
 		e.r.push(e.first)
 		e.r.mu.Unlock()
 		e.first = op{}
@@ -143,6 +150,7 @@ func (r *Recorder) finish(e *entry, ex *exchange.Exchange) {
 	e.once.Do(func() { e.first = op{} })
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	delete(r.held, e.key)
 	r.stats.RespBytes += int64(len(ex.RespBody))
 	switch ex.State {
 	case exchange.StateComplete:
@@ -264,6 +272,21 @@ func (r *Recorder) Stats() Stats {
 
 // Close writes everything still queued and stops the writer.
 func (r *Recorder) Close() Stats {
+	// Exchanges begun within the hold are still under way: write them in
+	// flight now, as the ones begun earlier are.
+	r.mu.Lock()
+	held := make([]*entry, 0, len(r.held))
+	for _, e := range r.held {
+		held = append(held, e)
+	}
+	r.mu.Unlock()
+	slices.SortFunc(held, func(a, b *entry) int { return int(a.key - b.key) })
+	for _, e := range held {
+		if e.timer != nil {
+			e.timer.Stop()
+		}
+		e.queue()
+	}
 	r.mu.Lock()
 	r.closed = true
 	r.cond.Broadcast()
