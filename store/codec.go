@@ -49,6 +49,11 @@ const (
 	// and the last response. A base the writer will not use again (one the
 	// body just read extends) is dropped at once.
 	readCacheSize = 16
+	// readCacheBytes bounds them too, by size: past it the oldest are
+	// dropped, down to readCacheMin. Exporting a capture of 2 MB
+	// responses otherwise held 32 MB of them.
+	readCacheBytes = 16 << 20
+	readCacheMin   = 4
 )
 
 // bodyKind tells requests from responses when choosing a base.
@@ -448,7 +453,12 @@ func (r *bodyReader) remember(hash string, data []byte, reusable bool) {
 	if limit == 0 {
 		limit = readCacheSize
 	}
-	if len(r.cache) > limit {
+	total := 0
+	for _, c := range r.cache {
+		total += len(c.data)
+	}
+	for len(r.cache) > limit || (total > readCacheBytes && len(r.cache) > readCacheMin) {
+		total -= len(r.cache[0].data)
 		r.release(r.cache[0])
 		r.cache[0] = cachedBody{}
 		r.cache = r.cache[1:]
