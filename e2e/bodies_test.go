@@ -52,13 +52,15 @@ func TestRecordBodies(t *testing.T) {
 	}
 	exs := session.ReadCapture(t, db)
 	complete := 0
-	for _, ex := range exs {
+	for i, ex := range exs {
 		if ex.Source != "bodies" {
 			t.Errorf("source %q, want bodies", ex.Source)
 		}
 		if ex.State == exchange.StateComplete {
 			complete++
-			if ex.RespHeader("Request-Id") == "" || ex.ReqHeader("X-Claude-Code-Session-Id") == "" {
+			// Claude Code may exit before it writes the index line of
+			// its last request.
+			if i < len(exs)-1 && (ex.RespHeader("Request-Id") == "" || ex.ReqHeader("X-Claude-Code-Session-Id") == "") {
 				t.Errorf("exchange %d lacks the index's request and session ids", ex.ID)
 			}
 		}
