@@ -173,16 +173,22 @@ func (db *DB) tail(ctx context.Context, afterID int64) ([]exchange.Exchange, err
 func (db *DB) streamShared(ctx context.Context, afterID int64, fn func(*exchange.Exchange) error) error {
 	db.getMu.Lock()
 	defer db.getMu.Unlock()
-	rows, err := db.sql.QueryContext(ctx, selectExchange(db.version)+` WHERE e.id > ? ORDER BY e.id`, afterID)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
 	// Nobody else holds a body of the cache: Get and tail hand out
 	// copies of those, so their buffers may be reused while this reads.
 	br := db.sharedReader()
 	br.reuse = true
 	defer func() { br.reuse = false }()
+	return db.scanAfter(ctx, br, afterID, fn)
+}
+
+// scanAfter reads the exchanges after afterID, in order, with br, and
+// hands each to fn.
+func (db *DB) scanAfter(ctx context.Context, br *bodyReader, afterID int64, fn func(*exchange.Exchange) error) error {
+	rows, err := db.sql.QueryContext(ctx, selectExchange(db.version)+` WHERE e.id > ? ORDER BY e.id`, afterID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
 	for rows.Next() {
 		ex, err := scanExchange(ctx, br, rows)
 		if err != nil {
@@ -558,24 +564,10 @@ func (db *DB) each(ctx context.Context, afterID int64, fn func(ex *exchange.Exch
 }
 
 func (db *DB) eachWith(ctx context.Context, afterID int64, reuse bool, fn func(ex *exchange.Exchange) error) error {
-	rows, err := db.sql.QueryContext(ctx, selectExchange(db.version)+` WHERE e.id > ? ORDER BY e.id`, afterID)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
 	br := newBodyReader(db.sql)
 	br.reuse = reuse
 	defer br.close()
-	for rows.Next() {
-		ex, err := scanExchange(ctx, br, rows)
-		if err != nil {
-			return err
-		}
-		if err := fn(&ex); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+	return db.scanAfter(ctx, br, afterID, fn)
 }
 
 // blobCols receives the four blob columns of one body.
