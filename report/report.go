@@ -17,6 +17,8 @@
 package report
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -45,10 +47,71 @@ func JSON(s *timeline.Session, w io.Writer, opts Options) error {
 // slices in r are written as [] all the same.
 func (r *Report) WriteJSON(w io.Writer) error {
 	r.fillNil()
-	enc := json.NewEncoder(w)
+	// Written a field, and a turn, at a time: the same bytes as encoding
+	// the whole report at once, without holding all of them (twice, as
+	// encoded and as indented) for a long session.
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
+	value := func(prefix string, v any) error {
+		buf.Reset()
+		enc.SetIndent(prefix, "  ")
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		_, err := bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		return err
+	}
+	field := func(name string, v any, last bool) error {
+		bw.WriteString("  \"" + name + "\": ")
+		if err := value("  ", v); err != nil {
+			return err
+		}
+		if !last {
+			bw.WriteString(",")
+		}
+		_, err := bw.WriteString("\n")
+		return err
+	}
+	err := func() error {
+		bw.WriteString("{\n")
+		for _, f := range []struct {
+			name string
+			v    any
+		}{{"schema_version", r.SchemaVersion}, {"generator", r.Generator}, {"capture", r.Capture}, {"threads", r.Threads}} {
+			if err := field(f.name, f.v, false); err != nil {
+				return err
+			}
+		}
+		if len(r.Turns) == 0 {
+			if err := field("turns", r.Turns, false); err != nil {
+				return err
+			}
+		} else {
+			bw.WriteString("  \"turns\": [\n")
+			for i := range r.Turns {
+				bw.WriteString("    ")
+				if err := value("    ", &r.Turns[i]); err != nil {
+					return err
+				}
+				if i < len(r.Turns)-1 {
+					bw.WriteString(",")
+				}
+				bw.WriteString("\n")
+			}
+			bw.WriteString("  ],\n")
+		}
+		if err := field("token_summary", r.TokenSummary, false); err != nil {
+			return err
+		}
+		if err := field("costs", r.Costs, true); err != nil {
+			return err
+		}
+		bw.WriteString("}\n")
+		return bw.Flush()
+	}()
+	if err != nil {
 		return fmt.Errorf("report: write json: %w", err)
 	}
 	return nil
