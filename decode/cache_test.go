@@ -28,43 +28,19 @@ func demoExchanges(t testing.TB) []exchange.Exchange {
 	return exs
 }
 
-type keep struct{ exs []exchange.Exchange }
-
-func (k *keep) Insert(_ context.Context, ex *exchange.Exchange) error {
-	ex.ID = int64(len(k.exs) + 1)
-	k.exs = append(k.exs, *ex)
-	return nil
-}
-
-func (k *keep) Update(_ context.Context, ex *exchange.Exchange) error {
-	k.exs[ex.ID-1] = *ex
-	return nil
-}
-
 // longExchanges generates a session on the demo capture's requests.
 func longExchanges(t testing.TB, turns int) []exchange.Exchange {
 	t.Helper()
-	demo := demoExchanges(t)
-	var base longsession.Base
-	for i := range demo {
-		ex := &demo[i]
-		if !strings.Contains(ex.URL, "/v1/messages") {
-			continue
-		}
-		if strings.Contains(string(ex.ReqBody), "cc_is_subagent=true") {
-			if base.Subagent == nil {
-				base.Subagent = ex
-			}
-		} else if base.Main == nil {
-			base.Main = ex
-		}
-	}
-	k := &keep{}
-	if _, err := longsession.Generate(context.Background(), k, base, longsession.Options{
-		Turns: turns, Seed: 3, SubagentEvery: 20, SideEvery: 15, CompactEvery: 50}); err != nil {
+	base, err := longsession.BaseFrom(demoExchanges(t))
+	if err != nil {
 		t.Fatal(err)
 	}
-	return k.exs
+	exs, _, err := longsession.Collect(context.Background(), base, longsession.Options{
+		Turns: turns, Seed: 3, SubagentEvery: 20, SideEvery: 15, CompactEvery: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exs
 }
 
 func asJSON(t *testing.T, d *decode.Turn) []byte {

@@ -345,47 +345,22 @@ func realExchanges(t *testing.T) []exchange.Exchange {
 	return exs
 }
 
-// longSession generates a session through a recording sink that keeps
-// the exchanges as they were written.
-type keep struct{ exs []exchange.Exchange }
-
-func (k *keep) Insert(_ context.Context, ex *exchange.Exchange) error {
-	ex.ID = int64(len(k.exs) + 1)
-	k.exs = append(k.exs, *ex)
-	return nil
-}
-
-func (k *keep) Update(_ context.Context, ex *exchange.Exchange) error {
-	k.exs[ex.ID-1] = *ex
-	return nil
-}
-
+// generated is a session built on the frozen capture's requests.
 func generated(t testing.TB, turns int) []exchange.Exchange {
 	t.Helper()
-	real := realExchangesTB(t)
-	var base longsession.Base
-	for i := range real {
-		ex := &real[i]
-		if !strings.Contains(ex.URL, "/v1/messages") {
-			continue
-		}
-		if strings.Contains(string(ex.ReqBody), "cc_is_subagent=true") {
-			if base.Subagent == nil {
-				base.Subagent = ex
-			}
-		} else if base.Main == nil {
-			base.Main = ex
-		}
-	}
-	k := &keep{}
-	if _, err := longsession.Generate(context.Background(), k, base, longsession.Options{
-		Turns: turns, Seed: 7, SubagentEvery: 25, SideEvery: 30, CompactEvery: 80}); err != nil {
+	base, err := longsession.BaseFrom(realExchangesTB(t))
+	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range k.exs {
-		k.exs[i].ID = 0
+	exs, _, err := longsession.Collect(context.Background(), base, longsession.Options{
+		Turns: turns, Seed: 7, SubagentEvery: 25, SideEvery: 30, CompactEvery: 80})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return k.exs
+	for i := range exs {
+		exs[i].ID = 0
+	}
+	return exs
 }
 
 func realExchangesTB(t testing.TB) []exchange.Exchange {

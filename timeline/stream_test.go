@@ -14,19 +14,6 @@ import (
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
-type keepSink struct{ exs []exchange.Exchange }
-
-func (k *keepSink) Insert(_ context.Context, ex *exchange.Exchange) error {
-	ex.ID = int64(len(k.exs) + 1)
-	k.exs = append(k.exs, *ex)
-	return nil
-}
-
-func (k *keepSink) Update(_ context.Context, ex *exchange.Exchange) error {
-	k.exs[ex.ID-1] = *ex
-	return nil
-}
-
 // longSession is the demo capture followed by a generated session with
 // subagents, side queries and compactions built on its requests.
 func longSession(t testing.TB, turns int) []exchange.Exchange {
@@ -40,25 +27,19 @@ func longSession(t testing.TB, turns int) []exchange.Exchange {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var base longsession.Base
-	for i := range demo {
-		ex := &demo[i]
-		switch {
-		case !strings.Contains(ex.URL, "/v1/messages"):
-		case strings.Contains(string(ex.ReqBody), "cc_is_subagent=true"):
-			if base.Subagent == nil {
-				base.Subagent = ex
-			}
-		case base.Main == nil:
-			base.Main = ex
-		}
-	}
-	k := &keepSink{exs: demo}
-	if _, err := longsession.Generate(context.Background(), k, base, longsession.Options{
-		Turns: turns, Seed: 5, SubagentEvery: 20, SideEvery: 15, CompactEvery: 45}); err != nil {
+	base, err := longsession.BaseFrom(demo)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return k.exs
+	gen, _, err := longsession.Collect(context.Background(), base, longsession.Options{
+		Turns: turns, Seed: 5, SubagentEvery: 20, SideEvery: 15, CompactEvery: 45})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range gen {
+		gen[i].ID += int64(len(demo))
+	}
+	return append(demo, gen...)
 }
 
 // summary is what the commands show of a session.

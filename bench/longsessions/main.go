@@ -397,36 +397,8 @@ func measureDirect(name string, args ...string) measure {
 }
 
 // demoBase reads the real requests sessions are built on from the demo
-// capture: its first main-thread request and its subagent request.
-func demoBase() (longsession.Base, error) {
-	db, err := store.OpenReadOnly(filepath.Join("fixtures", "democapture", "demo.db"))
-	if err != nil {
-		return longsession.Base{}, fmt.Errorf("demo capture (run from the module root): %w", err)
-	}
-	defer db.Close()
-	exs, err := db.Exchanges(context.Background())
-	if err != nil {
-		return longsession.Base{}, err
-	}
-	var b longsession.Base
-	for i := range exs {
-		ex := &exs[i]
-		if ex.Method != "POST" || !strings.Contains(ex.URL, "/v1/messages") {
-			continue
-		}
-		sub := strings.Contains(string(ex.ReqBody), "cc_is_subagent=true")
-		switch {
-		case sub && b.Subagent == nil:
-			b.Subagent = ex
-		case !sub && b.Main == nil && strings.Contains(string(ex.ReqBody), `"tools"`):
-			b.Main = ex
-		}
-	}
-	if b.Main == nil || b.Subagent == nil {
-		return b, errors.New("demo capture: no main or subagent request")
-	}
-	return b, nil
-}
+// capture (bench/recload).
+func demoBase() (longsession.Base, error) { return recload.DemoBase(".") }
 
 // ensureSession generates the session of n turns at path unless it is
 // there already.
