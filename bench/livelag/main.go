@@ -57,23 +57,12 @@ func run(sizeList, viewList string, reps int, dir string) error {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		return fmt.Errorf("needs tmux: %w", err)
 	}
-	if dir == "" {
-		d, err := os.MkdirTemp("", "livelag-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(d)
-		dir = d
-	}
 	ctx := context.Background()
-	bin, err := recload.Build(ctx, ".", dir)
+	bin, dir, base, cleanup, err := recload.Setup(ctx, dir, "livelag-")
 	if err != nil {
 		return err
 	}
-	base, err := recload.DemoBase(".")
-	if err != nil {
-		return err
-	}
+	defer cleanup()
 	for _, s := range strings.Split(sizeList, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {

@@ -481,17 +481,7 @@ func startListing(ctx context.Context, bin string, args []string) (*proc, error)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
-	stop := func() {
-		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	}
+	stop := func() { interrupt(cmd) }
 	// The first line says where it listens; the rest (one line an
 	// exchange) is read and dropped so the pipe never fills.
 	sc := bufio.NewScanner(stdout)
@@ -542,17 +532,7 @@ func startMitmdump(ctx context.Context, bin, upstream string) (*proc, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("overhead: start mitmdump: %w", err)
 	}
-	stop := func() {
-		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	}
+	stop := func() { interrupt(cmd) }
 	addr := "127.0.0.1:" + port
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
@@ -601,4 +581,18 @@ func processCPU(pid int) time.Duration {
 	}
 	const ticks = 100 // USER_HZ, 100 on every Linux port
 	return time.Duration(ut+st) * time.Second / ticks
+}
+
+// interrupt stops a started command: an interrupt, then a kill if it has
+// not exited 10 s later.
+func interrupt(cmd *exec.Cmd) {
+	cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+	}
 }

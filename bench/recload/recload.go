@@ -93,6 +93,29 @@ func Build(ctx context.Context, root, dir string) (string, error) {
 	return bin, nil
 }
 
+// Setup readies a bench command run from the module root: dir (a new
+// temporary directory, removed by cleanup, when empty), tsinspect built
+// into it, and the demo capture's requests to build sessions on.
+func Setup(ctx context.Context, dir, prefix string) (bin, outDir string, base longsession.Base, cleanup func(), err error) {
+	cleanup = func() {}
+	if dir == "" {
+		d, err := os.MkdirTemp("", prefix)
+		if err != nil {
+			return "", "", base, cleanup, err
+		}
+		cleanup = func() { os.RemoveAll(d) }
+		dir = d
+	}
+	if bin, err = Build(ctx, ".", dir); err == nil {
+		base, err = DemoBase(".")
+	}
+	if err != nil {
+		cleanup()
+		return "", "", base, func() {}, err
+	}
+	return bin, dir, base, cleanup, nil
+}
+
 // DemoBase reads the real requests a generated session is built on from
 // the demo capture of the module at root: its first main-thread request
 // with tools and its first subagent request.
@@ -106,22 +129,9 @@ func DemoBase(root string) (longsession.Base, error) {
 	if err != nil {
 		return longsession.Base{}, fmt.Errorf("recload: demo capture: %w", err)
 	}
-	var b longsession.Base
-	for i := range exs {
-		ex := &exs[i]
-		if ex.Method != "POST" || !strings.Contains(ex.URL, "/v1/messages") {
-			continue
-		}
-		sub := bytes.Contains(ex.ReqBody, []byte("cc_is_subagent=true"))
-		switch {
-		case sub && b.Subagent == nil:
-			b.Subagent = ex
-		case !sub && b.Main == nil && bytes.Contains(ex.ReqBody, []byte(`"tools"`)):
-			b.Main = ex
-		}
-	}
-	if b.Main == nil || b.Subagent == nil {
-		return b, errors.New("recload: demo capture: no main or subagent request")
+	b, err := longsession.BaseFrom(exs)
+	if err != nil {
+		return b, fmt.Errorf("recload: demo capture: %w", err)
 	}
 	return b, nil
 }

@@ -32,23 +32,12 @@ func main() {
 }
 
 func run(turns int, rate float64, compact int, dir string) error {
-	if dir == "" {
-		d, err := os.MkdirTemp("", "recordload-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(d)
-		dir = d
-	}
 	ctx := context.Background()
-	bin, err := recload.Build(ctx, ".", dir)
+	bin, dir, base, cleanup, err := recload.Setup(ctx, dir, "recordload-")
 	if err != nil {
 		return err
 	}
-	base, err := recload.DemoBase(".")
-	if err != nil {
-		return err
-	}
+	defer cleanup()
 	r, err := recload.Run(ctx, base, recload.Options{Bin: bin, Dir: dir, Turns: turns, Rate: rate, CompactEvery: compact})
 	recload.Print(os.Stdout, r)
 	return err
