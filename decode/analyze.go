@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+
+	"github.com/tsinspect/tsinspect/internal/sharing"
 )
 
 // The texts Claude Code announces deferred tools with.
@@ -180,7 +182,7 @@ func catalog(t *Turn) {
 	t.Catalog = sortedKeys(set)
 	if t.cache != nil {
 		t.CatalogEvents = share(t.cache, &t.cache.catalogEvents, t.CatalogEvents, sameCatalogEvent)
-		t.Catalog = shareCatalog(t.cache, t.Catalog)
+		t.Catalog = share(t.cache, &t.cache.catalogs, t.Catalog, sharing.Equal[string])
 	}
 }
 

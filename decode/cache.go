@@ -37,7 +37,7 @@ type Cache struct {
 	tools         sharing.Ring[Tool]
 	catalogEvents sharing.Ring[CatalogEvent]
 	searchLists   [][]*Search
-	catalogs      [][]string
+	catalogs      sharing.Ring[string] // sorted catalog names
 	// marks are where validating recent request bodies could resume, per
 	// body: a request repeats most of the previous one of its thread, and
 	// only what follows the last mark it shares is validated again.

@@ -42,29 +42,6 @@ func sameCatalogEvent(a, b *CatalogEvent) bool {
 		a.Remove == b.Remove && slices.Equal(a.Names, b.Names)
 }
 
-// shareCatalog returns names, or an equal list shared with an earlier
-// Turn: the catalog seldom changes from one turn to the next.
-func shareCatalog(c *Cache, names []string) []string {
-	if c == nil || len(names) == 0 {
-		return names
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i, prev := range c.catalogs {
-		if slices.Equal(prev, names) {
-			copy(c.catalogs[1:i+1], c.catalogs[:i])
-			c.catalogs[0] = prev
-			return prev
-		}
-	}
-	names = names[:len(names):len(names)]
-	c.catalogs = append([][]string{names}, c.catalogs...)
-	if len(c.catalogs) > sharing.Size {
-		c.catalogs = c.catalogs[:sharing.Size]
-	}
-	return names
-}
-
 // announcements is scanAnnouncements(b.Text), read once per cached block.
 func (c *Cache) announcements(b *Block, cached bool) []textAnnouncement {
 	if c == nil || !cached {

@@ -1,7 +1,6 @@
 package timeline
 
 import (
-	"github.com/tsinspect/tsinspect/internal/sharing"
 	"runtime"
 	"sort"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/importer/recon"
+	"github.com/tsinspect/tsinspect/internal/sharing"
 )
 
 // How a turn joined its thread (Turn.Link).

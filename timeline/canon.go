@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
-	"github.com/tsinspect/tsinspect/internal/sharing"
 	"io"
 	"sort"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/internal/sharing"
 )
 
 // digest is a SHA-256 of canonical bytes.
