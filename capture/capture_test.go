@@ -916,3 +916,52 @@ func TestReadBody(t *testing.T) {
 		t.Error("a read error was not returned")
 	}
 }
+
+// TestUpstreamConnectionReused holds the proxy to one upstream connection
+// for a client's keep-alive requests, in both modes: a new connection (and
+// TLS handshake, against the real API) per request would add a round trip
+// to every time to first byte.
+func TestUpstreamConnectionReused(t *testing.T) {
+	for _, mode := range []string{ModeReverse, ModeMITM} {
+		t.Run(mode, func(t *testing.T) {
+			up := httptest.NewUnstartedServer(sseHandler(0, nil))
+			var mu sync.Mutex
+			conns := 0
+			up.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+				if s == http.StateNew {
+					mu.Lock()
+					conns++
+					mu.Unlock()
+				}
+			}
+			up.Start()
+			defer up.Close()
+			r := newRig(t, Config{Mode: mode, Upstream: up.URL})
+			client, target := &http.Client{Transport: &http.Transport{DisableCompression: true}}, r.url+"/v1/messages"
+			if mode == ModeMITM {
+				client, target = mitmClient(r), "https://api.anthropic.com/v1/messages"
+			}
+			defer client.CloseIdleConnections()
+			const n = 12
+			for i := range n {
+				resp, err := client.Post(target, "application/json", strings.NewReader(`{"stream":true}`))
+				if err != nil {
+					t.Fatalf("request %d: %v", i, err)
+				}
+				got, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if want := strings.Join(sseEvents, ""); string(got) != want {
+					t.Fatalf("request %d: got %q", i, got)
+				}
+			}
+			if rows := r.flush(t); len(rows) != n {
+				t.Errorf("recorded %d exchanges, want %d", len(rows), n)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if conns != 1 {
+				t.Errorf("the upstream saw %d connections for %d keep-alive requests, want 1", conns, n)
+			}
+		})
+	}
+}

@@ -39,7 +39,6 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -73,10 +72,8 @@ func main() {
 		}
 		return
 	}
-	if len(os.Args) == 3 && os.Args[1] == "-serve-floor" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		if err := overhead.ServeFloor(ctx, os.Args[2], os.Stdout); err != nil {
+	if served, err := overhead.ServeYardstick(os.Args); served {
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "longsessions:", err)
 			os.Exit(1)
 		}
@@ -561,9 +558,10 @@ func recordRows(w io.Writer, bin, dir string, extra extras, columns int) error {
 func proxyRows(w io.Writer, self, bin string, n, columns int) error {
 	mitm, _ := exec.LookPath("mitmdump")
 	fmt.Fprintf(os.Stderr, "longsessions: timing %d requests through each proxy...\n", n)
+	floor, relay := overhead.Yardsticks(self)
 	r, err := overhead.Measure(context.Background(), overhead.Config{
 		Tsinspect: bin, Mitmdump: mitm, Requests: n, MaxTime: 2 * time.Minute,
-		Floor: []string{self, "-serve-floor"},
+		Floor: floor, Relay: relay,
 	})
 	if err != nil {
 		return err

@@ -20,11 +20,13 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -62,6 +64,11 @@ type Config struct {
 	// "go-floor" then shows what one more hop through a bare Go proxy,
 	// recording nothing, costs on this machine.
 	Floor []string
+	// Relay, when set, is a command (and its first arguments) that runs
+	// ServeRelay, given the upstream URL as its last argument: a target
+	// "tcp-relay" then shows what one more hop costs with no HTTP at all,
+	// bytes copied from socket to socket.
+	Relay []string
 	// Dir holds the capture (default a new temporary directory, removed
 	// at the end).
 	Dir string
@@ -163,15 +170,21 @@ func Measure(ctx context.Context, cfg Config) (Result, error) {
 		res.Skipped = append(res.Skipped, "mitmproxy: no mitmdump given (none on PATH, or left out)")
 	}
 
-	if len(cfg.Floor) > 0 {
-		args := append(slices.Clone(cfg.Floor[1:]), up.url)
-		pr, err := startListing(ctx, cfg.Floor[0], args)
+	for _, y := range []struct {
+		name string
+		cmd  []string
+	}{{"go-floor", cfg.Floor}, {"tcp-relay", cfg.Relay}} {
+		if len(y.cmd) == 0 {
+			continue
+		}
+		args := append(slices.Clone(y.cmd[1:]), up.url)
+		pr, err := startListing(ctx, y.cmd[0], args)
 		if err != nil {
-			return Result{}, fmt.Errorf("overhead: floor proxy: %w", err)
+			return Result{}, fmt.Errorf("overhead: %s: %w", y.name, err)
 		}
 		defer pr.stop()
 		urls = append(urls, "http://"+pr.addr)
-		res.Targets = append(res.Targets, &Target{Name: "go-floor", pid: pr.pid})
+		res.Targets = append(res.Targets, &Target{Name: y.name, pid: pr.pid})
 	}
 	clients := make([]*http.Client, len(urls))
 	for i := range clients {
@@ -449,6 +462,67 @@ func ServeFloor(ctx context.Context, upstream string, w io.Writer) error {
 		return fmt.Errorf("floor: %w", err)
 	}
 	return nil
+}
+
+// ServeYardstick runs the yardstick args ask for, when they are
+// [program, "-serve-floor" or "-serve-relay", upstream URL], until an
+// interrupt or SIGTERM, and reports whether they did. Commands that use
+// Yardsticks call it first thing in main.
+func ServeYardstick(args []string) (bool, error) {
+	if len(args) != 3 {
+		return false, nil
+	}
+	serve := map[string]func(context.Context, string, io.Writer) error{
+		"-serve-floor": ServeFloor, "-serve-relay": ServeRelay,
+	}[args[1]]
+	if serve == nil {
+		return false, nil
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return true, serve(ctx, args[2], os.Stdout)
+}
+
+// Yardsticks returns Config.Floor and Config.Relay for a program (self)
+// that calls ServeYardstick first thing in main.
+func Yardsticks(self string) (floor, relay []string) {
+	return []string{self, "-serve-floor"}, []string{self, "-serve-relay"}
+}
+
+// ServeRelay runs a TCP relay to upstream's host on a loopback port: each
+// accepted connection is joined to a new one to upstream and bytes are
+// copied both ways as they arrive, with no HTTP at all, until ctx is done.
+// It writes "listening via ADDR" on w first.
+func ServeRelay(ctx context.Context, upstream string, w io.Writer) error {
+	u, err := url.Parse(upstream)
+	if err != nil {
+		return fmt.Errorf("relay: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("relay: %w", err)
+	}
+	fmt.Fprintf(w, "listening via %s\n", ln.Addr())
+	go func() { <-ctx.Done(); ln.Close() }()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("relay: %w", err)
+		}
+		go func() {
+			defer c.Close()
+			up, err := net.Dial("tcp", u.Host)
+			if err != nil {
+				return
+			}
+			defer up.Close()
+			go io.Copy(up, c)
+			io.Copy(c, up)
+		}()
+	}
 }
 
 // startTsinspect runs `tsinspect record --mode reverse` and returns the

@@ -2,10 +2,24 @@ package overhead
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
 )
+
+// TestMain lets the test binary serve as the yardsticks' process.
+func TestMain(m *testing.M) {
+	if served, err := ServeYardstick(os.Args); served {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
 
 func TestQuantile(t *testing.T) {
 	ds := []time.Duration{5, 1, 4, 2, 3, 10, 9, 8, 7, 6}
@@ -66,5 +80,29 @@ func TestMeasureDirect(t *testing.T) {
 	}
 	if len(res.Skipped) != 2 || !strings.Contains(strings.Join(res.Skipped, "\n"), "no mitmdump given") {
 		t.Errorf("skipped %q", res.Skipped)
+	}
+}
+
+// TestMeasureYardsticks runs both yardsticks in processes of their own:
+// every stream through them arrives whole and in time.
+func TestMeasureYardsticks(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	floor, relay := Yardsticks(self)
+	res, err := Measure(context.Background(), Config{Requests: 5, Warmup: 1, Gaps: []time.Duration{0, time.Millisecond, 0}, Floor: floor, Relay: relay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tg := range res.Targets {
+		names = append(names, tg.Name)
+		if tg.Errors != 0 || len(tg.TTFB) != 5 {
+			t.Errorf("%s: %d errors (%s), %d times; want 0, 5", tg.Name, tg.Errors, tg.FirstError, len(tg.TTFB))
+		}
+	}
+	if got := strings.Join(names, ","); got != "direct,go-floor,tcp-relay" {
+		t.Errorf("targets %s", got)
 	}
 }

@@ -25,10 +25,8 @@ import (
 )
 
 func main() {
-	if len(os.Args) == 3 && os.Args[1] == "-serve-floor" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-		defer stop()
-		if err := overhead.ServeFloor(ctx, os.Args[2], os.Stdout); err != nil {
+	if served, err := overhead.ServeYardstick(os.Args); served {
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "proxyoverhead:", err)
 			os.Exit(1)
 		}
@@ -41,7 +39,7 @@ func main() {
 	mitm := flag.String("mitmdump", "", "mitmdump binary (default: mitmdump on PATH, if any)")
 	baseline := flag.String("baseline", "", "another tsinspect `binary` (an earlier build) to measure in the same rounds")
 	pause := flag.Duration("pause", 0, "sleep after each round")
-	floor := flag.Bool("floor", false, "add a bare Go reverse proxy (recording nothing, in a process of its own) as a yardstick")
+	floor := flag.Bool("floor", false, "add yardsticks, each in a process of its own: a bare Go reverse proxy recording nothing, and a TCP relay with no HTTP")
 	events := flag.Bool("events", false, "also print the median delay of each event")
 	noMitm := flag.Bool("no-mitmproxy", false, "leave mitmproxy out")
 	flag.Parse()
@@ -72,18 +70,18 @@ func run(n, warmup int, maxTime, pause time.Duration, bin, baseline, mitm string
 	case "-":
 		mitm = ""
 	}
-	var floorCmd []string
+	var floorCmd, relayCmd []string
 	if floor {
 		self, err := os.Executable()
 		if err != nil {
 			return fmt.Errorf("floor: %w", err)
 		}
-		floorCmd = []string{self, "-serve-floor"}
+		floorCmd, relayCmd = overhead.Yardsticks(self)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	res, err := overhead.Measure(ctx, overhead.Config{
-		Tsinspect: bin, Baseline: baseline, Mitmdump: mitm, Requests: n, Warmup: warmup, MaxTime: maxTime, Pause: pause, Dir: dir, Floor: floorCmd,
+		Tsinspect: bin, Baseline: baseline, Mitmdump: mitm, Requests: n, Warmup: warmup, MaxTime: maxTime, Pause: pause, Dir: dir, Floor: floorCmd, Relay: relayCmd,
 	})
 	if err != nil {
 		return err
