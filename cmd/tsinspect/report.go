@@ -1,8 +1,9 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -139,24 +140,29 @@ func runReport(env *cliEnv, args []string) error {
 	if policy == redact.Off {
 		fmt.Fprintln(env.stderr, "tsinspect: warning: --redact off: the report is not redacted and may hold paths, e-mail addresses, identifiers and secrets; do not share it as it is")
 	}
-	var buf bytes.Buffer
 	opts := report.RenderOptions{Redaction: redact.Describe(policy), Unredacted: policy == redact.Off}
-	switch *format {
-	case "json":
-		err = shared.WriteJSON(&buf)
-	case "markdown":
-		err = shared.WriteMarkdown(&buf, opts)
-	case "html":
-		err = shared.WriteHTML(&buf, opts)
-	}
-	if err != nil {
-		return err
+	// The report is written as it is rendered, not gathered first: on a
+	// long session it runs to tens of MB.
+	write := func(w io.Writer) error {
+		switch *format {
+		case "json":
+			return shared.WriteJSON(w)
+		case "markdown":
+			return shared.WriteMarkdown(w, opts)
+		default:
+			return shared.WriteHTML(w, opts)
+		}
 	}
 	if *out == "" || *out == "-" {
-		if _, err := env.stdout.Write(buf.Bytes()); err != nil {
+		bw := bufio.NewWriterSize(env.stdout, 64<<10)
+		err = write(bw)
+		if err == nil {
+			err = bw.Flush()
+		}
+		if err != nil {
 			return fmt.Errorf("report: write: %w", err)
 		}
-	} else if err := outfile.WriteFile(*out, buf.Bytes()); err != nil {
+	} else if err := outfile.WriteWith(*out, write); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	if len(kinds) > 0 {
