@@ -429,6 +429,7 @@ func TestHARRoundTrip(t *testing.T) {
 			t.Errorf("source %q", g.Source)
 		}
 		w.ID, g.ID, w.Source, g.Source = 0, 0, "", ""
+		w.ReqRef, g.ReqRef = exchange.BodyRef{}, exchange.BodyRef{} // how each file stored the body
 		if !reflect.DeepEqual(w, g) {
 			t.Errorf("exchange %d changed:\n got %+v\nwant %+v", i+1, g, w)
 		}

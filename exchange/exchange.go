@@ -61,6 +61,10 @@ type Exchange struct {
 
 	ReqHeaders []Header
 	ReqBody    []byte
+	// ReqRef, when the store read the exchange, names ReqBody and what it
+	// shares with an earlier request body. Whoever changes ReqBody clears
+	// it.
+	ReqRef BodyRef
 
 	Status      int
 	RespHeaders []Header
@@ -74,6 +78,17 @@ type Exchange struct {
 
 	Error string
 	State State
+}
+
+// BodyRef names a stored body by the key of its content, and says that
+// its first Prefix bytes are those of the body keyed Base: the store keeps
+// a body as what it adds to an earlier one, and a reader may reuse what it
+// worked out for those bytes rather than read them again. Equal keys name
+// equal bytes. The zero BodyRef says nothing.
+type BodyRef struct {
+	Key    string
+	Base   string
+	Prefix int
 }
 
 // Body returns the response body with any content encoding removed.

@@ -283,6 +283,7 @@ func sameBodies(t *testing.T, path string, want []exchange.Exchange) {
 		}
 	}
 	checkBodies(t, db, got)
+	checkRefs(t, got)
 	// By ID, from the last (the longest chain of bases) backwards.
 	for i := len(want) - 1; i >= 0; i -= 1 + i/7 {
 		ex, err := db.Get(ctx, want[i].ID)
@@ -316,6 +317,39 @@ func sameBodies(t *testing.T, path string, want []exchange.Exchange) {
 	})
 	if err != nil || n != len(want)-len(want)/2-1 {
 		t.Fatalf("Each from the middle: %d exchanges, %v", n, err)
+	}
+}
+
+// checkRefs holds what the store says of each request body to its bytes:
+// one key names one body, and a body's first Prefix bytes are those of the
+// body keyed Base, read earlier.
+func checkRefs(t *testing.T, exs []exchange.Exchange) {
+	t.Helper()
+	byKey := map[string][]byte{}
+	prefixed := 0
+	for _, ex := range exs {
+		r := ex.ReqRef
+		if r.Key == "" {
+			t.Fatalf("exchange %d: request body read without a key", ex.ID)
+		}
+		if b, ok := byKey[r.Key]; ok && !bytes.Equal(b, ex.ReqBody) {
+			t.Fatalf("exchange %d: key %s names two different bodies", ex.ID, r.Key)
+		}
+		byKey[r.Key] = ex.ReqBody
+		if r.Base == "" {
+			continue
+		}
+		base, ok := byKey[r.Base]
+		if !ok {
+			continue // the base is a response body, or not read before
+		}
+		if r.Prefix > len(base) || r.Prefix > len(ex.ReqBody) || !bytes.Equal(base[:r.Prefix], ex.ReqBody[:r.Prefix]) {
+			t.Fatalf("exchange %d: its first %d bytes are not those of its base", ex.ID, r.Prefix)
+		}
+		prefixed++
+	}
+	if len(exs) >= 20 && prefixed < len(exs)/4 {
+		t.Errorf("only %d of %d request bodies name a base they begin with", prefixed, len(exs))
 	}
 }
 

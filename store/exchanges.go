@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -585,6 +586,18 @@ func (b *blobCols) body(ctx context.Context, br *bodyReader, request bool) ([]by
 	return br.body(ctx, b.hash.String, int(b.codec.Int64), b.base, b.size.Int64, b.data, request)
 }
 
+// ref names the body and, when it is stored as a splice of its base, how
+// many leading bytes it has of that base.
+func (b *blobCols) ref() exchange.BodyRef {
+	r := exchange.BodyRef{Key: b.hash.String}
+	if b.codec.Int64 == codecSplice && b.base.Valid {
+		if p, n := binary.Uvarint(b.data); n > 0 && p > 0 && p <= uint64(b.size.Int64) {
+			r.Base, r.Prefix = b.base.String, int(p)
+		}
+	}
+	return r
+}
+
 // scanExchange reads one row of selectExchange, decompressing its bodies.
 func scanExchange(ctx context.Context, br *bodyReader, row interface{ Scan(...any) error }) (exchange.Exchange, error) {
 	var (
@@ -614,9 +627,11 @@ func scanExchange(ctx context.Context, br *bodyReader, row interface{ Scan(...an
 	if ex.Chunks, err = decodeChunks(chunks); err != nil {
 		return ex, fmt.Errorf("exchange %d: chunks: %w", ex.ID, err)
 	}
+	ref := rq.ref() // before body: the reader may reuse rq.data's buffer
 	if ex.ReqBody, err = rq.body(ctx, br, true); err != nil {
 		return ex, fmt.Errorf("exchange %d: request body: %w", ex.ID, err)
 	}
+	ex.ReqRef = ref
 	if ex.RespBody, err = rs.body(ctx, br, false); err != nil {
 		return ex, fmt.Errorf("exchange %d: response body: %w", ex.ID, err)
 	}
