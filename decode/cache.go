@@ -38,27 +38,26 @@ type Cache struct {
 	catalogEvents sharing.Ring[CatalogEvent]
 	searchLists   [][]*Search
 	catalogs      sharing.Ring[string] // sorted catalog names
-	// marks are where validating recent request bodies could resume, per
-	// body: a request repeats most of the previous one of its thread, and
-	// only what follows the last mark it shares is validated again.
-	marks   [][]jsonMark
+	// layouts are what decoding recent request bodies found (layout.go):
+	// a request repeats most of the previous one of its thread, and only
+	// what follows the part it shares is read again.
+	layouts []*layout
 	resumes int // validations resumed from a mark, for tests
+	taken   int // messages taken from an earlier body's layout, for tests
 }
 
 // jsonMark is a point of a validated body: validFrom may resume at n, with
-// stack, in any body whose first n bytes hash to h.
+// stack, in any body that has the same first n bytes: one the store says
+// begins with them, or, when hashed, one whose first n bytes hash to h.
 type jsonMark struct {
-	n     int
-	h     uint64
-	stack []byte
+	n      int
+	h      uint64
+	hashed bool
+	stack  []byte
 }
 
-const (
-	// markEvery spaces the marks of one body.
-	markEvery = 64 << 10
-	// markBodies is how many bodies' marks a Cache keeps.
-	markBodies = 4
-)
+// markEvery spaces the marks of one body.
+const markEvery = 64 << 10
 
 // part kinds, part of the cache key.
 const (
@@ -201,51 +200,42 @@ func (c *Cache) clientSearch(b *Block, cached bool) Search {
 // the validator's whole state after a container closed, which depends on
 // the bytes before it only.
 func (c *Cache) isJSON(b []byte) bool {
+	l := &layout{}
+	ok := c.validate(b, prior{}, l)
+	if ok {
+		c.keep(l)
+	}
+	return ok
+}
+
+// validate is isJSON(b) for the body whose layout l records: it resumes at
+// the last mark of pr, the part of an earlier body's layout that holds for
+// b, or when there is none at a mark of a kept layout that b's first bytes
+// hash to, and records b's marks in l. The marks are hashed only when b
+// came without a prior: a body the store names is found by its name.
+func (c *Cache) validate(b []byte, pr prior, l *layout) bool {
 	if c == nil || len(b) < 2*markEvery {
 		return isJSON(b)
 	}
-	c.mu.Lock()
-	var cands []jsonMark
-	for _, ms := range c.marks {
-		for _, m := range ms {
-			if m.n <= len(b) {
-				cands = append(cands, m)
-			}
-		}
-	}
-	c.mu.Unlock()
-	slices.SortFunc(cands, func(a, b jsonMark) int { return a.n - b.n })
 	var h maphash.Hash
 	h.SetSeed(c.seed)
-	hashed := 0
-	best := -1
-	for k, m := range cands {
-		if m.n == hashed && k > 0 {
-			if h.Sum64() == m.h {
-				best = k
-			}
-			continue
-		}
-		h.Write(b[hashed:m.n])
-		hashed = m.n
-		if h.Sum64() == m.h {
-			best = k
-		}
-	}
+	hashing, hashed := true, 0
 	var mine []jsonMark
 	start, resume := 0, false
 	var stack []byte
-	h.Reset()
-	hashed = 0
-	if best >= 0 {
+	if m, k, ok := pr.mark(); ok {
+		start, stack, resume = m.n, m.stack, true
+		mine = slices.Clip(pr.l.marks[:k]) // marks never change: shared
+		hashing = false
+	} else if m, at, ok := c.hashedMark(b); ok {
+		start, stack, resume = m.n, m.stack, true
+		h, hashed = at, m.n
+		mine = append(mine, m)
+	}
+	if resume {
 		c.mu.Lock()
 		c.resumes++
 		c.mu.Unlock()
-		m := cands[best]
-		start, stack, resume = m.n, m.stack, true
-		h.Write(b[:m.n])
-		hashed = m.n
-		mine = append(mine, m)
 	}
 	last := start
 	ok := validFrom(b, start, stack, resume, func(i int, st []byte) {
@@ -253,18 +243,50 @@ func (c *Cache) isJSON(b []byte) bool {
 			return
 		}
 		last = i
-		h.Write(b[hashed:i])
-		hashed = i
-		mine = append(mine, jsonMark{n: i, h: h.Sum64(), stack: bytes.Clone(st)})
+		m := jsonMark{n: i, stack: bytes.Clone(st)}
+		if hashing {
+			h.Write(b[hashed:i])
+			hashed = i
+			m.h, m.hashed = h.Sum64(), true
+		}
+		mine = append(mine, m)
 	})
 	if !ok {
 		return resume && isJSON(b) // never trust a failure found past a mark
 	}
+	l.marks = mine
+	return true
+}
+
+// hashedMark finds the furthest hashed mark of the kept layouts that b's
+// first bytes hash to, and returns it with the hash of those bytes.
+func (c *Cache) hashedMark(b []byte) (jsonMark, maphash.Hash, bool) {
 	c.mu.Lock()
-	c.marks = append(c.marks, mine)
-	if len(c.marks) > markBodies {
-		c.marks = c.marks[1:]
+	var cands []jsonMark
+	for _, l := range c.layouts {
+		for _, m := range l.marks {
+			if m.hashed && m.n <= len(b) {
+				cands = append(cands, m)
+			}
+		}
 	}
 	c.mu.Unlock()
-	return true
+	slices.SortFunc(cands, func(a, b jsonMark) int { return a.n - b.n })
+	var h, at maphash.Hash
+	h.SetSeed(c.seed)
+	hashed := 0
+	best := -1
+	for k, m := range cands {
+		if m.n != hashed || k == 0 {
+			h.Write(b[hashed:m.n])
+			hashed = m.n
+		}
+		if h.Sum64() == m.h {
+			best, at = k, h // a copy of the state
+		}
+	}
+	if best < 0 {
+		return jsonMark{}, at, false
+	}
+	return cands[best], at, true
 }

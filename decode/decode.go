@@ -37,7 +37,7 @@ func Decode(ex *exchange.Exchange) (t *Turn) {
 
 func decode(ex *exchange.Exchange, c *Cache) (t *Turn) {
 	t = &Turn{DecoderVersion: Version, LastUser: LastUser{Message: -1}, cache: c}
-	defer func() { t.cache, t.cached = nil, nil }()
+	defer func() { t.cache, t.cached, t.body, t.layout, t.prior = nil, nil, nil, nil, prior{} }()
 	if ex == nil {
 		t.problem("no exchange")
 		return t
@@ -123,6 +123,9 @@ func decodeRequest(t *Turn, ex *exchange.Exchange) {
 			return
 		}
 		body = dec
+	} else {
+		t.startLayout(ex.ReqRef, body)
+		defer t.endLayout()
 	}
 	r.Size = len(body)
 	if len(bytes.TrimSpace(body)) == 0 {
@@ -137,7 +140,7 @@ func decodeRequest(t *Turn, ex *exchange.Exchange) {
 		}
 		return
 	}
-	w, ok := parseObject(body)
+	w, ok := parseObjectWith(body, t.topEnd)
 	if !ok {
 		if r.Kind != KindOther {
 			t.problem("request body is not a JSON object")
@@ -194,7 +197,11 @@ func (t *Turn) validJSON(b []byte) error {
 	if t != nil {
 		c = t.cache
 	}
-	if c.isJSON(b) {
+	if t != nil && t.layout != nil {
+		if c.validate(b, t.prior, t.layout) {
+			return nil
+		}
+	} else if c.isJSON(b) {
 		return nil
 	}
 	var v struct{}
@@ -303,7 +310,7 @@ func decodeMessages(t *Turn, raw json.RawMessage) {
 		}
 		return
 	}
-	items, ok := parseArray(raw)
+	items, ok := parseArrayWith(raw, t.knownEnd)
 	if !ok {
 		t.problem("request messages is not an array")
 		return
@@ -314,14 +321,21 @@ func decodeMessages(t *Turn, raw json.RawMessage) {
 		t.cached = make([]bool, len(items))
 	}
 	for i, item := range items {
-		if p, ok := t.cache.get(partMessage, item); ok {
+		known, ok := t.priorMessage(item)
+		if !ok {
+			if p, hit := t.cache.get(partMessage, item); hit {
+				known, ok = p.msg, true
+			}
+		}
+		if ok {
 			t.cached[i] = true
-			for j, b := range p.msg.Blocks {
+			t.recordMessage(item, known)
+			for j, b := range known.Blocks {
 				if cc := b.CacheControl; cc != nil {
 					r.CacheMarkers = append(r.CacheMarkers, CacheMarker{Where: "message", Index: i, Block: j, Type: cc.Type, TTL: cc.TTL})
 				}
 			}
-			r.Messages = append(r.Messages, p.msg)
+			r.Messages = append(r.Messages, known)
 			continue
 		}
 		problems := len(t.Problems)
@@ -363,6 +377,7 @@ func decodeMessages(t *Turn, raw json.RawMessage) {
 			if len(t.Problems) == problems {
 				t.cache.put(cachedPart{kind: partMessage, raw: own, msg: m})
 				t.cached[i] = true
+				t.recordMessage(item, m)
 			}
 		}
 		r.Messages = append(r.Messages, m)

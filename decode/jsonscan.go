@@ -111,7 +111,11 @@ func valueEnd(b []byte, i int) int {
 
 // parseObject splits a JSON object into its members. ok is false when raw
 // is not an object.
-func parseObject(raw []byte) (o object, ok bool) {
+func parseObject(raw []byte) (o object, ok bool) { return parseObjectWith(raw, valueEnd) }
+
+// parseObjectWith is parseObject, finding the end of each member's value
+// with end (valueEnd or one that knows some extents already).
+func parseObjectWith(raw []byte, end func(b []byte, i int) int) (o object, ok bool) {
 	b := bytes.TrimSpace(raw)
 	if len(b) < 2 || b[0] != '{' {
 		return nil, false
@@ -137,7 +141,7 @@ func parseObject(raw []byte) (o object, ok bool) {
 			return o, false
 		}
 		i = skipSpace(b, i+1)
-		ve := valueEnd(b, i)
+		ve := end(b, i)
 		if ve < 0 {
 			return o, false
 		}
@@ -153,19 +157,30 @@ func parseObject(raw []byte) (o object, ok bool) {
 
 // parseArray splits a JSON array into its elements. ok is false when raw
 // is not an array.
-func parseArray(raw []byte) (elems [][]byte, ok bool) {
+func parseArray(raw []byte) (elems [][]byte, ok bool) { return parseArrayWith(raw, valueEnd) }
+
+// parseArrayWith is parseArray, finding the end of each element with end.
+func parseArrayWith(raw []byte, end func(b []byte, i int) int) (elems [][]byte, ok bool) {
 	b := bytes.TrimSpace(raw)
 	if len(b) < 2 || b[0] != '[' {
 		return nil, false
 	}
-	i := skipSpace(b, 1)
+	elems, _, ok = scanArray(b, 0, end)
+	return elems, ok
+}
+
+// scanArray splits the array starting at b[i] into its elements, finding
+// the end of each with end, and returns the index just past it, or -1
+// and false.
+func scanArray(b []byte, i int, end func(b []byte, i int) int) (elems [][]byte, next int, ok bool) {
+	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == ']' {
-		return [][]byte{}, true
+		return [][]byte{}, i + 1, true
 	}
 	for {
-		ve := valueEnd(b, i)
+		ve := end(b, i)
 		if ve < 0 {
-			return elems, false
+			return elems, -1, false
 		}
 		elems = append(elems, b[i:ve])
 		i = skipSpace(b, ve)
@@ -173,7 +188,10 @@ func parseArray(raw []byte) (elems [][]byte, ok bool) {
 			i = skipSpace(b, i+1)
 			continue
 		}
-		return elems, i < len(b) && b[i] == ']'
+		if i < len(b) && b[i] == ']' {
+			return elems, i + 1, true
+		}
+		return elems, -1, false
 	}
 }
 

@@ -112,6 +112,12 @@ type Turn struct {
 	// cached[i] is set, while decoding with a Cache, when message i is a
 	// cached part (its blocks are shared with other Turns).
 	cached []bool
+	// While decoding with a Cache a request body the store named
+	// (layout.go): the body, the layout recorded of it, and what an
+	// earlier body's layout says of it.
+	body   []byte
+	layout *layout
+	prior  prior
 }
 
 // Request is the decoded request body and the headers that matter.

@@ -1,0 +1,185 @@
+package decode
+
+import (
+	"slices"
+
+	"github.com/tsinspect/tsinspect/exchange"
+)
+
+// A layout is what decoding one request body with a Cache found at fixed
+// places in it: where validation may resume, and the extent of each
+// element of its top-level arrays, with the message decoded from it. The
+// store says of most request bodies that they begin with the bytes of an
+// earlier one (exchange.BodyRef); a body decoded after that one then takes
+// all of this that lies within those bytes instead of reading them again,
+// so that a turn costs what is new in it, not the length of its history.
+type layout struct {
+	key   string     // exchange.BodyRef.Key of the body
+	marks []jsonMark // in order of n
+	spans []span     // in order of start
+}
+
+// span is the extent of an element of a top-level array of a body, and
+// the message decoded from it when it is a cached one.
+type span struct {
+	start, end int
+	msg        *Message
+}
+
+// prior is the part of an earlier body's layout that holds for the body
+// being decoded: the two have their first n bytes in common.
+type prior struct {
+	l *layout
+	n int
+}
+
+// layoutBodies is how many bodies' layouts a Cache keeps: enough for the
+// store's choice of base, one of its last eight requests.
+const layoutBodies = 8
+
+// priorFor returns what the layout of the body keyed base says of a body
+// that begins with its first n bytes, if the Cache has that layout.
+func (c *Cache) priorFor(base string, n int) prior {
+	if c == nil || base == "" || n <= 0 {
+		return prior{}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(c.layouts) - 1; i >= 0; i-- {
+		if l := c.layouts[i]; l.key == base {
+			return prior{l: l, n: n}
+		}
+	}
+	return prior{}
+}
+
+// keep adds l to the layouts later bodies may take from; l must not
+// change after.
+func (c *Cache) keep(l *layout) {
+	if c == nil || l == nil || (len(l.marks) == 0 && len(l.spans) == 0) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.layouts = append(c.layouts, l)
+	if len(c.layouts) > layoutBodies {
+		c.layouts[0] = nil
+		c.layouts = c.layouts[1:]
+	}
+}
+
+// mark returns the last mark of the prior body that lies within the
+// common bytes.
+func (p prior) mark() (jsonMark, int, bool) {
+	if p.l == nil {
+		return jsonMark{}, 0, false
+	}
+	k, _ := slices.BinarySearchFunc(p.l.marks, p.n+1, func(m jsonMark, n int) int { return m.n - n })
+	if k == 0 {
+		return jsonMark{}, 0, false
+	}
+	return p.l.marks[k-1], k, true
+}
+
+// span returns the prior body's element that starts at start, if it ends
+// within the common bytes.
+func (p prior) span(start int) (span, bool) {
+	if p.l == nil || start >= p.n {
+		return span{}, false
+	}
+	k, ok := slices.BinarySearchFunc(p.l.spans, start, func(s span, start int) int { return s.start - start })
+	if !ok || p.l.spans[k].end > p.n {
+		return span{}, false
+	}
+	return p.l.spans[k], true
+}
+
+// startLayout readies t to record the layout of body and to take from an
+// earlier one's, when decoding with a Cache a body the store named. body
+// must be the exchange's own bytes (not decoded from a content coding).
+func (t *Turn) startLayout(ref exchange.BodyRef, body []byte) {
+	if t.cache == nil || ref.Key == "" {
+		return
+	}
+	t.body = body
+	t.layout = &layout{key: ref.Key}
+	if ref.Prefix <= len(body) {
+		t.prior = t.cache.priorFor(ref.Base, ref.Prefix)
+	}
+}
+
+// endLayout hands the layout recorded to the Cache.
+func (t *Turn) endLayout() {
+	t.cache.keep(t.layout)
+	t.body, t.layout, t.prior = nil, nil, prior{}
+}
+
+// offset is where sub, a slice of the body being decoded, lies in it.
+func (t *Turn) offset(sub []byte) int { return cap(t.body) - cap(sub) }
+
+// topEnd is valueEnd for the members of the body's top-level object: the
+// elements of an array are found through elemEnd, and recorded.
+func (t *Turn) topEnd(b []byte, i int) int {
+	if t.layout == nil || i >= len(b) || b[i] != '[' {
+		return valueEnd(b, i)
+	}
+	_, end, _ := scanArray(b, i, t.elemEnd)
+	return end
+}
+
+// elemEnd is valueEnd for an element of a top-level array: taken from the
+// prior body when it has the same element at the same place, and recorded
+// for the next body.
+func (t *Turn) elemEnd(b []byte, i int) int {
+	at := t.offset(b) + i
+	if s, ok := t.prior.span(at); ok {
+		t.layout.spans = append(t.layout.spans, span{start: s.start, end: s.end})
+		return s.end - t.offset(b)
+	}
+	e := valueEnd(b, i)
+	if e >= 0 {
+		t.layout.spans = append(t.layout.spans, span{start: at, end: at + e - i})
+	}
+	return e
+}
+
+// knownEnd is valueEnd for an element whose extent topEnd recorded.
+func (t *Turn) knownEnd(b []byte, i int) int {
+	if t.layout == nil {
+		return valueEnd(b, i)
+	}
+	at := t.offset(b) + i
+	if k, ok := slices.BinarySearchFunc(t.layout.spans, at, func(s span, at int) int { return s.start - at }); ok {
+		return t.layout.spans[k].end - t.offset(b)
+	}
+	return valueEnd(b, i)
+}
+
+// priorMessage returns the cached message the prior body has in the same
+// bytes as item, an element of the messages array.
+func (t *Turn) priorMessage(item []byte) (*Message, bool) {
+	if t.layout == nil || t.prior.l == nil {
+		return nil, false
+	}
+	at := t.offset(item)
+	s, ok := t.prior.span(at)
+	if !ok || s.msg == nil || s.end != at+len(item) {
+		return nil, false
+	}
+	t.cache.mu.Lock()
+	t.cache.taken++
+	t.cache.mu.Unlock()
+	return s.msg, true
+}
+
+// recordMessage notes that item, an element of the messages array, is the
+// cached message m.
+func (t *Turn) recordMessage(item []byte, m *Message) {
+	if t.layout == nil {
+		return
+	}
+	at := t.offset(item)
+	if k, ok := slices.BinarySearchFunc(t.layout.spans, at, func(s span, at int) int { return s.start - at }); ok && t.layout.spans[k].end == at+len(item) {
+		t.layout.spans[k].msg = m
+	}
+}
