@@ -29,8 +29,9 @@ type span struct {
 // prior is the part of an earlier body's layout that holds for the body
 // being decoded: the two have their first n bytes in common.
 type prior struct {
-	l *layout
-	n int
+	l  *layout
+	n  int
+	at int // cursor into l.spans (seek)
 }
 
 // layoutBodies is how many bodies' layouts a Cache keeps: enough for the
@@ -83,15 +84,31 @@ func (p prior) mark() (jsonMark, int, bool) {
 
 // span returns the prior body's element that starts at start, if it ends
 // within the common bytes.
-func (p prior) span(start int) (span, bool) {
+func (p *prior) span(start int) (span, bool) {
 	if p.l == nil || start >= p.n {
 		return span{}, false
 	}
-	k, ok := slices.BinarySearchFunc(p.l.spans, start, func(s span, start int) int { return s.start - start })
+	k, ok := seek(p.l.spans, start, &p.at)
 	if !ok || p.l.spans[k].end > p.n {
 		return span{}, false
 	}
 	return p.l.spans[k], true
+}
+
+// seek finds the span of spans that starts at start. Decoding asks for
+// spans in the order of the body, so it looks on from the cursor at,
+// which it leaves at the place found: a walk over a body's elements costs
+// a step each, not a search.
+func seek(spans []span, start int, at *int) (int, bool) {
+	k := *at
+	if k > len(spans) || (k > 0 && spans[k-1].start >= start) {
+		k, _ = slices.BinarySearchFunc(spans, start, func(s span, start int) int { return s.start - start })
+	}
+	for k < len(spans) && spans[k].start < start {
+		k++
+	}
+	*at = k
+	return k, k < len(spans) && spans[k].start == start
 }
 
 // startLayout readies t to record the layout of body and to take from an
@@ -111,7 +128,7 @@ func (t *Turn) startLayout(ref exchange.BodyRef, body []byte) {
 // endLayout hands the layout recorded to the Cache.
 func (t *Turn) endLayout() {
 	t.cache.keep(t.layout)
-	t.body, t.layout, t.prior = nil, nil, prior{}
+	t.body, t.layout, t.prior, t.known, t.recorded = nil, nil, prior{}, 0, 0
 }
 
 // offset is where sub, a slice of the body being decoded, lies in it.
@@ -149,7 +166,7 @@ func (t *Turn) knownEnd(b []byte, i int) int {
 		return valueEnd(b, i)
 	}
 	at := t.offset(b) + i
-	if k, ok := slices.BinarySearchFunc(t.layout.spans, at, func(s span, at int) int { return s.start - at }); ok {
+	if k, ok := seek(t.layout.spans, at, &t.known); ok {
 		return t.layout.spans[k].end - t.offset(b)
 	}
 	return valueEnd(b, i)
@@ -179,7 +196,7 @@ func (t *Turn) recordMessage(item []byte, m *Message) {
 		return
 	}
 	at := t.offset(item)
-	if k, ok := slices.BinarySearchFunc(t.layout.spans, at, func(s span, at int) int { return s.start - at }); ok && t.layout.spans[k].end == at+len(item) {
+	if k, ok := seek(t.layout.spans, at, &t.recorded); ok && t.layout.spans[k].end == at+len(item) {
 		t.layout.spans[k].msg = m
 	}
 }

@@ -133,13 +133,37 @@ func TestLayoutElementsRecorded(t *testing.T) {
 	}
 	// A prefix that stops inside an element takes none of that element.
 	s1 := c.layouts[0].spans[1]
-	if _, ok := (prior{l: c.layouts[0], n: s1.end}).span(s1.start); !ok {
+	at, short, whole := prior{l: c.layouts[0], n: s1.end}, prior{l: c.layouts[0], n: s1.end - 1}, prior{l: c.layouts[0], n: len(first)}
+	if _, ok := at.span(s1.start); !ok {
 		t.Error("an element that ends where the common bytes do is not taken")
 	}
-	if _, ok := (prior{l: c.layouts[0], n: s1.end - 1}).span(s1.start); ok {
+	if _, ok := short.span(s1.start); ok {
 		t.Error("an element that ends past the common bytes is taken")
 	}
-	if _, ok := (prior{l: c.layouts[0], n: len(first)}).span(s1.start + 1); ok {
+	if _, ok := whole.span(s1.start + 1); ok {
 		t.Error("a place where no element starts gives one")
+	}
+	// Asked out of order, the cursor still finds each.
+	for _, k := range []int{1, 0, 1, 1, 0} {
+		if s, ok := whole.span(c.layouts[0].spans[k].start); !ok || s.start != c.layouts[0].spans[k].start {
+			t.Errorf("span %d not found after the cursor moved", k)
+		}
+	}
+}
+
+// TestSeek finds every span and no other place, whatever the order of the
+// questions.
+func TestSeek(t *testing.T) {
+	var spans []span
+	for i := 0; i < 50; i++ {
+		spans = append(spans, span{start: i * 10, end: i*10 + 5})
+	}
+	at := 0
+	for _, q := range []int{0, 10, 10, 490, 20, 5, 250, 240, 500, -1, 0} {
+		k, ok := seek(spans, q, &at)
+		want := q >= 0 && q%10 == 0 && q < 500
+		if ok != want || (ok && spans[k].start != q) {
+			t.Errorf("seek(%d) = %d, %v", q, k, ok)
+		}
 	}
 }

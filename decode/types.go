@@ -118,6 +118,8 @@ type Turn struct {
 	body   []byte
 	layout *layout
 	prior  prior
+	// Cursors into layout.spans (seek) for knownEnd and recordMessage.
+	known, recorded int
 }
 
 // Request is the decoded request body and the headers that matter.
