@@ -3,8 +3,10 @@ package capture
 import (
 	"bytes"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -94,6 +96,39 @@ func BenchmarkReverseProxyFirstByte(b *testing.B) {
 		b.ReportMetric(float64(ttfb[len(ttfb)*9/10])/1e3, "ttfb-p90-µs")
 	}
 	b.Run("direct", func(b *testing.B) { do(b, up.URL+"/v1/messages") })
+	// A bare proxy, recording nothing: what any Go proxy adds here.
+	b.Run("bare", func(b *testing.B) {
+		tr := &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 16}
+		defer tr.CloseIdleConnections()
+		target, _ := url.Parse(up.URL)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			out := r.Clone(r.Context())
+			out.URL.Scheme, out.URL.Host, out.Host, out.RequestURI = target.Scheme, target.Host, "", ""
+			out.Body, out.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+			resp, err := tr.RoundTrip(out)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+			defer resp.Body.Close()
+			maps.Copy(w.Header(), resp.Header)
+			w.WriteHeader(resp.StatusCode)
+			buf := make([]byte, 32<<10)
+			for {
+				n, err := resp.Body.Read(buf)
+				if n > 0 {
+					w.Write(buf[:n])
+					w.(http.Flusher).Flush()
+				}
+				if err != nil {
+					return
+				}
+			}
+		}))
+		defer srv.Close()
+		do(b, srv.URL+"/v1/messages")
+	})
 	recorded := func(b *testing.B, sink Sink) {
 		rec := NewRecorder(sink, io.Discard, nil)
 		p, err := New(Config{Mode: ModeReverse, Upstream: up.URL, Recorder: rec})

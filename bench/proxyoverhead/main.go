@@ -5,7 +5,7 @@
 // mitmdump in reverse mode with streaming on, when it is on PATH. Requests
 // go to the three in turn, so the machine's load falls on all alike.
 //
-//	go run ./bench/proxyoverhead [-n 300] [-time 60s] [-tsinspect BIN] [-baseline BIN] [-mitmdump BIN] [-floor] [-events]
+//	go run ./bench/proxyoverhead [-n 300] [-time 60s] [-gaps 0,0,20ms,50ms,0] [-tsinspect BIN] [-baseline BIN] [-mitmdump BIN] [-floor] [-events]
 //
 // Without -tsinspect the command builds ./cmd/tsinspect first (run it from
 // the module's root).
@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/tsinspect/tsinspect/bench/overhead"
@@ -41,18 +42,42 @@ func main() {
 	pause := flag.Duration("pause", 0, "sleep after each round")
 	floor := flag.Bool("floor", false, "add yardsticks, each in a process of its own: a bare Go reverse proxy recording nothing, and a TCP relay with no HTTP")
 	events := flag.Bool("events", false, "also print the median delay of each event")
+	gapList := flag.String("gaps", "0,0,20ms,50ms,0", "the upstream's pauses before each event after the first, comma-separated (0 for none)")
 	noMitm := flag.Bool("no-mitmproxy", false, "leave mitmproxy out")
 	flag.Parse()
 	if *noMitm {
 		*mitm = "-"
 	}
-	if err := run(*n, *warmup, *maxTime, *pause, *bin, *baseline, *mitm, *floor, *events); err != nil {
+	gaps, err := parseGaps(*gapList)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "proxyoverhead: -gaps:", err)
+		os.Exit(2)
+	}
+	if err := run(*n, *warmup, *maxTime, *pause, gaps, *bin, *baseline, *mitm, *floor, *events); err != nil {
 		fmt.Fprintln(os.Stderr, "proxyoverhead:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, warmup int, maxTime, pause time.Duration, bin, baseline, mitm string, floor, events bool) error {
+// parseGaps reads the -gaps list.
+func parseGaps(list string) ([]time.Duration, error) {
+	var gaps []time.Duration
+	for _, f := range strings.Split(list, ",") {
+		f = strings.TrimSpace(f)
+		if f == "0" {
+			gaps = append(gaps, 0)
+			continue
+		}
+		d, err := time.ParseDuration(f)
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("%q is not a pause (want e.g. 0 or 20ms)", f)
+		}
+		gaps = append(gaps, d)
+	}
+	return gaps, nil
+}
+
+func run(n, warmup int, maxTime, pause time.Duration, gaps []time.Duration, bin, baseline, mitm string, floor, events bool) error {
 	dir, err := os.MkdirTemp("", "proxyoverhead-")
 	if err != nil {
 		return fmt.Errorf("temporary directory: %w", err)
@@ -81,7 +106,7 @@ func run(n, warmup int, maxTime, pause time.Duration, bin, baseline, mitm string
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	res, err := overhead.Measure(ctx, overhead.Config{
-		Tsinspect: bin, Baseline: baseline, Mitmdump: mitm, Requests: n, Warmup: warmup, MaxTime: maxTime, Pause: pause, Dir: dir, Floor: floorCmd, Relay: relayCmd,
+		Tsinspect: bin, Baseline: baseline, Mitmdump: mitm, Requests: n, Warmup: warmup, MaxTime: maxTime, Pause: pause, Gaps: gaps, Dir: dir, Floor: floorCmd, Relay: relayCmd,
 	})
 	if err != nil {
 		return err
