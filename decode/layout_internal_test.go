@@ -15,7 +15,7 @@ import (
 // storedSession writes a generated session of the given turns, on the
 // bundled real capture's requests, into a capture file and returns its
 // path.
-func storedSession(t *testing.T, turns int) string {
+func storedSession(t testing.TB, turns int) string {
 	t.Helper()
 	ctx := context.Background()
 	demo, err := store.OpenReadOnly("../fixtures/democapture/demo.db")
@@ -165,5 +165,44 @@ func TestSeek(t *testing.T) {
 		if ok != want || (ok && spans[k].start != q) {
 			t.Errorf("seek(%d) = %d, %v", q, k, ok)
 		}
+	}
+}
+
+// BenchmarkDecodeStored decodes a generated 300-turn session read back
+// from a capture with a Cache, the request bodies named by the store (the
+// layouts at work) and not.
+func BenchmarkDecodeStored(b *testing.B) {
+	db, err := store.OpenReadOnly(storedSession(b, 300))
+	if err != nil {
+		b.Fatal(err)
+	}
+	exs, err := db.Exchanges(context.Background())
+	db.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var size int64
+	for _, ex := range exs {
+		size += int64(len(ex.ReqBody) + len(ex.RespBody))
+	}
+	for _, named := range []bool{true, false} {
+		name := "named"
+		if !named {
+			name = "unnamed"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(size)
+			b.ReportAllocs()
+			for b.Loop() {
+				c := NewCache()
+				for i := range exs {
+					ex := exs[i]
+					if !named {
+						ex.ReqRef = exchange.BodyRef{}
+					}
+					DecodeWith(&ex, c)
+				}
+			}
+		})
 	}
 }
