@@ -3,7 +3,6 @@ package capture
 import (
 	"bytes"
 	"io"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsinspect/tsinspect/bench/overhead"
 	"github.com/tsinspect/tsinspect/store"
 )
 
@@ -101,31 +101,7 @@ func BenchmarkReverseProxyFirstByte(b *testing.B) {
 		tr := &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 16}
 		defer tr.CloseIdleConnections()
 		target, _ := url.Parse(up.URL)
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			body, _ := io.ReadAll(r.Body)
-			out := r.Clone(r.Context())
-			out.URL.Scheme, out.URL.Host, out.Host, out.RequestURI = target.Scheme, target.Host, "", ""
-			out.Body, out.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-			resp, err := tr.RoundTrip(out)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadGateway)
-				return
-			}
-			defer resp.Body.Close()
-			maps.Copy(w.Header(), resp.Header)
-			w.WriteHeader(resp.StatusCode)
-			buf := make([]byte, 32<<10)
-			for {
-				n, err := resp.Body.Read(buf)
-				if n > 0 {
-					w.Write(buf[:n])
-					w.(http.Flusher).Flush()
-				}
-				if err != nil {
-					return
-				}
-			}
-		}))
+		srv := httptest.NewServer(overhead.FloorHandler(target, tr))
 		defer srv.Close()
 		do(b, srv.URL+"/v1/messages")
 	})

@@ -420,15 +420,33 @@ func ServeFloor(ctx context.Context, upstream string, w io.Writer) error {
 		return fmt.Errorf("floor: %w", err)
 	}
 	tr := &http.Transport{Proxy: nil, DisableCompression: true, MaxIdleConnsPerHost: 16, IdleConnTimeout: time.Minute}
-	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	handler := FloorHandler(u, tr)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("floor: %w", err)
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(w, "listening via %s\n", ln.Addr())
+	go func() { <-ctx.Done(); srv.Close() }()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("floor: %w", err)
+	}
+	return nil
+}
+
+// FloorHandler is the bare reverse proxy of ServeFloor: it forwards each
+// request to upstream through rt and copies the response back, writing and
+// flushing each read, and records nothing.
+func FloorHandler(upstream *url.URL, rt http.RoundTripper) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
 			return
 		}
 		out := r.Clone(r.Context())
-		out.URL.Scheme, out.URL.Host, out.Host, out.RequestURI = u.Scheme, u.Host, "", ""
+		out.URL.Scheme, out.URL.Host, out.Host, out.RequestURI = upstream.Scheme, upstream.Host, "", ""
 		out.Body, out.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-		resp, err := tr.RoundTrip(out)
+		resp, err := rt.RoundTrip(out)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
@@ -451,17 +469,6 @@ func ServeFloor(ctx context.Context, upstream string, w io.Writer) error {
 			}
 		}
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("floor: %w", err)
-	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(w, "listening via %s\n", ln.Addr())
-	go func() { <-ctx.Done(); srv.Close() }()
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("floor: %w", err)
-	}
-	return nil
 }
 
 // ServeYardstick runs the yardstick args ask for, when they are
