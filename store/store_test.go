@@ -885,3 +885,27 @@ func TestSettleInFlight(t *testing.T) {
 		t.Errorf("second settle changed %d rows", n)
 	}
 }
+
+// BenchmarkInsertThenUpdateSmall stores a small exchange as a recorder
+// does one that runs past its hold: in flight first, then its final state.
+func BenchmarkInsertThenUpdateSmall(b *testing.B) {
+	ctx := context.Background()
+	db, err := Open(filepath.Join(b.TempDir(), "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		ex := smallExchange(i)
+		final := *ex
+		ex.State, ex.RespBody = exchange.StateInFlight, ex.RespBody[:20]
+		if err := db.Insert(ctx, ex); err != nil {
+			b.Fatal(err)
+		}
+		final.ID = ex.ID
+		if err := db.Update(ctx, &final); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
