@@ -210,9 +210,10 @@ func (c *Cache) isJSON(b []byte) bool {
 
 // validate is isJSON(b) for the body whose layout l records: it resumes at
 // the last mark of pr, the part of an earlier body's layout that holds for
-// b, or when there is none at a mark of a kept layout that b's first bytes
-// hash to, and records b's marks in l. The marks are hashed only when b
-// came without a prior: a body the store names is found by its name.
+// b, or when pr has none at a mark of a kept layout that b's first bytes
+// hash to, and records b's marks in l. The marks are hashed only when
+// validation did not resume from pr's: a body the store names is found by
+// its name.
 func (c *Cache) validate(b []byte, pr prior, l *layout) bool {
 	if c == nil || len(b) < 2*markEvery {
 		return isJSON(b)

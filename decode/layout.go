@@ -15,6 +15,9 @@ import (
 // so that a turn costs what is new in it, not the length of its history.
 type layout struct {
 	key   string     // exchange.BodyRef.Key of the body
+	size  int        // the body's length
+	base  string     // the key of the body it was stored against, if any
+	share int        // how many leading bytes it has of that body
 	marks []jsonMark // in order of n
 	spans []span     // in order of start
 }
@@ -34,9 +37,11 @@ type prior struct {
 	at int // cursor into l.spans (seek)
 }
 
-// layoutBodies is how many bodies' layouts a Cache keeps: enough for the
-// store's choice of base, one of its last eight requests.
-const layoutBodies = 8
+// layoutBodies is how many bodies' layouts a Cache keeps. Like the store's
+// memory of bases (its last eight conversations' latest requests), a body's
+// layout replaces that of the body it extends, so these are the latest
+// bodies of as many conversations, however long each one ran in between.
+const layoutBodies = 16
 
 // priorFor returns what the layout of the body keyed base says of a body
 // that begins with its first n bytes, if the Cache has that layout.
@@ -55,14 +60,27 @@ func (c *Cache) priorFor(base string, n int) prior {
 }
 
 // keep adds l to the layouts later bodies may take from; l must not
-// change after.
+// change after. It replaces the layout of the same body, and that of the
+// body l extends (shares three quarters of, as the store judges it): the
+// store no longer stores anything against that one.
 func (c *Cache) keep(l *layout) {
 	if c == nil || l == nil || (len(l.marks) == 0 && len(l.spans) == 0) {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.layouts = append(c.layouts, l)
+	kept := c.layouts[:0]
+	for _, o := range c.layouts {
+		if l.key != "" && o.key == l.key {
+			continue
+		}
+		if l.base != "" && o.key == l.base && l.share*4 >= o.size*3 {
+			continue
+		}
+		kept = append(kept, o)
+	}
+	clear(c.layouts[len(kept):])
+	c.layouts = append(kept, l)
 	if len(c.layouts) > layoutBodies {
 		c.layouts[0] = nil
 		c.layouts = c.layouts[1:]
@@ -119,8 +137,9 @@ func (t *Turn) startLayout(ref exchange.BodyRef, body []byte) {
 		return
 	}
 	t.body = body
-	t.layout = &layout{key: ref.Key}
+	t.layout = &layout{key: ref.Key, size: len(body)}
 	if ref.Prefix <= len(body) {
+		t.layout.base, t.layout.share = ref.Base, ref.Prefix
 		t.prior = t.cache.priorFor(ref.Base, ref.Prefix)
 	}
 }
@@ -146,12 +165,16 @@ func (t *Turn) topEnd(b []byte, i int) int {
 
 // elemEnd is valueEnd for an element of a top-level array: taken from the
 // prior body when it has the same element at the same place, and recorded
-// for the next body.
+// for the next body. Only an object, array or string is taken: each ends
+// with its own closing byte, where a number's end depends on the byte
+// after it, which may be past the bytes the two bodies share.
 func (t *Turn) elemEnd(b []byte, i int) int {
 	at := t.offset(b) + i
-	if s, ok := t.prior.span(at); ok {
-		t.layout.spans = append(t.layout.spans, span{start: s.start, end: s.end})
-		return s.end - t.offset(b)
+	if i < len(b) && (b[i] == '{' || b[i] == '[' || b[i] == '"') {
+		if s, ok := t.prior.span(at); ok {
+			t.layout.spans = append(t.layout.spans, span{start: s.start, end: s.end})
+			return s.end - t.offset(b)
+		}
 	}
 	e := valueEnd(b, i)
 	if e >= 0 {

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tsinspect/tsinspect/exchange"
@@ -124,16 +127,21 @@ func TestLayoutElementsRecorded(t *testing.T) {
 		}
 	}
 	common := len(head) // up to the end of the second message
+	l1 := c.layouts[0]
 	d := DecodeWith(&exchange.Exchange{Method: "POST", URL: "/v1/messages", ReqBody: second, ReqRef: exchange.BodyRef{Key: "2", Base: "1", Prefix: common}}, c)
-	if len(d.Request.Messages) != 3 || d.Request.Messages[0] != c.layouts[0].spans[0].msg || d.Request.Messages[1] != c.layouts[0].spans[1].msg || c.taken != 2 {
+	if len(d.Request.Messages) != 3 || d.Request.Messages[0] != l1.spans[0].msg || d.Request.Messages[1] != l1.spans[1].msg || c.taken != 2 {
 		t.Fatalf("the second body did not take the first's two messages from its layout (%d taken): %+v", c.taken, d.Request.Messages)
 	}
-	if got := c.layouts[1].spans; len(got) != 3 || got[2].msg != d.Request.Messages[2] {
+	// The second body's layout replaced the first's, which it extends.
+	if len(c.layouts) != 1 || c.layouts[0].key != "2" {
+		t.Fatalf("layouts after the second body: %+v", c.layouts)
+	}
+	if got := c.layouts[0].spans; len(got) != 3 || got[2].msg != d.Request.Messages[2] {
 		t.Errorf("second layout %+v", got)
 	}
 	// A prefix that stops inside an element takes none of that element.
-	s1 := c.layouts[0].spans[1]
-	at, short, whole := prior{l: c.layouts[0], n: s1.end}, prior{l: c.layouts[0], n: s1.end - 1}, prior{l: c.layouts[0], n: len(first)}
+	s1 := l1.spans[1]
+	at, short, whole := prior{l: l1, n: s1.end}, prior{l: l1, n: s1.end - 1}, prior{l: l1, n: len(first)}
 	if _, ok := at.span(s1.start); !ok {
 		t.Error("an element that ends where the common bytes do is not taken")
 	}
@@ -145,7 +153,7 @@ func TestLayoutElementsRecorded(t *testing.T) {
 	}
 	// Asked out of order, the cursor still finds each.
 	for _, k := range []int{1, 0, 1, 1, 0} {
-		if s, ok := whole.span(c.layouts[0].spans[k].start); !ok || s.start != c.layouts[0].spans[k].start {
+		if s, ok := whole.span(l1.spans[k].start); !ok || s.start != l1.spans[k].start {
 			t.Errorf("span %d not found after the cursor moved", k)
 		}
 	}
@@ -205,4 +213,136 @@ func BenchmarkDecodeStored(b *testing.B) {
 			}
 		})
 	}
+}
+
+// commonPrefix is the length of the longest common prefix of a and b, as
+// the store computes the bytes a splice shares with its base.
+func commonPrefix(a, b []byte) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// samePair decodes first, then second as the store names it (its first
+// bytes shared with first), and fails unless second decodes as it does
+// alone.
+func samePair(t *testing.T, c *Cache, first, second []byte) {
+	t.Helper()
+	ex1 := &exchange.Exchange{Method: "POST", URL: "/v1/messages", ReqBody: first, ReqRef: exchange.BodyRef{Key: string(first)}}
+	DecodeWith(ex1, c)
+	ref := exchange.BodyRef{Key: string(second), Base: string(first), Prefix: commonPrefix(first, second)}
+	got, _ := json.Marshal(DecodeWith(&exchange.Exchange{Method: "POST", URL: "/v1/messages", ReqBody: bytes.Clone(second), ReqRef: ref}, c))
+	want, _ := json.Marshal(Decode(&exchange.Exchange{Method: "POST", URL: "/v1/messages", ReqBody: second}))
+	if !bytes.Equal(got, want) {
+		t.Fatalf("decoded through the layout of\n%s\nthe body\n%s\ngives\n%s\nwant\n%s", first, second, got, want)
+	}
+}
+
+// TestLayoutNumberAtCommonEnd: an element that is a number and ends where
+// the shared bytes do is read again, not taken: "2" may be the start of
+// "23".
+func TestLayoutNumberAtCommonEnd(t *testing.T) {
+	msg := `{"role":"user","content":[{"type":"text","text":"hi"}]}`
+	samePair(t, NewCache(), []byte(`{"model":"m","x":[1,2],"messages":[`+msg+`]}`), []byte(`{"model":"m","x":[1,23],"messages":[`+msg+`]}`))
+	samePair(t, NewCache(), []byte(`{"model":"m","messages":[`+msg+`,2]}`), []byte(`{"model":"m","messages":[`+msg+`,29]}`))
+	samePair(t, NewCache(), []byte(`{"model":"m","messages":[`+msg+`,tru]}`), []byte(`{"model":"m","messages":[`+msg+`,true]}`))
+}
+
+// TestLayoutRandomPairs: bodies that grow, get edited and whose numbers and
+// strings change, each decoded through the layout of the one before, as
+// the store names them, decode as each does alone.
+func TestLayoutRandomPairs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+	message := func() string {
+		role := pick("user", "assistant")
+		switch rng.IntN(5) {
+		case 0:
+			return `{"role":"` + role + `","content":"` + pick("a", "ab", "b c") + `"}`
+		case 1:
+			return `{"role":"` + role + `","content":[{"type":"text","text":7}]}` // a problem
+		case 2:
+			return pick("1", "12", "true", "null", `"s"`, "[1,2]")
+		case 3:
+			return `{"role":"assistant","content":[{"type":"tool_use","id":"t` + pick("1", "2") + `","name":"ToolSearch","input":{"query":"select:` + pick("A", "B") + `"}}]}`
+		default:
+			return `{"role":"` + role + `","content":[{"type":"text","text":"` + pick("x", "xy", "x\\ny") + `"` + pick("", `,"cache_control":{"type":"ephemeral"}`) + `}]}`
+		}
+	}
+	render := func(msgs []string, x string, ws string) []byte {
+		return []byte(ws + `{"model":"m","x":[` + x + `],"messages":[` + strings.Join(msgs, ","+ws) + `],"tools":[{"name":"T","input_schema":{}}]}` + ws)
+	}
+	for round := 0; round < 400; round++ {
+		c := NewCache()
+		var msgs []string
+		for i := rng.IntN(4); i >= 0; i-- {
+			msgs = append(msgs, message())
+		}
+		x, ws := pick("1", "1,2", "3,45"), pick("", " ", "\n")
+		prev := render(msgs, x, ws)
+		for step := 0; step < 6; step++ {
+			switch rng.IntN(4) {
+			case 0:
+				x += pick("", "0", "1")
+			case 1:
+				if len(msgs) > 0 {
+					msgs[len(msgs)-1] = message()
+				}
+			default:
+				msgs = append(msgs, message())
+			}
+			next := render(msgs, x, ws)
+			samePair(t, c, prev, next)
+			prev = next
+		}
+	}
+}
+
+// TestLayoutOutlivesInterleaving: a conversation's next body finds its
+// last one's layout however many bodies of other conversations came in
+// between, as the store's base does.
+func TestLayoutOutlivesInterleaving(t *testing.T) {
+	msg := func(s string) string { return `{"role":"user","content":[{"type":"text","text":"` + s + `"}]}` }
+	body := func(conv string, n int) []byte {
+		var ms []string
+		for i := 0; i <= n; i++ {
+			ms = append(ms, msg(fmt.Sprintf("%s %d with some words", conv, i)))
+		}
+		return []byte(`{"model":"m","messages":[` + strings.Join(ms, ",") + `]}`)
+	}
+	c := NewCache()
+	decodeNamed := func(b, base []byte) {
+		ref := exchange.BodyRef{Key: string(b)}
+		if base != nil {
+			ref.Base, ref.Prefix = string(base), commonPrefix(base, b)
+		}
+		DecodeWith(&exchange.Exchange{Method: "POST", URL: "/v1/messages", ReqBody: b, ReqRef: ref}, c)
+	}
+	decodeNamed(body("main", 3), nil)
+	var prev []byte
+	for i := 0; i < 3*layoutBodies; i++ { // a long subagent
+		b := body("sub", i)
+		decodeNamed(b, prev)
+		prev = b
+	}
+	before := c.taken
+	decodeNamed(body("main", 4), body("main", 3))
+	if c.taken-before != 4 {
+		t.Errorf("the main conversation's next body took %d messages from its last one's layout, want 4", c.taken-before)
+	}
+}
+
+// FuzzLayoutPair: any body decoded through the layout of any other, named
+// as the store names it (sharing their longest common prefix), decodes as
+// it does alone.
+func FuzzLayoutPair(f *testing.F) {
+	msg := `{"role":"user","content":[{"type":"text","text":"hi"}]}`
+	f.Add([]byte(`{"model":"m","x":[1,2],"messages":[`+msg+`]}`), []byte(`{"model":"m","x":[1,23],"messages":[`+msg+`]}`))
+	f.Add([]byte(`{"model":"m","messages":[`+msg+`]}`), []byte(`{"model":"m","messages":[`+msg+`,`+msg+`]}`))
+	f.Add([]byte(` {"messages":[`+msg+`, "s"]} `), []byte(` {"messages":[`+msg+`, "st"]}`))
+	f.Fuzz(func(t *testing.T, first, second []byte) {
+		samePair(t, NewCache(), first, second)
+	})
 }
