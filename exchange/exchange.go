@@ -84,7 +84,7 @@ type Exchange struct {
 // its first Prefix bytes are those of the body keyed Base: the store keeps
 // a body as what it adds to an earlier one, and a reader may reuse what it
 // worked out for those bytes rather than read them again. Equal keys name
-// equal bytes. The zero BodyRef says nothing.
+// equal bytes within one capture. The zero BodyRef says nothing.
 type BodyRef struct {
 	Key    string
 	Base   string
