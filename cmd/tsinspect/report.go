@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"slices"
@@ -154,12 +153,7 @@ func runReport(env *cliEnv, args []string) error {
 		}
 	}
 	if *out == "" || *out == "-" {
-		bw := bufio.NewWriterSize(env.stdout, 64<<10)
-		err = write(bw)
-		if err == nil {
-			err = bw.Flush()
-		}
-		if err != nil {
+		if err := write(env.stdout); err != nil { // each format buffers its writes
 			return fmt.Errorf("report: write: %w", err)
 		}
 	} else if err := outfile.WriteWith(*out, write); err != nil {
