@@ -520,14 +520,16 @@ func ServeRelay(ctx context.Context, upstream string, w io.Writer) error {
 			return fmt.Errorf("relay: %w", err)
 		}
 		go func() {
-			defer c.Close()
 			up, err := net.Dial("tcp", u.Host)
 			if err != nil {
+				c.Close()
 				return
 			}
-			defer up.Close()
-			go io.Copy(up, c)
+			// Either side ending ends both.
+			go func() { io.Copy(up, c); up.Close(); c.Close() }()
 			io.Copy(c, up)
+			c.Close()
+			up.Close()
 		}()
 	}
 }
