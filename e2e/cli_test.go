@@ -362,8 +362,17 @@ func TestExchangesListsACapture(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	// Readable while the recorder is still running.
-	code, out, stderr := runCLI(t, "exchanges", db)
+	// Readable while the recorder is still running. The recorder writes
+	// after the reply has gone out, so the second exchange may need a
+	// moment to appear.
+	var code int
+	var out, stderr string
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		code, out, stderr = runCLI(t, "exchanges", db)
+		if code != 0 || strings.Count(out, "/v1/messages/count_tokens") == 2 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if code != 0 || strings.Count(out, "/v1/messages/count_tokens") != 2 {
 		t.Fatalf("exchanges while recording: exit %d\n%s%s", code, out, stderr)
 	}
