@@ -258,44 +258,29 @@ func countTurns(path string) (int, error) {
 // timings sample its phase.
 func pause() { time.Sleep(300*time.Millisecond + time.Duration(rand.IntN(250))*time.Millisecond) }
 
-func timeFollow(bin, dir, base string, extra []*exchange.Exchange) ([]time.Duration, error) {
-	work := filepath.Join(dir, "follow.db")
+// prepare copies the base capture to file in dir and counts its turns.
+func prepare(dir, base, file string) (string, int, error) {
+	work := filepath.Join(dir, file)
 	if err := copyFile(base, work); err != nil {
-		return nil, err
+		return "", 0, err
 	}
 	n, err := countTurns(work)
-	if err != nil {
-		return nil, err
-	}
-	started := time.Now()
-	p, err := startPane("livelag-follow", bin, "open", "--follow", work)
-	if err != nil {
-		return nil, err
-	}
-	defer p.close()
+	return work, n, err
+}
+
+// timeTurns waits for the view in p, started at started, to show the
+// capture's n turns, then adds each exchange of extra with add and times
+// how long after add returns the view shows one more turn.
+func timeTurns(name string, p *pane, n int, started time.Time, extra []*exchange.Exchange, add func(ex *exchange.Exchange) error) ([]time.Duration, error) {
 	shown, err := p.waitTurns(n, 60*time.Second)
 	if err != nil {
 		return nil, err
 	}
-	fmt.Printf("follow  %5d turns: first shown %d ms after start\n", n, shown.Sub(started).Milliseconds())
-	db, err := store.Open(work)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	ctx := context.Background()
+	fmt.Printf("%-7s %5d turns: first shown %d ms after start\n", name, n, shown.Sub(started).Milliseconds())
 	var lat []time.Duration
 	for i, ex := range extra {
 		pause()
-		c := *ex
-		c.ID = 0
-		done := c
-		c.State, c.RespBody, c.RespHeaders, c.Chunks, c.Status = exchange.StateInFlight, nil, nil, nil, 0
-		if err := db.Insert(ctx, &c); err != nil {
-			return nil, err
-		}
-		done.ID = c.ID
-		if err := db.Update(ctx, &done); err != nil {
+		if err := add(ex); err != nil {
 			return nil, err
 		}
 		t0 := time.Now()
@@ -306,6 +291,42 @@ func timeFollow(bin, dir, base string, extra []*exchange.Exchange) ([]time.Durat
 		lat = append(lat, at.Sub(t0))
 	}
 	return lat, nil
+}
+
+func timeFollow(bin, dir, base string, extra []*exchange.Exchange) ([]time.Duration, error) {
+	work, n, err := prepare(dir, base, "follow.db")
+	if err != nil {
+		return nil, err
+	}
+	started := time.Now()
+	p, err := startPane("livelag-follow", bin, "open", "--follow", work)
+	if err != nil {
+		return nil, err
+	}
+	defer p.close()
+	var db *store.DB // opened once the view has loaded the capture
+	defer func() {
+		if db != nil {
+			db.Close()
+		}
+	}()
+	ctx := context.Background()
+	return timeTurns("follow", p, n, started, extra, func(ex *exchange.Exchange) error {
+		if db == nil {
+			if db, err = store.Open(work); err != nil {
+				return err
+			}
+		}
+		c := *ex
+		c.ID = 0
+		done := c
+		c.State, c.RespBody, c.RespHeaders, c.Chunks, c.Status = exchange.StateInFlight, nil, nil, nil, 0
+		if err := db.Insert(ctx, &c); err != nil {
+			return err
+		}
+		done.ID = c.ID
+		return db.Update(ctx, &done)
+	})
 }
 
 // reply answers every POST with the current exchange's response.
@@ -321,11 +342,7 @@ func (r *reply) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 }
 
 func timeRecordUI(bin, dir, base string, extra []*exchange.Exchange) ([]time.Duration, error) {
-	work := filepath.Join(dir, "record.db")
-	if err := copyFile(base, work); err != nil {
-		return nil, err
-	}
-	n, err := countTurns(work)
+	work, n, err := prepare(dir, base, "record.db")
 	if err != nil {
 		return nil, err
 	}
@@ -350,19 +367,12 @@ func timeRecordUI(bin, dir, base string, extra []*exchange.Exchange) ([]time.Dur
 		return nil, err
 	}
 	defer p.close()
-	shown, err := p.waitTurns(n, 60*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Printf("record  %5d turns: first shown %d ms after start\n", n, shown.Sub(started).Milliseconds())
 	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
-	var lat []time.Duration
-	for i, ex := range extra {
-		pause()
+	return timeTurns("record", p, n, started, extra, func(ex *exchange.Exchange) error {
 		up.ex.Store(ex)
 		req, err := http.NewRequest("POST", "http://"+addr+"/v1/messages?beta=true", bytes.NewReader(ex.ReqBody))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, h := range ex.ReqHeaders {
 			switch strings.ToLower(h.Name) {
@@ -373,19 +383,10 @@ func timeRecordUI(bin, dir, base string, extra []*exchange.Exchange) ([]time.Dur
 		}
 		resp, err := client.Do(req)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		_, err = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		if err != nil {
-			return nil, err
-		}
-		t0 := time.Now()
-		at, err := p.waitTurns(n+i+1, 30*time.Second)
-		if err != nil {
-			return nil, err
-		}
-		lat = append(lat, at.Sub(t0))
-	}
-	return lat, nil
+		return err
+	})
 }
