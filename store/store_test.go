@@ -21,7 +21,7 @@ import (
 	"github.com/tsinspect/tsinspect/exchange"
 )
 
-func openTemp(t *testing.T) *DB {
+func openTemp(t testing.TB) *DB {
 	t.Helper()
 	db, err := Open(filepath.Join(t.TempDir(), "capture.db"))
 	if err != nil {
@@ -768,11 +768,7 @@ func TestCredentialCanary(t *testing.T) {
 
 func BenchmarkInsert(b *testing.B) {
 	ctx := context.Background()
-	db, err := Open(filepath.Join(b.TempDir(), "bench.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+	db := openTemp(b)
 	body := bytes.Repeat([]byte("0123456789abcdef"), 100<<10/16)
 	ex := exchange.Exchange{
 		Method:     "POST",
@@ -840,11 +836,7 @@ func TestSmallExchangesAllocateLittle(t *testing.T) {
 // BenchmarkInsertSmall stores a small exchange (about 200 bytes each way).
 func BenchmarkInsertSmall(b *testing.B) {
 	ctx := context.Background()
-	db, err := Open(filepath.Join(b.TempDir(), "bench.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+	db := openTemp(b)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		if err := db.Insert(ctx, smallExchange(i)); err != nil {
@@ -890,11 +882,7 @@ func TestSettleInFlight(t *testing.T) {
 // does one that runs past its hold: in flight first, then its final state.
 func BenchmarkInsertThenUpdateSmall(b *testing.B) {
 	ctx := context.Background()
-	db, err := Open(filepath.Join(b.TempDir(), "bench.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+	db := openTemp(b)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		ex := smallExchange(i)
