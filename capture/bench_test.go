@@ -41,18 +41,28 @@ func BenchmarkReverseProxy(b *testing.B) {
 	}
 	b.Run("direct", func(b *testing.B) { do(b, up.URL+"/v1/messages") })
 	b.Run("recorded", func(b *testing.B) {
-		sink := &memSink{}
-		rec := NewRecorder(sink, io.Discard, nil)
-		p, err := New(Config{Mode: ModeReverse, Upstream: up.URL, Recorder: rec})
-		if err != nil {
-			b.Fatal(err)
-		}
-		srv := httptest.NewServer(p)
-		defer srv.Close()
-		do(b, srv.URL+"/v1/messages")
+		u, stop := recordingServer(b, up.URL, &memSink{})
+		do(b, u+"/v1/messages")
 		b.StopTimer()
-		rec.Close()
+		stop()
 	})
+}
+
+// recordingServer serves the reverse proxy to upstream, recording into
+// sink; stop closes the recorder, then the server, and returns the
+// recorder's figures.
+func recordingServer(b *testing.B, upstream string, sink Sink) (url string, stop func() Stats) {
+	rec := NewRecorder(sink, io.Discard, nil)
+	p, err := New(Config{Mode: ModeReverse, Upstream: upstream, Recorder: rec})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(p)
+	return srv.URL, func() Stats {
+		st := rec.Close()
+		srv.Close()
+		return st
+	}
 }
 
 // BenchmarkReverseProxyFirstByte measures the time to first byte of a
@@ -106,16 +116,10 @@ func BenchmarkReverseProxyFirstByte(b *testing.B) {
 		do(b, srv.URL+"/v1/messages")
 	})
 	recorded := func(b *testing.B, sink Sink) {
-		rec := NewRecorder(sink, io.Discard, nil)
-		p, err := New(Config{Mode: ModeReverse, Upstream: up.URL, Recorder: rec})
-		if err != nil {
-			b.Fatal(err)
-		}
-		srv := httptest.NewServer(p)
-		defer srv.Close()
-		do(b, srv.URL+"/v1/messages")
+		u, stop := recordingServer(b, up.URL, sink)
+		do(b, u+"/v1/messages")
 		b.StopTimer()
-		if st := rec.Close(); st.Complete == 0 || st.RecordErrors != 0 {
+		if st := stop(); st.Complete == 0 || st.RecordErrors != 0 {
 			b.Fatalf("recorder: %+v", st)
 		}
 	}
