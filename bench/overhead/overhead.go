@@ -138,38 +138,44 @@ func Measure(ctx context.Context, cfg Config) (Result, error) {
 	res := Result{Events: len(cfg.Gaps) + 1}
 	urls := []string{up.url}
 	res.Targets = append(res.Targets, &Target{Name: "direct"})
+	var procs []*proc
+	defer func() {
+		for i := len(procs) - 1; i >= 0; i-- {
+			procs[i].stop()
+		}
+	}()
+	// add makes a started proxy the next target.
+	add := func(name string, pr *proc, err error) error {
+		if err != nil {
+			return err
+		}
+		procs = append(procs, pr)
+		urls = append(urls, "http://"+pr.addr)
+		res.Targets = append(res.Targets, &Target{Name: name, pid: pr.pid})
+		return nil
+	}
 	if cfg.Tsinspect != "" {
 		pr, err := startTsinspect(ctx, cfg.Tsinspect, up.url, filepath.Join(cfg.Dir, "capture.db"))
-		if err != nil {
+		if err := add("tsinspect", pr, err); err != nil {
 			return Result{}, err
 		}
-		defer pr.stop()
-		urls = append(urls, "http://"+pr.addr)
-		res.Targets = append(res.Targets, &Target{Name: "tsinspect", pid: pr.pid})
 	} else {
 		res.Skipped = append(res.Skipped, "tsinspect: no binary given")
 	}
 	if cfg.Baseline != "" {
 		pr, err := startTsinspect(ctx, cfg.Baseline, up.url, filepath.Join(cfg.Dir, "baseline.db"))
-		if err != nil {
+		if err := add("baseline", pr, err); err != nil {
 			return Result{}, err
 		}
-		defer pr.stop()
-		urls = append(urls, "http://"+pr.addr)
-		res.Targets = append(res.Targets, &Target{Name: "baseline", pid: pr.pid})
 	}
 	if cfg.Mitmdump != "" {
 		pr, err := startMitmdump(ctx, cfg.Mitmdump, up.url)
-		if err != nil {
+		if err := add("mitmproxy", pr, err); err != nil {
 			return Result{}, err
 		}
-		defer pr.stop()
-		urls = append(urls, "http://"+pr.addr)
-		res.Targets = append(res.Targets, &Target{Name: "mitmproxy", pid: pr.pid})
 	} else {
 		res.Skipped = append(res.Skipped, "mitmproxy: no mitmdump given (none on PATH, or left out)")
 	}
-
 	for _, y := range []struct {
 		name string
 		cmd  []string
@@ -177,14 +183,13 @@ func Measure(ctx context.Context, cfg Config) (Result, error) {
 		if len(y.cmd) == 0 {
 			continue
 		}
-		args := append(slices.Clone(y.cmd[1:]), up.url)
-		pr, err := startListing(ctx, y.cmd[0], args)
+		pr, err := startListing(ctx, y.cmd[0], append(slices.Clone(y.cmd[1:]), up.url))
 		if err != nil {
-			return Result{}, fmt.Errorf("overhead: %s: %w", y.name, err)
+			err = fmt.Errorf("overhead: %s: %w", y.name, err)
 		}
-		defer pr.stop()
-		urls = append(urls, "http://"+pr.addr)
-		res.Targets = append(res.Targets, &Target{Name: y.name, pid: pr.pid})
+		if err := add(y.name, pr, err); err != nil {
+			return Result{}, err
+		}
 	}
 	clients := make([]*http.Client, len(urls))
 	for i := range clients {
