@@ -195,6 +195,13 @@ func (c *Cache) clientSearch(b *Block, cached bool) Search {
 	return s
 }
 
+// tookMessage counts a message taken from a prior body's layout.
+func (c *Cache) tookMessage() {
+	c.mu.Lock()
+	c.taken++
+	c.mu.Unlock()
+}
+
 // isJSON is isJSON(b), resuming from a mark of an earlier body that b
 // begins with when there is one. Its verdict is isJSON's: a mark records
 // the validator's whole state after a container closed, which depends on

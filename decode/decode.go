@@ -321,15 +321,19 @@ func decodeMessages(t *Turn, raw json.RawMessage) {
 		t.cached = make([]bool, len(items))
 	}
 	for i, item := range items {
-		known, ok := t.priorMessage(item)
-		if !ok {
-			if p, hit := t.cache.get(partMessage, item); hit {
-				known, ok = p.msg, true
-			}
+		sp := t.messageSpan(item)
+		var known *Message
+		if sp != nil && sp.msg != nil {
+			known = sp.msg // taken from the prior body's layout
+			t.cache.tookMessage()
+		} else if p, hit := t.cache.get(partMessage, item); hit {
+			known = p.msg
 		}
-		if ok {
+		if known != nil {
 			t.cached[i] = true
-			t.recordMessage(item, known)
+			if sp != nil {
+				sp.msg = known
+			}
 			for j, b := range known.Blocks {
 				if cc := b.CacheControl; cc != nil {
 					r.CacheMarkers = append(r.CacheMarkers, CacheMarker{Where: "message", Index: i, Block: j, Type: cc.Type, TTL: cc.TTL})
@@ -377,7 +381,9 @@ func decodeMessages(t *Turn, raw json.RawMessage) {
 			if len(t.Problems) == problems {
 				t.cache.put(cachedPart{kind: partMessage, raw: own, msg: m})
 				t.cached[i] = true
-				t.recordMessage(item, m)
+				if sp != nil {
+					sp.msg = m
+				}
 			}
 		}
 		r.Messages = append(r.Messages, m)

@@ -172,7 +172,7 @@ func (t *Turn) elemEnd(b []byte, i int) int {
 	at := t.offset(b) + i
 	if i < len(b) && (b[i] == '{' || b[i] == '[' || b[i] == '"') {
 		if s, ok := t.prior.span(at); ok {
-			t.layout.spans = append(t.layout.spans, span{start: s.start, end: s.end})
+			t.layout.spans = append(t.layout.spans, s) // its message too
 			return s.end - t.offset(b)
 		}
 	}
@@ -195,31 +195,17 @@ func (t *Turn) knownEnd(b []byte, i int) int {
 	return valueEnd(b, i)
 }
 
-// priorMessage returns the cached message the prior body has in the same
-// bytes as item, an element of the messages array.
-func (t *Turn) priorMessage(item []byte) (*Message, bool) {
-	if t.layout == nil || t.prior.l == nil {
-		return nil, false
-	}
-	at := t.offset(item)
-	s, ok := t.prior.span(at)
-	if !ok || s.msg == nil || s.end != at+len(item) {
-		return nil, false
-	}
-	t.cache.mu.Lock()
-	t.cache.taken++
-	t.cache.mu.Unlock()
-	return s.msg, true
-}
-
-// recordMessage notes that item, an element of the messages array, is the
-// cached message m.
-func (t *Turn) recordMessage(item []byte, m *Message) {
+// messageSpan returns the recorded span of item, an element of the
+// messages array. Its msg, when decodeMessages comes to item, is the
+// cached message the prior body has in the same bytes; decodeMessages
+// sets it to the cached message item turns out to be, for the next body.
+func (t *Turn) messageSpan(item []byte) *span {
 	if t.layout == nil {
-		return
+		return nil
 	}
 	at := t.offset(item)
 	if k, ok := seek(t.layout.spans, at, &t.recorded); ok && t.layout.spans[k].end == at+len(item) {
-		t.layout.spans[k].msg = m
+		return &t.layout.spans[k]
 	}
+	return nil
 }

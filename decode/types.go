@@ -118,7 +118,7 @@ type Turn struct {
 	body   []byte
 	layout *layout
 	prior  prior
-	// Cursors into layout.spans (seek) for knownEnd and recordMessage.
+	// Cursors into layout.spans (seek) for knownEnd and messageSpan.
 	known, recorded int
 }
 
