@@ -33,6 +33,7 @@ func analyze(t *Turn) {
 // textAnnouncement is one announcement found in a text.
 type textAnnouncement struct {
 	pos    int
+	end    int // just past its last name line (or closing tag)
 	form   string
 	remove bool
 	names  []string
@@ -59,7 +60,8 @@ func scanAnnouncements(text string) []textAnnouncement {
 			if i > 0 && text[i-1] != '\n' && text[i-1] != '>' {
 				continue // quoted mid-line, not an announcement
 			}
-			out = append(out, textAnnouncement{pos: i, form: "reminder", remove: p.remove, names: namesAfterHeader(text[from:])})
+			names, n := namesAfterHeader(text[from:])
+			out = append(out, textAnnouncement{pos: i, end: from + n, form: "reminder", remove: p.remove, names: names})
 		}
 	}
 	for from := 0; ; {
@@ -71,8 +73,10 @@ func scanAnnouncements(text string) []textAnnouncement {
 		from = i + len(availableOpen)
 		// Names, one per line, up to the closing (or another opening) tag.
 		body := text[from:]
+		end := len(text)
 		if j := strings.Index(body, availableTag+">"); j >= 0 {
 			body = body[:j]
+			end = from + j + len(availableTag) + 1
 		}
 		var names []string
 		for _, line := range strings.Split(body, "\n") {
@@ -80,7 +84,7 @@ func scanAnnouncements(text string) []textAnnouncement {
 				names = append(names, name)
 			}
 		}
-		out = append(out, textAnnouncement{pos: i, form: "available-deferred-tools", names: names})
+		out = append(out, textAnnouncement{pos: i, end: end, form: "available-deferred-tools", names: names})
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].pos < out[b].pos })
 	return out
@@ -92,31 +96,32 @@ const maxHeaderLine = 4096
 
 // namesAfterHeader reads the names listed one per line after the rest of
 // an announcement's header line, up to a blank line, a tag line, a line
-// that is not a name, or the end.
-func namesAfterHeader(s string) []string {
+// that is not a name, or the end. n is how many bytes of s the header's
+// rest and the names take (up to the end of the last name's line).
+func namesAfterHeader(s string) (names []string, n int) {
 	head := s
 	if len(head) > maxHeaderLine {
 		head = head[:maxHeaderLine]
 	}
 	nl := strings.IndexByte(head, '\n')
 	if nl < 0 {
-		return nil
+		return nil, len(head)
 	}
-	var names []string
-	for rest := s[nl+1:]; rest != ""; {
-		line := rest
-		if j := strings.IndexByte(rest, '\n'); j >= 0 {
-			line, rest = rest[:j], rest[j+1:]
-		} else {
-			rest = ""
+	n = nl
+	for at := nl + 1; at < len(s); {
+		line, next := s[at:], len(s)
+		if j := strings.IndexByte(line, '\n'); j >= 0 {
+			line, next = line[:j], at+j+1
 		}
 		name := strings.TrimSpace(line)
 		if !isToolName(name) {
 			break
 		}
 		names = append(names, name)
+		n = at + len(line)
+		at = next
 	}
-	return names
+	return names, n
 }
 
 // isToolName reports whether a line can be a tool name: no blanks and no
@@ -135,7 +140,7 @@ func catalog(t *Turn) {
 		}
 		if m.StringContent {
 			for _, a := range scanAnnouncements(m.Text) {
-				events = append(events, CatalogEvent{Message: i, Block: -1, Form: a.form, Remove: a.remove, Names: a.names})
+				events = append(events, CatalogEvent{Message: i, Block: -1, Form: a.form, Remove: a.remove, Names: a.names, Len: a.end - a.pos})
 			}
 			continue
 		}
@@ -144,11 +149,11 @@ func catalog(t *Turn) {
 			switch b.Type {
 			case "text":
 				for _, a := range t.cache.announcements(b, t.isCached(i)) {
-					events = append(events, CatalogEvent{Message: i, Block: j, Form: a.form, Remove: a.remove, Names: a.names})
+					events = append(events, CatalogEvent{Message: i, Block: j, Form: a.form, Remove: a.remove, Names: a.names, Len: a.end - a.pos})
 				}
 			case "tool_addition", "tool_removal":
 				if b.ToolName != "" {
-					events = append(events, CatalogEvent{Message: i, Block: j, Form: b.Type, Remove: b.Type == "tool_removal", Names: []string{b.ToolName}})
+					events = append(events, CatalogEvent{Message: i, Block: j, Form: b.Type, Remove: b.Type == "tool_removal", Names: []string{b.ToolName}, Len: len(b.Raw)})
 				}
 			}
 		}

@@ -39,7 +39,7 @@ func sameSearch(a, b *Search) bool {
 // sameCatalogEvent reports whether a and b are equal catalog events.
 func sameCatalogEvent(a, b *CatalogEvent) bool {
 	return a.Message == b.Message && a.Block == b.Block && a.Form == b.Form &&
-		a.Remove == b.Remove && slices.Equal(a.Names, b.Names)
+		a.Remove == b.Remove && a.Len == b.Len && slices.Equal(a.Names, b.Names)
 }
 
 // announcements is scanAnnouncements(b.Text), read once per cached block.

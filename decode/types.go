@@ -361,6 +361,12 @@ type CatalogEvent struct {
 	// Remove is set for removals.
 	Remove bool     `json:"remove,omitempty"`
 	Names  []string `json:"names"`
+	// Len is the announcement's own size in bytes: from its first line
+	// through its last name (or closing tag) for a text announcement, the
+	// block for a tool_addition or tool_removal; 0 for the tools form. A
+	// text block often holds much else besides (Claude Code puts the
+	// list in a system message with the environment and the agent types).
+	Len int `json:"len,omitempty"`
 }
 
 // WorkingTool is one tool of the working set.

@@ -34,7 +34,7 @@ func FromExchanges(exs []exchange.Exchange, seed string, policy redact.Policy, v
 				out.TurnUSD[t.Index] = c.Total
 			}
 			for _, f := range t.Flags {
-				usd, _ := timeline.FlagCost(prices, t, f)
+				usd, _ := timeline.FlagCost(prices, s, t, f)
 				out.FlagUSD[t.Index] = append(out.FlagUSD[t.Index], usd)
 			}
 		}

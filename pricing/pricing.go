@@ -317,17 +317,56 @@ func writeRate(r Rates, u Usage) float64 {
 	return r.CacheWrite5m
 }
 
-// BreakCost is what a prompt-cache break cost a request: lost tokens that
-// had to be written to the cache again instead of read from it, at the
-// write rate (1-hour when the request wrote only 1-hour entries) less the
-// read rate. ok is false when the model has no price.
+// BreakCost is what a prompt-cache break cost a request: the lost tokens
+// (those a kept cache would have read) were billed instead as they were
+// sent this time, and reading them would have cost the read rate. They
+// are taken first from the request's cache writes, at the write rate (of
+// the 1-hour TTL for its 1-hour writes), then from its uncached input, at
+// the input rate; lost tokens beyond both (none, when lost comes from
+// this request's usage) cost nothing. ok is false when the model has no
+// price.
 func (t *Table) BreakCost(model string, u Usage, lost int64) (usd float64, ok bool) {
 	p, ok := t.Lookup(model)
 	if !ok {
 		return 0, false
 	}
 	r, _ := t.RatesFor(p, u.Prompt(), u.Batch)
-	return float64(lost) * (writeRate(r, u) - r.CacheRead) / 1e6, true
+	if lost <= 0 {
+		return 0, true
+	}
+	// Of the writes, the 5-minute ones first: a break re-writes the
+	// prefix, which Claude Code marks with its shortest TTL.
+	w5 := min(lost, u.CacheWrite5m)
+	w1 := min(lost-w5, u.CacheWrite1h)
+	in := min(lost-w5-w1, u.Input)
+	usd = float64(w5)*(r.CacheWrite5m-r.CacheRead) + float64(w1)*(r.CacheWrite1h-r.CacheRead) + float64(in)*(r.Input-r.CacheRead)
+	return usd / 1e6, true
+}
+
+// Rates returns the rates a request of model with usage u was billed at
+// (long-context and batch rates applied). ok is false when the model has
+// no price.
+func (t *Table) Rates(model string, u Usage) (Rates, bool) {
+	p, ok := t.Lookup(model)
+	if !ok {
+		return Rates{}, false
+	}
+	r, _ := t.RatesFor(p, u.Prompt(), u.Batch)
+	return r, true
+}
+
+// TailRate is the rate, in US dollars per million tokens, a request paid
+// for the newest tokens of its prompt (after the last cache read): the
+// cache-write rate when it wrote the cache, else the input rate.
+func (t *Table) TailRate(model string, u Usage) (float64, bool) {
+	r, ok := t.Rates(model, u)
+	if !ok {
+		return 0, false
+	}
+	if u.CacheWrite5m+u.CacheWrite1h > 0 {
+		return writeRate(r, u), true
+	}
+	return r.Input, true
 }
 
 // PrefixRate is the rate, in US dollars per million tokens, a request paid

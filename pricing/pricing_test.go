@@ -133,6 +133,18 @@ func TestBreakCostAndPrefixRate(t *testing.T) {
 	if c, ok := tab.BreakCost("claude-sonnet-4-5", Usage{CacheWrite1h: 60000}, 50000); !ok || math.Abs(c-0.285) > 1e-12 {
 		t.Errorf("1h break: %v %v, want 0.285", c, ok)
 	}
+	// Billed as uncached input: $3 instead of $0.30.
+	if c, ok := tab.BreakCost("claude-sonnet-4-5", Usage{Input: 60000}, 50000); !ok || math.Abs(c-0.135) > 1e-12 {
+		t.Errorf("uncached break: %v %v, want 0.135", c, ok)
+	}
+	// Part written (20,000 at $3.75), the rest uncached (30,000 at $3).
+	if c, ok := tab.BreakCost("claude-sonnet-4-5", Usage{CacheWrite5m: 20000, Input: 40000}, 50000); !ok || math.Abs(c-0.15) > 1e-12 {
+		t.Errorf("mixed break: %v %v, want 0.15", c, ok)
+	}
+	// Never more than what the request was billed for.
+	if c, ok := tab.BreakCost("claude-sonnet-4-5", Usage{CacheWrite5m: 10000, CacheRead: 5000}, 50000); !ok || math.Abs(c-0.0345) > 1e-12 {
+		t.Errorf("capped break: %v %v, want 0.0345", c, ok)
+	}
 	for _, tc := range []struct {
 		u    Usage
 		want float64

@@ -175,6 +175,7 @@ func (a *applier) registerServers(r *report.Report) {
 	for _, th := range r.TokenSummary.Threads {
 		reg(th.LoadedTools...)
 		reg(th.Unknown...)
+		reg(th.Estimated...)
 	}
 }
 
@@ -251,7 +252,7 @@ func (a *applier) report(r *report.Report) *report.Report {
 		out.TokenSummary.Threads = append(out.TokenSummary.Threads, report.ThreadTokens{
 			Thread: a.thread(th.Thread), Turns: th.Turns, Searches: th.Searches, EmptySearches: th.EmptySearches,
 			LoadedTools: a.tools(th.LoadedTools), Sent: th.Sent, Loaded: th.Loaded, SearchTool: th.SearchTool,
-			Announcement: th.Announcement, Inlined: th.Inlined, Saved: th.Saved, Unknown: a.tools(th.Unknown),
+			Announcement: th.Announcement, Inlined: th.Inlined, Saved: th.Saved, Unknown: a.tools(th.Unknown), Estimated: a.tools(th.Estimated),
 			UnknownSlots: th.UnknownSlots, BreakEven: th.BreakEven, KnownDeferred: th.KnownDeferred, KnownDeferredAverage: th.KnownDeferredAverage,
 			SavedUSD: th.SavedUSD,
 		})
@@ -259,8 +260,8 @@ func (a *applier) report(r *report.Report) *report.Report {
 	if c := r.Costs; c != nil {
 		oc := &report.Costs{
 			Prices: a.s.text(c.Prices), PricesTaken: a.s.text(c.PricesTaken), TotalUSD: c.TotalUSD,
-			CacheBreaks: c.CacheBreaks, CacheBreaksUSD: c.CacheBreaksUSD, BlindCalls: c.BlindCalls, BlindCallsUSD: c.BlindCallsUSD,
-			DeferralSavedUSD: c.DeferralSavedUSD, DeferralSavedLowerBound: c.DeferralSavedLowerBound,
+			CacheBreaks: c.CacheBreaks, CacheBreaksUSD: c.CacheBreaksUSD, BlindCalls: c.BlindCalls, BlindCallsUSD: c.BlindCallsUSD, BlindCallsUnknown: c.BlindCallsUnknown,
+			DeferralSavedUSD: c.DeferralSavedUSD, DeferralSavedLowerBound: c.DeferralSavedLowerBound, DeferralSavedEstimated: c.DeferralSavedEstimated,
 		}
 		for _, th := range c.Threads {
 			oc.Threads = append(oc.Threads, report.ThreadCost{Thread: a.thread(th.Thread), USD: th.USD})
@@ -338,6 +339,7 @@ func (a *applier) turn(t *report.Turn) report.Turn {
 			Kind: a.kind(f.Kind), Severity: a.enum(f.Severity), Detail: a.freeText(f.Detail),
 			Tool: a.tool(f.Tool), Cause: a.enum(f.Cause), TokensLost: f.TokensLost,
 			CacheMissReason: a.enum(f.CacheMissReason), Agrees: f.Agrees, Search: a.id(f.Search),
+			Answer: f.Answer, Refused: f.Refused, CallTokens: f.CallTokens, ErrorTokens: f.ErrorTokens, RoundTrip: f.RoundTrip,
 			CostUSD: f.CostUSD,
 		})
 	}

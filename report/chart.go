@@ -239,14 +239,18 @@ func cacheChart(id string, turns []*Turn, nums map[int][]int) *chart {
 // every deferred tool inlined.
 func defsChart(id string, turns []*Turn, nums map[int][]int) *chart {
 	var ymax int64 = 1
-	unknown := 0
+	unknown, estimated := 0, 0
 	for _, t := range turns {
 		ymax = max(ymax, t.ToolTokens.Sent+t.ToolTokens.Announcement, t.ToolTokens.Inlined)
 		unknown = max(unknown, t.ToolTokens.Unknown)
+		estimated = max(estimated, t.ToolTokens.Estimated)
 	}
-	caption := "Tool-definition tokens of each request as sent (with the catalog announcement), and with every deferred tool inlined instead."
+	caption := "Tool-definition tokens of each request as sent (with the catalog announcement), and with every deferred tool inlined instead; estimates calibrated against each request's measured prompt."
 	if unknown > 0 {
 		caption += fmt.Sprintf(" Up to %d catalog %s of unknown size are left out of the inlined line, a lower bound.", unknown, numfmt.Plural(unknown, "tool", "tools"))
+	}
+	if estimated > 0 {
+		caption += fmt.Sprintf(" Up to %d catalog %s never seen in the capture are counted in the inlined line at the average size of the deferred schemas it holds.", estimated, numfmt.Plural(estimated, "tool", "tools"))
 	}
 	c := frame(id, "Tool-definition tokens", caption, turns, float64(ymax))
 	top := c.Top

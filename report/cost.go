@@ -3,6 +3,9 @@ package report
 import (
 	"fmt"
 	"slices"
+	"strings"
+
+	"github.com/tsinspect/tsinspect/numfmt"
 
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/timeline"
@@ -33,15 +36,22 @@ type Costs struct {
 	TotalUSD float64      `json:"total_usd"`
 	Threads  []ThreadCost `json:"threads"`
 	// CacheBreaksUSD sums the cost of the cache_break flags, BlindCallsUSD
-	// that of the call_before_load and unknown_tool flags.
-	CacheBreaks    int     `json:"cache_breaks"`
-	CacheBreaksUSD float64 `json:"cache_breaks_usd"`
-	BlindCalls     int     `json:"blind_calls"`
-	BlindCallsUSD  float64 `json:"blind_calls_usd"`
-	// DeferralSavedUSD sums the threads' SavedUSD; DeferralSavedLowerBound
-	// is set when some catalog tools were of unknown size.
+	// that of the call_before_load and unknown_tool flags (see
+	// Flag.CostUSD): parts of TotalUSD, not additions to it.
+	// BlindCallsUnknown counts the blind calls whose cost is unknown (the
+	// capture ends before they were answered).
+	CacheBreaks       int     `json:"cache_breaks"`
+	CacheBreaksUSD    float64 `json:"cache_breaks_usd"`
+	BlindCalls        int     `json:"blind_calls"`
+	BlindCallsUSD     float64 `json:"blind_calls_usd"`
+	BlindCallsUnknown int     `json:"blind_calls_unknown"`
+	// DeferralSavedUSD sums the threads' SavedUSD (negative when deferral
+	// cost more than inlining); DeferralSavedLowerBound is set when some
+	// catalog tools were of unknown size and left out,
+	// DeferralSavedEstimated when some were counted at an estimated size.
 	DeferralSavedUSD        float64 `json:"deferral_saved_usd"`
 	DeferralSavedLowerBound bool    `json:"deferral_saved_lower_bound"`
+	DeferralSavedEstimated  bool    `json:"deferral_saved_estimated"`
 	// Unpriced lists the models with no price (their turns are left out
 	// of the sums); Estimated the models priced as another of their family,
 	// as "MODEL as PRICED_AS".
@@ -83,11 +93,18 @@ func (r *Report) Price(tab *pricing.Table) {
 		byThread[th.ID] = len(c.Threads)
 		c.Threads = append(c.Threads, ThreadCost{Thread: th.ID})
 	}
+	byIndex := make(map[int]*Turn, len(r.Turns))
+	for i := range r.Turns {
+		byIndex[r.Turns[i].Index] = &r.Turns[i]
+	}
 	savedBy := map[string]int{}
 	for i, th := range r.TokenSummary.Threads {
 		savedBy[th.Thread] = i
 		if len(th.Unknown) > 0 {
 			c.DeferralSavedLowerBound = true
+		}
+		if len(th.Estimated) > 0 {
+			c.DeferralSavedEstimated = true
 		}
 	}
 	for i := range r.Turns {
@@ -113,7 +130,6 @@ func (r *Report) Price(tab *pricing.Table) {
 		if k, ok := byThread[t.Thread]; ok {
 			c.Threads[k].USD += pc.Total
 		}
-		blind := false
 		for j := range t.Flags {
 			f := &t.Flags[j]
 			f.CostUSD = nil
@@ -124,13 +140,19 @@ func (r *Report) Price(tab *pricing.Table) {
 				c.CacheBreaks++
 				c.CacheBreaksUSD += usd
 			case timeline.FlagCallBeforeLoad, timeline.FlagUnknownTool:
-				// The turn is counted once however many blind calls it made.
-				usd = pc.Total
 				c.BlindCalls++
-				if !blind {
-					c.BlindCallsUSD += usd
+				var am string
+				var au pricing.Usage
+				if a := byIndex[f.Answer]; a != nil {
+					am, au = a.Model, a.Usage.pricing()
 				}
-				blind = true
+				var ok bool
+				usd, ok = timeline.BlindCost(tab, t.Model, u, blindFlag(f), am, au)
+				if !ok {
+					c.BlindCallsUnknown++
+					continue
+				}
+				c.BlindCallsUSD += usd
 			default:
 				continue
 			}
@@ -144,6 +166,11 @@ func (r *Report) Price(tab *pricing.Table) {
 		}
 	}
 	r.Costs = c
+}
+
+// blindFlag is the part of f that timeline.BlindCost reads.
+func blindFlag(f *Flag) timeline.Flag {
+	return timeline.Flag{Kind: f.Kind, Answer: f.Answer, Refused: f.Refused, CallTokens: f.CallTokens, ErrorTokens: f.ErrorTokens, RoundTrip: f.RoundTrip}
 }
 
 // costText is a turn's cost for people: "$0.0123", "≈$0.0123" when the
@@ -186,22 +213,16 @@ func (r *Report) costSentences() []string {
 		out = append(out, s+".")
 	}
 	if c.CacheBreaks > 0 {
-		out = append(out, fmt.Sprintf("Cache breaks (%d) cost %s: their lost tokens written to the cache again instead of read.", c.CacheBreaks, pricing.Format(c.CacheBreaksUSD, true)))
+		out = append(out, fmt.Sprintf("Cache breaks (%d) cost %s of it: %s.", c.CacheBreaks, pricing.Format(c.CacheBreaksUSD, true), BreakCostMeaning))
 	}
 	if c.BlindCalls > 0 {
-		out = append(out, fmt.Sprintf("Blind calls (%d) cost %s: the turns whose calls Claude Code refused.", c.BlindCalls, pricing.Format(c.BlindCallsUSD, true)))
+		s := fmt.Sprintf("Blind calls (%d) cost %s of it: %s.", c.BlindCalls, pricing.Format(c.BlindCallsUSD, true), BlindCostMeaning)
+		if c.BlindCallsUnknown > 0 {
+			s += fmt.Sprintf(" %s never answered in the capture %s left out.", numfmt.Count(c.BlindCallsUnknown, "call", "calls"), numfmt.Plural(c.BlindCallsUnknown, "is", "are"))
+		}
+		out = append(out, s)
 	}
-	const how = "each request's saved tool-definition tokens at the rate it paid for the start of its prompt"
-	switch saved := pricing.Format(c.DeferralSavedUSD, true); {
-	case c.DeferralSavedUSD < 0 && c.DeferralSavedLowerBound:
-		out = append(out, fmt.Sprintf("Deferral cost %s more than inlining the schemas of known size (%s); tools of unknown size left out, so it may still have saved.", pricing.Format(-c.DeferralSavedUSD, true), how))
-	case c.DeferralSavedUSD < 0:
-		out = append(out, fmt.Sprintf("Deferral cost %s more than inlining every schema (%s).", pricing.Format(-c.DeferralSavedUSD, true), how))
-	case c.DeferralSavedLowerBound:
-		out = append(out, fmt.Sprintf("Deferral saved at least %s (%s).", saved, how))
-	default:
-		out = append(out, fmt.Sprintf("Deferral saved %s (%s).", saved, how))
-	}
+	out = append(out, capitalize(c.DeferralText())+" ("+DeferralCostMeaning+").")
 	if len(c.Estimated) > 0 {
 		out = append(out, fmt.Sprintf("Not in the price table, priced as the newest model of their family (≈): %s.", joinComma(c.Estimated)))
 	}
@@ -244,17 +265,84 @@ func threadCostText(turns []*Turn) string {
 	return s
 }
 
-// savedUSDText is a thread's SavedUSD for people ("≥" when a lower bound),
+// What the dollar figures of flags and deferral count, for every view to
+// print beside them.
+const (
+	BreakCostMeaning = "the tokens a kept cache would have read, billed again as cache writes or uncached input, less what reading them would have cost"
+	BlindCostMeaning = "what the refusals wasted: the output spent on each refused call and the request that carried the error back " +
+		"(only the error's own tokens when that request also carried a result that ran); a call the client ran all the same cost nothing"
+	DeferralCostMeaning = "the tool-definition tokens deferral kept out of each request, less the search tool and the catalog announcement, " +
+		"at the rate that request paid for the start of its prompt"
+)
+
+// Mark is how exact a deferral figure is: "≥ " when catalog tools of
+// unknown size are left out of it (a lower bound), "≈" when some are
+// counted at an estimated size, "" when every size was seen.
+func Mark(unknown, estimated int) string {
+	switch {
+	case unknown > 0:
+		return "≥ "
+	case estimated > 0:
+		return "≈"
+	}
+	return ""
+}
+
+// DeferralText says what deferral saved in the session, dollars and sign
+// in words: "deferral saved ≈$0.0174", "deferral cost $0.0040 more than
+// inlining every tool", "deferral cost at most $0.0040 more than
+// inlining every tool" (tools of unknown size left out).
+func (c *Costs) DeferralText() string {
+	if c == nil {
+		return ""
+	}
+	mark := Mark(boolInt(c.DeferralSavedLowerBound), boolInt(c.DeferralSavedEstimated))
+	return SavedPhrase(c.DeferralSavedUSD, mark)
+}
+
+// SavedPhrase writes a deferral saving in US dollars with its mark (see
+// [Mark]) so that its sign reads as words.
+func SavedPhrase(usd float64, mark string) string {
+	if usd >= 0 {
+		return "deferral saved " + mark + pricing.Format(usd, true)
+	}
+	cost := pricing.Format(-usd, true)
+	switch mark {
+	case "≥ ":
+		return "deferral cost at most " + cost + " more than inlining every tool"
+	case "≈":
+		return "deferral cost ≈" + cost + " more than inlining every tool"
+	}
+	return "deferral cost " + cost + " more than inlining every tool"
+}
+
+// TokensText writes a deferral token figure with its mark: "≈2,263",
+// "≥ −1,092", "2,263".
+func TokensText(n int64, unknown, estimated int) string {
+	return Mark(unknown, estimated) + numfmt.Thousands(n)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// savedUSDText is a thread's SavedUSD for people, marked as [Mark] says,
 // "-" when the report was not priced.
 func savedUSDText(r *Report, t ThreadTokens) string {
 	if r.Costs == nil {
 		return "-"
 	}
-	s := pricing.Format(t.SavedUSD, true)
-	if len(t.Unknown) > 0 {
-		s = "≥" + s
-	}
-	return s
+	return Mark(len(t.Unknown), len(t.Estimated)) + pricing.Format(t.SavedUSD, true)
 }
 
 // DeferralSavedUSD prices what deferral saved on t's request: its saved

@@ -23,7 +23,7 @@ func (r *Report) WriteHTML(w io.Writer, opts RenderOptions) error {
 	r.fillNil()
 	tmpl, err := template.New("report").Funcs(template.FuncMap{
 		"thousands":  numfmt.Thousands,
-		"atLeast":    lowerBound,
+		"marked":     TokensText,
 		"usd":        func(v float64) string { return pricing.Format(v, true) },
 		"cost":       costText,
 		"timing":     timingText,
@@ -69,20 +69,23 @@ func breakable(name string) template.HTML {
 
 // htmlView is what the template shows.
 type htmlView struct {
-	R            *Report
-	Redaction    string
-	Unredacted   bool
-	Capture      string
-	Models       []string
-	Searches     int
-	EmptySearch  int
-	Loaded       []string
-	Errs, Warns  int
-	Infos        int
-	Usage        Usage
-	Groups       []flagGroup
-	Threads      []htmlThread
-	Unknown      []string
+	R           *Report
+	Redaction   string
+	Unredacted  bool
+	Capture     string
+	Models      []string
+	Searches    int
+	EmptySearch int
+	Loaded      []string
+	Errs, Warns int
+	Infos       int
+	Usage       Usage
+	Groups      []flagGroup
+	Threads     []htmlThread
+	Unknown     []string
+	Estimated   []string
+	// NeverSeen explains the catalog tools of unknown or estimated size.
+	NeverSeen    string
 	FlagNumbers  map[int][]int
 	TokenThreads []ThreadTokens
 	// CostNotes are the cost sentences after the first (the total is on
@@ -119,12 +122,10 @@ func (r *Report) htmlView(opts RenderOptions) htmlView {
 	v.Searches, v.EmptySearch = r.searchCounts()
 	v.Errs, v.Warns, v.Infos = r.severityCounts()
 	for _, t := range r.TokenSummary.Threads {
-		for _, n := range t.Unknown {
-			if !contains(v.Unknown, n) {
-				v.Unknown = append(v.Unknown, n)
-			}
-		}
+		v.Unknown = appendNew(v.Unknown, t.Unknown)
+		v.Estimated = appendNew(v.Estimated, t.Estimated)
 	}
+	v.NeverSeen = neverSeenText(v.Unknown, v.Estimated)
 	for k, tv := range r.threadViews() {
 		ht := htmlThread{threadView: tv, Usage: usageTotals(tv.Turns), Unreferenced: tv.Unreferenced(), Nums: v.FlagNumbers}
 		for _, g := range v.Groups {
@@ -244,7 +245,7 @@ details { margin: 8px 0; } summary { cursor: pointer; color: var(--muted); }
 <div class="card"><b>{{thousands .Usage.CacheReadInputTokens}}</b><span>cache read tokens; {{thousands .Usage.CacheCreationInputTokens}} written, {{thousands .Usage.InputTokens}} uncached input, {{thousands .Usage.OutputTokens}} output</span></div>
 {{with .Timing}}<div class="card"><b>{{$.R.Capture.Turns}} {{plural $.R.Capture.Turns "turn" "turns"}} timed</b><span>{{.}}</span></div>{{end}}
 {{with .R.Capture.Clients}}<div class="card"><b>{{join . ", "}}</b><span>client; betas: {{if $.R.Capture.Betas}}{{join $.R.Capture.Betas ", "}}{{else}}none{{end}}</span></div>{{end}}
-{{with .R.Costs}}<div class="card"><b>{{usd .TotalUSD}}</b><span>US dollars{{if .CacheBreaks}}; cache breaks {{usd .CacheBreaksUSD}}{{end}}{{if .BlindCalls}}; blind calls {{usd .BlindCallsUSD}}{{end}}; deferral saved {{if .DeferralSavedLowerBound}}≥{{end}}{{usd .DeferralSavedUSD}}</span></div>{{end}}
+{{with .R.Costs}}<div class="card"><b>{{usd .TotalUSD}}</b><span>US dollars{{if .CacheBreaks}}; cache breaks {{usd .CacheBreaksUSD}}{{end}}{{if .BlindCalls}}; blind calls {{usd .BlindCallsUSD}}{{end}}; {{.DeferralText}}</span></div>{{end}}
 </div>
 {{with .CostNotes}}<p class="muted">{{join . " "}}</p>{{end}}
 
@@ -285,10 +286,10 @@ details { margin: 8px 0; } summary { cursor: pointer; color: var(--muted); }
 <td class="n">{{len .ToolSearches}}</td>
 <td>{{range $i, $c := .ToolCalls}}{{if $i}}, {{end}}<code>{{wbr $c.Name}}</code>{{with callNote $c}} <span class="bad">({{.}})</span>{{end}}{{end}}</td>
 <td class="n">{{thousands .Usage.InputTokens}}</td><td class="n">{{thousands .Usage.CacheReadInputTokens}}</td><td class="n">{{thousands .Usage.CacheCreationInputTokens}}</td><td class="n">{{thousands .Usage.OutputTokens}}</td><td class="n">{{cost .Cost}}</td><td class="nw">{{timing .Timing}}</td>
-<td class="n">{{thousands .ToolTokens.Sent}}</td><td class="n">{{atLeast .ToolTokens.Inlined .ToolTokens.Unknown}}</td>
+<td class="n">{{thousands .ToolTokens.Sent}}</td><td class="n">{{marked .ToolTokens.Inlined .ToolTokens.Unknown .ToolTokens.Estimated}}</td>
 <td>{{range $i, $n := index $th.Nums .Index}}{{if $i}} {{end}}<a href="#flag-{{$n}}">⚑{{$n}}</a>{{end}} {{range kinds .}}<span class="badge {{sevClass (kindSev .)}}">{{.}}</span> {{end}}</td>
 </tr>{{end}}</tbody>
-<tfoot><tr><td></td><td>total</td><td></td><td></td><td></td><td></td><td></td><td class="n">{{thousands .Usage.InputTokens}}</td><td class="n">{{thousands .Usage.CacheReadInputTokens}}</td><td class="n">{{thousands .Usage.CacheCreationInputTokens}}</td><td class="n">{{thousands .Usage.OutputTokens}}</td><td class="n">{{threadCost .Turns}}</td><td></td><td class="n">{{thousands .Tokens.Sent}}</td><td class="n">{{atLeast .Tokens.Inlined (len .Tokens.Unknown)}}</td><td></td></tr></tfoot>
+<tfoot><tr><td></td><td>total</td><td></td><td></td><td></td><td></td><td></td><td class="n">{{thousands .Usage.InputTokens}}</td><td class="n">{{thousands .Usage.CacheReadInputTokens}}</td><td class="n">{{thousands .Usage.CacheCreationInputTokens}}</td><td class="n">{{thousands .Usage.OutputTokens}}</td><td class="n">{{threadCost .Turns}}</td><td></td><td class="n">{{thousands .Tokens.Sent}}</td><td class="n">{{marked .Tokens.Inlined (len .Tokens.Unknown) (len .Tokens.Estimated)}}</td><td></td></tr></tfoot>
 </table></div>
 {{with .Last}}<details><summary>Tool definitions of turn {{.Index}}: name, deferred, loaded, SHA-256 of the definition, tokens</summary>
 <table><thead><tr><th>Tool</th><th>Deferred</th><th>Loaded</th><th>SHA-256</th><th class="n">Tokens</th></tr></thead>
@@ -299,12 +300,13 @@ details { margin: 8px 0; } summary { cursor: pointer; color: var(--muted); }
 <h2 id="tokens">Tool-definition tokens</h2>
 <p>What the tool definitions cost, summed over each thread's requests (per request in the turn tables), what the same requests would have carried with every deferred tool inlined, and what deferral saved and cost.</p>
 <table>
-<thead><tr><th>Thread</th><th class="n">Requests</th><th class="n">Sent</th><th class="n">All inlined</th><th class="n">Saved by deferral</th><th class="n">Saved (USD)</th><th class="n">Loaded schemas</th><th class="n">Search tool</th><th class="n">Catalog announcement</th><th class="n">Searches</th><th class="n">Tools of unknown size</th></tr></thead>
-<tbody>{{range .TokenThreads}}<tr><td>{{.Thread}}</td><td class="n">{{.Turns}}</td><td class="n">{{thousands .Sent}}</td><td class="n">{{atLeast .Inlined (len .Unknown)}}</td><td class="n">{{atLeast .Saved (len .Unknown)}}</td><td class="n">{{savedUSD $.R .}}</td><td class="n">{{thousands .Loaded}}</td><td class="n">{{thousands .SearchTool}}</td><td class="n">{{thousands .Announcement}}</td><td class="n">{{.Searches}}</td><td class="n">{{len .Unknown}}</td></tr>{{end}}</tbody>
+<thead><tr><th>Thread</th><th class="n">Requests</th><th class="n">Sent</th><th class="n">All inlined</th><th class="n">Saved by deferral</th><th class="n">Saved (USD)</th><th class="n">Loaded schemas</th><th class="n">Search tool</th><th class="n">Catalog announcement</th><th class="n">Searches</th><th class="n">Catalog tools never seen</th></tr></thead>
+<tbody>{{range .TokenThreads}}<tr><td>{{.Thread}}</td><td class="n">{{.Turns}}</td><td class="n">{{thousands .Sent}}</td><td class="n">{{marked .Inlined (len .Unknown) (len .Estimated)}}</td><td class="n">{{marked .Saved (len .Unknown) (len .Estimated)}}</td><td class="n">{{savedUSD $.R .}}</td><td class="n">{{thousands .Loaded}}</td><td class="n">{{thousands .SearchTool}}</td><td class="n">{{thousands .Announcement}}</td><td class="n">{{.Searches}}</td><td class="n">{{add (len .Unknown) (len .Estimated)}}</td></tr>{{end}}</tbody>
 </table>
-<p>Loading cost is what tool search adds to each request: the schemas of the deferred tools loaded so far, the search tool's own definition and the announcement listing the deferred tools; each search is also a round trip of its own.{{if .Unknown}} {{len .Unknown}} catalog {{plural (len .Unknown) "tool" "tools"}} never had a schema sent in this capture, so what inlining {{plural (len .Unknown) "it" "them"}} would cost is unknown: “all inlined” leaves {{plural (len .Unknown) "it" "them"}} out and “saved” is a lower bound (≥).{{range .TokenThreads}}{{with breakEven .}} {{.}}{{end}}{{end}}{{end}}</p>
+<p>Loading cost is what tool search adds to each request: the schemas of the deferred tools loaded so far, the search tool's own definition and the announcement listing the deferred tools; each search is also a round trip of its own.{{with .NeverSeen}} {{.}}{{end}}{{if .Unknown}}{{range .TokenThreads}}{{with breakEven .}} {{.}}{{end}}{{end}}{{end}}</p>
 <p class="muted">{{.R.TokenSummary.Method}}{{if .R.TokenSummary.CountTokensUsed}} {{.R.TokenSummary.CountTokensUsed}} definition sizes come from recorded count_tokens answers.{{end}}</p>
 {{if .Unknown}}<details><summary>The {{len .Unknown}} {{plural (len .Unknown) "tool" "tools"}} of unknown size</summary><p>{{range $i, $n := .Unknown}}{{if $i}}, {{end}}<code>{{$n}}</code>{{end}}</p></details>{{end}}
+{{if .Estimated}}<details><summary>The {{len .Estimated}} {{plural (len .Estimated) "tool" "tools"}} counted at an estimated size</summary><p>{{range $i, $n := .Estimated}}{{if $i}}, {{end}}<code>{{$n}}</code>{{end}}</p></details>{{end}}
 
 </main>
 </body>

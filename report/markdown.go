@@ -123,24 +123,22 @@ func (m *mdWriter) tokens(r *Report) {
 	m.p("")
 	m.p("What the tool definitions cost, summed over each thread's requests (per request in the thread tables below), what the same requests would have carried with every deferred tool inlined, and what deferral saved and cost.")
 	m.p("")
-	m.p("| Thread | Requests | Sent | All inlined | Saved by deferral | Saved (USD) | Loaded schemas | Search tool | Catalog announcement | Searches | Tools of unknown size |")
+	m.p("| Thread | Requests | Sent | All inlined | Saved by deferral | Saved (USD) | Loaded schemas | Search tool | Catalog announcement | Searches | Catalog tools never seen |")
 	m.p("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
-	var unknown []string
+	var unknown, estimated []string
 	for _, t := range r.TokenSummary.Threads {
 		m.p("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %d | %d |", mdText(t.Thread), t.Turns, numfmt.Thousands(t.Sent),
-			lowerBound(t.Inlined, len(t.Unknown)), lowerBound(t.Saved, len(t.Unknown)), savedUSDText(r, t), numfmt.Thousands(t.Loaded),
-			numfmt.Thousands(t.SearchTool), numfmt.Thousands(t.Announcement), t.Searches, len(t.Unknown))
-		for _, n := range t.Unknown {
-			if !contains(unknown, n) {
-				unknown = append(unknown, n)
-			}
-		}
+			TokensText(t.Inlined, len(t.Unknown), len(t.Estimated)), TokensText(t.Saved, len(t.Unknown), len(t.Estimated)), savedUSDText(r, t), numfmt.Thousands(t.Loaded),
+			numfmt.Thousands(t.SearchTool), numfmt.Thousands(t.Announcement), t.Searches, len(t.Unknown)+len(t.Estimated))
+		unknown = appendNew(unknown, t.Unknown)
+		estimated = appendNew(estimated, t.Estimated)
 	}
 	m.p("")
 	m.p("Loading cost is what tool search adds to each request: the schemas of the deferred tools loaded so far, the search tool's own definition and the announcement listing the deferred tools; each search is also a round trip of its own.")
+	if text := neverSeenText(unknown, estimated); text != "" {
+		m.p("%s", mdText(text))
+	}
 	if len(unknown) > 0 {
-		m.p("%d catalog %s never had %s schema sent in this capture, so what inlining %s would cost is unknown: \"all inlined\" leaves %s out and \"saved\" is a lower bound (≥).",
-			len(unknown), numfmt.Plural(len(unknown), "tool", "tools"), numfmt.Plural(len(unknown), "its", "their"), numfmt.Plural(len(unknown), "it", "them"), numfmt.Plural(len(unknown), "it", "them"))
 		for _, t := range r.TokenSummary.Threads {
 			if b := breakEven(t); b != "" {
 				m.p("%s", mdText(b))
@@ -153,11 +151,17 @@ func (m *mdWriter) tokens(r *Report) {
 		m.p("")
 		m.p("%d definition sizes come from recorded count_tokens answers.", r.TokenSummary.CountTokensUsed)
 	}
-	if len(unknown) > 0 {
+	for _, list := range []struct {
+		what  string
+		names []string
+	}{{"of unknown size", unknown}, {"counted at an estimated size", estimated}} {
+		if len(list.names) == 0 {
+			continue
+		}
 		m.p("")
-		m.p("<details><summary>The %d %s of unknown size</summary>", len(unknown), numfmt.Plural(len(unknown), "tool", "tools"))
+		m.p("<details><summary>The %d %s %s</summary>", len(list.names), numfmt.Plural(len(list.names), "tool", "tools"), list.what)
 		m.p("")
-		m.p("%s", codeList(unknown, false))
+		m.p("%s", codeList(list.names, false))
 		m.p("")
 		m.p("</details>")
 	}
@@ -197,12 +201,12 @@ func (m *mdWriter) thread(r *Report, v threadView) {
 			len(t.ToolSearches), orDash(strings.Join(calls, ", ")),
 			numfmt.Thousands(t.Usage.InputTokens), numfmt.Thousands(t.Usage.CacheReadInputTokens),
 			numfmt.Thousands(t.Usage.CacheCreationInputTokens), numfmt.Thousands(t.Usage.OutputTokens), costText(t.Cost), mdText(timingText(t.Timing)),
-			numfmt.Thousands(t.ToolTokens.Sent), lowerBound(t.ToolTokens.Inlined, t.ToolTokens.Unknown),
+			numfmt.Thousands(t.ToolTokens.Sent), TokensText(t.ToolTokens.Inlined, t.ToolTokens.Unknown, t.ToolTokens.Estimated),
 			orDash(strings.Join(flags, ", ")))
 	}
 	u := usageTotals(v.Turns)
 	m.p("| | **total** | | | | | | %s | %s | %s | %s | %s | | %s | %s | |", numfmt.Thousands(u.InputTokens), numfmt.Thousands(u.CacheReadInputTokens),
-		numfmt.Thousands(u.CacheCreationInputTokens), numfmt.Thousands(u.OutputTokens), threadCostText(v.Turns), numfmt.Thousands(v.Tokens.Sent), lowerBound(v.Tokens.Inlined, len(v.Tokens.Unknown)))
+		numfmt.Thousands(u.CacheCreationInputTokens), numfmt.Thousands(u.OutputTokens), threadCostText(v.Turns), numfmt.Thousands(v.Tokens.Sent), TokensText(v.Tokens.Inlined, len(v.Tokens.Unknown), len(v.Tokens.Estimated)))
 	m.p("")
 	var searches []string
 	for _, t := range v.Turns {

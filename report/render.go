@@ -204,13 +204,21 @@ func (r *Report) allTurns() []*Turn {
 	return out
 }
 
-// lowerBound writes a token figure, "≥ N" when tools of unknown size are
-// left out of it: "1,234", "≥ −1,092".
-func lowerBound(saved int64, unknown int) string {
-	if unknown > 0 {
-		return "≥ " + numfmt.Thousands(saved)
+// neverSeenText explains the catalog tools whose schema the capture does
+// not hold: counted at an estimated size (estimated), or left out
+// (unknown). "" when there are none.
+func neverSeenText(unknown, estimated []string) string {
+	var out []string
+	if n := len(estimated); n > 0 {
+		out = append(out, fmt.Sprintf("%s never had %s schema sent in this capture (Claude Code sends a deferred tool's schema only once it is loaded): "+
+			"\"all inlined\" and \"saved\" count %s at the average size of the deferred schemas the capture holds from the same MCP server (else from all of them), so they are estimates (≈).",
+			numfmt.Count(n, "catalog tool", "catalog tools"), numfmt.Plural(n, "its", "their"), numfmt.Plural(n, "it", "each")))
 	}
-	return numfmt.Thousands(saved)
+	if n := len(unknown); n > 0 {
+		out = append(out, fmt.Sprintf("%s never had %s schema sent in this capture, nor did any other deferred tool, so what inlining %s would cost is unknown: \"all inlined\" leaves %s out and \"saved\" is a lower bound (≥).",
+			numfmt.Count(n, "catalog tool", "catalog tools"), numfmt.Plural(n, "its", "their"), numfmt.Plural(n, "it", "them"), numfmt.Plural(n, "it", "them")))
+	}
+	return strings.Join(out, " ")
 }
 
 // breakEven says, for a thread whose "saved" is a negative lower bound,

@@ -350,9 +350,21 @@ type Flag struct {
 	CacheMissReason string `json:"cache_miss_reason,omitempty"`
 	Agrees          *bool  `json:"agrees,omitempty"`
 	Search          string `json:"search,omitempty"`
-	// CostUSD is what the flag cost in US dollars, for a cache_break (its
-	// lost tokens written again instead of read) and a blind call (the
-	// turn that made it); set by [Report.Price].
+	// For a blind call: the turn that answered it, whether the answer
+	// refused it, the output tokens spent on the call, the tokens of the
+	// error result, and whether the answering request served refused
+	// calls alone (see timeline.Flag).
+	Answer      int   `json:"answer,omitempty"`
+	Refused     bool  `json:"refused,omitempty"`
+	CallTokens  int64 `json:"call_tokens,omitempty"`
+	ErrorTokens int64 `json:"error_tokens,omitempty"`
+	RoundTrip   bool  `json:"round_trip,omitempty"`
+	// CostUSD is what the flag cost in US dollars, set by [Report.Price]:
+	// for a cache_break, its lost tokens billed again instead of read; for
+	// a blind call, what the refusal wasted (the call's output tokens and
+	// the request that carried the error back, or the error's own tokens
+	// when that request was needed anyway; 0 when the call ran all the
+	// same; absent when the capture does not hold the answer).
 	CostUSD *float64 `json:"cost_usd,omitempty"`
 }
 
@@ -486,6 +498,7 @@ func buildTurn(t *timeline.Turn, ds *definitions) Turn {
 			Kind: f.Kind, Severity: f.Severity, Detail: f.Detail, Tool: f.Tool,
 			Cause: f.Cause, TokensLost: f.TokensLost, CacheMissReason: f.CacheMissReason,
 			Agrees: boolPtr(f.Agrees), Search: f.Search,
+			Answer: f.Answer, Refused: f.Refused, CallTokens: f.CallTokens, ErrorTokens: f.ErrorTokens, RoundTrip: f.RoundTrip,
 		})
 	}
 	d := t.Decoded
@@ -673,6 +686,16 @@ func boolPtr(b *bool) *bool {
 	}
 	v := *b
 	return &v
+}
+
+// appendNew appends the elements of add that xs lacks.
+func appendNew(xs, add []string) []string {
+	for _, x := range add {
+		if !contains(xs, x) {
+			xs = append(xs, x)
+		}
+	}
+	return xs
 }
 
 func contains(xs []string, x string) bool {

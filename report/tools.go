@@ -8,23 +8,21 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
-// CharsPerToken is the ratio the token estimates use: a tool definition of
-// n characters (compact JSON) is taken to cost n / 2.5 tokens, rounded up.
-// Dense JSON schemas tokenize at about that rate; prose tokenizes at about
-// 4 characters per token, so the estimate errs on the high side for long
-// descriptions.
-const CharsPerToken = 2.5
+// CharsPerToken is the densest rate the token estimates assume
+// (timeline.CharsPerToken): a part of n bytes is never counted as more
+// than n / 2.5 tokens.
+const CharsPerToken = timeline.CharsPerToken
 
 // Sources of a token figure (ToolDefinition.TokensFrom).
 const (
-	// FromEstimate: the definition's length divided by CharsPerToken.
+	// FromEstimate: the definition's share of its request's measured
+	// prompt tokens, by bytes (see TokenMethod).
 	FromEstimate = "estimate"
 	// FromCountTokens: the difference between two recorded count_tokens
 	// answers for requests that differ by this definition alone.
@@ -33,12 +31,18 @@ const (
 
 // TokenMethod says in words how the tool-definition token figures are
 // made, for every format to print beside them.
-const TokenMethod = "Tool-definition tokens are estimated at 2.5 characters per token of the definition's compact JSON, " +
-	"unless the capture holds two count_tokens answers for requests that differ by that definition alone (then the difference is used). " +
+const TokenMethod = "Token figures of parts of a request are estimates calibrated against the usage the API recorded for that request: " +
+	"each part gets its share of the request's prompt tokens (input, cache reads and writes) by bytes, images and documents aside, " +
+	"and never more than one token per 2.5 bytes, so the parts of a request never add up to more than its measured prompt. " +
+	"A definition whose size two count_tokens answers give (requests that differ by it alone) takes that size instead. " +
 	"\"Sent\" counts the definitions the model sees in a request: the tools sent without defer_loading and the deferred tools loaded so far. " +
-	"\"All inlined\" is what the same request would carry with every tool of the deferred-tool catalog inlined and no search tool; " +
-	"for a catalog tool whose schema never appears in the capture (Claude Code sends a deferred tool's schema only once it is loaded) the cost is unknown and left out, " +
-	"so \"saved\" is then a lower bound. \"Saved\" is all inlined minus sent minus the catalog announcement (the list of deferred names in the messages)."
+	"\"All inlined\" is what the same request would carry with every tool of the deferred-tool catalog inlined and no search tool. " +
+	"Claude Code sends a deferred tool's schema only once it is loaded, so most catalog tools are never seen: " +
+	"such a tool is counted at the average size of the deferred schemas the capture holds from its own MCP server " +
+	"(for a tool of no MCP server, or of a server none of whose schemas was seen, of all the deferred schemas the capture holds), and the figures that use it are estimates (≈); " +
+	"when the capture holds no deferred schema at all, such tools are left out and \"saved\" is a lower bound (≥). " +
+	"\"Saved\" is all inlined minus sent minus the catalog announcement (the lines that list the deferred tools' names, not the message around them); " +
+	"it is priced at the rate each request paid for the start of its prompt."
 
 // ToolDefinition is one entry of a request's tools.
 type ToolDefinition struct {
@@ -81,12 +85,26 @@ type ToolTokens struct {
 	// inlined and no search tool, tools of unknown size left out.
 	Inlined int64 `json:"inlined"`
 	// Saved is Inlined minus Sent minus Announcement: what deferral saved
-	// on this request (negative when it cost). A lower bound when Unknown
-	// is not 0.
+	// on this request (negative when it cost). An estimate when Estimated
+	// is not 0, a lower bound when Unknown is not 0.
 	Saved int64 `json:"saved"`
-	// Unknown counts the catalog tools whose schema never appears in the
-	// capture, so whose size is unknown (ThreadTokens.Unknown names them).
+	// Unknown counts the catalog tools whose size is unknown: their
+	// schema never appears in the capture and no other deferred schema
+	// does either (ThreadTokens.Unknown names them). They are left out of
+	// Inlined.
 	Unknown int `json:"unknown"`
+	// Estimated counts the catalog tools whose schema never appears in the
+	// capture, counted in Inlined at the average size of the deferred
+	// schemas it holds (ThreadTokens.Estimated names them).
+	Estimated int `json:"estimated"`
+	// Prompt is the request's prompt as the API measured it (input, cache
+	// reads and writes), 0 when its response carried no usage; the
+	// figures above that the request carried sum to at most it.
+	Prompt int64 `json:"prompt"`
+	// BytesPerToken is the rate the estimates of this request used: its
+	// body's bytes (images and documents aside) per prompt token, at least
+	// CharsPerToken.
+	BytesPerToken float64 `json:"bytes_per_token"`
 }
 
 // TokenSummary sums the tool-definition costs of each thread.
@@ -120,8 +138,9 @@ type ThreadTokens struct {
 	Inlined      int64    `json:"inlined"`
 	Saved        int64    `json:"saved"`
 	// Unknown lists the catalog tools of unknown size in any of the
-	// thread's turns.
-	Unknown []string `json:"unknown"`
+	// thread's turns, Estimated those whose size is estimated.
+	Unknown   []string `json:"unknown"`
+	Estimated []string `json:"estimated"`
 	// UnknownSlots sums, over the thread's requests, the catalog tools of
 	// unknown size each request left out of Inlined.
 	UnknownSlots int64 `json:"unknown_slots"`
@@ -135,8 +154,9 @@ type ThreadTokens struct {
 	KnownDeferred        int   `json:"known_deferred"`
 	KnownDeferredAverage int64 `json:"known_deferred_average"`
 	// SavedUSD is Saved in US dollars: each request's saved tokens at the
-	// rate it paid for the start of its prompt (see [Report.Price]); a
-	// lower bound when Unknown is not empty.
+	// rate it paid for the start of its prompt (see [Report.Price]); an
+	// estimate when Estimated is not empty, a lower bound when Unknown is
+	// not empty.
 	SavedUSD float64 `json:"saved_usd"`
 }
 
@@ -237,16 +257,22 @@ func definitionHash(raw json.RawMessage) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// estimate is the token estimate of a text of n characters.
-func estimate(text []byte) int64 {
-	return int64(math.Ceil(float64(utf8.RuneCount(text)) / CharsPerToken))
-}
-
-// definition is what the report knows of one tool definition.
+// definition is what the report knows of one tool definition: its size
+// in bytes (compact JSON, cache_control left out), or in tokens when
+// count_tokens answers measured it.
 type definition struct {
 	hash   string
-	tokens int64
-	from   string
+	bytes  int
+	tokens int64 // from count_tokens; 0 when only bytes are known
+}
+
+// tokens is the definition's size in tokens at rate tokens per byte, and
+// where that figure comes from.
+func (d definition) at(rate float64) (int64, string) {
+	if d.tokens > 0 {
+		return d.tokens, FromCountTokens
+	}
+	return timeline.Tokens(d.bytes, rate), FromEstimate
 }
 
 // definitions measures tool definitions, remembering the first definition
@@ -254,15 +280,28 @@ type definition struct {
 type definitions struct {
 	counts Counts
 	byName map[string]definition
-	// unknown lists, per turn index, the catalog tools of unknown size.
-	unknown map[int][]string
+	// deferred sums the sizes of the deferred definitions the capture
+	// holds (each tool once), by MCP server ("" for all of them).
+	deferred map[string]*sizeSum
+	// unknown and estimated list, per turn index, the catalog tools of
+	// unknown and of estimated size.
+	unknown, estimated map[int][]string
 	// measured holds each distinct definition measured, by its raw bytes:
 	// every turn sends the same tools again.
 	measured map[string]definition
+	est      *timeline.Estimates
+	// rates is the last measured rate of each thread, for a request whose
+	// response carried no usage.
+	rates map[string]float64
 }
 
+// sizeSum is the sum and count of definition sizes, in bytes.
+type sizeSum struct{ bytes, n int }
+
 func newDefinitions(s *timeline.Session, counts Counts) *definitions {
-	ds := &definitions{counts: counts, byName: map[string]definition{}, unknown: map[int][]string{}, measured: map[string]definition{}}
+	ds := &definitions{counts: counts, byName: map[string]definition{}, deferred: map[string]*sizeSum{},
+		unknown: map[int][]string{}, estimated: map[int][]string{}, measured: map[string]definition{},
+		est: timeline.NewEstimates(), rates: map[string]float64{}}
 	for _, t := range s.Turns {
 		if t == nil || t.Decoded == nil {
 			continue
@@ -271,12 +310,58 @@ func newDefinitions(s *timeline.Session, counts Counts) *definitions {
 			if tool.Placeholder || tool.Name == "" {
 				continue
 			}
-			if _, ok := ds.byName[tool.Name]; !ok {
-				ds.byName[tool.Name] = ds.measure(tool.Raw)
+			if _, ok := ds.byName[tool.Name]; ok {
+				continue
+			}
+			d := ds.measure(tool.Raw)
+			ds.byName[tool.Name] = d
+			if tool.DeferLoading {
+				ds.addDeferred("", d.bytes)
+				if srv := mcpServer(tool.Name); srv != "" {
+					ds.addDeferred(srv, d.bytes)
+				}
 			}
 		}
 	}
 	return ds
+}
+
+func (ds *definitions) addDeferred(key string, n int) {
+	sum := ds.deferred[key]
+	if sum == nil {
+		sum = &sizeSum{}
+		ds.deferred[key] = sum
+	}
+	sum.bytes += n
+	sum.n++
+}
+
+// mcpServer is "mcp__server__" for an MCP tool's name, "" for another.
+func mcpServer(name string) string {
+	rest, ok := strings.CutPrefix(name, "mcp__")
+	if !ok {
+		return ""
+	}
+	server, _, ok := strings.Cut(rest, "__")
+	if !ok {
+		return ""
+	}
+	return "mcp__" + server + "__"
+}
+
+// guess is the size, in bytes, a catalog tool whose schema the capture
+// does not hold is counted at: the average deferred schema of its MCP
+// server, else of all deferred schemas. ok is false when there is none.
+func (ds *definitions) guess(name string) (int, bool) {
+	if srv := mcpServer(name); srv != "" {
+		if sum := ds.deferred[srv]; sum != nil {
+			return (sum.bytes + sum.n/2) / sum.n, true
+		}
+	}
+	if sum := ds.deferred[""]; sum != nil {
+		return (sum.bytes + sum.n/2) / sum.n, true
+	}
+	return 0, false
 }
 
 func (ds *definitions) measure(raw json.RawMessage) definition {
@@ -291,65 +376,89 @@ func (ds *definitions) measure(raw json.RawMessage) definition {
 func (ds *definitions) measureNew(raw json.RawMessage) definition {
 	c := timeline.CanonicalJSON(raw)
 	sum := sha256.Sum256(c)
-	d := definition{hash: hex.EncodeToString(sum[:]), tokens: estimate(c), from: FromEstimate}
+	d := definition{hash: hex.EncodeToString(sum[:]), bytes: len(c)}
 	if n, ok := ds.counts[d.hash]; ok && n > 0 {
-		d.tokens, d.from = n, FromCountTokens
+		d.tokens = n
 	}
 	return d
 }
 
+// rate is the tokens per byte of d's request (timeline.Estimates), or,
+// when its response carried no usage, the last measured rate of its
+// thread.
+func (ds *definitions) rate(thread string, d *decode.Turn) (float64, bool) {
+	r, ok := ds.est.PromptRate(d)
+	if ok {
+		ds.rates[thread] = r
+		return r, true
+	}
+	if last, ok := ds.rates[thread]; ok {
+		return last, false
+	}
+	return r, false
+}
+
 // toolSection fills the turn's ToolDefinitions and ToolTokens.
 func (ds *definitions) toolSection(rt *Turn, d *decode.Turn) {
+	rate, _ := ds.rate(rt.Thread, d)
 	rt.ToolDefinitions = make([]ToolDefinition, 0, len(d.Request.Tools))
-	own := map[string]definition{}
+	own := map[string]int64{}
 	for _, tool := range d.Request.Tools {
 		m := ds.measure(tool.Raw)
+		n, from := m.at(rate)
 		if tool.Name != "" {
 			if _, ok := own[tool.Name]; !ok {
-				own[tool.Name] = m
+				own[tool.Name] = n
 			}
 		}
 		rt.ToolDefinitions = append(rt.ToolDefinitions, ToolDefinition{
 			Name: tool.Name, Type: tool.Type, Deferred: tool.DeferLoading, Placeholder: tool.Placeholder,
 			Loaded: d.InWorkingSet(tool.Name) && !tool.Placeholder,
-			SHA256: m.hash, Tokens: m.tokens, TokensFrom: m.from,
+			SHA256: m.hash, Tokens: n, TokensFrom: from,
 		})
 	}
-	var tt ToolTokens
+	tt := ToolTokens{Prompt: d.Response.Usage.TotalInput(), BytesPerToken: math.Round(100/rate) / 100}
 	working := map[string]bool{}
 	for _, w := range d.WorkingSet {
 		working[w.Name] = true
-		m, ok := own[w.Name]
+		n, ok := own[w.Name]
 		if !ok {
 			continue
 		}
-		tt.Sent += m.tokens
+		tt.Sent += n
 		switch {
 		case isSearchTool(d, w.Name):
-			tt.SearchTool += m.tokens
+			tt.SearchTool += n
 		case w.Deferred || w.Via != decode.ViaAlways:
-			tt.Loaded += m.tokens
-			tt.Inlined += m.tokens
+			tt.Loaded += n
+			tt.Inlined += n
 		default:
-			tt.Inlined += m.tokens
+			tt.Inlined += n
 		}
 	}
 	for _, name := range d.Catalog {
 		if working[name] {
 			continue
 		}
-		m, ok := own[name]
-		if !ok {
-			m, ok = ds.byName[name]
-		}
-		if !ok {
-			tt.Unknown++
-			ds.unknown[rt.Index] = append(ds.unknown[rt.Index], name)
+		if n, ok := own[name]; ok {
+			tt.Inlined += n
 			continue
 		}
-		tt.Inlined += m.tokens
+		if m, ok := ds.byName[name]; ok {
+			n, _ := m.at(rate)
+			tt.Inlined += n
+			continue
+		}
+		if b, ok := ds.guess(name); ok {
+			tt.Estimated++
+			ds.estimated[rt.Index] = append(ds.estimated[rt.Index], name)
+			tt.Inlined += timeline.Tokens(b, rate)
+			continue
+		}
+		tt.Unknown++
+		ds.unknown[rt.Index] = append(ds.unknown[rt.Index], name)
 	}
-	tt.Announcement = announcementTokens(d)
+	tt.Announcement = timeline.Tokens(announcementBytes(d), rate)
 	tt.Saved = tt.Inlined - tt.Sent - tt.Announcement
 	rt.ToolTokens = tt
 }
@@ -368,28 +477,14 @@ func isSearchTool(d *decode.Turn, name string) bool {
 	return false
 }
 
-// announcementTokens estimates the message blocks that announce or remove
-// deferred tools (each block once).
-func announcementTokens(d *decode.Turn) int64 {
-	type at struct{ m, b int }
-	seen := map[at]bool{}
-	var n int64
+// announcementBytes measures the announcements and removals of deferred
+// tools in the messages: the lines that list the names, not the rest of
+// the text block or message they sit in.
+func announcementBytes(d *decode.Turn) int {
+	n := 0
 	for _, ev := range d.CatalogEvents {
-		if ev.Message < 0 || ev.Message >= len(d.Request.Messages) || seen[at{ev.Message, ev.Block}] {
-			continue
-		}
-		seen[at{ev.Message, ev.Block}] = true
-		m := d.Request.Messages[ev.Message]
-		switch {
-		case ev.Block < 0:
-			n += estimate([]byte(m.Text))
-		case ev.Block < len(m.Blocks):
-			b := &m.Blocks[ev.Block]
-			if b.Type == "text" {
-				n += estimate([]byte(b.Text))
-			} else {
-				n += estimate(timeline.CanonicalJSON(b.Raw))
-			}
+		if ev.Message >= 0 {
+			n += ev.Len
 		}
 	}
 	return n
@@ -410,7 +505,7 @@ func summariseTokens(r *Report, ds *definitions) {
 	byID := map[string]int{}
 	for _, th := range r.Threads {
 		byID[th.ID] = len(r.TokenSummary.Threads)
-		r.TokenSummary.Threads = append(r.TokenSummary.Threads, ThreadTokens{Thread: th.ID, LoadedTools: []string{}, Unknown: []string{}})
+		r.TokenSummary.Threads = append(r.TokenSummary.Threads, ThreadTokens{Thread: th.ID, LoadedTools: []string{}, Unknown: []string{}, Estimated: []string{}})
 	}
 	for i := range r.Turns {
 		t := &r.Turns[i]
@@ -470,11 +565,11 @@ func summariseTokens(r *Report, ds *definitions) {
 			s.BreakEven = (-s.Saved + s.UnknownSlots - 1) / s.UnknownSlots
 		}
 	}
-	// The unknown names, from the turns' catalogs.
+	// The unknown and estimated names, from the turns' catalogs.
 	for i := range r.Turns {
 		t := &r.Turns[i]
 		k, ok := byID[t.Thread]
-		if !ok || t.ToolTokens.Unknown == 0 || ds == nil {
+		if !ok || ds == nil {
 			continue
 		}
 		s := &r.TokenSummary.Threads[k]
@@ -483,9 +578,15 @@ func summariseTokens(r *Report, ds *definitions) {
 				s.Unknown = append(s.Unknown, n)
 			}
 		}
+		for _, n := range ds.estimated[t.Index] {
+			if !slices.Contains(s.Estimated, n) {
+				s.Estimated = append(s.Estimated, n)
+			}
+		}
 	}
 	for i := range r.TokenSummary.Threads {
 		sort.Strings(r.TokenSummary.Threads[i].Unknown)
+		sort.Strings(r.TokenSummary.Threads[i].Estimated)
 	}
 }
 

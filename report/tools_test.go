@@ -8,17 +8,20 @@ import (
 
 	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
 // toolSession makes a two-turn Claude Code-like session: Bash always,
 // ToolSearch, a catalog of echo and other, echo loaded on turn 2 (its
-// schema 250 characters), other never loaded.
+// schema 250 characters), other never loaded. Each request is 10,000
+// bytes and its prompt 3,000 tokens (0.3 tokens a byte); the announcement
+// is 100 bytes of a longer text block.
 func toolSession() (*timeline.Session, string) {
 	echo := fmt.Sprintf(`{"name":"mcp__demo__echo","description":%q,"input_schema":{"type":"object"},"defer_loading":true}`, strings.Repeat("e", 180))
 	bash := `{"name":"Bash","description":"Run a command.","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}`
 	search := `{"name":"ToolSearch","description":"Search deferred tools.","input_schema":{"type":"object"}}`
-	announce := "<system-reminder>\nThe following deferred tools are now available via ToolSearch:\nmcp__demo__echo\nmcp__demo__other\n</system-reminder>"
+	announce := "Environment: much else.\n<system-reminder>\nThe following deferred tools are now available via ToolSearch:\nmcp__demo__echo\nmcp__demo__other\n</system-reminder>"
 	s := &timeline.Session{Exchanges: 2, Threads: []*timeline.Thread{{ID: "main", Kind: timeline.KindMain, Turns: []int{1, 2}}}}
 	for i := 1; i <= 2; i++ {
 		raws := []string{bash, search}
@@ -29,6 +32,9 @@ func toolSession() (*timeline.Session, string) {
 		}
 		d := &decode.Turn{ExchangeID: int64(i), WorkingSet: ws, Catalog: []string{"mcp__demo__echo", "mcp__demo__other"}}
 		d.Request.Kind = decode.KindMessages
+		d.Request.Size = 10000
+		d.Request.Model = "claude-sonnet-4-5"
+		d.Response.Usage = decode.Usage{InputTokens: 500, CacheCreationInputTokens: 2500}
 		for _, raw := range raws {
 			var head struct {
 				Name         string `json:"name"`
@@ -38,7 +44,7 @@ func toolSession() (*timeline.Session, string) {
 			d.Request.Tools = append(d.Request.Tools, decode.Tool{Name: head.Name, DeferLoading: head.DeferLoading, Raw: json.RawMessage(raw)})
 		}
 		d.Request.Messages = []*decode.Message{{Role: "user", Blocks: []decode.Block{{Type: "text", Text: announce}}}}
-		d.CatalogEvents = []decode.CatalogEvent{{Message: 0, Block: 0, Form: "reminder", Names: d.Catalog}}
+		d.CatalogEvents = []decode.CatalogEvent{{Message: 0, Block: 0, Form: "reminder", Names: d.Catalog, Len: 100}}
 		t := &timeline.Turn{Index: i, Thread: "main", Prev: i - 1, Decoded: d, Exchange: &exchange.Exchange{ID: int64(i), Status: 200}}
 		if i == 2 {
 			d.NewSearches = []decode.Search{{ToolUseID: "toolu_1", Tool: "ToolSearch", Query: "select:mcp__demo__echo", Mode: "select", Results: []string{"mcp__demo__echo"}}}
@@ -52,46 +58,86 @@ func toolSession() (*timeline.Session, string) {
 func TestToolTokens(t *testing.T) {
 	s, echo := toolSession()
 	r := Build(s, "1")
-	est := func(raw string) int64 { return estimate(timeline.CanonicalJSON(json.RawMessage(raw))) }
+	// 0.3 tokens a byte of compact JSON, rounded down.
+	est := func(raw string) int64 { return int64(float64(len(timeline.CanonicalJSON(json.RawMessage(raw)))) * 0.3) }
 	t1, t2 := r.Turns[0], r.Turns[1]
 	if len(t2.ToolDefinitions) != 3 || t2.ToolDefinitions[2].Name != "mcp__demo__echo" || !t2.ToolDefinitions[2].Deferred ||
 		!t2.ToolDefinitions[2].Loaded || len(t2.ToolDefinitions[2].SHA256) != 64 || t2.ToolDefinitions[2].TokensFrom != FromEstimate {
 		t.Fatalf("turn 2 definitions %+v", t2.ToolDefinitions)
 	}
 	e := est(echo)
-	if e != t2.ToolDefinitions[2].Tokens || e < 80 {
+	if e != t2.ToolDefinitions[2].Tokens || e < 60 {
 		t.Errorf("echo tokens %d, estimate %d", t2.ToolDefinitions[2].Tokens, e)
 	}
 	search := t1.ToolDefinitions[1].Tokens
 	bash := t1.ToolDefinitions[0].Tokens
 	// Turn 1: echo not loaded, but its schema is known from turn 2; other
-	// is never seen.
-	want1 := ToolTokens{Sent: bash + search, SearchTool: search, Inlined: bash + e, Unknown: 1}
-	want1.Announcement = t1.ToolTokens.Announcement
+	// is never seen, and counted at the size of its server's one known
+	// deferred schema, echo's. The announcement is its 100 bytes, not the
+	// text block it sits in.
+	want1 := ToolTokens{Sent: bash + search, SearchTool: search, Inlined: bash + e + e, Estimated: 1, Announcement: 30, Prompt: 3000, BytesPerToken: 3.33}
 	want1.Saved = want1.Inlined - want1.Sent - want1.Announcement
-	if t1.ToolTokens != want1 || want1.Announcement == 0 {
+	if t1.ToolTokens != want1 {
 		t.Errorf("turn 1 tokens %+v, want %+v", t1.ToolTokens, want1)
 	}
-	if t2.ToolTokens.Sent != bash+search+e || t2.ToolTokens.Loaded != e || t2.ToolTokens.Inlined != bash+e || t2.ToolTokens.Unknown != 1 {
+	if t2.ToolTokens.Sent != bash+search+e || t2.ToolTokens.Loaded != e || t2.ToolTokens.Inlined != bash+e+e || t2.ToolTokens.Estimated != 1 || t2.ToolTokens.Unknown != 0 {
 		t.Errorf("turn 2 tokens %+v", t2.ToolTokens)
+	}
+	for _, rt := range r.Turns {
+		if tt := rt.ToolTokens; tt.Sent+tt.Announcement > tt.Prompt {
+			t.Errorf("turn %d: %d tool tokens and %d of announcement in a prompt of %d", rt.Index, tt.Sent, tt.Announcement, tt.Prompt)
+		}
 	}
 	th := r.TokenSummary.Threads[0]
 	if th.Turns != 2 || th.Sent != t1.ToolTokens.Sent+t2.ToolTokens.Sent || th.Searches != 1 ||
-		fmt.Sprint(th.LoadedTools) != "[mcp__demo__echo]" || fmt.Sprint(th.Unknown) != "[mcp__demo__other]" {
+		fmt.Sprint(th.LoadedTools) != "[mcp__demo__echo]" || fmt.Sprint(th.Estimated) != "[mcp__demo__other]" || len(th.Unknown) != 0 {
 		t.Errorf("thread tokens %+v", th)
 	}
-	// "Saved" is negative and a lower bound: other, unknown in both turns,
-	// must average what was lost over its two slots for deferral to pay.
-	if th.Saved >= 0 || th.UnknownSlots != 2 || th.BreakEven != (-th.Saved+1)/2 || th.KnownDeferred != 1 || th.KnownDeferredAverage != e {
-		t.Errorf("break-even: saved %d, %d unknown slots, break-even %d, %d known deferred averaging %d (echo %d)",
-			th.Saved, th.UnknownSlots, th.BreakEven, th.KnownDeferred, th.KnownDeferredAverage, e)
-	}
-	want := fmt.Sprintf("In thread main deferral comes out ahead if the 1 tool of unknown size averages at least %d tokens each; the 1 deferred tool of known size is %d tokens.", th.BreakEven, e)
-	if got := breakEven(th); got != want {
-		t.Errorf("break-even text:\n got %s\nwant %s", got, want)
+	if th.Saved != t1.ToolTokens.Saved+t2.ToolTokens.Saved || th.UnknownSlots != 0 || th.BreakEven != 0 {
+		t.Errorf("thread saved %d, %d unknown slots, break-even %d", th.Saved, th.UnknownSlots, th.BreakEven)
 	}
 	if r.TokenSummary.Method == "" || r.TokenSummary.CharsPerToken != 2.5 {
 		t.Errorf("summary %+v", r.TokenSummary)
+	}
+}
+
+// TestToolTokensNoDeferredSchema: with no deferred schema in the capture,
+// the catalog tools are of unknown size, left out, and "saved" is a
+// negative lower bound with a break-even size.
+func TestToolTokensNoDeferredSchema(t *testing.T) {
+	s, _ := toolSession()
+	s.Turns = s.Turns[:1]
+	s.Threads[0].Turns = []int{1}
+	r := Build(s, "1")
+	th := r.TokenSummary.Threads[0]
+	tt := r.Turns[0].ToolTokens
+	if tt.Unknown != 2 || tt.Estimated != 0 || fmt.Sprint(th.Unknown) != "[mcp__demo__echo mcp__demo__other]" {
+		t.Fatalf("tokens %+v, thread %+v", tt, th)
+	}
+	if th.Saved >= 0 || th.UnknownSlots != 2 || th.BreakEven != (-th.Saved+1)/2 {
+		t.Errorf("break-even: saved %d, %d unknown slots, break-even %d", th.Saved, th.UnknownSlots, th.BreakEven)
+	}
+	want := fmt.Sprintf("In thread main deferral comes out ahead if the 2 tools of unknown size average at least %d tokens each.", th.BreakEven)
+	if got := breakEven(th); got != want {
+		t.Errorf("break-even text:\n got %s\nwant %s", got, want)
+	}
+	if got := TokensText(th.Saved, len(th.Unknown), len(th.Estimated)); !strings.HasPrefix(got, "≥ −") {
+		t.Errorf("saved shown as %q", got)
+	}
+	r.Price(pricing.Default())
+	if got := r.Costs.DeferralText(); !strings.HasPrefix(got, "deferral cost at most $") {
+		t.Errorf("deferral text %q", got)
+	}
+}
+
+// TestToolTokensWithoutUsage: a request whose response carried no usage
+// (it failed) is measured at the rate of its thread's last measured one.
+func TestToolTokensWithoutUsage(t *testing.T) {
+	s, _ := toolSession()
+	s.Turns[1].Decoded.Response.Usage = decode.Usage{}
+	r := Build(s, "1")
+	if a, b := r.Turns[0].ToolTokens, r.Turns[1].ToolTokens; b.Prompt != 0 || b.BytesPerToken != a.BytesPerToken || b.SearchTool != a.SearchTool {
+		t.Errorf("turn 2 %+v, turn 1 %+v", b, a)
 	}
 }
 

@@ -231,7 +231,7 @@ func (t *Table) Add(name, client string, s *timeline.Session) {
 				t.CacheBreaks.Count++
 				t.CacheBreaks.TokensLost += f.TokensLost
 				t.CacheBreaks.ByCause[f.Cause]++
-				usd, ok := timeline.FlagCost(t.prices, turn, f)
+				usd, ok := timeline.FlagCost(t.prices, s, turn, f)
 				if ok {
 					t.CacheBreaks.USD += usd
 				} else if t.prices != nil {

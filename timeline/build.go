@@ -492,6 +492,8 @@ type builder struct {
 	memo *analysed
 	// linked, with memo, is how the turns were linked so far.
 	linked *linked
+	// est measures the parts of turns for the blind-call figures.
+	est *Estimates
 }
 
 // link assigns every turn to a thread and sets Prev and Link.

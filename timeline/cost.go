@@ -26,22 +26,63 @@ func TurnCost(tab *pricing.Table, t *Turn) (c pricing.Cost, p pricing.Price, ok 
 	return tab.Cost(t.Decoded.Request.Model, PricingUsage(t.Decoded.Response.Usage))
 }
 
-// FlagCost is what a flag cost in US dollars: for a cache_break, its
-// tokens_lost written to the cache again instead of read from it
-// ([pricing.Table.BreakCost]); for a call_before_load or unknown_tool (a
-// blind call), the whole turn whose response made the call, since Claude
-// Code refuses the call and the model has to search and call again. ok is
-// false for other kinds, or when the turn has no price.
-func FlagCost(tab *pricing.Table, t *Turn, f Flag) (usd float64, ok bool) {
-	c, _, ok := TurnCost(tab, t)
+// FlagCost is what a flag of turn t of session s cost in US dollars:
+// for a cache_break, its tokens_lost billed again instead of read
+// ([pricing.Table.BreakCost]); for a blind call (call_before_load,
+// unknown_tool), what the refusal wasted ([BlindCost]). ok is false for
+// other kinds, when the turn has no price, or when the capture does not
+// hold the turn that answered a blind call.
+func FlagCost(tab *pricing.Table, s *Session, t *Turn, f Flag) (usd float64, ok bool) {
+	if _, _, ok := TurnCost(tab, t); !ok {
+		return 0, false
+	}
+	u := PricingUsage(t.Decoded.Response.Usage)
+	switch f.Kind {
+	case FlagCacheBreak:
+		return tab.BreakCost(t.Decoded.Request.Model, u, f.TokensLost)
+	case FlagCallBeforeLoad, FlagUnknownTool:
+		var am string
+		var au pricing.Usage
+		if a := s.Turn(f.Answer); a != nil && a.Decoded != nil {
+			am, au = a.Decoded.Request.Model, PricingUsage(a.Decoded.Response.Usage)
+		}
+		return BlindCost(tab, t.Decoded.Request.Model, u, f, am, au)
+	}
+	return 0, false
+}
+
+// BlindCost is what a blind call wasted, in US dollars: nothing when the
+// client ran it all the same; when it refused it, the output tokens the
+// model spent on the call (at the output rate of model, the turn's) and
+// the price of the error: the whole request that carried it back
+// (answerModel, answer: its model and usage) when that request was made
+// for refused calls alone (f.RoundTrip), else the error result's own
+// tokens at the rate that request paid for the newest part of its
+// prompt. A schema loaded in time would have spared both. ok is false
+// when the call was never answered in the capture, or a model has no
+// price.
+func BlindCost(tab *pricing.Table, model string, u pricing.Usage, f Flag, answerModel string, answer pricing.Usage) (usd float64, ok bool) {
+	if tab == nil || f.Answer == 0 {
+		return 0, false
+	}
+	if !f.Refused {
+		return 0, true
+	}
+	r, ok := tab.Rates(model, u)
 	if !ok {
 		return 0, false
 	}
-	switch f.Kind {
-	case FlagCacheBreak:
-		return tab.BreakCost(t.Decoded.Request.Model, PricingUsage(t.Decoded.Response.Usage), f.TokensLost)
-	case FlagCallBeforeLoad, FlagUnknownTool:
-		return c.Total, true
+	usd = float64(f.CallTokens) * r.Output / 1e6
+	if f.RoundTrip {
+		c, _, ok := tab.Cost(answerModel, answer)
+		if !ok {
+			return 0, false
+		}
+		return usd + c.Total - c.Output, true
 	}
-	return 0, false
+	rate, ok := tab.TailRate(answerModel, answer)
+	if !ok {
+		return 0, false
+	}
+	return usd + float64(f.ErrorTokens)*rate/1e6, true
 }

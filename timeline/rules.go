@@ -74,6 +74,7 @@ func (b *builder) flag() {
 				in.t.Flags = append(in.t.Flags, f)
 			}
 		}
+		b.blindOutcome(k)
 		// Later turns of the thread look these up (earlierFlag).
 		for _, f := range in.t.Flags {
 			b.flagged[flagKey{in.thread, f.Kind, ""}] = true
@@ -84,6 +85,92 @@ func (b *builder) flag() {
 			}
 		}
 	}
+}
+
+// blindOutcome fills in what each blind-call flag of turn k led to: the
+// turn that answered the call, whether it was refused, and the tokens
+// the refusal cost (see Flag.Answer).
+func (b *builder) blindOutcome(k int) {
+	in := b.infos[k]
+	blind := false
+	for _, f := range in.t.Flags {
+		blind = blind || f.Kind == FlagCallBeforeLoad || f.Kind == FlagUnknownTool
+	}
+	if !blind {
+		return
+	}
+	if b.est == nil {
+		b.est = NewEstimates()
+	}
+	d := in.d
+	outRate, _ := OutputRate(d)
+	// The round trip that carried the answers back was wasted when no call
+	// of the response got a result that is not an error.
+	wasted := true
+	for _, c := range d.ToolCalls {
+		if c.Server {
+			continue
+		}
+		if l, res := b.resultFor(k, c.ID); l < 0 || !refused(res) {
+			wasted = false
+		}
+	}
+	roundTrip := false
+	used := map[int]bool{}
+	for i := range in.t.Flags {
+		f := &in.t.Flags[i]
+		if f.Kind != FlagCallBeforeLoad && f.Kind != FlagUnknownTool {
+			continue
+		}
+		var call *decode.ToolCall
+		for j := range d.ToolCalls {
+			if c := &d.ToolCalls[j]; c.Name == f.Tool && !c.Server && !c.Loaded && !used[j] {
+				call, used[j] = c, true
+				break
+			}
+		}
+		if call == nil {
+			continue
+		}
+		if call.Block >= 0 && call.Block < len(d.Response.Content) {
+			f.CallTokens = Tokens(blockBytes(&d.Response.Content[call.Block]), outRate)
+		}
+		l, res := b.resultFor(k, call.ID)
+		if l < 0 {
+			continue
+		}
+		f.Answer = b.infos[l].t.Index
+		f.Refused = refused(res)
+		if !f.Refused {
+			continue
+		}
+		switch {
+		case wasted && !roundTrip:
+			f.RoundTrip, roundTrip = true, true
+		case wasted:
+			// Its error is part of the request the first flag counts whole.
+		default:
+			rate, _ := b.est.PromptRate(b.infos[l].d)
+			f.ErrorTokens = Tokens(len(res.Raw), rate)
+		}
+	}
+}
+
+// refused reports whether a tool_result says the client refused the call:
+// an error, or one of Claude Code's refusals.
+func refused(res *decode.Block) bool {
+	if res == nil {
+		return false
+	}
+	if res.IsError {
+		return true
+	}
+	for _, s := range []string{"InputValidationError", "No such tool available"} {
+		if strings.Contains(res.Text, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // flagKey names the flags of one kind in one thread, or those of them

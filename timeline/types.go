@@ -113,6 +113,23 @@ type Flag struct {
 	Agrees          *bool  `json:"agrees,omitempty"`
 	// Search is the tool_use id of the search an empty_search is about.
 	Search string `json:"search,omitempty"`
+
+	// What a blind call (call_before_load, unknown_tool) led to. Answer
+	// is the turn whose request carried the call's tool_result (0 when no
+	// later request of the thread does), Refused whether that result is
+	// an error (Claude Code refused the call). CallTokens estimates the
+	// output tokens the response spent on the call (see [Estimates]).
+	// RoundTrip is set when the answering request was made for refused
+	// calls alone (no call of the response got a result that is not an
+	// error): the whole request was then the price of the refusal. It is
+	// set on the first such flag of a turn only, so that the request is
+	// counted once. Otherwise ErrorTokens estimates the prompt tokens of
+	// the refused call's tool_result in that request.
+	Answer      int   `json:"answer,omitempty"`
+	Refused     bool  `json:"refused,omitempty"`
+	CallTokens  int64 `json:"call_tokens,omitempty"`
+	ErrorTokens int64 `json:"error_tokens,omitempty"`
+	RoundTrip   bool  `json:"round_trip,omitempty"`
 }
 
 // Whole returns the turn's exchange with its bodies: Exchange itself, or,

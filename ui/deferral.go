@@ -37,14 +37,15 @@ func (a *app) deferralLines(s *timeline.Session, t *timeline.Turn) []view.Line {
 	}
 	var sumTokens int64
 	var sumUSD float64
-	priced, lower := true, false
+	priced, unknown, estimated := true, 0, 0
 	for _, idx := range threadTurns(s, t) {
 		o := a.deferral.turns[idx]
 		if o == nil {
 			continue
 		}
 		sumTokens += o.ToolTokens.Saved
-		lower = lower || o.ToolTokens.Unknown > 0
+		unknown = max(unknown, o.ToolTokens.Unknown)
+		estimated = max(estimated, o.ToolTokens.Estimated)
 		if usd, ok := o.DeferralSavedUSD(a.prices); ok {
 			sumUSD += usd
 		} else {
@@ -52,16 +53,18 @@ func (a *app) deferralLines(s *timeline.Session, t *timeline.Turn) []view.Line {
 		}
 	}
 	usd, ok := rt.DeferralSavedUSD(a.prices)
-	bound := func(b bool) string {
-		if b {
-			return "≥ "
+	tt := rt.ToolTokens
+	dollars := func(usd float64, ok bool, mark string) string {
+		if !ok {
+			return "-"
 		}
-		return ""
+		return mark + pricing.Format(usd, true)
 	}
 	return []view.Line{
 		{},
-		{{Text: fmt.Sprintf("Deferral saved: this request %s%s tokens (%s)", bound(rt.ToolTokens.Unknown > 0), numfmt.Thousands(rt.ToolTokens.Saved), pricing.Format(usd, ok)), Role: view.RoleDim}},
-		{{Text: fmt.Sprintf("                %s up to here %s%s tokens (%s)", t.Thread, bound(lower), numfmt.Thousands(sumTokens), pricing.Format(sumUSD, priced)), Role: view.RoleDim}},
+		{{Text: fmt.Sprintf("Deferral saved: this request %s tokens (%s)", report.TokensText(tt.Saved, tt.Unknown, tt.Estimated), dollars(usd, ok, report.Mark(tt.Unknown, tt.Estimated))), Role: view.RoleDim}},
+		{{Text: fmt.Sprintf("                %s up to here %s tokens (%s)", t.Thread, report.TokensText(sumTokens, unknown, estimated), dollars(sumUSD, priced, report.Mark(unknown, estimated))), Role: view.RoleDim}},
+		{{Text: fmt.Sprintf("Tool definitions sent: %s of %s prompt tokens (%.1f bytes a token)", numfmt.Thousands(tt.Sent), numfmt.Thousands(tt.Prompt), tt.BytesPerToken), Role: view.RoleDim}},
 	}
 }
 

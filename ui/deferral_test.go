@@ -33,12 +33,17 @@ func TestDeferralLinesAgreeWithTheReport(t *testing.T) {
 			}
 			continue
 		}
-		if len(lines) != 3 {
+		if len(lines) != 4 {
 			t.Fatalf("%s: %d lines", tt.Thread, len(lines))
 		}
 		got := lines[2][0].Text
-		if !strings.Contains(got, numfmt.Thousands(tt.Saved)+" tokens ("+pricing.Format(tt.SavedUSD, true)+")") {
+		mark := report.Mark(len(tt.Unknown), len(tt.Estimated))
+		if !strings.Contains(got, mark+numfmt.Thousands(tt.Saved)+" tokens ("+mark+pricing.Format(tt.SavedUSD, true)+")") {
 			t.Errorf("%s: %q, want the report's %d tokens, %s", tt.Thread, got, tt.Saved, pricing.Format(tt.SavedUSD, true))
+		}
+		// The definitions sent are within the prompt the API measured.
+		if rt := r.Turns[last-1].ToolTokens; rt.Sent > rt.Prompt || !strings.Contains(lines[3][0].Text, numfmt.Thousands(rt.Sent)+" of "+numfmt.Thousands(rt.Prompt)) {
+			t.Errorf("%s: %q, sent %d of prompt %d", tt.Thread, lines[3][0].Text, rt.Sent, rt.Prompt)
 		}
 		checked++
 	}

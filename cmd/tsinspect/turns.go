@@ -465,8 +465,9 @@ func turnFields(t *report.Turn) *filter.Fields {
 	return f
 }
 
-// costNotes is what the session's cache breaks and blind calls cost and
-// what deferral saved, for the prices line ("" when not priced).
+// costNotes is what the session's cache breaks and blind calls cost (as
+// parts of the total) and what deferral saved, for the prices line ("" when
+// not priced).
 func costNotes(r *report.Report) string {
 	c := r.Costs
 	if c == nil {
@@ -479,10 +480,9 @@ func costNotes(r *report.Report) string {
 	if c.BlindCalls > 0 {
 		parts = append(parts, fmt.Sprintf("blind calls %s", pricing.Format(c.BlindCallsUSD, true)))
 	}
-	saved := pricing.Format(c.DeferralSavedUSD, true)
-	if c.DeferralSavedLowerBound {
-		saved = "≥" + saved
+	s := ""
+	if len(parts) > 0 {
+		s = "; of the total, " + strings.Join(parts, " and ")
 	}
-	parts = append(parts, "deferral saved "+saved)
-	return "; " + strings.Join(parts, ", ")
+	return s + "; " + c.DeferralText()
 }

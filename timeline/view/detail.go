@@ -449,7 +449,7 @@ func Flags(s *timeline.Session, t *timeline.Turn, q string, explain Explainer, t
 		if f.Tool != "" {
 			l.add(RoleText, "  "+f.Tool)
 		}
-		if usd, ok := timeline.FlagCost(tab, t, f); ok {
+		if usd, ok := timeline.FlagCost(tab, s, t, f); ok {
 			l.add(RoleWarning, "  cost "+pricing.Format(usd, true))
 		}
 		if f.Detail != "" {
