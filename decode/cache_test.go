@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -173,4 +174,63 @@ func TestDecodeWithCacheSharesHistory(t *testing.T) {
 		t.Errorf("%d tool lists held for %d turns", len(toolArrays), turns)
 	}
 	t.Logf("%d turns: %d messages listed, %d held; %d searches, %d values; %d tool arrays", turns, listed, len(messages), len(searchIDs), len(searches), len(toolArrays))
+}
+
+// TestAnnouncementLen: an announcement's Len is that of the list alone,
+// its header line and one line per name, on the real Claude Code requests
+// of the bundled capture (the list in a text block of its own) and in a
+// request shaped as Claude Code 2.1.328 sends one with its default model:
+// the list inside a role "system" message of ~10 kB that also holds the
+// environment and the agent types.
+func TestAnnouncementLen(t *testing.T) {
+	check := func(name string, d *decode.Turn) int {
+		n := 0
+		for _, ev := range d.CatalogEvents {
+			if ev.Form != "reminder" || ev.Message < 0 {
+				continue
+			}
+			m := d.Request.Messages[ev.Message]
+			text := m.Text
+			if ev.Block >= 0 {
+				text = m.Blocks[ev.Block].Text
+			}
+			start := strings.Index(text, "The following deferred tools are now available via")
+			if start < 0 {
+				t.Fatalf("%s: announcement text not found", name)
+			}
+			want := strings.Index(text[start:], "\n")
+			for _, n := range ev.Names {
+				want += len(n) + 1
+			}
+			if ev.Len != want || !strings.HasSuffix(text[start:start+ev.Len], "\n"+ev.Names[len(ev.Names)-1]) {
+				t.Errorf("%s: Len %d, want %d", name, ev.Len, want)
+			}
+			n++
+		}
+		return n
+	}
+	checked := 0
+	for _, ex := range demoExchanges(t) {
+		checked += check(fmt.Sprintf("exchange %d", ex.ID), decode.Decode(&ex))
+	}
+	if checked == 0 {
+		t.Fatal("no announcement in the bundled capture")
+	}
+	names := []string{"CronCreate", "WebFetch", "mcp__demo__action_0", "mcp__demo__echo"}
+	system := "# Environment\nYou have been invoked in the following environment: \n - Platform: linux\n" + strings.Repeat(" - a rule of the environment\n", 250) +
+		"\nYou are powered by the model named Opus 5.5.\n\n" +
+		"The following deferred tools are now available via ToolSearch. Their schemas are NOT loaded — calling them directly will fail with InputValidationError. Use ToolSearch with query \"select:<name>[,<name>...]\" to load tool schemas before calling them:\n" +
+		strings.Join(names, "\n") + "\n\nAvailable agent types for the Agent tool:\n- claude: Catch-all.\n" + strings.Repeat("- another agent type\n", 100)
+	body, _ := json.Marshal(map[string]any{"model": "claude-opus-5-5", "max_tokens": 32000, "messages": []any{
+		map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "Show me what the demo MCP tools can do."}}},
+		map[string]any{"role": "system", "content": []any{map[string]any{"type": "text", "text": system}}},
+	}})
+	ex := exchange.Exchange{ID: 1, Method: "POST", URL: "https://api.anthropic.com/v1/messages?beta=true", ReqBody: body}
+	d := decode.Decode(&ex)
+	if check("system message", d) != 1 || fmt.Sprint(d.Catalog) != fmt.Sprint(names) {
+		t.Fatalf("catalog %v, events %+v", d.Catalog, d.CatalogEvents)
+	}
+	if ev := d.CatalogEvents[0]; 4*ev.Len > len(system) {
+		t.Errorf("Len %d of a %d-byte message", ev.Len, len(system))
+	}
 }

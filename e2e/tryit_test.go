@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/fixtures/session"
+	"github.com/tsinspect/tsinspect/report"
 )
 
 // readmeCommands returns the lines of the first sh block under the README
@@ -152,5 +153,46 @@ func TestTryItWithoutAPIKey(t *testing.T) {
 	}
 	if len(r.Turns) < 3 || !searched || !called || r.Costs == nil || r.Costs.TotalUSD <= 0 {
 		t.Errorf("the try-it session: %d turns, search loaded echo %v, echo called %v, costs %+v\nscreen:\n%s", len(r.Turns), searched, called, r.Costs, screen())
+	}
+	checkTryItFigures(t, filepath.Join(dir, "try.db"), r)
+}
+
+// checkTryItFigures holds the figures of the try-it session (41 MCP tools
+// deferred, one loaded) to what was recorded: every token estimate of a
+// request within the prompt the API measured for it, the announcement the
+// list of names and not the system message around it, and deferral a
+// saving, in tokens and dollars, in every view.
+func checkTryItFigures(t *testing.T, db string, r *report.Report) {
+	t.Helper()
+	for _, tu := range r.Turns {
+		tt := tu.ToolTokens
+		if tt.Prompt <= 0 || tt.Sent+tt.Announcement > tt.Prompt {
+			t.Errorf("turn %d: %d tokens of tool definitions and %d of announcement in a measured prompt of %d", tu.Index, tt.Sent, tt.Announcement, tt.Prompt)
+		}
+		// 53 names and a header line: some 1,300 bytes, not the 10 kB
+		// system message Claude Code puts them in.
+		if tt.Announcement <= 0 || tt.Announcement > 600 {
+			t.Errorf("turn %d: announcement of %d tokens", tu.Index, tt.Announcement)
+		}
+		var defs int64
+		for _, d := range tu.ToolDefinitions {
+			defs += d.Tokens
+		}
+		if defs > tt.Prompt {
+			t.Errorf("turn %d: definitions of %d tokens in a prompt of %d", tu.Index, defs, tt.Prompt)
+		}
+		if tt.Saved <= 0 || tt.Estimated == 0 {
+			t.Errorf("turn %d: deferral saved %d tokens (%d catalog tools estimated)", tu.Index, tt.Saved, tt.Estimated)
+		}
+	}
+	th := r.TokenSummary.Threads
+	if len(th) == 0 || th[0].Saved <= 0 || th[0].SavedUSD <= 0 || r.Costs.DeferralSavedUSD <= 0 || !r.Costs.DeferralSavedEstimated {
+		t.Errorf("deferral: threads %+v, costs %+v", th, r.Costs)
+	}
+	if _, out, _ := runCLI(t, "turns", db); !strings.Contains(out, "deferral saved ≈$") || strings.Contains(out, "-$") {
+		t.Errorf("turns prices line:\n%s", out)
+	}
+	if _, out, _ := runCLI(t, "report", db, "--format", "markdown"); !strings.Contains(out, "Deferral saved ≈$") || strings.Contains(out, "Deferral cost") || strings.Contains(out, "−$") {
+		t.Errorf("markdown report: no saving, or a cost, in its sentences")
 	}
 }
