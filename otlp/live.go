@@ -20,32 +20,25 @@ import (
 func FromExchanges(exs []exchange.Exchange, seed string, policy redact.Policy, version string, prices *pricing.Table) *Session {
 	s := timeline.Build(exs)
 	r := report.BuildWithCounts(s, version, report.CountTokens(exs))
+	// The report prices every turn and flag, as every other view does
+	// (nil: no prices).
+	r.Price(prices)
 	out := &Session{
 		Report: redact.Apply(r, policy, redact.Collect(exs)),
 		Seed:   seed,
 		Ends:   make(map[int64]time.Time, len(exs)),
 		Policy: string(policy),
 	}
-	if prices != nil {
-		out.TurnUSD = map[int]float64{}
-		out.FlagUSD = map[int][]float64{}
-		for _, t := range s.Turns {
-			if c, _, ok := timeline.TurnCost(prices, t); ok {
-				out.TurnUSD[t.Index] = c.Total
-			}
-			for _, f := range t.Flags {
-				usd, _ := timeline.FlagCost(prices, s, t, f)
-				out.FlagUSD[t.Index] = append(out.FlagUSD[t.Index], usd)
-			}
+	for _, th := range s.Threads {
+		if th.Client.ClaudeCode() && th.Client.Version != "" {
+			out.ClientVersion = th.Client.Version
+			break
 		}
 	}
 	for i := range exs {
 		ex := &exs[i]
 		if !ex.End.IsZero() {
 			out.Ends[ex.ID] = ex.End
-		}
-		if out.ClientVersion == "" {
-			out.ClientVersion = ex.ClientVersion()
 		}
 	}
 	return out

@@ -203,6 +203,45 @@ func TestDemoSpans(t *testing.T) {
 	}
 }
 
+// TestSpansMarkEstimatedPrices: a model the price table does not know is
+// priced as the newest of its family in the spans as everywhere else, and
+// marked so; the session span names the price table and its date, and
+// its flag cost is the sum of the flags' own.
+func TestSpansMarkEstimatedPrices(t *testing.T) {
+	exs := demoExchanges(t)
+	for i := range exs {
+		exs[i].ReqBody = bytes.ReplaceAll(exs[i].ReqBody, []byte(`"model":"claude-sonnet-4-5"`), []byte(`"model":"claude-opus-5-5"`))
+	}
+	s := FromExchanges(exs, "seed", redact.Default, "test", pricing.Default())
+	var turns int
+	for _, sp := range s.Spans() {
+		switch {
+		case sp.Name == SessionSpanName:
+			if got := attr(sp.Attributes, "tsinspect.prices").GetStringValue(); got != "built-in prices taken 2025-11-24" {
+				t.Errorf("session prices %q", got)
+			}
+			if !attr(sp.Attributes, "tsinspect.cost.estimated").GetBoolValue() {
+				t.Error("session cost not marked estimated")
+			}
+			c := s.Report.Costs
+			if got := attr(sp.Attributes, "tsinspect.flags_cost.usd").GetDoubleValue(); got != c.CacheBreaksUSD+c.BlindCallsUSD || got <= 0 {
+				t.Errorf("flags cost %v, report %v + %v", got, c.CacheBreaksUSD, c.BlindCallsUSD)
+			}
+			if got := attr(sp.Attributes, "tsinspect.client.version").GetStringValue(); got != "2.1.328" {
+				t.Errorf("client version %q", got)
+			}
+		case strings.HasPrefix(sp.Name, "chat claude-opus-5-5"):
+			turns++
+			if !attr(sp.Attributes, "tsinspect.cost.estimated").GetBoolValue() || attr(sp.Attributes, "tsinspect.cost.priced_as").GetStringValue() != "claude-opus-4-5" {
+				t.Errorf("%s: cost not marked as priced as claude-opus-4-5", sp.Name)
+			}
+		}
+	}
+	if turns == 0 {
+		t.Fatal("no opus-5-5 turn span")
+	}
+}
+
 // collector is a stand-in OTLP/HTTP receiver.
 type collector struct {
 	mu      sync.Mutex

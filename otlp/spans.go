@@ -40,16 +40,11 @@ type Session struct {
 	// Ends maps an exchange id to the end of its exchange; a turn without
 	// one ends when it starts.
 	Ends map[int64]time.Time
-	// ClientVersion is the Claude Code version (from its user agent), ""
-	// when unknown.
+	// ClientVersion is the Claude Code version (from its User-Agent or
+	// its billing header), "" when unknown.
 	ClientVersion string
 	// Policy names the redaction policy the report went through.
 	Policy string
-	// TurnUSD maps a turn's index to its cost in US dollars, for the
-	// turns with a price; FlagUSD to the cost of each of its flags, in
-	// order (0 for a flag without a cost). Both are nil without prices.
-	TurnUSD map[int]float64
-	FlagUSD map[int][]float64
 }
 
 // Seed makes a session seed from what identifies a capture: its
@@ -196,8 +191,12 @@ func (s *Session) TurnSpan(t *report.Turn) *tracepb.Span {
 		lost += f.TokensLost
 	}
 	a.int("tsinspect.cache_break.tokens_lost", lost)
-	if usd, ok := s.TurnUSD[t.Index]; ok {
-		a.double("tsinspect.cost.usd", usd)
+	if c := t.Cost; c != nil {
+		a.double("tsinspect.cost.usd", c.USD)
+		if c.Estimated {
+			a.bool("tsinspect.cost.estimated", true)
+			a.str("tsinspect.cost.priced_as", c.PricedAs)
+		}
 	}
 
 	sp := &tracepb.Span{
@@ -212,10 +211,10 @@ func (s *Session) TurnSpan(t *report.Turn) *tracepb.Span {
 		Status:            &tracepb.Status{},
 	}
 	worst := ""
-	for i, f := range t.Flags {
+	for _, f := range t.Flags {
 		ea := attrs{}
-		if costs := s.FlagUSD[t.Index]; i < len(costs) && costs[i] != 0 {
-			ea.double("tsinspect.flag.cost_usd", costs[i])
+		if f.CostUSD != nil && *f.CostUSD != 0 {
+			ea.double("tsinspect.flag.cost_usd", *f.CostUSD)
 		}
 		ea.str("tsinspect.flag.kind", f.Kind)
 		ea.str("tsinspect.flag.severity", f.Severity)
@@ -304,16 +303,6 @@ func (s *Session) SessionSpan() *tracepb.Span {
 		start = *r.Capture.FirstAt
 	}
 	var lost int64
-	var usd float64
-	for _, c := range s.TurnUSD {
-		usd += c
-	}
-	var breakUSD float64
-	for _, cs := range s.FlagUSD {
-		for _, c := range cs {
-			breakUSD += c
-		}
-	}
 	for i := range r.Turns {
 		ts, te := s.turnTimes(&r.Turns[i])
 		if start.IsZero() || (!ts.IsZero() && ts.Before(start)) {
@@ -344,9 +333,15 @@ func (s *Session) SessionSpan() *tracepb.Span {
 		a.int("tsinspect.flags."+k, int64(r.Capture.Flags[k]))
 	}
 	a.int("tsinspect.cache_break.tokens_lost", lost)
-	if s.TurnUSD != nil {
-		a.double("tsinspect.cost.usd", usd)
-		a.double("tsinspect.flags_cost.usd", breakUSD)
+	if c := r.Costs; c != nil {
+		a.double("tsinspect.cost.usd", c.TotalUSD)
+		a.double("tsinspect.flags_cost.usd", c.CacheBreaksUSD+c.BlindCallsUSD)
+		a.str("tsinspect.prices", c.Prices)
+		if len(c.Estimated) > 0 {
+			a.bool("tsinspect.cost.estimated", true)
+			a.strs("tsinspect.cost.priced_as", c.Estimated)
+		}
+		a.double("tsinspect.deferral_saved.usd", c.DeferralSavedUSD)
 	}
 	return &tracepb.Span{
 		TraceId:           trace,

@@ -37,9 +37,13 @@ type Table struct {
 	Clients []Group `json:"clients"`
 	Models  []Group `json:"models"`
 	// Priced is set when dollar figures were computed; Prices describes
-	// the price table.
-	Priced bool   `json:"priced"`
-	Prices string `json:"prices,omitempty"`
+	// the price table and PricesTaken is the date of its prices.
+	Priced      bool   `json:"priced"`
+	Prices      string `json:"prices,omitempty"`
+	PricesTaken string `json:"prices_taken,omitempty"`
+	// Estimated lists the models not in the price table that were priced
+	// as the newest model of their family, as "MODEL as PRICED_AS".
+	Estimated []string `json:"estimated"`
 
 	servers map[string]*Counts // per server: captures offering, loading
 	tools   map[string]*ToolStats
@@ -47,6 +51,8 @@ type Table struct {
 	clients map[string]*Group
 	models  map[string]*Group
 	prices  *pricing.Table
+	// estimated holds Estimated as a set.
+	estimated map[string]bool
 }
 
 // Server sums the tools of one MCP server. Its Offered and Loaded count
@@ -106,11 +112,14 @@ type CacheBreaks struct {
 	TokensLost int64 `json:"tokens_lost"`
 	// ByCause counts the breaks by their cause.
 	ByCause map[string]int `json:"by_cause"`
-	// USD is what the breaks cost in US dollars: their tokens_lost
-	// written to the cache instead of read from it. Unpriced counts the
-	// breaks on a model the price table does not know, left out of USD.
-	USD      float64 `json:"usd"`
-	Unpriced int     `json:"unpriced"`
+	// USD is what the breaks cost in US dollars: their tokens_lost billed
+	// again (as cache writes or uncached input) instead of read. Unpriced
+	// counts the breaks on a model the price table does not know, left
+	// out of USD; Estimated those on a model priced as the newest of its
+	// family.
+	USD       float64 `json:"usd"`
+	Unpriced  int     `json:"unpriced"`
+	Estimated int     `json:"estimated"`
 }
 
 // Group sums the turns of one client version or one model.
@@ -127,20 +136,27 @@ type Group struct {
 	CacheRead    int64 `json:"cache_read_input_tokens"`
 	CacheWrite   int64 `json:"cache_creation_input_tokens"`
 	// USD is what the turns cost in US dollars, BreakUSD what the cache
-	// breaks among them cost; Unpriced counts the turns without a price.
-	USD      float64 `json:"usd"`
-	BreakUSD float64 `json:"break_usd"`
-	Unpriced int     `json:"unpriced"`
+	// breaks among them cost; Unpriced counts the turns without a price,
+	// Estimated those whose model is not in the price table and was
+	// priced as the newest model of its family.
+	USD       float64 `json:"usd"`
+	BreakUSD  float64 `json:"break_usd"`
+	Unpriced  int     `json:"unpriced"`
+	Estimated int     `json:"estimated"`
 }
 
 // New returns an empty table. prices, when not nil, gives dollar figures
 // beside the token counts.
 func New(prices *pricing.Table) *Table {
-	return &Table{prices: prices, Priced: prices != nil,
+	t := &Table{prices: prices, Priced: prices != nil, estimated: map[string]bool{},
 		servers: map[string]*Counts{}, tools: map[string]*ToolStats{}, flags: map[string]*FlagKind{},
 		clients: map[string]*Group{}, models: map[string]*Group{},
 		CacheBreaks: CacheBreaks{ByCause: map[string]int{}},
 	}
+	if prices != nil {
+		t.Prices, t.PricesTaken = prices.Describe(), prices.Taken
+	}
+	return t
 }
 
 // IsMCP reports whether a tool name is an MCP tool's (mcp__server__tool).
@@ -158,7 +174,10 @@ func ServerOf(name string) string {
 }
 
 // Add folds one capture's session into t. name identifies the capture in
-// the flag lists; client is its Claude Code version ("" if unknown).
+// the flag lists. Each turn counts under its client as the timeline names
+// it (Claude Code by its version, from its User-Agent or its billing
+// header; another client by name and version); client is used for the
+// turns whose request names none ("" if unknown).
 func (t *Table) Add(name, client string, s *timeline.Session) {
 	t.Captures++
 	t.Exchanges += s.Exchanges
@@ -186,9 +205,7 @@ func (t *Table) Add(name, client string, s *timeline.Session) {
 			sc.Loaded++
 		}
 	}
-	clientGroup := group(t.clients, client)
-	clientGroup.Captures++
-	modelSeen := map[string]bool{}
+	groupSeen := map[*Group]bool{}
 	flagSeen := map[string]bool{}
 	for _, turn := range s.Turns {
 		d := turn.Decoded
@@ -196,16 +213,23 @@ func (t *Table) Add(name, client string, s *timeline.Session) {
 			continue
 		}
 		t.Turns++
+		cg := group(t.clients, clientOf(turn, client))
 		mg := group(t.models, d.Request.Model)
-		if !modelSeen[d.Request.Model] {
-			modelSeen[d.Request.Model] = true
-			mg.Captures++
-		}
 		u := d.Response.Usage
-		cost, _, priced := timeline.TurnCost(t.prices, turn)
-		for _, g := range []*Group{clientGroup, mg} {
+		cost, p, priced := timeline.TurnCost(t.prices, turn)
+		if priced && p.Estimated {
+			t.estimated[d.Request.Model+" as "+p.Model.Model] = true
+		}
+		for _, g := range []*Group{cg, mg} {
+			if !groupSeen[g] {
+				groupSeen[g] = true
+				g.Captures++
+			}
 			if priced {
 				g.USD += cost.Total
+				if p.Estimated {
+					g.Estimated++
+				}
 			} else if t.prices != nil {
 				g.Unpriced++
 			}
@@ -234,10 +258,13 @@ func (t *Table) Add(name, client string, s *timeline.Session) {
 				usd, ok := timeline.FlagCost(t.prices, s, turn, f)
 				if ok {
 					t.CacheBreaks.USD += usd
+					if p.Estimated {
+						t.CacheBreaks.Estimated++
+					}
 				} else if t.prices != nil {
 					t.CacheBreaks.Unpriced++
 				}
-				for _, g := range []*Group{clientGroup, mg} {
+				for _, g := range []*Group{cg, mg} {
 					g.CacheBreaks++
 					g.TokensLost += f.TokensLost
 					g.BreakUSD += usd
@@ -245,6 +272,19 @@ func (t *Table) Add(name, client string, s *timeline.Session) {
 			}
 		}
 	}
+}
+
+// clientOf names the client a turn counts under: Claude Code's version,
+// another client's name and version, else fallback.
+func clientOf(turn *timeline.Turn, fallback string) string {
+	c := turn.Client
+	switch {
+	case c.ClaudeCode() && c.Version != "":
+		return c.Version
+	case c.Family == timeline.ClientSDK, c.Family == timeline.ClientOther && c.Name != "":
+		return c.String()
+	}
+	return fallback
 }
 
 func (t *Table) tool(name string) *ToolStats {
@@ -298,6 +338,10 @@ func (t *Table) Merge(o *Table) {
 	t.CacheBreaks.TokensLost += o.CacheBreaks.TokensLost
 	t.CacheBreaks.USD += o.CacheBreaks.USD
 	t.CacheBreaks.Unpriced += o.CacheBreaks.Unpriced
+	t.CacheBreaks.Estimated += o.CacheBreaks.Estimated
+	for e := range o.estimated {
+		t.estimated[e] = true
+	}
 	for c, n := range o.CacheBreaks.ByCause {
 		t.CacheBreaks.ByCause[c] += n
 	}
@@ -316,6 +360,7 @@ func (t *Table) Merge(o *Table) {
 			mine.USD += g.USD
 			mine.BreakUSD += g.BreakUSD
 			mine.Unpriced += g.Unpriced
+			mine.Estimated += g.Estimated
 		}
 	}
 }
@@ -389,9 +434,11 @@ func (t *Table) Finish() {
 	}
 	t.Clients = groups(t.clients)
 	t.Models = groups(t.models)
-	if t.prices != nil {
-		t.Prices = t.prices.Describe()
+	t.Estimated = []string{}
+	for e := range t.estimated {
+		t.Estimated = append(t.Estimated, e)
 	}
+	sort.Strings(t.Estimated)
 }
 
 func groups(m map[string]*Group) []Group {

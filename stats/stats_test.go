@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/fixtures/session"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/stats"
@@ -73,8 +74,10 @@ func TestDemoTwiceMerged(t *testing.T) {
 	if a.Models[0].USD <= a.Models[0].BreakUSD || a.Models[0].Unpriced != 0 {
 		t.Errorf("model cost %v, break cost %v, unpriced %d", a.Models[0].USD, a.Models[0].BreakUSD, a.Models[0].Unpriced)
 	}
-	if len(a.Clients) != 2 || a.Clients[0].Turns != len(s.Turns) {
-		t.Errorf("clients %+v: want 2.1.328 and unknown", a.Clients)
+	// Each turn counts under the client its request names, whatever the
+	// caller passed.
+	if len(a.Clients) != 1 || a.Clients[0].Name != "2.1.328" || a.Clients[0].Turns != a.Turns || a.Clients[0].Captures != 2 {
+		t.Errorf("clients %+v: want 2.1.328 for every turn", a.Clients)
 	}
 	if len(a.Models) != 1 || a.Models[0].Turns != a.Turns || a.Models[0].Captures != 2 {
 		t.Errorf("models %+v", a.Models)
@@ -84,7 +87,7 @@ func TestDemoTwiceMerged(t *testing.T) {
 	if err := a.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"mcp__demo (server)", "  echo ", "cache_break", "2.1.328", "(unknown)", "claude-sonnet", "BREAK COST", "prices taken 20"} {
+	for _, want := range []string{"mcp__demo (server)", "  echo ", "cache_break", "2.1.328", "claude-sonnet", "BREAK COST", "prices taken 20"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}
@@ -127,5 +130,53 @@ func TestToolsInNaturalOrder(t *testing.T) {
 	}
 	if tab.Priced || tab.CacheBreaks.USD != 0 {
 		t.Errorf("a table without prices has dollars: %+v", tab.CacheBreaks)
+	}
+}
+
+// TestClientFromBillingHeader: a capture whose requests carry no
+// User-Agent (Claude Code's raw-bodies files) counts under the version its
+// billing header gives, as turns and the report say.
+func TestClientFromBillingHeader(t *testing.T) {
+	exs := session.DemoExchanges(t)
+	for i := range exs {
+		var kept []exchange.Header
+		for _, h := range exs[i].ReqHeaders {
+			if !strings.EqualFold(h.Name, "User-Agent") {
+				kept = append(kept, h)
+			}
+		}
+		exs[i].ReqHeaders = kept
+	}
+	tab := stats.New(pricing.Default())
+	tab.Add("bodies.db", "", timeline.Build(exs))
+	tab.Finish()
+	if len(tab.Clients) != 1 || tab.Clients[0].Name != "2.1.328" {
+		t.Errorf("clients %+v, want 2.1.328 from the billing header", tab.Clients)
+	}
+}
+
+// TestEstimatedModelMarked: a model the price table does not know is
+// priced as the newest of its family and marked ≈, as in turns and the
+// report, with the table's date.
+func TestEstimatedModelMarked(t *testing.T) {
+	exs := session.DemoExchanges(t)
+	for i := range exs {
+		exs[i].ReqBody = bytes.ReplaceAll(exs[i].ReqBody, []byte(`"model":"claude-sonnet-4-5"`), []byte(`"model":"claude-opus-5-5"`))
+	}
+	tab := stats.New(pricing.Default())
+	tab.Add("opus.db", "", timeline.Build(exs))
+	tab.Finish()
+	if len(tab.Models) != 1 || tab.Models[0].Estimated != tab.Models[0].Turns || tab.Models[0].Unpriced != 0 ||
+		strings.Join(tab.Estimated, ",") != "claude-opus-5-5 as claude-opus-4-5" || tab.PricesTaken != "2025-11-24" || tab.CacheBreaks.Estimated != 1 {
+		t.Fatalf("models %+v, estimated %v, taken %q, breaks %+v", tab.Models, tab.Estimated, tab.PricesTaken, tab.CacheBreaks)
+	}
+	var text bytes.Buffer
+	if err := tab.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"claude-opus-5-5", "≈$", "≈ Not in the price table, priced as the newest model of their family: claude-opus-5-5 as claude-opus-4-5.", "built-in prices taken 2025-11-24"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
 	}
 }

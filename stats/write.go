@@ -54,7 +54,7 @@ func (t *Table) WriteText(w io.Writer) error {
 	cb := t.CacheBreaks
 	fmt.Fprintf(tw, "CACHE BREAKS: %s, %s tokens written to the cache again", numfmt.Count(cb.Count, "break", "breaks"), numfmt.Thousands(cb.TokensLost))
 	if t.Priced {
-		fmt.Fprintf(tw, ", %s", pricing.Format(cb.USD, true))
+		fmt.Fprintf(tw, ", %s", approx(cb.Estimated > 0)+pricing.Format(cb.USD, true))
 		if cb.Unpriced > 0 {
 			fmt.Fprintf(tw, " (%d on models without a price left out)", cb.Unpriced)
 		}
@@ -95,19 +95,48 @@ func (t *Table) WriteText(w io.Writer) error {
 				numfmt.Thousands(g.TokensLost), numfmt.Thousands(g.InputTokens), numfmt.Thousands(g.OutputTokens),
 				numfmt.Thousands(g.CacheRead), numfmt.Thousands(g.CacheWrite))
 			if t.Priced {
-				line += "\t" + pricing.Format(g.USD, g.Unpriced < g.Turns) + "\t" + pricing.Format(g.BreakUSD, g.Unpriced < g.Turns)
+				priced := g.Unpriced < g.Turns
+				mark := approx(priced && g.Estimated > 0)
+				line += "\t" + mark + pricing.Format(g.USD, priced) + "\t" + mark + pricing.Format(g.BreakUSD, priced)
 			}
 			fmt.Fprintln(tw, line)
 		}
 		fmt.Fprintln(tw)
 	}
 	if t.Priced {
-		fmt.Fprintf(tw, "Dollars: %s; input, output, cache reads and writes at list prices.\n", t.Prices)
+		fmt.Fprintf(tw, "Dollars: %s; input, output, cache reads and writes at list prices; a break costs its lost tokens billed again instead of read.\n", t.Prices)
+		if len(t.Estimated) > 0 {
+			fmt.Fprintf(tw, "≈ Not in the price table, priced as the newest model of their family: %s.\n", strings.Join(t.Estimated, ", "))
+		}
+		var unpriced []string
+		for _, g := range t.Models {
+			if g.Unpriced > 0 {
+				unpriced = append(unpriced, orUnknown(g.Name))
+			}
+		}
+		if len(unpriced) > 0 {
+			fmt.Fprintf(tw, "No price for %s: left out of the dollars (add it with --prices FILE).\n", strings.Join(unpriced, ", "))
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("stats: write: %w", err)
 	}
 	return nil
+}
+
+// approx is "≈" when a figure priced a model as another of its family.
+func approx(b bool) string {
+	if b {
+		return "≈"
+	}
+	return ""
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(unknown)"
+	}
+	return s
 }
 
 func row(w io.Writer, name string, c Counts) {

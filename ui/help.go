@@ -27,11 +27,16 @@ const helpText = `[::b]Keys[-:-:-]
 
 [::b]Turn list[-:-:-]  CAT catalog, WORK working set (+added since the thread's
 previous turn), PROMPT tokens: cache read █, created ▓, uncached input ░;
-COST in US dollars (≈ estimated). Flags: ✖ error ▲ warning ● info.
-Mouse: click a row or a tab, wheel to scroll.`
+COST $, PRICES (≈ its family's newest model).
+Flags ✖ error ▲ warning ● info. Mouse: click a row or tab, wheel scrolls.`
 
 // newHelp makes the help overlay, centred.
 func newHelp(a *app) tview.Primitive {
+	prices := "no price table"
+	if a.prices != nil {
+		prices = a.prices.Describe()
+	}
+	helpText := strings.Replace(helpText, "PRICES", prices, 1)
 	tv := tview.NewTextView().SetDynamicColors(true).SetText(helpText).SetTextStyle(a.th.base())
 	a.th.box(tv.Box)
 	tv.SetBorder(true).SetTitle(" tsinspect help ")
