@@ -349,9 +349,11 @@ const (
 
 var (
 	reTime = regexp.MustCompile(`("(?:at|first_at|last_at)": )"[^"]*"`)
-	// announcement (and so saved) estimates the tokens of message text
-	// that holds the session's temporary paths, which vary in length.
-	reTokens = regexp.MustCompile(`("(?:input_tokens|cache_read_input_tokens|cache_creation_input_tokens|cache_creation_5m|cache_creation_1h|tokens_lost|announcement|saved)": )(-?[1-9][0-9]*)`)
+	// Estimates of parts of a request (definitions, the announcement and
+	// what they add up to) are shares of its measured prompt, which holds
+	// the session's temporary paths, whose length varies.
+	reTokens = regexp.MustCompile(`("(?:input_tokens|cache_read_input_tokens|cache_creation_input_tokens|cache_creation_5m|cache_creation_1h|tokens_lost|announcement|saved|tokens|sent|loaded|search_tool|inlined|prompt|known_deferred_average|break_even|call_tokens|error_tokens)": )(-?[1-9][0-9]*)`)
+	reRate   = regexp.MustCompile(`("bytes_per_token": )([0-9.]+)`)
 	// Timing varies from run to run.
 	reTiming = regexp.MustCompile(`("(?:ttft_ms|duration_ms|output_tokens_per_second)": )(-?[0-9][0-9.e+-]*)`)
 	// Dollar figures follow the token counts.
@@ -372,9 +374,11 @@ var (
 //   - non-zero input-side token counts (input, cache read, cache creation,
 //     tokens lost) become "<tokens>": Claude Code's prompt holds the
 //     working directory, a temporary directory whose name length varies,
-//     and the stand-in counts tokens from the prompt's length. Zero stays
-//     0, so whether the cache was read or written is still checked. Output
-//     tokens are counted from the scripted reply alone and are kept;
+//     and the stand-in counts tokens from the prompt's length. So do the
+//     estimates calibrated against them (tool definitions, what they add
+//     up to, the rate). Zero stays 0, so whether the cache was read or
+//     written is still checked. Output tokens are counted from the
+//     scripted reply alone and are kept;
 //   - in flag details, numbers of three digits or more (token counts, byte
 //     offsets into a prompt that holds that directory) become "<n>";
 //     small numbers (turn numbers, counts of tools) stay;
@@ -393,6 +397,7 @@ func normalise(out string) string {
 		return reTime.ReplaceAllString(m, `$1"`+phTime+`"`)
 	})
 	out = reTokens.ReplaceAllString(out, `$1"`+phTokens+`"`)
+	out = reRate.ReplaceAllString(out, `$1"`+phNumber+`"`)
 	out = reUSD.ReplaceAllString(out, `$1"`+phUSD+`"`)
 	out = reTiming.ReplaceAllString(out, `$1"`+phTiming+`"`)
 	out = reGenerator.ReplaceAllString(out, `$1"`+phVersion+`"`)
