@@ -115,7 +115,7 @@ func Of(s *timeline.Session, opts Options) ([]*Search, []*Tool) {
 		for name := range seen {
 			tool(name).Turns++
 		}
-		for _, sr := range d.NewSearches {
+		for _, sr := range t.NewSearches {
 			out := newSearch(t, sr)
 			searches = append(searches, out)
 			pending[t.Thread] = append(pending[t.Thread], out)

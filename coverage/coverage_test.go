@@ -98,7 +98,7 @@ func TestThreadAndDefaultPick(t *testing.T) {
 func TestServerSideSearch(t *testing.T) {
 	turn := func(i int, d *decode.Turn) *timeline.Turn {
 		d.Request.Kind = decode.KindMessages
-		return &timeline.Turn{Index: i, Thread: "main", Decoded: d}
+		return &timeline.Turn{Index: i, Thread: "main", Decoded: d, NewSearches: d.NewSearches}
 	}
 	first := &decode.Turn{
 		Catalog:    []string{"get_weather", "get_time"},

@@ -1,13 +1,16 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/tsinspect/tsinspect/fixtures"
 	"github.com/tsinspect/tsinspect/fixtures/democapture"
+	"github.com/tsinspect/tsinspect/fixtures/session"
 )
 
 // TestSearchesCommand lists the bundled real session's searches and what
@@ -138,4 +141,71 @@ func TestTurnsFilters(t *testing.T) {
 	}
 	code, stdout, stderr := runCLI(t, "turns", db, "--thread", "sub9")
 	assertRefused(t, code, stdout, stderr, 2, `turns: --thread "sub9": the capture's threads are main, sub1`)
+}
+
+// TestSearchCountedOnce records real Claude Code against the stand-in's
+// "flaky" scenario: the request carrying the ToolSearch result has its
+// stream cut, and Claude Code sends it again, the same tool_result in it.
+// The search is one search in every view that lists or counts searches.
+func TestSearchCountedOnce(t *testing.T) {
+	kit.RequireClaude(t)
+	script, _ := fixtures.Scenario("flaky")
+	_, url := session.StandIn(t, script, fixtures.Options{})
+	res := kit.Record(t, url, session.Options{Prompt: "Use the demo echo tool."})
+	if res.Err != nil {
+		t.Fatalf("%v\n%s", res.Err, res.Output)
+	}
+	code, out, stderr := runCLI(t, "searches", res.DB, "--json", "--tools", "mcp__demo__echo")
+	if code != 0 {
+		t.Fatalf("searches: exit %d: %s", code, stderr)
+	}
+	var searches int
+	var foundBy []any
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var o map[string]any
+		if err := json.Unmarshal([]byte(l), &o); err != nil {
+			t.Fatalf("%v: %s", err, l)
+		}
+		switch o["kind"] {
+		case "search":
+			searches++
+		case "tool":
+			foundBy, _ = o["found_by"].([]any)
+		}
+	}
+	if searches != 1 || len(foundBy) != 1 {
+		t.Errorf("searches --json: %d searches, found_by %v; want 1 and one turn\n%s", searches, foundBy, out)
+	}
+	_, r, _ := runCLI(t, "report", res.DB)
+	rep := parseReport(t, r)
+	listed := 0
+	for _, tu := range rep.Turns {
+		listed += len(tu.ToolSearches)
+	}
+	if listed != 1 || rep.TokenSummary.Threads[0].Searches != 1 {
+		t.Errorf("report: %d searches listed, token summary counts %d", listed, rep.TokenSummary.Threads[0].Searches)
+	}
+	_, st, _ := runCLI(t, "stats", "--json", res.DB)
+	var tab struct {
+		Servers []struct {
+			Tools []struct {
+				Name  string `json:"name"`
+				Found int    `json:"found"`
+			} `json:"tools"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(st), &tab); err != nil {
+		t.Fatalf("stats --json: %v", err)
+	}
+	found := -1
+	for _, srv := range tab.Servers {
+		for _, tool := range srv.Tools {
+			if tool.Name == "mcp__demo__echo" {
+				found = tool.Found
+			}
+		}
+	}
+	if found != 1 {
+		t.Errorf("stats: echo found by %d searches, want 1", found)
+	}
 }

@@ -551,8 +551,8 @@ func buildTurn(t *timeline.Turn, ds *definitions) Turn {
 	rt.Unreferenced = strs(d.Unreferenced)
 	rt.MissingReferences = strs(d.MissingReferences)
 
-	rt.ToolSearches = make([]Search, 0, len(d.NewSearches))
-	for _, s := range d.NewSearches {
+	rt.ToolSearches = make([]Search, 0, len(t.NewSearches))
+	for _, s := range t.NewSearches {
 		rt.ToolSearches = append(rt.ToolSearches, Search{
 			ToolUseID: s.ToolUseID, Tool: s.Tool, Server: s.Server,
 			Query: s.Query, Mode: s.Mode, Selected: strs(s.Selected),

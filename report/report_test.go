@@ -61,6 +61,7 @@ func synthetic(n int) *timeline.Session {
 			d.NewSearches = []decode.Search{{ToolUseID: fmt.Sprintf("toolu_%04d", i-1), Tool: "ToolSearch",
 				Query: "select:" + name, Mode: decode.ModeSelect, Selected: []string{name}, MaxResults: 5,
 				HasResult: true, New: true, Results: []string{name}, ToolLoaded: true}}
+			t.NewSearches = d.NewSearches
 			loaded = append(loaded, name)
 			t.WorkingAdded = []string{name}
 			d.ToolCalls = []decode.ToolCall{{ID: fmt.Sprintf("toolu_%04d", i), Name: name, Loaded: true, Via: decode.ViaSearch, InCatalog: true}}
@@ -119,9 +120,9 @@ func TestBuildSynthetic(t *testing.T) {
 func TestNoNulls(t *testing.T) {
 	sparse := &timeline.Session{Exchanges: 3,
 		Turns: []*timeline.Turn{
-			{Index: 1, Thread: "main"},                                                                   // nothing decoded
-			{Index: 2, Thread: "main", Prev: 1, Decoded: &decode.Turn{}},                                 // nothing in it
-			{Index: 3, Thread: "main", Prev: 2, Decoded: &decode.Turn{NewSearches: []decode.Search{{}}}}, // empty search
+			{Index: 1, Thread: "main"},                                   // nothing decoded
+			{Index: 2, Thread: "main", Prev: 1, Decoded: &decode.Turn{}}, // nothing in it
+			{Index: 3, Thread: "main", Prev: 2, Decoded: &decode.Turn{NewSearches: []decode.Search{{}}}, NewSearches: []decode.Search{{}}}, // empty search
 		},
 		Threads: []*timeline.Thread{{ID: "main", Kind: timeline.KindMain}},
 	}

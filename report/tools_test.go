@@ -48,6 +48,7 @@ func toolSession() (*timeline.Session, string) {
 		t := &timeline.Turn{Index: i, Thread: "main", Prev: i - 1, Decoded: d, Exchange: &exchange.Exchange{ID: int64(i), Status: 200}}
 		if i == 2 {
 			d.NewSearches = []decode.Search{{ToolUseID: "toolu_1", Tool: "ToolSearch", Query: "select:mcp__demo__echo", Mode: "select", Results: []string{"mcp__demo__echo"}}}
+			t.NewSearches = d.NewSearches
 			t.WorkingAdded = []string{"mcp__demo__echo"}
 		}
 		s.Turns = append(s.Turns, t)

@@ -274,8 +274,45 @@ func build(exs []*exchange.Exchange, decoded []*decode.Turn, memo *analysed) *Se
 	for _, in := range infos {
 		b.diff(in)
 	}
+	newSearches(s)
 	b.flag()
 	return s
+}
+
+// newSearches sets each turn's NewSearches: the searches of its decoded
+// NewSearches that no earlier turn of its thread carried, by tool_use id
+// (a search without one is its turn's own).
+func newSearches(s *Session) {
+	seen := map[string]map[string]bool{}
+	for _, t := range s.Turns {
+		if t.Decoded == nil || len(t.Decoded.NewSearches) == 0 {
+			continue
+		}
+		ids := seen[t.Thread]
+		if ids == nil {
+			ids = map[string]bool{}
+			seen[t.Thread] = ids
+		}
+		all := true
+		for _, sr := range t.Decoded.NewSearches {
+			all = all && (sr.ToolUseID == "" || !ids[sr.ToolUseID])
+		}
+		if all {
+			t.NewSearches = t.Decoded.NewSearches
+		} else {
+			t.NewSearches = nil
+			for _, sr := range t.Decoded.NewSearches {
+				if sr.ToolUseID == "" || !ids[sr.ToolUseID] {
+					t.NewSearches = append(t.NewSearches, sr)
+				}
+			}
+		}
+		for _, sr := range t.Decoded.NewSearches {
+			if sr.ToolUseID != "" {
+				ids[sr.ToolUseID] = true
+			}
+		}
+	}
 }
 
 // decodeAll decodes every exchange, spreading the work over the CPUs, with

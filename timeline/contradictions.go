@@ -161,7 +161,7 @@ func ruleUnknownReference(b *builder, k int) []Flag {
 		inTools[t.Name] = true
 	}
 	var out []Flag
-	for _, s := range d.NewSearches {
+	for _, s := range in.t.NewSearches {
 		for _, n := range s.Results {
 			if d.InCatalog(n) || inTools[n] {
 				continue

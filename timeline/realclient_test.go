@@ -298,6 +298,15 @@ func TestRealErrorsAndRetries(t *testing.T) {
 		t.Errorf("retry flags: %s", describeFlags(retries))
 	}
 	noFlag(t, s, timeline.FlagCacheBreak)
+	// The cut request and its retry carry the same ToolSearch result: the
+	// search is the first one's alone.
+	if len(turns[2].Decoded.NewSearches) != 1 || len(turns[3].Decoded.NewSearches) != 1 ||
+		turns[2].Decoded.NewSearches[0].ToolUseID != turns[3].Decoded.NewSearches[0].ToolUseID {
+		t.Fatalf("the cut request and its retry do not both carry the search:\n%s", dump(s))
+	}
+	if len(turns[2].NewSearches) != 1 || len(turns[3].NewSearches) != 0 {
+		t.Errorf("new searches: %d on the cut request, %d on its retry; want 1 and 0", len(turns[2].NewSearches), len(turns[3].NewSearches))
+	}
 }
 
 // Behind a base URL without ENABLE_TOOL_SEARCH Claude Code may turn tool

@@ -446,11 +446,8 @@ func ruleStopSequence(b *builder, k int) []Flag {
 func ruleEmptySearch(b *builder, k int) []Flag {
 	in := b.infos[k]
 	var out []Flag
-	for _, s := range in.d.NewSearches {
+	for _, s := range in.t.NewSearches {
 		if !s.HasResult || len(s.Results) > 0 {
-			continue
-		}
-		if b.searchFlagged(k, s.ToolUseID) {
 			continue
 		}
 		mode := s.Mode
@@ -485,23 +482,6 @@ func ruleEmptySearch(b *builder, k int) []Flag {
 		out = append(out, Flag{Search: s.ToolUseID, Detail: d + "."})
 	}
 	return out
-}
-
-// searchFlagged reports whether an earlier turn of k's thread already has
-// an empty_search flag for the search (a retried request repeats it).
-func (b *builder) searchFlagged(k int, id string) bool {
-	in := b.infos[k]
-	for _, idx := range in.thread.Turns {
-		if idx >= in.t.Index {
-			break
-		}
-		for _, f := range b.infos[idx-1].t.Flags {
-			if f.Kind == FlagEmptySearch && f.Search == id {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func ruleToolSearchOff(b *builder, k int) []Flag {

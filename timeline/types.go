@@ -95,6 +95,13 @@ type Turn struct {
 	CatalogAdded, CatalogRemoved []string
 	WorkingAdded, WorkingRemoved []string
 
+	// NewSearches are the searches this turn is the first of its thread
+	// to carry the result of: its decoded NewSearches less those an
+	// earlier turn of the thread carried already (Claude Code sends a
+	// request again, the same tool_result in it, after a cut stream or an
+	// error). A search is listed and counted on this turn, once.
+	NewSearches []decode.Search
+
 	Flags []Flag
 }
 

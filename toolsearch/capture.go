@@ -67,7 +67,7 @@ func Session(s *timeline.Session, o Options) []Explained {
 		if d == nil || d.Request.Kind != decode.KindMessages {
 			continue
 		}
-		for _, sr := range d.NewSearches {
+		for _, sr := range t.NewSearches {
 			if !sr.HasResult {
 				continue
 			}

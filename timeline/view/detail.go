@@ -316,14 +316,14 @@ func Searches(s *timeline.Session, t *timeline.Turn, q string) []Line {
 		for _, c := range du.ToolCalls {
 			callTurn[c.ID] = u.Index
 		}
-		for _, sr := range du.NewSearches {
+		for _, sr := range u.NewSearches {
 			if _, ok := resultTurn[sr.ToolUseID]; !ok && sr.ToolUseID != "" {
 				resultTurn[sr.ToolUseID] = u.Index
 			}
 		}
 	}
 	l := heading(&d, t, "Searches", q)
-	l.addf(RoleText, ": %s, %d new in this turn", numfmt.Count(len(dt.Searches), "search", "searches"), len(dt.NewSearches))
+	l.addf(RoleText, ": %s, %d new in this turn", numfmt.Count(len(dt.Searches), "search", "searches"), len(t.NewSearches))
 	for _, sr := range dt.Searches {
 		if q != "" && !matches(sr.Query+" "+strings.Join(sr.Results, " "), q) {
 			continue

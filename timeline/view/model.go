@@ -483,7 +483,7 @@ func (m *Model) haystack(t *timeline.Turn) string {
 	w("#"+strconv.Itoa(t.Index), t.Thread)
 	if d := t.Decoded; d != nil {
 		w(d.Request.Model, d.Response.StopReason)
-		for _, s := range d.NewSearches {
+		for _, s := range t.NewSearches {
 			w(s.Query)
 			w(s.Results...)
 		}
