@@ -302,6 +302,9 @@ func searches(t *Turn) {
 			}
 		}
 	}
+	// The client search tools the request offers besides ToolSearch
+	// (another client's, such as pydantic-ai's search_tools).
+	clientTools := otherClientSearchTools(r.Tools)
 	serverSearch := map[string]string{} // tool name -> mode
 	for _, tool := range r.Tools {
 		switch {
@@ -317,7 +320,7 @@ func searches(t *Turn) {
 		switch b.Type {
 		case "tool_use":
 			res, ok := results[b.ID]
-			if b.Name != ClientSearchTool && !(ok && res.block.Type == "tool_result" && len(res.block.References) > 0) {
+			if b.Name != ClientSearchTool && !clientTools[b.Name] && !(ok && res.block.Type == "tool_result" && len(res.block.References) > 0) {
 				return
 			}
 			s = t.cache.clientSearch(b, !call.Response && t.isCached(call.Message))
@@ -348,9 +351,16 @@ func searches(t *Turn) {
 				s.New = res.loc.Response
 			case !res.loc.Response:
 				s.Text = res.block.Text
-				s.NoMatch = strings.HasPrefix(strings.TrimSpace(res.block.Text), noMatchPrefix)
+				s.NoMatch = noMatchText(res.block.Text)
 				s.ToolLoaded = hasToolLoadedText(r.Messages[res.loc.Message].Blocks)
 				s.New = res.loc.Message == last
+				if len(s.Results) == 0 && !s.NoMatch {
+					// A search tool answering in text (not tool_reference
+					// blocks) may name what it found in JSON.
+					if names, ok := namedInText(res.block.Text); ok {
+						s.Results, s.NoMatch = names, len(names) == 0
+					}
+				}
 			}
 		}
 		list = append(list, s)
@@ -372,17 +382,105 @@ func searches(t *Turn) {
 	t.Searches = t.cache.searchPointers(list)
 }
 
+// noMatchTexts start the text results of client searches that found
+// nothing: Claude Code's ToolSearch, and pydantic-ai's search_tools (now
+// and in earlier releases).
+var noMatchTexts = []string{noMatchPrefix, "No matching tools found", "No tools found"}
+
+func noMatchText(text string) bool {
+	text = strings.TrimSpace(text)
+	for _, p := range noMatchTexts {
+		if strings.HasPrefix(text, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// otherClientSearchTools names the tools of a request that are another
+// client's tool search, known by name and input: pydantic-ai's
+// search_tools, whose input is a list of queries (or a query string in
+// its first releases). A tool merely named like a search (a web search, a
+// code search) is not one.
+func otherClientSearchTools(tools []Tool) map[string]bool {
+	var out map[string]bool
+	for _, tool := range tools {
+		if tool.Name != "search_tools" || tool.Type != "" || len(tool.Raw) == 0 {
+			continue
+		}
+		var def struct {
+			InputSchema struct {
+				Properties map[string]struct {
+					Type string `json:"type"`
+				} `json:"properties"`
+			} `json:"input_schema"`
+		}
+		if json.Unmarshal(tool.Raw, &def) != nil {
+			continue
+		}
+		p := def.InputSchema.Properties
+		if p["queries"].Type == "array" || p["query"].Type == "string" || p["keywords"].Type == "string" {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[tool.Name] = true
+		}
+	}
+	return out
+}
+
+// namedInText reads the tools a search tool's text result names, when it
+// is a JSON object listing them: {"discovered_tools": [{"name": ...}]}
+// (pydantic-ai) or {"tools": [{"name": ...}]}. ok is false for any other
+// text; names is empty when the list is.
+func namedInText(text string) (names []string, ok bool) {
+	text = strings.TrimSpace(text)
+	if !strings.HasPrefix(text, "{") {
+		return nil, false
+	}
+	var res struct {
+		Discovered *[]struct {
+			Name string `json:"name"`
+		} `json:"discovered_tools"`
+		Tools *[]struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal([]byte(text), &res) != nil {
+		return nil, false
+	}
+	list := res.Discovered
+	if list == nil {
+		list = res.Tools
+	}
+	if list == nil {
+		return nil, false
+	}
+	names = []string{}
+	for _, t := range *list {
+		if t.Name != "" {
+			names = append(names, t.Name)
+		}
+	}
+	return names, true
+}
+
 // clientSearch reads a client search call's input.
 func clientSearch(b *Block) Search {
 	s := Search{ToolUseID: b.ID, Tool: b.Name, Input: b.Input}
 	var in struct {
 		Query      json.RawMessage `json:"query"`
 		Queries    []string        `json:"queries"`
+		Keywords   json.RawMessage `json:"keywords"`
 		MaxResults json.RawMessage `json:"max_results"`
 	}
 	if len(b.Input) > 0 && json.Unmarshal(b.Input, &in) == nil {
-		if json.Unmarshal(in.Query, &s.Query) != nil && len(in.Queries) > 0 {
-			s.Query = strings.Join(in.Queries, " ")
+		if json.Unmarshal(in.Query, &s.Query) != nil {
+			if len(in.Queries) > 0 {
+				s.Query = strings.Join(in.Queries, " ")
+			} else {
+				json.Unmarshal(in.Keywords, &s.Query)
+			}
 		}
 		s.MaxResults = jsonInt(in.MaxResults)
 	}

@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -588,4 +589,66 @@ func synthesizeSSE(t *testing.T, r Response) []byte {
 	emit("message_delta", map[string]any{"type": "message_delta", "delta": d, "usage": usage})
 	emit("message_stop", map[string]any{"type": "message_stop"})
 	return []byte(sb.String())
+}
+
+// TestOtherClientTextSearch: pydantic-ai's search_tools, offered in the
+// request's tools, is a search whether it answers with tool_reference
+// blocks (the recorded cassette) or
+// in text, as it does when nothing matched ("No matching tools found",
+// since Anthropic refuses an empty tool_result) and on its local path (a
+// JSON object naming the discovered tools). The cassette's second request
+// is rewritten to each text form. A tool merely named like a search, or a
+// search_tools whose input is not a search's, is no search.
+func TestOtherClientTextSearch(t *testing.T) {
+	cases := corpusCases(t, "pydantic-ai/test_anthropic_explicit_tool_search_keeps_search_surface.yaml")
+	if len(cases) < 2 {
+		t.Fatalf("%d exchanges in the cassette", len(cases))
+	}
+	base := cases[1].ex
+	const refs = `[{"tool_name":"search_only_tool","type":"tool_reference"}]`
+	var body map[string]any
+	if err := json.Unmarshal(base.ReqBody, &body); err != nil {
+		t.Fatal(err)
+	}
+	canon, _ := json.Marshal(body)
+	if !bytes.Contains(canon, []byte(refs)) {
+		t.Fatalf("the cassette's tool_result no longer holds %s", refs)
+	}
+	with := func(content string, edit func([]byte) []byte) *Turn {
+		ex := *base
+		ex.ReqBody = bytes.Replace(canon, []byte(refs), []byte(content), 1)
+		if edit != nil {
+			ex.ReqBody = edit(ex.ReqBody)
+		}
+		return Decode(&ex)
+	}
+	quoted := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+	none := with(quoted("No matching tools found. The tools you need may not be available."), nil)
+	if len(none.NewSearches) != 1 || none.NewSearches[0].Tool != "search_tools" || !none.NewSearches[0].HasResult ||
+		!none.NewSearches[0].NoMatch || len(none.NewSearches[0].Results) != 0 || none.NewSearches[0].Query != "search_only_tool" {
+		t.Errorf("no match in text: %+v", none.NewSearches)
+	}
+	named := with(quoted(`{"discovered_tools":[{"name":"search_only_tool","description":null}]}`), nil)
+	if len(named.NewSearches) != 1 || named.NewSearches[0].NoMatch || !reflect.DeepEqual(named.NewSearches[0].Results, []string{"search_only_tool"}) {
+		t.Errorf("JSON naming the tools: %+v", named.NewSearches)
+	}
+	empty := with(quoted(`{"discovered_tools":[],"message":"No matching tools found. The tools you need may not be available."}`), nil)
+	if len(empty.NewSearches) != 1 || !empty.NewSearches[0].NoMatch || len(empty.NewSearches[0].Results) != 0 {
+		t.Errorf("JSON naming none: %+v", empty.NewSearches)
+	}
+	// The same text from a tool that is not a search tool: a web search,
+	// and a search_tools whose input is not a search's.
+	rename := func(from, to string) func([]byte) []byte {
+		return func(b []byte) []byte { return bytes.ReplaceAll(b, []byte(`"name":"`+from+`"`), []byte(`"name":"`+to+`"`)) }
+	}
+	if web := with(quoted("No matching tools found."), rename("search_tools", "web_search")); len(web.NewSearches) != 0 {
+		t.Errorf("a web search taken for a tool search: %+v", web.NewSearches)
+	}
+	notSearch := with(quoted("No matching tools found."), func(b []byte) []byte {
+		return bytes.ReplaceAll(b, []byte(`"queries":{`), []byte(`"target":{`))
+	})
+	if len(notSearch.NewSearches) != 0 {
+		t.Errorf("a search_tools with another input taken for a tool search: %+v", notSearch.NewSearches)
+	}
 }

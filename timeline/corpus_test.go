@@ -1,11 +1,14 @@
 package timeline_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/fixtures/corpus"
 	"github.com/tsinspect/tsinspect/timeline"
 )
@@ -71,5 +74,51 @@ func TestCorpusFlags(t *testing.T) {
 	}
 	if turns < 60 {
 		t.Errorf("only %d turns in the corpus", turns)
+	}
+}
+
+// TestOtherClientEmptySearch: pydantic-ai's search_tools answering "No
+// matching tools found" in text (the cassette's tool_reference result
+// rewritten to it) is an empty search, flagged; answering with JSON that
+// names a tool it is not.
+func TestOtherClientEmptySearch(t *testing.T) {
+	caps, err := corpus.Captures(corpus.Dir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exs []exchange.Exchange
+	for _, c := range caps {
+		if c.Name == "pydantic-ai/test_anthropic_explicit_tool_search_keeps_search_surface.yaml" {
+			exs = c.Exchanges
+		}
+	}
+	if len(exs) < 2 {
+		t.Fatal("the pydantic-ai search cassette is not in the corpus")
+	}
+	const refs = `[{"tool_name":"search_only_tool","type":"tool_reference"}]`
+	rewrite := func(content string) []exchange.Exchange {
+		out := slices.Clone(exs)
+		for i := range out {
+			var v any
+			if json.Unmarshal(out[i].ReqBody, &v) != nil {
+				continue
+			}
+			b, _ := json.Marshal(v)
+			out[i].ReqBody = bytes.Replace(b, []byte(refs), []byte(content), 1)
+		}
+		return out
+	}
+	empty := timeline.Build(rewrite(`"No matching tools found. The tools you need may not be available."`))
+	if got := flagList(empty); !slices.Contains(got, "2:empty_search") {
+		t.Errorf("flags %v, want empty_search on turn 2\n%s", got, dump(empty))
+	}
+	named := timeline.Build(rewrite(`"{\"discovered_tools\":[{\"name\":\"search_only_tool\",\"description\":null}]}"`))
+	for _, f := range flagList(named) {
+		if strings.HasSuffix(f, ":empty_search") {
+			t.Errorf("a search naming its tool flagged empty: %v", flagList(named))
+		}
+	}
+	if n := len(named.Turns[1].NewSearches); n != 1 {
+		t.Errorf("%d searches on turn 2, want 1", n)
 	}
 }
