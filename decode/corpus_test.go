@@ -640,7 +640,9 @@ func TestOtherClientTextSearch(t *testing.T) {
 	// The same text from a tool that is not a search tool: a web search,
 	// and a search_tools whose input is not a search's.
 	rename := func(from, to string) func([]byte) []byte {
-		return func(b []byte) []byte { return bytes.ReplaceAll(b, []byte(`"name":"`+from+`"`), []byte(`"name":"`+to+`"`)) }
+		return func(b []byte) []byte {
+			return bytes.ReplaceAll(b, []byte(`"name":"`+from+`"`), []byte(`"name":"`+to+`"`))
+		}
 	}
 	if web := with(quoted("No matching tools found."), rename("search_tools", "web_search")); len(web.NewSearches) != 0 {
 		t.Errorf("a web search taken for a tool search: %+v", web.NewSearches)
