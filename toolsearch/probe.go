@@ -1,6 +1,7 @@
 package toolsearch
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -17,18 +18,34 @@ type Finding struct {
 	// Problems say what makes the tool hard to find: an empty
 	// description, a name whose words other tools share.
 	Problems []string
+	// Shared, when its Tools is more than max_results, is the words of the
+	// tool's name (numbers aside) and how many tools of the pool have all
+	// of them in their names: a search for those words returns only some.
+	Shared Shared
+}
+
+// Shared is a set of name words and the number of tools whose names hold
+// them all.
+type Shared struct {
+	Words []string
+	Tools int
 }
 
 // Found reports whether some query found the tool.
 func (f Finding) Found() bool { return f.Query != "" }
 
-// Findable tries, for each tool of the pool, the queries made of its own
-// name: each word of the action (for mcp__server__action_words, the
-// action's words), all of them, and the server with them; the tool is
-// findable when one of them returns it within maxResults.
-func Findable(alg Algorithm, pool []Tool, maxResults int) []Finding {
+// Findable tries, for each of tools, the queries a model would write of
+// its own name: each word of the action (for mcp__server__action_words,
+// the action's words) that is a word (not a number, three letters or
+// more), all of them, and the server with them; the tool is findable when
+// one of them returns it within maxResults, searching pool (tools and
+// whatever else competes: Claude Code's own deferred tools). It also
+// names what makes a tool hard to find: an empty description, words
+// joined into one name part, and name words so many tools share that a
+// search for them returns only some.
+func Findable(alg Algorithm, tools, pool []Tool, maxResults int) []Finding {
 	var out []Finding
-	for _, t := range pool {
+	for _, t := range tools {
 		f := Finding{Name: t.Name}
 		parts, _ := NameParts(t.Name)
 		action := parts
@@ -53,8 +70,8 @@ func Findable(alg Algorithm, pool []Tool, maxResults int) []Finding {
 			}
 		}
 		// A model writes words: a part like get-env is queried as get
-		// and env.
-		var ws []string
+		// and env. A number alone ("7") is no query a model makes.
+		var ws, named []string
 		hyphen := false
 		for _, p := range action {
 			pw := words(p)
@@ -62,7 +79,10 @@ func Findable(alg Algorithm, pool []Tool, maxResults int) []Finding {
 			ws = append(ws, pw...)
 		}
 		for _, w := range ws {
-			add(w)
+			if isWord(w) {
+				named = append(named, w)
+				add(w)
+			}
 		}
 		add(strings.Join(ws, " "))
 		if server != "" {
@@ -87,6 +107,14 @@ func Findable(alg Algorithm, pool []Tool, maxResults int) []Finding {
 		if strings.TrimSpace(t.Description) == "" {
 			f.Problems = append(f.Problems, "empty description: only its name can match")
 		}
+		if shared := sharing(named, pool); len(named) > 0 && shared > maxResults {
+			p := fmt.Sprintf("%s in %d names", quoteList(named), shared)
+			if rest := numbers(ws); len(rest) > 0 {
+				p += "; only " + quoteList(rest) + " tells it apart"
+			}
+			f.Problems = append(f.Problems, p)
+			f.Shared = Shared{Words: named, Tools: shared}
+		}
 		if !f.Found() {
 			q := strings.Join(ws, " ")
 			r := ClientAs(alg, q, maxResults, pool, pool)
@@ -107,4 +135,61 @@ func Findable(alg Algorithm, pool []Tool, maxResults int) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// isWord reports whether w is a word a model would search for alone:
+// three letters or more, not a number.
+func isWord(w string) bool {
+	if len(w) < 3 {
+		return false
+	}
+	_, err := strconv.Atoi(w)
+	return err != nil
+}
+
+// numbers lists the words of ws that are not words a model searches for
+// alone (numbers, one or two letters).
+func numbers(ws []string) []string {
+	var out []string
+	for _, w := range ws {
+		if !isWord(w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// sharing counts the tools of pool whose name parts hold every word of
+// named.
+func sharing(named []string, pool []Tool) int {
+	n := 0
+	for _, t := range pool {
+		parts, _ := NameParts(t.Name)
+		all := true
+		for _, w := range named {
+			found := false
+			for _, p := range parts {
+				for _, pw := range words(p) {
+					found = found || pw == w
+				}
+			}
+			all = all && found
+		}
+		if all {
+			n++
+		}
+	}
+	return n
+}
+
+// quoteList writes words quoted and joined: "send", "slack" and "mail".
+func quoteList(ws []string) string {
+	q := make([]string, len(ws))
+	for i, w := range ws {
+		q[i] = strconv.Quote(w)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
 }

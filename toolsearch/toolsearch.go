@@ -49,13 +49,121 @@ const (
 	Observed Algorithm = "2.1.328"
 )
 
-// ParseAlgorithm checks an algorithm name.
+// Auto asks for the algorithm of the Claude Code release that made the
+// capture ([ForVersion]); the command line's default.
+const Auto = "auto"
+
+// measured lists the Claude Code releases whose ToolSearch results were
+// recorded and compared with each scoring, oldest first, with the scoring
+// that agreed with every recorded search.
+var measured = []struct {
+	version string
+	alg     Algorithm
+}{
+	{"2.1.328", Observed},
+	{"2.1.331", Observed},
+}
+
+// ForVersion returns the scoring Claude Code version v runs, and a phrase
+// saying how that is known: the release was measured, or it is taken from
+// the newest measured release before it (a newer release, or one between
+// two measured), or, for a release older than any measured or no version,
+// the published algorithm.
+func ForVersion(v string) (Algorithm, string) {
+	if v == "" {
+		return Published, "the published scoring (no Claude Code release to follow)"
+	}
+	best := -1
+	for i, m := range measured {
+		switch c := compareVersions(m.version, v); {
+		case c == 0:
+			return m.alg, fmt.Sprintf("the scoring Claude Code %s runs, as measured", v)
+		case c < 0:
+			best = i
+		}
+	}
+	if best < 0 {
+		return Published, fmt.Sprintf("the published scoring: Claude Code %s is older than any release measured (%s)", v, measured[0].version)
+	}
+	m := measured[best]
+	return m.alg, fmt.Sprintf("the scoring of Claude Code %s, the newest release measured before %s", m.version, v)
+}
+
+// Versions lists the measured Claude Code releases, oldest first.
+func Versions() []string {
+	out := make([]string, len(measured))
+	for i, m := range measured {
+		out[i] = m.version
+	}
+	return out
+}
+
+// ParseAlgorithm reads an --algorithm value: "published", a scoring's name
+// ("2.1.328"), or any Claude Code version ("2.1.331": the scoring that
+// release runs, see [ForVersion]). Auto is for the caller to resolve.
 func ParseAlgorithm(s string) (Algorithm, error) {
 	switch a := Algorithm(s); a {
 	case Published, Observed:
 		return a, nil
 	}
-	return "", fmt.Errorf("toolsearch: algorithm %q: want %s or %s", s, Published, Observed)
+	if isVersion(s) {
+		a, _ := ForVersion(s)
+		return a, nil
+	}
+	return "", fmt.Errorf("toolsearch: algorithm %q: want %s, %s or a Claude Code version (%s measured)", s, Published, Auto, strings.Join(Versions(), ", "))
+}
+
+// Resolve reads an --algorithm value for a capture made by Claude Code
+// version (or "" when unknown): Auto resolves to that version's scoring.
+// how says in a phrase which scoring it is and how that is known.
+func Resolve(value, version string) (alg Algorithm, how string, err error) {
+	switch {
+	case value == Auto:
+		alg, how = ForVersion(version)
+		return alg, how, nil
+	case Algorithm(value) == Published:
+		return Published, "the published algorithm", nil
+	case isVersion(value):
+		alg, how = ForVersion(value)
+		return alg, how, nil
+	}
+	alg, err = ParseAlgorithm(value)
+	return alg, "as --algorithm asks", err
+}
+
+// isVersion reports whether s is a dotted version such as 2.1.331.
+func isVersion(s string) bool {
+	parts := strings.Split(s, ".")
+	if len(parts) < 2 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || strings.Trim(p, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// compareVersions orders dotted versions numerically.
+func compareVersions(a, b string) int {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < max(len(pa), len(pb)); i++ {
+		var x, y int
+		if i < len(pa) {
+			fmt.Sscan(pa[i], &x)
+		}
+		if i < len(pb) {
+			fmt.Sscan(pb[i], &y)
+		}
+		if x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
 }
 
 // Points of the coarse-part scoring (Observed only).

@@ -87,8 +87,38 @@ func TestWorkedExampleObserved(t *testing.T) {
 	if len(r.Candidates) != 1 || r.Candidates[0].Score != 16 {
 		t.Errorf("file.read: %+v, want 12 (part) + 4 (inside file.read)", r.Candidates)
 	}
-	if _, err := toolsearch.ParseAlgorithm("2.0"); err == nil {
-		t.Error("ParseAlgorithm accepted 2.0")
+}
+
+// TestAlgorithmForVersion: a Claude Code version names the scoring that
+// release runs: as measured (2.1.328, 2.1.331), the newest measured
+// before it (a later release), or the published one (an older release).
+func TestAlgorithmForVersion(t *testing.T) {
+	for _, c := range []struct {
+		v    string
+		want toolsearch.Algorithm
+		how  string
+	}{
+		{"2.1.328", toolsearch.Observed, "as measured"},
+		{"2.1.331", toolsearch.Observed, "as measured"},
+		{"2.1.400", toolsearch.Observed, "the newest release measured before 2.1.400"},
+		{"2.1.329", toolsearch.Observed, "Claude Code 2.1.328, the newest release measured before 2.1.329"},
+		{"2.1.100", toolsearch.Published, "older than any release measured"},
+		{"", toolsearch.Published, "no Claude Code release"},
+	} {
+		got, how := toolsearch.ForVersion(c.v)
+		if got != c.want || !strings.Contains(how, c.how) {
+			t.Errorf("ForVersion(%q) = %s, %q; want %s, %q", c.v, got, how, c.want, c.how)
+		}
+	}
+	for s, want := range map[string]toolsearch.Algorithm{"published": toolsearch.Published, "2.1.328": toolsearch.Observed, "2.1.331": toolsearch.Observed, "2.0": toolsearch.Published} {
+		if got, err := toolsearch.ParseAlgorithm(s); err != nil || got != want {
+			t.Errorf("ParseAlgorithm(%q) = %s, %v; want %s", s, got, err, want)
+		}
+	}
+	for _, bad := range []string{"nope", "2", "2.x", ""} {
+		if _, err := toolsearch.ParseAlgorithm(bad); err == nil {
+			t.Errorf("ParseAlgorithm accepted %q", bad)
+		}
 	}
 }
 
@@ -224,7 +254,7 @@ func TestFindable(t *testing.T) {
 		pool = append(pool, toolsearch.Tool{Name: "mcp__s__get_item_" + s, Description: "Get an item."})
 	}
 	pool = append(pool, toolsearch.Tool{Name: "mcp__s__get_item"})
-	fs := toolsearch.Findable(toolsearch.Published, pool, 5)
+	fs := toolsearch.Findable(toolsearch.Published, pool, pool, 5)
 	if len(fs) != 7 {
 		t.Fatalf("%d findings", len(fs))
 	}
@@ -238,7 +268,37 @@ func TestFindable(t *testing.T) {
 	if f.Found() || strings.Join(f.Tried, "|") != "get|item|get item|s get item" {
 		t.Errorf("get_item: %+v, want not found after get|item|get item|s get item", f)
 	}
-	if p := strings.Join(f.Problems, "; "); !strings.Contains(p, "empty description") || !strings.Contains(p, `6 tools score as high or higher on "get item"`) {
-		t.Errorf("problems %q", p)
+	if p := strings.Join(f.Problems, "; "); !strings.Contains(p, "empty description") || !strings.Contains(p, `6 tools score as high or higher on "get item"`) ||
+		!strings.Contains(p, `"get" and "item" in 7 names`) || f.Shared.Tools != 7 {
+		t.Errorf("problems %q, shared %+v", p, f.Shared)
+	}
+}
+
+// TestFindableByNumberOnly: tools told apart only by a number are found
+// by a query of their name's words with the number ("action 7"), never by
+// the number alone, which no model writes, and say that "action" is
+// shared; another tool of the pool that shares nothing is fine.
+func TestFindableByNumberOnly(t *testing.T) {
+	var pool []toolsearch.Tool
+	for i := 0; i < 12; i++ {
+		pool = append(pool, toolsearch.Tool{Name: fmt.Sprintf("mcp__demo__action_%d", i), Description: fmt.Sprintf("Perform demo action number %d on a named target.", i)})
+	}
+	pool = append(pool, toolsearch.Tool{Name: "mcp__demo__echo", Description: "Echo the given text back unchanged."})
+	fs := toolsearch.Findable(toolsearch.Observed, pool, pool, 5)
+	for i, f := range fs[:12] {
+		for _, q := range f.Tried {
+			if q == fmt.Sprint(i) {
+				t.Errorf("%s: tried the bare number %q", f.Name, q)
+			}
+		}
+		if !f.Found() || f.Shared.Tools != 12 || !strings.Contains(strings.Join(f.Problems, "; "), fmt.Sprintf(`"action" in 12 names; only "%d" tells it apart`, i)) {
+			t.Errorf("%s: %+v", f.Name, f)
+		}
+	}
+	if f := fs[7]; f.Query != "action 7" {
+		t.Errorf("action_7 found by %q, want \"action 7\"", f.Query)
+	}
+	if f := fs[12]; f.Query != "echo" || len(f.Problems) != 0 || f.Shared.Tools != 0 {
+		t.Errorf("echo: %+v", f)
 	}
 }

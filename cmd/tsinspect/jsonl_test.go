@@ -85,3 +85,27 @@ func TestTurnsPricesLine(t *testing.T) {
 		t.Error("the capture's figures under a filtered table")
 	}
 }
+
+// TestSearchesAlgorithmFollowsTheClient: --explain scores with what the
+// capture's Claude Code release runs unless told otherwise, accepts every
+// Claude Code version, and refuses a bad --algorithm before printing
+// anything.
+func TestSearchesAlgorithmFollowsTheClient(t *testing.T) {
+	_, out, _ := runIn("searches", "--explain", demoDB)
+	if !strings.Contains(out, `Keyword scoring "2.1.328": the scoring Claude Code 2.1.328 runs, as measured.`) {
+		t.Errorf("default scoring not the capture's release:\n%s", out)
+	}
+	for arg, want := range map[string]string{
+		"2.1.331":   `Keyword scoring "2.1.328": the scoring Claude Code 2.1.331 runs, as measured.`,
+		"published": `Keyword scoring "published": the published algorithm.`,
+		"2.1.100":   `Keyword scoring "published": the published scoring: Claude Code 2.1.100 is older than any release measured`,
+	} {
+		if code, out, stderr := runIn("searches", "--explain", "--algorithm", arg, demoDB); code != 0 || !strings.Contains(out, want) {
+			t.Errorf("--algorithm %s: exit %d %s\n%s", arg, code, stderr, out)
+		}
+	}
+	code, out, stderr := runIn("searches", demoDB, "--algorithm", "nope")
+	if code != 2 || out != "" || !strings.Contains(stderr, `--algorithm "nope"`) {
+		t.Errorf("bad --algorithm: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+}

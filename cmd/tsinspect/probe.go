@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -15,6 +16,7 @@ import (
 	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/report"
 	"github.com/tsinspect/tsinspect/toolsearch"
+	"github.com/tsinspect/tsinspect/toolsearch/claudetools"
 )
 
 const probeAbout = `
@@ -32,8 +34,11 @@ MCP's tools/list (it calls none), and says:
   - for each --query, which tools it loads, every candidate's score and
     where the cut fell (Claude Code's published algorithm).
 
-The pool is the tools of the servers probed; in a real session Claude
-Code's own deferred tools compete too.
+The pool searched is the tools of the servers probed and, as in a real
+session, Claude Code's own deferred tools (CronCreate, WebFetch,
+NotebookEdit, ...), which compete in every search: their names and
+descriptions as the project recorded them from a Claude Code release
+(--claude-tools picks the release, or none to leave them out).
 
 Exit status 3 (for CI): with --require findable, when some tool is found
 by no query of its own name's words; with --expect 'QUERY=TOOL', when
@@ -57,7 +62,8 @@ func runProbe(env *cliEnv, args []string) error {
 	var queries, expects listFlag
 	fs.Var(&queries, "query", "a ToolSearch `query` to run over the tools (repeatable)")
 	fs.Var(&expects, "expect", "`QUERY=TOOL`: exit 3 unless QUERY loads TOOL (repeatable; TOOL as Claude Code names it, mcp__server__tool)")
-	algorithm := fs.String("algorithm", string(toolsearch.Published), "the keyword scoring, `published` or 2.1.328 (what Claude Code 2.1.328 runs: names also scored whole)")
+	algorithm := fs.String("algorithm", toolsearch.Auto, "the keyword scoring: auto (that of the --claude-tools release), published, or a Claude Code `version`")
+	claudeTools := fs.String("claude-tools", "", "Claude Code's own deferred tools in the pool: those of this `release` (default the newest recorded: "+newestClaudeTools()+"), or none")
 	maxResults := fs.Int("max-results", toolsearch.DefaultMaxResults, "ToolSearch's max_results `n`")
 	require := fs.String("require", "", "`findable`: exit 3 when some tool is found by no query of its own name's words")
 	timeout := fs.Duration("timeout", 30*time.Second, "how long a server gets to start and list its tools")
@@ -76,9 +82,20 @@ func runProbe(env *cliEnv, args []string) error {
 	case *maxResults < 1:
 		return usageError("probe: --max-results %d: want 1 or more", *maxResults)
 	}
-	alg, err := toolsearch.ParseAlgorithm(*algorithm)
+	var builtin claudetools.Release
+	switch *claudeTools {
+	case "none":
+	case "":
+		builtin, _ = claudetools.For("")
+	default:
+		var exact bool
+		if builtin, exact = claudetools.For(*claudeTools); !exact {
+			return usageError("probe: --claude-tools %q: recorded releases are %s (or none)", *claudeTools, strings.Join(claudeToolsVersions(), ", "))
+		}
+	}
+	alg, how, err := toolsearch.Resolve(*algorithm, builtin.Version)
 	if err != nil {
-		return usageError("probe: --algorithm %q: want %s or %s", *algorithm, toolsearch.Published, toolsearch.Observed)
+		return usageError("probe: --algorithm %q: want %s, %s or a Claude Code version (%s measured)", *algorithm, toolsearch.Auto, toolsearch.Published, strings.Join(toolsearch.Versions(), ", "))
 	}
 	for _, e := range expects {
 		if q, tool, ok := strings.Cut(e, "="); !ok || strings.TrimSpace(q) == "" || strings.TrimSpace(tool) == "" {
@@ -108,18 +125,31 @@ func runProbe(env *cliEnv, args []string) error {
 		return err
 	}
 	failed := false
-	findings := toolsearch.Findable(alg, pool, *maxResults)
-	if err := writeProbe(env.stdout, pool, sizes, findings, *window); err != nil {
+	all := slices.Clone(pool)
+	for _, t := range builtin.Tools {
+		all = append(all, toolsearch.Tool{Name: t.Name, Description: t.Description})
+	}
+	// Claude Code's catalog lists deferred tools sorted by name, and
+	// ToolSearch breaks ties in that order.
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+	findings := toolsearch.Findable(alg, pool, all, *maxResults)
+	if err := writeProbe(env.stdout, pool, sizes, findings, *window, *maxResults); err != nil {
 		return fmt.Errorf("probe: write: %w", err)
 	}
+	if len(builtin.Tools) > 0 {
+		fmt.Fprintf(env.stdout, "Searched among them and Claude Code %s's %s (--claude-tools none to leave them out); keyword scoring %q: %s.\n",
+			builtin.Version, numfmt.Count(len(builtin.Tools), "deferred tool", "deferred tools"), alg, how)
+	} else {
+		fmt.Fprintf(env.stdout, "Searched among them alone, without Claude Code's own deferred tools; keyword scoring %q: %s.\n", alg, how)
+	}
 	for _, q := range queries {
-		r := toolsearch.ClientAs(alg, q, *maxResults, pool, pool)
+		r := toolsearch.ClientAs(alg, q, *maxResults, all, all)
 		fmt.Fprintf(env.stdout, "\n%s", r.Text(""))
 	}
 	for _, e := range expects {
 		q, tool, _ := strings.Cut(e, "=")
 		q, tool = strings.TrimSpace(q), strings.TrimSpace(tool)
-		r := toolsearch.ClientAs(alg, q, *maxResults, pool, pool)
+		r := toolsearch.ClientAs(alg, q, *maxResults, all, all)
 		ok := false
 		for _, n := range r.Names {
 			ok = ok || n == tool
@@ -149,6 +179,23 @@ func runProbe(env *cliEnv, args []string) error {
 		return &exitError{code: 3}
 	}
 	return nil
+}
+
+// newestClaudeTools is the newest release whose deferred tools were
+// recorded.
+func newestClaudeTools() string {
+	r, _ := claudetools.For("")
+	return r.Version
+}
+
+// claudeToolsVersions lists the releases whose deferred tools were
+// recorded.
+func claudeToolsVersions() []string {
+	var out []string
+	for _, r := range claudetools.Releases() {
+		out = append(out, r.Version)
+	}
+	return out
 }
 
 func serverNames(list []mcpclient.Server) string {
@@ -196,7 +243,7 @@ func probeTools(env *cliEnv, list []mcpclient.Server, timeout time.Duration) ([]
 // tokens estimates the tokens of n characters of JSON.
 func tokens(n int) int64 { return int64(math.Ceil(float64(n) / report.CharsPerToken)) }
 
-func writeProbe(w io.Writer, pool []toolsearch.Tool, sizes map[string]int, findings []toolsearch.Finding, window int) error {
+func writeProbe(w io.Writer, pool []toolsearch.Tool, sizes map[string]int, findings []toolsearch.Finding, window, maxResults int) error {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tTOKENS\tFOUND BY\tPROBLEMS")
@@ -236,5 +283,32 @@ func writeProbe(w io.Writer, pool []toolsearch.Tool, sizes map[string]int, findi
 	} else {
 		fmt.Fprintln(w, "Every tool is found by a query of its own name's words.")
 	}
+	// Tools told apart by a number alone, or not at all, once per group.
+	seen := map[string]bool{}
+	for _, f := range findings {
+		sh := f.Shared
+		key := strings.Join(sh.Words, " ")
+		if sh.Tools == 0 || seen[key] {
+			continue
+		}
+		seen[key] = true
+		n := 0
+		for _, g := range findings {
+			if strings.Join(g.Shared.Words, " ") == key {
+				n++
+			}
+		}
+		fmt.Fprintf(w, "Problem: %d of these tools have only %s in their names, as %d tools of the pool do: a search for what they do returns %d of them at most, and nothing in their names tells them apart but a number. Give each a name and description that say what it does differently.\n",
+			n, quoteWords(sh.Words), sh.Tools, maxResults)
+	}
 	return nil
+}
+
+// quoteWords writes words quoted: "action", or "send" and "mail".
+func quoteWords(ws []string) string {
+	q := make([]string, len(ws))
+	for i, w := range ws {
+		q[i] = fmt.Sprintf("%q", w)
+	}
+	return strings.Join(q, " and ")
 }

@@ -78,10 +78,14 @@ func TestProbe(t *testing.T) {
 		"server items (http items 0.1): 7 tools",
 		`mcp__items__get_item_red    39      "red"`,
 		"1 tool no query of its own name's words finds: mcp__items__get_item",
-		"empty description: only its name can match; no distinctive name part: 6 tools score as high or higher on \"get item\"",
+		`empty description: only its name can match; "get" and "item" in 7 names; no distinctive name part: 6 tools score as high or higher on "get item"`,
 		"these tools would be sent inline (below the threshold)",
 		`keyword query "get item", max_results 5`,
-		"max_results 5 cut the list after mcp__items__get_item_pink (score 28), in a tie with mcp__items__get_item_red (score 28)",
+		// By default the pool holds Claude Code's own deferred tools (TaskGet
+		// scores on "get"), and the scoring is that release's.
+		"max_results 5 cut the list after mcp__items__get_item_pink (score 36), in a tie with mcp__items__get_item_red (score 36)",
+		`TaskGet                     "get" = name part +10`,
+		"Searched among them and Claude Code 2.1.331's 15 deferred tools (--claude-tools none to leave them out)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output does not say %q:\n%s", want, out)
@@ -99,11 +103,16 @@ func TestProbe(t *testing.T) {
 	if code != 0 {
 		t.Errorf("--expect met: exit %d", code)
 	}
-	// --algorithm 2.1.328 also scores the tool names whole: "item" is
-	// inside every get_item_* name (+4).
-	_, out, _ = runProbeIn("--mcp-config", cfg, "--algorithm", "2.1.328", "--query", "get item")
-	if !strings.Contains(out, `"get item" in a whole name +4`) && !strings.Contains(out, `"item" in a whole name +4`) {
-		t.Errorf("2.1.328 scoring not used:\n%s", out)
+	// The published scoring does not score the tool names whole; without
+	// Claude Code's tools only the server's compete.
+	_, out, _ = runProbeIn("--mcp-config", cfg, "--algorithm", "published", "--claude-tools", "none", "--query", "get item")
+	if strings.Contains(out, `in a whole name +4`) || strings.Contains(out, "TaskGet") || !strings.Contains(out, "(score 28), in a tie with mcp__items__get_item_red (score 28)") ||
+		!strings.Contains(out, `Searched among them alone, without Claude Code's own deferred tools; keyword scoring "published": the published algorithm.`) {
+		t.Errorf("published scoring over the server's tools alone:\n%s", out)
+	}
+	_, out, _ = runProbeIn("--mcp-config", cfg, "--claude-tools", "2.1.328")
+	if !strings.Contains(out, `Claude Code 2.1.328's 15 deferred tools`) || !strings.Contains(out, `keyword scoring "2.1.328": the scoring Claude Code 2.1.328 runs, as measured.`) {
+		t.Errorf("--claude-tools 2.1.328:\n%s", out)
 	}
 	_, out, _ = runProbeIn("--mcp-config", cfg, "--context-window", "1000")
 	if !strings.Contains(out, "(100 of 1,000 tokens): these tools would be deferred") {
@@ -119,7 +128,8 @@ func TestProbe(t *testing.T) {
 		{[]string{"--mcp-config", cfg, "--expect", "noequals"}, 2, `--expect "noequals": want QUERY=TOOL`},
 		{[]string{"--mcp-config", cfg, "--server", "nope"}, 2, "the config's servers are items"},
 		{[]string{"--mcp-config", cfg, "extra"}, 2, `unexpected argument "extra"`},
-		{[]string{"--mcp-config", cfg, "--algorithm", "2.0"}, 2, `--algorithm "2.0": want published or 2.1.328`},
+		{[]string{"--mcp-config", cfg, "--algorithm", "nope"}, 2, `--algorithm "nope": want auto, published or a Claude Code version`},
+		{[]string{"--mcp-config", cfg, "--claude-tools", "2.1.100"}, 2, `--claude-tools "2.1.100": recorded releases are 2.1.328, 2.1.331 (or none)`},
 		{[]string{"--mcp-config", filepath.Join(t.TempDir(), "none.json")}, 1, "probe: mcp config: open"},
 	} {
 		code, _, stderr := runProbeIn(c.args...)

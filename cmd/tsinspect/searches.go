@@ -62,7 +62,7 @@ func runSearches(env *cliEnv, args []string) error {
 	toolsFlag := fs.String("tools", "", "also list what happened to the tools matching these comma-separated `patterns` (globs like mcp__github__*; a pattern without * ? [ matches names starting with it)")
 	thread := fs.String("thread", "", "only this `thread` (main, sub1, side1, ...)")
 	mcpConfig := fs.String("mcp-config", "", "with --explain: take tool descriptions from the MCP servers of this Claude Code style config `FILE` (tools/list), which a capture lacks for tools never loaded")
-	algorithm := fs.String("algorithm", string(toolsearch.Published), "with --explain: the keyword scoring, `published` (as published) or 2.1.328 (what Claude Code 2.1.328 runs: names also scored whole)")
+	algorithm := fs.String("algorithm", toolsearch.Auto, "with --explain: the keyword scoring: auto (that of the capture's Claude Code release), published (as published), or a Claude Code `version` (2.1.328: names also scored whole; measured: "+strings.Join(toolsearch.Versions(), ", ")+")")
 	explain := fs.Bool("explain", false, "re-run each search offline (Claude Code's published ToolSearch algorithm; an approximation for server searches) and show every candidate's score, where the cut fell, and whether the recorded result agrees")
 	asJSON := fs.Bool("json", false, "write JSON Lines: an object per search (kind \"search\"), then per tool matching --tools (kind \"tool\")")
 	require := fs.String("require", "", "exit with status 3 unless every tool matching --tools was `found` (loaded by a search, or always loaded) or, with called, called with its schema loaded")
@@ -82,6 +82,11 @@ func runSearches(env *cliEnv, args []string) error {
 		return usageError("searches: --require %q: want found or called", *require)
 	case *require != "" && match == nil:
 		return usageError("searches: --require needs --tools to say which tools")
+	case *mcpConfig != "" && !*explain:
+		return usageError("searches: --mcp-config goes with --explain")
+	}
+	if _, _, err := toolsearch.Resolve(*algorithm, ""); err != nil {
+		return usageError("searches: --algorithm %q: want %s, %s or a Claude Code version (%s measured)", *algorithm, toolsearch.Auto, toolsearch.Published, strings.Join(toolsearch.Versions(), ", "))
 	}
 	s, err := loadSession(pos[0], env.stderr)
 	if err != nil {
@@ -105,14 +110,8 @@ func runSearches(env *cliEnv, args []string) error {
 	} else if err := writeSearches(env.stdout, searches); err != nil {
 		return fmt.Errorf("searches: write: %w", err)
 	}
-	if *mcpConfig != "" && !*explain {
-		return usageError("searches: --mcp-config goes with --explain")
-	}
-	alg, err := toolsearch.ParseAlgorithm(*algorithm)
-	if err != nil {
-		return usageError("searches: --algorithm %q: want %s or %s", *algorithm, toolsearch.Published, toolsearch.Observed)
-	}
 	if *explain {
+		alg, how, _ := toolsearch.Resolve(*algorithm, claudeCodeVersion(s))
 		var extra map[string]toolsearch.Tool
 		if *mcpConfig != "" {
 			list, err := mcpclient.Config(*mcpConfig)
@@ -128,6 +127,7 @@ func runSearches(env *cliEnv, args []string) error {
 				extra[t.Name] = t
 			}
 		}
+		fmt.Fprintf(env.stdout, "\nKeyword scoring %q: %s.\n", alg, how)
 		if err := writeExplained(env.stdout, s, *thread, toolsearch.Options{Extra: extra, Algorithm: alg}); err != nil {
 			return fmt.Errorf("searches: write: %w", err)
 		}
@@ -145,6 +145,17 @@ func runSearches(env *cliEnv, args []string) error {
 		return checkRequired(env, *require, *toolsFlag, tools)
 	}
 	return nil
+}
+
+// claudeCodeVersion is the version of the first Claude Code client among
+// the session's threads, "" when none says.
+func claudeCodeVersion(s *timeline.Session) string {
+	for _, th := range s.Threads {
+		if th.Client.ClaudeCode() && th.Client.Version != "" {
+			return th.Client.Version
+		}
+	}
+	return ""
 }
 
 // writeExplained re-runs every search of the session (of thread, when set)
