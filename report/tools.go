@@ -12,6 +12,7 @@ import (
 	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/timeline"
+	"github.com/tsinspect/tsinspect/toolsearch/claudetools"
 )
 
 // CharsPerToken is the densest rate the token estimates assume
@@ -38,8 +39,9 @@ const TokenMethod = "Token figures of parts of a request are estimates calibrate
 	"\"Sent\" counts the definitions the model sees in a request: the tools sent without defer_loading and the deferred tools loaded so far. " +
 	"\"All inlined\" is what the same request would carry with every tool of the deferred-tool catalog inlined and no search tool. " +
 	"Claude Code sends a deferred tool's schema only once it is loaded, so most catalog tools are never seen: " +
-	"such a tool is counted at the average size of the deferred schemas the capture holds from its own MCP server " +
-	"(for a tool of no MCP server, or of a server none of whose schemas was seen, of all the deferred schemas the capture holds), and the figures that use it are estimates (≈); " +
+	"one of Claude Code's own is counted at its size in the Claude Code release the project recorded that stands for the capture's, " +
+	"an MCP tool at the average size of the deferred schemas the capture holds from its server " +
+	"(else, as for a tool of neither kind, of all the deferred schemas the capture holds), and the figures that use such sizes are estimates (≈); " +
 	"when the capture holds no deferred schema at all, such tools are left out and \"saved\" is a lower bound (≥). " +
 	"\"Saved\" is all inlined minus sent minus the catalog announcement (the lines that list the deferred tools' names, not the message around them); " +
 	"it is priced at the rate each request paid for the start of its prompt."
@@ -293,6 +295,10 @@ type definitions struct {
 	// rates is the last measured rate of each thread, for a request whose
 	// response carried no usage.
 	rates map[string]float64
+	// claudeCode is the Claude Code version of the capture's first Claude
+	// Code thread, "" when none: its own deferred tools' sizes are those
+	// the project recorded of that release (claudetools).
+	claudeCode string
 }
 
 // sizeSum is the sum and count of definition sizes, in bytes.
@@ -302,6 +308,12 @@ func newDefinitions(s *timeline.Session, counts Counts) *definitions {
 	ds := &definitions{counts: counts, byName: map[string]definition{}, deferred: map[string]*sizeSum{},
 		unknown: map[int][]string{}, estimated: map[int][]string{}, measured: map[string]definition{},
 		est: timeline.NewEstimates(), rates: map[string]float64{}}
+	for _, th := range s.Threads {
+		if th.Client.ClaudeCode() && th.Client.Version != "" {
+			ds.claudeCode = th.Client.Version
+			break
+		}
+	}
 	for _, t := range s.Turns {
 		if t == nil || t.Decoded == nil {
 			continue
@@ -350,10 +362,18 @@ func mcpServer(name string) string {
 }
 
 // guess is the size, in bytes, a catalog tool whose schema the capture
-// does not hold is counted at: the average deferred schema of its MCP
-// server, else of all deferred schemas. ok is false when there is none.
+// does not hold is counted at: for one of Claude Code's own tools, its
+// size in the release the project recorded that stands for the
+// capture's; else the average deferred schema of its MCP server, else of
+// all deferred schemas. ok is false when there is none.
 func (ds *definitions) guess(name string) (int, bool) {
-	if srv := mcpServer(name); srv != "" {
+	srv := mcpServer(name)
+	if srv == "" && ds.claudeCode != "" {
+		if n, ok := claudetools.Size(ds.claudeCode, name); ok {
+			return n, true
+		}
+	}
+	if srv != "" {
 		if sum := ds.deferred[srv]; sum != nil {
 			return (sum.bytes + sum.n/2) / sum.n, true
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/timeline"
+	"github.com/tsinspect/tsinspect/toolsearch/claudetools"
 )
 
 // toolSession makes a two-turn Claude Code-like session: Bash always,
@@ -172,5 +173,27 @@ func TestCountTokens(t *testing.T) {
 	r := BuildWithCounts(s, "1", counts)
 	if d := r.Turns[1].ToolDefinitions[0]; d.Tokens != 492 || d.TokensFrom != FromCountTokens || r.TokenSummary.CountTokensUsed != 1 {
 		t.Errorf("definition %+v", d)
+	}
+}
+
+// TestClaudeCodeToolSizes: in a Claude Code capture, one of its own
+// deferred tools that no request sent is counted at the size the project
+// recorded of that release, not at the average of the MCP schemas.
+func TestClaudeCodeToolSizes(t *testing.T) {
+	s, _ := toolSession()
+	s.Threads[0].Client = timeline.Client{Family: timeline.ClientClaudeCode, Name: "Claude Code", Version: "2.1.328"}
+	for _, tu := range s.Turns {
+		tu.Decoded.Catalog = append(tu.Decoded.Catalog, "WebFetch")
+	}
+	before := Build(s, "1").Turns[0].ToolTokens
+	size, ok := claudetools.Size("2.1.328", "WebFetch")
+	if !ok {
+		t.Fatal("no recorded size of WebFetch")
+	}
+	want := timeline.Tokens(size, 0.3)
+	s2, _ := toolSession()
+	base := Build(s2, "1").Turns[0].ToolTokens
+	if got := before.Inlined - base.Inlined; got != want || before.Estimated != base.Estimated+1 {
+		t.Errorf("WebFetch counted at %d tokens (%d estimated), want %d (%d bytes at 0.3)", got, before.Estimated, want, size)
 	}
 }
