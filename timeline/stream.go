@@ -84,10 +84,14 @@ func (b *Builder) Exchanges() []*exchange.Exchange { return b.exs }
 // tools hashed; threads, diffs and flags are worked out again over all.
 func (b *Builder) Session() *Session {
 	s := build(slices.Clone(b.exs), slices.Clone(b.decoded), b.memo)
-	if b.load != nil && !b.keepBodies {
+	if !b.keepBodies {
+		// Every turn is a Messages exchange: its bodies were dropped.
 		for _, t := range s.Turns {
-			id := t.Exchange.ID
-			t.load = func() (*exchange.Exchange, error) { return b.load(id) }
+			t.dropped = true
+			if b.load != nil {
+				id := t.Exchange.ID
+				t.load = func() (*exchange.Exchange, error) { return b.load(id) }
+			}
 		}
 	}
 	return s

@@ -5,6 +5,8 @@
 package timeline
 
 import (
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/tsinspect/tsinspect/decode"
@@ -82,6 +84,8 @@ type Turn struct {
 	// load reads the exchange back whole when Exchange had its bodies
 	// dropped (see Builder.SetLoader).
 	load func() (*exchange.Exchange, error)
+	// dropped is set when a Builder dropped Exchange's bodies.
+	dropped bool
 
 	// Prev is the index of the previous turn of the same thread, 0 for
 	// the thread's first turn. It is the turn this one continues (its
@@ -141,14 +145,35 @@ type Flag struct {
 
 // Whole returns the turn's exchange with its bodies: Exchange itself, or,
 // when a Builder dropped its bodies, the exchange read back through the
-// Builder's loader (Exchange if that fails).
+// Builder's loader (Exchange, without bodies, if that fails).
 func (t *Turn) Whole() *exchange.Exchange {
-	if t.load == nil || t.Exchange == nil || t.Exchange.ReqBody != nil || t.Exchange.RespBody != nil {
-		return t.Exchange
-	}
-	ex, err := t.load()
-	if err != nil || ex == nil {
+	ex, err := t.Load()
+	if err != nil {
 		return t.Exchange
 	}
 	return ex
+}
+
+// ErrNoBodies is returned by Turn.Load for a turn whose bodies a Builder
+// dropped when it has no loader to read them back with.
+var ErrNoBodies = errors.New("the bodies of this turn were not kept")
+
+// Load returns the turn's exchange with its bodies, as Whole does, or the
+// error that kept them from being read back: a turn whose bodies were
+// dropped never comes back with empty ones.
+func (t *Turn) Load() (*exchange.Exchange, error) {
+	if t.Exchange == nil || !t.dropped {
+		return t.Exchange, nil
+	}
+	if t.load == nil {
+		return nil, ErrNoBodies
+	}
+	ex, err := t.load()
+	if err != nil {
+		return nil, fmt.Errorf("timeline: read exchange %d: %w", t.Exchange.ID, err)
+	}
+	if ex == nil {
+		return nil, fmt.Errorf("timeline: read exchange %d: %w", t.Exchange.ID, ErrNoBodies)
+	}
+	return ex, nil
 }

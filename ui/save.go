@@ -15,15 +15,22 @@ import (
 // save writes part of the selected turn's exchange to a file in the save
 // directory and says where in the status line: the request body (part
 // "request"), the response body as received, decoded ("response"), or the
-// whole exchange as one JSON object ("turn"). Credential headers are in
-// the capture as fingerprints only, so none is written.
+// whole exchange as one JSON object ("turn"). The bodies are those the Raw
+// tab shows: a session read from a capture keeps only what it decoded, so
+// they are read back from the capture; when that fails, the status line
+// says so and nothing is written. Credential headers are in the capture
+// as fingerprints only, so none is written.
 func (a *app) save(part string) {
 	t := a.m.Selected()
 	if t == nil || t.Exchange == nil {
 		a.m.SetStatus("nothing to save")
 		return
 	}
-	ex := t.Exchange
+	ex, err := t.Load()
+	if err != nil {
+		a.m.SetStatus(fmt.Sprintf("not saved: the bodies of #%d could not be read back from the capture (%v)", t.Index, err))
+		return
+	}
 	var name string
 	var body []byte
 	switch part {

@@ -8,7 +8,10 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/fixtures/democapture"
+	"github.com/tsinspect/tsinspect/store"
+	"github.com/tsinspect/tsinspect/timeline"
 	"github.com/tsinspect/tsinspect/ui"
 )
 
@@ -78,13 +81,31 @@ else works as in 'tsinspect open'.
 	if err != nil {
 		return err
 	}
-	s, err := loadSession(pos[0], env.stderr)
+	db, err := store.OpenReadOnly(pos[0])
 	if err != nil {
 		return err
 	}
+	// The file stays open while the timeline plays: the Raw tab, and what
+	// it saves, read a turn's bodies back from it.
+	defer db.Close()
 	ctx, stop := uiContext()
 	defer stop()
-	return ui.Replay(ctx, s, ui.Options{Title: filepath.Base(pos[0]), Speed: *speed, Prices: tab})
+	b := timeline.NewBuilder(false)
+	b.SetLoader(func(id int64) (*exchange.Exchange, error) {
+		ex, err := db.Get(ctx, id)
+		return &ex, err
+	})
+	damage, err := db.StreamSalvaged(ctx, func(ex *exchange.Exchange) error {
+		b.Add(ex)
+		return nil
+	})
+	if len(damage) > 0 {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: %s: %s\n", db.Path(), store.DamageSummary(damage))
+	}
+	if err != nil {
+		return err
+	}
+	return ui.Replay(ctx, b.Session(), ui.Options{Title: filepath.Base(pos[0]), Speed: *speed, Prices: tab})
 }
 
 func runDemo(env *cliEnv, args []string) error {

@@ -77,11 +77,19 @@ func (r *Raw) SetTurn(t *timeline.Turn) {
 	if t == nil || t.Exchange == nil {
 		return
 	}
-	ex, d := t.Whole(), decoded(t)
+	ex, err := t.Load()
+	d := decoded(t)
+	problems := d.Problems
+	if err != nil {
+		// Shown without bodies, and said so: an empty request is not
+		// what was sent.
+		ex = t.Exchange
+		problems = append([]string{"the bodies could not be read back from the capture: " + err.Error()}, problems...)
+	}
 	r.roots = append(r.roots, requestNode(ex))
 	r.roots = append(r.roots, responseNode(ex, d)...)
-	if len(d.Problems) > 0 {
-		r.roots = append(r.roots, textList("problems", fmt.Sprintf("(%d)", len(d.Problems)), d.Problems, true))
+	if len(problems) > 0 {
+		r.roots = append(r.roots, textList("problems", fmt.Sprintf("(%d)", len(problems)), problems, true))
 	}
 }
 
