@@ -70,6 +70,8 @@ type DB struct {
 
 	getMu     sync.Mutex
 	getReader *bodyReader // shared by Get
+
+	lock *writerLock // held by a DB from OpenWriter, released by Close
 }
 
 // Open opens the capture file at path for reading and writing, creating it
@@ -184,7 +186,9 @@ func (db *DB) Close() error {
 		db.getReader = nil
 	}
 	db.getMu.Unlock()
-	if err := db.sql.Close(); err != nil {
+	err := db.sql.Close()
+	db.releaseLock()
+	if err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}
 	return nil

@@ -114,9 +114,9 @@ func recordBodies(env *cliEnv, f recordFlags) error {
 		return fmt.Errorf("record: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	db, err := store.Open(f.db)
+	db, err := store.OpenWriter(f.db, f.durable)
 	if err != nil {
-		return fmt.Errorf("record: %w", err)
+		return captureError("record", f.db, err)
 	}
 	defer db.Close()
 	var secrets []string

@@ -31,9 +31,9 @@ they are); compacting only makes them smaller and faster to read.`)
 		return fmt.Errorf("compact: %w", err)
 	}
 	before := fileBytes(path)
-	db, err := store.Open(path)
+	db, err := store.OpenWriter(path, false)
 	if err != nil {
-		return fmt.Errorf("compact: %w", err)
+		return captureError("compact", path, err)
 	}
 	lastTenth := -1
 	err = db.Compact(context.Background(), func(p store.CompactProgress) {

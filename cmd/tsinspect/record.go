@@ -200,13 +200,9 @@ func record(env *cliEnv, f recordFlags) error {
 	if mode, ok := tightenCapture(f.db); ok {
 		fmt.Fprintf(env.stderr, "tsinspect: warning: %s was open to other users (mode %04o); made it %04o, as tsinspect creates captures: it holds whole conversations\n", f.db, mode, mode&0o700)
 	}
-	open := store.Open
-	if f.durable {
-		open = store.OpenDurable
-	}
-	db, err := open(f.db)
+	db, err := store.OpenWriter(f.db, f.durable)
 	if err != nil {
-		return fmt.Errorf("record: %w", err)
+		return captureError("record", f.db, err)
 	}
 	defer db.Close()
 	if n, err := db.SettleInFlight(context.Background(), "the recorder stopped before the response ended (killed, crashed or power lost)"); err != nil {
