@@ -63,6 +63,22 @@ type Sink interface {
 	Insert(ctx context.Context, ex *exchange.Exchange) error
 }
 
+// Holder is a Sink that can tell which exchanges it already holds, as
+// store.DB does: Import then inserts only the exchanges it did not hold
+// before the import began, and counts the others in Report.Present, so
+// that importing a file twice into one capture adds nothing the second
+// time. Each exchange held stands for one imported exchange only: a file
+// that holds the same exchange twice (a request repeated at the same
+// instant, or a format without times) adds the copies the capture lacks.
+type Holder interface {
+	Sink
+	// LastID is the ID of the newest exchange held, 0 for none.
+	LastID(ctx context.Context) (int64, error)
+	// Matching returns, in order, the IDs up to upTo of the exchanges
+	// held that ex duplicates.
+	Matching(ctx context.Context, ex *exchange.Exchange, upTo int64) ([]int64, error)
+}
+
 // Options tune Import.
 type Options struct {
 	// KeyLog is the path of an NSS key log to decrypt TLS with ("" for
@@ -87,6 +103,9 @@ type Skip struct {
 type Report struct {
 	Format   string
 	Imported int
+	// Present counts the exchanges of the file that the capture held
+	// already (see Holder), which were not imported again.
+	Present int
 	// Incomplete counts the imported exchanges whose response did not
 	// end (cut off, or not in the file).
 	Incomplete int
@@ -374,9 +393,21 @@ func insertAll(ctx context.Context, exs []exchange.Exchange, open func() (Sink, 
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
+	present, err := presence(ctx, sink)
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
 	for i := range exs {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("import: %w", err)
+		}
+		held, err := present(&exs[i])
+		if err != nil {
+			return fmt.Errorf("import: after %d of %d exchanges: %w", rep.Imported+rep.Present, len(exs), err)
+		}
+		if held {
+			rep.Present++
+			continue
 		}
 		if err := sink.Insert(ctx, &exs[i]); err != nil {
 			return fmt.Errorf("import: after %d of %d exchanges: %w", rep.Imported, len(exs), err)
@@ -387,6 +418,36 @@ func insertAll(ctx context.Context, exs []exchange.Exchange, open func() (Sink, 
 		}
 	}
 	return nil
+}
+
+// presence returns the test of whether the sink held an exchange before
+// the import began, each exchange held answering for one imported
+// exchange; for a sink that is not a Holder, or holds nothing, nothing is
+// held.
+func presence(ctx context.Context, sink Sink) (func(*exchange.Exchange) (bool, error), error) {
+	none := func(*exchange.Exchange) (bool, error) { return false, nil }
+	h, ok := sink.(Holder)
+	if !ok {
+		return none, nil
+	}
+	upTo, err := h.LastID(ctx)
+	if err != nil || upTo == 0 {
+		return none, err
+	}
+	used := map[int64]bool{}
+	return func(ex *exchange.Exchange) (bool, error) {
+		ids, err := h.Matching(ctx, ex, upTo)
+		if err != nil {
+			return false, err
+		}
+		for _, id := range ids {
+			if !used[id] {
+				used[id] = true
+				return true, nil
+			}
+		}
+		return false, nil
+	}, nil
 }
 
 // progressReader reports how far into the file reading has got.

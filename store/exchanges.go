@@ -3,11 +3,9 @@ package store
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"database/sql"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -436,8 +434,7 @@ func (db *DB) putBodies(ctx context.Context, tx *sql.Tx, r *exchangeRow, avoid [
 // there is one; it is returned as a candidate base for later bodies. A nil
 // body is stored as an empty one.
 func (db *DB) putBlob(ctx context.Context, tx *sql.Tx, kind bodyKind, data []byte, avoid []string) (string, candidate, error) {
-	sum := sha256.Sum256(data)
-	hash := hex.EncodeToString(sum[:])
+	hash := bodyHash(data)
 	if data == nil {
 		data = []byte{} // NOT NULL column: a nil []byte would bind as NULL
 	}

@@ -79,19 +79,29 @@ func runImport(env *cliEnv, args []string) error {
 	if _, err := os.Stat(in); err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
+	// Before the input is read (a large one takes a while): a capture
+	// that a record or another import is writing is refused at once.
+	if err := store.CheckTarget(*db); err != nil {
+		return captureError("import", *db, err)
+	}
 	ctx := context.Background()
 	var out *store.DB
 	open := func() (importer.Sink, error) {
 		var err error
-		if out, err = store.Open(*db); err != nil {
+		if out, err = store.OpenWriter(*db, false); err != nil {
+			if msg, ok := busyMessage(*db, err); ok {
+				return nil, errors.New(msg)
+			}
 			return nil, err
 		}
 		return out, nil
 	}
 	rep, err := importer.Import(ctx, in, open, importer.Options{KeyLog: *keylog, Progress: env.stderr})
 	if out != nil {
-		_ = out.SetMeta(ctx, "imported_from", filepath.Base(in))
-		_ = out.SetMeta(ctx, "imported_at", time.Now().UTC().Format(time.RFC3339Nano))
+		if rep != nil && rep.Imported > 0 {
+			_ = out.SetMeta(ctx, "imported_from", filepath.Base(in))
+			_ = out.SetMeta(ctx, "imported_at", time.Now().UTC().Format(time.RFC3339Nano))
+		}
 		if cerr := out.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("import: %w", cerr)
 		}
@@ -100,6 +110,10 @@ func runImport(env *cliEnv, args []string) error {
 		return err
 	}
 	name := filepath.Base(in)
+	present := ""
+	if rep.Present > 0 {
+		present = fmt.Sprintf("%d %s already in the capture, skipped", rep.Present, countNoun(rep.Present, "exchange", "exchanges"))
+	}
 	if p := rep.Problem(); p != "" {
 		kept := fmt.Sprintf("kept %d %s", rep.Imported, countNoun(rep.Imported, "exchange", "exchanges"))
 		if rep.Incomplete > 0 {
@@ -110,6 +124,10 @@ func runImport(env *cliEnv, args []string) error {
 			return &exitError{code: exitPartial, err: err}
 		}
 		return err
+	}
+	if rep.Imported == 0 && rep.Present > 0 {
+		fmt.Fprintf(env.stderr, "tsinspect: imported nothing from %s (%s) into %s: %s\n", name, rep.Format, *db, present)
+		return nil
 	}
 	if rep.Imported == 0 {
 		msg := fmt.Sprintf("import %s: no HTTP exchanges found", name)
@@ -123,6 +141,9 @@ func runImport(env *cliEnv, args []string) error {
 		line += fmt.Sprintf(", %d TLS %s decrypted", n, countNoun(n, "connection", "connections"))
 	}
 	line += ") into " + *db
+	if present != "" {
+		line += "; " + present
+	}
 	if n := rep.Notes(); n != "" {
 		line += "; skipped " + n
 	}
