@@ -3,9 +3,13 @@ package importer
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tsinspect/tsinspect/importer/rawbodies"
 )
 
 // describe says, in one phrase, what a file of no known format looks like
@@ -75,4 +79,48 @@ func extOf(name string) string {
 		return "a " + e + " file"
 	}
 	return "no extension"
+}
+
+// Importable names, for a message, the format of the file or directory at
+// path when it is one Import reads ("a HAR file", "a pcapng capture", "a
+// Claude Code raw-bodies directory", ...), from its content as Import
+// tells it; "" when it is not, or cannot be read.
+func Importable(path string) string {
+	st, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	if st.IsDir() {
+		if rawbodies.Looks(path) {
+			return "a Claude Code raw-bodies directory"
+		}
+		return ""
+	}
+	if !st.Mode().IsRegular() {
+		return ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, headSize)
+	n, _ := io.ReadFull(f, head)
+	switch Detect(head[:n], path) {
+	case FormatHAR:
+		return "a HAR file"
+	case FormatPcap:
+		return "a pcap capture"
+	case FormatPcapNG:
+		return "a pcapng capture"
+	case FormatClaudeTrace:
+		return "a claude-trace log"
+	case FormatClaudeTap:
+		return "a claude-tap trace"
+	case FormatMitmproxy:
+		return "a mitmproxy flow dump"
+	case FormatVCR:
+		return "a VCR cassette"
+	}
+	return ""
 }

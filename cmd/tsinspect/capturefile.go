@@ -3,7 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
+	"github.com/tsinspect/tsinspect/importer"
 	"github.com/tsinspect/tsinspect/store"
 )
 
@@ -29,4 +33,33 @@ func busyMessage(path string, err error) (string, bool) {
 		who += fmt.Sprintf(" (process %d)", be.PID)
 	}
 	return fmt.Sprintf("%s is being written by %s, a record or an import; wait until it ends, or write to another file", path, who), true
+}
+
+// readError is the error of command cmd that could not read the capture
+// at path. When path is a file (or directory) of a format 'import' reads,
+// such as a HAR file or a pcap, it says so in one line with the command
+// that imports it and the one to run then; otherwise it is err.
+func readError(cmd, path string, err error) error {
+	what := importer.Importable(path)
+	if what == "" {
+		return err
+	}
+	db := importTarget(path)
+	return fmt.Errorf("%s is %s, not a tsinspect capture: import it with 'tsinspect import %s --db %s', then run 'tsinspect %s %s'",
+		path, what, shellQuote(path), shellQuote(db), cmd, shellQuote(db))
+}
+
+// importTarget names the capture to import the file or directory at path
+// into: a file's name with .db for its extension, a directory's with .db
+// added; or, when that is taken, the name with .db added.
+func importTarget(path string) string {
+	path = filepath.Clean(path)
+	db := path + ".db"
+	if st, err := os.Stat(path); err == nil && !st.IsDir() && filepath.Ext(path) != "" {
+		db = strings.TrimSuffix(path, filepath.Ext(path)) + ".db"
+	}
+	if _, err := os.Lstat(db); err == nil || db == path {
+		db = path + ".db"
+	}
+	return db
 }

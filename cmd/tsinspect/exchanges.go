@@ -33,7 +33,7 @@ never renamed or removed; new ones may appear.`)
 	}
 	db, err := store.OpenReadOnly(pos[0])
 	if err != nil {
-		return err
+		return readError("exchanges", pos[0], err)
 	}
 	defer db.Close()
 	rows, err := db.Summaries(context.Background())

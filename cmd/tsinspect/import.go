@@ -237,7 +237,7 @@ func runExport(env *cliEnv, args []string) error {
 	}
 	db, err := store.OpenReadOnly(pos[0])
 	if err != nil {
-		return fmt.Errorf("export: %w", err)
+		return readError("export", pos[0], fmt.Errorf("export: %w", err))
 	}
 	defer db.Close()
 	// The capture is read and written one exchange at a time: exporting
@@ -314,7 +314,7 @@ func runReplayServer(env *cliEnv, args []string) error {
 	}
 	db, err := store.OpenReadOnly(pos[0])
 	if err != nil {
-		return fmt.Errorf("replay-server: %w", err)
+		return readError("replay-server", pos[0], fmt.Errorf("replay-server: %w", err))
 	}
 	exs, err := salvage(db, env.stderr)
 	db.Close()

@@ -59,7 +59,7 @@ func exportOTLP(env *cliEnv, path, endpoint, policyName string) error {
 	}
 	db, err := store.OpenReadOnly(path)
 	if err != nil {
-		return fmt.Errorf("export: %w", err)
+		return readError("export", path, fmt.Errorf("export: %w", err))
 	}
 	defer db.Close()
 	exs, err := db.Exchanges(context.Background())

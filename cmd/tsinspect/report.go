@@ -112,7 +112,7 @@ func runReport(env *cliEnv, args []string) error {
 	}
 	b, err := streamSession(pos[0], env.stderr)
 	if err != nil {
-		return err
+		return readError("report", pos[0], err)
 	}
 	s := b.Session()
 	exs := b.Exchanges()

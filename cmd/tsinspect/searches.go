@@ -90,7 +90,7 @@ func runSearches(env *cliEnv, args []string) error {
 	}
 	s, err := loadSession(pos[0], env.stderr)
 	if err != nil {
-		return err
+		return readError("searches", pos[0], err)
 	}
 	if err := checkThread("searches", s, *thread); err != nil {
 		return err

@@ -59,7 +59,7 @@ func runStats(env *cliEnv, args []string) error {
 		return err
 	}
 	if len(files) == 0 {
-		return fmt.Errorf("stats: no capture (*.db) in %s", strings.Join(pos, ", "))
+		return readError("stats", pos[0], fmt.Errorf("stats: no capture (*.db) in %s", strings.Join(pos, ", ")))
 	}
 	prices := pricing.Default()
 	if *pricesPath != "" {
@@ -145,7 +145,7 @@ func statsOf(files []statsFile, prices *pricing.Table) (*stats.Table, []string, 
 						r.warnings = append(r.warnings, fmt.Sprintf("%s: %v", f.name, err))
 						continue
 					}
-					r.err = fmt.Errorf("stats: %s: %w", f.name, err)
+					r.err = readError("stats", f.path, fmt.Errorf("stats: %s: %w", f.name, err))
 				}
 			}
 			results <- r

@@ -78,7 +78,7 @@ func runTurns(env *cliEnv, args []string) error {
 	}
 	s, err := loadSession(pos[0], env.stderr)
 	if err != nil {
-		return err
+		return readError("turns", pos[0], err)
 	}
 	if err := checkThread("turns", s, *thread); err != nil {
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/fixtures/democapture"
+	"github.com/tsinspect/tsinspect/importer"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/timeline"
 	"github.com/tsinspect/tsinspect/ui"
@@ -52,9 +54,17 @@ appear).
 	ctx, stop := uiContext()
 	defer stop()
 	if *follow {
+		// It waits for a capture that is not there yet; a file of another
+		// format never becomes one.
+		if what := importer.Importable(pos[0]); what != "" {
+			return readError("open", pos[0], errors.New(what))
+		}
 		return ui.RunLive(ctx, pos[0], ui.Options{Title: "following " + filepath.Base(pos[0]), Prices: tab})
 	}
-	return ui.Open(ctx, pos[0], ui.Options{Title: filepath.Base(pos[0]), Prices: tab})
+	if err := ui.Open(ctx, pos[0], ui.Options{Title: filepath.Base(pos[0]), Prices: tab}); err != nil {
+		return readError("open", pos[0], err)
+	}
+	return nil
 }
 
 func runReplay(env *cliEnv, args []string) error {
@@ -83,7 +93,7 @@ else works as in 'tsinspect open'.
 	}
 	db, err := store.OpenReadOnly(pos[0])
 	if err != nil {
-		return err
+		return readError("replay", pos[0], err)
 	}
 	// The file stays open while the timeline plays: the Raw tab, and what
 	// it saves, read a turn's bodies back from it.
