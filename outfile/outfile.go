@@ -56,38 +56,74 @@ type File struct {
 // Create opens path for writing according to the package rules.
 func Create(path string) (*File, error) {
 	fail := func(err error) (*File, error) { return nil, fmt.Errorf("write %s: %w", path, err) }
-	target, fi, err := resolve(path)
+	target, fi, err := inspect(path)
 	if err != nil {
 		return fail(err)
 	}
-	if fi != nil {
-		switch mode := fi.Mode(); {
-		case mode.IsDir():
-			return fail(ErrIsDir)
-		case mode&(fs.ModeDevice|fs.ModeCharDevice|fs.ModeNamedPipe) != 0:
-			f, err := os.OpenFile(target, os.O_WRONLY, 0)
-			if err != nil {
-				return fail(unwrap(err))
-			}
-			return &File{f: f, target: target, name: path}, nil
-		case !mode.IsRegular():
-			return fail(ErrNotWritable)
-		case mode.Perm()&0o222 == 0:
-			return fail(ErrReadOnly)
+	if fi != nil && fi.Mode()&(fs.ModeDevice|fs.ModeCharDevice|fs.ModeNamedPipe) != 0 {
+		f, err := os.OpenFile(target, os.O_WRONLY, 0)
+		if err != nil {
+			return fail(unwrap(err))
 		}
+		return &File{f: f, target: target, name: path}, nil
 	}
 	dir, base := filepath.Split(target)
 	if dir == "" {
 		dir = "."
-	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return fail(fmt.Errorf("%w: %s", ErrNoDir, dir))
 	}
 	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
 		return fail(unwrap(err))
 	}
 	return &File{f: f, tmp: f.Name(), target: target, name: path}, nil
+}
+
+// Check reports, without creating or changing anything, the error Create
+// would return for path because of what is there (a directory, a
+// read-only file, a missing directory...), or nil. A command calls it
+// before its work, so that a bad output path is refused before anything
+// is read or written.
+func Check(path string) error {
+	if _, _, err := inspect(path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// inspect resolves path and refuses what the package rules refuse; it
+// returns the path to write and what is there (nil: nothing yet).
+func inspect(path string) (string, fs.FileInfo, error) {
+	target, fi, err := resolve(path)
+	if err != nil {
+		return "", nil, err
+	}
+	if fi != nil {
+		switch mode := fi.Mode(); {
+		case mode.IsDir():
+			return "", nil, ErrIsDir
+		case mode&(fs.ModeDevice|fs.ModeCharDevice|fs.ModeNamedPipe) != 0:
+			return target, fi, nil
+		case !mode.IsRegular():
+			return "", nil, ErrNotWritable
+		case mode.Perm()&0o222 == 0:
+			return "", nil, ErrReadOnly
+		}
+	}
+	dir := filepath.Dir(target)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return "", nil, fmt.Errorf("%w: %s", ErrNoDir, dirName(target))
+	}
+	return target, fi, nil
+}
+
+// dirName is the directory part of path as messages give it: "dir/",
+// or "." for a bare name.
+func dirName(path string) string {
+	dir, _ := filepath.Split(path)
+	if dir == "" {
+		return "."
+	}
+	return dir
 }
 
 // Write writes p to the output.

@@ -154,6 +154,8 @@ func TestFIFOWrittenThrough(t *testing.T) {
 	}
 }
 
+// TestRefused: what the package refuses is refused by Check too, with
+// the same error, before anything is touched.
 func TestRefused(t *testing.T) {
 	dir := t.TempDir()
 	ro := filepath.Join(dir, "ro.json")
@@ -173,7 +175,16 @@ func TestRefused(t *testing.T) {
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("err %v, want %v", err, tc.want)
 			}
+			if cerr := outfile.Check(tc.path); cerr == nil || cerr.Error() != err.Error() {
+				t.Errorf("Check: %v, want what writing said: %v", cerr, err)
+			}
 		})
+	}
+	// What may be written passes Check, which creates nothing.
+	for _, p := range []string{filepath.Join(dir, "new.json"), filepath.Join(sub, "new.json"), os.DevNull} {
+		if err := outfile.Check(p); err != nil {
+			t.Errorf("Check(%s): %v", p, err)
+		}
 	}
 	if b, _ := os.ReadFile(ro); string(b) != "keep" {
 		t.Errorf("read-only file now holds %q", b)

@@ -30,6 +30,9 @@ client that trusted the old CA must then trust the new one.`)
 	if fs.NArg() != 0 {
 		return usageError("ca: unexpected argument %q", fs.Arg(0))
 	}
+	if err := checkHosts("ca", *intercept); err != nil {
+		return err
+	}
 	dir, err := caDirOrDefault(*caDir)
 	if err != nil {
 		return err

@@ -222,6 +222,7 @@ func runExport(env *cliEnv, args []string) error {
 	if len(pos) != 1 {
 		return usageError("export: want one capture FILE (see 'tsinspect export -h')")
 	}
+	redactSet := flagSet(fs, "redact")
 	switch *format {
 	case "har":
 	case "otlp":
@@ -234,6 +235,14 @@ func runExport(env *cliEnv, args []string) error {
 	}
 	if *endpoint != "" {
 		return usageError("export: --endpoint is for --format otlp")
+	}
+	if redactSet {
+		return usageError("export: --redact is for --format otlp; a HAR holds the exchanges as recorded (credentials never included)")
+	}
+	if *outPath != "" && *outPath != "-" {
+		if err := outfile.Check(*outPath); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
 	}
 	db, err := store.OpenReadOnly(pos[0])
 	if err != nil {
@@ -305,8 +314,8 @@ func runReplayServer(env *cliEnv, args []string) error {
 	if len(pos) != 1 {
 		return usageError("replay-server: want one capture FILE (see 'tsinspect replay-server -h')")
 	}
-	host, _, err := net.SplitHostPort(*listen)
-	if err != nil {
+	host, port, err := net.SplitHostPort(*listen)
+	if err != nil || !validPort(port) {
 		return usageError("replay-server: --listen %q: want HOST:PORT, e.g. 127.0.0.1:8080", *listen)
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) && !*allowRemote {

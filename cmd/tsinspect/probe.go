@@ -81,6 +81,10 @@ func runProbe(env *cliEnv, args []string) error {
 		return usageError("probe: --require %q: want findable", *require)
 	case *maxResults < 1:
 		return usageError("probe: --max-results %d: want 1 or more", *maxResults)
+	case *timeout <= 0:
+		return usageError("probe: --timeout %v: want a duration above 0, e.g. 30s", *timeout)
+	case *window < 1:
+		return usageError("probe: --context-window %d: want a number of tokens above 0", *window)
 	}
 	var builtin claudetools.Release
 	switch *claudeTools {

@@ -13,6 +13,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -113,11 +115,30 @@ func runRecord(env *cliEnv, args []string) error {
 	if f.mode != capture.ModeMITM && f.mode != capture.ModeReverse && f.mode != modeBodies {
 		return usageError("record: --mode %q: want mitm, reverse or bodies", f.mode)
 	}
+	if f.mode == modeBodies {
+		for _, name := range []string{"upstream", "intercept", "upstream-ca", "allow-remote", "listen", "ca-dir"} {
+			if flagSet(fs, name) {
+				return usageError("record: --%s %v", name, errBodiesFlag)
+			}
+		}
+		if f.otlp != "" {
+			return usageError("record: --otlp does not work with --mode bodies yet; send the capture afterwards with 'tsinspect export %s --format otlp'", shellQuote(f.db))
+		}
+	}
 	if err := checkListen(f.listen, f.allowRemote); err != nil {
+		return err
+	}
+	if err := checkUpstream(f.upstream); err != nil {
+		return err
+	}
+	if err := checkHosts("record", f.intercept); err != nil {
 		return err
 	}
 	if _, err := redact.ParsePolicy(f.otlpRedact); err != nil {
 		return usageError("record: --otlp-redact %q: want default, strict or off", f.otlpRedact)
+	}
+	if flagSet(fs, "otlp-redact") && f.otlp == "" {
+		return usageError("record: --otlp-redact goes with --otlp")
 	}
 	if len(f.command) > 0 {
 		if _, err := exec.LookPath(f.command[0]); err != nil {
@@ -125,11 +146,6 @@ func runRecord(env *cliEnv, args []string) error {
 		}
 	}
 	if f.mode == modeBodies {
-		for name, set := range map[string]bool{"--upstream": f.upstream != "", "--intercept": f.intercept != "", "--upstream-ca": f.upstreamCA != "", "--allow-remote": f.allowRemote} {
-			if set {
-				return usageError("record: %s %v", name, errBodiesFlag)
-			}
-		}
 		return recordBodies(env, f)
 	}
 	return record(env, f)
@@ -146,8 +162,8 @@ func dashDashGiven(args []string) bool {
 }
 
 func checkListen(addr string, allowRemote bool) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || !validPort(port) {
 		return usageError("record: --listen %q: want HOST:PORT, e.g. 127.0.0.1:8080", addr)
 	}
 	if host == "localhost" {
@@ -161,6 +177,42 @@ func checkListen(addr string, allowRemote bool) error {
 		return nil
 	}
 	return usageError("record: --listen %q is not a loopback address; add --allow-remote if you mean it", addr)
+}
+
+// validPort reports whether port is a TCP port number (0: any free one).
+func validPort(port string) bool {
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 0 && n <= 65535
+}
+
+// checkUpstream refuses an --upstream that is not an http:// or https://
+// URL with a host. A password in it is never printed.
+func checkUpstream(upstream string) error {
+	if upstream == "" {
+		return nil
+	}
+	u, err := url.Parse(upstream)
+	if err != nil {
+		return usageError("record: --upstream does not parse as a URL: want an http:// or https:// URL")
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usageError("record: --upstream %q: want an http:// or https:// URL", u.Redacted())
+	}
+	return nil
+}
+
+// hostName is a DNS name, or an IP address written as one.
+var hostName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*\.?$`)
+
+// checkHosts refuses an --intercept list holding something that is not a
+// host name (a URL, a port, a space).
+func checkHosts(cmd, list string) error {
+	for _, h := range splitList(list) {
+		if !hostName.MatchString(h) {
+			return usageError("%s: --intercept %q: want host names separated by commas (no scheme, port or path), e.g. api.example.com", cmd, h)
+		}
+	}
+	return nil
 }
 
 func record(env *cliEnv, f recordFlags) error {
@@ -197,6 +249,13 @@ func record(env *cliEnv, f recordFlags) error {
 		}
 		cfg.CA = ca
 	}
+	// The address first: a port in use leaves no capture behind.
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("record: listen on %s: %w", f.listen, unwrapOp(err))
+	}
+	addr := ln.Addr().String()
+	defer ln.Close()
 	if mode, ok := tightenCapture(f.db); ok {
 		fmt.Fprintf(env.stderr, "tsinspect: warning: %s was open to other users (mode %04o); made it %04o, as tsinspect creates captures: it holds whole conversations\n", f.db, mode, mode&0o700)
 	}
@@ -210,13 +269,6 @@ func record(env *cliEnv, f recordFlags) error {
 	} else if n > 0 {
 		fmt.Fprintf(env.stderr, "tsinspect: %s left in flight by an earlier recorder that did not finish now marked interrupted\n", numfmt.Count(int(n), "exchange", "exchanges"))
 	}
-
-	ln, err := net.Listen("tcp", f.listen)
-	if err != nil {
-		return fmt.Errorf("record: listen on %s: %w", f.listen, unwrapOp(err))
-	}
-	addr := ln.Addr().String()
-	defer ln.Close()
 
 	if f.mode == capture.ModeMITM && cfg.CA == nil {
 		ca, err := loadCA(f.caDir, f.intercept)

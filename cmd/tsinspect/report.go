@@ -110,6 +110,11 @@ func runReport(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *out != "" && *out != "-" {
+		if err := outfile.Check(*out); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+	}
 	b, err := streamSession(pos[0], env.stderr)
 	if err != nil {
 		return readError("report", pos[0], err)

@@ -88,12 +88,31 @@ func runSearches(env *cliEnv, args []string) error {
 	if _, _, err := toolsearch.Resolve(*algorithm, ""); err != nil {
 		return usageError("searches: --algorithm %q: want %s, %s or a Claude Code version (%s measured)", *algorithm, toolsearch.Auto, toolsearch.Published, strings.Join(toolsearch.Versions(), ", "))
 	}
+	var servers []mcpclient.Server
+	if *mcpConfig != "" {
+		if servers, err = mcpclient.Config(*mcpConfig); err != nil {
+			return fmt.Errorf("searches: %w", err)
+		}
+	}
 	s, err := loadSession(pos[0], env.stderr)
 	if err != nil {
 		return readError("searches", pos[0], err)
 	}
 	if err := checkThread("searches", s, *thread); err != nil {
 		return err
+	}
+	// The MCP servers are asked before anything is written: one that
+	// fails leaves no table behind it.
+	var extra map[string]toolsearch.Tool
+	if servers != nil {
+		pool, _, err := probeTools(&cliEnv{stdout: io.Discard}, servers, 30*time.Second)
+		if err != nil {
+			return fmt.Errorf("searches: %w", err)
+		}
+		extra = map[string]toolsearch.Tool{}
+		for _, t := range pool {
+			extra[t.Name] = t
+		}
 	}
 	searches, tools := coverage.Of(s, coverage.Options{Thread: *thread, Match: match})
 	if *asJSON {
@@ -112,21 +131,6 @@ func runSearches(env *cliEnv, args []string) error {
 	}
 	if *explain {
 		alg, how, _ := toolsearch.Resolve(*algorithm, claudeCodeVersion(s))
-		var extra map[string]toolsearch.Tool
-		if *mcpConfig != "" {
-			list, err := mcpclient.Config(*mcpConfig)
-			if err != nil {
-				return fmt.Errorf("searches: %w", err)
-			}
-			pool, _, err := probeTools(&cliEnv{stdout: io.Discard}, list, 30*time.Second)
-			if err != nil {
-				return fmt.Errorf("searches: %w", err)
-			}
-			extra = map[string]toolsearch.Tool{}
-			for _, t := range pool {
-				extra[t.Name] = t
-			}
-		}
 		fmt.Fprintf(env.stdout, "\nKeyword scoring %q: %s.\n", alg, how)
 		if err := writeExplained(env.stdout, s, *thread, toolsearch.Options{Extra: extra, Algorithm: alg}); err != nil {
 			return fmt.Errorf("searches: write: %w", err)

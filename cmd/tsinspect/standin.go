@@ -11,6 +11,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/fixtures"
 	"github.com/tsinspect/tsinspect/fixtures/mcpserver"
+	"github.com/tsinspect/tsinspect/outfile"
 )
 
 const standinAbout = `
@@ -54,6 +55,17 @@ func runStandin(env *cliEnv, args []string) error {
 	if fs.NArg() != 0 {
 		return usageError("standin: unexpected argument %q (see 'tsinspect standin -h')", fs.Arg(0))
 	}
+	if *actions < 0 {
+		return usageError("standin: --actions %d: want 0 or more", *actions)
+	}
+	for _, name := range []string{"listen", "scenario", "mcp-config"} {
+		if *mcp && flagSet(fs, name) {
+			return usageError("standin: --%s is for the stand-in API, not for --mcp", name)
+		}
+	}
+	if !*mcp && flagSet(fs, "actions") {
+		return usageError("standin: --actions goes with --mcp")
+	}
 	if *mcp {
 		if err := mcpserver.Serve(env.stdin, env.stdout, *actions); err != nil {
 			return fmt.Errorf("standin: %w", err)
@@ -64,22 +76,28 @@ func runStandin(env *cliEnv, args []string) error {
 	if !ok {
 		return usageError("standin: --scenario %q: want demo, toolsearch, keyword or flaky", *scenario)
 	}
-	if host, _, err := net.SplitHostPort(*listen); err != nil {
+	if host, port, err := net.SplitHostPort(*listen); err != nil || !validPort(port) {
 		return usageError("standin: --listen %q: want HOST:PORT, e.g. 127.0.0.1:8642", *listen)
 	} else if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return usageError("standin: --listen %q is not a loopback address", *listen)
 	}
 	if *mcpConfig != "" {
-		if err := writeMCPConfig(*mcpConfig); err != nil {
-			return err
+		if err := outfile.Check(*mcpConfig); err != nil {
+			return fmt.Errorf("standin: mcp config: %w", err)
 		}
 	}
+	// The address first: a port in use leaves no configuration behind.
 	srv := fixtures.NewServer(sc, fixtures.Options{})
 	url, err := srv.Listen(*listen)
 	if err != nil {
 		return fmt.Errorf("standin: %w", err)
 	}
 	defer srv.Close()
+	if *mcpConfig != "" {
+		if err := writeMCPConfig(*mcpConfig); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(env.stderr, "tsinspect: stand-in Messages API (scenario %s) on %s; Ctrl-C to stop.\n", *scenario, url)
 	if *mcpConfig != "" {
 		fmt.Fprintf(env.stderr, "  demo MCP server configuration: %s\n", *mcpConfig)

@@ -76,13 +76,6 @@ func runTurns(env *cliEnv, args []string) error {
 	if len(pos) != 1 {
 		return usageError("turns: want one capture FILE (see 'tsinspect turns -h')")
 	}
-	s, err := loadSession(pos[0], env.stderr)
-	if err != nil {
-		return readError("turns", pos[0], err)
-	}
-	if err := checkThread("turns", s, *thread); err != nil {
-		return err
-	}
 	tab, err := loadPrices(*prices)
 	if err != nil {
 		return err
@@ -92,6 +85,13 @@ func runTurns(env *cliEnv, args []string) error {
 		if expr, err = filter.Parse(*where); err != nil {
 			return usageError("turns: --filter: %v", strings.TrimPrefix(err.Error(), "filter: "))
 		}
+	}
+	s, err := loadSession(pos[0], env.stderr)
+	if err != nil {
+		return readError("turns", pos[0], err)
+	}
+	if err := checkThread("turns", s, *thread); err != nil {
+		return err
 	}
 	r := report.Build(s, version)
 	r.Price(tab)
