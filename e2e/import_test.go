@@ -382,8 +382,10 @@ func TestImportDamage(t *testing.T) {
 	}
 }
 
-// TestHARRoundTrip exports a capture as HAR and imports it again: every
-// exchange comes back as it was, and no credential is in the HAR.
+// TestHARRoundTrip exports a capture as HAR and imports it again: with
+// --exact every exchange comes back as it was; by default every body is in
+// the file once, and a response compressed on the wire comes back decoded
+// (as HAR keeps it), all else as it was. No credential is in the HAR.
 func TestHARRoundTrip(t *testing.T) {
 	tt := captureTLS(t, &tls.Config{MinVersion: tls.VersionTLS13}, 0)
 	dir := t.TempDir()
@@ -393,7 +395,7 @@ func TestHARRoundTrip(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	har := filepath.Join(dir, "s.har")
-	code, _, stderr := runCLI(t, "export", src, "--format", "har", "--out", har)
+	code, _, stderr := runCLI(t, "export", src, "--format", "har", "--exact", "--out", har)
 	if code != 0 {
 		t.Fatal(stderr)
 	}
@@ -411,7 +413,7 @@ func TestHARRoundTrip(t *testing.T) {
 	if err := json.Unmarshal(b, &doc); err != nil || doc.Log.Version != "1.2" || len(doc.Log.Entries) != len(tt.sent) {
 		t.Fatalf("HAR: %v, version %q, %d entries", err, doc.Log.Version, len(doc.Log.Entries))
 	}
-	_, stdout, _ := runCLI(t, "export", src, "--format", "har")
+	_, stdout, _ := runCLI(t, "export", src, "--format", "har", "--exact")
 	if stdout != string(b) {
 		t.Error("export to standard output differs from --out")
 	}
@@ -432,6 +434,24 @@ func TestHARRoundTrip(t *testing.T) {
 		w.ReqRef, g.ReqRef = exchange.BodyRef{}, exchange.BodyRef{} // how each file stored the body
 		if !reflect.DeepEqual(w, g) {
 			t.Errorf("exchange %d changed:\n got %+v\nwant %+v", i+1, g, w)
+		}
+	}
+	// The default HAR: smaller, and the same but for compressed bodies.
+	compact := filepath.Join(dir, "compact.har")
+	if code, _, stderr := runCLI(t, "export", src, "--format", "har", "--out", compact); code != 0 {
+		t.Fatal(stderr)
+	}
+	if cb, _ := os.ReadFile(compact); len(cb) >= len(b) || bytes.Contains(cb, []byte(`"requestBody"`)) {
+		t.Errorf("default HAR %d bytes, --exact %d: body copies not left out", len(cb), len(b))
+	}
+	back2 := filepath.Join(dir, "back2.db")
+	if code, _, stderr := runCLI(t, "import", compact, "--db", back2); code != 0 {
+		t.Fatal(stderr)
+	}
+	for i, g := range session.ReadCapture(t, back2) {
+		w := want[i]
+		if !bytes.Equal(g.ReqBody, w.ReqBody) || !bytes.Equal(g.Body(), w.Body()) || g.Status != w.Status || !g.Start.Equal(w.Start) || g.State != w.State {
+			t.Errorf("exchange %d from the default HAR: body or metadata changed", i+1)
 		}
 	}
 	if code, _, stderr := runCLI(t, "export", src, "--format", "csv"); code != 2 || !strings.Contains(stderr, `--format "csv"`) {

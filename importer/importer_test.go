@@ -73,7 +73,7 @@ func TestImportHARWithProgress(t *testing.T) {
 		})
 	}
 	var buf bytes.Buffer
-	if err := har.Write(&buf, exs, "test"); err != nil {
+	if err := har.Write(&buf, exs, "test", har.Options{Exact: true}); err != nil {
 		t.Fatal(err)
 	}
 	path := write(t, "s.har", buf.Bytes())

@@ -23,7 +23,7 @@ func TestImportTwiceIntoOneCapture(t *testing.T) {
 	dir := t.TempDir()
 	harOf := func(name string, exs []exchange.Exchange) string {
 		var buf bytes.Buffer
-		if err := har.Write(&buf, exs, "test"); err != nil {
+		if err := har.Write(&buf, exs, "test", har.Options{Exact: true}); err != nil {
 			t.Fatal(err)
 		}
 		return write(t, name, buf.Bytes())

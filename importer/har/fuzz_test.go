@@ -11,7 +11,7 @@ import (
 // Run: go test ./importer/har -run '^$' -fuzz FuzzRead -fuzztime 10m
 func FuzzRead(f *testing.F) {
 	var buf bytes.Buffer
-	if err := Write(&buf, sample(), "fuzz"); err != nil {
+	if err := Write(&buf, sample(), "fuzz", Options{Exact: true}); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())
@@ -24,7 +24,7 @@ func FuzzRead(f *testing.F) {
 			return
 		}
 		var out bytes.Buffer
-		if err := Write(&out, res.Exchanges, "fuzz"); err != nil {
+		if err := Write(&out, res.Exchanges, "fuzz", Options{Exact: true}); err != nil {
 			t.Fatalf("re-export of what was read: %v", err)
 		}
 	})

@@ -7,13 +7,18 @@
 // both hold the decoded text when a Content-Encoding header says the body
 // was compressed) and its response arrives as one chunk. The HARs tsinspect
 // writes carry, in each entry's "_tsinspect" field (custom fields start
-// with an underscore in HAR 1.2), the exact bodies, times and chunks, so
-// that exporting and importing again loses nothing. Credentials are never
-// written: request and response headers keep only the fingerprints the
-// capture stores.
+// with an underscore in HAR 1.2), the exact times, chunks, states and
+// headers; the bodies are the HAR's own request postData and response
+// content, once each. That gives back every exchange exactly except a
+// response that was compressed on the wire, which HAR keeps decoded. With
+// [Options.Exact] the extension also holds every body as it crossed the
+// wire, in base64 (about twice the size), so that exporting and importing
+// again loses nothing at all. Credentials are never written: request and
+// response headers keep only the fingerprints the capture stores.
 package har
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -31,8 +36,10 @@ import (
 // Source is the Source of every exchange this package imports.
 const Source = "import:har"
 
-// extensionVersion is the version of the "_tsinspect" entry field.
-const extensionVersion = 1
+// extensionVersion is the version of the "_tsinspect" entry field: 2
+// keeps the body copies only when written with Options.Exact (version 1
+// always had them; both are read).
+const extensionVersion = 2
 
 // ErrNotHAR is returned for input that is not JSON, or JSON without
 // log.entries.
@@ -104,17 +111,19 @@ type chunkJSON struct {
 
 // extension is the "_tsinspect" field: what HAR cannot hold exactly.
 type extension struct {
-	Version     int         `json:"version"`
-	Source      string      `json:"source,omitempty"`
-	Start       string      `json:"start,omitempty"`
-	FirstByte   string      `json:"firstByte,omitempty"`
-	End         string      `json:"end,omitempty"`
-	State       string      `json:"state"`
-	Error       string      `json:"error,omitempty"`
-	Status      int         `json:"status"`
-	ReqBody     string      `json:"requestBody"`                   // base64
-	RespBody    string      `json:"responseBody"`                  // base64, as received
-	RespDecoded *string     `json:"responseBodyDecoded,omitempty"` // base64; absent when not encoded
+	Version   int    `json:"version"`
+	Source    string `json:"source,omitempty"`
+	Start     string `json:"start,omitempty"`
+	FirstByte string `json:"firstByte,omitempty"`
+	End       string `json:"end,omitempty"`
+	State     string `json:"state"`
+	Error     string `json:"error,omitempty"`
+	Status    int    `json:"status"`
+	// The bodies as they crossed the wire, base64; absent (version 2
+	// without Options.Exact) when the HAR's own fields hold them.
+	ReqBody     *string     `json:"requestBody,omitempty"`
+	RespBody    *string     `json:"responseBody,omitempty"`        // as received
+	RespDecoded *string     `json:"responseBodyDecoded,omitempty"` // absent when not encoded
 	Chunks      []chunkJSON `json:"chunks"`
 	// Headers as stored, in case a HAR reader reorders the standard ones.
 	ReqHeaders  []nameValue `json:"requestHeaders"`
@@ -143,11 +152,19 @@ type logJSON struct {
 	Entries []entry `json:"entries"`
 }
 
+// Options tune what a HAR holds.
+type Options struct {
+	// Exact also writes every body as it crossed the wire (base64, in the
+	// "_tsinspect" field), so that a compressed response comes back byte
+	// for byte on import. The file is then about twice as large.
+	Exact bool
+}
+
 // Write writes exchanges as a HAR 1.2 log, with creator as the creating
 // application's version. Credential headers keep their fingerprints (and a
 // credential that somehow was not fingerprinted is fingerprinted here).
-func Write(w io.Writer, exs []exchange.Exchange, creatorVersion string) error {
-	hw, err := NewWriter(w, creatorVersion)
+func Write(w io.Writer, exs []exchange.Exchange, creatorVersion string, opts Options) error {
+	hw, err := NewWriter(w, creatorVersion, opts)
 	if err != nil {
 		return err
 	}
@@ -164,11 +181,14 @@ func Write(w io.Writer, exs []exchange.Exchange, creatorVersion string) error {
 // same as Write's.
 type Writer struct {
 	w       io.Writer
+	opts    Options
 	entries int
+	buf     bytes.Buffer
+	enc     *json.Encoder
 }
 
 // NewWriter starts a HAR log on w; Add each exchange, then Close.
-func NewWriter(w io.Writer, creatorVersion string) (*Writer, error) {
+func NewWriter(w io.Writer, creatorVersion string, opts Options) (*Writer, error) {
 	c, err := json.MarshalIndent(creator{Name: "tsinspect", Version: creatorVersion}, "    ", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("har: write: %w", err)
@@ -176,15 +196,22 @@ func NewWriter(w io.Writer, creatorVersion string) (*Writer, error) {
 	if _, err := fmt.Fprintf(w, "{\n  \"log\": {\n    \"version\": \"1.2\",\n    \"creator\": %s,\n    \"entries\": [", c); err != nil {
 		return nil, fmt.Errorf("har: write: %w", err)
 	}
-	return &Writer{w: w}, nil
+	hw := &Writer{w: w, opts: opts}
+	// Bodies are mostly JSON and text with < and >: escaped for HTML they
+	// would take six bytes each.
+	hw.enc = json.NewEncoder(&hw.buf)
+	hw.enc.SetEscapeHTML(false)
+	hw.enc.SetIndent("      ", "  ")
+	return hw, nil
 }
 
 // Add writes one exchange as the next entry.
 func (hw *Writer) Add(ex *exchange.Exchange) error {
-	b, err := json.MarshalIndent(toEntry(ex), "      ", "  ")
-	if err != nil {
+	hw.buf.Reset()
+	if err := hw.enc.Encode(toEntry(ex, hw.opts)); err != nil {
 		return fmt.Errorf("har: write: %w", err)
 	}
+	b := bytes.TrimSuffix(hw.buf.Bytes(), []byte("\n"))
 	sep := ",\n      "
 	if hw.entries == 0 {
 		sep = "\n      "
@@ -229,7 +256,7 @@ func harError(ex *exchange.Exchange) string {
 	return who
 }
 
-func toEntry(ex *exchange.Exchange) entry {
+func toEntry(ex *exchange.Exchange, opts Options) entry {
 	reqH := safe(ex.ReqHeaders)
 	respH := safe(ex.RespHeaders)
 	e := entry{
@@ -297,15 +324,16 @@ func toEntry(ex *exchange.Exchange) entry {
 		State:       string(ex.State),
 		Error:       ex.Error,
 		Status:      ex.Status,
-		ReqBody:     base64.StdEncoding.EncodeToString(ex.ReqBody),
-		RespBody:    base64.StdEncoding.EncodeToString(ex.RespBody),
 		Chunks:      make([]chunkJSON, 0, len(ex.Chunks)),
 		ReqHeaders:  keepNil(ex.ReqHeaders, reqH),
 		RespHeaders: keepNil(ex.RespHeaders, respH),
 	}
-	if ex.RespBodyDecoded != nil {
-		s := base64.StdEncoding.EncodeToString(ex.RespBodyDecoded)
-		x.RespDecoded = &s
+	if opts.Exact {
+		b64 := func(b []byte) *string { s := base64.StdEncoding.EncodeToString(b); return &s }
+		x.ReqBody, x.RespBody = b64(ex.ReqBody), b64(ex.RespBody)
+		if ex.RespBodyDecoded != nil {
+			x.RespDecoded = b64(ex.RespBodyDecoded)
+		}
 	}
 	for _, c := range ex.Chunks {
 		x.Chunks = append(x.Chunks, chunkJSON{Offset: c.Offset, Size: c.Size, At: formatTime(c.At)})

@@ -174,8 +174,8 @@ func fromEntry(e *entry, budget *int64) (exchange.Exchange, error) {
 	if h, _, err := net.SplitHostPort(u.Host); err == nil {
 		ex.Host = h
 	}
-	if x := e.Tsinspect; x != nil && x.Version == extensionVersion {
-		return exact(ex, x)
+	if x := e.Tsinspect; x != nil && (x.Version == 1 || x.Version == extensionVersion) {
+		return exact(ex, x, e)
 	}
 
 	if ex.Start, err = parseTime(e.StartedDateTime); err != nil {
@@ -265,8 +265,9 @@ func abortState(msg string, def exchange.State) exchange.State {
 	return def
 }
 
-// exact rebuilds an exchange from tsinspect's own extension.
-func exact(ex exchange.Exchange, x *extension) (exchange.Exchange, error) {
+// exact rebuilds an exchange from tsinspect's own extension, and from the
+// entry's own bodies when the extension does not copy them.
+func exact(ex exchange.Exchange, x *extension, e *entry) (exchange.Exchange, error) {
 	var err error
 	for _, f := range []struct {
 		dst *time.Time
@@ -279,18 +280,54 @@ func exact(ex exchange.Exchange, x *extension) (exchange.Exchange, error) {
 	ex.State, ex.Error, ex.Status = exchange.State(x.State), x.Error, x.Status
 	ex.ReqHeaders = headers(x.ReqHeaders)
 	ex.RespHeaders = headers(x.RespHeaders)
-	if ex.ReqBody, err = base64.StdEncoding.DecodeString(x.ReqBody); err != nil {
-		return ex, fmt.Errorf("_tsinspect request body: %w", err)
+	if x.ReqBody != nil {
+		if ex.ReqBody, err = base64.StdEncoding.DecodeString(*x.ReqBody); err != nil {
+			return ex, fmt.Errorf("_tsinspect request body: %w", err)
+		}
+	} else {
+		ex.ReqBody = []byte{}
+		if pd := e.Request.PostData; pd != nil {
+			ex.ReqBody = []byte(pd.Text)
+			if pd.Encoding == "base64" {
+				if ex.ReqBody, err = base64.StdEncoding.DecodeString(pd.Text); err != nil {
+					return ex, fmt.Errorf("request body: %w", err)
+				}
+			}
+		}
 	}
-	if ex.RespBody, err = base64.StdEncoding.DecodeString(x.RespBody); err != nil {
-		return ex, fmt.Errorf("_tsinspect response body: %w", err)
-	}
-	if x.RespDecoded != nil {
-		if ex.RespBodyDecoded, err = base64.StdEncoding.DecodeString(*x.RespDecoded); err != nil {
-			return ex, fmt.Errorf("_tsinspect decoded body: %w", err)
+	chunks := true
+	if x.RespBody != nil {
+		if ex.RespBody, err = base64.StdEncoding.DecodeString(*x.RespBody); err != nil {
+			return ex, fmt.Errorf("_tsinspect response body: %w", err)
+		}
+		if x.RespDecoded != nil {
+			if ex.RespBodyDecoded, err = base64.StdEncoding.DecodeString(*x.RespDecoded); err != nil {
+				return ex, fmt.Errorf("_tsinspect decoded body: %w", err)
+			}
+		}
+	} else {
+		body := []byte(e.Response.Content.Text)
+		if e.Response.Content.Encoding == "base64" {
+			if body, err = base64.StdEncoding.DecodeString(e.Response.Content.Text); err != nil {
+				return ex, fmt.Errorf("response body: %w", err)
+			}
+		}
+		ex.RespBody = body
+		if ce := ex.RespHeader("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") && len(body) > 0 {
+			// HAR keeps a response decoded: what crossed the wire was
+			// compressed, and is not in the file. The chunks counted the
+			// compressed bytes; the body arrives as one.
+			ex.RespBodyDecoded = bytes.Clone(body)
+			chunks = false
+			if len(body) > 0 {
+				ex.Chunks = []exchange.Chunk{{Offset: 0, Size: len(body), At: ex.End}}
+			}
 		}
 	}
 	for _, c := range x.Chunks {
+		if !chunks {
+			break
+		}
 		at, err := parseTime(c.At)
 		if err != nil {
 			return ex, fmt.Errorf("_tsinspect chunk: %w", err)
