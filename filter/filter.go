@@ -7,16 +7,32 @@
 //	thread:sub1                      the turn's thread (a glob)
 //	cost>0.05                        the turn's price in US dollars (> >= < <= =)
 //	tokens>100000                    the prompt's size in tokens
+//	body:hello                       the request's or the response's content holds "hello"
+//	req:hello  resp:hello            the request's content only, the response's only
+//	body:/hel+o/                     a regular expression (Go syntax; quote it, body:"/a (b)/", when it holds blanks or parentheses)
+//	~b hello  ~bq hello  ~bs hello   the same as body:, req:, resp: (mitmproxy's names)
 //	a and b, a or b, not a, (a)      combined; terms side by side mean "and"
+//	"two words"                      quotes make one term of text with blanks
 //
-// A bare word matches the turn's text (as the UI's plain search does).
+// A bare word matches the turn's row text (model, thread, flags, tools,
+// searches) or its content, as body: does. Matching is case-insensitive,
+// regular expressions too. A turn's request content is what it added to
+// its thread, not the history it repeats: its new messages (the prompt,
+// tool results, reminders), not the system prompt or the tool
+// definitions; its response content is the text, thinking and tool calls
+// with their inputs.
+//
 // Evaluation works on [Fields], which callers fill from their own turn
-// types, so the package depends on nothing else of tsinspect.
+// types, so the package depends on nothing else of tsinspect. [Options]
+// carry the names an expression is checked against (the flag kinds), so
+// that the command line and the UI refuse the same expressions with the
+// same words.
 package filter
 
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -33,8 +49,14 @@ type Fields struct {
 	Priced bool
 	// Tokens is the prompt's size: input, cache reads and writes.
 	Tokens int64
-	// Text is what a bare word is looked for in (lower case).
+	// Text is the turn's row text a bare word is looked for in (lower
+	// case).
 	Text string
+	// Request and Response return the turn's content in lower case, for
+	// body terms and bare words (see the package documentation); nil when
+	// the caller has none. They are called only when an expression needs
+	// them.
+	Request, Response func() string
 }
 
 // Expr is a parsed expression.
@@ -44,8 +66,7 @@ type Expr interface {
 	String() string
 }
 
-// HasFields reports whether e tests a field (not only bare words): the UI
-// treats a query of bare words as its plain text search.
+// HasFields reports whether e tests a field (not only bare words).
 func HasFields(e Expr) bool {
 	switch e := e.(type) {
 	case *and:
@@ -66,6 +87,10 @@ type not struct{ e Expr }
 type term struct {
 	key, op, val string
 	num          float64
+	// lower is val in lower case; re, for a /regex/ value, its compiled
+	// form (case-insensitive).
+	lower string
+	re    *regexp.Regexp
 }
 
 func (e *and) Match(f *Fields) bool { return e.a.Match(f) && e.b.Match(f) }
@@ -75,10 +100,14 @@ func (e *and) String() string       { return "(" + e.a.String() + " and " + e.b.
 func (e *or) String() string        { return "(" + e.a.String() + " or " + e.b.String() + ")" }
 func (e *not) String() string       { return "not " + e.e.String() }
 func (e *term) String() string {
-	if e.key == "" {
-		return e.val
+	v := e.val
+	if strings.ContainsAny(v, " \t()") {
+		v = strconv.Quote(v)
 	}
-	return e.key + e.op + e.val
+	if e.key == "" {
+		return v
+	}
+	return e.key + e.op + v
 }
 
 // glob matches s against a glob, case-insensitively; a pattern without
@@ -96,10 +125,32 @@ func glob(pattern, s string, contains bool) bool {
 	return err == nil && ok
 }
 
+// in reports whether the text holds the term's value (a substring, or a
+// match of its regular expression). text is lower case.
+func (e *term) in(text string) bool {
+	if e.re != nil {
+		return e.re.MatchString(text)
+	}
+	return strings.Contains(text, e.lower)
+}
+
+func content(get func() string) string {
+	if get == nil {
+		return ""
+	}
+	return get()
+}
+
 func (e *term) Match(f *Fields) bool {
 	switch e.key {
 	case "":
-		return strings.Contains(f.Text, strings.ToLower(e.val))
+		return e.in(f.Text) || e.in(content(f.Request)) || e.in(content(f.Response))
+	case "body":
+		return e.in(content(f.Request)) || e.in(content(f.Response))
+	case "req":
+		return e.in(content(f.Request))
+	case "resp":
+		return e.in(content(f.Response))
 	case "flag":
 		for _, k := range f.Flags {
 			if glob(e.val, k, false) {
@@ -142,9 +193,25 @@ func compare(v float64, op string, n float64) bool {
 	return false
 }
 
-// Parse parses an expression; the error says where it went wrong.
-func Parse(s string) (Expr, error) {
-	p := &parser{toks: tokenize(s)}
+// Options are what an expression's names are checked against.
+type Options struct {
+	// FlagKinds, when set, are the flag kinds there are: flag: must name
+	// one, or be a glob matching one.
+	FlagKinds []string
+}
+
+// Parse parses an expression with no names to check against; the error
+// says where it went wrong.
+func Parse(s string) (Expr, error) { return Options{}.Parse(s) }
+
+// Parse parses an expression and checks its names; the error says where
+// it went wrong, in the same words wherever it is shown.
+func (o Options) Parse(s string) (Expr, error) {
+	toks, err := tokenize(s)
+	if err != nil {
+		return nil, fmt.Errorf("filter: %w", err)
+	}
+	p := &parser{toks: toks, opts: o}
 	if len(p.toks) == 0 {
 		return nil, fmt.Errorf("filter: empty expression")
 	}
@@ -153,44 +220,77 @@ func Parse(s string) (Expr, error) {
 		return nil, fmt.Errorf("filter: %w", err)
 	}
 	if p.i < len(p.toks) {
-		return nil, fmt.Errorf("filter: unexpected %q", p.toks[p.i])
+		return nil, fmt.Errorf("filter: unexpected %q", p.toks[p.i].s)
 	}
 	return e, nil
 }
 
-// tokenize splits on blanks and parentheses.
-func tokenize(s string) []string {
-	var out []string
+// token is a word of an expression; quoted is set for a "quoted" one,
+// which is always text (a field's quoted value, body:"two words", is not).
+type token struct {
+	s      string
+	quoted bool
+}
+
+// tokenize splits on blanks and parentheses; a double-quoted string is
+// one token (\" and \\ escape inside it), also after a field name
+// (body:"two words").
+func tokenize(s string) ([]token, error) {
+	var out []token
 	var cur strings.Builder
+	quoted, started := false, false
 	flush := func() {
-		if cur.Len() > 0 {
-			out = append(out, cur.String())
-			cur.Reset()
+		if started {
+			out = append(out, token{cur.String(), quoted})
 		}
+		cur.Reset()
+		quoted, started = false, false
 	}
-	for _, r := range s {
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
 		switch {
+		case r == '"':
+			// Text when the quote opens the token; else a field's value.
+			quoted = quoted || !started
+			started = true
+			j := i + 1
+			for ; j < len(rs) && rs[j] != '"'; j++ {
+				if rs[j] == '\\' && j+1 < len(rs) {
+					j++
+				}
+				cur.WriteRune(rs[j])
+			}
+			if j >= len(rs) {
+				return nil, fmt.Errorf("a quote is not closed")
+			}
+			i = j
 		case r == '(' || r == ')':
 			flush()
-			out = append(out, string(r))
+			out = append(out, token{s: string(r)})
 		case r == ' ' || r == '\t' || r == '\n':
 			flush()
 		default:
+			started = true
 			cur.WriteRune(r)
 		}
 	}
 	flush()
-	return out
+	return out, nil
 }
 
 type parser struct {
-	toks []string
+	toks []token
 	i    int
+	opts Options
 }
 
 func (p *parser) peek() string {
+	if p.i < len(p.toks) && !p.toks[p.i].quoted {
+		return p.toks[p.i].s
+	}
 	if p.i < len(p.toks) {
-		return p.toks[p.i]
+		return "\x00text"
 	}
 	return ""
 }
@@ -232,11 +332,18 @@ func (p *parser) and() (Expr, error) {
 	}
 }
 
+// aliases are mitmproxy's body filters, each taking the next token.
+var aliases = map[string]string{"~b": "body", "~bq": "req", "~bs": "resp"}
+
 func (p *parser) unary() (Expr, error) {
 	t := p.peek()
 	switch {
 	case t == "":
 		return nil, fmt.Errorf("expression ends too soon")
+	case t == "\x00text":
+		tok := p.toks[p.i]
+		p.i++
+		return textTerm("", tok.s)
 	case strings.EqualFold(t, "not") || t == "!":
 		p.i++
 		e, err := p.unary()
@@ -257,22 +364,61 @@ func (p *parser) unary() (Expr, error) {
 		return e, nil
 	case t == ")" || strings.EqualFold(t, "and") || strings.EqualFold(t, "or"):
 		return nil, fmt.Errorf("unexpected %q", t)
+	case aliases[strings.ToLower(t)] != "":
+		p.i++
+		if p.i >= len(p.toks) {
+			return nil, fmt.Errorf("%s wants the text to look for after it", t)
+		}
+		tok := p.toks[p.i]
+		p.i++
+		return textTerm(aliases[strings.ToLower(t)], tok.s)
 	}
 	p.i++
-	return parseTerm(t)
+	return p.opts.parseTerm(p.toks[p.i-1])
 }
 
-// fieldKeys are the fields a term may name.
-func fieldKeys() []string { return []string{"flag", "model", "tool", "thread", "cost", "tokens"} }
+// fieldKeys are the fields a term may name; synonyms maps the other names
+// a field goes by.
+func fieldKeys() []string {
+	return []string{"flag", "model", "tool", "thread", "cost", "tokens", "body", "req", "resp"}
+}
 
-func parseTerm(t string) (Expr, error) {
+var synonyms = map[string]string{"request": "req", "response": "resp"}
+
+// textTerm makes a term looking for text (bare, or in a body field): a
+// value between slashes is a regular expression.
+func textTerm(key, val string) (Expr, error) {
+	tm := &term{key: key, op: ":", val: val, lower: strings.ToLower(val)}
+	if len(val) >= 2 && strings.HasPrefix(val, "/") && strings.HasSuffix(val, "/") {
+		re, err := regexp.Compile("(?i)" + val[1:len(val)-1])
+		if err != nil {
+			return nil, fmt.Errorf("%q: not a regular expression: %v", val, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		}
+		tm.re = re
+	}
+	if key == "" {
+		tm.op = ""
+	}
+	return tm, nil
+}
+
+func (o Options) parseTerm(tok token) (Expr, error) {
+	t := tok.s
+	if tok.quoted {
+		return textTerm("", t)
+	}
 	keys := fieldKeys()
-	for _, k := range keys {
-		rest, ok := strings.CutPrefix(strings.ToLower(t), k)
+	names := append(append([]string(nil), keys...), "request", "response")
+	for _, name := range names {
+		rest, ok := strings.CutPrefix(strings.ToLower(t), name)
 		if !ok || rest == "" {
 			continue
 		}
-		rest = t[len(k):]
+		k := name
+		if s, ok := synonyms[name]; ok {
+			k = s
+		}
+		rest = t[len(name):]
 		op := ""
 		for _, o := range []string{">=", "<=", ">", "<", "=", ":"} {
 			if strings.HasPrefix(rest, o) {
@@ -287,23 +433,35 @@ func parseTerm(t string) (Expr, error) {
 		if val == "" {
 			return nil, fmt.Errorf("%q: nothing after %s", t, op)
 		}
-		tm := &term{key: k, op: op, val: val}
 		switch k {
 		case "cost", "tokens":
 			n, err := strconv.ParseFloat(strings.TrimPrefix(val, "$"), 64)
 			if err != nil {
 				return nil, fmt.Errorf("%q: %s wants a number", t, k)
 			}
-			tm.num = n
-		default:
+			return &term{key: k, op: op, val: val, num: n}, nil
+		case "body", "req", "resp":
 			if op != ":" && op != "=" {
-				return nil, fmt.Errorf("%q: %s takes : (e.g. %s:x)", t, k, k)
+				return nil, fmt.Errorf("%q: %s takes : (e.g. %s:hello)", t, name, name)
+			}
+			return textTerm(k, val)
+		}
+		if op != ":" && op != "=" {
+			return nil, fmt.Errorf("%q: %s takes : (e.g. %s:x)", t, k, k)
+		}
+		if k == "flag" && len(o.FlagKinds) > 0 {
+			found := false
+			for _, kind := range o.FlagKinds {
+				found = found || glob(val, kind, false)
+			}
+			if !found {
+				return nil, fmt.Errorf("%q: no flag kind is %s (kinds: %s)", t, val, strings.Join(o.FlagKinds, ", "))
 			}
 		}
-		return tm, nil
+		return &term{key: k, op: op, val: val}, nil
 	}
-	if i := strings.IndexAny(t, ":<>="); i > 0 {
-		return nil, fmt.Errorf("%q: unknown field %q (fields: %s)", t, t[:i], strings.Join(keys, ", "))
+	if i := strings.IndexAny(t, ":<>="); i > 0 && !strings.HasPrefix(t, "/") {
+		return nil, fmt.Errorf("%q: unknown field %q (fields: %s; quote text that holds a colon)", t, t[:i], strings.Join(keys, ", "))
 	}
-	return &term{val: t}, nil
+	return textTerm("", t)
 }

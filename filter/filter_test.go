@@ -7,7 +7,9 @@ import (
 
 func TestMatch(t *testing.T) {
 	turn := &Fields{Flags: []string{"cache_break", "retry"}, Model: "claude-opus-4-5", Tools: []string{"mcp__github__create_issue", "Bash"},
-		Thread: "sub1", Cost: 0.08, Priced: true, Tokens: 120000, Text: "hello world"}
+		Thread: "sub1", Cost: 0.08, Priced: true, Tokens: 120000, Text: "hello world",
+		Request:  func() string { return `tool_result: the echo said "hi there"` },
+		Response: func() string { return `mcp__demo__echo {"text":"hello from the demo"}` }}
 	for expr, want := range map[string]bool{
 		"flag:cache_break":                    true,
 		"flag:call_before_load":               false,
@@ -33,6 +35,24 @@ func TestMatch(t *testing.T) {
 		"(model:opus or model:haiku) and not flag:api_error and cost>0.05": true,
 		"hello":             true,
 		"hello and goodbye": false,
+		// Content: a bare word looks in it too; body: in it alone.
+		"demo":                      true,
+		`"hello from the demo"`:     true,
+		"body:demo":                 true,
+		"body:world":                false,
+		"req:demo":                  false,
+		"resp:demo":                 true,
+		"request:echo":              true,
+		`req:"hi there"`:            true,
+		`resp:"HELLO FROM"`:         true,
+		`body:/hel+o\s+from/`:       true,
+		"body:/^hello/":             false,
+		"~b demo":                   true,
+		"~bq demo":                  false,
+		"~bs demo and flag:retry":   true,
+		"not body:demo":             false,
+		`"flag:retry"`:              false,
+		"body:demo and model:haiku": false,
 	} {
 		e, err := Parse(expr)
 		if err != nil {
@@ -47,6 +67,12 @@ func TestMatch(t *testing.T) {
 	if e, _ := Parse("cost<1"); e.Match(unpriced) {
 		t.Error("a turn without a price matched cost<1")
 	}
+	// Content is read only when an expression needs it.
+	called := 0
+	lazy := &Fields{Model: "opus", Request: func() string { called++; return "" }, Response: func() string { called++; return "" }}
+	if e, _ := Parse("model:opus"); !e.Match(lazy) || called != 0 {
+		t.Errorf("model:opus read the content %d times", called)
+	}
 }
 
 func TestParseErrors(t *testing.T) {
@@ -60,10 +86,27 @@ func TestParseErrors(t *testing.T) {
 		"flag:retry and": "ends too soon",
 		"or flag:retry":  "unexpected",
 		"flag:retry )":   "unexpected",
+		"cost>>0.05":     "wants a number",
+		`body:"/(/"`:     "not a regular expression",
+		`body:"open`:     "a quote is not closed",
+		"~b":             "wants the text",
+		"body>3":         "takes :",
 	} {
 		_, err := Parse(expr)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: err %v, want %q", expr, err, want)
+		}
+	}
+	// With the flag kinds given, flag: must name one (or a glob match one).
+	o := Options{FlagKinds: []string{"cache_break", "empty_search"}}
+	for expr, want := range map[string]string{"flag:nonexistent_kind": "no flag kind is nonexistent_kind", "flag:*_tool": "no flag kind is *_tool"} {
+		if _, err := o.Parse(expr); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err %v, want %q", expr, err, want)
+		}
+	}
+	for _, ok := range []string{"flag:cache_break", "flag:*_search", "flag:CACHE_BREAK"} {
+		if _, err := o.Parse(ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
 		}
 	}
 }

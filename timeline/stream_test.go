@@ -10,6 +10,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/fixtures/longsession"
+	"github.com/tsinspect/tsinspect/fixtures/session"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/timeline"
 )
@@ -208,5 +209,30 @@ func TestBuilderGrowing(t *testing.T) {
 	}
 	if checks < 20 || updates < 3 {
 		t.Fatalf("only %d checks and %d updates: the session is too short to test growth", checks, updates)
+	}
+}
+
+// TestContent: on the bundled real session, a turn's request content is
+// what it added to its thread, so the echo tool's result is in the
+// request of the turn after the call alone, and its input in the
+// response of the turn that made the call.
+func TestContent(t *testing.T) {
+	s := timeline.Build(session.DemoExchanges(t))
+	const said = "hello from the demo"
+	var inReq, inResp []int
+	for _, tu := range s.Turns {
+		req, resp := s.Content(tu)
+		if strings.Contains(req, said) {
+			inReq = append(inReq, tu.Index)
+		}
+		if strings.Contains(resp, said) {
+			inResp = append(inResp, tu.Index)
+		}
+		if req != strings.ToLower(req) {
+			t.Errorf("turn %d: content not in lower case", tu.Index)
+		}
+	}
+	if len(inResp) != 1 || len(inReq) != 1 || inReq[0] != inResp[0]+1 {
+		t.Errorf("%q in the requests of %v and the responses of %v; want the call's turn and the next", said, inReq, inResp)
 	}
 }

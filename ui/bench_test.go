@@ -148,3 +148,33 @@ func BenchmarkKeyToRedraw(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFilter1000 filters a 1,000-turn session with the turn list's
+// queries: a field (flag:), a word of the row text, and words and
+// regular expressions in the content, first (content read and cached)
+// and then again (as when typing refilters).
+func BenchmarkFilter1000(b *testing.B) {
+	s := timeline.Build(bigExchanges(1000))
+	for _, q := range []string{"flag:cache_break", "echo", "body:file1", `body:/file[0-9]+\.go/`, "req:task"} {
+		b.Run("cold/"+q, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				view.New(s).SetQuery(q)
+			}
+		})
+		b.Run(q, func(b *testing.B) {
+			m := view.New(s)
+			m.SetQuery(q) // the content is read once
+			if m.QueryError() != "" {
+				b.Fatal(m.QueryError())
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				m.SetQuery("")
+				m.SetQuery(q)
+			}
+			b.ReportMetric(float64(m.Len()), "turns-shown")
+		})
+	}
+}

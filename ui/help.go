@@ -14,8 +14,8 @@ const helpText = `[::b]Keys[-:-:-]
   Tab               switch between the turn list and the tab
   Enter             open the tab (list); open/close a node (Raw)
   1-6  ← →  [ ]     Working set, Catalog, Searches, Cache, Flags, Raw
-  /                 filter the turns (words, or flag:K model:M tool:T cost>N
-                    and/or/not), or the tab with the focus; Raw: find, next
+  /                 filter turns: words, flag:K tool:T cost>N body:T, and/or
+                    /not (↑ last filter); the tab with the focus; Raw: find
   e E  s S          Raw: open all, or defaults; save request/response, all
   n  N              next / previous flagged turn
   t                 cycle threads: all, main, each subagent, side queries

@@ -109,7 +109,9 @@ func (a *app) focusList() { a.tv.SetFocus(a.list) }
 
 // searchBar is the "/" prompt. It filters the turn list, or the open
 // detail tab when that has the focus, as the query is typed; Enter keeps
-// the filter and Esc restores the previous one.
+// the filter and Esc restores the previous one. It opens empty, as less's
+// and vi's / do, so that what is typed replaces the filter rather than
+// adding to it; ↑ brings the previous filter back to edit.
 type searchBar struct {
 	*tview.InputField
 	a        *app
@@ -131,11 +133,21 @@ func newSearchBar(a *app) *searchBar {
 			s.apply(text, false)
 		}
 	})
+	f.SetInputCapture(func(ev *tcell.EventKey) *tcell.EventKey {
+		if ev.Key() == tcell.KeyUp && s.previous != "" {
+			f.SetText(s.previous)
+			return nil
+		}
+		return ev
+	})
 	f.SetDoneFunc(func(key tcell.Key) {
 		switch {
 		case key == tcell.KeyEscape && s.detail && s.a.m.Tab() == view.TabRaw:
 			s.clearNotFound() // a search moves the selection: nothing to restore
 		case key == tcell.KeyEscape:
+			s.apply(s.previous, false)
+		case !s.typed && !(s.detail && s.a.m.Tab() == view.TabRaw):
+			// Enter before typing keeps the filter there was.
 			s.apply(s.previous, false)
 		default:
 			// Enter on a search typed just now stays on its match;
@@ -147,7 +159,8 @@ func newSearchBar(a *app) *searchBar {
 	return s
 }
 
-// start opens the prompt on the current filter.
+// start opens the prompt, empty; the current filter stays until
+// something is typed, and comes back with Esc.
 func (s *searchBar) start() {
 	s.detail = s.a.detailFocused()
 	switch {
@@ -160,11 +173,7 @@ func (s *searchBar) start() {
 	default:
 		s.previous = s.a.m.DetailQuery()
 	}
-	if s.detail && s.a.m.Tab() == view.TabRaw {
-		s.SetText("")
-	} else {
-		s.SetText(s.previous)
-	}
+	s.SetText("")
 	s.active, s.typed = true, false
 	s.a.footer.SwitchToPage("search")
 	s.a.tv.SetFocus(s)

@@ -82,7 +82,7 @@ func runTurns(env *cliEnv, args []string) error {
 	}
 	var expr filter.Expr
 	if *where != "" {
-		if expr, err = filter.Parse(*where); err != nil {
+		if expr, err = (filter.Options{FlagKinds: timeline.Kinds()}).Parse(*where); err != nil {
 			return usageError("turns: --filter: %v", strings.TrimPrefix(err.Error(), "filter: "))
 		}
 	}
@@ -99,7 +99,7 @@ func runTurns(env *cliEnv, args []string) error {
 	if *thread != "" || *flagged || expr != nil {
 		kept := r.Turns[:0]
 		for _, t := range r.Turns {
-			if (*thread == "" || t.Thread == *thread) && (!*flagged || len(t.Flags) > 0) && (expr == nil || expr.Match(turnFields(&t))) {
+			if (*thread == "" || t.Thread == *thread) && (!*flagged || len(t.Flags) > 0) && (expr == nil || expr.Match(turnFields(&t, s))) {
 				kept = append(kept, t)
 			}
 		}
@@ -448,9 +448,22 @@ func loadPrices(path string) (*pricing.Table, error) {
 	return pricing.Load(path)
 }
 
-// turnFields is what a --filter expression sees of a report turn.
-func turnFields(t *report.Turn) *filter.Fields {
+// turnFields is what a --filter expression sees of a report turn, and of
+// its content in session s.
+func turnFields(t *report.Turn, s *timeline.Session) *filter.Fields {
+	var req, resp *string
+	content := func(request bool) string {
+		if req == nil {
+			q, r := s.Content(s.Turn(t.Index))
+			req, resp = &q, &r
+		}
+		if request {
+			return *req
+		}
+		return *resp
+	}
 	f := &filter.Fields{Model: t.Model, Thread: t.Thread,
+		Request: func() string { return content(true) }, Response: func() string { return content(false) },
 		Tokens: t.Usage.InputTokens + t.Usage.CacheReadInputTokens + t.Usage.CacheCreationInputTokens}
 	for _, fl := range t.Flags {
 		f.Flags = append(f.Flags, fl.Kind)

@@ -63,11 +63,15 @@ type Model struct {
 
 	replay *replay
 	hay    []string // lower-cased search text per turn, built lazily
+	// req and resp are the lower-cased content of each turn's request
+	// and response (Session.Content), built when a query needs them.
+	req, resp []*string
 
-	// expr is the query parsed as a filter expression, when it tests a
-	// field (flag:, cost>, ...); nil for a plain text search.
-	expr   filter.Expr
-	prices *pricing.Table
+	// expr is the query parsed as a filter expression; nil for none, and
+	// when the query does not parse (queryErr says why).
+	expr     filter.Expr
+	queryErr string
+	prices   *pricing.Table
 }
 
 // New returns a model over s (which may be nil: no turns yet) with the
@@ -125,6 +129,8 @@ func (m *Model) setSession(s *timeline.Session) {
 	}
 	m.s = s
 	m.hay = make([]string, len(s.Turns)+1)
+	m.req = make([]*string, len(s.Turns)+1)
+	m.resp = make([]*string, len(s.Turns)+1)
 	if m.replay != nil {
 		m.replay.reset(s)
 	}
@@ -317,32 +323,55 @@ func (m *Model) ToggleFlagged() {
 // Query returns the turn filter.
 func (m *Model) Query() string { return m.query }
 
-// SetQuery shows only the turns whose text (model, thread, stop reason,
-// flags, tools added or removed, searches and their results, tool calls)
-// holds q, case-insensitively. "" shows all.
-//
-// A query that parses as a filter expression testing a field
+// SetQuery filters the turns with q, an expression of the filter
+// language (package filter; the same as turns --filter): bare words match
+// a turn's row text (model, thread, stop reason, flags, tools added or
+// removed, searches and their results, tool calls) or its content (what
+// its request added, its response), case-insensitively; fields
 // (flag:cache_break, model:opus, tool:mcp__github__*, thread:sub1,
-// cost>0.05, ... with and, or, not) filters by it; any other query is a
-// plain text search.
+// cost>0.05, body:hello, ...) with and, or, not test the rest. "" shows
+// all. A query that does not parse shows all the turns of the other
+// filters and says why in the status line ([Model.QueryError]), with the
+// words the command line uses.
 func (m *Model) SetQuery(q string) {
 	if q == m.query {
 		return
 	}
 	m.query = q
 	m.expr = nil
-	if e, err := filter.Parse(q); err == nil && filter.HasFields(e) {
-		m.expr = e
+	was := m.queryErr
+	m.queryErr = ""
+	if strings.TrimSpace(q) != "" {
+		e, err := QueryOptions().Parse(q)
+		if err != nil {
+			m.queryErr = err.Error()
+		} else {
+			m.expr = e
+		}
+	}
+	switch {
+	case m.queryErr != "":
+		m.SetStatus(m.queryErr)
+	case was != "" && m.status == was:
+		m.SetStatus("")
 	}
 	m.refilter()
 }
+
+// QueryError says why the query does not parse, "" when it does.
+func (m *Model) QueryError() string { return m.queryErr }
+
+// QueryOptions are the names a query is checked against: the timeline's
+// flag kinds.
+func QueryOptions() filter.Options { return filter.Options{FlagKinds: timeline.Kinds()} }
 
 // SetPrices sets the price table a cost> filter reads (nil: no prices).
 func (m *Model) SetPrices(tab *pricing.Table) { m.prices = tab }
 
 // fields is what a filter expression sees of t.
 func (m *Model) fields(t *timeline.Turn) *filter.Fields {
-	f := &filter.Fields{Thread: t.Thread, Text: m.haystack(t)}
+	f := &filter.Fields{Thread: t.Thread, Text: m.haystack(t),
+		Request: func() string { return m.content(t, true) }, Response: func() string { return m.content(t, false) }}
 	for _, fl := range t.Flags {
 		f.Flags = append(f.Flags, fl.Kind)
 	}
@@ -428,7 +457,6 @@ func (m *Model) filter() {
 	if m.replay != nil {
 		limit = m.replay.revealed
 	}
-	q := strings.ToLower(m.query)
 	for i, t := range m.s.Turns {
 		if i >= limit {
 			break
@@ -439,12 +467,7 @@ func (m *Model) filter() {
 		if m.flagged && len(t.Flags) == 0 {
 			continue
 		}
-		switch {
-		case m.expr != nil:
-			if !m.expr.Match(m.fields(t)) {
-				continue
-			}
-		case q != "" && !strings.Contains(m.haystack(t), q):
+		if m.expr != nil && !m.expr.Match(m.fields(t)) {
 			continue
 		}
 		m.rows = append(m.rows, t.Index)
@@ -466,6 +489,26 @@ func (m *Model) nearest(index int) int {
 	default:
 		return m.rows[0]
 	}
+}
+
+// content returns the lower-cased content of t's request (or response),
+// read once per turn.
+func (m *Model) content(t *timeline.Turn, request bool) string {
+	if t.Index >= len(m.req) {
+		req, resp := m.s.Content(t)
+		if request {
+			return req
+		}
+		return resp
+	}
+	if m.req[t.Index] == nil {
+		req, resp := m.s.Content(t)
+		m.req[t.Index], m.resp[t.Index] = &req, &resp
+	}
+	if request {
+		return *m.req[t.Index]
+	}
+	return *m.resp[t.Index]
 }
 
 // haystack is what the turn filter searches in.

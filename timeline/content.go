@@ -1,0 +1,101 @@
+package timeline
+
+import (
+	"strings"
+
+	"github.com/tsinspect/tsinspect/decode"
+)
+
+// NewMessages returns the messages t's request added to its thread: those
+// after the ones it shares with the request of its previous turn (Prev),
+// assistant messages left out (they were that turn's response). A
+// thread's first turn added all of its messages.
+func (s *Session) NewMessages(t *Turn) []*decode.Message {
+	if t == nil || t.Decoded == nil {
+		return nil
+	}
+	ms := t.Decoded.Request.Messages
+	from := 0
+	if p := s.Turn(t.Prev); p != nil && p.Decoded != nil {
+		pm := p.Decoded.Request.Messages
+		for from < len(ms) && from < len(pm) && (ms[from] == pm[from] || sameMessage(ms[from], pm[from])) {
+			from++
+		}
+	}
+	var out []*decode.Message
+	for _, m := range ms[from:] {
+		if m.Role != "assistant" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// sameMessage reports whether two messages hold the same content, their
+// cache_control markers aside (Claude Code moves its one marker to the
+// newest message).
+func sameMessage(a, b *decode.Message) bool {
+	if a.Role != b.Role || a.StringContent != b.StringContent || a.Text != b.Text || len(a.Blocks) != len(b.Blocks) {
+		return false
+	}
+	for i := range a.Blocks {
+		x, y := a.Blocks[i].Raw, b.Blocks[i].Raw
+		if string(x) != string(y) && (a.Blocks[i].CacheControl == nil && b.Blocks[i].CacheControl == nil || string(CanonicalJSON(x)) != string(CanonicalJSON(y))) {
+			return false
+		}
+	}
+	return true
+}
+
+// Content returns, in lower case, the text of what t's request added to
+// its thread (NewMessages: prompts, tool results, reminders) and of its
+// response (text, thinking, and each tool call's name and input), for
+// searching in them.
+func (s *Session) Content(t *Turn) (request, response string) {
+	var b strings.Builder
+	for _, m := range s.NewMessages(t) {
+		if m.StringContent {
+			b.WriteString(m.Text)
+			b.WriteByte('\n')
+			continue
+		}
+		for i := range m.Blocks {
+			writeBlock(&b, &m.Blocks[i])
+		}
+	}
+	request = strings.ToLower(b.String())
+	b.Reset()
+	if t != nil && t.Decoded != nil {
+		for i := range t.Decoded.Response.Content {
+			writeBlock(&b, &t.Decoded.Response.Content[i])
+		}
+	}
+	return request, strings.ToLower(b.String())
+}
+
+// writeBlock writes the readable text of a content block: its text or
+// thinking, a tool call's name and input, a tool result's text, else its
+// raw JSON (images aside).
+func writeBlock(b *strings.Builder, bl *decode.Block) {
+	switch bl.Type {
+	case "text":
+		b.WriteString(bl.Text)
+	case "thinking":
+		b.WriteString(bl.Thinking)
+	case "tool_use", "server_tool_use":
+		b.WriteString(bl.Name)
+		b.WriteByte(' ')
+		b.Write(bl.Input)
+		b.WriteString(bl.PartialInput)
+	case "tool_result":
+		b.WriteString(bl.Text)
+		for _, r := range bl.References {
+			b.WriteString(" " + r)
+		}
+	case "image", "document", "redacted_thinking":
+		return
+	default:
+		b.Write(bl.Raw)
+	}
+	b.WriteByte('\n')
+}
