@@ -2,6 +2,8 @@ package report
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
@@ -22,27 +24,29 @@ import (
 func (r *Report) WriteHTML(w io.Writer, opts RenderOptions) error {
 	r.fillNil()
 	tmpl, err := template.New("report").Funcs(template.FuncMap{
-		"thousands":  numfmt.Thousands,
-		"marked":     TokensText,
-		"usd":        func(v float64) string { return pricing.Format(v, true) },
-		"cost":       costText,
-		"timing":     timingText,
-		"threadCost": threadCostText,
-		"savedUSD":   func(r *Report, t ThreadTokens) string { return savedUSDText(r, t) },
-		"short":      ShortHash,
-		"model":      func(m string) string { return orDash(decode.ShortModel(m)) },
-		"stop":       stopText,
-		"change":     sizeChange,
-		"result":     searchResult,
-		"callNote":   callNote,
-		"sevClass":   func(s string) string { return "sev-" + s },
-		"kindSev":    timeline.Severity,
-		"kinds":      flagKindsOf,
-		"join":       strings.Join,
-		"plural":     numfmt.Plural,
-		"breakEven":  breakEven,
-		"add":        func(a, b int) int { return a + b },
-		"wbr":        breakable,
+		"thousands":   numfmt.Thousands,
+		"marked":      TokensText,
+		"usd":         func(v float64) string { return pricing.Format(v, true) },
+		"cost":        costText,
+		"timing":      timingText,
+		"threadCost":  threadCostText,
+		"savedUSD":    func(r *Report, t ThreadTokens) string { return savedUSDText(r, t) },
+		"short":       ShortHash,
+		"model":       func(m string) string { return orDash(decode.ShortModel(m)) },
+		"stop":        stopText,
+		"change":      sizeChange,
+		"result":      searchResult,
+		"callNote":    callNote,
+		"sevClass":    func(s string) string { return "sev-" + s },
+		"kindSev":     timeline.Severity,
+		"kinds":       flagKindsOf,
+		"join":        strings.Join,
+		"plural":      numfmt.Plural,
+		"breakEven":   breakEven,
+		"add":         func(a, b int) int { return a + b },
+		"wbr":         breakable,
+		"indentJSON":  indentJSON,
+		"convSummary": convSummary,
 	}).Parse(htmlTemplate)
 	if err != nil {
 		return fmt.Errorf("report: html template: %w", err)
@@ -55,6 +59,61 @@ func (r *Report) WriteHTML(w io.Writer, opts RenderOptions) error {
 		return fmt.Errorf("report: write html: %w", err)
 	}
 	return nil
+}
+
+// indentJSON indents a tool call's input for reading; other text is kept.
+func indentJSON(s string) string {
+	var b bytes.Buffer
+	if json.Indent(&b, []byte(s), "", "  ") != nil {
+		return s
+	}
+	return b.String()
+}
+
+// convSummary says in a line what a turn's conversation holds: "1 message
+// added (a result of mcp__demo__echo); the response calls ToolSearch".
+func convSummary(c *Conversation) string {
+	var results, calls []string
+	texts := 0
+	for _, m := range c.Added {
+		for _, p := range m.Parts {
+			switch p.Kind {
+			case "tool_result":
+				n := p.Name
+				if n == "" {
+					n = "a call"
+				}
+				results = append(results, n)
+			case "text":
+				texts++
+			}
+		}
+	}
+	s := numfmt.Count(len(c.Added), "message", "messages") + " added"
+	var what []string
+	if len(results) > 0 {
+		what = append(what, numfmt.Plural(len(results), "the result of ", "the results of ")+strings.Join(results, ", "))
+	}
+	if texts > 0 {
+		what = append(what, numfmt.Count(texts, "text", "texts"))
+	}
+	if len(what) > 0 {
+		s += " (" + strings.Join(what, "; ") + ")"
+	}
+	for _, p := range c.Response.Parts {
+		if p.Kind == "tool_use" {
+			calls = append(calls, p.Name)
+		}
+	}
+	switch {
+	case len(calls) > 0:
+		s += "; the response calls " + strings.Join(calls, ", ")
+	case len(c.Response.Parts) > 0:
+		s += "; the response answers in text"
+	default:
+		s += "; no response"
+	}
+	return s
 }
 
 // breakable escapes a tool name and lets the browser break it after each
@@ -104,6 +163,9 @@ type htmlThread struct {
 	Last         *Turn
 	Nums         map[int][]int
 	Searches     []htmlSearch
+	// HasConversation is set when a turn of the thread carries its
+	// conversation (an unredacted report).
+	HasConversation bool
 }
 
 type htmlSearch struct {
@@ -153,13 +215,20 @@ func (r *Report) htmlView(opts RenderOptions) htmlView {
 			for _, s := range t.ToolSearches {
 				ht.Searches = append(ht.Searches, htmlSearch{Turn: t.Index, Search: s})
 			}
+			ht.HasConversation = ht.HasConversation || t.Conversation != nil
 		}
 		v.Threads = append(v.Threads, ht)
 	}
 	return v
 }
 
-const htmlTemplate = `<!DOCTYPE html>
+const htmlTemplate = `{{define "msg"}}<div class="msg {{.Role}}"><div class="who">{{.Role}}</div>
+{{range .Parts}}{{if eq .Kind "text"}}<pre>{{.Text}}</pre>
+{{else if eq .Kind "thinking"}}<details><summary>thinking</summary><pre>{{.Text}}</pre></details>
+{{else if eq .Kind "tool_use"}}<div class="call">→ call <code>{{.Name}}</code></div><pre>{{indentJSON .Text}}</pre>
+{{else if eq .Kind "tool_result"}}<div class="result{{if .IsError}} bad{{end}}">← result{{if .Name}} of <code>{{.Name}}</code>{{end}}{{if .IsError}} (an error){{end}}</div><pre>{{.Text}}</pre>
+{{else}}<div class="muted">{{.Kind}} {{.Name}}</div><pre>{{.Text}}</pre>
+{{end}}{{else}}<p class="muted">(empty)</p>{{end}}</div>{{end}}<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -228,6 +297,13 @@ svg text.m-error { fill: var(--err); stroke: none; } svg text.m-warning { fill: 
 .legend .s-sent { background: var(--sent); } .legend .s-inlined { background: var(--inlined); }
 .legend .b-read { background: var(--read); } .legend .b-write { background: var(--write); } .legend .b-input { background: var(--input); }
 details { margin: 8px 0; } summary { cursor: pointer; color: var(--muted); }
+details.conv { border: 1px solid var(--line); border-radius: 6px; padding: 4px 10px; }
+details.conv[open] summary { margin-bottom: 6px; }
+.msg { margin: 6px 0; padding: 4px 0 4px 10px; border-left: 3px solid var(--input); }
+.msg.assistant { border-left-color: var(--sent); } .msg.system { border-left-color: var(--warn); }
+.msg .who { font-weight: 600; font-size: 12px; color: var(--muted); text-transform: uppercase; }
+.msg pre { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 24em; overflow: auto; margin: 2px 0 6px; font: 12.5px/1.4 ui-monospace, "DejaVu Sans Mono", "Liberation Mono", monospace; background: var(--soft); padding: 6px 8px; border-radius: 4px; }
+.msg .call, .msg .result { font-size: 12.5px; margin-top: 4px; }
 </style>
 </head>
 <body>
@@ -280,7 +356,7 @@ details { margin: 8px 0; } summary { cursor: pointer; color: var(--muted); }
 <div class="scroll"><table>
 <thead><tr><th class="n">Turn</th><th>Model</th><th>Stop</th><th class="n">Catalog</th><th>Working set</th><th class="n">Searches</th><th>Calls</th><th class="n">Input</th><th class="n">Cache read</th><th class="n">Cache write</th><th class="n">Output</th><th class="n" title="US dollars">Cost</th><th class="nw" title="time to first token, duration, output tokens per second">Time</th><th class="n" title="tool-definition tokens sent">Defs sent</th><th class="n" title="tool-definition tokens with every deferred tool inlined">Inlined</th><th>Flags</th></tr></thead>
 <tbody>{{range .Turns}}<tr class="{{if .Flags}}flagged{{range .Flags}}{{if eq .Severity "error"}} flagged-error{{end}}{{end}}{{end}}">
-<td class="n">{{.Index}}</td><td class="nw">{{model .Model}}</td><td class="nw">{{stop .}}</td>
+<td class="n">{{if .Conversation}}<a href="#conv-{{.Index}}">{{.Index}}</a>{{else}}{{.Index}}{{end}}</td><td class="nw">{{model .Model}}</td><td class="nw">{{stop .}}</td>
 <td class="n">{{change .Catalog.Count (len .Catalog.Added) (len .Catalog.Removed)}}</td>
 <td>{{change .WorkingSet.Count (len .WorkingSet.Added) (len .WorkingSet.Removed)}}{{range .WorkingSet.Added}} <code>+{{wbr .}}</code>{{end}}{{range .WorkingSet.Removed}} <code>−{{wbr .}}</code>{{end}}</td>
 <td class="n">{{len .ToolSearches}}</td>
@@ -291,6 +367,11 @@ details { margin: 8px 0; } summary { cursor: pointer; color: var(--muted); }
 </tr>{{end}}</tbody>
 <tfoot><tr><td></td><td>total</td><td></td><td></td><td></td><td></td><td></td><td class="n">{{thousands .Usage.InputTokens}}</td><td class="n">{{thousands .Usage.CacheReadInputTokens}}</td><td class="n">{{thousands .Usage.CacheCreationInputTokens}}</td><td class="n">{{thousands .Usage.OutputTokens}}</td><td class="n">{{threadCost .Turns}}</td><td></td><td class="n">{{thousands .Tokens.Sent}}</td><td class="n">{{marked .Tokens.Inlined (len .Tokens.Unknown) (len .Tokens.Estimated)}}</td><td></td></tr></tfoot>
 </table></div>
+{{if .HasConversation}}<h3>Conversation</h3>
+<p class="muted">What each request added to the thread (the prompt, tool results, reminders), then the response. Unredacted: shown because the report was written with --redact off.</p>
+{{range .Turns}}{{$t := .}}{{with .Conversation}}<details class="conv" id="conv-{{$t.Index}}"><summary>Turn {{$t.Index}}: {{convSummary .}}</summary>
+{{range .Added}}{{template "msg" .}}{{end}}{{template "msg" .Response}}</details>
+{{end}}{{end}}{{end}}
 {{with .Last}}<details><summary>Tool definitions of turn {{.Index}}: name, deferred, loaded, SHA-256 of the definition, tokens</summary>
 <table><thead><tr><th>Tool</th><th>Deferred</th><th>Loaded</th><th>SHA-256</th><th class="n">Tokens</th></tr></thead>
 <tbody>{{range .ToolDefinitions}}<tr><td><code>{{.Name}}</code></td><td>{{if .Deferred}}yes{{else}}no{{end}}</td><td>{{if .Loaded}}yes{{else}}no{{end}}</td><td><code title="{{.SHA256}}">{{short .SHA256}}</code></td><td class="n">{{thousands .Tokens}}{{if eq .TokensFrom "count_tokens"}} (count_tokens){{end}}</td></tr>{{end}}</tbody></table>

@@ -246,6 +246,62 @@ type Turn struct {
 	// ToolTokens is what the tool definitions cost this request, and what
 	// they would have cost with every deferred tool inlined.
 	ToolTokens ToolTokens `json:"tool_tokens"`
+
+	// Conversation is the turn's messages, readable: set by
+	// [Report.AddConversation] for an unredacted report only (every
+	// redaction policy but off leaves it out).
+	Conversation *Conversation `json:"conversation,omitempty"`
+}
+
+// Conversation is what a turn's request added to its thread (its new
+// messages: the prompt, tool results, reminders) and its response.
+type Conversation struct {
+	Added    []Message `json:"added"`
+	Response Message   `json:"response"`
+}
+
+// Message is one message, readable.
+type Message struct {
+	Role  string `json:"role"`
+	Parts []Part `json:"parts"`
+}
+
+// Part is a piece of a message: text, thinking, a tool call (name, id,
+// input as JSON), a tool result (the call's id, the tool's name, its text,
+// whether it is an error), or another block as JSON.
+type Part struct {
+	Kind    string `json:"kind"`
+	Name    string `json:"name,omitempty"`
+	ID      string `json:"id,omitempty"`
+	Text    string `json:"text"`
+	IsError bool   `json:"is_error,omitempty"`
+}
+
+// AddConversation fills each turn's Conversation from the session the
+// report was built of. A report meant to be shared must not carry it: the
+// redaction policies but off drop it.
+func (r *Report) AddConversation(s *timeline.Session) {
+	for i := range r.Turns {
+		rt := &r.Turns[i]
+		t := s.Turn(rt.Index)
+		if t == nil || t.Decoded == nil {
+			continue
+		}
+		added, resp := s.Conversation(t, false)
+		c := &Conversation{Added: make([]Message, 0, len(added)), Response: message(resp)}
+		for _, m := range added {
+			c.Added = append(c.Added, message(m))
+		}
+		rt.Conversation = c
+	}
+}
+
+func message(m timeline.Said) Message {
+	out := Message{Role: m.Role, Parts: make([]Part, 0, len(m.Parts))}
+	for _, p := range m.Parts {
+		out.Parts = append(out.Parts, Part{Kind: p.Kind, Name: p.Name, ID: p.ID, Text: p.Text, IsError: p.IsError})
+	}
+	return out
 }
 
 // Timing is how long a turn took; a figure is 0 when unknown.

@@ -99,3 +99,87 @@ func writeBlock(b *strings.Builder, bl *decode.Block) {
 	}
 	b.WriteByte('\n')
 }
+
+// Part is a readable piece of a message: its text, thinking, a tool call
+// (Name, ID, Text its input as JSON), a tool result (ID of the call, Name
+// of the tool called, Text, IsError), or another block as JSON.
+type Part struct {
+	Kind    string // text, thinking, tool_use, tool_result, image, other
+	Name    string
+	ID      string
+	Text    string
+	IsError bool
+}
+
+// Said is one message of a conversation, readable.
+type Said struct {
+	Role  string
+	Parts []Part
+}
+
+// Conversation returns what t's request added to its thread (see
+// NewMessages) and its response, readable; all, when set, gives every
+// message of the request instead of the new ones.
+func (s *Session) Conversation(t *Turn, all bool) (added []Said, response Said) {
+	if t == nil || t.Decoded == nil {
+		return nil, Said{Role: "assistant"}
+	}
+	r := &t.Decoded.Request
+	names := map[string]string{} // tool_use id -> tool name
+	for _, m := range r.Messages {
+		for i := range m.Blocks {
+			if b := &m.Blocks[i]; b.Type == "tool_use" || b.Type == "server_tool_use" {
+				names[b.ID] = b.Name
+			}
+		}
+	}
+	ms := s.NewMessages(t)
+	if all {
+		ms = r.Messages
+	}
+	for _, m := range ms {
+		added = append(added, Said{Role: m.Role, Parts: messageParts(m, names)})
+	}
+	response = Said{Role: "assistant"}
+	for i := range t.Decoded.Response.Content {
+		response.Parts = append(response.Parts, blockPart(&t.Decoded.Response.Content[i], names))
+	}
+	return added, response
+}
+
+func messageParts(m *decode.Message, names map[string]string) []Part {
+	if m.StringContent {
+		return []Part{{Kind: "text", Text: m.Text}}
+	}
+	out := make([]Part, 0, len(m.Blocks))
+	for i := range m.Blocks {
+		out = append(out, blockPart(&m.Blocks[i], names))
+	}
+	return out
+}
+
+func blockPart(b *decode.Block, names map[string]string) Part {
+	switch b.Type {
+	case "text":
+		return Part{Kind: "text", Text: b.Text}
+	case "thinking":
+		return Part{Kind: "thinking", Text: b.Thinking}
+	case "redacted_thinking":
+		return Part{Kind: "thinking", Text: "(redacted)"}
+	case "tool_use", "server_tool_use":
+		in := string(b.Input)
+		if in == "" {
+			in = b.PartialInput
+		}
+		return Part{Kind: "tool_use", Name: b.Name, ID: b.ID, Text: in}
+	case "tool_result":
+		text := b.Text
+		for _, r := range b.References {
+			text += "\n→ tool_reference " + r
+		}
+		return Part{Kind: "tool_result", Name: names[b.ToolUseID], ID: b.ToolUseID, Text: strings.TrimPrefix(text, "\n"), IsError: b.IsError}
+	case "image", "document":
+		return Part{Kind: b.Type, Text: "(" + b.Type + ")"}
+	}
+	return Part{Kind: "other", Name: b.Type, Text: string(b.Raw)}
+}

@@ -59,6 +59,8 @@ func (d *detailText) render(w, h int) []view.Line {
 		return view.Cache(s, t, w, min(max(h/4, 2), 8))
 	case view.TabFlags:
 		return view.Flags(s, t, q, d.a.explain, d.a.prices)
+	case view.TabConversation:
+		return view.Conversation(s, t, q, d.a.wholeHistory)
 	}
 	return nil
 }

@@ -42,12 +42,13 @@ func TestGoldenTabs(t *testing.T) {
 		tab  view.Tab
 		turn int
 	}{
-		{view.TabWorkingSet, 3}, // echo loaded by search
-		{view.TabCatalog, 13},   // after compaction: echo restored, a tool removed
-		{view.TabSearches, 5},   // a select search and an empty keyword search
-		{view.TabCache, 9},      // the system prompt changed: a cache break and its diff
-		{view.TabFlags, 5},      // call before load and empty search
-		{view.TabRaw, 3},        // request and response, folded
+		{view.TabWorkingSet, 3},   // echo loaded by search
+		{view.TabCatalog, 13},     // after compaction: echo restored, a tool removed
+		{view.TabSearches, 5},     // a select search and an empty keyword search
+		{view.TabCache, 9},        // the system prompt changed: a cache break and its diff
+		{view.TabFlags, 5},        // call before load and empty search
+		{view.TabRaw, 3},          // request and response, folded
+		{view.TabConversation, 4}, // the echo call's result, and the next call
 	}
 	for _, size := range [][2]int{{120, 40}, {80, 24}} {
 		for _, c := range cases {
@@ -80,6 +81,7 @@ func TestGoldenViews(t *testing.T) {
 		{"raw_open", "jj6\tjjjj\n"},
 		{"catalog_filter", "2\t/action_1\n"},
 		{"raw_search", "6\t/stop_reason\n"},
+		{"conversation_history", "jjj7a"},
 	}
 	for _, c := range cases {
 		for _, size := range [][2]int{{120, 40}, {80, 24}} {

@@ -13,10 +13,10 @@ const helpText = `[::b]Keys[-:-:-]
   PgUp PgDn  g G    page, first, last
   Tab               switch between the turn list and the tab
   Enter             open the tab (list); open/close a node (Raw)
-  1-6  ← →  [ ]     Working set, Catalog, Searches, Cache, Flags, Raw
+  1-7  ← →  [ ]     Working set, Catalog, Searches, Cache, Flags, Raw, Talk
   /                 filter turns: words, flag:K tool:T cost>N body:T, and/or
                     /not (↑ last filter); the tab with the focus; Raw: find
-  e E  s S          Raw: open all, or defaults; save request/response, all
+  e E  s S  a       Raw: open all, defaults, save, save all; Talk: history
   n  N              next / previous flagged turn
   t                 cycle threads: all, main, each subagent, side queries
   f                 flagged turns only, or all

@@ -74,6 +74,12 @@ func (a *app) key(ev *tcell.EventKey) *tcell.EventKey {
 			return ev
 		}
 		a.m.PauseOrStep()
+	case 'a':
+		if a.m.Tab() != view.TabConversation {
+			return ev
+		}
+		a.wholeHistory = !a.wholeHistory
+		a.text.invalidate()
 	case 'p':
 		a.m.TogglePlay()
 	case '+', '>':

@@ -56,10 +56,20 @@ func (b *tabBar) update(a *app) {
 	if t := a.m.Selected(); t != nil {
 		flags = len(t.Flags)
 	}
+	// The titles in full when they fit, else shortened.
+	_, _, width, _ := b.GetInnerRect()
+	name := func(t view.Tab) string { return t.String() }
+	full := 1
 	for tab := view.Tab(0); tab < view.NumTabs; tab++ {
-		label := fmt.Sprintf(" %d %s ", tab+1, tab)
+		full += len([]rune(fmt.Sprintf(" %d %s %d │", tab+1, tab, flags)))
+	}
+	if width > 0 && full > width {
+		name = func(t view.Tab) string { return t.Short() }
+	}
+	for tab := view.Tab(0); tab < view.NumTabs; tab++ {
+		label := fmt.Sprintf(" %d %s ", tab+1, name(tab))
 		if tab == view.TabFlags && flags > 0 {
-			label = fmt.Sprintf(" %d %s %d ", tab+1, tab, flags)
+			label = fmt.Sprintf(" %d %s %d ", tab+1, name(tab), flags)
 		}
 		if tab == a.m.Tab() {
 			label = open + label + "[::-]"

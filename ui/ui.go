@@ -128,6 +128,9 @@ type app struct {
 
 	// inDetail is set while the detail pane has the focus.
 	inDetail bool
+	// wholeHistory shows every message of the request in the
+	// Conversation tab, not only what the turn added ('a').
+	wholeHistory bool
 	// syncing is set while the widgets are being brought in line with
 	// the model, so that their callbacks do not call the model back.
 	syncing bool
@@ -363,7 +366,7 @@ func keyLine(a *app) view.Line {
 		return view.Line{{Text: " " + s, Role: view.RoleWarning}}
 	}
 	var l view.Line
-	keys := [][2]string{{"q", "quit"}, {"?", "help"}, {"/", "search"}, {"n/N", "flag"}, {"t", "thread"}, {"f", "flagged"}, {"Tab", "pane"}, {"1-6", "tab"}}
+	keys := [][2]string{{"q", "quit"}, {"?", "help"}, {"/", "search"}, {"n/N", "flag"}, {"t", "thread"}, {"f", "flagged"}, {"Tab", "pane"}, {"1-7", "tab"}}
 	if a.m.Replaying() {
 		// The replay's keys first, and only the most used others, so that
 		// the line fits 80 columns (? lists them all).

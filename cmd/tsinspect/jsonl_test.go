@@ -111,3 +111,24 @@ func TestSearchesAlgorithmFollowsTheClient(t *testing.T) {
 		t.Errorf("bad --algorithm: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
 }
+
+// TestReportConversation: with --redact off the HTML and JSON reports hold
+// each turn's conversation (the echo's input and result, readable); with
+// the default redaction, and strict, neither holds a word of it.
+func TestReportConversation(t *testing.T) {
+	const said = "hello from the demo"
+	for _, format := range []string{"html", "json"} {
+		code, out, stderr := runIn("report", demoDB, "--format", format, "--redact", "off")
+		if code != 0 || !strings.Contains(out, said) {
+			t.Errorf("%s --redact off: exit %d %s; holds the conversation: %v", format, code, stderr, strings.Contains(out, said))
+		}
+		if format == "html" && (!strings.Contains(out, `← result of <code>mcp__demo__echo</code>`) || !strings.Contains(out, `<a href="#conv-4">4</a>`)) {
+			t.Errorf("html: no readable conversation linked from the turn table")
+		}
+		for _, policy := range []string{"default", "strict"} {
+			if _, out, _ := runIn("report", demoDB, "--format", format, "--redact", policy); strings.Contains(out, said) || strings.Contains(out, "conversation") && format == "json" {
+				t.Errorf("%s --redact %s: the conversation is in the report", format, policy)
+			}
+		}
+	}
+}

@@ -140,6 +140,9 @@ func runReport(env *cliEnv, args []string) error {
 	})
 	r := report.BuildWithCounts(s, version, report.CountTokens(counted))
 	r.Price(tab)
+	if policy == redact.Off {
+		r.AddConversation(s) // what was said: never in a redacted report
+	}
 	shared := redact.Apply(r, policy, known)
 	if policy == redact.Off {
 		fmt.Fprintln(env.stderr, "tsinspect: warning: --redact off: the report is not redacted and may hold paths, e-mail addresses, identifiers and secrets; do not share it as it is")

@@ -184,7 +184,7 @@ func TestTabs(t *testing.T) {
 	rec := &recorder{}
 	m.SetListener(rec)
 	m.NextTab(-1)
-	if m.Tab() != TabRaw || rec.last() != ChangeTab {
+	if m.Tab() != TabConversation || rec.last() != ChangeTab {
 		t.Errorf("NextTab(-1) from the first: %v", m.Tab())
 	}
 	m.NextTab(1)
@@ -199,7 +199,7 @@ func TestTabs(t *testing.T) {
 	for tab := Tab(0); tab < NumTabs; tab++ {
 		names = append(names, tab.String())
 	}
-	if got := strings.Join(names, ","); got != "Working set,Catalog,Searches,Cache,Flags,Raw" {
+	if got := strings.Join(names, ","); got != "Working set,Catalog,Searches,Cache,Flags,Raw,Conversation" {
 		t.Errorf("tabs %s", got)
 	}
 	if m.Len() != 0 || m.Selected() != nil {
