@@ -28,6 +28,9 @@ type chart struct {
 	Dots             []dot
 	Markers          []marker
 	Legend           []legend
+	// Grouped is set when the flagged turns are too many to mark one by
+	// one, and are marked in groups (markGroups).
+	Grouped bool
 }
 
 type tick struct {
@@ -159,6 +162,16 @@ func (c *chart) series(turns []*Turn, top float64, class, name string, value fun
 
 // mark draws the flag markers of the turns.
 func (c *chart) mark(turns []*Turn, nums map[int][]int) {
+	flagged := 0
+	for _, t := range turns {
+		if len(nums[t.Index]) > 0 {
+			flagged++
+		}
+	}
+	if flagged > maxMarkers {
+		c.markGroups(turns, nums)
+		return
+	}
 	for i, t := range turns {
 		ns := nums[t.Index]
 		if len(ns) == 0 {
@@ -181,6 +194,59 @@ func (c *chart) mark(turns []*Turn, nums map[int][]int) {
 			X: c.x(i, len(turns)), Y1: c.PlotTop - 6, Y2: c.PlotBot, TextY: c.PlotTop - 10,
 			Class: "m-" + sev, Label: "⚑" + strings.Join(labels, ","), Href: fmt.Sprintf("#flag-%d", ns[0]),
 			Title: fmt.Sprintf("turn %d: %s", t.Index, strings.Join(kinds, ", ")),
+		})
+	}
+}
+
+// maxMarkers is the most flagged turns a chart marks one by one; past it,
+// marks would cover the chart, and flagged turns are grouped instead.
+const maxMarkers = 40
+
+// markGroups marks flagged turns in groups of neighbouring turns, at most
+// maxMarkers of them: a short tick above the plot per group that has
+// flags, labelled with how many, its title naming the turns and the
+// kinds, linking to its first flag. Every flag is still listed below the
+// charts.
+func (c *chart) markGroups(turns []*Turn, nums map[int][]int) {
+	c.Grouped = true
+	per := (len(turns) + maxMarkers - 1) / maxMarkers
+	for from := 0; from < len(turns); from += per {
+		to := min(from+per, len(turns))
+		sev := timeline.SeverityInfo
+		count := map[string]int{}
+		var kinds []string
+		first, n := 0, 0
+		for _, t := range turns[from:to] {
+			ns := nums[t.Index]
+			if len(ns) == 0 {
+				continue
+			}
+			if first == 0 {
+				first = ns[0]
+			}
+			n += len(ns)
+			for _, f := range t.Flags {
+				if timeline.SeverityRank(f.Severity) < timeline.SeverityRank(sev) {
+					sev = f.Severity
+				}
+				if count[f.Kind] == 0 {
+					kinds = append(kinds, f.Kind)
+				}
+				count[f.Kind]++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		var what []string
+		for _, k := range kinds {
+			what = append(what, fmt.Sprintf("%s ×%d", k, count[k]))
+		}
+		x := round1((c.x(from, len(turns)) + c.x(to-1, len(turns))) / 2)
+		c.Markers = append(c.Markers, marker{
+			X: x, Y1: c.PlotTop - 6, Y2: c.PlotTop, TextY: c.PlotTop - 10,
+			Class: "m-" + sev, Label: strconv.Itoa(n), Href: fmt.Sprintf("#flag-%d", first),
+			Title: fmt.Sprintf("turns %d–%d: %s", turns[from].Index, turns[to-1].Index, strings.Join(what, ", ")),
 		})
 	}
 }

@@ -47,6 +47,8 @@ func (r *Report) WriteHTML(w io.Writer, opts RenderOptions) error {
 		"wbr":         breakable,
 		"indentJSON":  indentJSON,
 		"convSummary": convSummary,
+		"firstItems":  func(items []flagItem) []flagItem { return items[:min(len(items), shownFlags)] },
+		"moreItems":   func(items []flagItem) []flagItem { return items[min(len(items), shownFlags):] },
 	}).Parse(htmlTemplate)
 	if err != nil {
 		return fmt.Errorf("report: html template: %w", err)
@@ -60,6 +62,10 @@ func (r *Report) WriteHTML(w io.Writer, opts RenderOptions) error {
 	}
 	return nil
 }
+
+// shownFlags is how many flags of a kind are listed open; the rest are
+// folded, so that hundreds of them leave the page readable.
+const shownFlags = 12
 
 // indentJSON indents a tool call's input for reading; other text is kept.
 func indentJSON(s string) string {
@@ -242,7 +248,7 @@ const htmlTemplate = `{{define "msg"}}<div class="msg {{.Role}}"><div class="who
   --catalog:#1f6feb; --working:#d9730d; --read:#2da44e; --write:#d9730d; --input:#8c959f; --sent:#8250df; --inlined:#1f6feb; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", "Liberation Sans", Arial, sans-serif; color: var(--fg); background: var(--bg); }
-main { max-width: 1160px; margin: 0 auto; padding: 20px 24px 48px; }
+main { max-width: 1360px; margin: 0 auto; padding: 20px 24px 48px; }
 h1 { font-size: 24px; margin: 0 0 4px; }
 h2 { font-size: 19px; margin: 32px 0 8px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
 h3 { font-size: 15px; margin: 18px 0 6px; }
@@ -338,13 +344,14 @@ details.conv[open] summary { margin-bottom: 6px; }
 {{range .Dots}}<circle class="{{.Class}}" cx="{{.X}}" cy="{{.Y}}" r="3"><title>{{.Title}}</title></circle>{{end}}
 {{range .Markers}}<a href="{{.Href}}"><title>{{.Title}}</title><line class="mk {{.Class}}" x1="{{.X}}" x2="{{.X}}" y1="{{.Y1}}" y2="{{.Y2}}"/><text class="mk {{.Class}}" x="{{.X}}" y="{{.TextY}}">{{.Label}}</text></a>{{end}}
 </svg>
-<div class="legend">{{range .Legend}}<span><i class="{{.Class}}"></i>{{.Label}}</span>{{end}}{{if .Markers}}<span>⚑ flagged turn (number of the flag above)</span>{{end}}</div>
+<div class="legend">{{range .Legend}}<span><i class="{{.Class}}"></i>{{.Label}}</span>{{end}}{{if .Grouped}}<span>numbers above: flags in each stretch of turns (hover for which; click for the first)</span>{{else if .Markers}}<span>⚑ flagged turn (number of the flag above)</span>{{end}}</div>
 <figcaption>{{.Caption}}</figcaption>
 </figure>{{end}}
 {{if .Groups}}<h3>Flags</h3>{{end}}
 {{range .Groups}}<section class="flag">
 <h3><span class="badge {{sevClass .Severity}}">{{.Severity}}</span> {{.Kind}} <span class="muted">× {{len .Items}}</span></h3>
-<ol>{{range .Items}}<li id="flag-{{.N}}"><span class="num">⚑{{.N}}</span> <b>Turn {{.Turn}}</b>: {{.Detail}}{{.Cost}}</li>{{end}}</ol>
+<ol>{{range firstItems .Items}}<li id="flag-{{.N}}"><span class="num">⚑{{.N}}</span> <b>Turn {{.Turn}}</b>: {{.Detail}}{{.Cost}}</li>{{end}}</ol>
+{{with moreItems .Items}}<details><summary>{{len .}} more {{plural (len .) "flag" "flags"}} of this kind</summary><ol>{{range .}}<li id="flag-{{.N}}"><span class="num">⚑{{.N}}</span> <b>Turn {{.Turn}}</b>: {{.Detail}}{{.Cost}}</li>{{end}}</ol></details>{{end}}
 {{if .Why}}<p class="why"><b>Why it matters.</b> {{.Why}}</p>{{end}}
 {{if .Todo}}<p class="todo"><b>What to do.</b> {{.Todo}}</p>{{end}}
 </section>{{end}}

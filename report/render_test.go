@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -172,5 +173,41 @@ func TestClientShown(t *testing.T) {
 	}
 	if len(back.Threads) != 2 || back.Threads[0].Client.Family != timeline.ClientClaudeCode || back.Threads[1].Client.Version != "0.71.0" {
 		t.Errorf("json threads: %+v", back.Threads)
+	}
+}
+
+// TestHTMLManyFlags: with hundreds of flagged turns the charts mark the
+// flagged turns in at most maxMarkers groups, each saying how many flags
+// it holds, instead of a line per turn over the whole plot; each kind
+// lists shownFlags flags open and folds the rest; every flag keeps its
+// anchor.
+func TestHTMLManyFlags(t *testing.T) {
+	r := &Report{Threads: []Thread{{ID: "main", Kind: "main"}}}
+	for i := 1; i <= 400; i++ {
+		r.Threads[0].Turns = append(r.Threads[0].Turns, i)
+		r.Turns = append(r.Turns, Turn{Index: i, Thread: "main", Model: "claude-sonnet-4-5",
+			Usage: Usage{CacheReadInputTokens: int64(1000 * i)},
+			Flags: []Flag{{Kind: "call_before_load", Severity: "error", Detail: fmt.Sprintf("blind call %d", i)}}})
+	}
+	var buf bytes.Buffer
+	if err := r.WriteHTML(&buf, RenderOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h := buf.String()
+	charts := strings.Count(h, `<svg class="chart"`)
+	if marks := strings.Count(h, `<line class="mk `); charts == 0 || marks > charts*maxMarkers {
+		t.Errorf("%d markers on %d charts, want at most %d each", marks, charts, maxMarkers)
+	}
+	if !strings.Contains(h, "flags in each stretch of turns") || !strings.Contains(h, `>10</text>`) {
+		t.Error("grouped markers neither explained nor counted")
+	}
+	open := strings.Index(h, "more flags of this kind</summary>")
+	if open < 0 || strings.Count(h[:open], `<li id="flag-`) != shownFlags || !strings.Contains(h, "388 more flags of this kind") {
+		t.Errorf("flags not folded after %d", shownFlags)
+	}
+	for _, n := range []int{1, 200, 400} {
+		if !strings.Contains(h, fmt.Sprintf(`id="flag-%d"`, n)) {
+			t.Errorf("no anchor for flag %d", n)
+		}
 	}
 }
