@@ -84,3 +84,34 @@ func TestWideListShowsFlagDetails(t *testing.T) {
 		t.Error("120 columns show the wide flags")
 	}
 }
+
+// TestHeaderKeepsDollars: at every width from 60 columns up, whatever else
+// the header holds (a long file name, the recorder's note, a replay, a
+// search, a thread), the session's dollars are on screen whole; the other
+// parts give way first.
+func TestHeaderKeepsDollars(t *testing.T) {
+	for _, w := range []int{60, 80, 100, 120, 160} {
+		for _, replay := range []bool{false, true} {
+			var setup []func(*view.Model)
+			if replay {
+				setup = append(setup, func(m *view.Model) { m.StartReplay(nil, 1) })
+			}
+			h := newHarness(t, goldenSession(), w, 24, Options{Title: "a-session-with-a-long-name.db"}, setup...)
+			h.a.note = "command exited with status 0"
+			h.keys("/echo\n")
+			h.a.header.width = 0 // lay it out again
+			h.draw()
+			head := strings.SplitN(h.text(), "\n", 2)[0]
+			want := "$0.1066"
+			if replay {
+				want = "$0" // nothing revealed yet
+			}
+			if !strings.Contains(head, want) || len([]rune(head)) > w {
+				t.Errorf("%d columns, replay %v: header %q lacks %s or overflows", w, replay, head, want)
+			}
+			if w >= 120 && !replay && (!strings.Contains(head, "/echo") || !strings.Contains(head, "in all")) {
+				t.Errorf("%d columns: header %q lost the search or the dollars' scope", w, head)
+			}
+		}
+	}
+}

@@ -17,7 +17,6 @@ import (
 	"os"
 	"slices"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
@@ -276,60 +275,71 @@ func (a *app) chrome() {
 	a.keys.SetText(a.th.tagged(keyLine(a)))
 }
 
-// headerLine is the first line: what is shown and which filters are on.
+// headerLine is the first line: what is shown, which filters are on, and
+// the session's dollars. It fits the header's width: parts give way in
+// order of importance (the client, the "all threads" note, the file name,
+// the thread count, then the rest), shortened where they can be, so that
+// the dollars stay on screen at any width.
 func headerLine(a *app) view.Line {
 	m := a.m
 	s := m.Session()
-	var l view.Line
-	add := func(r view.Role, f string, args ...any) {
-		l = append(l, view.Span{Text: fmt.Sprintf(f, args...), Role: r})
+	type part struct {
+		line  view.Line
+		short view.Line // what it shortens to, before it is dropped
+		keep  int       // the higher, the longer it stays
 	}
-	add(view.RoleTitle, " tsinspect")
+	var parts []part
+	add := func(keep int, short view.Line, spans ...view.Span) {
+		parts = append(parts, part{line: spans, short: short, keep: keep})
+	}
+	span := func(r view.Role, f string, args ...any) view.Span {
+		return view.Span{Text: fmt.Sprintf(f, args...), Role: r}
+	}
+	add(100, nil, span(view.RoleTitle, " tsinspect"))
 	if a.title != "" {
-		add(view.RoleText, " %s", a.title)
+		add(20, nil, span(view.RoleText, " %s", a.title))
 	}
 	if a.note != "" {
-		add(view.RoleWarning, "  %s", a.note)
+		add(60, view.Line{span(view.RoleWarning, "  %s", shorten(a.note, 24))}, span(view.RoleWarning, "  %s", a.note))
 	}
 	if m.Replaying() {
-		add(view.RoleTitle, "  %s", m.Replay())
+		add(90, nil, span(view.RoleTitle, "  %s", m.Replay()))
 	}
-	add(view.RoleDim, "  %s · %s · ", numfmt.Count(len(s.Turns), "turn", "turns"), numfmt.Count(len(s.Threads), "thread", "threads"))
+	flags := span(view.RoleDim, "no flags")
 	if n := m.Flags(); n > 0 {
-		add(view.RoleWarning, "%s", numfmt.Count(n, "flag", "flags"))
-	} else {
-		add(view.RoleDim, "no flags")
+		flags = span(view.RoleWarning, "%s", numfmt.Count(n, "flag", "flags"))
 	}
+	add(70, view.Line{span(view.RoleDim, "  %s · ", numfmt.Count(len(s.Turns), "turn", "turns")), flags},
+		span(view.RoleDim, "  %s · %s · ", numfmt.Count(len(s.Turns), "turn", "turns"), numfmt.Count(len(s.Threads), "thread", "threads")), flags)
 	th := m.ShownThread()
 	if th != nil {
-		add(view.RoleText, "  thread ")
-		add(view.RoleMatch, "%s", th.ID)
+		l := view.Line{span(view.RoleText, "  thread "), span(view.RoleMatch, "%s", th.ID)}
+		short := slices.Clone(l)
 		if th.Kind != th.ID {
-			add(view.RoleDim, " (%s)", th.Kind)
+			l = append(l, span(view.RoleDim, " (%s)", th.Kind))
 		}
+		add(85, short, l...)
 	} else if len(s.Threads) > 1 {
-		add(view.RoleDim, "  all threads")
+		add(10, nil, span(view.RoleDim, "  all threads"))
 	}
 	if m.FlaggedOnly() {
-		add(view.RoleMatch, "  flagged only")
+		add(85, view.Line{span(view.RoleMatch, "  flagged")}, span(view.RoleMatch, "  flagged only"))
 	}
 	if q := m.Query(); q != "" {
-		add(view.RoleText, "  ")
-		add(view.RoleMatch, "/%s", q)
-		add(view.RoleDim, " %d shown", m.Len())
+		shown := span(view.RoleDim, " %d shown", m.Len())
+		add(88, view.Line{span(view.RoleText, "  "), span(view.RoleMatch, "/%s", shorten(q, 12)), shown},
+			span(view.RoleText, "  "), span(view.RoleMatch, "/%s", q), shown)
 	}
-	// The client, only whole: on a narrow screen it gives way.
 	c := clientsText(s)
 	if th != nil {
 		c = th.Client.String()
 	}
-	if w := a.header.width; c != "" && (w == 0 || l.Width()+2+utf8.RuneCountInString(c) <= w) {
-		add(view.RoleDim, "  %s", c)
+	if c != "" {
+		add(15, nil, span(view.RoleDim, "  %s", c))
 	}
-	// The dollars last, so that on a narrow terminal they are what gets
-	// cut rather than the search.
+	// The dollars, last and kept to the end.
 	thread, where := "", "in all"
-	if th := m.ShownThread(); th != nil {
+	if th != nil {
 		thread, where = th.ID, "in "+th.ID
 	}
 	if usd, est, ok := view.SessionCost(s, thread, a.prices); ok {
@@ -337,9 +347,54 @@ func headerLine(a *app) view.Line {
 		if est {
 			approx = "≈"
 		}
-		add(view.RoleDim, "  %s%s %s", approx, pricing.Format(usd, true), where)
+		dollars := approx + pricing.Format(usd, true)
+		add(99, view.Line{span(view.RoleDim, "  %s", dollars)}, span(view.RoleDim, "  %s %s", dollars, where))
+	}
+	width := func() int {
+		n := 0
+		for _, p := range parts {
+			n += p.line.Width()
+		}
+		return n
+	}
+	// Shorten, then drop, the least important part until the line fits.
+	for w := a.header.width; w > 0 && width() > w; {
+		least := -1
+		for i, p := range parts {
+			if p.keep < 100 && p.keep != 99 && (least < 0 || p.keep < parts[least].keep) {
+				least = i
+			}
+		}
+		if least < 0 {
+			// Only the name and the dollars are left: shorten the dollars.
+			for i := range parts {
+				if parts[i].short != nil {
+					parts[i].line, parts[i].short = parts[i].short, nil
+				}
+			}
+			break
+		}
+		if parts[least].short != nil {
+			parts[least].line, parts[least].short = parts[least].short, nil
+			parts[least].keep-- // shortened once; dropped the next time
+			continue
+		}
+		parts = slices.Delete(parts, least, least+1)
+	}
+	var l view.Line
+	for _, p := range parts {
+		l = append(l, p.line...)
 	}
 	return l
+}
+
+// shorten cuts s to n runes, ending with "…" when it was longer.
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
 
 // clientsText names the client of the session's threads and its version,
