@@ -623,3 +623,42 @@ func isEncoded(ce string) bool {
 	}
 	return false
 }
+
+// Bill is what a Messages exchange costs to look at as it is recorded:
+// the request's model and the response's usage, decoded without the rest
+// of the request (whose history a long session makes large).
+type Bill struct {
+	Model string
+	// Messages is set for a POST /v1/messages (not count_tokens).
+	Messages bool
+	Response Response
+}
+
+// DecodeBill reads the model of ex's request and decodes its response.
+func DecodeBill(ex *exchange.Exchange) (b Bill) {
+	t := &Turn{DecoderVersion: Version, LastUser: LastUser{Message: -1}}
+	defer func() {
+		if recover() != nil {
+			b = Bill{}
+		}
+	}()
+	if ex == nil {
+		return Bill{}
+	}
+	path := ex.URL
+	if u, err := url.Parse(ex.URL); err == nil {
+		path = u.Path
+	}
+	t.Request.Kind = requestKind(ex.Method, path)
+	if ex.URL == "" {
+		t.Request.Kind = KindMessages
+	}
+	if t.Request.Kind != KindMessages {
+		return Bill{}
+	}
+	if o, ok := parseObject(ex.ReqBody); ok {
+		getString(t, o.get("model"), "model", &t.Request.Model)
+	}
+	decodeResponse(t, ex)
+	return Bill{Model: t.Request.Model, Messages: t.Request.Kind == KindMessages, Response: t.Response}
+}

@@ -80,8 +80,12 @@ func TestUITmux(t *testing.T) {
 			if c.lines >= 40 {
 				want("tab-6", "▾ response  200", "▸ events  (15)")
 			}
-			want("search", "/echo 2 shown")
-			if s := screen("search"); strings.Contains(s, "call_before") || strings.Contains(s, "sub1 ") {
+			// A bare word finds the turns whose row or content holds it:
+			// the catalog that lists echo, its search, its call, the
+			// subagent told of it, the closing text; not the turns that
+			// call action_7 and the Agent.
+			want("search", "/echo 5 shown")
+			if s := screen("search"); strings.Contains(s, "call_before") {
 				t.Errorf("the search left turns that do not mention echo:\n%s", s)
 			}
 			if b, _ := os.ReadFile(filepath.Join(out, "exit")); strings.TrimSpace(string(b)) != "0" {

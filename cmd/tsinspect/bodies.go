@@ -125,15 +125,43 @@ func recordBodies(env *cliEnv, f recordFlags) error {
 			secrets = append(secrets, v)
 		}
 	}
+	turns := newTurnLog(f.prices)
+	lines := env.stderr
+	var logPath string
+	if len(f.command) > 0 && !f.ui && interactive(env, f.command) {
+		logPath = f.db + ".log"
+		lf, err := openCommandOutput(logPath)
+		if err != nil {
+			return fmt.Errorf("record: %w", err)
+		}
+		defer lf.Close()
+		lines = lf
+		fmt.Fprintf(env.stderr, "tsinspect: %s has the terminal: tsinspect's lines while it runs (each turn's tokens and cost, failures) go to %s (tail -f %s in another terminal)\n",
+			filepath.Base(f.command[0]), logPath, shellQuote(logPath))
+	}
 	rec := &bodiesRecorder{
 		db:    db,
 		dir:   rawbodies.Open(tmp, rawbodies.Options{Source: recon.SourceRecordBody, Secrets: secrets}),
-		errw:  func(format string, args ...any) { fmt.Fprintf(env.stderr, format, args...) },
+		errw:  func(format string, args ...any) { fmt.Fprintf(lines, format, args...) },
 		ids:   map[string]int64{},
 		ended: map[string]bool{},
 	}
-	if len(f.command) == 0 && !f.ui && !f.quiet {
-		rec.flows = func(ex *exchange.Exchange) { fmt.Fprintln(env.stdout, flowLine(ex)) }
+	switch {
+	case f.ui || f.quiet:
+	case len(f.command) == 0:
+		rec.flows = func(ex *exchange.Exchange) {
+			line := flowLine(ex)
+			if d := turns.describe(ex); d != "" {
+				line += " · " + d
+			}
+			fmt.Fprintln(env.stdout, line)
+		}
+	default:
+		rec.flows = func(ex *exchange.Exchange) {
+			if d := turns.describe(ex); d != "" {
+				fmt.Fprintf(lines, "tsinspect: %s\n", d)
+			}
+		}
 	}
 	ctx := context.Background()
 	started := time.Now()
@@ -200,7 +228,10 @@ func recordBodies(env *cliEnv, f recordFlags) error {
 	st, redacted := rec.stats, rec.dir.Redacted
 	bad, firstBad := rec.dir.BadLines, rec.dir.FirstBad
 	rec.mu.Unlock()
-	printSummary(env, f.db, st, time.Since(started))
+	printSummary(env, f.db, st, time.Since(started), turns.summary())
+	if logPath != "" {
+		fmt.Fprintf(env.stderr, "  what tsinspect said while %s ran is in %s\n", filepath.Base(f.command[0]), logPath)
+	}
 	if bad > 0 {
 		fmt.Fprintf(env.stderr, "  %d index %s or body %s could not be read (first: %s)\n", bad, countNoun(bad, "entry", "entries"), countNoun(bad, "file", "files"), firstBad)
 	}

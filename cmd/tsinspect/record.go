@@ -23,6 +23,7 @@ import (
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/otlp"
+	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/timeline"
@@ -84,6 +85,7 @@ type recordFlags struct {
 	otlp, otlpRedact                                         string
 	allowRemote, quiet, ui, durable                          bool
 	command                                                  []string
+	prices                                                   *pricing.Table
 }
 
 func runRecord(env *cliEnv, args []string) error {
@@ -102,9 +104,15 @@ func runRecord(env *cliEnv, args []string) error {
 	fs.StringVar(&f.otlpRedact, "otlp-redact", string(redact.Default), "redaction `policy` of the --otlp spans: default, strict or off")
 	fs.BoolVar(&f.durable, "durable", false, "sync every write to the disk (SQLite synchronous=FULL): nothing committed is lost even to a power loss, at the cost of an fsync per write")
 	fs.BoolVar(&f.ui, "ui", false, "show the live timeline while recording (q stops); a COMMAND's output then goes to FILE.out")
+	pricesPath := pricesFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	prices, err := loadPrices(*pricesPath)
+	if err != nil {
+		return err
+	}
+	f.prices = prices
 	f.command = fs.Args()
 	if len(f.command) > 0 && !dashDashGiven(args) {
 		return usageError("record: unexpected argument %q: put the command after '--', e.g. tsinspect record --db s.db -- claude", f.command[0])
@@ -283,6 +291,23 @@ func record(env *cliEnv, f recordFlags) error {
 
 	var flows func(*exchange.Exchange)
 	var wake chan struct{} // --ui: the live view looks at each write at once
+	turns := newTurnLog(f.prices)
+	// Where tsinspect's lines go while a command runs: standard error, or,
+	// when the command has the terminal (a full-screen program such as an
+	// interactive claude), FILE.log, so that no line lands in its screen.
+	lines := env.stderr
+	var logPath string
+	if len(f.command) > 0 && !f.ui && interactive(env, f.command) {
+		logPath = f.db + ".log"
+		lf, err := openCommandOutput(logPath)
+		if err != nil {
+			return fmt.Errorf("record: %w", err)
+		}
+		defer lf.Close()
+		lines = lf
+		fmt.Fprintf(env.stderr, "tsinspect: %s has the terminal: tsinspect's lines while it runs (each turn's tokens and cost, failures) go to %s (tail -f %s in another terminal)\n",
+			filepath.Base(f.command[0]), logPath, shellQuote(logPath))
+	}
 	switch {
 	case f.ui:
 		wake = make(chan struct{}, 1)
@@ -292,20 +317,33 @@ func record(env *cliEnv, f recordFlags) error {
 			default: // one already pending
 			}
 		}
-	case len(f.command) == 0 && !f.ui && !f.quiet:
+	case len(f.command) == 0 && !f.quiet:
 		// Only the proxy runs here: log each exchange as it completes, as
-		// a forward proxy's console does. (With a command, the terminal
-		// is the command's; with --ui, the timeline's.)
+		// a forward proxy's console does, with what a Messages turn cost.
+		// (With a command, the terminal is the command's; with --ui, the
+		// timeline's.)
 		flows = func(ex *exchange.Exchange) {
 			if ex.State != exchange.StateInFlight {
-				fmt.Fprintln(env.stdout, flowLine(ex))
+				line := flowLine(ex)
+				if d := turns.describe(ex); d != "" {
+					line += " · " + d
+				}
+				fmt.Fprintln(env.stdout, line)
 			}
 		}
-	case !f.ui:
+	default:
 		// Failures are told as they happen, even with --quiet, at most a
-		// few lines every ten seconds; the summary counts them all.
-		fails := newFailureLog(env.stderr)
-		flows = fails.exchange
+		// few lines every ten seconds; the summary counts them all. Each
+		// turn's tokens and cost too, but with --quiet.
+		fails := newFailureLog(lines)
+		flows = func(ex *exchange.Exchange) {
+			fails.exchange(ex)
+			if !f.quiet {
+				if d := turns.describe(ex); d != "" {
+					fmt.Fprintf(lines, "tsinspect: %s\n", d)
+				}
+			}
+		}
 		cfg.OnTunnelError = fails.tunnel
 	}
 	if len(f.command) == 0 && !f.ui && !f.quiet {
@@ -330,7 +368,7 @@ func record(env *cliEnv, f recordFlags) error {
 			fmt.Fprintf(env.stderr, "tsinspect: sending each turn to %s as it completes\n", live.url)
 		}
 	}
-	rec := capture.NewRecorder(db, env.stderr, flows)
+	rec := capture.NewRecorder(db, lines, flows)
 	cfg.Recorder = rec
 	proxy, err := capture.New(cfg)
 	if err != nil {
@@ -420,7 +458,10 @@ func record(env *cliEnv, f recordFlags) error {
 	proxy.CloseIdle()
 	st := rec.Close()
 	_ = db.SetMeta(ctx, "ended_at", time.Now().UTC().Format(time.RFC3339Nano))
-	printSummary(env, f.db, st, time.Since(started))
+	printSummary(env, f.db, st, time.Since(started), turns.summary())
+	if logPath != "" {
+		fmt.Fprintf(env.stderr, "  what tsinspect said while %s ran is in %s\n", filepath.Base(f.command[0]), logPath)
+	}
 	if live != nil {
 		live.finish(env)
 	}
@@ -559,6 +600,25 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// interactive reports whether a command run under record takes the
+// terminal for itself: its standard input is a terminal, and it is not
+// Claude Code's print mode (claude -p / --print answers once and exits).
+func interactive(env *cliEnv, command []string) bool {
+	in, ok := env.stdin.(*os.File)
+	if !ok || !capture.IsTerminal(in) {
+		return false
+	}
+	for _, a := range command[1:] {
+		if a == "-p" || a == "--print" {
+			return false
+		}
+		if a == "--" {
+			break
+		}
+	}
+	return true
+}
+
 // flowLine describes a recorded exchange in one line: when it started,
 // the request, and what came back.
 func flowLine(ex *exchange.Exchange) string {
@@ -588,7 +648,9 @@ func flowLine(ex *exchange.Exchange) string {
 	return line
 }
 
-func printSummary(env *cliEnv, db string, st capture.Stats, elapsed time.Duration) {
+// printSummary says what a recording left in db; cost, when not "", is
+// what its turns cost.
+func printSummary(env *cliEnv, db string, st capture.Stats, elapsed time.Duration, cost string) {
 	fmt.Fprintf(env.stderr, "tsinspect: recorded %s in %s to %s\n", numfmt.Count(st.Exchanges, "exchange", "exchanges"), elapsed.Round(time.Second), db)
 	fmt.Fprintf(env.stderr, "  complete %d, failed or aborted %d, still in flight %d\n", st.Complete, st.Failed, st.Exchanges-st.Complete-st.Failed)
 	fmt.Fprintf(env.stderr, "  request bodies %s, response bodies %s\n", numfmt.Bytes(st.ReqBytes), numfmt.Bytes(st.RespBytes))
@@ -600,6 +662,9 @@ func printSummary(env *cliEnv, db string, st capture.Stats, elapsed time.Duratio
 	}
 	if st.Exchanges == 0 {
 		return
+	}
+	if cost != "" {
+		fmt.Fprintf(env.stderr, "  cost %s\n", cost)
 	}
 	// Reading a capture takes a few seconds per thousand long turns; past
 	// summaryLimit bytes of capture, the summary does not keep the user

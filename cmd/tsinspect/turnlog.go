@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/pricing"
+	"github.com/tsinspect/tsinspect/timeline"
+)
+
+// turnLog tells, as a recording goes, what each Messages turn cost: its
+// tokens and dollars, and the session's running total. It reads only the
+// request's model and the response of each exchange, in the recorder's
+// writer, never on the proxy's path.
+type turnLog struct {
+	prices *pricing.Table
+
+	mu     sync.Mutex
+	turns  int
+	total  float64
+	priced bool
+	est    bool // a model was priced as the newest of its family
+}
+
+func newTurnLog(prices *pricing.Table) *turnLog { return &turnLog{prices: prices} }
+
+// describe returns what a completed Messages exchange cost, for its line
+// ("turn 3 opus-5-5: 12,086 read, 76 written, 46 out, ≈$0.0077; ≈$0.0917
+// in all"), and "" for an exchange that is no Messages turn or is still
+// under way.
+func (l *turnLog) describe(ex *exchange.Exchange) string {
+	if ex.State == exchange.StateInFlight {
+		return ""
+	}
+	b := decode.DecodeBill(ex)
+	if !b.Messages {
+		return ""
+	}
+	u := b.Response.Usage
+	c, p, ok := l.prices.Cost(b.Model, timeline.PricingUsage(u))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.turns++
+	var parts []string
+	if u.InputTokens > 0 || u.CacheReadInputTokens+u.CacheCreationInputTokens == 0 {
+		parts = append(parts, numfmt.Thousands(u.InputTokens)+" in")
+	}
+	if u.CacheReadInputTokens > 0 {
+		parts = append(parts, numfmt.Thousands(u.CacheReadInputTokens)+" read")
+	}
+	if u.CacheCreationInputTokens > 0 {
+		parts = append(parts, numfmt.Thousands(u.CacheCreationInputTokens)+" written")
+	}
+	parts = append(parts, numfmt.Thousands(u.OutputTokens)+" out")
+	s := fmt.Sprintf("turn %d %s: %s", l.turns, orDash(decode.ShortModel(b.Model)), strings.Join(parts, ", "))
+	if ok {
+		l.total += c.Total
+		l.priced = true
+		l.est = l.est || p.Estimated
+		s += ", " + approx(p.Estimated) + pricing.Format(c.Total, true)
+	} else if b.Model != "" {
+		s += ", no price for " + b.Model
+	}
+	if l.priced {
+		s += "; " + approx(l.est) + pricing.Format(l.total, true) + " in all"
+	}
+	return s
+}
+
+// summary is the session's total for the end of a recording, "" when no
+// turn was priced.
+func (l *turnLog) summary() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.priced {
+		return ""
+	}
+	return fmt.Sprintf("%s over %s (%s)", approx(l.est)+pricing.Format(l.total, true), numfmt.Count(l.turns, "Messages turn", "Messages turns"), l.prices.Describe())
+}
+
+// approx is "≈" for a figure that priced a model as another of its
+// family.
+func approx(b bool) string {
+	if b {
+		return "≈"
+	}
+	return ""
+}
