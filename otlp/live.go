@@ -107,8 +107,11 @@ func (l *Live) snapshot() []exchange.Exchange {
 	return out
 }
 
-// liveInterval is the least time between two rebuilds of the session:
-// exchanges that complete closer together are exported together.
+// liveInterval bounds the pause between two rebuilds of the session.
+// After each rebuild the loop rests twice as long as the rebuild took, at
+// most liveInterval: a short session's turns are sent the moment they
+// complete, and a long one's rebuilds take at most a third of a core.
+// Exchanges that complete during the pause are exported together.
 const liveInterval = 500 * time.Millisecond
 
 func (l *Live) loop() {
@@ -118,12 +121,13 @@ func (l *Live) loop() {
 		case <-l.stop:
 			return
 		case <-l.kick:
-			l.flush(false)
 		}
+		start := time.Now()
+		l.flush(false)
 		select {
 		case <-l.stop:
 			return
-		case <-time.After(liveInterval):
+		case <-time.After(min(liveInterval, 2*time.Since(start))):
 		}
 	}
 }
