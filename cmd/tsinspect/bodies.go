@@ -188,6 +188,17 @@ func recordBodies(env *cliEnv, f recordFlags) error {
 	}()
 
 	childEnv := []string{"OTEL_LOG_RAW_API_BODIES=file:" + tmp}
+	if f.upstream != "" {
+		childEnv = append(childEnv, "ANTHROPIC_BASE_URL="+f.upstream)
+	}
+	if !f.quiet {
+		if f.upstream != "" {
+			fmt.Fprintf(lines, "tsinspect: the child gets ANTHROPIC_BASE_URL=%s (--upstream)\n", redactURL(f.upstream))
+		}
+		if f.upstream != "" || os.Getenv("ANTHROPIC_BASE_URL") != "" {
+			fmt.Fprintf(lines, "tsinspect: %s\n", baseURLNote)
+		}
+	}
 	status := 0
 	switch {
 	case f.ui:

@@ -91,6 +91,13 @@ func bypasses(noProxy, host string) bool {
 	return false
 }
 
+// baseURLNote says what Claude Code changes in its requests when
+// ANTHROPIC_BASE_URL points it elsewhere than Anthropic, as measured with
+// releases 2.1.100 to 2.1.331 (README: "What each mode changes").
+const baseURLNote = "note: behind ANTHROPIC_BASE_URL Claude Code sends other requests than to api.anthropic.com: " +
+	"3 system blocks instead of 4 (no scope \"global\" block), no diagnostics, up to 4 fewer betas (2.1.300 and later), " +
+	"and HEAD /api/hello in place of its other side requests; --mode mitm records what it sends to Anthropic"
+
 // childEnv is what record puts in the environment of the client it runs
 // (or tells the user to export). A variable the proxy cannot work without
 // (ANTHROPIC_BASE_URL in reverse mode, HTTPS_PROXY in mitm mode) is always
@@ -127,13 +134,15 @@ func planChildEnv(mode, addr, caPath string, environ []string) childEnv {
 	var c childEnv
 	if mode == capture.ModeReverse {
 		c.Set = append(c.Set, "ANTHROPIC_BASE_URL=http://"+addr)
-		// Claude Code holds tool search off behind a base URL that is
-		// not Anthropic's when ENABLE_TOOL_SEARCH is unset or empty; any
-		// value the user chose is theirs to keep.
+		c.Notes = append(c.Notes, baseURLNote)
+		// Releases up to 2.1.300 hold tool search off behind a base URL
+		// that is not Anthropic's when ENABLE_TOOL_SEARCH is unset or
+		// empty (2.1.328 and 2.1.331 keep it on); any value the user
+		// chose is theirs to keep.
 		switch v, _ := get("ENABLE_TOOL_SEARCH"); {
 		case v == "":
 			c.Set = append(c.Set, "ENABLE_TOOL_SEARCH=true")
-			c.Notes = append(c.Notes, "ENABLE_TOOL_SEARCH is unset: setting it to true for the child, because Claude Code holds tool search off behind a non-Anthropic ANTHROPIC_BASE_URL otherwise (export ENABLE_TOOL_SEARCH yourself, e.g. auto, to choose)")
+			c.Notes = append(c.Notes, "ENABLE_TOOL_SEARCH is unset: setting it to true for the child, because Claude Code up to 2.1.300 holds tool search off behind an ANTHROPIC_BASE_URL that is not Anthropic's (2.1.328 and later keep it on); export ENABLE_TOOL_SEARCH yourself (e.g. auto) to choose")
 		case toolSearchOff(v):
 			c.Warnings = append(c.Warnings, fmt.Sprintf("ENABLE_TOOL_SEARCH=%s turns tool search off: the client will send every tool inline and the capture will show no ToolSearch (kept as you set it)", v))
 		default:

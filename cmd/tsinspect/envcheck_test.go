@@ -108,7 +108,20 @@ func TestPlanChildEnv(t *testing.T) {
 			if strings.Join(got.Set, " ") != strings.Join(c.set, " ") {
 				t.Errorf("set %q, want %q", got.Set, c.set)
 			}
-			notes, warns := strings.Join(got.Notes, "\n"), strings.Join(got.Warnings, "\n")
+			// Reverse mode always says what a base URL changes; mitm never.
+			var others []string
+			said := false
+			for _, n := range got.Notes {
+				if n == baseURLNote {
+					said = true
+					continue
+				}
+				others = append(others, n)
+			}
+			if said != (c.mode == capture.ModeReverse) {
+				t.Errorf("mode %s: base URL note given %v", c.mode, said)
+			}
+			notes, warns := strings.Join(others, "\n"), strings.Join(got.Warnings, "\n")
 			if (c.note == "") != (notes == "") || !strings.Contains(notes, c.note) {
 				t.Errorf("notes %q, want one saying %q", got.Notes, c.note)
 			}

@@ -81,7 +81,7 @@ func TestBadFlagsRefusedFirst(t *testing.T) {
 		{"record", "--db", newDB, "--mode", "bodies", "--listen", "127.0.0.1:0", "--", "true"},
 		{"record", "--db", newDB, "--mode", "bodies", "--ca-dir", ca, "--", "true"},
 		{"record", "--db", newDB, "--mode", "bodies", "--otlp", "http://127.0.0.1:4318", "--", "true"},
-		{"record", "--db", newDB, "--mode", "bodies", "--upstream", "http://127.0.0.1:9", "--", "true"},
+		{"record", "--db", newDB, "--mode", "bodies", "--upstream", "ftp://127.0.0.1:9", "--", "true"},
 		{"record", "--ca-dir", ca},
 		{"import", capture},
 		{"import", mcp, capture, "--db", newDB},

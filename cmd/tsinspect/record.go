@@ -55,7 +55,8 @@ Modes:
            OTEL_LOG_RAW_API_BODIES=file:DIR, a private temporary directory
            Claude Code writes each request and final response into; they
            are read into the capture as they appear and DIR is removed at
-           the end. The capture then has no HTTP headers, no stream timing
+           the end; --upstream URL sets the child's ANTHROPIC_BASE_URL
+           (to reach 'tsinspect standin', say). The capture then has no HTTP headers, no stream timing
            and re-serialised bodies (see 'tsinspect exchanges').
 
 Variables the proxy does not need are never changed: a NODE_EXTRA_CA_CERTS
@@ -94,7 +95,7 @@ func runRecord(env *cliEnv, args []string) error {
 	fs.StringVar(&f.db, "db", "", "capture `FILE` to write (created if missing, appended to if it exists)")
 	fs.StringVar(&f.mode, "mode", capture.ModeMITM, "recording `mode`: mitm, reverse or bodies")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:0", "`address` to listen on (port 0: any free port)")
-	fs.StringVar(&f.upstream, "upstream", "", "forward to this `URL` (reverse default "+capture.DefaultUpstream+"; mitm: instead of the real host)")
+	fs.StringVar(&f.upstream, "upstream", "", "forward to this `URL` (reverse default "+capture.DefaultUpstream+"; mitm: instead of the real host; bodies: the child's ANTHROPIC_BASE_URL, e.g. a stand-in's)")
 	fs.StringVar(&f.intercept, "intercept", "", "mitm: extra `hosts` to intercept besides "+capture.DefaultHost+", comma-separated")
 	fs.StringVar(&f.caDir, "ca-dir", "", "`directory` of the interception CA (default: tsinspect in your config dir)")
 	fs.StringVar(&f.upstreamCA, "upstream-ca", "", "PEM `file` of extra CA certificates to trust for the upstream")
@@ -124,7 +125,7 @@ func runRecord(env *cliEnv, args []string) error {
 		return usageError("record: --mode %q: want mitm, reverse or bodies", f.mode)
 	}
 	if f.mode == modeBodies {
-		for _, name := range []string{"upstream", "intercept", "upstream-ca", "allow-remote", "listen", "ca-dir"} {
+		for _, name := range []string{"intercept", "upstream-ca", "allow-remote", "listen", "ca-dir"} {
 			if flagSet(fs, name) {
 				return usageError("record: --%s %v", name, errBodiesFlag)
 			}
