@@ -636,6 +636,66 @@ func TestRecorderNotify(t *testing.T) {
 	}
 }
 
+// TestProgressOfALongResponse: a response still arriving a quarter second
+// after its first byte is written in flight with its status and the bytes
+// so far, again each second, so that a live view shows it moving; then
+// complete, whole.
+func TestProgressOfALongResponse(t *testing.T) {
+	const events, gap = 7, 400 * time.Millisecond
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := 0; i < events; i++ {
+			fmt.Fprintf(w, "event: ping\ndata: {\"type\":\"ping\",\"n\":%d}\n\n", i)
+			w.(http.Flusher).Flush()
+			time.Sleep(gap)
+		}
+	}))
+	defer up.Close()
+	type seenState struct {
+		state  exchange.State
+		status int
+		body   int
+	}
+	var mu sync.Mutex
+	var seen []seenState
+	rec := NewRecorder(&memSink{}, io.Discard, func(ex *exchange.Exchange) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, seenState{ex.State, ex.Status, len(ex.RespBody)})
+	})
+	p, _ := New(Config{Mode: ModeReverse, Upstream: up.URL, Recorder: rec})
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	resp, err := http.Post(srv.URL+"/v1/messages", "application/json", strings.NewReader(`{"stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	p.Wait(context.Background())
+	rec.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	var moving []seenState
+	for _, s := range seen {
+		if s.state == exchange.StateInFlight && s.status == 200 && s.body > 0 {
+			moving = append(moving, s)
+		}
+	}
+	last := seen[len(seen)-1]
+	if len(moving) < 1 || len(moving) > 3 || last.state != exchange.StateComplete || last.body != len(whole) {
+		t.Fatalf("writes %+v: want the response's progress in flight, about once a second, then all %d bytes complete", seen, len(whole))
+	}
+	for i := 1; i < len(moving); i++ {
+		if moving[i].body <= moving[i-1].body {
+			t.Errorf("progress %+v does not grow", moving)
+		}
+	}
+	if moving[0].body >= len(whole) {
+		t.Errorf("progress %+v: the first already holds the whole %d bytes", moving, len(whole))
+	}
+}
+
 // TestRecorderCloseWritesHeldExchanges: an exchange begun just before the
 // recorder closes (its in-flight write still held back) is written in
 // flight, as one begun earlier is, not lost; one that finished is written

@@ -425,7 +425,17 @@ type recordingBody struct {
 	buf    bytes.Buffer
 	eof    bool // the upstream body has ended; the last read did not say so yet
 	once   sync.Once
+	// told is when the response so far was last queued for writing.
+	told time.Time
 }
+
+// A response still arriving is written to the capture progressFirst after
+// its first byte and every progressEvery after that, so that a live view
+// shows its progress; a shorter one is written once, whole.
+const (
+	progressFirst = 250 * time.Millisecond
+	progressEvery = time.Second
+)
 
 func (b *recordingBody) Read(p []byte) (int, error) {
 	if b.eof {
@@ -434,8 +444,16 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 	}
 	n, err := b.rc.Read(p)
 	if n > 0 {
-		b.ex.Chunks = append(b.ex.Chunks, exchange.Chunk{Offset: int64(b.buf.Len()), Size: n, At: b.p.cfg.Now()})
+		now := b.p.cfg.Now()
+		b.ex.Chunks = append(b.ex.Chunks, exchange.Chunk{Offset: int64(b.buf.Len()), Size: n, At: now})
 		b.buf.Write(p[:n])
+		if err == nil && now.Sub(b.ex.FirstByte) >= progressFirst && now.Sub(b.told) >= progressEvery {
+			// The bytes so far, shared: the buffer only ever appends.
+			b.told = now
+			cur := *b.ex
+			cur.RespBody = b.buf.Bytes()[:b.buf.Len():b.buf.Len()]
+			b.p.cfg.Recorder.progress(b.ent, &cur)
+		}
 		if err == io.EOF {
 			// The last bytes go to the client before the exchange is
 			// ended: the next read says EOF.

@@ -161,6 +161,19 @@ func (r *Recorder) finish(e *entry, ex *exchange.Exchange) {
 	r.push(op{key: e.key, ex: snapshot(ex), final: true})
 }
 
+// progress queues the state of an exchange whose response is still
+// arriving, so that the capture (and a live view of it) shows how far it
+// has come. While the first write is held back nothing is queued: the
+// exchange may yet be written once, whole.
+func (r *Recorder) progress(e *entry, ex *exchange.Exchange) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, held := r.held[e.key]; held {
+		return
+	}
+	r.push(op{key: e.key, ex: snapshot(ex)})
+}
+
 func (r *Recorder) push(o op) {
 	if r.closed {
 		return

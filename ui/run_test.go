@@ -13,8 +13,19 @@ import (
 	"github.com/gdamore/tcell/v2"
 
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/store"
 )
+
+// lineWith returns the first line of screen that holds s, or "".
+func lineWith(screen, s string) string {
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	return ""
+}
 
 // syncSim is a simulation screen for a running app: tcell's simulation
 // hands out its cells without a copy and tview initialises it unlocked, so
@@ -238,8 +249,24 @@ func TestRunLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	screen := waitFor(t, sim, "4 turns", time.Second)
-	if !strings.Contains(screen, "streaming") {
-		t.Errorf("the in-flight turn does not say so:\n%s", screen)
+	if !strings.Contains(screen, "waiting") {
+		t.Errorf("the in-flight turn does not say it waits for its response:\n%s", screen)
+	}
+	// The response begins: the recorder writes the bytes so far each
+	// second, and the row shows them, with the prompt message_start named.
+	half := exs[3]
+	half.ID, half.State, half.End = flying.ID, exchange.StateInFlight, time.Time{}
+	cut := len(half.Chunks) / 2
+	half.Chunks = half.Chunks[:cut]
+	last := half.Chunks[cut-1]
+	half.RespBody = half.RespBody[:last.Offset+int64(last.Size)]
+	if err := db.Update(bg, &half); err != nil {
+		t.Fatal(err)
+	}
+	arrived := "↓" + numfmt.Bytes(int64(len(half.RespBody)))
+	screen = waitFor(t, sim, arrived, time.Second)
+	if row := lineWith(screen, arrived); !strings.Contains(row, "7.2k ") {
+		t.Errorf("the arriving turn's row %q does not give its prompt:\n%s", row, screen)
 	}
 	exs[3].ID = flying.ID
 	if err := db.Update(bg, &exs[3]); err != nil {
@@ -253,8 +280,8 @@ func TestRunLive(t *testing.T) {
 	}
 	screen = waitFor(t, sim, "14 turns", time.Second)
 	t.Logf("10 new turns shown %v after they were written", time.Since(start).Round(time.Millisecond))
-	if strings.Contains(screen, "streaming") {
-		t.Errorf("the finished turn still shows as streaming:\n%s", screen)
+	if strings.Contains(screen, "↓") || strings.Contains(screen, "waiting") {
+		t.Errorf("the finished turn still shows as arriving:\n%s", screen)
 	}
 	cancel()
 	if err := <-done; err != nil {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/timeline"
 )
@@ -98,11 +100,13 @@ func Cell(t *timeline.Turn, c Column, loc *time.Location, inFlight bool) Line {
 	case ColWorking:
 		sizeCell(&l, len(d.WorkingSet), len(t.WorkingAdded), t.Prev != 0)
 	case ColPrompt:
-		if inFlight {
+		u := d.Response.Usage
+		// A response still arriving in a live capture already names its
+		// prompt (message_start); a replay's is not shown before its end.
+		if inFlight && (!arriving(t) || u.TotalInput() == 0) {
 			l.add(RoleDim, "…")
 			break
 		}
-		u := d.Response.Usage
 		if u.TotalInput() == 0 {
 			l.add(RoleDim, "-")
 			break
@@ -114,7 +118,7 @@ func Cell(t *timeline.Turn, c Column, loc *time.Location, inFlight bool) Line {
 		l.add(RoleInput, strings.Repeat("░", i))
 	case ColStop:
 		if inFlight {
-			l.add(RoleDim, "streaming")
+			l.add(RoleDim, Progress(t))
 			break
 		}
 		text, role := Stop(d)
@@ -123,6 +127,33 @@ func Cell(t *timeline.Turn, c Column, loc *time.Location, inFlight bool) Line {
 		flagMarks(&l, t.Flags, true)
 	}
 	return l
+}
+
+// arriving reports whether t's exchange is in flight in the capture itself
+// (a live view), not merely ahead of a replay's clock.
+func arriving(t *timeline.Turn) bool {
+	return t.Exchange != nil && t.Exchange.State == exchange.StateInFlight
+}
+
+// Progress says how far a turn in flight has come, for its STOP cell (at
+// most 10 columns): "waiting" before the response began, "↓12.3 kB" once
+// bytes arrive in a live capture, "streaming" in a replay.
+func Progress(t *timeline.Turn) string {
+	if !arriving(t) {
+		return "streaming"
+	}
+	ex := t.Exchange
+	if ex.Status == 0 {
+		return "waiting"
+	}
+	var n int64
+	if k := len(ex.Chunks); k > 0 {
+		n = ex.Chunks[k-1].Offset + int64(ex.Chunks[k-1].Size)
+	}
+	if n == 0 {
+		return "streaming"
+	}
+	return "↓" + numfmt.Bytes(n)
 }
 
 // CostCell returns the turn's price in US dollars for the turn list:
