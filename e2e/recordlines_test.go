@@ -48,6 +48,17 @@ func TestRecordTurnLines(t *testing.T) {
 		t.Errorf("the running total after the last turn is not the report's %s:\n%s", total, stderr)
 	}
 
+	// A model the price table does not hold is priced as its family's
+	// newest, marked ≈, and the summary says which and as what.
+	newer := strings.ReplaceAll(apiCall, "claude-sonnet-4-5", "claude-opus-5-5")
+	code, _, stderr = runCLI(t, "record", "--db", filepath.Join(dir, "newer.db"), "--mode", "reverse", "--upstream", url, "--", "sh", "-c", newer)
+	if code != 0 {
+		t.Fatalf("record: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "  cost ≈$") || !strings.Contains(stderr, "over 1 Messages turn (≈: claude-opus-5-5 priced as claude-opus-4-5; built-in prices taken 2025-11-24)") {
+		t.Errorf("the summary does not say how the unknown model was priced:\n%s", stderr)
+	}
+
 	// A full-screen command in a real terminal.
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("TSINSPECT_REQUIRE_CLAUDE") == "1" || os.Getenv("CI") != "" {

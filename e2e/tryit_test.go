@@ -189,7 +189,10 @@ func checkTryItFigures(t *testing.T, db string, r *report.Report) {
 	if len(th) == 0 || th[0].Saved <= 0 || th[0].SavedUSD <= 0 || r.Costs.DeferralSavedUSD <= 0 || !r.Costs.DeferralSavedEstimated {
 		t.Errorf("deferral: threads %+v, costs %+v", th, r.Costs)
 	}
-	if _, out, _ := runCLI(t, "turns", db); !strings.Contains(out, "deferral saved ≈$") || strings.Contains(out, "-$") {
+	// The pinned CLI's default model is not in the price table: every view
+	// marks it ≈ and says what it was priced as.
+	if _, out, _ := runCLI(t, "turns", db); !strings.Contains(out, "deferral saved ≈$") || strings.Contains(out, "-$") ||
+		!strings.Contains(out, "≈: claude-opus-5-5 priced as claude-opus-4-5") {
 		t.Errorf("turns prices line:\n%s", out)
 	}
 	if _, out, _ := runCLI(t, "report", db, "--format", "markdown"); !strings.Contains(out, "Deferral saved ≈$") || strings.Contains(out, "Deferral cost") || strings.Contains(out, "−$") {

@@ -112,10 +112,10 @@ func ruleCatalogNoSearch(b *builder, k int) []Flag {
 	if ev.Block >= 0 {
 		where += fmt.Sprintf(", block %d", ev.Block)
 	}
-	det := fmt.Sprintf("The request announces %s as deferred (%s, %s: %s) and tells the model to load them with ToolSearch, but its %d tools hold no ToolSearch nor any server tool search: the model is told to use a tool that does not exist.",
-		numfmt.Count(len(d.Catalog), "tool", "tools"), ev.Form, where, nameList(d.Catalog, 3), len(d.Request.Tools))
+	det := fmt.Sprintf("The request announces %s as deferred (%s, %s: %s) and tells the model to load them with ToolSearch, but its %s hold no ToolSearch nor any server tool search: the model is told to use a tool that does not exist.",
+		numfmt.Count(len(d.Catalog), "tool", "tools"), ev.Form, where, nameList(d.Catalog, 3), numfmt.Count(len(d.Request.Tools), "tool", "tools"))
 	if inline := inlineAnnounced(d); len(inline) > 0 {
-		det += fmt.Sprintf(" %d of the announced tools are sent inline with full schemas and could be called directly.", len(inline))
+		det += fmt.Sprintf(" %d of the announced tools %s sent inline with full schemas and could be called directly.", len(inline), numfmt.Plural(len(inline), "is", "are"))
 	}
 	return []Flag{{Detail: det}}
 }
@@ -130,7 +130,7 @@ func ruleSearchNoCatalog(b *builder, k int) []Flag {
 	if !offered || len(d.Catalog) > 0 || b.earlierFlag(k, FlagSearchNoCatalog, "") {
 		return nil
 	}
-	return []Flag{{Detail: fmt.Sprintf("ToolSearch is among the %d tools of the request, but no deferred tool is announced (no reminder, no <available-deferred-tools>, no defer_loading tool): every search can only come back empty.", len(d.Request.Tools))}}
+	return []Flag{{Detail: fmt.Sprintf("ToolSearch is among the %s of the request, but no deferred tool is announced (no reminder, no <available-deferred-tools>, no defer_loading tool): every search can only come back empty.", numfmt.Count(len(d.Request.Tools), "tool", "tools"))}}
 }
 
 func ruleDeferredInline(b *builder, k int) []Flag {
@@ -170,8 +170,8 @@ func ruleUnknownReference(b *builder, k int) []Flag {
 			if s.Server {
 				where = "its result in the response"
 			}
-			out = append(out, Flag{Tool: n, Search: s.ToolUseID, Detail: fmt.Sprintf("%s %q returned a tool_reference to %s (%s), a name in neither the catalog (%s) nor the request's %d tools: nothing can load it, and the API refuses a reference to a tool it is not sent.",
-				s.Tool, s.Query, n, where, numfmt.Count(len(d.Catalog), "tool", "tools"), len(d.Request.Tools))})
+			out = append(out, Flag{Tool: n, Search: s.ToolUseID, Detail: fmt.Sprintf("%s %q returned a tool_reference to %s (%s), a name in neither the catalog (%s) nor the request's %s: nothing can load it, and the API refuses a reference to a tool it is not sent.",
+				s.Tool, s.Query, n, where, numfmt.Count(len(d.Catalog), "tool", "tools"), numfmt.Count(len(d.Request.Tools), "tool", "tools"))})
 		}
 	}
 	return out
@@ -192,7 +192,7 @@ func ruleReferenceNotSent(b *builder, k int) []Flag {
 		if b.earlierFlag(k, FlagReferenceNotSent, n) {
 			continue
 		}
-		det := fmt.Sprintf("A tool_reference in the history loads %s, but this request's %d tools do not include it: the search's result is not honoured", n, len(d.Request.Tools))
+		det := fmt.Sprintf("A tool_reference in the history loads %s, but this request's %s do not include it: the search's result is not honoured", n, numfmt.Count(len(d.Request.Tools), "tool", "tools"))
 		if refused {
 			det += ", and the API refused the request with HTTP 400"
 		}

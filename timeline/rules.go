@@ -364,8 +364,8 @@ func ruleCallBeforeLoad(b *builder, k int) []Flag {
 		if c.Server || c.Loaded || !c.InCatalog {
 			continue
 		}
-		d := fmt.Sprintf("The model called %s, a deferred tool the catalog lists, but its schema was not loaded in this request (no tool search had returned it, so it was not among the %d tools the model could call). ",
-			c.Name, len(in.d.WorkingSet))
+		d := fmt.Sprintf("The model called %s, a deferred tool the catalog lists, but its schema was not loaded in this request (no tool search had returned it, so it was not among the %s the model could call). ",
+			c.Name, numfmt.Count(len(in.d.WorkingSet), "tool", "tools"))
 		d += b.callResult(k, c, [][2]string{
 			{"schema was not sent", "InputValidationError: the schema was not sent to the API"},
 			{"InputValidationError", "InputValidationError"},
@@ -383,8 +383,8 @@ func ruleUnknownTool(b *builder, k int) []Flag {
 		if c.Server || c.Loaded || c.InCatalog {
 			continue
 		}
-		d := fmt.Sprintf("The model called %s, which is neither among the %d tools of this request nor in the deferred-tool catalog (%d tools). ",
-			c.Name, len(in.d.Request.Tools), len(in.d.Catalog))
+		d := fmt.Sprintf("The model called %s, which is neither among the %s of this request nor in the deferred-tool catalog (%s). ",
+			c.Name, numfmt.Count(len(in.d.Request.Tools), "tool", "tools"), numfmt.Count(len(in.d.Catalog), "tool", "tools"))
 		d += b.callResult(k, c, [][2]string{
 			{"No such tool available", "\"No such tool available\""},
 			{"InputValidationError", "InputValidationError"},

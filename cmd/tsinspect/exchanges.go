@@ -14,7 +14,7 @@ import (
 )
 
 func runExchanges(env *cliEnv, args []string) error {
-	fs := newFlags(env, "exchanges", "FILE", `
+	fs := newFlags(env, "exchanges", "FILE [--json]", `
 List every exchange recorded in a capture file: time, method, path, status,
 response bytes, duration and state (complete, client_aborted,
 upstream_failed, in_flight). Works on a capture that is still being written.

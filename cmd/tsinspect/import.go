@@ -214,12 +214,12 @@ Examples:
   tsinspect export s.db --format otlp --endpoint http://127.0.0.1:4318`
 
 func runExport(env *cliEnv, args []string) error {
-	fs := newFlags(env, "export", "FILE --format har [--out F] | --format otlp [--endpoint URL]", exportAbout)
+	fs := newFlags(env, "export", "FILE --format har [--out F] [--exact] | --format otlp [--endpoint URL] [--redact POLICY]", exportAbout)
 	format := fs.String("format", "har", "output `format`: har or otlp")
 	outPath := fs.String("out", "", "har: write to `F` (default standard output)")
 	endpoint := fs.String("endpoint", "", "otlp: the collector's `URL` (default: OTEL_EXPORTER_OTLP_ENDPOINT, else "+otlp.DefaultEndpoint+", or "+otlp.DefaultGRPCEndpoint+" for grpc)")
 	policyName := fs.String("redact", string(redact.Default), "otlp: redaction `policy`: default, strict or off")
-	exact := fs.Bool("exact", false, "har: also keep every body byte for byte as it crossed the wire (base64 in the _tsinspect field; about twice the size), so that a compressed response comes back exactly on import")
+	exact := fs.Bool("exact", false, "har: also keep every body byte for byte as it crossed the wire (base64 in the _tsinspect field; the HAR grows to about 2.3 times the default), so that a compressed response comes back exactly on import")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err

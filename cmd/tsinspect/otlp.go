@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/otlp"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/redact"
@@ -80,8 +81,8 @@ func exportOTLP(env *cliEnv, path, endpoint, policyName string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*cfg.Timeout+30*time.Second)
 	defer cancel()
 	st := exp.Close(ctx)
-	line := fmt.Sprintf("tsinspect: sent %d of %d spans (trace %x: %d turns in %d threads) to %s",
-		st.Sent, st.Spans, otlp.TraceID(s.Seed), len(s.Report.Turns), len(s.Report.Threads), showURL(cfg.URL))
+	line := fmt.Sprintf("tsinspect: sent %d of %d spans (trace %x: %s in %s) to %s",
+		st.Sent, st.Spans, otlp.TraceID(s.Seed), numfmt.Count(len(s.Report.Turns), "turn", "turns"), numfmt.Count(len(s.Report.Threads), "thread", "threads"), showURL(cfg.URL))
 	fmt.Fprintln(env.stderr, line)
 	if st.Undelivered() > 0 {
 		return fmt.Errorf("export: %d spans not delivered: %s", st.Undelivered(), st.LastError)

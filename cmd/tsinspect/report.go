@@ -78,7 +78,7 @@ const exitFlagged = 3
 
 func runReport(env *cliEnv, args []string) error {
 	about := strings.Replace(reportAbout, "\nExamples:", "\nFlag kinds:\n"+wrapList(timeline.Kinds(), "  ", 74)+"\n\nExamples:", 1)
-	fs := newFlags(env, "report", "[flags] FILE", about)
+	fs := newFlags(env, "report", "FILE [--format json|markdown|html] [--out FILE] [--redact POLICY] [--fail-on KINDS] [--prices FILE]", about)
 	format := fs.String("format", "json", "report `format`: json, markdown or html")
 	out := fs.String("out", "", "write the report to `FILE` instead of standard output, atomically (- for standard output)")
 	policyName := fs.String("redact", string(redact.Default), "redaction `policy`: default, strict or off")

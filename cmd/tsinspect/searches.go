@@ -58,7 +58,7 @@ Examples:
   tsinspect searches session.db --tools mcp__github__create_issue --require called`
 
 func runSearches(env *cliEnv, args []string) error {
-	fs := newFlags(env, "searches", "FILE [--tools PATTERNS] [--thread ID]", searchesAbout)
+	fs := newFlags(env, "searches", "FILE [--tools PATTERNS] [--thread ID] [--explain] [--json] [flags]", searchesAbout)
 	toolsFlag := fs.String("tools", "", "also list what happened to the tools matching these comma-separated `patterns` (globs like mcp__github__*; a pattern without * ? [ matches names starting with it)")
 	thread := fs.String("thread", "", "only this `thread` (main, sub1, side1, ...)")
 	mcpConfig := fs.String("mcp-config", "", "with --explain: take tool descriptions from the MCP servers of this Claude Code style config `FILE` (tools/list), which a capture lacks for tools never loaded")

@@ -44,7 +44,7 @@ Examples:
   tsinspect stats a.db b.db --json > stats.json`
 
 func runStats(env *cliEnv, args []string) error {
-	flags := newFlags(env, "stats", "[--json] CAPTURE... | DIR...", statsAbout)
+	flags := newFlags(env, "stats", "CAPTURE|DIR... [--json] [--prices FILE]", statsAbout)
 	asJSON := flags.Bool("json", false, "write JSON instead of a table")
 	pricesPath := flags.String("prices", "", "price table `FILE` (JSON, the form of the built-in one) instead of the built-in prices")
 	pos, err := parseInterspersed(flags, args)

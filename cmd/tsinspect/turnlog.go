@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
@@ -23,7 +24,8 @@ type turnLog struct {
 	turns  int
 	total  float64
 	priced bool
-	est    bool // a model was priced as the newest of its family
+	est    bool              // a model was priced as the newest of its family
+	as     map[string]string // such a model, and the one it was priced as
 }
 
 func newTurnLog(prices *pricing.Table) *turnLog { return &turnLog{prices: prices} }
@@ -61,6 +63,12 @@ func (l *turnLog) describe(ex *exchange.Exchange) string {
 		l.total += c.Total
 		l.priced = true
 		l.est = l.est || p.Estimated
+		if p.Estimated {
+			if l.as == nil {
+				l.as = map[string]string{}
+			}
+			l.as[b.Model] = p.Model.Model
+		}
 		s += ", " + approx(p.Estimated) + pricing.Format(c.Total, true)
 	} else if b.Model != "" {
 		s += ", no price for " + b.Model
@@ -79,7 +87,16 @@ func (l *turnLog) summary() string {
 	if !l.priced {
 		return ""
 	}
-	return fmt.Sprintf("%s over %s (%s)", approx(l.est)+pricing.Format(l.total, true), numfmt.Count(l.turns, "Messages turn", "Messages turns"), l.prices.Describe())
+	why := l.prices.Describe()
+	if len(l.as) > 0 {
+		var as []string
+		for m, p := range l.as {
+			as = append(as, m+" priced as "+p)
+		}
+		sort.Strings(as)
+		why = "≈: " + strings.Join(as, ", ") + "; " + why
+	}
+	return fmt.Sprintf("%s over %s (%s)", approx(l.est)+pricing.Format(l.total, true), numfmt.Count(l.turns, "Messages turn", "Messages turns"), why)
 }
 
 // approx is "≈" for a figure that priced a model as another of its

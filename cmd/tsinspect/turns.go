@@ -118,6 +118,10 @@ func runTurns(env *cliEnv, args []string) error {
 		if len(r.Turns) == all {
 			notes = costNotes(r) // the figures are the whole capture's
 		}
+		if r.Costs != nil && len(r.Costs.Estimated) > 0 {
+			// What the ≈ marks mean: "≈: claude-opus-5-5 priced as claude-opus-4-5".
+			notes = "; ≈: " + strings.ReplaceAll(strings.Join(r.Costs.Estimated, ", "), " as ", " priced as ") + notes
+		}
 		if _, err := fmt.Fprintf(env.stdout, "US dollars at %s%s\n", tab.Describe(), notes); err != nil {
 			return fmt.Errorf("turns: write: %w", err)
 		}

@@ -25,7 +25,7 @@ threads, f shows flagged turns only, ? shows all keys, q quits. The mouse
 works too. Set NO_COLOR to draw without colour.`
 
 func runOpen(env *cliEnv, args []string) error {
-	fs := newFlags(env, "open", "FILE", `
+	fs := newFlags(env, "open", "FILE [--follow] [--prices FILE]", `
 Browse a capture in the terminal: the list of its Messages API turns
 (time, thread, model, catalog and working-set sizes, prompt tokens with a
 bar of cache read / created / uncached input, price in US dollars, stop
@@ -68,7 +68,7 @@ appear).
 }
 
 func runReplay(env *cliEnv, args []string) error {
-	fs := newFlags(env, "replay", "FILE [--speed N]", `
+	fs := newFlags(env, "replay", "FILE [--speed N] [--prices FILE]", `
 Play the turns of a capture back in the order and at the times they were
 recorded, N times faster: each turn appears when its request was sent and
 shows "streaming" until its response ended. Space pauses, then steps one
