@@ -518,8 +518,10 @@ func TestClientAbortAndRecordFailure(t *testing.T) {
 	}
 	p.Wait(context.Background())
 	st := rec.Close()
-	if st.RecordErrors != 4 || strings.Count(errs.String(), "\n") != 1 || !strings.Contains(errs.String(), "disk full") {
-		t.Fatalf("record errors %d, reported %q: want 4 counted, reported once", st.RecordErrors, errs.String())
+	// Each exchange is written in flight, with its progress (the stream
+	// runs 0.9 s) and complete: every failed write is counted.
+	if st.RecordErrors < 4 || st.RecordErrors > 8 || strings.Count(errs.String(), "\n") != 1 || !strings.Contains(errs.String(), "disk full") {
+		t.Fatalf("record errors %d, reported %q: want each failed write counted (4 to 8), reported once", st.RecordErrors, errs.String())
 	}
 	if st.Lost != 2 {
 		t.Errorf("lost %d exchanges, want 2", st.Lost)

@@ -66,7 +66,7 @@ func TestBadInputGivesOneLineError(t *testing.T) {
 		{"port in use", []string{"record", "--db", filepath.Join(dir, "p.db"), "--ca-dir", ca, "--listen", busy.Addr().String()}, 1, "address already in use"},
 		{"command not found", []string{"record", "--db", filepath.Join(dir, "c.db"), "--ca-dir", ca, "--", "no-such-command-xyz"}, 1, `command "no-such-command-xyz" not found`},
 		{"command without --", []string{"record", "--db", filepath.Join(dir, "c.db"), "claude"}, 2, "put the command after '--'"},
-		{"proxy flag in bodies mode", []string{"record", "--db", filepath.Join(dir, "b.db"), "--mode", "bodies", "--upstream", "http://127.0.0.1:9", "--", "true"}, 2, "--upstream applies to the proxy modes, not to --mode bodies"},
+		{"proxy flag in bodies mode", []string{"record", "--db", filepath.Join(dir, "b.db"), "--mode", "bodies", "--intercept", "api.example.com", "--", "true"}, 2, "--intercept applies to the proxy modes, not to --mode bodies"},
 		{"bodies mode, command not found", []string{"record", "--db", filepath.Join(dir, "b.db"), "--mode", "bodies", "--", "no-such-command-xyz"}, 1, `command "no-such-command-xyz" not found`},
 		{"exchanges on a text file", []string{"exchanges", notCapture}, 1, "not a tsinspect capture file"},
 		{"exchanges on a missing file", []string{"exchanges", filepath.Join(dir, "none.db")}, 1, "does not exist"},
