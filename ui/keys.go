@@ -80,6 +80,20 @@ func (a *app) key(ev *tcell.EventKey) *tcell.EventKey {
 		}
 		a.wholeHistory = !a.wholeHistory
 		a.text.invalidate()
+	case 's', 'S':
+		// The Raw pane saves what its selected line belongs to when it has
+		// the focus; from the turn list, s saves the request and S the
+		// whole exchange. Elsewhere the key says where it works.
+		switch {
+		case a.m.Tab() != view.TabRaw:
+			a.m.SetStatus("s and S save the request, response or whole exchange on the Raw tab: press 6")
+		case a.detailFocused():
+			return ev
+		case r == 'S':
+			a.save("turn")
+		default:
+			a.save("request")
+		}
 	case 'p':
 		a.m.TogglePlay()
 	case '+', '>':

@@ -56,8 +56,15 @@ func TestRawSaveFromDisk(t *testing.T) {
 			}
 		}
 	}
-	keys("6\t")
+	// From the turn list: not on the Raw tab, s says where it works; on
+	// it, s saves the request.
+	keys("s")
+	waitFor(t, sim, "s and S save the request, response or whole exchange on the Raw tab", 2*time.Second)
+	keys("6")
 	waitFor(t, sim, "▾ request  POST /v1/messages", 2*time.Second)
+	keys("s")
+	waitFor(t, sim, "saved the request of #1 to ", 2*time.Second)
+	keys("\t")
 	keys("s")
 	waitFor(t, sim, "saved the request of #1 to ", 2*time.Second)
 	keys("/stop_reason\ns")
