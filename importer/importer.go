@@ -312,26 +312,26 @@ func Import(ctx context.Context, path string, open func() (Sink, error), opts Op
 		if err != nil {
 			return nil, fmt.Errorf("import: %s: %w", filepath.Base(path), err)
 		}
-		exs = rep.addRecon(res, recon.SourceClaudeTrace, "claude-trace lines")
+		exs = rep.addRecon(res, exchange.SourceClaudeTrace, "claude-trace lines")
 	case FormatClaudeTap:
 		res, err := claudetap.Read(body)
 		if err != nil {
 			return nil, fmt.Errorf("import: %s: %w", filepath.Base(path), err)
 		}
-		exs = rep.addRecon(res, recon.SourceClaudeTap, "claude-tap lines")
+		exs = rep.addRecon(res, exchange.SourceClaudeTap, "claude-tap lines")
 	case FormatVCR:
 		res, err := vcr.Read(body, st.ModTime())
 		if err != nil {
 			return nil, fmt.Errorf("import: %s: %w", filepath.Base(path), err)
 		}
 		rep.Format = res.Flavor
-		exs = rep.addRecon(&res.Result, recon.SourceVCR, "interactions")
+		exs = rep.addRecon(&res.Result, exchange.SourceVCR, "interactions")
 	case FormatMitmproxy:
 		res, err := mitmflow.Read(body)
 		if err != nil {
 			return nil, fmt.Errorf("import: %s: %w", filepath.Base(path), err)
 		}
-		exs = rep.addRecon(&res.Result, recon.SourceMitmproxy, "flows")
+		exs = rep.addRecon(&res.Result, exchange.SourceMitmproxy, "flows")
 		if res.NonHTTP > 0 {
 			rep.Skipped = append(rep.Skipped, Skip{What: "flows that are not HTTP (tcp, udp, dns)", Count: res.NonHTTP})
 		}
@@ -358,7 +358,7 @@ func Import(ctx context.Context, path string, open func() (Sink, error), opts Op
 // report and returns its exchanges.
 func (r *Report) addRecon(res *recon.Result, source, what string) []exchange.Exchange {
 	r.Damage = res.Damage
-	r.Limits = recon.Limits(source)
+	r.Limits = exchange.Limits(source)
 	if res.Invalid > 0 {
 		r.Skipped = append(r.Skipped, Skip{What: what + " that could not be read (first: " + res.FirstInvalid + ")", Count: res.Invalid, Error: true})
 	}
@@ -372,7 +372,7 @@ func importRawBodies(ctx context.Context, path string, open func() (Sink, error)
 	if err != nil {
 		return nil, fmt.Errorf("import: %w", err)
 	}
-	rep := &Report{Format: FormatRawBodies, Limits: recon.Limits(recon.SourceRawBodies), Redacted: d.Redacted}
+	rep := &Report{Format: FormatRawBodies, Limits: exchange.Limits(exchange.SourceRawBodies), Redacted: d.Redacted}
 	if d.BadLines > 0 {
 		rep.Skipped = append(rep.Skipped, Skip{What: "index entries or body files that could not be read (first: " + d.FirstBad + ")", Count: d.BadLines, Error: true})
 	}

@@ -41,7 +41,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tsinspect/tsinspect/importer/recon"
+	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/report"
 	"github.com/tsinspect/tsinspect/timeline"
 )
@@ -219,7 +219,7 @@ func (a *applier) report(r *report.Report) *report.Report {
 	// kept for the sources tsinspect knows, the words said anew.
 	for _, src := range r.Capture.Sources {
 		o := report.Source{Source: "other", Turns: src.Turns, Lacks: []string{"unknown to this tsinspect"}}
-		if lacks := recon.Limits(src.Source); lacks != nil {
+		if lacks := exchange.Limits(src.Source); lacks != nil {
 			o.Source, o.Lacks = src.Source, lacks
 		}
 		out.Capture.Sources = append(out.Capture.Sources, o)

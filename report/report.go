@@ -24,7 +24,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/tsinspect/tsinspect/importer/recon"
+	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/timeline"
 )
@@ -512,7 +512,7 @@ func sources(s *timeline.Session) []Source {
 			continue
 		}
 		src := t.Exchange.Source
-		lacks := recon.Limits(src)
+		lacks := exchange.Limits(src)
 		if lacks == nil {
 			continue
 		}

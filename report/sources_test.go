@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/exchange"
-	"github.com/tsinspect/tsinspect/importer/recon"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
@@ -26,9 +25,9 @@ func TestSources(t *testing.T) {
 			State:       exchange.StateComplete,
 		}
 	}
-	s := timeline.Build([]exchange.Exchange{ex("mitm"), ex(recon.SourceClaudeTrace), ex(recon.SourceClaudeTrace)})
+	s := timeline.Build([]exchange.Exchange{ex("mitm"), ex(exchange.SourceClaudeTrace), ex(exchange.SourceClaudeTrace)})
 	r := Build(s, "test")
-	if len(r.Capture.Sources) != 1 || r.Capture.Sources[0].Source != recon.SourceClaudeTrace || r.Capture.Sources[0].Turns != 2 || len(r.Capture.Sources[0].Lacks) == 0 {
+	if len(r.Capture.Sources) != 1 || r.Capture.Sources[0].Source != exchange.SourceClaudeTrace || r.Capture.Sources[0].Turns != 2 || len(r.Capture.Sources[0].Lacks) == 0 {
 		t.Fatalf("sources %+v", r.Capture.Sources)
 	}
 	var md bytes.Buffer
@@ -47,8 +46,8 @@ func TestSources(t *testing.T) {
 // thread.
 func TestQuerySource(t *testing.T) {
 	ex := exchange.Exchange{
-		Source: recon.SourceRawBodies, Method: "POST", URL: "https://api.anthropic.com/v1/messages",
-		ReqHeaders:  []exchange.Header{{Name: recon.QuerySourceHeader, Value: "repl_main_thread"}},
+		Source: exchange.SourceRawBodies, Method: "POST", URL: "https://api.anthropic.com/v1/messages",
+		ReqHeaders:  []exchange.Header{{Name: exchange.QuerySourceHeader, Value: "repl_main_thread"}},
 		ReqBody:     []byte(`{"model":"claude-sonnet-4-5","max_tokens":32000,"tools":[{"name":"Read","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"hi"}]}`),
 		Status:      200,
 		RespHeaders: []exchange.Header{{Name: "Content-Type", Value: "application/json"}},
@@ -75,7 +74,7 @@ func TestSessions(t *testing.T) {
 	ex := func(session, prompt string) exchange.Exchange {
 		return exchange.Exchange{
 			Source: "mitm", Method: "POST", URL: "https://api.anthropic.com/v1/messages",
-			ReqHeaders:  []exchange.Header{{Name: recon.SessionHeader, Value: session}},
+			ReqHeaders:  []exchange.Header{{Name: exchange.SessionHeader, Value: session}},
 			ReqBody:     []byte(`{"model":"claude-sonnet-4-5","max_tokens":32000,"tools":[{"name":"Read","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"` + prompt + `"}]}`),
 			Status:      200,
 			RespHeaders: []exchange.Header{{Name: "Content-Type", Value: "application/json"}},

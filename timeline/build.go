@@ -11,7 +11,6 @@ import (
 
 	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/exchange"
-	"github.com/tsinspect/tsinspect/importer/recon"
 	"github.com/tsinspect/tsinspect/internal/sharing"
 )
 
@@ -1131,7 +1130,7 @@ func (b *builder) kinds() {
 			in.thread.QuerySource = querySource(in)
 		}
 		if in.thread.Session == "" && in.t.Exchange != nil {
-			in.thread.Session = in.t.Exchange.ReqHeader(recon.SessionHeader)
+			in.thread.Session = in.t.Exchange.ReqHeader(exchange.SessionHeader)
 		}
 	}
 }
@@ -1142,7 +1141,7 @@ func querySource(in *info) string {
 	if in == nil || in.t.Exchange == nil {
 		return ""
 	}
-	return in.t.Exchange.ReqHeader(recon.QuerySourceHeader)
+	return in.t.Exchange.ReqHeader(exchange.QuerySourceHeader)
 }
 
 // mainSource reports whether a query_source is the main agent's: the

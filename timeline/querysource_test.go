@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/tsinspect/tsinspect/exchange"
-	"github.com/tsinspect/tsinspect/importer/recon"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
@@ -24,7 +23,7 @@ func TestQuerySourceNamesThreads(t *testing.T) {
 		exs := c.exs
 		for i, q := range sources {
 			if q != "" {
-				exs[i].ReqHeaders = append(exs[i].ReqHeaders, exchange.Header{Name: recon.QuerySourceHeader, Value: q})
+				exs[i].ReqHeaders = append(exs[i].ReqHeaders, exchange.Header{Name: exchange.QuerySourceHeader, Value: q})
 			}
 		}
 		return timeline.Build(exs)

@@ -15,7 +15,6 @@ import (
 	"github.com/tsinspect/tsinspect/capture"
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/importer/rawbodies"
-	"github.com/tsinspect/tsinspect/importer/recon"
 	"github.com/tsinspect/tsinspect/store"
 )
 
@@ -141,7 +140,7 @@ func recordBodies(env *cliEnv, f recordFlags) error {
 	}
 	rec := &bodiesRecorder{
 		db:    db,
-		dir:   rawbodies.Open(tmp, rawbodies.Options{Source: recon.SourceRecordBody, Secrets: secrets}),
+		dir:   rawbodies.Open(tmp, rawbodies.Options{Source: exchange.SourceRecordBody, Secrets: secrets}),
 		errw:  func(format string, args ...any) { fmt.Fprintf(lines, format, args...) },
 		ids:   map[string]int64{},
 		ended: map[string]bool{},

@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/tsinspect/tsinspect/importer/recon"
+	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/store"
 )
@@ -93,7 +93,7 @@ func sourceLimits(sources []string) []string {
 	n := map[string]int{}
 	var order []string
 	for _, s := range sources {
-		if recon.Limits(s) == nil {
+		if exchange.Limits(s) == nil {
 			continue
 		}
 		if n[s] == 0 {
@@ -108,7 +108,7 @@ func sourceLimits(sources []string) []string {
 		if !strings.HasPrefix(s, "import:") {
 			verb = "recorded in mode"
 		}
-		out = append(out, fmt.Sprintf("%s %s %s lack: %s", numfmt.Count(n[s], "exchange", "exchanges"), verb, what, strings.Join(recon.Limits(s), "; ")))
+		out = append(out, fmt.Sprintf("%s %s %s lack: %s", numfmt.Count(n[s], "exchange", "exchanges"), verb, what, strings.Join(exchange.Limits(s), "; ")))
 	}
 	return out
 }

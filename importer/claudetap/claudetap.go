@@ -100,7 +100,7 @@ func exchangeOf(rec *record) exchange.Exchange {
 	}
 	end := recon.ParseTime(rec.Timestamp)
 	p := recon.Parts{
-		Source:     recon.SourceClaudeTap,
+		Source:     exchange.SourceClaudeTap,
 		Start:      end.Add(-time.Duration(rec.DurationMS * float64(time.Millisecond))),
 		End:        end,
 		Method:     q.Method,

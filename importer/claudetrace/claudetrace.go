@@ -80,7 +80,7 @@ func Read(r io.Reader) (*recon.Result, error) {
 func exchangeOf(p *pair) exchange.Exchange {
 	q := p.Request
 	parts := recon.Parts{
-		Source:     recon.SourceClaudeTrace,
+		Source:     exchange.SourceClaudeTrace,
 		Start:      recon.UnixSeconds(q.Timestamp),
 		Method:     q.Method,
 		URL:        q.URL,

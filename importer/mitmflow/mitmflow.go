@@ -119,7 +119,7 @@ func exchangeOf(f map[string]value) (exchange.Exchange, error) {
 		return exchange.Exchange{}, errors.New("request without a method")
 	}
 	p := recon.Parts{
-		Source:     recon.SourceMitmproxy,
+		Source:     exchange.SourceMitmproxy,
 		Start:      recon.UnixSeconds(num(req["timestamp_start"])),
 		Method:     method,
 		URL:        requestURL(req),

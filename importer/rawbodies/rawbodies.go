@@ -47,8 +47,8 @@ const URL = "https://api.anthropic.com/v1/messages"
 // kept in; SessionHeader the one the session_id is kept in, as Claude Code
 // sends it on the wire.
 const (
-	QuerySourceHeader = recon.QuerySourceHeader
-	SessionHeader     = recon.SessionHeader
+	QuerySourceHeader = exchange.QuerySourceHeader
+	SessionHeader     = exchange.SessionHeader
 )
 
 // ErrNotRawBodies is returned for a directory with neither an index.jsonl
@@ -77,7 +77,7 @@ type Change struct {
 // Options tune a Dir.
 type Options struct {
 	// Source is the Source of the exchanges (default
-	// recon.SourceRawBodies).
+	// exchange.SourceRawBodies).
 	Source string
 	// Secrets are credential values to look for in the bodies (such as the
 	// API key the command was given); they and anything shaped like an
@@ -119,7 +119,7 @@ type Dir struct {
 // Open returns a Dir for path; the directory need not hold anything yet.
 func Open(path string, opts Options) *Dir {
 	if opts.Source == "" {
-		opts.Source = recon.SourceRawBodies
+		opts.Source = exchange.SourceRawBodies
 	}
 	return &Dir{path: path, opts: opts, done: map[string]bool{}, pending: map[string]bool{}, named: map[string]bool{}, namedResp: map[string]bool{}, answered: map[[sha256.Size]byte]time.Time{}}
 }

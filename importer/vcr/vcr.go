@@ -169,7 +169,7 @@ func exchangeOf(m map[string]any, at time.Time) (exchange.Exchange, error) {
 		at = t
 	}
 	p := recon.Parts{
-		Source:     recon.SourceVCR,
+		Source:     exchange.SourceVCR,
 		Start:      at,
 		End:        at,
 		Method:     strings.ToUpper(str(req["method"])),

@@ -1,0 +1,45 @@
+package exchange
+
+// Sources of exchanges that were not recorded through the proxy: the
+// importers of formats that keep parsed headers and bodies (claude-trace,
+// mitmproxy flows, VCR cassettes, claude-tap, Claude Code's raw-bodies
+// directories) and record's bodies mode. The proxy's own are its mode
+// ("mitm", "reverse"), a packet capture's "import:pcap" and a HAR's
+// "import:har".
+const (
+	SourceClaudeTrace = "import:claude-trace"
+	SourceRawBodies   = "import:raw-bodies"
+	SourceRecordBody  = "bodies"
+	SourceMitmproxy   = "import:mitmproxy"
+	SourceVCR         = "import:vcr"
+	SourceClaudeTap   = "import:claude-tap"
+)
+
+// QuerySourceHeader is the request header an importer keeps Claude Code's
+// query_source in (sdk, repl_main_thread, an agent's name, compact...),
+// when the format tells it: Claude Code does not send it on the wire.
+const QuerySourceHeader = "X-Tsinspect-Query-Source"
+
+// SessionHeader is the request header Claude Code sends its session id in;
+// importers of formats that keep the id elsewhere put it there.
+const SessionHeader = "X-Claude-Code-Session-Id"
+
+// Limits says, for an exchange Source, what the recorded format lacks
+// compared with a live recording: each item one short phrase. It returns nil
+// for sources that keep everything.
+func Limits(source string) []string {
+	switch source {
+	case SourceClaudeTrace:
+		return []string{"no SSE timing (each response arrives as one chunk)", "request bodies re-serialised (not byte-exact)", "response headers as logged"}
+	case SourceRawBodies, SourceRecordBody:
+		return []string{"no HTTP headers or status (a written response counts as 200)", "no SSE timing: the response is Claude Code's final message, not the stream",
+			"bodies re-serialised (not byte-exact)", "thinking may be redacted by Claude Code", "failed or retried attempts have no response"}
+	case SourceMitmproxy:
+		return []string{"no SSE timing (each response arrives as one chunk)"}
+	case SourceVCR:
+		return []string{"no timing (cassettes keep no times, or one per interaction)", "bodies may be re-serialised (parsed_body, YAML)", "recorders usually filter credentials and some headers"}
+	case SourceClaudeTap:
+		return []string{"no SSE timing: streams are rebuilt from the recorded events", "bodies re-serialised (not byte-exact)", "credential headers redacted by claude-tap"}
+	}
+	return nil
+}
