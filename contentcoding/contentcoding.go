@@ -1,6 +1,7 @@
 // Package contentcoding removes HTTP content codings (gzip, deflate, br,
-// zstd) from bodies. It is the only package that imports the brotli and
-// zstd libraries.
+// zstd) from bodies, and gives the capture store its zstd frames
+// (ZstdEncoder, ZstdDecoder). It is the only package that imports the
+// brotli and zstd libraries.
 package contentcoding
 
 import (

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/klauspost/compress/zstd"
+	"github.com/tsinspect/tsinspect/contentcoding"
 )
 
 // How a blob's data is stored (blob.codec; see migration 0002).
@@ -244,7 +244,7 @@ func (ec *encoders) compressWith(data, dict []byte) ([]byte, error) {
 // Safe for concurrent use.
 type encoders struct {
 	mu   sync.Mutex
-	idle map[encoderKey][]*zstd.Encoder
+	idle map[encoderKey][]*contentcoding.ZstdEncoder
 	n    int // encoders idle
 }
 
@@ -259,10 +259,10 @@ const maxIdleEncoders = 2
 
 // get returns an encoder for frames of that window, with dict as its raw
 // dictionary (none if empty).
-func (ec *encoders) get(window int, dict []byte) (*zstd.Encoder, error) {
+func (ec *encoders) get(window int, dict []byte) (*contentcoding.ZstdEncoder, error) {
 	key := encoderKey{window: window, dict: len(dict) > 0}
 	ec.mu.Lock()
-	var enc *zstd.Encoder
+	var enc *contentcoding.ZstdEncoder
 	if list := ec.idle[key]; len(list) > 0 {
 		enc = list[len(list)-1]
 		ec.idle[key] = list[:len(list)-1]
@@ -273,24 +273,16 @@ func (ec *encoders) get(window int, dict []byte) (*zstd.Encoder, error) {
 		if !key.dict {
 			return enc, nil
 		}
-		if err := enc.ResetWithOptions(nil, zstd.WithEncoderDictRaw(dictID, dict)); err != nil {
-			return nil, fmt.Errorf("zstd: %w", err)
+		if err := enc.SetDict(dictID, dict); err != nil {
+			return nil, err
 		}
 		return enc, nil
 	}
-	opts := []zstd.EOption{zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false), zstd.WithWindowSize(window)}
-	if key.dict {
-		opts = append(opts, zstd.WithEncoderDictRaw(dictID, dict))
-	}
-	enc, err := zstd.NewWriter(nil, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("zstd: %w", err)
-	}
-	return enc, nil
+	return contentcoding.NewZstdEncoder(window, dictID, dict)
 }
 
 // put gives an encoder back.
-func (ec *encoders) put(window int, dict bool, enc *zstd.Encoder) {
+func (ec *encoders) put(window int, dict bool, enc *contentcoding.ZstdEncoder) {
 	ec.mu.Lock()
 	defer ec.mu.Unlock()
 	if ec.n >= maxIdleEncoders {
@@ -310,7 +302,7 @@ func (ec *encoders) put(window int, dict bool, enc *zstd.Encoder) {
 		}
 	}
 	if ec.idle == nil {
-		ec.idle = map[encoderKey][]*zstd.Encoder{}
+		ec.idle = map[encoderKey][]*contentcoding.ZstdEncoder{}
 	}
 	ec.idle[encoderKey{window, dict}] = append(ec.idle[encoderKey{window, dict}], enc)
 	ec.n++
@@ -346,7 +338,7 @@ type bodyReader struct {
 	q interface {
 		QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	}
-	plain *zstd.Decoder
+	plain *contentcoding.ZstdDecoder
 	cache []cachedBody // most recent last
 	// reuse: request bodies handed out are the caller's only until the
 	// next one is read (DB.Stream), so the buffers of bases no longer
@@ -477,11 +469,11 @@ func (r *bodyReader) forget(hash string) {
 }
 
 // plainDecoder is the reader's decoder of frames without a dictionary.
-func (r *bodyReader) plainDecoder() (*zstd.Decoder, error) {
+func (r *bodyReader) plainDecoder() (*contentcoding.ZstdDecoder, error) {
 	if r.plain == nil {
-		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(1<<30))
+		d, err := contentcoding.NewZstdDecoder(0, nil)
 		if err != nil {
-			return nil, fmt.Errorf("zstd: %w", err)
+			return nil, err
 		}
 		r.plain = d
 	}
@@ -502,10 +494,9 @@ func (r *bodyReader) splice(hash string, base, data []byte, size int64, buf []by
 	out := append(buf[:0], base[:p]...)
 	var err error
 	if dict := base[p : uint64(len(base))-sfx]; len(dict) > 0 {
-		d, derr := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(1<<30),
-			zstd.WithDecoderDictRaw(dictID, dict))
+		d, derr := contentcoding.NewZstdDecoder(dictID, dict)
 		if derr != nil {
-			return nil, fmt.Errorf("blob %s: zstd: %w", hash, derr)
+			return nil, fmt.Errorf("blob %s: %w", hash, derr)
 		}
 		out, err = d.DecodeAll(data[n:], out)
 		d.Close()
@@ -579,10 +570,9 @@ func (r *bodyReader) decode(ctx context.Context, hash string, codec int, base sq
 			}
 			break
 		}
-		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(1<<30),
-			zstd.WithDecoderDictRaw(dictID, dict))
+		d, err := contentcoding.NewZstdDecoder(dictID, dict)
 		if err != nil {
-			return nil, fmt.Errorf("blob %s: zstd: %w", hash, err)
+			return nil, fmt.Errorf("blob %s: %w", hash, err)
 		}
 		out, err = d.DecodeAll(data, r.buffer(size, reusable))
 		d.Close()
