@@ -57,7 +57,7 @@ func TestImportTwiceIntoOneCapture(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer r.Close()
-		s, err := r.Summaries(ctx)
+		s, err := r.Summaries(ctx, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

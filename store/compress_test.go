@@ -139,7 +139,7 @@ func TestFrozenV1CaptureOpensReadOnly(t *testing.T) {
 		}
 		sameExchange(t, fmt.Sprintf("Get(%d)", ex.ID), got, ex)
 	}
-	sums, err := db.Summaries(context.Background())
+	sums, err := db.Summaries(context.Background(), 0)
 	if err != nil || len(sums) != len(exs) {
 		t.Fatalf("summaries: %d, %v", len(sums), err)
 	}

@@ -231,16 +231,17 @@ func (db *DB) Get(ctx context.Context, id int64) (exchange.Exchange, error) {
 	return ex, nil
 }
 
-// Summaries returns one summary per exchange in ID order, without reading
-// any body.
-func (db *DB) Summaries(ctx context.Context) ([]Summary, error) {
+// Summaries returns one summary per exchange after afterID (0: all) in ID
+// order, without reading any body.
+func (db *DB) Summaries(ctx context.Context, afterID int64) ([]Summary, error) {
 	rows, err := db.sql.QueryContext(ctx, `
 		SELECT e.id, e.source, e.start_ns, e.first_byte_ns, e.end_ns, e.method, e.url, e.host,
 		       e.status, rq.size, rs.size, e.state, e.error
 		FROM exchange e
 		JOIN blob rq ON rq.hash = e.req_body
 		JOIN blob rs ON rs.hash = e.resp_body
-		ORDER BY e.id`)
+		WHERE e.id > ?
+		ORDER BY e.id`, afterID)
 	if err != nil {
 		return nil, fmt.Errorf("store: summaries: %w", err)
 	}

@@ -156,7 +156,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	sameExchange(t, "Get after reopen", got, want)
 
-	sums, err := ro.Summaries(ctx)
+	sums, err := ro.Summaries(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func TestUpdateInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	sums, err := db.Summaries(ctx)
+	sums, err := db.Summaries(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

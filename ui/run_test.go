@@ -15,6 +15,7 @@ import (
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/store"
+	"github.com/tsinspect/tsinspect/timeline/view"
 )
 
 // lineWith returns the first line of screen that holds s, or "".
@@ -358,5 +359,30 @@ func TestRunLiveWake(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTextScreen: the simulated terminal the benchmarks drive keeps the
+// text of the frame shown.
+func TestTextScreen(t *testing.T) {
+	s := NewTextScreen()
+	if s.Text() != "" {
+		t.Fatalf("text before the first frame: %q", s.Text())
+	}
+	m := view.New(nil)
+	m.SetStatus("hello from the screen")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- newApp(m, Options{Screen: s}).run(ctx, nil) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(s.Text(), "hello from the screen") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(s.Text(), "hello from the screen") {
+		t.Errorf("the frame's text %q lacks the status", s.Text())
 	}
 }

@@ -241,7 +241,7 @@ func countTurns(path string) (int, error) {
 		return 0, err
 	}
 	defer db.Close()
-	sums, err := db.Summaries(context.Background())
+	sums, err := db.Summaries(context.Background(), 0)
 	if err != nil {
 		return 0, err
 	}

@@ -42,12 +42,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
-	"github.com/gdamore/tcell/v2"
 	"github.com/tsinspect/tsinspect/bench/overhead"
 	"github.com/tsinspect/tsinspect/bench/recload"
 	"github.com/tsinspect/tsinspect/fixtures/longsession"
@@ -453,7 +451,7 @@ func size(path string) int64 {
 func openChild(path string) error {
 	// As the tsinspect command does (cmd/tsinspect main).
 	memlimit.Start(memlimit.DefaultFloor, 100*time.Millisecond)
-	sim := &shotScreen{SimulationScreen: tcell.NewSimulationScreen("UTF-8")}
+	sim := ui.NewTextScreen()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
@@ -467,7 +465,7 @@ func openChild(path string) error {
 			return err
 		case <-tick.C:
 		}
-		screen := sim.shot()
+		screen := sim.Text()
 		if screen == "" {
 			continue
 		}
@@ -480,47 +478,6 @@ func openChild(path string) error {
 			return <-done
 		}
 	}
-}
-
-// shotScreen is a simulation screen that keeps the text of the last frame
-// it showed, taken in the drawing goroutine: reading its cells from
-// another one races with the drawing.
-type shotScreen struct {
-	tcell.SimulationScreen
-	mu   sync.Mutex
-	text string
-}
-
-// Show shows the frame and keeps its text.
-func (s *shotScreen) Show() {
-	s.SimulationScreen.Show()
-	s.keep()
-}
-
-// Sync repaints the frame and keeps its text.
-func (s *shotScreen) Sync() {
-	s.SimulationScreen.Sync()
-	s.keep()
-}
-
-func (s *shotScreen) keep() {
-	cells, _, _ := s.GetContents()
-	var b strings.Builder
-	for _, c := range cells {
-		if len(c.Runes) > 0 {
-			b.WriteRune(c.Runes[0])
-		}
-	}
-	s.mu.Lock()
-	s.text = b.String()
-	s.mu.Unlock()
-}
-
-// shot is the text of the last frame shown, "" before the first.
-func (s *shotScreen) shot() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.text
 }
 
 // recordRows drives 'tsinspect record --mode reverse' with a generated

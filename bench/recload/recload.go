@@ -15,7 +15,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -31,7 +30,6 @@ import (
 	"syscall"
 	"time"
 
-	_ "github.com/mattn/go-sqlite3" // the lag probe reads the capture directly
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/fixtures/longsession"
 	"github.com/tsinspect/tsinspect/store"
@@ -496,7 +494,7 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 // written, in ID order, and notes when each was first seen.
 type lagProbe struct {
 	path string
-	db   *sql.DB
+	db   *store.DB
 	mu   *sync.Mutex // guards what the driver appends
 	smu  sync.Mutex
 	seen []time.Time // by ID-1
@@ -513,11 +511,10 @@ func (p *lagProbe) open() error {
 	if _, err := os.Stat(p.path); err != nil {
 		return fmt.Errorf("recload: probe: %w", err)
 	}
-	db, err := sql.Open("sqlite3", "file:"+p.path+"?mode=ro&_busy_timeout=5000")
+	db, err := store.OpenReadOnly(p.path)
 	if err != nil {
 		return fmt.Errorf("recload: probe: %w", err)
 	}
-	db.SetMaxOpenConns(1)
 	p.db = db
 	return nil
 }
@@ -549,24 +546,19 @@ func (p *lagProbe) poll() error {
 	}
 	now := time.Now()
 	next := int64(p.count()) + 1
-	rows, err := p.db.Query(`SELECT id FROM exchange WHERE id >= ? AND state <> 'in_flight' ORDER BY id`, next)
+	sums, err := p.db.Summaries(context.Background(), next-1)
 	if err != nil {
 		return fmt.Errorf("recload: probe: %w", err)
 	}
-	defer rows.Close()
 	p.smu.Lock()
 	defer p.smu.Unlock()
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return fmt.Errorf("recload: probe: %w", err)
-		}
-		if id != int64(len(p.seen))+1 {
+	for _, s := range sums {
+		if s.ID != int64(len(p.seen))+1 || s.State == exchange.StateInFlight {
 			break // an earlier one is still in flight
 		}
 		p.seen = append(p.seen, now)
 	}
-	return rows.Err()
+	return nil
 }
 
 func (p *lagProbe) count() int {

@@ -36,7 +36,7 @@ never renamed or removed; new ones may appear.`)
 		return readError("exchanges", pos[0], err)
 	}
 	defer db.Close()
-	rows, err := db.Summaries(context.Background())
+	rows, err := db.Summaries(context.Background(), 0)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,166 @@
+// Package arch_test holds the project's map to the code: which package owns
+// each outside library, and which imports must not exist. docs/ARCHITECTURE.md
+// describes the same layout; a change to either is a change to both.
+package arch_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/tsinspect/tsinspect"
+
+// owners names, for each outside module, the one package of this module
+// that may import it (tests may use any, to make inputs).
+var owners = map[string]string{
+	"github.com/mattn/go-sqlite3":    "store",
+	"github.com/rivo/tview":          "ui",
+	"github.com/gdamore/tcell/v2":    "ui",
+	"github.com/gopacket/gopacket":   "importer/pcap",
+	"golang.org/x/crypto":            "importer/tlsrec",
+	"gopkg.in/yaml.v3":               "importer/vcr",
+	"github.com/elazarl/goproxy":     "capture",
+	"golang.org/x/sys":               "capture",
+	"github.com/andybalholm/brotli":  "contentcoding",
+	"github.com/klauspost/compress":  "contentcoding",
+	"go.opentelemetry.io/proto/otlp": "otlp",
+	"google.golang.org/protobuf":     "otlp",
+}
+
+// pure are the packages that decode, link and present: no file, network,
+// database or process, and none of the packages that do those.
+var pure = []string{"decode", "timeline", "timeline/view", "filter", "toolsearch"}
+
+// impure is what a pure package must not import.
+var impure = []string{"os", "os/exec", "os/signal", "io/fs", "net", "net/http", "database/sql", "path/filepath",
+	module + "/store", module + "/capture", module + "/importer", module + "/ui", module + "/otlp", module + "/replay"}
+
+// onlyFrom lists packages that only the given importers may import
+// (prefixes: "bench/" is every benchmark).
+var onlyFrom = map[string][]string{
+	// The importers are reached through the command; the core knows
+	// sources only as package exchange describes them.
+	"importer": {"cmd/tsinspect", "importer"},
+	// The terminal UI is the command's (and the benchmarks').
+	"ui": {"cmd/tsinspect", "bench/"},
+}
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+}
+
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", module+"/...")
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(&out)
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		p.ImportPath = strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("go list found %d packages", len(pkgs))
+	}
+	return pkgs
+}
+
+// outside returns the outside module an import path belongs to, "" for
+// the standard library and this module.
+func outside(path string) string {
+	if strings.HasPrefix(path, module) || !strings.Contains(strings.SplitN(path, "/", 2)[0], ".") {
+		return ""
+	}
+	for m := range owners {
+		if path == m || strings.HasPrefix(path, m+"/") {
+			return m
+		}
+	}
+	return path
+}
+
+// within reports whether package p is q or inside it.
+func within(p, q string) bool {
+	return p == q || strings.HasPrefix(p, q+"/") || strings.HasSuffix(q, "/") && strings.HasPrefix(p, q)
+}
+
+func TestOneOwnerPerLibrary(t *testing.T) {
+	importers := map[string][]string{}
+	for _, p := range listPackages(t) {
+		for _, imp := range p.Imports {
+			if m := outside(imp); m != "" {
+				importers[m] = append(importers[m], p.ImportPath)
+			}
+		}
+	}
+	for m, ps := range importers {
+		sort.Strings(ps)
+		owner, ok := owners[m]
+		if !ok {
+			t.Errorf("%s is imported by %v and has no owner: name one in owners (and docs/ARCHITECTURE.md)", m, ps)
+			continue
+		}
+		for _, p := range ps {
+			if p != owner {
+				t.Errorf("%s imports %s, which only %s may import", p, m, owner)
+			}
+		}
+	}
+	for m, owner := range owners {
+		if len(importers[m]) == 0 {
+			t.Errorf("owners names %s for %s, which nothing imports: remove it", owner, m)
+		}
+	}
+}
+
+func TestForbiddenImports(t *testing.T) {
+	pkgs := listPackages(t)
+	for _, p := range pkgs {
+		for _, q := range pure {
+			if p.ImportPath != q {
+				continue
+			}
+			for _, imp := range p.Imports {
+				for _, bad := range impure {
+					if imp == bad || strings.HasPrefix(bad, module) && within(imp, bad) {
+						t.Errorf("%s imports %s: it decodes and presents and does no I/O", p.ImportPath, imp)
+					}
+				}
+			}
+		}
+		for _, imp := range p.Imports {
+			if !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			target := strings.TrimPrefix(imp, module+"/")
+			for guarded, allowed := range onlyFrom {
+				if !within(target, guarded) {
+					continue
+				}
+				ok := false
+				for _, a := range allowed {
+					ok = ok || within(p.ImportPath, a)
+				}
+				if !ok {
+					t.Errorf("%s imports %s, which only %v may import", p.ImportPath, target, allowed)
+				}
+			}
+		}
+	}
+}
