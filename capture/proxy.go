@@ -235,9 +235,6 @@ func (discardLogger) Printf(string, ...any) {}
 // after the request.
 const holdInsert = 50 * time.Millisecond
 
-// hopHeaders are not forwarded (RFC 9110 section 7.6.1).
-var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
-
 // forward records the request, sends it upstream and returns the response
 // whose body records itself as the client reads it. clientURL is the URL
 // the client addressed. Upstream failures become a 502 API-style error,
@@ -298,9 +295,7 @@ func (p *Proxy) forward(r *http.Request, clientURL *url.URL, client net.Conn) *h
 		return fail("building the upstream request: " + err.Error())
 	}
 	out.Header = r.Header.Clone()
-	for _, h := range hopHeaders {
-		out.Header.Del(h)
-	}
+	exchange.RemoveHopHeaders(out.Header)
 	if p.upstream == nil && r.Host != "" {
 		out.Host = r.Host
 	}
@@ -511,8 +506,9 @@ func headerValue(hs []exchange.Header, name string) string {
 func (p *Proxy) serveReverse(w http.ResponseWriter, r *http.Request) {
 	resp := p.forward(r, r.URL, nil)
 	defer resp.Body.Close()
+	options := exchange.ConnectionOptions(resp.Header.Values("Connection"))
 	for k, vs := range resp.Header {
-		if slices.Contains(hopHeaders, http.CanonicalHeaderKey(k)) {
+		if exchange.IsHop(k, options) {
 			continue
 		}
 		w.Header()[k] = vs

@@ -283,12 +283,6 @@ func writeNotFound(w http.ResponseWriter, r *http.Request) {
 	w.Write(b)
 }
 
-// hopHeaders are not replayed: the server sets its own framing.
-var hopHeaders = map[string]bool{
-	"connection": true, "keep-alive": true, "transfer-encoding": true, "content-length": true,
-	"proxy-connection": true, "trailer": true, "upgrade": true,
-}
-
 // respond writes the recorded response with its timing.
 func (s *Server) respond(w http.ResponseWriter, r *http.Request, ex *exchange.Exchange) {
 	if ex.Status == 0 {
@@ -303,9 +297,18 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, ex *exchange.Ex
 		}
 	}
 	h := w.Header()
+	// Hop-by-hop fields and the length are not replayed: the server sets
+	// its own framing.
+	var connection []string
+	for _, hd := range ex.RespHeaders {
+		if strings.EqualFold(hd.Name, "Connection") {
+			connection = append(connection, hd.Value)
+		}
+	}
+	options := exchange.ConnectionOptions(connection)
 	for _, hd := range ex.RespHeaders {
 		name := strings.ToLower(hd.Name)
-		if hopHeaders[name] || exchange.IsCredential(name) || (dropEncoding && name == "content-encoding") {
+		if exchange.IsHop(name, options) || name == "content-length" || exchange.IsCredential(name) || (dropEncoding && name == "content-encoding") {
 			continue
 		}
 		h.Add(hd.Name, hd.Value)

@@ -33,7 +33,7 @@ func (r *Report) WriteHTML(w io.Writer, opts RenderOptions) error {
 		"savedUSD":    func(r *Report, t ThreadTokens) string { return savedUSDText(r, t) },
 		"short":       ShortHash,
 		"model":       func(m string) string { return orDash(decode.ShortModel(m)) },
-		"stop":        stopText,
+		"stop":        (*Turn).StopText,
 		"change":      sizeChange,
 		"result":      searchResult,
 		"callNote":    callNote,

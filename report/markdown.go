@@ -196,7 +196,7 @@ func (m *mdWriter) thread(r *Report, v threadView) {
 			ws += " " + codeList(prefixAll("−", t.WorkingSet.Removed), true)
 		}
 		m.p("| %d | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |",
-			t.Index, mdText(orDash(decode.ShortModel(t.Model))), mdText(stopText(t)),
+			t.Index, mdText(orDash(decode.ShortModel(t.Model))), mdText(t.StopText()),
 			sizeChange(t.Catalog.Count, len(t.Catalog.Added), len(t.Catalog.Removed)), ws,
 			len(t.ToolSearches), orDash(strings.Join(calls, ", ")),
 			numfmt.Thousands(t.Usage.InputTokens), numfmt.Thousands(t.Usage.CacheReadInputTokens),

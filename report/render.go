@@ -253,8 +253,10 @@ func sizeChange(n, added, removed int) string {
 	return s
 }
 
-// stopText is the stop reason, or what went wrong instead.
-func stopText(t *Turn) string {
+// StopText is the turn's stop reason, or what went wrong instead: "no
+// response", "HTTP 429 rate_limit_error", "error: overloaded_error",
+// "incomplete", "-" when none was given.
+func (t *Turn) StopText() string {
 	switch {
 	case t.Status == 0:
 		return "no response"

@@ -22,11 +22,6 @@ const (
 	bm25B  = 0.75
 )
 
-// searchText is what a server-side search reads of a tool.
-func searchText(t Tool) string {
-	return strings.Join(append([]string{t.Name, t.Description}, t.Params...), "\n")
-}
-
 // Regex runs a tool_search_tool_regex pattern over the deferred tools.
 // The pattern is Python re syntax; Go's RE2 takes most of it (not
 // look-around or back-references), and an error says when it does not.

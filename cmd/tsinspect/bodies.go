@@ -15,6 +15,7 @@ import (
 	"github.com/tsinspect/tsinspect/capture"
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/importer/rawbodies"
+	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/store"
 )
 
@@ -243,10 +244,10 @@ func recordBodies(env *cliEnv, f recordFlags) error {
 		fmt.Fprintf(env.stderr, "  what tsinspect said while %s ran is in %s\n", filepath.Base(f.command[0]), logPath)
 	}
 	if bad > 0 {
-		fmt.Fprintf(env.stderr, "  %d index %s or body %s could not be read (first: %s)\n", bad, countNoun(bad, "entry", "entries"), countNoun(bad, "file", "files"), firstBad)
+		fmt.Fprintf(env.stderr, "  %d index %s or body %s could not be read (first: %s)\n", bad, numfmt.Plural(bad, "entry", "entries"), numfmt.Plural(bad, "file", "files"), firstBad)
 	}
 	if redacted > 0 {
-		fmt.Fprintf(env.stderr, "tsinspect: warning: %d %s found in the bodies, replaced by fingerprints in the capture\n", redacted, countNoun(redacted, "credential", "credentials"))
+		fmt.Fprintf(env.stderr, "tsinspect: warning: %d %s found in the bodies, replaced by fingerprints in the capture\n", redacted, numfmt.Plural(redacted, "credential", "credentials"))
 	}
 	if st.Exchanges == 0 && len(f.command) > 0 {
 		fmt.Fprintf(env.stderr, "tsinspect: nothing was recorded: %s wrote no API bodies (is it Claude Code, recent enough for OTEL_LOG_RAW_API_BODIES?)\n", filepath.Base(f.command[0]))

@@ -112,10 +112,10 @@ func runImport(env *cliEnv, args []string) error {
 	name := filepath.Base(in)
 	present := ""
 	if rep.Present > 0 {
-		present = fmt.Sprintf("%d %s already in the capture, skipped", rep.Present, countNoun(rep.Present, "exchange", "exchanges"))
+		present = fmt.Sprintf("%d %s already in the capture, skipped", rep.Present, numfmt.Plural(rep.Present, "exchange", "exchanges"))
 	}
 	if p := rep.Problem(); p != "" {
-		kept := fmt.Sprintf("kept %d %s", rep.Imported, countNoun(rep.Imported, "exchange", "exchanges"))
+		kept := fmt.Sprintf("kept %d %s", rep.Imported, numfmt.Plural(rep.Imported, "exchange", "exchanges"))
 		if rep.Incomplete > 0 {
 			kept += fmt.Sprintf(" (%d incomplete)", rep.Incomplete)
 		}
@@ -136,9 +136,9 @@ func runImport(env *cliEnv, args []string) error {
 		}
 		return errors.New(msg)
 	}
-	line := fmt.Sprintf("tsinspect: imported %d %s from %s (%s", rep.Imported, countNoun(rep.Imported, "exchange", "exchanges"), name, rep.Format)
+	line := fmt.Sprintf("tsinspect: imported %d %s from %s (%s", rep.Imported, numfmt.Plural(rep.Imported, "exchange", "exchanges"), name, rep.Format)
 	if n := decryptedCount(rep.Decrypted); n > 0 {
-		line += fmt.Sprintf(", %d TLS %s decrypted", n, countNoun(n, "connection", "connections"))
+		line += fmt.Sprintf(", %d TLS %s decrypted", n, numfmt.Plural(n, "connection", "connections"))
 	}
 	line += ") into " + *db
 	if present != "" {
@@ -151,7 +151,7 @@ func runImport(env *cliEnv, args []string) error {
 		line += "; " + rep.Format + " lacks: " + strings.Join(rep.Limits, "; ")
 	}
 	if rep.Redacted > 0 {
-		line += fmt.Sprintf("; %d %s found in bodies replaced by fingerprints", rep.Redacted, countNoun(rep.Redacted, "credential", "credentials"))
+		line += fmt.Sprintf("; %d %s found in bodies replaced by fingerprints", rep.Redacted, numfmt.Plural(rep.Redacted, "credential", "credentials"))
 	}
 	fmt.Fprintln(env.stderr, line)
 	return nil
@@ -163,14 +163,6 @@ func decryptedCount(m map[string]int) int {
 		n += v
 	}
 	return n
-}
-
-// countNoun picks the singular or plural noun for n.
-func countNoun(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 const exportAbout = `
@@ -286,7 +278,7 @@ func runExport(env *cliEnv, args []string) error {
 	if err := outfile.WriteWith(*outPath, write); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	fmt.Fprintf(env.stderr, "tsinspect: exported %d %s to %s\n", n, countNoun(n, "exchange", "exchanges"), *outPath)
+	fmt.Fprintf(env.stderr, "tsinspect: exported %d %s to %s\n", n, numfmt.Plural(n, "exchange", "exchanges"), *outPath)
 	return nil
 }
 
@@ -372,6 +364,6 @@ func runReplayServer(env *cliEnv, args []string) error {
 			unmatched++
 		}
 	}
-	fmt.Fprintf(env.stderr, "tsinspect: replay served %d %s, %d without a recorded response\n", len(ms), countNoun(len(ms), "request", "requests"), unmatched)
+	fmt.Fprintf(env.stderr, "tsinspect: replay served %d %s, %d without a recorded response\n", len(ms), numfmt.Plural(len(ms), "request", "requests"), unmatched)
 	return nil
 }

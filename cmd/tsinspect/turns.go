@@ -193,18 +193,6 @@ func streamSession(path string, warn io.Writer) (*timeline.Builder, error) {
 	return b, nil
 }
 
-// loadExchanges reads every exchange of a capture file. Rows that cannot
-// be read are left out and named in one line on warn (nil: not named): one
-// bad row does not cost the rest.
-func loadExchanges(path string, warn io.Writer) ([]exchange.Exchange, error) {
-	db, err := store.OpenReadOnly(path)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	return salvage(db, warn)
-}
-
 // salvage reads the exchanges of an open capture, naming damaged rows on
 // warn.
 func salvage(db *store.DB, warn io.Writer) ([]exchange.Exchange, error) {
@@ -293,7 +281,7 @@ func writeTurnsTable(w io.Writer, r *report.Report) error {
 			numfmt.Thousands(u.CacheCreationInputTokens),
 			numfmt.Thousands(u.OutputTokens),
 			cost,
-			stopText(t),
+			t.StopText(),
 			flagKinds(t.Flags),
 		})
 	}
@@ -394,23 +382,6 @@ func sizeDelta(n, added, removed int) string {
 		s += " -" + strconv.Itoa(removed)
 	}
 	return s
-}
-
-// stopText is the stop reason, or what went wrong instead.
-func stopText(t report.Turn) string {
-	switch {
-	case t.Status == 0:
-		return "no response"
-	case t.Status != 200:
-		return fmt.Sprintf("HTTP %d", t.Status)
-	case t.Error != nil:
-		return "error: " + t.Error.Type
-	case t.Incomplete:
-		return "incomplete"
-	case t.StopReason == "":
-		return "-"
-	}
-	return t.StopReason
 }
 
 // flagKinds lists the kinds of fs in order, "kind(N)" when repeated.
