@@ -17,6 +17,7 @@ import (
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/fixtures"
 	"github.com/tsinspect/tsinspect/fixtures/session"
+	"github.com/tsinspect/tsinspect/internal/golden"
 	"github.com/tsinspect/tsinspect/report"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/timeline"
@@ -306,20 +307,7 @@ func TestReportGolden(t *testing.T) {
 				t.Logf("claude output:\n%s", strings.Join(rec.outputs, "\n---\n"))
 			}
 			got := normalise(out)
-			golden := filepath.Join("testdata", "report-"+sc.name+".json")
-			if *update && !t.Failed() {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./e2e -run Golden -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("report differs from %s (normalised; -update rewrites it):\n%s", golden, lineDiff(string(want), got))
-			}
+			golden.Check(t, filepath.Join("testdata", "report-"+sc.name+".json"), got, *update && !t.Failed())
 		})
 	}
 }
@@ -416,30 +404,6 @@ func normalise(out string) string {
 		return ids[id]
 	})
 	return out
-}
-
-// lineDiff shows where two texts first differ, with a little context.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	i := 0
-	for i < len(w) && i < len(g) && w[i] == g[i] {
-		i++
-	}
-	from := max(0, i-5)
-	var b strings.Builder
-	fmt.Fprintf(&b, "first difference at line %d (want %d lines, got %d)\n", i+1, len(w), len(g))
-	for j := from; j < i+8; j++ {
-		if j < len(w) && (j >= len(g) || w[j] != g[j]) {
-			fmt.Fprintf(&b, "- %4d %s\n", j+1, w[j])
-		}
-		if j < len(g) && (j >= len(w) || w[j] != g[j]) {
-			fmt.Fprintf(&b, "+ %4d %s\n", j+1, g[j])
-		}
-		if j < len(w) && j < len(g) && w[j] == g[j] {
-			fmt.Fprintf(&b, "  %4d %s\n", j+1, w[j])
-		}
-	}
-	return b.String()
 }
 
 // checkCommon checks what every report of a Claude Code session holds.

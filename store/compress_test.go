@@ -15,6 +15,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/fixtures/longsession"
+	"github.com/tsinspect/tsinspect/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -58,23 +59,6 @@ func describe(exs []exchange.Exchange) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs:\n got:\n%s\nwant:\n%s", name, got, want)
-	}
 }
 
 // storedHashes reads, straight from the tables, the hash each exchange's
@@ -131,7 +115,7 @@ func TestFrozenV1CaptureOpensReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkBodies(t, db, exs)
-	golden(t, "capture-v1.golden", describe(exs))
+	golden.Check(t, filepath.Join("testdata", "capture-v1.golden"), describe(exs), *update)
 	for _, ex := range exs {
 		got, err := db.Get(context.Background(), ex.ID)
 		if err != nil {

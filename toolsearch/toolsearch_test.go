@@ -3,11 +3,11 @@ package toolsearch_test
 import (
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/tsinspect/tsinspect/internal/golden"
 	"github.com/tsinspect/tsinspect/toolsearch"
 )
 
@@ -202,7 +202,7 @@ func TestGolden(t *testing.T) {
 	}
 	b.WriteString("== regex\n" + re.Text("  ") + "\n")
 	b.WriteString("== bm25\n" + toolsearch.BM25("create github issue", 3, builtin).Text("  ") + "\n")
-	golden(t, "golden.txt", b.String())
+	golden.Check(t, filepath.Join("testdata", "golden.txt"), b.String(), *update)
 }
 
 func TestRegexError(t *testing.T) {
@@ -225,24 +225,6 @@ func TestDiff(t *testing.T) {
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("Diff(%v, %v) = %q, want %q", c.sim, c.rec, got, c.want)
 		}
-	}
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", p, got, want)
 	}
 }
 

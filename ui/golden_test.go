@@ -3,36 +3,17 @@ package ui
 import (
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gdamore/tcell/v2"
 
+	"github.com/tsinspect/tsinspect/internal/golden"
 	"github.com/tsinspect/tsinspect/timeline/view"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden screens in testdata")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./ui -run Golden -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("screen %s differs (go test ./ui -run Golden -update to accept):\n--- got\n%s--- want\n%s", name, got, want)
-	}
-}
 
 // TestGoldenTabs draws each tab of a chosen turn of the golden session at
 // 120x40 and 80x24, through the keys a user would press.
@@ -59,7 +40,7 @@ func TestGoldenTabs(t *testing.T) {
 					t.Fatalf("turn %d not shown", c.turn)
 				}
 				h.keys(fmt.Sprint(int(c.tab) + 1))
-				golden(t, name, h.text())
+				golden.Check(t, filepath.Join("testdata", name), h.text(), *update)
 			})
 		}
 	}
@@ -89,7 +70,7 @@ func TestGoldenViews(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				h := newHarness(t, s, size[0], size[1], Options{Title: "golden.db"})
 				h.keys(c.keys)
-				golden(t, name, h.text())
+				golden.Check(t, filepath.Join("testdata", name), h.text(), *update)
 			})
 		}
 	}

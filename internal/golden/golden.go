@@ -1,0 +1,61 @@
+// Package golden compares test output with a file under testdata/, or
+// rewrites the file when the test runs with -update. Each test package
+// declares its own -update flag and passes its value.
+package golden
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Check compares got with the golden file at path. With update it writes
+// got there instead (creating the directory). The failure shows the lines
+// that differ.
+func Check(t testing.TB, path, got string, update bool) {
+	t.Helper()
+	if update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatalf("golden: %v", err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatalf("golden: %v", err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("golden: %v (run the test with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs (run the test with -update to accept):\n%s", path, Diff(string(want), got))
+	}
+}
+
+// Diff lists the lines of want and got that differ, position by position,
+// "-" for want's and "+" for got's, and the count when they differ in
+// length.
+func Diff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	shown := 0
+	for i := 0; i < max(len(w), len(g)) && shown < 40; i++ {
+		var a, c string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			c = g[i]
+		}
+		if a != c {
+			b.WriteString("line " + strconv.Itoa(i+1) + ":\n- " + a + "\n+ " + c + "\n")
+			shown++
+		}
+	}
+	if len(w) != len(g) {
+		b.WriteString("want " + strconv.Itoa(len(w)) + " lines, got " + strconv.Itoa(len(g)) + "\n")
+	}
+	return b.String()
+}
