@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/tsinspect/tsinspect/exchange"
-	"github.com/tsinspect/tsinspect/store"
-	"github.com/tsinspect/tsinspect/timeline"
+	"github.com/tsinspect/tsinspect/source"
 	"github.com/tsinspect/tsinspect/timeline/view"
 )
 
@@ -18,38 +16,33 @@ import (
 // in the background, and the turns appear when that is done. A large
 // capture thus never leaves a blank terminal.
 func Open(ctx context.Context, path string, opts Options) error {
-	db, err := store.OpenReadOnly(path)
+	c, err := source.OpenCapture(path)
 	if err != nil {
 		return fmt.Errorf("ui: open: %w", err)
 	}
-	m := view.New(nil)
-	m.SetStatus("loading " + filepath.Base(path) + " …")
-	a := newApp(m, opts)
-	failed := make(chan error, 1)
 	// The file stays open while the interface runs: the turns keep what
 	// was decoded, and the Raw tab reads a turn's bodies back when shown.
-	defer db.Close()
-	err = a.run(ctx, func(done <-chan struct{}) {
-		b := timeline.NewBuilder(false)
-		b.SetLoader(func(id int64) (*exchange.Exchange, error) {
-			ex, err := db.Get(ctx, id)
-			return &ex, err
-		})
-		damage, err := db.StreamSalvaged(ctx, func(ex *exchange.Exchange) error {
-			b.Add(ex)
-			return nil
-		})
+	defer c.Close()
+	return OpenSource(ctx, c, filepath.Base(path), opts)
+}
+
+// OpenSource is Open over any source, which the caller closes after it
+// returns; name is what the "loading" status calls it.
+func OpenSource(ctx context.Context, src source.Source, name string, opts Options) error {
+	m := view.New(nil)
+	m.SetStatus("loading " + name + " …")
+	a := newApp(m, opts)
+	failed := make(chan error, 1)
+	err := a.run(ctx, func(done <-chan struct{}) {
+		b, problems, err := source.Read(ctx, src)
 		if err != nil {
 			failed <- err
 			a.stop()
 			return
 		}
 		s := b.Session()
-		status := ""
-		if len(damage) > 0 {
-			// One bad row costs only itself: say which were left out.
-			status = store.DamageSummary(damage)
-		}
+		// One bad row costs only itself: say which were left out.
+		status := source.Summary(problems)
 		a.tv.QueueUpdateDraw(func() {
 			a.m.SetSession(s)
 			a.m.SetStatus(status)

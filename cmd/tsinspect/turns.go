@@ -15,6 +15,7 @@ import (
 	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/report"
+	"github.com/tsinspect/tsinspect/source"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/timeline"
 )
@@ -174,18 +175,9 @@ func loadSession(path string, warn io.Writer) (*timeline.Session, error) {
 // are left out and named in one line on warn (nil: not named): one bad row
 // does not cost the rest.
 func streamSession(path string, warn io.Writer) (*timeline.Builder, error) {
-	db, err := store.OpenReadOnly(path)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	b := timeline.NewBuilder(false)
-	damage, err := db.StreamSalvaged(context.Background(), func(ex *exchange.Exchange) error {
-		b.Add(ex)
-		return nil
-	})
-	if len(damage) > 0 && warn != nil {
-		fmt.Fprintf(warn, "tsinspect: warning: %s: %s\n", db.Path(), store.DamageSummary(damage))
+	b, problems, err := source.ReadFile(context.Background(), path)
+	if len(problems) > 0 && warn != nil {
+		fmt.Fprintf(warn, "tsinspect: warning: %s: %s\n", path, source.Summary(problems))
 	}
 	if err != nil {
 		return nil, err

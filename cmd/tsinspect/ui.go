@@ -9,11 +9,9 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/fixtures/democapture"
 	"github.com/tsinspect/tsinspect/importer"
-	"github.com/tsinspect/tsinspect/store"
-	"github.com/tsinspect/tsinspect/timeline"
+	"github.com/tsinspect/tsinspect/source"
 	"github.com/tsinspect/tsinspect/ui"
 )
 
@@ -91,26 +89,18 @@ else works as in 'tsinspect open'.
 	if err != nil {
 		return err
 	}
-	db, err := store.OpenReadOnly(pos[0])
+	c, err := source.OpenCapture(pos[0])
 	if err != nil {
 		return readError("replay", pos[0], err)
 	}
 	// The file stays open while the timeline plays: the Raw tab, and what
 	// it saves, read a turn's bodies back from it.
-	defer db.Close()
+	defer c.Close()
 	ctx, stop := uiContext()
 	defer stop()
-	b := timeline.NewBuilder(false)
-	b.SetLoader(func(id int64) (*exchange.Exchange, error) {
-		ex, err := db.Get(ctx, id)
-		return &ex, err
-	})
-	damage, err := db.StreamSalvaged(ctx, func(ex *exchange.Exchange) error {
-		b.Add(ex)
-		return nil
-	})
-	if len(damage) > 0 {
-		fmt.Fprintf(env.stderr, "tsinspect: warning: %s: %s\n", db.Path(), store.DamageSummary(damage))
+	b, problems, err := source.Read(ctx, c)
+	if len(problems) > 0 {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: %s: %s\n", c.Name(), source.Summary(problems))
 	}
 	if err != nil {
 		return err

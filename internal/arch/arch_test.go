@@ -50,6 +50,10 @@ var onlyFrom = map[string][]string{
 	"ui": {"cmd/tsinspect", "bench/"},
 }
 
+// forbidden are imports that must not exist: the UI reads captures through
+// package source, never from the store itself.
+var forbidden = [][2]string{{"ui", "store"}}
+
 type pkg struct {
 	ImportPath string
 	Imports    []string
@@ -149,6 +153,11 @@ func TestForbiddenImports(t *testing.T) {
 				continue
 			}
 			target := strings.TrimPrefix(imp, module+"/")
+			for _, f := range forbidden {
+				if p.ImportPath == f[0] && target == f[1] {
+					t.Errorf("%s imports %s", f[0], f[1])
+				}
+			}
 			for guarded, allowed := range onlyFrom {
 				if !within(target, guarded) {
 					continue

@@ -1,0 +1,134 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/store"
+	"github.com/tsinspect/tsinspect/timeline"
+)
+
+// Follow starts following the capture at path.
+func Follow(path string) *Follower { return &Follower{path: path} }
+
+// Follower keeps up with a capture file that is being written: each Poll
+// reads what was added or changed since the last and rebuilds the
+// session, decoding only the new and changed exchanges. The file may not
+// exist yet when following starts.
+type Follower struct {
+	path     string
+	db       *store.DB
+	b        *timeline.Builder // decodes each exchange once, as it comes
+	seen     map[int64]progress
+	lastID   int64
+	inFlight []int64
+	built    bool
+	// damage names the rows that could not be read and were skipped.
+	damage []store.Damage
+}
+
+// Status says which damaged rows were skipped, "" for none.
+func (f *Follower) Status() string {
+	if len(f.damage) == 0 {
+		return ""
+	}
+	return store.DamageSummary(f.damage)
+}
+
+// progress is what tells that an exchange in flight has moved on: the
+// builder drops the bodies of Messages exchanges.
+type progress struct {
+	state  exchange.State
+	resp   int
+	chunks int
+}
+
+func progressOf(ex *exchange.Exchange) progress {
+	return progress{state: ex.State, resp: len(ex.RespBody), chunks: len(ex.Chunks)}
+}
+
+// Poll reads what changed since the last call and returns the rebuilt
+// session, or nil when nothing changed (or the file does not exist yet).
+func (f *Follower) Poll(ctx context.Context) (*timeline.Session, error) {
+	if f.db == nil {
+		db, err := store.OpenReadOnly(f.path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil // not created yet
+		}
+		if err != nil {
+			return nil, fmt.Errorf("ui: live: %w", err)
+		}
+		f.db, f.seen = db, map[int64]progress{}
+		f.b = timeline.NewBuilder(false)
+		f.b.SetLoader(func(id int64) (*exchange.Exchange, error) {
+			ex, err := db.Get(ctx, id)
+			return &ex, err
+		})
+	}
+	changed := !f.built
+	// Exchanges that were in flight may have ended since.
+	var still []int64
+	for _, id := range f.inFlight {
+		ex, err := f.db.Get(ctx, id)
+		if err != nil {
+			// One bad row costs only itself: it is named, and left.
+			f.damage = append(f.damage, store.Damage{ID: id, Problem: err.Error()})
+			changed = true
+			continue
+		}
+		if p := progressOf(&ex); p != f.seen[id] {
+			f.seen[id] = p
+			if ex.State == exchange.StateInFlight {
+				still = append(still, id)
+			}
+			f.b.Update(&ex)
+			changed = true
+		} else if ex.State == exchange.StateInFlight {
+			still = append(still, id)
+		}
+	}
+	f.inFlight = still
+	// Only the exchanges after the last one read are read, each rebuilt
+	// from the bodies the last poll left in the reader's cache, and
+	// handed to the builder one at a time (it keeps no request body).
+	damage, err := f.db.StreamAfterSalvaged(ctx, f.lastID, func(ex *exchange.Exchange) error {
+		f.seen[ex.ID] = progressOf(ex)
+		f.lastID = max(f.lastID, ex.ID)
+		if ex.State == exchange.StateInFlight {
+			f.inFlight = append(f.inFlight, ex.ID)
+		}
+		f.b.Add(ex)
+		changed = true
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ui: live: %w", err)
+	}
+	for _, d := range damage {
+		f.lastID = max(f.lastID, d.ID) // step past it
+	}
+	if len(damage) > 0 {
+		f.damage = append(f.damage, damage...)
+		changed = true
+	}
+	if !changed {
+		return nil, nil
+	}
+	f.built = true
+	// Only the new and changed exchanges were decoded; the session shown
+	// keeps its own lists, so later updates never touch it.
+	return f.b.Session(), nil
+}
+
+// Opened reports whether the file exists and was opened.
+func (f *Follower) Opened() bool { return f.db != nil }
+
+// Close closes the file, if it was opened.
+func (f *Follower) Close() {
+	if f.db != nil {
+		f.db.Close()
+	}
+}

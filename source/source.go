@@ -1,0 +1,111 @@
+// Package source is where a session's exchanges come from, and the one way
+// to read them into a timeline or to follow them as they are written. A
+// capture file (package store) is one kind of source; another kind plugs
+// in by implementing [Source]. The command and the terminal UI both load
+// and follow through here.
+package source
+
+import (
+	"context"
+
+	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/store"
+	"github.com/tsinspect/tsinspect/timeline"
+)
+
+// Source is a stream of exchanges from somewhere.
+type Source interface {
+	// Name is what messages call the source (a file's path).
+	Name() string
+	// Stream hands every exchange to fn, in order. The exchange and its
+	// bodies are fn's only until it returns. What cannot be read is
+	// skipped, and returned.
+	Stream(ctx context.Context, fn func(*exchange.Exchange) error) ([]Problem, error)
+	// Get returns one exchange whole, bodies included, by its ID.
+	Get(ctx context.Context, id int64) (*exchange.Exchange, error)
+	// Close releases the source.
+	Close() error
+}
+
+// Problem is a part of a source that could not be read: the exchange it
+// held (ID, 0 when unknown) and what was wrong.
+type Problem = store.Damage
+
+// Summary says in one line which parts were skipped, "" for none.
+func Summary(ps []Problem) string {
+	if len(ps) == 0 {
+		return ""
+	}
+	return store.DamageSummary(ps)
+}
+
+// Capture is a capture file opened for reading.
+type Capture struct{ db *store.DB }
+
+// OpenCapture opens the capture file at path for reading; a missing file
+// or one that is not a capture is an error (see store.ErrNotCapture).
+func OpenCapture(path string) (*Capture, error) {
+	db, err := store.OpenReadOnly(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Capture{db: db}, nil
+}
+
+// Name is the file's path.
+func (c *Capture) Name() string { return c.db.Path() }
+
+// Stream hands every exchange of the capture to fn, skipping the rows that
+// cannot be read.
+func (c *Capture) Stream(ctx context.Context, fn func(*exchange.Exchange) error) ([]Problem, error) {
+	return c.db.StreamSalvaged(ctx, fn)
+}
+
+// Get reads one exchange whole.
+func (c *Capture) Get(ctx context.Context, id int64) (*exchange.Exchange, error) {
+	ex, err := c.db.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return &ex, nil
+}
+
+// Close closes the file.
+func (c *Capture) Close() error { return c.db.Close() }
+
+// Read streams src into a new timeline.Builder that drops the bodies of
+// Messages exchanges once decoded (memory follows what the session holds,
+// not the sum of its requests, each of which repeats the history) and
+// reads them back from src when a turn's are asked for, as long as src is
+// open. It returns the parts skipped.
+func Read(ctx context.Context, src Source) (*timeline.Builder, []Problem, error) {
+	b := timeline.NewBuilder(false)
+	b.SetLoader(func(id int64) (*exchange.Exchange, error) { return src.Get(ctx, id) })
+	problems, err := src.Stream(ctx, func(ex *exchange.Exchange) error {
+		b.Add(ex)
+		return nil
+	})
+	if err != nil {
+		return nil, problems, err
+	}
+	return b, problems, nil
+}
+
+// ReadFile opens the capture at path, reads it as Read does and closes
+// it: the turns then hold no way back to their bodies.
+func ReadFile(ctx context.Context, path string) (*timeline.Builder, []Problem, error) {
+	c, err := OpenCapture(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer c.Close()
+	b := timeline.NewBuilder(false)
+	problems, err := c.Stream(ctx, func(ex *exchange.Exchange) error {
+		b.Add(ex)
+		return nil
+	})
+	if err != nil {
+		return nil, problems, err
+	}
+	return b, problems, nil
+}
