@@ -95,20 +95,15 @@ func build(exs []*exchange.Exchange, decoded []*decode.Turn, memo *analysed) *Se
 	for _, in := range infos {
 		in.classify()
 	}
-	b := &builder{s: s, infos: infos, byFull: map[digest][]int{}, byPart: map[digest][]int{}, byFP: map[string][]int{}, seen: map[string]int{}, memo: memo}
-	if memo != nil {
-		b.linked = memo.linked.reuse(infos)
-		memo.linked = b.linked
-		b.byFull, b.byPart, b.byFP, b.seen = b.linked.byFull, b.linked.byPart, b.linked.byFP, b.linked.seen
-		defer b.linked.rollback()
+	l := newLinker(infos, memo)
+	if l.linked != nil {
+		defer l.linked.rollback()
 	}
-	b.link()
-	b.kinds()
-	for _, in := range infos {
-		b.diff(in)
-	}
+	s.Threads = l.link()
+	kinds(s.Threads, infos)
+	diffs(infos, memo)
 	newSearches(s)
-	b.flag()
+	(&flagRun{infos: infos}).flag()
 	return s
 }
 

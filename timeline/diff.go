@@ -6,21 +6,24 @@ import (
 	"github.com/tsinspect/tsinspect/decode"
 )
 
-// diff sets the catalog and working-set changes against Prev.
-func (b *builder) diff(in *info) {
-	t := in.t
-	if t.Prev == 0 {
-		return
+// diffs sets each turn's catalog and working-set changes against Prev.
+// memo, when not nil, keeps them between builds.
+func diffs(infos []*info, memo *analysed) {
+	for _, in := range infos {
+		t := in.t
+		if t.Prev == 0 {
+			continue
+		}
+		p := infos[t.Prev-1].d
+		key := [2]*decode.Turn{p, in.d}
+		if d, ok := memo.diff(key); ok {
+			t.CatalogAdded, t.CatalogRemoved, t.WorkingAdded, t.WorkingRemoved = d[0], d[1], d[2], d[3]
+			continue
+		}
+		t.CatalogAdded, t.CatalogRemoved = setDiff(p.Catalog, in.d.Catalog)
+		t.WorkingAdded, t.WorkingRemoved = setDiff(workingNames(p), workingNames(in.d))
+		memo.keepDiff(key, [4][]string{t.CatalogAdded, t.CatalogRemoved, t.WorkingAdded, t.WorkingRemoved})
 	}
-	p := b.infos[t.Prev-1].d
-	key := [2]*decode.Turn{p, in.d}
-	if d, ok := b.memo.diff(key); ok {
-		t.CatalogAdded, t.CatalogRemoved, t.WorkingAdded, t.WorkingRemoved = d[0], d[1], d[2], d[3]
-		return
-	}
-	t.CatalogAdded, t.CatalogRemoved = setDiff(p.Catalog, in.d.Catalog)
-	t.WorkingAdded, t.WorkingRemoved = setDiff(workingNames(p), workingNames(in.d))
-	b.memo.keepDiff(key, [4][]string{t.CatalogAdded, t.CatalogRemoved, t.WorkingAdded, t.WorkingRemoved})
 }
 
 func workingNames(d *decode.Turn) []string {

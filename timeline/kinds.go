@@ -7,10 +7,11 @@ import (
 	"github.com/tsinspect/tsinspect/importer/recon"
 )
 
-// kinds sets each thread's kind and ID.
-func (b *builder) kinds() {
+// kinds sets the kind and ID of each thread (in the order they started)
+// and each turn's Thread.
+func kinds(threads []*Thread, infos []*info) {
 	var main *Thread
-	for _, in := range b.infos {
+	for _, in := range infos {
 		if !in.side && !in.subHeader {
 			main = in.thread
 			break
@@ -18,7 +19,7 @@ func (b *builder) kinds() {
 	}
 	// Claude Code's own name for a request, when the capture kept it,
 	// says better than the heuristics which thread is the main agent's.
-	for _, in := range b.infos {
+	for _, in := range infos {
 		if mainSource(querySource(in)) {
 			main = in.thread
 			break
@@ -28,7 +29,7 @@ func (b *builder) kinds() {
 	last := map[*Thread]*info{}
 	sub := map[*Thread]bool{}
 	agent := map[*Thread]bool{}
-	for _, in := range b.infos {
+	for _, in := range infos {
 		if first[in.thread] == nil {
 			first[in.thread] = in
 			agent[in.thread] = !in.side
@@ -41,7 +42,7 @@ func (b *builder) kinds() {
 		}
 	}
 	nSub, nSide, nConv := 0, 0, 0
-	for _, th := range b.s.Threads {
+	for _, th := range threads {
 		f := first[th]
 		switch {
 		case th == main:
@@ -50,7 +51,7 @@ func (b *builder) kinds() {
 		case agent[th] && !sub[th]:
 			// Started while another agent thread with a different system
 			// prompt was running: a subagent without a billing header.
-			for _, o := range b.s.Threads {
+			for _, o := range threads {
 				if o == th || !agent[o] {
 					continue
 				}
@@ -80,7 +81,7 @@ func (b *builder) kinds() {
 			th.Kind, th.ID = KindSide, "side"+strconv.Itoa(nSide)
 		}
 	}
-	for _, in := range b.infos {
+	for _, in := range infos {
 		in.t.Thread = in.thread.ID
 		if in.thread.QuerySource == "" {
 			in.thread.QuerySource = querySource(in)

@@ -43,9 +43,9 @@ const (
 	LinkCompaction = "compaction"
 )
 
-// builder holds the indexes used while linking.
-type builder struct {
-	s     *Session
+// linker links turns into threads: it holds the indexes each turn is
+// linked through, of the turns before it.
+type linker struct {
 	infos []*info
 	// byFull maps the key of a whole message list to the turns (0-based)
 	// that sent exactly it.
@@ -62,58 +62,68 @@ type builder struct {
 	seen map[string]int
 	// tip is the last turn (0-based) of each thread so far.
 	tip map[*Thread]int
-	// flagged holds the flags of the turns flag has been through, by
-	// thread and kind.
-	flagged map[flagKey]bool
-	// memo, when not nil, keeps work between the builds of a Builder.
-	memo *analysed
-	// linked, with memo, is how the turns were linked so far.
+	// linked, with a Builder's memo, is how the turns were linked so far.
 	linked *linked
-	// est measures the parts of turns for the blind-call figures.
-	est *Estimates
 }
 
-// link assigns every turn to a thread and sets Prev and Link.
+// newLinker returns a linker for infos. With memo (a Builder's), it goes
+// on from the turns the builds before linked and kept, and with their
+// indexes, and memo keeps what it links; the caller takes out what was
+// linked but not kept (l.linked.rollback) once the build is done.
+func newLinker(infos []*info, memo *analysed) *linker {
+	l := &linker{infos: infos}
+	if memo == nil {
+		l.byFull, l.byPart, l.byFP, l.seen = map[digest][]int{}, map[digest][]int{}, map[string][]int{}, map[string]int{}
+		return l
+	}
+	l.linked = memo.linked.reuse(infos)
+	memo.linked = l.linked
+	l.byFull, l.byPart, l.byFP, l.seen = l.linked.byFull, l.linked.byPart, l.linked.byFP, l.linked.seen
+	return l
+}
+
+// link assigns every turn to a thread, sets Prev and Link, and returns
+// the threads in the order they started.
 //
-// A turn is linked from the turns before it alone. With b.linked (a
+// A turn is linked from the turns before it alone. With l.linked (a
 // Builder's), the turns a build before linked and kept are set as they
 // were, without looking again, and linking goes on from there; the turns
 // it links are kept too while they and every one before them have ended
 // (one in flight may still change), and the indexes the others add are
 // taken out again when the build is done (linked.rollback).
-func (b *builder) link() {
-	b.tip = map[*Thread]int{}
+func (l *linker) link() []*Thread {
+	l.tip = map[*Thread]int{}
 	var threads []*Thread
-	l := b.linked
+	kept := l.linked
 	start := 0
-	if l != nil {
-		for range l.threads {
+	if kept != nil {
+		for range kept.threads {
 			threads = append(threads, &Thread{})
 		}
-		for k := range l.n {
-			in, t := b.infos[k], b.infos[k].t
+		for k := range kept.n {
+			in, t := l.infos[k], l.infos[k].t
 			t.Client = in.client
-			th := threads[l.thread[k]]
-			if l.parent[k] < 0 {
+			th := threads[kept.thread[k]]
+			if kept.parent[k] < 0 {
 				th.Client = in.client
 				t.Link = LinkNew
 			} else {
-				t.Prev = l.parent[k] + 1
-				t.Link = l.how[k]
+				t.Prev = kept.parent[k] + 1
+				t.Link = kept.how[k]
 			}
 			in.thread = th
 			th.Turns = append(th.Turns, t.Index)
-			b.tip[th] = k
+			l.tip[th] = k
 		}
-		start = l.n
+		start = kept.n
 	}
 	index := map[*Thread]int{}
 	for i, th := range threads {
 		index[th] = i
 	}
-	for k := start; k < len(b.infos); k++ {
-		in := b.infos[k]
-		parent, how := b.parent(k)
+	for k := start; k < len(l.infos); k++ {
+		in := l.infos[k]
+		parent, how := l.parent(k)
 		t := in.t
 		t.Client = in.client
 		if parent < 0 {
@@ -123,88 +133,88 @@ func (b *builder) link() {
 			in.thread = th
 			t.Link = LinkNew
 		} else {
-			in.thread = b.infos[parent].thread
+			in.thread = l.infos[parent].thread
 			t.Prev = parent + 1
 			t.Link = how
 		}
 		in.thread.Turns = append(in.thread.Turns, t.Index)
-		b.tip[in.thread] = k
-		if l != nil {
-			if k == l.n && !l.pending && in.src != nil && t.Exchange.State != exchange.StateInFlight {
-				l.keep(in, parent, how, index[in.thread], parent < 0)
+		l.tip[in.thread] = k
+		if kept != nil {
+			if k == kept.n && !kept.pending && in.src != nil && t.Exchange.State != exchange.StateInFlight {
+				kept.keep(in, parent, how, index[in.thread], parent < 0)
 			} else {
-				l.pending = true // from here on, what is indexed is taken out again
+				kept.pending = true // from here on, what is indexed is taken out again
 			}
 		}
-		b.index(k, in)
+		l.index(k, in)
 	}
-	b.s.Threads = threads
+	return threads
 }
 
 // index adds turn k to the indexes later turns are linked through.
-func (b *builder) index(k int, in *info) {
-	b.addTo(b.byFull, in.full(), k)
+func (l *linker) index(k int, in *info) {
+	l.addTo(l.byFull, in.full(), k)
 	for i := 1; i < len(in.pre); i++ {
-		b.addTo(b.byPart, in.pre[i-1], k)
+		l.addTo(l.byPart, in.pre[i-1], k)
 	}
 	for _, fp := range fingerprints(in.d.Response.Content, true) {
-		b.addFP(fp, k)
-		b.see(classed(fp, in.side), k)
+		l.addFP(fp, k)
+		l.see(classed(fp, in.side), k)
 	}
 	for _, m := range in.d.Request.Messages {
 		if m.Role == "assistant" {
 			for _, fp := range fingerprints(m.Blocks, true) {
-				b.see(classed(fp, in.side), k)
+				l.see(classed(fp, in.side), k)
 			}
 		}
 	}
 	for _, fp := range fingerprints(in.d.Response.Content, false) {
-		b.addFP(fp, k)
+		l.addFP(fp, k)
 	}
 }
 
-func (b *builder) addTo(m map[digest][]int, key digest, k int) {
+func (l *linker) addTo(m map[digest][]int, key digest, k int) {
 	m[key] = append(m[key], k)
-	if l := b.linked; l != nil && l.pending {
-		l.undo = append(l.undo, undo{m: m, key: key})
+	if kept := l.linked; kept != nil && kept.pending {
+		kept.undo = append(kept.undo, undo{m: m, key: key})
 	}
 }
 
-func (b *builder) addFP(fp string, k int) {
-	b.byFP[fp] = append(b.byFP[fp], k)
-	if l := b.linked; l != nil && l.pending {
-		l.undo = append(l.undo, undo{fp: fp})
+func (l *linker) addFP(fp string, k int) {
+	l.byFP[fp] = append(l.byFP[fp], k)
+	if kept := l.linked; kept != nil && kept.pending {
+		kept.undo = append(kept.undo, undo{fp: fp})
 	}
 }
 
-func (b *builder) see(key string, k int) {
-	if l := b.linked; l != nil && l.pending {
-		prev, had := b.seen[key]
-		l.undo = append(l.undo, undo{seen: key, prev: prev, had: had})
+func (l *linker) see(key string, k int) {
+	if kept := l.linked; kept != nil && kept.pending {
+		prev, had := l.seen[key]
+		kept.undo = append(kept.undo, undo{seen: key, prev: prev, had: had})
 	}
-	b.seen[key] = k
+	l.seen[key] = k
 }
 
 // parent finds the earlier turn that turn k continues, and how; -1 when it
 // starts a thread. Side queries only continue side queries and agent turns
 // only agent turns.
-func (b *builder) parent(k int) (int, string) {
-	in := b.infos[k]
-	p, how := b.byPrefix(k, in.side)
+func (l *linker) parent(k int) (int, string) {
+	in := l.infos[k]
+	p, how := l.byPrefix(k, in.side)
 	if how != LinkRepeat {
-		if q := b.retryOf(k); q >= 0 {
+		if q := l.retryOf(k); q >= 0 {
 			return q, LinkRetry
 		}
 	}
 	after := -1 // where the history goes past the parent's messages and response
 	if p >= 0 {
-		after = len(b.infos[p].msgHash)
+		after = len(l.infos[p].msgHash)
 		if how == LinkExtends {
 			after++
 		}
 	}
 	switch {
-	case p >= 0 && (how == LinkRepeat || !b.assistantAfter(k, after)):
+	case p >= 0 && (how == LinkRepeat || !l.assistantAfter(k, after)):
 		// The history is the parent's (and its response), then only user
 		// input: nothing later to look for.
 		return p, how
@@ -213,7 +223,7 @@ func (b *builder) parent(k int) (int, string) {
 		// hold the response of a later turn whose own messages were
 		// rewritten since. The turn whose response comes latest is the
 		// closer ancestor.
-		if h := b.byHistory(k, in.side); h > p {
+		if h := l.byHistory(k, in.side); h > p {
 			return h, LinkHistory
 		}
 		return p, how
@@ -221,7 +231,7 @@ func (b *builder) parent(k int) (int, string) {
 	// No earlier turn's messages are a prefix of these. The latest turn
 	// that either shares the first messages (a branch) or whose blocks the
 	// history holds is the closest relative.
-	h, br := b.byHistory(k, in.side), b.byBranch(k, in.side)
+	h, br := l.byHistory(k, in.side), l.byBranch(k, in.side)
 	switch {
 	case br >= 0 && br >= h:
 		return br, LinkBranch
@@ -231,7 +241,7 @@ func (b *builder) parent(k int) (int, string) {
 		return h, LinkHistory
 	}
 	if in.continued && !in.side {
-		if p := b.compacted(k); p >= 0 {
+		if p := l.compacted(k); p >= 0 {
 			return p, LinkCompaction
 		}
 	}
@@ -240,8 +250,8 @@ func (b *builder) parent(k int) (int, string) {
 
 // assistantAfter reports whether turn k has an assistant message at index
 // from or later.
-func (b *builder) assistantAfter(k, from int) bool {
-	ms := b.infos[k].d.Request.Messages
+func (l *linker) assistantAfter(k, from int) bool {
+	ms := l.infos[k].d.Request.Messages
 	for i := max(from, 0); i < len(ms); i++ {
 		if ms[i].Role == "assistant" {
 			return true
@@ -253,20 +263,20 @@ func (b *builder) assistantAfter(k, from int) bool {
 // byPrefix looks for the earlier turn whose messages are the longest
 // prefix of turn k's: the same messages (a repeat), or a prefix followed by
 // its response (extends), or a prefix followed by something else.
-func (b *builder) byPrefix(k int, side bool) (int, string) {
-	in := b.infos[k]
+func (l *linker) byPrefix(k int, side bool) (int, string) {
+	in := l.infos[k]
 	n := len(in.msgHash)
 	for i := n; i >= 1; i-- {
 		best, bestRank := -1, 0
-		for _, p := range b.byFull[in.prefixKey(i)] {
-			pi := b.infos[p]
+		for _, p := range l.byFull[in.prefixKey(i)] {
+			pi := l.infos[p]
 			if pi.side != side {
 				continue
 			}
 			rank := 1 // prefix
 			switch {
 			case i == n:
-				if !b.repeatable(p, k) {
+				if !l.repeatable(p, k) {
 					continue
 				}
 				rank = 3
@@ -293,12 +303,12 @@ func (b *builder) byPrefix(k int, side bool) (int, string) {
 
 // byBranch looks for the earlier turn sharing the longest run of first
 // messages with turn k, where both go on differently after it.
-func (b *builder) byBranch(k int, side bool) int {
-	in := b.infos[k]
+func (l *linker) byBranch(k int, side bool) int {
+	in := l.infos[k]
 	for i := len(in.msgHash) - 1; i >= 1; i-- {
 		best := -1
-		for _, p := range b.byPart[in.prefixKey(i)] {
-			if b.infos[p].side == side && p > best {
+		for _, p := range l.byPart[in.prefixKey(i)] {
+			if l.infos[p].side == side && p > best {
 				best = p
 			}
 		}
@@ -316,32 +326,32 @@ func (b *builder) byBranch(k int, side bool) int {
 // has no earlier messages to share, so its one message must say the
 // same, whitespace and added text aside ("Warmup" asked again as
 // "Warmup\n").
-func (b *builder) retryOf(k int) int {
-	in := b.infos[k]
+func (l *linker) retryOf(k int) int {
+	in := l.infos[k]
 	n := len(in.msgHash)
 	if n == 0 {
 		return -1
 	}
 	ok := func(q int) bool {
-		qi := b.infos[q]
+		qi := l.infos[q]
 		return qi.side == in.side && len(qi.msgHash) == n && (qi.failed || qi.empty) &&
-			b.tip[qi.thread] == q && !qi.end.After(in.start) && qi.sameRequest(in) && qi.t.Exchange.State != exchange.StateInFlight
+			l.tip[qi.thread] == q && !qi.end.After(in.start) && qi.sameRequest(in) && qi.t.Exchange.State != exchange.StateInFlight
 	}
 	best := -1
 	if n == 1 {
 		now := strings.TrimSpace(strings.Join(lastUserTexts(in.d.Request.Messages), "\n"))
 		for q := k - 1; q >= 0; q-- {
-			if !ok(q) || len(b.infos[q].msgHash) != 1 {
+			if !ok(q) || len(l.infos[q].msgHash) != 1 {
 				continue
 			}
-			was := strings.TrimSpace(strings.Join(lastUserTexts(b.infos[q].d.Request.Messages), "\n"))
+			was := strings.TrimSpace(strings.Join(lastUserTexts(l.infos[q].d.Request.Messages), "\n"))
 			if was != "" && strings.HasPrefix(now, was) {
 				return q
 			}
 		}
 		return -1
 	}
-	for _, q := range b.byPart[in.prefixKey(n-1)] {
+	for _, q := range l.byPart[in.prefixKey(n-1)] {
 		if ok(q) && q > best {
 			best = q
 		}
@@ -355,12 +365,12 @@ func (b *builder) retryOf(k int) int {
 // of its thread. Requests that overlap (parallel subagents started with
 // the same prompt, Claude Code's warmups and token-count probes) or differ
 // in model, system prompt or tools are different requests.
-func (b *builder) repeatable(p, k int) bool {
-	pi, in := b.infos[p], b.infos[k]
+func (l *linker) repeatable(p, k int) bool {
+	pi, in := l.infos[p], l.infos[k]
 	if !pi.sameRequest(in) || pi.end.After(in.start) || pi.t.Exchange.State == exchange.StateInFlight {
 		return false
 	}
-	return pi.failed || pi.empty || b.tip[pi.thread] == p
+	return pi.failed || pi.empty || l.tip[pi.thread] == p
 }
 
 // byHistory links a turn whose earlier messages changed (so no prefix
@@ -368,15 +378,15 @@ func (b *builder) repeatable(p, k int) bool {
 // thinking signatures are unique; texts are not, so a text only decides
 // among the turns of the thread a unique block points to, or, without one,
 // prefers a turn with the same system prompt and tools, then the latest.
-func (b *builder) byHistory(k int, side bool) int {
-	in := b.infos[k]
+func (l *linker) byHistory(k int, side bool) int {
+	in := l.infos[k]
 	ms := in.d.Request.Messages
 	candidates := func(fps []string) []int {
 		var out []int
 		seen := map[int]bool{}
 		for _, fp := range fps {
-			for _, p := range b.byFP[fp] {
-				if b.infos[p].side == side && !seen[p] {
+			for _, p := range l.byFP[fp] {
+				if l.infos[p].side == side && !seen[p] {
 					seen[p] = true
 					out = append(out, p)
 				}
@@ -398,7 +408,7 @@ func (b *builder) byHistory(k int, side bool) int {
 		// A turn whose history holds the block is in the same lineage
 		// even when no response was recorded; the latest is the closest.
 		for _, fp := range fps {
-			if p, ok := b.seen[classed(fp, side)]; ok && p > anchor {
+			if p, ok := l.seen[classed(fp, side)]; ok && p > anchor {
 				anchor, anchorMsg = p, j
 			}
 		}
@@ -414,11 +424,11 @@ func (b *builder) byHistory(k int, side bool) int {
 		for _, p := range c {
 			switch {
 			case anchor >= 0:
-				if b.infos[p].thread == b.infos[anchor].thread && p > anchor {
+				if l.infos[p].thread == l.infos[anchor].thread && p > anchor {
 					best = p
 				}
-			case best < 0 || (b.infos[p].identity(in) && !b.infos[best].identity(in)) ||
-				(b.infos[p].identity(in) == b.infos[best].identity(in) && p > best):
+			case best < 0 || (l.infos[p].identity(in) && !l.infos[best].identity(in)) ||
+				(l.infos[p].identity(in) == l.infos[best].identity(in) && p > best):
 				best = p
 			}
 		}
@@ -459,21 +469,21 @@ func fingerprints(blocks []decode.Block, unique bool) []string {
 // thread whose history the latest earlier compaction request summarised,
 // else the latest agent thread with the same system prompt and tools. It
 // returns that thread's last turn before k.
-func (b *builder) compacted(k int) int {
-	in := b.infos[k]
+func (l *linker) compacted(k int) int {
+	in := l.infos[k]
 	for c := k - 1; c >= 0; c-- {
-		ci := b.infos[c]
+		ci := l.infos[c]
 		if !ci.compaction {
 			continue
 		}
-		if p := b.agentAncestor(c); p >= 0 {
-			return b.tip[b.infos[p].thread]
+		if p := l.agentAncestor(c); p >= 0 {
+			return l.tip[l.infos[p].thread]
 		}
 		break
 	}
 	for p := k - 1; p >= 0; p-- {
-		pi := b.infos[p]
-		if !pi.side && pi.identity(in) && b.tip[pi.thread] == p {
+		pi := l.infos[p]
+		if !pi.side && pi.identity(in) && l.tip[pi.thread] == p {
 			return p
 		}
 	}
@@ -482,9 +492,9 @@ func (b *builder) compacted(k int) int {
 
 // agentAncestor finds the agent turn whose history compaction request c
 // carries.
-func (b *builder) agentAncestor(c int) int {
-	if p, _ := b.byPrefix(c, false); p >= 0 {
+func (l *linker) agentAncestor(c int) int {
+	if p, _ := l.byPrefix(c, false); p >= 0 {
 		return p
 	}
-	return b.byHistory(c, false)
+	return l.byHistory(c, false)
 }

@@ -28,7 +28,7 @@ const (
 type rule struct {
 	kind     string
 	severity string
-	check    func(b *builder, k int) []Flag
+	check    func(run *flagRun, k int) []Flag
 }
 
 // rules is the table Build runs over every turn, in this order; the
@@ -64,23 +64,34 @@ func Severity(kind string) string {
 	return ""
 }
 
+// flagRun is one run of the rule table over the turns of a build, once
+// they are linked.
+type flagRun struct {
+	infos []*info
+	// flagged holds the flags of the turns flag has been through, by
+	// thread and kind.
+	flagged map[flagKey]bool
+	// est measures the parts of turns for the blind-call figures.
+	est *Estimates
+}
+
 // flag runs the rule table over every turn.
-func (b *builder) flag() {
-	b.flagged = map[flagKey]bool{}
-	for k, in := range b.infos {
+func (run *flagRun) flag() {
+	run.flagged = map[flagKey]bool{}
+	for k, in := range run.infos {
 		for _, r := range rules {
-			for _, f := range r.check(b, k) {
+			for _, f := range r.check(run, k) {
 				f.Kind, f.Severity = r.kind, r.severity
 				in.t.Flags = append(in.t.Flags, f)
 			}
 		}
-		b.blindOutcome(k)
+		run.blindOutcome(k)
 		// Later turns of the thread look these up (earlierFlag).
 		for _, f := range in.t.Flags {
-			b.flagged[flagKey{in.thread, f.Kind, ""}] = true
+			run.flagged[flagKey{in.thread, f.Kind, ""}] = true
 			if f.Kind == FlagDeferredInline || f.Kind == FlagReferenceNotSent {
 				for n := range flagNames(f) {
-					b.flagged[flagKey{in.thread, f.Kind, n}] = true
+					run.flagged[flagKey{in.thread, f.Kind, n}] = true
 				}
 			}
 		}
@@ -90,8 +101,8 @@ func (b *builder) flag() {
 // blindOutcome fills in what each blind-call flag of turn k led to: the
 // turn that answered the call, whether it was refused, and the tokens
 // the refusal cost (see Flag.Answer).
-func (b *builder) blindOutcome(k int) {
-	in := b.infos[k]
+func (run *flagRun) blindOutcome(k int) {
+	in := run.infos[k]
 	blind := false
 	for _, f := range in.t.Flags {
 		blind = blind || f.Kind == FlagCallBeforeLoad || f.Kind == FlagUnknownTool
@@ -99,8 +110,8 @@ func (b *builder) blindOutcome(k int) {
 	if !blind {
 		return
 	}
-	if b.est == nil {
-		b.est = NewEstimates()
+	if run.est == nil {
+		run.est = NewEstimates()
 	}
 	d := in.d
 	outRate, _ := OutputRate(d)
@@ -111,7 +122,7 @@ func (b *builder) blindOutcome(k int) {
 		if c.Server {
 			continue
 		}
-		if l, res := b.resultFor(k, c.ID); l < 0 || !refused(res) {
+		if l, res := run.resultFor(k, c.ID); l < 0 || !refused(res) {
 			wasted = false
 		}
 	}
@@ -135,11 +146,11 @@ func (b *builder) blindOutcome(k int) {
 		if call.Block >= 0 && call.Block < len(d.Response.Content) {
 			f.CallTokens = Tokens(blockBytes(&d.Response.Content[call.Block]), outRate)
 		}
-		l, res := b.resultFor(k, call.ID)
+		l, res := run.resultFor(k, call.ID)
 		if l < 0 {
 			continue
 		}
-		f.Answer = b.infos[l].t.Index
+		f.Answer = run.infos[l].t.Index
 		f.Refused = refused(res)
 		if !f.Refused {
 			continue
@@ -150,7 +161,7 @@ func (b *builder) blindOutcome(k int) {
 		case wasted:
 			// Its error is part of the request the first flag counts whole.
 		default:
-			rate, _ := b.est.PromptRate(b.infos[l].d)
+			rate, _ := run.est.PromptRate(run.infos[l].d)
 			f.ErrorTokens = Tokens(len(res.Raw), rate)
 		}
 	}
@@ -183,8 +194,8 @@ type flagKey struct {
 
 // ref names turn k for a person: its place in its thread and in the
 // capture.
-func (b *builder) ref(k int) string {
-	in := b.infos[k]
+func (run *flagRun) ref(k int) string {
+	in := run.infos[k]
 	for i, idx := range in.thread.Turns {
 		if idx == in.t.Index {
 			return fmt.Sprintf("turn %d of this thread (#%d)", i+1, in.t.Index)
@@ -195,21 +206,21 @@ func (b *builder) ref(k int) string {
 
 // later returns the turns of k's thread after k, by their 1-based index
 // (a part of Thread.Turns, which is in order).
-func (b *builder) later(k int) []int {
-	in := b.infos[k]
+func (run *flagRun) later(k int) []int {
+	in := run.infos[k]
 	ts := in.thread.Turns
 	return ts[sort.SearchInts(ts, in.t.Index+1):]
 }
 
 // resultFor finds the tool_result answering tool use id in a later turn of
 // k's thread: that turn and the block, or -1.
-func (b *builder) resultFor(k int, id string) (int, *decode.Block) {
+func (run *flagRun) resultFor(k int, id string) (int, *decode.Block) {
 	if id == "" {
 		return -1, nil
 	}
-	for _, idx := range b.later(k) {
+	for _, idx := range run.later(k) {
 		l := idx - 1
-		ms := b.infos[l].d.Request.Messages
+		ms := run.infos[l].d.Request.Messages
 		for i := len(ms) - 1; i >= 0; i-- {
 			for j := range ms[i].Blocks {
 				bl := &ms[i].Blocks[j]
@@ -222,8 +233,8 @@ func (b *builder) resultFor(k int, id string) (int, *decode.Block) {
 	return -1, nil
 }
 
-func ruleAPIError(b *builder, k int) []Flag {
-	in := b.infos[k]
+func ruleAPIError(run *flagRun, k int) []Flag {
+	in := run.infos[k]
 	ex := in.t.Exchange
 	r := &in.d.Response
 	var what string
@@ -254,8 +265,8 @@ func ruleAPIError(b *builder, k int) []Flag {
 	return nil
 }
 
-func ruleStreamIncomplete(b *builder, k int) []Flag {
-	in := b.infos[k]
+func ruleStreamIncomplete(run *flagRun, k int) []Flag {
+	in := run.infos[k]
 	ex := in.t.Exchange
 	r := &in.d.Response
 	// An exchange still in flight is not finished yet; an error event is
@@ -295,13 +306,13 @@ func ruleStreamIncomplete(b *builder, k int) []Flag {
 	return []Flag{{Detail: d + "."}}
 }
 
-func ruleRetry(b *builder, k int) []Flag {
-	in := b.infos[k]
+func ruleRetry(run *flagRun, k int) []Flag {
+	in := run.infos[k]
 	if (in.t.Link != LinkRepeat && in.t.Link != LinkRetry) || in.t.Prev == 0 {
 		return nil
 	}
 	p := in.t.Prev - 1
-	pi := b.infos[p]
+	pi := run.infos[p]
 	var what string
 	switch {
 	case pi.t.Exchange.Status >= 400:
@@ -325,9 +336,9 @@ func ruleRetry(b *builder, k int) []Flag {
 		return nil // a repeat of a request that worked is not a retry
 	}
 	gap := in.start.Sub(pi.end)
-	d := fmt.Sprintf("The same request as %s was sent again after %s", b.ref(p), what)
+	d := fmt.Sprintf("The same request as %s was sent again after %s", run.ref(p), what)
 	if in.t.Link == LinkRetry {
-		d = fmt.Sprintf("The request of %s was asked again after %s, with its last user message changed", b.ref(p), what)
+		d = fmt.Sprintf("The request of %s was asked again after %s, with its last user message changed", run.ref(p), what)
 		if added := addedText(pi, in); added != "" {
 			d += " (added: " + added + ")"
 		}
@@ -341,24 +352,24 @@ func ruleRetry(b *builder, k int) []Flag {
 // callResult describes what the client answered to a call.
 // patterns pairs a text to look for in the tool_result with how to say it,
 // first match wins.
-func (b *builder) callResult(k int, call decode.ToolCall, patterns [][2]string) string {
-	l, res := b.resultFor(k, call.ID)
+func (run *flagRun) callResult(k int, call decode.ToolCall, patterns [][2]string) string {
+	l, res := run.resultFor(k, call.ID)
 	if l < 0 {
 		return "No later request of this thread answers the call."
 	}
 	for _, p := range patterns {
 		if strings.Contains(res.Text, p[0]) {
-			return fmt.Sprintf("Its tool_result in %s says %s.", b.ref(l), p[1])
+			return fmt.Sprintf("Its tool_result in %s says %s.", run.ref(l), p[1])
 		}
 	}
 	if res.IsError {
-		return fmt.Sprintf("Its tool_result in %s is an error: %s.", b.ref(l), quote(res.Text, 160))
+		return fmt.Sprintf("Its tool_result in %s is an error: %s.", run.ref(l), quote(res.Text, 160))
 	}
-	return fmt.Sprintf("The client ran it anyway: its tool_result in %s is not an error.", b.ref(l))
+	return fmt.Sprintf("The client ran it anyway: its tool_result in %s is not an error.", run.ref(l))
 }
 
-func ruleCallBeforeLoad(b *builder, k int) []Flag {
-	in := b.infos[k]
+func ruleCallBeforeLoad(run *flagRun, k int) []Flag {
+	in := run.infos[k]
 	var out []Flag
 	for _, c := range in.d.ToolCalls {
 		if c.Server || c.Loaded || !c.InCatalog {
@@ -366,7 +377,7 @@ func ruleCallBeforeLoad(b *builder, k int) []Flag {
 		}
 		d := fmt.Sprintf("The model called %s, a deferred tool the catalog lists, but its schema was not loaded in this request (no tool search had returned it, so it was not among the %s the model could call). ",
 			c.Name, numfmt.Count(len(in.d.WorkingSet), "tool", "tools"))
-		d += b.callResult(k, c, [][2]string{
+		d += run.callResult(k, c, [][2]string{
 			{"schema was not sent", "InputValidationError: the schema was not sent to the API"},
 			{"InputValidationError", "InputValidationError"},
 			{"No such tool available", "\"No such tool available\""},
@@ -376,8 +387,8 @@ func ruleCallBeforeLoad(b *builder, k int) []Flag {
 	return out
 }
 
-func ruleUnknownTool(b *builder, k int) []Flag {
-	in := b.infos[k]
+func ruleUnknownTool(run *flagRun, k int) []Flag {
+	in := run.infos[k]
 	var out []Flag
 	for _, c := range in.d.ToolCalls {
 		if c.Server || c.Loaded || c.InCatalog {
@@ -385,7 +396,7 @@ func ruleUnknownTool(b *builder, k int) []Flag {
 		}
 		d := fmt.Sprintf("The model called %s, which is neither among the %s of this request nor in the deferred-tool catalog (%s). ",
 			c.Name, numfmt.Count(len(in.d.Request.Tools), "tool", "tools"), numfmt.Count(len(in.d.Catalog), "tool", "tools"))
-		d += b.callResult(k, c, [][2]string{
+		d += run.callResult(k, c, [][2]string{
 			{"No such tool available", "\"No such tool available\""},
 			{"InputValidationError", "InputValidationError"},
 		})
@@ -394,8 +405,8 @@ func ruleUnknownTool(b *builder, k int) []Flag {
 	return out
 }
 
-func ruleStopSequence(b *builder, k int) []Flag {
-	in := b.infos[k]
+func ruleStopSequence(run *flagRun, k int) []Flag {
+	in := run.infos[k]
 	r := &in.d.Response
 	if r.StopReason != "stop_sequence" {
 		return nil
@@ -443,8 +454,8 @@ func ruleStopSequence(b *builder, k int) []Flag {
 	return []Flag{{Detail: d}}
 }
 
-func ruleEmptySearch(b *builder, k int) []Flag {
-	in := b.infos[k]
+func ruleEmptySearch(run *flagRun, k int) []Flag {
+	in := run.infos[k]
 	var out []Flag
 	for _, s := range in.t.NewSearches {
 		if !s.HasResult || len(s.Results) > 0 {
@@ -484,8 +495,8 @@ func ruleEmptySearch(b *builder, k int) []Flag {
 	return out
 }
 
-func ruleToolSearchOff(b *builder, k int) []Flag {
-	in := b.infos[k]
+func ruleToolSearchOff(run *flagRun, k int) []Flag {
+	in := run.infos[k]
 	// ToolSearch and the mcp__ names are Claude Code's; its side queries
 	// (quota checks, token-count probes with one tool and max_tokens 1)
 	// carry tools without being the agent that uses them.
@@ -497,7 +508,7 @@ func ruleToolSearchOff(b *builder, k int) []Flag {
 		if idx >= in.t.Index {
 			break
 		}
-		for _, f := range b.infos[idx-1].t.Flags {
+		for _, f := range run.infos[idx-1].t.Flags {
 			if f.Kind == FlagToolSearchOff {
 				return nil
 			}
