@@ -40,15 +40,6 @@ func contradictionRules() []rule {
 	}
 }
 
-// earlierFlag reports whether an earlier turn of k's thread has a flag of
-// kind, naming the tool name when name is not "" (as flagNames reads it).
-//
-// The rules run turn by turn in capture order, so the flags flag has
-// gathered so far are those of the earlier turns.
-func (run *flagRun) earlierFlag(k int, kind, name string) bool {
-	return run.flagged[flagKey{run.infos[k].thread, kind, name}]
-}
-
 // hasSearchTool reports whether the request offers a tool search, client
 // or server.
 func hasSearchTool(tools []decode.Tool) bool {
