@@ -90,13 +90,13 @@ func inlineAnnounced(d *decode.Turn) []string {
 	return out
 }
 
-func ruleCatalogNoSearch(run *flagRun, k int) []Flag {
-	in := run.infos[k]
+func ruleCatalogNoSearch(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	d := in.d
 	ev, ok := announcement(d)
 	// A request with no tools at all (a title or a compaction summary)
 	// asks for text only: the announcement is just history there.
-	if !ok || len(d.Catalog) == 0 || len(d.Request.Tools) == 0 || hasSearchTool(d.Request.Tools) || run.earlierFlag(k, FlagCatalogNoSearch, "") {
+	if !ok || len(d.Catalog) == 0 || len(d.Request.Tools) == 0 || hasSearchTool(d.Request.Tools) || v.earlierFlag(k, FlagCatalogNoSearch, "") {
 		return nil
 	}
 	where := fmt.Sprintf("message %d", ev.Message)
@@ -111,24 +111,24 @@ func ruleCatalogNoSearch(run *flagRun, k int) []Flag {
 	return []Flag{{Detail: det}}
 }
 
-func ruleSearchNoCatalog(run *flagRun, k int) []Flag {
-	in := run.infos[k]
+func ruleSearchNoCatalog(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	d := in.d
 	offered := false
 	for _, t := range d.Request.Tools {
 		offered = offered || t.Name == decode.ClientSearchTool
 	}
-	if !offered || len(d.Catalog) > 0 || run.earlierFlag(k, FlagSearchNoCatalog, "") {
+	if !offered || len(d.Catalog) > 0 || v.earlierFlag(k, FlagSearchNoCatalog, "") {
 		return nil
 	}
 	return []Flag{{Detail: fmt.Sprintf("ToolSearch is among the %s of the request, but no deferred tool is announced (no reminder, no <available-deferred-tools>, no defer_loading tool): every search can only come back empty.", numfmt.Count(len(d.Request.Tools), "tool", "tools"))}}
 }
 
-func ruleDeferredInline(run *flagRun, k int) []Flag {
-	in := run.infos[k]
+func ruleDeferredInline(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	var fresh []string
 	for _, n := range in.inline {
-		if !run.earlierFlag(k, FlagDeferredInline, n) {
+		if !v.earlierFlag(k, FlagDeferredInline, n) {
 			fresh = append(fresh, n)
 		}
 	}
@@ -144,8 +144,8 @@ func ruleDeferredInline(run *flagRun, k int) []Flag {
 	return []Flag{f}
 }
 
-func ruleUnknownReference(run *flagRun, k int) []Flag {
-	in := run.infos[k]
+func ruleUnknownReference(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	d := in.d
 	inTools := map[string]bool{}
 	for _, t := range d.Request.Tools {
@@ -168,8 +168,8 @@ func ruleUnknownReference(run *flagRun, k int) []Flag {
 	return out
 }
 
-func ruleReferenceNotSent(run *flagRun, k int) []Flag {
-	in := run.infos[k]
+func ruleReferenceNotSent(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	d := in.d
 	refused := in.t.Exchange != nil && in.t.Exchange.Status == 400
 	if len(d.Request.Tools) == 0 && !refused {
@@ -177,10 +177,10 @@ func ruleReferenceNotSent(run *flagRun, k int) []Flag {
 	}
 	var out []Flag
 	for _, n := range d.MissingReferences {
-		if !d.InCatalog(n) && run.referencedHere(k, n) {
+		if !d.InCatalog(n) && referencedHere(in, n) {
 			continue // unknown_reference says it
 		}
-		if run.earlierFlag(k, FlagReferenceNotSent, n) {
+		if v.earlierFlag(k, FlagReferenceNotSent, n) {
 			continue
 		}
 		det := fmt.Sprintf("A tool_reference in the history loads %s, but this request's %s do not include it: the search's result is not honoured", n, numfmt.Count(len(d.Request.Tools), "tool", "tools"))
@@ -192,9 +192,9 @@ func ruleReferenceNotSent(run *flagRun, k int) []Flag {
 	return out
 }
 
-// referencedHere reports whether a search new in turn k returned name.
-func (run *flagRun) referencedHere(k int, name string) bool {
-	for _, s := range run.infos[k].d.NewSearches {
+// referencedHere reports whether a search new in turn in returned name.
+func referencedHere(in *info, name string) bool {
+	for _, s := range in.d.NewSearches {
 		for _, n := range s.Results {
 			if n == name {
 				return true

@@ -8,6 +8,24 @@ import (
 	"github.com/tsinspect/tsinspect/decode"
 )
 
+// ruleView is what a rule sees of a build: the turns, by their place
+// (0-based), and for a turn, what the rest of its thread says. The rule
+// table runs on a flagRun; a test can run a rule on a view made by hand.
+type ruleView interface {
+	// turn returns what was worked out about turn k: its Turn, decoded
+	// exchange and analysis, linked (Prev, Link) and with its
+	// NewSearches set.
+	turn(k int) *info
+	// ref names turn k for a person.
+	ref(k int) string
+	// resultFor finds the tool_result answering tool use id in a later
+	// turn of k's thread: that turn and the block, or -1 and nil.
+	resultFor(k int, id string) (int, *decode.Block)
+	// earlierFlag reports whether an earlier turn of k's thread has a flag
+	// of kind, naming the tool name when name is not "".
+	earlierFlag(k int, kind, name string) bool
+}
+
 // flagRun is one run of the rule table over the turns of a build, once
 // they are linked.
 type flagRun struct {
@@ -18,6 +36,9 @@ type flagRun struct {
 	// est measures the parts of turns for the blind-call figures.
 	est *Estimates
 }
+
+// turn returns the analysis of turn k.
+func (run *flagRun) turn(k int) *info { return run.infos[k] }
 
 // flag runs the rule table over every turn.
 func (run *flagRun) flag() {

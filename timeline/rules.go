@@ -22,12 +22,12 @@ const (
 	FlagToolSearchOff    = "tool_search_off"
 )
 
-// rule raises the flags of one kind on one turn. It sees the turn, the
-// turns of its thread, and nothing else.
+// rule raises the flags of one kind on one turn k. It sees the turn and
+// its thread through a ruleView, and nothing else.
 type rule struct {
 	kind     string
 	severity string
-	check    func(run *flagRun, k int) []Flag
+	check    func(v ruleView, k int) []Flag
 }
 
 // rules is the table Build runs over every turn, in this order; the
@@ -63,8 +63,8 @@ func Severity(kind string) string {
 	return ""
 }
 
-func ruleAPIError(run *flagRun, k int) []Flag {
-	in := run.infos[k]
+func ruleAPIError(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	ex := in.t.Exchange
 	r := &in.d.Response
 	var what string
@@ -95,8 +95,8 @@ func ruleAPIError(run *flagRun, k int) []Flag {
 	return nil
 }
 
-func ruleStreamIncomplete(run *flagRun, k int) []Flag {
-	in := run.infos[k]
+func ruleStreamIncomplete(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	ex := in.t.Exchange
 	r := &in.d.Response
 	// An exchange still in flight is not finished yet; an error event is
@@ -136,13 +136,13 @@ func ruleStreamIncomplete(run *flagRun, k int) []Flag {
 	return []Flag{{Detail: d + "."}}
 }
 
-func ruleRetry(run *flagRun, k int) []Flag {
-	in := run.infos[k]
+func ruleRetry(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	if (in.t.Link != LinkRepeat && in.t.Link != LinkRetry) || in.t.Prev == 0 {
 		return nil
 	}
 	p := in.t.Prev - 1
-	pi := run.infos[p]
+	pi := v.turn(p)
 	var what string
 	switch {
 	case pi.t.Exchange.Status >= 400:
@@ -166,9 +166,9 @@ func ruleRetry(run *flagRun, k int) []Flag {
 		return nil // a repeat of a request that worked is not a retry
 	}
 	gap := in.start.Sub(pi.end)
-	d := fmt.Sprintf("The same request as %s was sent again after %s", run.ref(p), what)
+	d := fmt.Sprintf("The same request as %s was sent again after %s", v.ref(p), what)
 	if in.t.Link == LinkRetry {
-		d = fmt.Sprintf("The request of %s was asked again after %s, with its last user message changed", run.ref(p), what)
+		d = fmt.Sprintf("The request of %s was asked again after %s, with its last user message changed", v.ref(p), what)
 		if added := addedText(pi, in); added != "" {
 			d += " (added: " + added + ")"
 		}
@@ -179,27 +179,27 @@ func ruleRetry(run *flagRun, k int) []Flag {
 	return []Flag{{Detail: d + "."}}
 }
 
-// callResult describes what the client answered to a call.
+// callResult describes what the client answered to a call of turn k.
 // patterns pairs a text to look for in the tool_result with how to say it,
 // first match wins.
-func (run *flagRun) callResult(k int, call decode.ToolCall, patterns [][2]string) string {
-	l, res := run.resultFor(k, call.ID)
+func callResult(v ruleView, k int, call decode.ToolCall, patterns [][2]string) string {
+	l, res := v.resultFor(k, call.ID)
 	if l < 0 {
 		return "No later request of this thread answers the call."
 	}
 	for _, p := range patterns {
 		if strings.Contains(res.Text, p[0]) {
-			return fmt.Sprintf("Its tool_result in %s says %s.", run.ref(l), p[1])
+			return fmt.Sprintf("Its tool_result in %s says %s.", v.ref(l), p[1])
 		}
 	}
 	if res.IsError {
-		return fmt.Sprintf("Its tool_result in %s is an error: %s.", run.ref(l), quote(res.Text, 160))
+		return fmt.Sprintf("Its tool_result in %s is an error: %s.", v.ref(l), quote(res.Text, 160))
 	}
-	return fmt.Sprintf("The client ran it anyway: its tool_result in %s is not an error.", run.ref(l))
+	return fmt.Sprintf("The client ran it anyway: its tool_result in %s is not an error.", v.ref(l))
 }
 
-func ruleCallBeforeLoad(run *flagRun, k int) []Flag {
-	in := run.infos[k]
+func ruleCallBeforeLoad(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	var out []Flag
 	for _, c := range in.d.ToolCalls {
 		if c.Server || c.Loaded || !c.InCatalog {
@@ -207,7 +207,7 @@ func ruleCallBeforeLoad(run *flagRun, k int) []Flag {
 		}
 		d := fmt.Sprintf("The model called %s, a deferred tool the catalog lists, but its schema was not loaded in this request (no tool search had returned it, so it was not among the %s the model could call). ",
 			c.Name, numfmt.Count(len(in.d.WorkingSet), "tool", "tools"))
-		d += run.callResult(k, c, [][2]string{
+		d += callResult(v, k, c, [][2]string{
 			{"schema was not sent", "InputValidationError: the schema was not sent to the API"},
 			{"InputValidationError", "InputValidationError"},
 			{"No such tool available", "\"No such tool available\""},
@@ -217,8 +217,8 @@ func ruleCallBeforeLoad(run *flagRun, k int) []Flag {
 	return out
 }
 
-func ruleUnknownTool(run *flagRun, k int) []Flag {
-	in := run.infos[k]
+func ruleUnknownTool(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	var out []Flag
 	for _, c := range in.d.ToolCalls {
 		if c.Server || c.Loaded || c.InCatalog {
@@ -226,7 +226,7 @@ func ruleUnknownTool(run *flagRun, k int) []Flag {
 		}
 		d := fmt.Sprintf("The model called %s, which is neither among the %s of this request nor in the deferred-tool catalog (%s). ",
 			c.Name, numfmt.Count(len(in.d.Request.Tools), "tool", "tools"), numfmt.Count(len(in.d.Catalog), "tool", "tools"))
-		d += run.callResult(k, c, [][2]string{
+		d += callResult(v, k, c, [][2]string{
 			{"No such tool available", "\"No such tool available\""},
 			{"InputValidationError", "InputValidationError"},
 		})
@@ -235,8 +235,8 @@ func ruleUnknownTool(run *flagRun, k int) []Flag {
 	return out
 }
 
-func ruleStopSequence(run *flagRun, k int) []Flag {
-	in := run.infos[k]
+func ruleStopSequence(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	r := &in.d.Response
 	if r.StopReason != "stop_sequence" {
 		return nil
@@ -284,8 +284,8 @@ func ruleStopSequence(run *flagRun, k int) []Flag {
 	return []Flag{{Detail: d}}
 }
 
-func ruleEmptySearch(run *flagRun, k int) []Flag {
-	in := run.infos[k]
+func ruleEmptySearch(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	var out []Flag
 	for _, s := range in.t.NewSearches {
 		if !s.HasResult || len(s.Results) > 0 {
@@ -325,8 +325,8 @@ func ruleEmptySearch(run *flagRun, k int) []Flag {
 	return out
 }
 
-func ruleToolSearchOff(run *flagRun, k int) []Flag {
-	in := run.infos[k]
+func ruleToolSearchOff(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	// ToolSearch and the mcp__ names are Claude Code's; its side queries
 	// (quota checks, token-count probes with one tool and max_tokens 1)
 	// carry tools without being the agent that uses them.
@@ -334,15 +334,8 @@ func ruleToolSearchOff(run *flagRun, k int) []Flag {
 		return nil
 	}
 	// Once per thread: on the first turn where it shows.
-	for _, idx := range in.thread.Turns {
-		if idx >= in.t.Index {
-			break
-		}
-		for _, f := range run.infos[idx-1].t.Flags {
-			if f.Kind == FlagToolSearchOff {
-				return nil
-			}
-		}
+	if v.earlierFlag(k, FlagToolSearchOff, "") {
+		return nil
 	}
 	var mcp []string
 	for _, t := range in.d.Request.Tools {
