@@ -48,10 +48,10 @@ const (
 // a complete, non-empty reply with usage: failed, cut and empty attempts
 // (and their retries) say nothing reliable about what was cached, and a
 // failed request writes nothing. -1 when there is none.
-func (b *builder) cacheBaseline(k int) int {
-	p := b.infos[k].t.Prev - 1
+func cacheBaseline(v ruleView, k int) int {
+	p := v.turn(k).t.Prev - 1
 	for p >= 0 {
-		pi := b.infos[p]
+		pi := v.turn(p)
 		if pi.usage && !pi.empty {
 			return p
 		}
@@ -72,16 +72,16 @@ func (b *builder) cacheBaseline(k int) int {
 // and a break that loses only the newest part of the prefix. The expected
 // amount is capped by this request's whole prompt, so a history that got
 // shorter on purpose is not a break by itself.
-func ruleCacheBreak(b *builder, k int) []Flag {
-	in := b.infos[k]
+func ruleCacheBreak(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	if in.t.Prev == 0 || !in.usage {
 		return nil
 	}
-	base := b.cacheBaseline(k)
+	base := cacheBaseline(v, k)
 	if base < 0 {
 		return nil
 	}
-	bi := b.infos[base]
+	bi := v.turn(base)
 	bu := bi.d.Response.Usage
 	u := in.d.Response.Usage
 	due := min(bu.CacheReadInputTokens+bu.CacheCreationInputTokens, u.TotalInput())
@@ -89,7 +89,7 @@ func ruleCacheBreak(b *builder, k int) []Flag {
 	if !(float64(read) < breakRatio*float64(due) && due-read >= breakMinTokens) {
 		return nil
 	}
-	cause, why := b.breakCause(bi, in)
+	cause, why := breakCause(bi, in)
 	// After compaction the history restarts on purpose, and Claude Code
 	// renders its system prompt afresh (its snapshot lasts until the
 	// compaction): only a change of model, tools or betas is a break then.
@@ -97,7 +97,7 @@ func ruleCacheBreak(b *builder, k int) []Flag {
 		return nil
 	}
 	lost := due - read
-	d := fmt.Sprintf("Cache read fell from %s to %s tokens (%s) against %s: %s.", numfmt.Thousands(due), numfmt.Thousands(read), signed(-lost), b.ref(base), why)
+	d := fmt.Sprintf("Cache read fell from %s to %s tokens (%s) against %s: %s.", numfmt.Thousands(due), numfmt.Thousands(read), signed(-lost), v.ref(base), why)
 	left := bu.CacheReadInputTokens + bu.CacheCreationInputTokens
 	if bu.CacheCreationInputTokens > 0 && bu.CacheReadInputTokens > 0 {
 		d += fmt.Sprintf(" That turn left %s tokens in the cache (%s read, %s written)", numfmt.Thousands(left), numfmt.Thousands(bu.CacheReadInputTokens), numfmt.Thousands(bu.CacheCreationInputTokens))
@@ -133,7 +133,7 @@ func ruleCacheBreak(b *builder, k int) []Flag {
 // breakCause finds what changed in the cached prefix between the baseline
 // turn p and turn t, in prefix order: model, tools, system (and speed,
 // which invalidates it), betas, messages; then time; else the server.
-func (b *builder) breakCause(p, t *info) (cause, why string) {
+func breakCause(p, t *info) (cause, why string) {
 	pr, tr := &p.d.Request, &t.d.Request
 	if pr.Model != tr.Model {
 		return CauseModel, fmt.Sprintf("the model changed from %s to %s, and each model has its own cache", orNone(pr.Model), orNone(tr.Model))

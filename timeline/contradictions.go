@@ -40,15 +40,6 @@ func contradictionRules() []rule {
 	}
 }
 
-// earlierFlag reports whether an earlier turn of k's thread has a flag of
-// kind, naming the tool name when name is not "" (as flagNames reads it).
-//
-// The rules run turn by turn in capture order, so the flags flag has
-// gathered so far are those of the earlier turns.
-func (b *builder) earlierFlag(k int, kind, name string) bool {
-	return b.flagged[flagKey{b.infos[k].thread, kind, name}]
-}
-
 // hasSearchTool reports whether the request offers a tool search, client
 // or server.
 func hasSearchTool(tools []decode.Tool) bool {
@@ -99,13 +90,13 @@ func inlineAnnounced(d *decode.Turn) []string {
 	return out
 }
 
-func ruleCatalogNoSearch(b *builder, k int) []Flag {
-	in := b.infos[k]
+func ruleCatalogNoSearch(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	d := in.d
 	ev, ok := announcement(d)
 	// A request with no tools at all (a title or a compaction summary)
 	// asks for text only: the announcement is just history there.
-	if !ok || len(d.Catalog) == 0 || len(d.Request.Tools) == 0 || hasSearchTool(d.Request.Tools) || b.earlierFlag(k, FlagCatalogNoSearch, "") {
+	if !ok || len(d.Catalog) == 0 || len(d.Request.Tools) == 0 || hasSearchTool(d.Request.Tools) || v.earlierFlag(k, FlagCatalogNoSearch, "") {
 		return nil
 	}
 	where := fmt.Sprintf("message %d", ev.Message)
@@ -120,24 +111,24 @@ func ruleCatalogNoSearch(b *builder, k int) []Flag {
 	return []Flag{{Detail: det}}
 }
 
-func ruleSearchNoCatalog(b *builder, k int) []Flag {
-	in := b.infos[k]
+func ruleSearchNoCatalog(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	d := in.d
 	offered := false
 	for _, t := range d.Request.Tools {
 		offered = offered || t.Name == decode.ClientSearchTool
 	}
-	if !offered || len(d.Catalog) > 0 || b.earlierFlag(k, FlagSearchNoCatalog, "") {
+	if !offered || len(d.Catalog) > 0 || v.earlierFlag(k, FlagSearchNoCatalog, "") {
 		return nil
 	}
 	return []Flag{{Detail: fmt.Sprintf("ToolSearch is among the %s of the request, but no deferred tool is announced (no reminder, no <available-deferred-tools>, no defer_loading tool): every search can only come back empty.", numfmt.Count(len(d.Request.Tools), "tool", "tools"))}}
 }
 
-func ruleDeferredInline(b *builder, k int) []Flag {
-	in := b.infos[k]
+func ruleDeferredInline(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	var fresh []string
 	for _, n := range in.inline {
-		if !b.earlierFlag(k, FlagDeferredInline, n) {
+		if !v.earlierFlag(k, FlagDeferredInline, n) {
 			fresh = append(fresh, n)
 		}
 	}
@@ -153,8 +144,8 @@ func ruleDeferredInline(b *builder, k int) []Flag {
 	return []Flag{f}
 }
 
-func ruleUnknownReference(b *builder, k int) []Flag {
-	in := b.infos[k]
+func ruleUnknownReference(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	d := in.d
 	inTools := map[string]bool{}
 	for _, t := range d.Request.Tools {
@@ -177,8 +168,8 @@ func ruleUnknownReference(b *builder, k int) []Flag {
 	return out
 }
 
-func ruleReferenceNotSent(b *builder, k int) []Flag {
-	in := b.infos[k]
+func ruleReferenceNotSent(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	d := in.d
 	refused := in.t.Exchange != nil && in.t.Exchange.Status == 400
 	if len(d.Request.Tools) == 0 && !refused {
@@ -186,10 +177,10 @@ func ruleReferenceNotSent(b *builder, k int) []Flag {
 	}
 	var out []Flag
 	for _, n := range d.MissingReferences {
-		if !d.InCatalog(n) && b.referencedHere(k, n) {
+		if !d.InCatalog(n) && referencedHere(in, n) {
 			continue // unknown_reference says it
 		}
-		if b.earlierFlag(k, FlagReferenceNotSent, n) {
+		if v.earlierFlag(k, FlagReferenceNotSent, n) {
 			continue
 		}
 		det := fmt.Sprintf("A tool_reference in the history loads %s, but this request's %s do not include it: the search's result is not honoured", n, numfmt.Count(len(d.Request.Tools), "tool", "tools"))
@@ -201,9 +192,9 @@ func ruleReferenceNotSent(b *builder, k int) []Flag {
 	return out
 }
 
-// referencedHere reports whether a search new in turn k returned name.
-func (b *builder) referencedHere(k int, name string) bool {
-	for _, s := range b.infos[k].d.NewSearches {
+// referencedHere reports whether a search new in turn in returned name.
+func referencedHere(in *info, name string) bool {
+	for _, s := range in.d.NewSearches {
 		for _, n := range s.Results {
 			if n == name {
 				return true

@@ -2,7 +2,6 @@ package timeline
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/tsinspect/tsinspect/decode"
@@ -23,12 +22,12 @@ const (
 	FlagToolSearchOff    = "tool_search_off"
 )
 
-// rule raises the flags of one kind on one turn. It sees the turn, the
-// turns of its thread, and nothing else.
+// rule raises the flags of one kind on one turn k. It sees the turn and
+// its thread through a ruleView, and nothing else.
 type rule struct {
 	kind     string
 	severity string
-	check    func(b *builder, k int) []Flag
+	check    func(v ruleView, k int) []Flag
 }
 
 // rules is the table Build runs over every turn, in this order; the
@@ -64,166 +63,8 @@ func Severity(kind string) string {
 	return ""
 }
 
-// flag runs the rule table over every turn.
-func (b *builder) flag() {
-	b.flagged = map[flagKey]bool{}
-	for k, in := range b.infos {
-		for _, r := range rules {
-			for _, f := range r.check(b, k) {
-				f.Kind, f.Severity = r.kind, r.severity
-				in.t.Flags = append(in.t.Flags, f)
-			}
-		}
-		b.blindOutcome(k)
-		// Later turns of the thread look these up (earlierFlag).
-		for _, f := range in.t.Flags {
-			b.flagged[flagKey{in.thread, f.Kind, ""}] = true
-			if f.Kind == FlagDeferredInline || f.Kind == FlagReferenceNotSent {
-				for n := range flagNames(f) {
-					b.flagged[flagKey{in.thread, f.Kind, n}] = true
-				}
-			}
-		}
-	}
-}
-
-// blindOutcome fills in what each blind-call flag of turn k led to: the
-// turn that answered the call, whether it was refused, and the tokens
-// the refusal cost (see Flag.Answer).
-func (b *builder) blindOutcome(k int) {
-	in := b.infos[k]
-	blind := false
-	for _, f := range in.t.Flags {
-		blind = blind || f.Kind == FlagCallBeforeLoad || f.Kind == FlagUnknownTool
-	}
-	if !blind {
-		return
-	}
-	if b.est == nil {
-		b.est = NewEstimates()
-	}
-	d := in.d
-	outRate, _ := OutputRate(d)
-	// The round trip that carried the answers back was wasted when no call
-	// of the response got a result that is not an error.
-	wasted := true
-	for _, c := range d.ToolCalls {
-		if c.Server {
-			continue
-		}
-		if l, res := b.resultFor(k, c.ID); l < 0 || !refused(res) {
-			wasted = false
-		}
-	}
-	roundTrip := false
-	used := map[int]bool{}
-	for i := range in.t.Flags {
-		f := &in.t.Flags[i]
-		if f.Kind != FlagCallBeforeLoad && f.Kind != FlagUnknownTool {
-			continue
-		}
-		var call *decode.ToolCall
-		for j := range d.ToolCalls {
-			if c := &d.ToolCalls[j]; c.Name == f.Tool && !c.Server && !c.Loaded && !used[j] {
-				call, used[j] = c, true
-				break
-			}
-		}
-		if call == nil {
-			continue
-		}
-		if call.Block >= 0 && call.Block < len(d.Response.Content) {
-			f.CallTokens = Tokens(blockBytes(&d.Response.Content[call.Block]), outRate)
-		}
-		l, res := b.resultFor(k, call.ID)
-		if l < 0 {
-			continue
-		}
-		f.Answer = b.infos[l].t.Index
-		f.Refused = refused(res)
-		if !f.Refused {
-			continue
-		}
-		switch {
-		case wasted && !roundTrip:
-			f.RoundTrip, roundTrip = true, true
-		case wasted:
-			// Its error is part of the request the first flag counts whole.
-		default:
-			rate, _ := b.est.PromptRate(b.infos[l].d)
-			f.ErrorTokens = Tokens(len(res.Raw), rate)
-		}
-	}
-}
-
-// refused reports whether a tool_result says the client refused the call:
-// an error, or one of Claude Code's refusals.
-func refused(res *decode.Block) bool {
-	if res == nil {
-		return false
-	}
-	if res.IsError {
-		return true
-	}
-	for _, s := range []string{"InputValidationError", "No such tool available"} {
-		if strings.Contains(res.Text, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// flagKey names the flags of one kind in one thread, or those of them
-// that name a tool (earlierFlag).
-type flagKey struct {
-	thread *Thread
-	kind   string
-	name   string
-}
-
-// ref names turn k for a person: its place in its thread and in the
-// capture.
-func (b *builder) ref(k int) string {
-	in := b.infos[k]
-	for i, idx := range in.thread.Turns {
-		if idx == in.t.Index {
-			return fmt.Sprintf("turn %d of this thread (#%d)", i+1, in.t.Index)
-		}
-	}
-	return fmt.Sprintf("turn #%d", in.t.Index)
-}
-
-// later returns the turns of k's thread after k, by their 1-based index
-// (a part of Thread.Turns, which is in order).
-func (b *builder) later(k int) []int {
-	in := b.infos[k]
-	ts := in.thread.Turns
-	return ts[sort.SearchInts(ts, in.t.Index+1):]
-}
-
-// resultFor finds the tool_result answering tool use id in a later turn of
-// k's thread: that turn and the block, or -1.
-func (b *builder) resultFor(k int, id string) (int, *decode.Block) {
-	if id == "" {
-		return -1, nil
-	}
-	for _, idx := range b.later(k) {
-		l := idx - 1
-		ms := b.infos[l].d.Request.Messages
-		for i := len(ms) - 1; i >= 0; i-- {
-			for j := range ms[i].Blocks {
-				bl := &ms[i].Blocks[j]
-				if bl.Type == "tool_result" && bl.ToolUseID == id {
-					return l, bl
-				}
-			}
-		}
-	}
-	return -1, nil
-}
-
-func ruleAPIError(b *builder, k int) []Flag {
-	in := b.infos[k]
+func ruleAPIError(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	ex := in.t.Exchange
 	r := &in.d.Response
 	var what string
@@ -254,8 +95,8 @@ func ruleAPIError(b *builder, k int) []Flag {
 	return nil
 }
 
-func ruleStreamIncomplete(b *builder, k int) []Flag {
-	in := b.infos[k]
+func ruleStreamIncomplete(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	ex := in.t.Exchange
 	r := &in.d.Response
 	// An exchange still in flight is not finished yet; an error event is
@@ -295,13 +136,13 @@ func ruleStreamIncomplete(b *builder, k int) []Flag {
 	return []Flag{{Detail: d + "."}}
 }
 
-func ruleRetry(b *builder, k int) []Flag {
-	in := b.infos[k]
+func ruleRetry(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	if (in.t.Link != LinkRepeat && in.t.Link != LinkRetry) || in.t.Prev == 0 {
 		return nil
 	}
 	p := in.t.Prev - 1
-	pi := b.infos[p]
+	pi := v.turn(p)
 	var what string
 	switch {
 	case pi.t.Exchange.Status >= 400:
@@ -325,9 +166,9 @@ func ruleRetry(b *builder, k int) []Flag {
 		return nil // a repeat of a request that worked is not a retry
 	}
 	gap := in.start.Sub(pi.end)
-	d := fmt.Sprintf("The same request as %s was sent again after %s", b.ref(p), what)
+	d := fmt.Sprintf("The same request as %s was sent again after %s", v.ref(p), what)
 	if in.t.Link == LinkRetry {
-		d = fmt.Sprintf("The request of %s was asked again after %s, with its last user message changed", b.ref(p), what)
+		d = fmt.Sprintf("The request of %s was asked again after %s, with its last user message changed", v.ref(p), what)
 		if added := addedText(pi, in); added != "" {
 			d += " (added: " + added + ")"
 		}
@@ -338,27 +179,27 @@ func ruleRetry(b *builder, k int) []Flag {
 	return []Flag{{Detail: d + "."}}
 }
 
-// callResult describes what the client answered to a call.
+// callResult describes what the client answered to a call of turn k.
 // patterns pairs a text to look for in the tool_result with how to say it,
 // first match wins.
-func (b *builder) callResult(k int, call decode.ToolCall, patterns [][2]string) string {
-	l, res := b.resultFor(k, call.ID)
+func callResult(v ruleView, k int, call decode.ToolCall, patterns [][2]string) string {
+	l, res := v.resultFor(k, call.ID)
 	if l < 0 {
 		return "No later request of this thread answers the call."
 	}
 	for _, p := range patterns {
 		if strings.Contains(res.Text, p[0]) {
-			return fmt.Sprintf("Its tool_result in %s says %s.", b.ref(l), p[1])
+			return fmt.Sprintf("Its tool_result in %s says %s.", v.ref(l), p[1])
 		}
 	}
 	if res.IsError {
-		return fmt.Sprintf("Its tool_result in %s is an error: %s.", b.ref(l), quote(res.Text, 160))
+		return fmt.Sprintf("Its tool_result in %s is an error: %s.", v.ref(l), quote(res.Text, 160))
 	}
-	return fmt.Sprintf("The client ran it anyway: its tool_result in %s is not an error.", b.ref(l))
+	return fmt.Sprintf("The client ran it anyway: its tool_result in %s is not an error.", v.ref(l))
 }
 
-func ruleCallBeforeLoad(b *builder, k int) []Flag {
-	in := b.infos[k]
+func ruleCallBeforeLoad(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	var out []Flag
 	for _, c := range in.d.ToolCalls {
 		if c.Server || c.Loaded || !c.InCatalog {
@@ -366,7 +207,7 @@ func ruleCallBeforeLoad(b *builder, k int) []Flag {
 		}
 		d := fmt.Sprintf("The model called %s, a deferred tool the catalog lists, but its schema was not loaded in this request (no tool search had returned it, so it was not among the %s the model could call). ",
 			c.Name, numfmt.Count(len(in.d.WorkingSet), "tool", "tools"))
-		d += b.callResult(k, c, [][2]string{
+		d += callResult(v, k, c, [][2]string{
 			{"schema was not sent", "InputValidationError: the schema was not sent to the API"},
 			{"InputValidationError", "InputValidationError"},
 			{"No such tool available", "\"No such tool available\""},
@@ -376,8 +217,8 @@ func ruleCallBeforeLoad(b *builder, k int) []Flag {
 	return out
 }
 
-func ruleUnknownTool(b *builder, k int) []Flag {
-	in := b.infos[k]
+func ruleUnknownTool(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	var out []Flag
 	for _, c := range in.d.ToolCalls {
 		if c.Server || c.Loaded || c.InCatalog {
@@ -385,7 +226,7 @@ func ruleUnknownTool(b *builder, k int) []Flag {
 		}
 		d := fmt.Sprintf("The model called %s, which is neither among the %s of this request nor in the deferred-tool catalog (%s). ",
 			c.Name, numfmt.Count(len(in.d.Request.Tools), "tool", "tools"), numfmt.Count(len(in.d.Catalog), "tool", "tools"))
-		d += b.callResult(k, c, [][2]string{
+		d += callResult(v, k, c, [][2]string{
 			{"No such tool available", "\"No such tool available\""},
 			{"InputValidationError", "InputValidationError"},
 		})
@@ -394,8 +235,8 @@ func ruleUnknownTool(b *builder, k int) []Flag {
 	return out
 }
 
-func ruleStopSequence(b *builder, k int) []Flag {
-	in := b.infos[k]
+func ruleStopSequence(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	r := &in.d.Response
 	if r.StopReason != "stop_sequence" {
 		return nil
@@ -443,8 +284,8 @@ func ruleStopSequence(b *builder, k int) []Flag {
 	return []Flag{{Detail: d}}
 }
 
-func ruleEmptySearch(b *builder, k int) []Flag {
-	in := b.infos[k]
+func ruleEmptySearch(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	var out []Flag
 	for _, s := range in.t.NewSearches {
 		if !s.HasResult || len(s.Results) > 0 {
@@ -484,8 +325,8 @@ func ruleEmptySearch(b *builder, k int) []Flag {
 	return out
 }
 
-func ruleToolSearchOff(b *builder, k int) []Flag {
-	in := b.infos[k]
+func ruleToolSearchOff(v ruleView, k int) []Flag {
+	in := v.turn(k)
 	// ToolSearch and the mcp__ names are Claude Code's; its side queries
 	// (quota checks, token-count probes with one tool and max_tokens 1)
 	// carry tools without being the agent that uses them.
@@ -493,15 +334,8 @@ func ruleToolSearchOff(b *builder, k int) []Flag {
 		return nil
 	}
 	// Once per thread: on the first turn where it shows.
-	for _, idx := range in.thread.Turns {
-		if idx >= in.t.Index {
-			break
-		}
-		for _, f := range b.infos[idx-1].t.Flags {
-			if f.Kind == FlagToolSearchOff {
-				return nil
-			}
-		}
+	if v.earlierFlag(k, FlagToolSearchOff, "") {
+		return nil
 	}
 	var mcp []string
 	for _, t := range in.d.Request.Tools {

@@ -119,50 +119,54 @@ func statsFiles(args []string) ([]statsFile, error) {
 	return out, nil
 }
 
-// statsOf reads the captures in parallel and sums them. warnings name the
-// files found in a directory that could not be read.
+// statsOf reads the captures in parallel and sums them, in the order of
+// files whichever worker read each, so that the sums (floating point) come
+// out the same on every run. warnings name the files found in a directory
+// that could not be read.
 func statsOf(files []statsFile, prices *pricing.Table) (*stats.Table, []string, error) {
 	workers := min(runtime.GOMAXPROCS(0), len(files))
-	jobs := make(chan statsFile)
 	type result struct {
-		t        *stats.Table
-		warnings []string
-		err      error
+		t       *stats.Table
+		warning string
+		err     error
 	}
-	results := make(chan result, workers)
+	results := make([]result, len(files))
+	jobs := make(chan int)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := result{t: stats.New(prices)}
-			for f := range jobs {
-				if r.err != nil {
-					continue
-				}
-				if err := addCapture(r.t, f); err != nil {
+			for i := range jobs {
+				f := files[i]
+				t := stats.New(prices)
+				if err := addCapture(t, f); err != nil {
 					if f.found {
-						r.warnings = append(r.warnings, fmt.Sprintf("%s: %v", f.name, err))
+						results[i].warning = fmt.Sprintf("%s: %v", f.name, err)
 						continue
 					}
-					r.err = readError("stats", f.path, fmt.Errorf("stats: %s: %w", f.name, err))
+					results[i].err = readError("stats", f.path, fmt.Errorf("stats: %s: %w", f.name, err))
+					continue
 				}
+				results[i].t = t
 			}
-			results <- r
 		}()
 	}
-	for _, f := range files {
-		jobs <- f
+	for i := range files {
+		jobs <- i
 	}
 	close(jobs)
 	wg.Wait()
-	close(results)
 	total := stats.New(prices)
 	var warnings []string
 	var errs []error
-	for r := range results {
-		total.Merge(r.t)
-		warnings = append(warnings, r.warnings...)
+	for _, r := range results {
+		if r.t != nil {
+			total.Merge(r.t)
+		}
+		if r.warning != "" {
+			warnings = append(warnings, r.warning)
+		}
 		if r.err != nil {
 			errs = append(errs, r.err)
 		}

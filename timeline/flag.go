@@ -1,0 +1,208 @@
+package timeline
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/tsinspect/tsinspect/decode"
+)
+
+// ruleView is what a rule sees of a build: the turns, by their place
+// (0-based), and for a turn, what the rest of its thread says. The rule
+// table runs on a flagRun; a test can run a rule on a view made by hand.
+type ruleView interface {
+	// turn returns what was worked out about turn k: its Turn, decoded
+	// exchange and analysis, linked (Prev, Link) and with its
+	// NewSearches set.
+	turn(k int) *info
+	// ref names turn k for a person.
+	ref(k int) string
+	// resultFor finds the tool_result answering tool use id in a later
+	// turn of k's thread: that turn and the block, or -1 and nil.
+	resultFor(k int, id string) (int, *decode.Block)
+	// earlierFlag reports whether an earlier turn of k's thread has a flag
+	// of kind, naming the tool name when name is not "".
+	earlierFlag(k int, kind, name string) bool
+}
+
+// flagRun is one run of the rule table over the turns of a build, once
+// they are linked.
+type flagRun struct {
+	infos []*info
+	// flagged holds the flags of the turns flag has been through, by
+	// thread and kind.
+	flagged map[flagKey]bool
+	// est measures the parts of turns for the blind-call figures.
+	est *Estimates
+}
+
+// turn returns the analysis of turn k.
+func (run *flagRun) turn(k int) *info { return run.infos[k] }
+
+// flag runs the rule table over every turn.
+func (run *flagRun) flag() {
+	run.flagged = map[flagKey]bool{}
+	for k, in := range run.infos {
+		for _, r := range rules {
+			for _, f := range r.check(run, k) {
+				f.Kind, f.Severity = r.kind, r.severity
+				in.t.Flags = append(in.t.Flags, f)
+			}
+		}
+		run.blindOutcome(k)
+		// Later turns of the thread look these up (earlierFlag).
+		for _, f := range in.t.Flags {
+			run.flagged[flagKey{in.thread, f.Kind, ""}] = true
+			if f.Kind == FlagDeferredInline || f.Kind == FlagReferenceNotSent {
+				for n := range flagNames(f) {
+					run.flagged[flagKey{in.thread, f.Kind, n}] = true
+				}
+			}
+		}
+	}
+}
+
+// blindOutcome fills in what each blind-call flag of turn k led to: the
+// turn that answered the call, whether it was refused, and the tokens
+// the refusal cost (see Flag.Answer).
+func (run *flagRun) blindOutcome(k int) {
+	in := run.infos[k]
+	blind := false
+	for _, f := range in.t.Flags {
+		blind = blind || f.Kind == FlagCallBeforeLoad || f.Kind == FlagUnknownTool
+	}
+	if !blind {
+		return
+	}
+	if run.est == nil {
+		run.est = NewEstimates()
+	}
+	d := in.d
+	outRate, _ := OutputRate(d)
+	// The round trip that carried the answers back was wasted when no call
+	// of the response got a result that is not an error.
+	wasted := true
+	for _, c := range d.ToolCalls {
+		if c.Server {
+			continue
+		}
+		if l, res := run.resultFor(k, c.ID); l < 0 || !refused(res) {
+			wasted = false
+		}
+	}
+	roundTrip := false
+	used := map[int]bool{}
+	for i := range in.t.Flags {
+		f := &in.t.Flags[i]
+		if f.Kind != FlagCallBeforeLoad && f.Kind != FlagUnknownTool {
+			continue
+		}
+		var call *decode.ToolCall
+		for j := range d.ToolCalls {
+			if c := &d.ToolCalls[j]; c.Name == f.Tool && !c.Server && !c.Loaded && !used[j] {
+				call, used[j] = c, true
+				break
+			}
+		}
+		if call == nil {
+			continue
+		}
+		if call.Block >= 0 && call.Block < len(d.Response.Content) {
+			f.CallTokens = Tokens(blockBytes(&d.Response.Content[call.Block]), outRate)
+		}
+		l, res := run.resultFor(k, call.ID)
+		if l < 0 {
+			continue
+		}
+		f.Answer = run.infos[l].t.Index
+		f.Refused = refused(res)
+		if !f.Refused {
+			continue
+		}
+		switch {
+		case wasted && !roundTrip:
+			f.RoundTrip, roundTrip = true, true
+		case wasted:
+			// Its error is part of the request the first flag counts whole.
+		default:
+			rate, _ := run.est.PromptRate(run.infos[l].d)
+			f.ErrorTokens = Tokens(len(res.Raw), rate)
+		}
+	}
+}
+
+// refused reports whether a tool_result says the client refused the call:
+// an error, or one of Claude Code's refusals.
+func refused(res *decode.Block) bool {
+	if res == nil {
+		return false
+	}
+	if res.IsError {
+		return true
+	}
+	for _, s := range []string{"InputValidationError", "No such tool available"} {
+		if strings.Contains(res.Text, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// flagKey names the flags of one kind in one thread, or those of them
+// that name a tool (earlierFlag).
+type flagKey struct {
+	thread *Thread
+	kind   string
+	name   string
+}
+
+// ref names turn k for a person: its place in its thread and in the
+// capture.
+func (run *flagRun) ref(k int) string {
+	in := run.infos[k]
+	for i, idx := range in.thread.Turns {
+		if idx == in.t.Index {
+			return fmt.Sprintf("turn %d of this thread (#%d)", i+1, in.t.Index)
+		}
+	}
+	return fmt.Sprintf("turn #%d", in.t.Index)
+}
+
+// later returns the turns of k's thread after k, by their 1-based index
+// (a part of Thread.Turns, which is in order).
+func (run *flagRun) later(k int) []int {
+	in := run.infos[k]
+	ts := in.thread.Turns
+	return ts[sort.SearchInts(ts, in.t.Index+1):]
+}
+
+// resultFor finds the tool_result answering tool use id in a later turn of
+// k's thread: that turn and the block, or -1.
+func (run *flagRun) resultFor(k int, id string) (int, *decode.Block) {
+	if id == "" {
+		return -1, nil
+	}
+	for _, idx := range run.later(k) {
+		l := idx - 1
+		ms := run.infos[l].d.Request.Messages
+		for i := len(ms) - 1; i >= 0; i-- {
+			for j := range ms[i].Blocks {
+				bl := &ms[i].Blocks[j]
+				if bl.Type == "tool_result" && bl.ToolUseID == id {
+					return l, bl
+				}
+			}
+		}
+	}
+	return -1, nil
+}
+
+// earlierFlag reports whether an earlier turn of k's thread has a flag of
+// kind, naming the tool name when name is not "" (as flagNames reads it).
+//
+// The rules run turn by turn in capture order, so the flags flag has
+// gathered so far are those of the earlier turns.
+func (run *flagRun) earlierFlag(k int, kind, name string) bool {
+	return run.flagged[flagKey{run.infos[k].thread, kind, name}]
+}

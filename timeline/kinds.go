@@ -1,0 +1,109 @@
+package timeline
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/tsinspect/tsinspect/exchange"
+)
+
+// kinds sets the kind and ID of each thread (in the order they started)
+// and each turn's Thread.
+func kinds(threads []*Thread, infos []*info) {
+	var main *Thread
+	for _, in := range infos {
+		if !in.side && !in.subHeader {
+			main = in.thread
+			break
+		}
+	}
+	// Claude Code's own name for a request, when the capture kept it,
+	// says better than the heuristics which thread is the main agent's.
+	for _, in := range infos {
+		if mainSource(querySource(in)) {
+			main = in.thread
+			break
+		}
+	}
+	first := map[*Thread]*info{}
+	last := map[*Thread]*info{}
+	sub := map[*Thread]bool{}
+	agent := map[*Thread]bool{}
+	for _, in := range infos {
+		if first[in.thread] == nil {
+			first[in.thread] = in
+			agent[in.thread] = !in.side
+		}
+		if l := last[in.thread]; l == nil || in.end.After(l.end) {
+			last[in.thread] = in
+		}
+		if in.subHeader && !first[in.thread].side {
+			sub[in.thread] = true
+		}
+	}
+	nSub, nSide, nConv := 0, 0, 0
+	for _, th := range threads {
+		f := first[th]
+		switch {
+		case th == main:
+			th.Kind, th.ID = KindMain, "main"
+			continue
+		case agent[th] && !sub[th]:
+			// Started while another agent thread with a different system
+			// prompt was running: a subagent without a billing header.
+			for _, o := range threads {
+				if o == th || !agent[o] {
+					continue
+				}
+				of := first[o]
+				if !of.start.After(f.start) && !last[o].end.Before(f.start) && of.sysKey != f.sysKey && of.t.Index < f.t.Index {
+					sub[th] = true
+					break
+				}
+			}
+		}
+		switch q := querySource(f); {
+		case q == "":
+		case strings.HasPrefix(q, "agent:"):
+			sub[th] = true
+		case !mainSource(q):
+			sub[th] = false // compact, generate_session_title, ...: a side query
+		}
+		switch {
+		case sub[th]:
+			nSub++
+			th.Kind, th.ID = KindSubagent, "sub"+strconv.Itoa(nSub)
+		case !th.Client.ClaudeCode():
+			nConv++
+			th.Kind, th.ID = KindConversation, "conv"+strconv.Itoa(nConv)
+		default:
+			nSide++
+			th.Kind, th.ID = KindSide, "side"+strconv.Itoa(nSide)
+		}
+	}
+	for _, in := range infos {
+		in.t.Thread = in.thread.ID
+		if in.thread.QuerySource == "" {
+			in.thread.QuerySource = querySource(in)
+		}
+		if in.thread.Session == "" && in.t.Exchange != nil {
+			in.thread.Session = in.t.Exchange.ReqHeader(exchange.SessionHeader)
+		}
+	}
+}
+
+// querySource is Claude Code's query_source of a turn's request, when the
+// capture kept it (raw-bodies captures), else "".
+func querySource(in *info) string {
+	if in == nil || in.t.Exchange == nil {
+		return ""
+	}
+	return in.t.Exchange.ReqHeader(exchange.QuerySourceHeader)
+}
+
+// mainSource reports whether a query_source is the main agent's: the
+// interactive loop (repl_main_thread, with or without an output style) or
+// a -p / SDK run (sdk).
+func mainSource(q string) bool {
+	return q == "sdk" || q == "repl_main_thread" || strings.HasPrefix(q, "repl_main_thread:")
+}

@@ -1,0 +1,177 @@
+package timeline
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/exchange"
+)
+
+// fakeView is a ruleView made by hand: no capture, no decoding, no
+// linking. ref names turn k "turn <k>"; resultFor answers from results;
+// earlierFlag from flagged.
+type fakeView struct {
+	turns   []*info
+	results map[fakeCall]fakeResult
+	flagged map[fakeFlag]bool
+}
+
+// fakeCall is a tool use id asked about from turn k.
+type fakeCall struct {
+	k  int
+	id string
+}
+
+// fakeResult is the later turn and the tool_result block answering a call.
+type fakeResult struct {
+	l     int
+	block decode.Block
+}
+
+// fakeFlag is a flag of kind, naming name or not, on a turn of k's
+// thread before k.
+type fakeFlag struct {
+	k          int
+	kind, name string
+}
+
+func (v *fakeView) turn(k int) *info { return v.turns[k] }
+func (v *fakeView) ref(k int) string { return fmt.Sprintf("turn <%d>", k) }
+func (v *fakeView) earlierFlag(k int, kind, name string) bool {
+	return v.flagged[fakeFlag{k, kind, name}]
+}
+
+func (v *fakeView) resultFor(k int, id string) (int, *decode.Block) {
+	r, ok := v.results[fakeCall{k, id}]
+	if !ok {
+		return -1, nil
+	}
+	return r.l, &r.block
+}
+
+// fakeTurn is the info of a turn with the given 1-based index, exchange
+// status and decoded exchange.
+func fakeTurn(index, status int, d *decode.Turn) *info {
+	return &info{t: &Turn{Index: index, Exchange: &exchange.Exchange{Status: status}, Decoded: d}, d: d}
+}
+
+func TestRuleRetryOnAView(t *testing.T) {
+	at := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	failed := fakeTurn(1, 529, &decode.Turn{Response: decode.Response{Error: &decode.APIError{Type: "overloaded_error"}}})
+	failed.end = at
+	again := fakeTurn(2, 200, &decode.Turn{})
+	again.start = at.Add(3 * time.Second)
+	again.t.Prev, again.t.Link = 1, LinkRepeat
+	v := &fakeView{turns: []*info{failed, again}}
+
+	got := ruleRetry(v, 1)
+	want := "The same request as turn <0> was sent again after it failed with HTTP 529 overloaded_error, 3 s later."
+	if len(got) != 1 || got[0].Detail != want {
+		t.Fatalf("retry of a failed request: %+v, want one flag %q", got, want)
+	}
+	if got := ruleRetry(v, 0); got != nil {
+		t.Errorf("first turn: %+v", got)
+	}
+
+	// A repeat of a request that worked is not a retry.
+	worked := fakeTurn(1, 200, &decode.Turn{Response: decode.Response{Content: []decode.Block{{Type: "text", Text: "ok"}}}})
+	v.turns[0] = worked
+	if got := ruleRetry(v, 1); got != nil {
+		t.Errorf("repeat after success: %+v", got)
+	}
+	// Nor is a turn that extends the failed one.
+	v.turns[0], again.t.Link = failed, LinkExtends
+	if got := ruleRetry(v, 1); got != nil {
+		t.Errorf("extends: %+v", got)
+	}
+}
+
+func TestRuleCallBeforeLoadOnAView(t *testing.T) {
+	const echo = "mcp__demo__echo"
+	d := &decode.Turn{ToolCalls: []decode.ToolCall{
+		{ID: "toolu_1", Name: echo, InCatalog: true},
+		{ID: "toolu_2", Name: "Read", Loaded: true},
+		{ID: "srvtoolu_3", Name: "tool_search_tool_regex", Server: true, InCatalog: true},
+	}}
+	v := &fakeView{turns: []*info{fakeTurn(1, 200, d)}}
+
+	got := ruleCallBeforeLoad(v, 0)
+	if len(got) != 1 || got[0].Tool != echo || !strings.HasSuffix(got[0].Detail, "No later request of this thread answers the call.") {
+		t.Fatalf("unanswered blind call: %+v", got)
+	}
+
+	v.results = map[fakeCall]fakeResult{{0, "toolu_1"}: {l: 4, block: decode.Block{Type: "tool_result", ToolUseID: "toolu_1", IsError: true,
+		Text: "InputValidationError: mcp__demo__echo failed. This tool's schema was not sent to the API."}}}
+	got = ruleCallBeforeLoad(v, 0)
+	want := "Its tool_result in turn <4> says InputValidationError: the schema was not sent to the API."
+	if len(got) != 1 || got[0].Tool != echo || !strings.HasSuffix(got[0].Detail, want) {
+		t.Fatalf("refused blind call: %+v, want a detail ending %q", got, want)
+	}
+	if !strings.HasPrefix(got[0].Detail, "The model called "+echo+", a deferred tool the catalog lists") {
+		t.Errorf("detail %q", got[0].Detail)
+	}
+	// The same call, not in the catalog, is unknown_tool's.
+	if u := ruleUnknownTool(v, 0); len(u) != 0 {
+		t.Errorf("unknown_tool on a catalog tool: %+v", u)
+	}
+}
+
+func TestRuleDeferredInlineOnAView(t *testing.T) {
+	in := fakeTurn(3, 200, &decode.Turn{})
+	in.inline = []string{"mcp__a__x", "mcp__a__y", "mcp__a__z"}
+	v := &fakeView{turns: []*info{fakeTurn(1, 200, &decode.Turn{}), fakeTurn(2, 200, &decode.Turn{}), in}}
+
+	// An earlier turn of the thread flagged x: only y and z are new. A
+	// flag seen from another turn does not count.
+	v.flagged = map[fakeFlag]bool{{2, FlagDeferredInline, "mcp__a__x"}: true, {1, FlagDeferredInline, "mcp__a__y"}: true}
+	got := ruleDeferredInline(v, 2)
+	if len(got) != 1 || got[0].Tool != "" || !strings.Contains(got[0].Detail, "2 tools announced as deferred") ||
+		!strings.Contains(got[0].Detail, "in tools: mcp__a__y, mcp__a__z.") {
+		t.Fatalf("two new inline tools: %+v", got)
+	}
+	if n := flagNames(got[0]); len(n) != 2 || !n["mcp__a__y"] || !n["mcp__a__z"] {
+		t.Errorf("names %v: later turns would not find them", n)
+	}
+
+	v.flagged[fakeFlag{2, FlagDeferredInline, "mcp__a__y"}] = true
+	got = ruleDeferredInline(v, 2)
+	if len(got) != 1 || got[0].Tool != "mcp__a__z" {
+		t.Fatalf("one new inline tool: %+v", got)
+	}
+
+	v.flagged[fakeFlag{2, FlagDeferredInline, "mcp__a__z"}] = true
+	if got := ruleDeferredInline(v, 2); got != nil {
+		t.Errorf("all flagged before: %+v", got)
+	}
+}
+
+func TestRuleToolSearchOffOnAView(t *testing.T) {
+	d := &decode.Turn{Request: decode.Request{Tools: []decode.Tool{{Name: "Read"}, {Name: "mcp__a__x"}, {Name: "mcp__a__y"}}}}
+	in := fakeTurn(1, 200, d)
+	in.client = Client{Family: ClientClaudeCode}
+	v := &fakeView{turns: []*info{in}}
+
+	got := ruleToolSearchOff(v, 0)
+	if len(got) != 1 || !strings.HasPrefix(got[0].Detail, "This thread sends 2 MCP tools (mcp__a__x, mcp__a__y) with full schemas") {
+		t.Fatalf("first turn: %+v", got)
+	}
+	// Once per thread.
+	v.flagged = map[fakeFlag]bool{{0, FlagToolSearchOff, ""}: true}
+	if got := ruleToolSearchOff(v, 0); got != nil {
+		t.Errorf("flagged earlier in the thread: %+v", got)
+	}
+	v.flagged = nil
+	// Not on a side query, nor with a ToolSearch.
+	in.side = true
+	if got := ruleToolSearchOff(v, 0); got != nil {
+		t.Errorf("side query: %+v", got)
+	}
+	in.side = false
+	d.Request.Tools = append(d.Request.Tools, decode.Tool{Name: decode.ClientSearchTool})
+	if got := ruleToolSearchOff(v, 0); got != nil {
+		t.Errorf("with ToolSearch: %+v", got)
+	}
+}
