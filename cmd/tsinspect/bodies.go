@@ -15,7 +15,9 @@ import (
 	"github.com/tsinspect/tsinspect/capture"
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/importer/rawbodies"
+	"github.com/tsinspect/tsinspect/internal/shell"
 	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/recording"
 	"github.com/tsinspect/tsinspect/store"
 )
 
@@ -125,7 +127,7 @@ func recordBodies(env *cliEnv, f recordFlags) error {
 			secrets = append(secrets, v)
 		}
 	}
-	turns := newTurnLog(f.prices)
+	turns := recording.NewTurnLog(f.prices)
 	lines := env.stderr
 	var logPath string
 	if len(f.command) > 0 && !f.ui && interactive(env, f.command) {
@@ -137,7 +139,7 @@ func recordBodies(env *cliEnv, f recordFlags) error {
 		defer lf.Close()
 		lines = lf
 		fmt.Fprintf(env.stderr, "tsinspect: %s has the terminal: tsinspect's lines while it runs (each turn's tokens and cost, failures) go to %s (tail -f %s in another terminal)\n",
-			filepath.Base(f.command[0]), logPath, shellQuote(logPath))
+			filepath.Base(f.command[0]), logPath, shell.Quote(logPath))
 	}
 	rec := &bodiesRecorder{
 		db:    db,
@@ -150,15 +152,15 @@ func recordBodies(env *cliEnv, f recordFlags) error {
 	case f.ui || f.quiet:
 	case len(f.command) == 0:
 		rec.flows = func(ex *exchange.Exchange) {
-			line := flowLine(ex)
-			if d := turns.describe(ex); d != "" {
+			line := recording.FlowLine(ex)
+			if d := turns.Describe(ex); d != "" {
 				line += " · " + d
 			}
 			fmt.Fprintln(env.stdout, line)
 		}
 	default:
 		rec.flows = func(ex *exchange.Exchange) {
-			if d := turns.describe(ex); d != "" {
+			if d := turns.Describe(ex); d != "" {
 				fmt.Fprintf(lines, "tsinspect: %s\n", d)
 			}
 		}
@@ -196,7 +198,7 @@ func recordBodies(env *cliEnv, f recordFlags) error {
 			fmt.Fprintf(lines, "tsinspect: the child gets ANTHROPIC_BASE_URL=%s (--upstream)\n", redactURL(f.upstream))
 		}
 		if f.upstream != "" || os.Getenv("ANTHROPIC_BASE_URL") != "" {
-			fmt.Fprintf(lines, "tsinspect: %s\n", baseURLNote)
+			fmt.Fprintf(lines, "tsinspect: %s\n", recording.BaseURLNote)
 		}
 	}
 	status := 0
@@ -218,7 +220,7 @@ func recordBodies(env *cliEnv, f recordFlags) error {
 		fmt.Fprintf(env.stdout, "tsinspect: recording the API bodies Claude Code writes into %s; Ctrl-C to stop.\nIn the shell that runs claude:\n", f.db)
 		for _, kv := range childEnv {
 			k, v, _ := strings.Cut(kv, "=")
-			fmt.Fprintf(env.stdout, "  export %s=%s\n", k, shellQuote(v))
+			fmt.Fprintf(env.stdout, "  export %s=%s\n", k, shell.Quote(v))
 		}
 		<-sig
 		signal.Stop(sig)
@@ -239,7 +241,7 @@ func recordBodies(env *cliEnv, f recordFlags) error {
 	st, redacted := rec.stats, rec.dir.Redacted
 	bad, firstBad := rec.dir.BadLines, rec.dir.FirstBad
 	rec.mu.Unlock()
-	printSummary(env, f.db, st, time.Since(started), turns.summary())
+	printSummary(env, f.db, st, time.Since(started), turns.Summary())
 	if logPath != "" {
 		fmt.Fprintf(env.stderr, "  what tsinspect said while %s ran is in %s\n", filepath.Base(f.command[0]), logPath)
 	}

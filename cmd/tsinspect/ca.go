@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tsinspect/tsinspect/capture"
+	"github.com/tsinspect/tsinspect/internal/shell"
 )
 
 func runCA(env *cliEnv, args []string) error {
@@ -109,9 +110,9 @@ func loadCAWith(dir, intercept string, load func(string, []string) (*capture.CA,
 	switch {
 	case errors.As(err, &np):
 		return nil, fmt.Errorf("%w; the CA is kept: to replace it by one that also permits %s, run 'tsinspect ca --rotate --ca-dir %s --intercept %s' (clients that trust the old CA must then trust the new one)",
-			err, strings.Join(np.Missing, ", "), shellQuote(dir), strings.Join(np.Missing, ","))
+			err, strings.Join(np.Missing, ", "), shell.Quote(dir), strings.Join(np.Missing, ","))
 	case errors.As(err, &exp):
-		return nil, fmt.Errorf("%w; run 'tsinspect ca --rotate --ca-dir %s' to make a new one (the old files are kept)", err, shellQuote(dir))
+		return nil, fmt.Errorf("%w; run 'tsinspect ca --rotate --ca-dir %s' to make a new one (the old files are kept)", err, shell.Quote(dir))
 	}
 	return ca, err
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tsinspect/tsinspect/importer"
+	"github.com/tsinspect/tsinspect/internal/shell"
 	"github.com/tsinspect/tsinspect/store"
 )
 
@@ -46,7 +47,7 @@ func readError(cmd, path string, err error) error {
 	}
 	db := importTarget(path)
 	return fmt.Errorf("%s is %s, not a tsinspect capture: import it with 'tsinspect import %s --db %s', then run 'tsinspect %s %s'",
-		path, what, shellQuote(path), shellQuote(db), cmd, shellQuote(db))
+		path, what, shell.Quote(path), shell.Quote(db), cmd, shell.Quote(db))
 }
 
 // importTarget names the capture to import the file or directory at path

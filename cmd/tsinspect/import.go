@@ -20,6 +20,7 @@ import (
 	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/otlp"
 	"github.com/tsinspect/tsinspect/outfile"
+	"github.com/tsinspect/tsinspect/recording"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/replay"
 	"github.com/tsinspect/tsinspect/store"
@@ -336,7 +337,7 @@ func runReplayServer(env *cliEnv, args []string) error {
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
-		return fmt.Errorf("replay-server: listen on %s: %w", *listen, unwrapOp(err))
+		return fmt.Errorf("replay-server: listen on %s: %w", *listen, recording.UnwrapOp(err))
 	}
 	addr := ln.Addr().String()
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second}

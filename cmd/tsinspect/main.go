@@ -144,8 +144,8 @@ func internalPackage(name string) bool {
 	case "capture", "claudetap", "claudetools", "claudetrace", "contentcoding", "corpus", "coverage",
 		"decode", "democapture", "exchange", "filter", "fixtures", "flow", "golden", "har", "importer",
 		"longsession", "mcpclient", "mcpserver", "memlimit", "mitmflow", "numfmt", "otlp", "outfile",
-		"pcap", "pcaptest", "pricing", "rawbodies", "realsession", "recon", "redact", "replay",
-		"report", "session", "sharing", "source", "stats", "store", "timeline", "tlsrec", "toolsearch", "ui", "vcr", "view":
+		"pcap", "pcaptest", "pricing", "rawbodies", "realsession", "recon", "recording", "redact", "replay",
+		"report", "session", "sharing", "shell", "source", "stats", "store", "timeline", "tlsrec", "toolsearch", "ui", "vcr", "view":
 		return true
 	}
 	return false

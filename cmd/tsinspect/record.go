@@ -21,9 +21,11 @@ import (
 
 	"github.com/tsinspect/tsinspect/capture"
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/internal/shell"
 	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/otlp"
 	"github.com/tsinspect/tsinspect/pricing"
+	"github.com/tsinspect/tsinspect/recording"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/timeline"
@@ -131,7 +133,7 @@ func runRecord(env *cliEnv, args []string) error {
 			}
 		}
 		if f.otlp != "" {
-			return usageError("record: --otlp does not work with --mode bodies yet; send the capture afterwards with 'tsinspect export %s --format otlp'", shellQuote(f.db))
+			return usageError("record: --otlp does not work with --mode bodies yet; send the capture afterwards with 'tsinspect export %s --format otlp'", shell.Quote(f.db))
 		}
 	}
 	if err := checkListen(f.listen, f.allowRemote); err != nil {
@@ -261,7 +263,7 @@ func record(env *cliEnv, f recordFlags) error {
 	// The address first: a port in use leaves no capture behind.
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
-		return fmt.Errorf("record: listen on %s: %w", f.listen, unwrapOp(err))
+		return fmt.Errorf("record: listen on %s: %w", f.listen, recording.UnwrapOp(err))
 	}
 	addr := ln.Addr().String()
 	defer ln.Close()
@@ -292,7 +294,7 @@ func record(env *cliEnv, f recordFlags) error {
 
 	var flows func(*exchange.Exchange)
 	var wake chan struct{} // --ui: the live view looks at each write at once
-	turns := newTurnLog(f.prices)
+	turns := recording.NewTurnLog(f.prices)
 	// Where tsinspect's lines go while a command runs: standard error, or,
 	// when the command has the terminal (a full-screen program such as an
 	// interactive claude), FILE.log, so that no line lands in its screen.
@@ -307,7 +309,7 @@ func record(env *cliEnv, f recordFlags) error {
 		defer lf.Close()
 		lines = lf
 		fmt.Fprintf(env.stderr, "tsinspect: %s has the terminal: tsinspect's lines while it runs (each turn's tokens and cost, failures) go to %s (tail -f %s in another terminal)\n",
-			filepath.Base(f.command[0]), logPath, shellQuote(logPath))
+			filepath.Base(f.command[0]), logPath, shell.Quote(logPath))
 	}
 	switch {
 	case f.ui:
@@ -325,8 +327,8 @@ func record(env *cliEnv, f recordFlags) error {
 		// timeline's.)
 		flows = func(ex *exchange.Exchange) {
 			if ex.State != exchange.StateInFlight {
-				line := flowLine(ex)
-				if d := turns.describe(ex); d != "" {
+				line := recording.FlowLine(ex)
+				if d := turns.Describe(ex); d != "" {
 					line += " · " + d
 				}
 				fmt.Fprintln(env.stdout, line)
@@ -336,20 +338,20 @@ func record(env *cliEnv, f recordFlags) error {
 		// Failures are told as they happen, even with --quiet, at most a
 		// few lines every ten seconds; the summary counts them all. Each
 		// turn's tokens and cost too, but with --quiet.
-		fails := newFailureLog(lines)
+		fails := recording.NewFailureLog(lines)
 		flows = func(ex *exchange.Exchange) {
-			fails.exchange(ex)
+			fails.Exchange(ex)
 			if !f.quiet {
-				if d := turns.describe(ex); d != "" {
+				if d := turns.Describe(ex); d != "" {
 					fmt.Fprintf(lines, "tsinspect: %s\n", d)
 				}
 			}
 		}
-		cfg.OnTunnelError = fails.tunnel
+		cfg.OnTunnelError = fails.Tunnel
 	}
 	if len(f.command) == 0 && !f.ui && !f.quiet {
-		fails := newFailureLog(env.stderr)
-		cfg.OnTunnelError = fails.tunnel
+		fails := recording.NewFailureLog(env.stderr)
+		cfg.OnTunnelError = fails.Tunnel
 	}
 	ctx := context.Background()
 	started := time.Now()
@@ -397,9 +399,9 @@ func record(env *cliEnv, f recordFlags) error {
 	if cfg.CA != nil {
 		caPath = cfg.CA.CertPath
 	}
-	plan := planChildEnv(f.mode, addr, caPath, os.Environ())
+	plan := recording.PlanChild(f.mode, addr, caPath, os.Environ())
 	if plan.MergeCA != "" {
-		bundle, err := writeCABundle(plan.MergeCA, caPath)
+		bundle, err := recording.WriteCABundle(plan.MergeCA, caPath)
 		if err != nil {
 			srv.Close()
 			rec.Close()
@@ -409,7 +411,7 @@ func record(env *cliEnv, f recordFlags) error {
 		plan.Set = append(plan.Set, "NODE_EXTRA_CA_CERTS="+bundle)
 	}
 	childEnv := plan.Set
-	warnings := append(envWarnings(f.mode, f.upstream, capture.InterceptHosts(cfg.Intercept), os.Environ()), plan.Warnings...)
+	warnings := append(recording.Warnings(f.mode, f.upstream, capture.InterceptHosts(cfg.Intercept), os.Environ()), plan.Warnings...)
 	for _, w := range warnings {
 		fmt.Fprintf(env.stderr, "tsinspect: warning: %s\n", w)
 	}
@@ -459,7 +461,7 @@ func record(env *cliEnv, f recordFlags) error {
 	proxy.CloseIdle()
 	st := rec.Close()
 	_ = db.SetMeta(ctx, "ended_at", time.Now().UTC().Format(time.RFC3339Nano))
-	printSummary(env, f.db, st, time.Since(started), turns.summary())
+	printSummary(env, f.db, st, time.Since(started), turns.Summary())
 	if logPath != "" {
 		fmt.Fprintf(env.stderr, "  what tsinspect said while %s ran is in %s\n", filepath.Base(f.command[0]), logPath)
 	}
@@ -473,14 +475,6 @@ func record(env *cliEnv, f recordFlags) error {
 		return &exitError{code: status}
 	}
 	return nil
-}
-
-func unwrapOp(err error) error {
-	var op *net.OpError
-	if errors.As(err, &op) && op.Err != nil {
-		return op.Err
-	}
-	return err
 }
 
 func readCerts(path string) ([]*x509.Certificate, error) {
@@ -534,7 +528,7 @@ func exportLine(kv string) string {
 	if k == "ENABLE_TOOL_SEARCH" {
 		return fmt.Sprintf("%s=\"${%s:-%s}\"", k, k, v)
 	}
-	return k + "=" + shellQuote(v)
+	return k + "=" + shell.Quote(v)
 }
 
 // runChild runs the command with the terminal passed through and returns
@@ -594,13 +588,6 @@ func mergeEnv(base, extra []string) []string {
 	return append(out, extra...)
 }
 
-func shellQuote(s string) string {
-	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // interactive reports whether a command run under record takes the
 // terminal for itself: its standard input is a terminal, and it is not
 // Claude Code's print mode (claude -p / --print answers once and exits).
@@ -618,35 +605,6 @@ func interactive(env *cliEnv, command []string) bool {
 		}
 	}
 	return true
-}
-
-// flowLine describes a recorded exchange in one line: when it started,
-// the request, and what came back.
-func flowLine(ex *exchange.Exchange) string {
-	target := ex.URL
-	if u, err := url.Parse(ex.URL); err == nil {
-		target = u.RequestURI()
-		if !strings.EqualFold(u.Hostname(), capture.DefaultHost) && u.Host != "" {
-			target = u.Host + target
-		}
-	}
-	line := fmt.Sprintf("%s %s %s → ", ex.Start.Local().Format("15:04:05.000"), ex.Method, target)
-	if ex.Status != 0 {
-		line += fmt.Sprintf("%d, ", ex.Status)
-	}
-	line += numfmt.Bytes(int64(len(ex.RespBody)))
-	if d := ex.End.Sub(ex.Start); !ex.End.IsZero() && d < time.Millisecond {
-		line += " in <1ms"
-	} else if !ex.End.IsZero() {
-		line += " in " + d.Round(time.Millisecond).String()
-	}
-	if ex.State != exchange.StateComplete {
-		line += ", " + string(ex.State)
-		if ex.Error != "" {
-			line += ": " + ex.Error
-		}
-	}
-	return line
 }
 
 // printSummary says what a recording left in db; cost, when not "", is
@@ -671,16 +629,16 @@ func printSummary(env *cliEnv, db string, st capture.Stats, elapsed time.Duratio
 	// summaryLimit bytes of capture, the summary does not keep the user
 	// waiting for it.
 	if fi, err := os.Stat(db); err != nil || fi.Size() > summaryLimit {
-		fmt.Fprintf(env.stderr, "  next: tsinspect open %s\n", shellQuote(db))
+		fmt.Fprintf(env.stderr, "  next: tsinspect open %s\n", shell.Quote(db))
 		return
 	}
 	if s, err := loadSession(db, nil); err == nil && len(s.Turns) > 0 {
 		fmt.Fprintf(env.stderr, "  the capture holds %s in %s; %s\n", numfmt.Count(len(s.Turns), "Messages turn", "Messages turns"),
 			numfmt.Count(len(s.Threads), "thread", "threads"), flagCounts(s))
-		fmt.Fprintf(env.stderr, "  next: tsinspect open %s   (or turns, searches, report)\n", shellQuote(db))
+		fmt.Fprintf(env.stderr, "  next: tsinspect open %s   (or turns, searches, report)\n", shell.Quote(db))
 		return
 	}
-	fmt.Fprintf(env.stderr, "  next: tsinspect exchanges %s\n", shellQuote(db))
+	fmt.Fprintf(env.stderr, "  next: tsinspect exchanges %s\n", shell.Quote(db))
 }
 
 // summaryLimit is the largest capture file whose turns the end-of-recording

@@ -1,4 +1,4 @@
-package main
+package recording
 
 import (
 	"os"
@@ -55,7 +55,7 @@ func TestEnvWarnings(t *testing.T) {
 		{"bedrock off", capture.ModeMITM, "", []string{"CLAUDE_CODE_USE_BEDROCK=0"}, 0, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := envWarnings(c.mode, c.up, hosts, c.environ)
+			got := Warnings(c.mode, c.up, hosts, c.environ)
 			if len(got) != c.lines {
 				t.Fatalf("warnings %q, want %d", got, c.lines)
 			}
@@ -104,7 +104,7 @@ func TestPlanChildEnv(t *testing.T) {
 			[]string{"HTTPS_PROXY=http://" + addr, "https_proxy=http://" + addr, "NODE_EXTRA_CA_CERTS=/ca.pem"}, "", "HTTPS_PROXY was http://corp:3128", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := planChildEnv(c.mode, addr, "/ca.pem", c.environ)
+			got := PlanChild(c.mode, addr, "/ca.pem", c.environ)
 			if strings.Join(got.Set, " ") != strings.Join(c.set, " ") {
 				t.Errorf("set %q, want %q", got.Set, c.set)
 			}
@@ -112,7 +112,7 @@ func TestPlanChildEnv(t *testing.T) {
 			var others []string
 			said := false
 			for _, n := range got.Notes {
-				if n == baseURLNote {
+				if n == BaseURLNote {
 					said = true
 					continue
 				}
@@ -140,20 +140,8 @@ func TestToolSearchOff(t *testing.T) {
 		"false": true, "FALSE": true, " off ": true, "0": true, "no": true, "auto:100": true, "auto:150": true,
 		"true": false, "auto": false, "auto:0": false, "auto:99": false, "auto:x": false, "1": false, "force": false,
 	} {
-		if got := toolSearchOff(v); got != want {
-			t.Errorf("toolSearchOff(%q) = %v, want %v", v, got, want)
-		}
-	}
-}
-
-func TestExportLine(t *testing.T) {
-	for kv, want := range map[string]string{
-		"ENABLE_TOOL_SEARCH=true":      `ENABLE_TOOL_SEARCH="${ENABLE_TOOL_SEARCH:-true}"`,
-		"HTTPS_PROXY=http://1.2.3.4:5": "HTTPS_PROXY=http://1.2.3.4:5",
-		"NODE_EXTRA_CA_CERTS=/a b.pem": "NODE_EXTRA_CA_CERTS='/a b.pem'",
-	} {
-		if got := exportLine(kv); got != want {
-			t.Errorf("exportLine(%q) = %s, want %s", kv, got, want)
+		if got := ToolSearchOff(v); got != want {
+			t.Errorf("ToolSearchOff(%q) = %v, want %v", v, got, want)
 		}
 	}
 }
@@ -167,7 +155,7 @@ func TestWriteCABundle(t *testing.T) {
 	if err := os.WriteFile(ca, []byte("CA CERT"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p, err := writeCABundle(user, ca)
+	p, err := WriteCABundle(user, ca)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,22 +164,7 @@ func TestWriteCABundle(t *testing.T) {
 	if string(b) != "USER CERT\nCA CERT" {
 		t.Errorf("bundle %q", b)
 	}
-	if _, err := writeCABundle(filepath.Join(dir, "missing.pem"), ca); err == nil || !strings.Contains(err.Error(), "NODE_EXTRA_CA_CERTS") {
+	if _, err := WriteCABundle(filepath.Join(dir, "missing.pem"), ca); err == nil || !strings.Contains(err.Error(), "NODE_EXTRA_CA_CERTS") {
 		t.Errorf("missing user file: err %v", err)
-	}
-}
-
-func TestExportsFor(t *testing.T) {
-	rev := []string{"ANTHROPIC_BASE_URL=http://127.0.0.1:1"}
-	if got := strings.Join(exportsFor(capture.ModeReverse, rev), " "); got != "ANTHROPIC_BASE_URL=http://127.0.0.1:1 ENABLE_TOOL_SEARCH=true" {
-		t.Errorf("reverse, kept value here: %s", got)
-	}
-	both := []string{"ANTHROPIC_BASE_URL=x", "ENABLE_TOOL_SEARCH=true"}
-	if got := exportsFor(capture.ModeReverse, both); len(got) != 2 {
-		t.Errorf("reverse, set here: %q", got)
-	}
-	mitm := []string{"HTTPS_PROXY=x"}
-	if got := exportsFor(capture.ModeMITM, mitm); len(got) != 1 {
-		t.Errorf("mitm: %q", got)
 	}
 }

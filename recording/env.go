@@ -1,4 +1,4 @@
-package main
+package recording
 
 import (
 	"fmt"
@@ -9,14 +9,15 @@ import (
 	"strings"
 
 	"github.com/tsinspect/tsinspect/capture"
+	"github.com/tsinspect/tsinspect/internal/shell"
 )
 
-// envWarnings looks at the environment a recorded client will run with
+// Warnings looks at the environment a recorded client will run with
 // and says, one line each, what in it would send the client's traffic past
 // the proxy, so that the user learns it before the session rather than
 // from an empty capture. hosts are the intercepted hosts (mitm mode);
 // upstream is --upstream as given.
-func envWarnings(mode, upstream string, hosts []string, environ []string) []string {
+func Warnings(mode, upstream string, hosts []string, environ []string) []string {
 	get := func(name string) string {
 		for _, kv := range environ {
 			if k, v, ok := strings.Cut(kv, "="); ok && k == name {
@@ -34,7 +35,7 @@ func envWarnings(mode, upstream string, hosts []string, environ []string) []stri
 	base := get("ANTHROPIC_BASE_URL")
 	if mode == capture.ModeReverse {
 		if base != "" && upstream == "" {
-			out = append(out, fmt.Sprintf("ANTHROPIC_BASE_URL was %s; the client is pointed at tsinspect instead, which forwards to the --upstream URL (add --upstream %s to keep going there)", base, shellQuote(base)))
+			out = append(out, fmt.Sprintf("ANTHROPIC_BASE_URL was %s; the client is pointed at tsinspect instead, which forwards to the --upstream URL (add --upstream %s to keep going there)", base, shell.Quote(base)))
 		}
 		return out
 	}
@@ -44,7 +45,7 @@ func envWarnings(mode, upstream string, hosts []string, environ []string) []stri
 		case err != nil || u.Host == "":
 			out = append(out, fmt.Sprintf("ANTHROPIC_BASE_URL %q is not a URL the client can use", base))
 		case u.Scheme == "http":
-			out = append(out, fmt.Sprintf("ANTHROPIC_BASE_URL is %s, plain HTTP, which an HTTPS proxy never sees: nothing will be recorded; use --mode reverse --upstream %s", base, shellQuote(base)))
+			out = append(out, fmt.Sprintf("ANTHROPIC_BASE_URL is %s, plain HTTP, which an HTTPS proxy never sees: nothing will be recorded; use --mode reverse --upstream %s", base, shell.Quote(base)))
 		case !intercepted(u.Hostname(), hosts):
 			out = append(out, fmt.Sprintf("ANTHROPIC_BASE_URL sends the client to %s, which is not intercepted: nothing will be recorded; add --intercept %s", u.Hostname(), u.Hostname()))
 		}
@@ -91,19 +92,19 @@ func bypasses(noProxy, host string) bool {
 	return false
 }
 
-// baseURLNote says what Claude Code changes in its requests when
+// BaseURLNote says what Claude Code changes in its requests when
 // ANTHROPIC_BASE_URL points it elsewhere than Anthropic, as measured with
 // releases 2.1.100 to 2.1.331 (README: "What each mode changes").
-const baseURLNote = "note: behind ANTHROPIC_BASE_URL Claude Code sends other requests than to api.anthropic.com: " +
+const BaseURLNote = "note: behind ANTHROPIC_BASE_URL Claude Code sends other requests than to api.anthropic.com: " +
 	"3 system blocks instead of 4 (no scope \"global\" block), no diagnostics, up to 4 fewer betas (2.1.300 and later), " +
 	"and HEAD /api/hello in place of its other side requests; --mode mitm records what it sends to Anthropic"
 
-// childEnv is what record puts in the environment of the client it runs
+// ChildEnv is what record puts in the environment of the client it runs
 // (or tells the user to export). A variable the proxy cannot work without
 // (ANTHROPIC_BASE_URL in reverse mode, HTTPS_PROXY in mitm mode) is always
 // set; any other is set only when the user has not set it, so that the
 // recorded client behaves as it would without tsinspect.
-type childEnv struct {
+type ChildEnv struct {
 	// Set holds the KEY=VALUE entries the child gets on top of the
 	// environment, in a stable order.
 	Set []string
@@ -118,10 +119,10 @@ type childEnv struct {
 	MergeCA string
 }
 
-// planChildEnv decides the child's environment for mode with the proxy at
+// PlanChild decides the child's environment for mode with the proxy at
 // addr and the interception CA at caPath (mitm), given the environment
 // the client would otherwise run with.
-func planChildEnv(mode, addr, caPath string, environ []string) childEnv {
+func PlanChild(mode, addr, caPath string, environ []string) ChildEnv {
 	get := func(name string) (string, bool) {
 		v, ok := "", false
 		for _, kv := range environ {
@@ -131,10 +132,10 @@ func planChildEnv(mode, addr, caPath string, environ []string) childEnv {
 		}
 		return v, ok
 	}
-	var c childEnv
+	var c ChildEnv
 	if mode == capture.ModeReverse {
 		c.Set = append(c.Set, "ANTHROPIC_BASE_URL=http://"+addr)
-		c.Notes = append(c.Notes, baseURLNote)
+		c.Notes = append(c.Notes, BaseURLNote)
 		// Releases up to 2.1.300 hold tool search off behind a base URL
 		// that is not Anthropic's when ENABLE_TOOL_SEARCH is unset or
 		// empty (2.1.328 and 2.1.331 keep it on); any value the user
@@ -143,7 +144,7 @@ func planChildEnv(mode, addr, caPath string, environ []string) childEnv {
 		case v == "":
 			c.Set = append(c.Set, "ENABLE_TOOL_SEARCH=true")
 			c.Notes = append(c.Notes, "ENABLE_TOOL_SEARCH is unset: setting it to true for the child, because Claude Code up to 2.1.300 holds tool search off behind an ANTHROPIC_BASE_URL that is not Anthropic's (2.1.328 and later keep it on); export ENABLE_TOOL_SEARCH yourself (e.g. auto) to choose")
-		case toolSearchOff(v):
+		case ToolSearchOff(v):
 			c.Warnings = append(c.Warnings, fmt.Sprintf("ENABLE_TOOL_SEARCH=%s turns tool search off: the client will send every tool inline and the capture will show no ToolSearch (kept as you set it)", v))
 		default:
 			c.Notes = append(c.Notes, fmt.Sprintf("keeping your ENABLE_TOOL_SEARCH=%s for the child", v))
@@ -167,10 +168,10 @@ func planChildEnv(mode, addr, caPath string, environ []string) childEnv {
 	return c
 }
 
-// toolSearchOff reports whether an ENABLE_TOOL_SEARCH value turns Claude
+// ToolSearchOff reports whether an ENABLE_TOOL_SEARCH value turns Claude
 // Code's tool search off: 0, false, no or off (any case, blanks around
 // ignored), or auto:N with N of 100 or more.
-func toolSearchOff(v string) bool {
+func ToolSearchOff(v string) bool {
 	v = strings.ToLower(strings.TrimSpace(v))
 	if n, ok := strings.CutPrefix(v, "auto:"); ok {
 		f, err := strconv.ParseFloat(n, 64)
@@ -183,10 +184,10 @@ func toolSearchOff(v string) bool {
 	return false
 }
 
-// writeCABundle writes the certificates of the user's file and the
+// WriteCABundle writes the certificates of the user's file and the
 // interception CA's into a new file and returns its path; the caller
 // removes it when the child is done.
-func writeCABundle(userFile, caPath string) (string, error) {
+func WriteCABundle(userFile, caPath string) (string, error) {
 	user, err := os.ReadFile(userFile)
 	if err != nil {
 		return "", fmt.Errorf("record: NODE_EXTRA_CA_CERTS: %w", err)

@@ -1,4 +1,4 @@
-package main
+package recording
 
 import (
 	"fmt"
@@ -13,11 +13,11 @@ import (
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
-// turnLog tells, as a recording goes, what each Messages turn cost: its
+// TurnLog tells, as a recording goes, what each Messages turn cost: its
 // tokens and dollars, and the session's running total. It reads only the
 // request's model and the response of each exchange, in the recorder's
 // writer, never on the proxy's path.
-type turnLog struct {
+type TurnLog struct {
 	prices *pricing.Table
 
 	mu     sync.Mutex
@@ -28,13 +28,13 @@ type turnLog struct {
 	as     map[string]string // such a model, and the one it was priced as
 }
 
-func newTurnLog(prices *pricing.Table) *turnLog { return &turnLog{prices: prices} }
+func NewTurnLog(prices *pricing.Table) *TurnLog { return &TurnLog{prices: prices} }
 
 // describe returns what a completed Messages exchange cost, for its line
 // ("turn 3 opus-5-5: 12,086 read, 76 written, 46 out, ≈$0.0077; ≈$0.0917
 // in all"), and "" for an exchange that is no Messages turn or is still
 // under way.
-func (l *turnLog) describe(ex *exchange.Exchange) string {
+func (l *TurnLog) Describe(ex *exchange.Exchange) string {
 	if ex.State == exchange.StateInFlight {
 		return ""
 	}
@@ -81,7 +81,7 @@ func (l *turnLog) describe(ex *exchange.Exchange) string {
 
 // summary is the session's total for the end of a recording, "" when no
 // turn was priced.
-func (l *turnLog) summary() string {
+func (l *TurnLog) Summary() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.priced {
@@ -106,4 +106,12 @@ func approx(b bool) string {
 		return "≈"
 	}
 	return ""
+}
+
+// orDash is s, or "-" when it is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
