@@ -94,7 +94,7 @@ func bypasses(noProxy, host string) bool {
 
 // BaseURLNote says what Claude Code changes in its requests when
 // ANTHROPIC_BASE_URL points it elsewhere than Anthropic, as measured with
-// releases 2.1.100 to 2.1.331 (README: "What each mode changes").
+// releases 2.1.100 to 2.1.331 (docs/recording.md, "What each mode changes").
 const BaseURLNote = "note: behind ANTHROPIC_BASE_URL Claude Code sends other requests than to api.anthropic.com: " +
 	"3 system blocks instead of 4 (no scope \"global\" block), no diagnostics, up to 4 fewer betas (2.1.300 and later), " +
 	"and HEAD /api/hello in place of its other side requests; --mode mitm records what it sends to Anthropic"
