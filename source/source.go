@@ -81,14 +81,7 @@ func (c *Capture) Close() error { return c.db.Close() }
 func Read(ctx context.Context, src Source) (*timeline.Builder, []Problem, error) {
 	b := timeline.NewBuilder(false)
 	b.SetLoader(func(id int64) (*exchange.Exchange, error) { return src.Get(ctx, id) })
-	problems, err := src.Stream(ctx, func(ex *exchange.Exchange) error {
-		b.Add(ex)
-		return nil
-	})
-	if err != nil {
-		return nil, problems, err
-	}
-	return b, problems, nil
+	return into(ctx, src, b)
 }
 
 // ReadFile opens the capture at path, reads it as Read does and closes
@@ -99,8 +92,12 @@ func ReadFile(ctx context.Context, path string) (*timeline.Builder, []Problem, e
 		return nil, nil, err
 	}
 	defer c.Close()
-	b := timeline.NewBuilder(false)
-	problems, err := c.Stream(ctx, func(ex *exchange.Exchange) error {
+	return into(ctx, c, timeline.NewBuilder(false))
+}
+
+// into streams src into b.
+func into(ctx context.Context, src Source, b *timeline.Builder) (*timeline.Builder, []Problem, error) {
+	problems, err := src.Stream(ctx, func(ex *exchange.Exchange) error {
 		b.Add(ex)
 		return nil
 	})
