@@ -132,9 +132,24 @@ func startUpstream(t testing.TB, sc fixtures.Script, cfg *tls.Config, opts pcapt
 	return u
 }
 
-// stop closes the server and its connections, so that the capture holds
-// their FINs.
-func (u *upstream) stop() { u.srv.Close() }
+// stop closes the server and its connections, and waits until the
+// capture holds all their packets, FINs included.
+func (u *upstream) stop(t testing.TB) {
+	t.Helper()
+	u.srv.Close()
+	waitCapture(t, u.Cap)
+}
+
+// waitCapture waits until every connection c wrapped is closed and read
+// to its end.
+func waitCapture(t testing.TB, c *pcaptest.Capture) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // traffic sends a set of requests through client: a streamed reply with
 // pauses between events, a gzip-compressed JSON reply, count_tokens, a
@@ -215,8 +230,7 @@ func recordThroughProxy(t testing.TB, u *upstream) []exchange.Exchange {
 	p.Wait(ctx)
 	p.CloseIdle()
 	rec.Close()
-	u.stop()
-	time.Sleep(20 * time.Millisecond) // let the server side see the FINs
+	u.stop(t)
 	return sink.exs
 }
 
