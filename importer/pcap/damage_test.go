@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/fixtures"
@@ -180,8 +179,8 @@ func TestConnectTunnel(t *testing.T) {
 	tr := &http.Transport{Proxy: http.ProxyURL(pu), TLSClientConfig: &tls.Config{RootCAs: pool, KeyLogWriter: &keys, ServerName: "api.test"}}
 	traffic(t, &http.Client{Transport: tr}, strings.Replace(u.URL, "127.0.0.1", "api.test", 1))
 	tr.CloseIdleConnections()
-	u.stop()
-	time.Sleep(50 * time.Millisecond)
+	u.stop(t)
+	waitCapture(t, cap)
 	var buf bytes.Buffer
 	cap.WritePcapNG(&buf, keys.b.Bytes())
 	res := readBytes(t, buf.Bytes(), nil)
@@ -262,8 +261,7 @@ func TestTLS13AES256WithCurl(t *testing.T) {
 	if err != nil {
 		t.Skipf("curl cannot do TLS 1.3 with that suite here: %v %s", err, out)
 	}
-	u.stop()
-	time.Sleep(20 * time.Millisecond)
+	u.stop(t)
 	res := readBytes(t, func() []byte { var b bytes.Buffer; u.Cap.WritePcapNG(&b, u.KeyLog.Bytes()); return b.Bytes() }(), nil)
 	noErrors(t, res)
 	if res.Suites["TLS_AES_256_GCM_SHA384"] != 1 {

@@ -17,7 +17,7 @@ func fuzzSeeds(tb testing.TB) (seeds [][]byte, keyLog []byte) {
 	tb.Helper()
 	u := startUpstream(tb, script(), nil, pcaptest.Options{MSS: 200, Reorder: true})
 	traffic(tb, &http.Client{Transport: &http.Transport{}}, u.URL)
-	u.stop()
+	u.stop(tb)
 	for _, ng := range []bool{false, true} {
 		var buf bytes.Buffer
 		var err error

@@ -16,6 +16,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -90,8 +91,115 @@ type upstream struct {
 	KeyLog *bytes.Buffer
 	Cert   *x509.Certificate
 	Server *fixtures.Server
+	Served *serveLog
 	srv    *http.Server
 }
+
+// serveLog keeps, for every request the upstream answered, when its
+// handler began and when each write of the response body was made and
+// flushed. These bound the times of the captured packets whatever the
+// scheduling: pcaptest stamps a packet as the server reads or writes it,
+// so a request's first packet was stamped before its handler began, and
+// a body byte's after the handler wrote it and before the Flush that sent
+// it returned.
+type serveLog struct {
+	mu   sync.Mutex
+	reqs map[string]*served
+}
+
+// served is the log of one request.
+type served struct {
+	began  time.Time
+	writes []bodyWrite
+}
+
+// bodyWrite is one Write of a response body: the bytes before end, from
+// the previous write's end on.
+type bodyWrite struct {
+	end     int64
+	called  time.Time // when the handler wrote them: none was sent before
+	flushed time.Time // when the Flush that sent them returned, zero if none did
+}
+
+func requestKey(method, requestURI string, body []byte) string {
+	return method + " " + requestURI + "\x00" + string(body)
+}
+
+// wrap returns h, logging what it serves.
+func (l *serveLog) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := &served{began: time.Now()}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, fmt.Sprintf("read request body: %v", err), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		l.mu.Lock()
+		if l.reqs == nil {
+			l.reqs = map[string]*served{}
+		}
+		l.reqs[requestKey(r.Method, r.URL.RequestURI(), body)] = s
+		l.mu.Unlock()
+		h.ServeHTTP(&loggingWriter{ResponseWriter: w, l: l, s: s}, r)
+	})
+}
+
+// get returns the log of the request ex imported, nil if there is none.
+func (l *serveLog) get(ex *exchange.Exchange) *served {
+	u, err := url.Parse(ex.URL)
+	if err != nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.reqs[requestKey(ex.Method, u.RequestURI(), ex.ReqBody)]
+}
+
+// write returns the write that held body byte off.
+func (l *serveLog) write(s *served, off int64) (bodyWrite, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, w := range s.writes {
+		if off < w.end {
+			return w, true
+		}
+	}
+	return bodyWrite{}, false
+}
+
+// loggingWriter logs a handler's body writes and flushes in its served.
+type loggingWriter struct {
+	http.ResponseWriter
+	l *serveLog
+	s *served
+	n int64
+}
+
+func (w *loggingWriter) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		w.l.mu.Lock()
+		w.n += int64(len(p))
+		w.s.writes = append(w.s.writes, bodyWrite{end: w.n, called: time.Now()})
+		w.l.mu.Unlock()
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *loggingWriter) FlushError() error {
+	if err := http.NewResponseController(w.ResponseWriter).Flush(); err != nil {
+		return fmt.Errorf("flush: %w", err)
+	}
+	now := time.Now()
+	w.l.mu.Lock()
+	for i := len(w.s.writes) - 1; i >= 0 && w.s.writes[i].flushed.IsZero(); i-- {
+		w.s.writes[i].flushed = now
+	}
+	w.l.mu.Unlock()
+	return nil
+}
+
+func (w *loggingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // syncBuffer is a bytes.Buffer safe for the TLS stack's concurrent writes.
 type syncBuffer struct {
@@ -111,7 +219,7 @@ func startUpstream(t testing.TB, sc fixtures.Script, cfg *tls.Config, opts pcapt
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := &upstream{Cap: pcaptest.New(opts), KeyLog: &bytes.Buffer{}}
+	u := &upstream{Cap: pcaptest.New(opts), KeyLog: &bytes.Buffer{}, Served: &serveLog{}}
 	u.Server = fixtures.NewServer(sc, fixtures.Options{Gzip: true})
 	l := u.Cap.Listener(ln)
 	scheme := "http"
@@ -125,16 +233,31 @@ func startUpstream(t testing.TB, sc fixtures.Script, cfg *tls.Config, opts pcapt
 		l = tls.NewListener(l, cfg)
 		scheme = "https"
 	}
-	u.srv = &http.Server{Handler: u.Server, ErrorLog: quietLog()}
+	u.srv = &http.Server{Handler: u.Served.wrap(u.Server), ErrorLog: quietLog()}
 	go u.srv.Serve(l)
 	u.URL = scheme + "://" + ln.Addr().String()
 	t.Cleanup(func() { u.srv.Close() })
 	return u
 }
 
-// stop closes the server and its connections, so that the capture holds
-// their FINs.
-func (u *upstream) stop() { u.srv.Close() }
+// stop closes the server and its connections, and waits until the
+// capture holds all their packets, FINs included.
+func (u *upstream) stop(t testing.TB) {
+	t.Helper()
+	u.srv.Close()
+	waitCapture(t, u.Cap)
+}
+
+// waitCapture waits until every connection c wrapped is closed and read
+// to its end.
+func waitCapture(t testing.TB, c *pcaptest.Capture) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // traffic sends a set of requests through client: a streamed reply with
 // pauses between events, a gzip-compressed JSON reply, count_tokens, a
@@ -215,14 +338,14 @@ func recordThroughProxy(t testing.TB, u *upstream) []exchange.Exchange {
 	p.Wait(ctx)
 	p.CloseIdle()
 	rec.Close()
-	u.stop()
-	time.Sleep(20 * time.Millisecond) // let the server side see the FINs
+	u.stop(t)
 	return sink.exs
 }
 
 // sameExchanges checks that the imported exchanges are the recorded ones,
-// byte for byte, and that their chunk times agree with the recorder's.
-func sameExchanges(t *testing.T, recorded, imported []exchange.Exchange) {
+// byte for byte, with times that fit what the upstream logged and the
+// recorder saw (see sameTimes).
+func sameExchanges(t *testing.T, recorded, imported []exchange.Exchange, log *serveLog) {
 	t.Helper()
 	if len(imported) != len(recorded) {
 		t.Fatalf("imported %d exchanges, the proxy recorded %d", len(imported), len(recorded))
@@ -262,22 +385,58 @@ func sameExchanges(t *testing.T, recorded, imported []exchange.Exchange) {
 		if !bytes.Equal(g.RespBodyDecoded, r.RespBodyDecoded) || (g.RespBodyDecoded == nil) != (r.RespBodyDecoded == nil) {
 			t.Errorf("%s %s: decoded body differs", r.Method, r.URL)
 		}
-		// Times: the packets were captured where the proxy read them.
-		const slack = 50 * time.Millisecond
-		if d := g.Start.Sub(r.Start).Abs(); d > slack {
-			t.Errorf("%s %s: start %v apart", r.Method, r.URL, d)
-		}
-		for _, c := range g.Chunks {
-			at := chunkTime(r.Chunks, c.Offset+int64(c.Size)-1)
-			if d := c.At.Sub(at).Abs(); d > slack {
-				t.Errorf("%s %s: chunk at %d: %v from the recorder's", r.Method, r.URL, c.Offset, d)
-			}
-		}
+		sameTimes(t, r, g, log)
 		if strings.Contains(r.RespHeader("Content-Type"), "event-stream") && len(g.Chunks) < 5 {
 			t.Errorf("%s %s: %d chunks for a stream whose events came 30 ms apart", r.Method, r.URL, len(g.Chunks))
 		}
 	}
 }
+
+// sameTimes checks the imported times of g, the recorded exchange r,
+// against the order of events. The packets were stamped where the upstream
+// read and wrote them, the recorder's times where the proxy did: the two
+// are apart by however long the bytes took from one to the other, which
+// has no bound on a loaded machine. What holds whatever the scheduling:
+// the upstream read the request after the proxy began forwarding it and
+// before the handler began; it sent the response head after the handler
+// began and before the proxy had it; and it sent each body byte after the
+// handler wrote it and before the Flush that sent it returned and the
+// proxy read it. Stream events are written 30 ms apart, so a chunk stamped
+// with another event's packet falls outside its bounds.
+func sameTimes(t *testing.T, r, g *exchange.Exchange, log *serveLog) {
+	t.Helper()
+	s := log.get(g)
+	if s == nil {
+		t.Errorf("%s %s: the upstream did not log it", r.Method, r.URL)
+		return
+	}
+	rel := func(at time.Time) time.Duration { return at.Sub(r.Start) }
+	if !atOrAfter(g.Start, r.Start) || g.Start.After(s.began) {
+		t.Errorf("%s %s: start at %v, not between the proxy's start (0) and the upstream handler's (%v)", r.Method, r.URL, rel(g.Start), rel(s.began))
+	}
+	if !atOrAfter(g.FirstByte, s.began) || g.FirstByte.After(r.FirstByte) {
+		t.Errorf("%s %s: first byte at %v, not between the upstream handler's start (%v) and the proxy's first byte (%v)", r.Method, r.URL, rel(g.FirstByte), rel(s.began), rel(r.FirstByte))
+	}
+	for _, c := range g.Chunks {
+		last := c.Offset + int64(c.Size) - 1
+		w, ok := log.write(s, last)
+		if !ok {
+			t.Errorf("%s %s: chunk at %d: the upstream wrote no byte %d", r.Method, r.URL, c.Offset, last)
+			continue
+		}
+		latest := chunkTime(r.Chunks, last)
+		if !w.flushed.IsZero() && w.flushed.Before(latest) {
+			latest = w.flushed
+		}
+		if !atOrAfter(c.At, w.called) || c.At.After(latest) {
+			t.Errorf("%s %s: chunk at %d: at %v, not between the upstream's write (%v) and its flush or the proxy's read (%v)", r.Method, r.URL, c.Offset, rel(c.At), rel(w.called), rel(latest))
+		}
+	}
+}
+
+// atOrAfter reports whether the packet time at, read back from a capture
+// (in microseconds from a pcap file), can be of a moment at or after t.
+func atOrAfter(at, t time.Time) bool { return !at.Before(t.Truncate(time.Microsecond)) }
 
 func chunkTime(cs []exchange.Chunk, off int64) time.Time {
 	for _, c := range cs {
@@ -386,7 +545,7 @@ func TestTLSImportMatchesProxyRecording(t *testing.T) {
 					t.Errorf("suites %v, want a TLS 1.3 one", res.Suites)
 				}
 			}
-			sameExchanges(t, recorded, res.Exchanges)
+			sameExchanges(t, recorded, res.Exchanges, u.Served)
 			sameDecoding(t, recorded, res.Exchanges)
 			chunks := 0
 			for _, ex := range res.Exchanges {

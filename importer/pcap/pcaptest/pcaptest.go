@@ -7,7 +7,9 @@
 package pcaptest
 
 import (
+	"context"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net"
 	"sort"
@@ -31,6 +33,10 @@ type Capture struct {
 	opts    Options
 	mu      sync.Mutex
 	packets []packet
+	// open counts the wrapped connections that may still add packets;
+	// idle is closed when it drops to 0.
+	open int
+	idle chan struct{}
 }
 
 type packet struct {
@@ -51,6 +57,27 @@ func (c *Capture) Packets() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.packets)
+}
+
+// Wait returns once every connection wrapped so far has been closed and
+// has no Read in progress, so that the capture holds all of its packets,
+// FINs included: http.Server.Close can return while a connection's own
+// goroutine is still closing it, and a reader records the peer's FIN only
+// when it next reads. It fails when ctx ends first.
+func (c *Capture) Wait(ctx context.Context) error {
+	c.mu.Lock()
+	if c.open == 0 {
+		c.mu.Unlock()
+		return nil
+	}
+	idle := c.idle
+	c.mu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("pcaptest: wait for connections to close: %w", ctx.Err())
+	}
 }
 
 // Listener wraps ln so that every connection it accepts is recorded, as
@@ -77,6 +104,12 @@ func (c *Capture) WrapServer(conn net.Conn) net.Conn {
 	client := addrOf(conn.RemoteAddr())
 	server := addrOf(conn.LocalAddr())
 	w := &wrapped{Conn: conn, c: c, client: client, server: server, cseq: 1000, sseq: 5000}
+	c.mu.Lock()
+	if c.open == 0 {
+		c.idle = make(chan struct{})
+	}
+	c.open++
+	c.mu.Unlock()
 	now := time.Now()
 	// Three-way handshake.
 	c.emit(now, client, server, w.cseq, 0, flagSYN, nil)
@@ -112,22 +145,42 @@ type wrapped struct {
 	mu             sync.Mutex
 	cseq, sseq     uint32 // next sequence number of each side
 	closed         bool
+	reading        int  // Reads in progress
+	done           bool // closed, no Read in progress: counted out of open
 }
 
 func (w *wrapped) Read(p []byte) (int, error) {
+	w.mu.Lock()
+	w.reading++
+	w.mu.Unlock()
 	n, err := w.Conn.Read(p)
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if n > 0 {
-		w.mu.Lock()
 		w.cseq = w.c.data(time.Now(), w.client, w.server, w.cseq, w.sseq, p[:n])
-		w.mu.Unlock()
 	}
 	if err == io.EOF {
-		w.mu.Lock()
 		w.c.emit(time.Now(), w.client, w.server, w.cseq, w.sseq, flagFIN|flagACK, nil)
 		w.cseq++
-		w.mu.Unlock()
 	}
+	w.reading--
+	w.settle()
 	return n, err
+}
+
+// settle counts the connection out of the capture's open ones once it is
+// closed and no Read is in progress. w.mu is held.
+func (w *wrapped) settle() {
+	if w.done || !w.closed || w.reading > 0 {
+		return
+	}
+	w.done = true
+	w.c.mu.Lock()
+	w.c.open--
+	if w.c.open == 0 {
+		close(w.c.idle)
+	}
+	w.c.mu.Unlock()
 }
 
 // Write records p as sent before writing it, so that a Close racing with
@@ -149,7 +202,12 @@ func (w *wrapped) Close() error {
 		w.sseq++
 	}
 	w.mu.Unlock()
-	return w.Conn.Close()
+	err := w.Conn.Close()
+	// A Read blocked on the connection returns now, and settles itself.
+	w.mu.Lock()
+	w.settle()
+	w.mu.Unlock()
+	return err
 }
 
 const (

@@ -2,10 +2,43 @@ package pcaptest
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"io"
 	"net"
 	"testing"
+	"time"
 )
+
+// TestWait: Wait holds while a wrapped connection is open or being read,
+// and returns once it is closed and its reader has recorded the peer's
+// FIN.
+func TestWait(t *testing.T) {
+	c := New(Options{})
+	if err := c.Wait(context.Background()); err != nil {
+		t.Fatalf("no connection: %v", err)
+	}
+	server, client := net.Pipe()
+	conn := c.WrapServer(server)
+	go func() {
+		io.Copy(io.Discard, conn) // until the client's FIN
+		conn.Close()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := c.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("open connection: Wait returned %v", err)
+	}
+	client.Write([]byte("hello"))
+	client.Close()
+	if err := c.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Handshake (3), data, the client's FIN, the server's FIN.
+	if n := c.Packets(); n != 6 {
+		t.Errorf("%d packets, want 6", n)
+	}
+}
 
 // TestInsideRecord writes a small capture and checks that no cut made
 // with InsideRecord ends the file on a record boundary.
