@@ -340,29 +340,3 @@ func keyLine(a *app) view.Line {
 	}
 	return l
 }
-
-// readmeKeys is the key table as README.md's key list (Markdown).
-func readmeKeys(rows []keyRow) string {
-	code := func(s string) string {
-		f := strings.Fields(s)
-		for i := range f {
-			f[i] = "`" + f[i] + "`"
-		}
-		return strings.Join(f, " ")
-	}
-	var b strings.Builder
-	b.WriteString("| keys | where | what they do |\n| --- | --- | --- |\n")
-	for _, r := range rows {
-		keys := code(r.keys)
-		if r.also != "" {
-			keys += " (also " + code(r.also) + ")"
-		}
-		text := r.doc
-		if text == "" {
-			text = strings.ReplaceAll(r.help, "\n", " ")
-		}
-		text = strings.ReplaceAll(text, "|", `\|`)
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", keys, r.where, text)
-	}
-	return b.String()
-}
