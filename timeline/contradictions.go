@@ -28,18 +28,6 @@ const (
 	FlagReferenceNotSent = "reference_not_sent"
 )
 
-// contradictionRules are the rules of the contradictions, run after the
-// others.
-func contradictionRules() []rule {
-	return []rule{
-		{FlagCatalogNoSearch, SeverityWarning, ruleCatalogNoSearch},
-		{FlagSearchNoCatalog, SeverityWarning, ruleSearchNoCatalog},
-		{FlagDeferredInline, SeverityWarning, ruleDeferredInline},
-		{FlagUnknownReference, SeverityError, ruleUnknownReference},
-		{FlagReferenceNotSent, SeverityError, ruleReferenceNotSent},
-	}
-}
-
 // hasSearchTool reports whether the request offers a tool search, client
 // or server.
 func hasSearchTool(tools []decode.Tool) bool {
@@ -228,26 +216,4 @@ func nameList(names []string, n int) string {
 		return strings.Join(names, ", ")
 	}
 	return strings.Join(names[:n], ", ") + fmt.Sprintf(" and %d more", len(names)-n)
-}
-
-// explainContradiction is Explain for the contradiction kinds.
-func explainContradiction(kind string) (why, todo string) {
-	switch kind {
-	case FlagCatalogNoSearch:
-		return "The model is told that deferred tools exist and must be loaded with ToolSearch before use, but the request offers no ToolSearch. The model may try to call a tool that does not exist, avoid tools it could call, or waste a turn.",
-			"Usually the client decided against tool search (ENABLE_TOOL_SEARCH=auto below its threshold, false, or a model without tool_reference) but kept the announcement. Check ENABLE_TOOL_SEARCH and the model; a recorder must not change it (tsinspect record keeps your value)."
-	case FlagSearchNoCatalog:
-		return "ToolSearch is offered, but the model has been told of no deferred tool to search for: every search returns nothing, and the tool costs prompt tokens for nothing.",
-			"Look for a catalog announcement that was lost (a compaction, a resumed session) or tools that were all inlined; a client should offer ToolSearch only with deferred tools."
-	case FlagDeferredInline:
-		return "A tool is announced as deferred (\"calling them directly will fail\") yet its full schema is in tools: the model is told to search for a tool it could call at once, and pays for the schema in every request anyway.",
-			"The client's deferral decision and its announcement disagree: with ENABLE_TOOL_SEARCH=auto below its threshold Claude Code inlines the tools but still announces them. Pick one: defer the tools or stop announcing them."
-	case FlagUnknownReference:
-		return "A search returned a tool_reference to a name that is neither announced nor sent: the tool cannot be loaded, and the API refuses a request whose history references a tool missing from tools.",
-			"Compare the name with the catalog: a renamed or disconnected MCP tool, or a search that answers from a stale list."
-	case FlagReferenceNotSent:
-		return "A tool_reference in the history loaded a tool, but this request does not send its schema: the model believes the tool is loaded, and the API answers 400 \"Tool reference not found in available tools\".",
-			"Check the turn where the tool disappeared from tools: a disconnected MCP server, a compaction that dropped it, or a client that forgot its loaded tools."
-	}
-	return "", ""
 }

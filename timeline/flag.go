@@ -9,8 +9,9 @@ import (
 )
 
 // ruleView is what a rule sees of a build: the turns, by their place
-// (0-based), and for a turn, what the rest of its thread says. The rule
-// table runs on a flagRun; a test can run a rule on a view made by hand.
+// (0-based), and for a turn, what the rest of its thread says. The checks
+// of the flag kinds (flagkinds.go) run on a flagRun; a test can run one on
+// a view made by hand.
 type ruleView interface {
 	// turn returns what was worked out about turn k: its Turn, decoded
 	// exchange and analysis, linked (Prev, Link) and with its
@@ -26,8 +27,8 @@ type ruleView interface {
 	earlierFlag(k int, kind, name string) bool
 }
 
-// flagRun is one run of the rule table over the turns of a build, once
-// they are linked.
+// flagRun is one run of the flag kinds' checks over the turns of a
+// build, once they are linked.
 type flagRun struct {
 	infos []*info
 	// flagged holds the flags of the turns flag has been through, by
@@ -40,13 +41,14 @@ type flagRun struct {
 // turn returns the analysis of turn k.
 func (run *flagRun) turn(k int) *info { return run.infos[k] }
 
-// flag runs the rule table over every turn.
+// flag runs the check of every flag kind, in the table's order, over
+// every turn, and gives each flag its kind's name and severity.
 func (run *flagRun) flag() {
 	run.flagged = map[flagKey]bool{}
 	for k, in := range run.infos {
-		for _, r := range rules {
+		for _, r := range flagKinds {
 			for _, f := range r.check(run, k) {
-				f.Kind, f.Severity = r.kind, r.severity
+				f.Kind, f.Severity = r.Kind, r.Severity
 				in.t.Flags = append(in.t.Flags, f)
 			}
 		}

@@ -22,47 +22,6 @@ const (
 	FlagToolSearchOff    = "tool_search_off"
 )
 
-// rule raises the flags of one kind on one turn k. It sees the turn and
-// its thread through a ruleView, and nothing else.
-type rule struct {
-	kind     string
-	severity string
-	check    func(v ruleView, k int) []Flag
-}
-
-// rules is the table Build runs over every turn, in this order; the
-// contradiction rules (contradictions.go) come last.
-var rules = append([]rule{
-	{FlagAPIError, SeverityError, ruleAPIError},
-	{FlagStreamIncomplete, SeverityWarning, ruleStreamIncomplete},
-	{FlagRetry, SeverityInfo, ruleRetry},
-	{FlagCallBeforeLoad, SeverityError, ruleCallBeforeLoad},
-	{FlagUnknownTool, SeverityError, ruleUnknownTool},
-	{FlagStopSequence, SeverityWarning, ruleStopSequence},
-	{FlagEmptySearch, SeverityWarning, ruleEmptySearch},
-	{FlagCacheBreak, SeverityWarning, ruleCacheBreak},
-	{FlagToolSearchOff, SeverityInfo, ruleToolSearchOff},
-}, contradictionRules()...)
-
-// Kinds lists every flag kind, in the order the rules run.
-func Kinds() []string {
-	out := make([]string, len(rules))
-	for i, r := range rules {
-		out[i] = r.kind
-	}
-	return out
-}
-
-// Severity returns the severity of a flag kind, or "" for an unknown kind.
-func Severity(kind string) string {
-	for _, r := range rules {
-		if r.kind == kind {
-			return r.severity
-		}
-	}
-	return ""
-}
-
 func ruleAPIError(v ruleView, k int) []Flag {
 	in := v.turn(k)
 	ex := in.t.Exchange
@@ -363,41 +322,6 @@ func ruleToolSearchOff(v ruleView, k int) []Flag {
 		d += " The capture was made through ANTHROPIC_BASE_URL, behind which Claude Code turns tool search off when ENABLE_TOOL_SEARCH is unset (tsinspect record sets it to true then) or set to false, or auto with tools below its threshold."
 	}
 	return []Flag{{Detail: d}}
-}
-
-// Explain says why a flag kind matters and what to do about it, for a
-// person reading a report. Unknown kinds get empty strings.
-func Explain(kind string) (why, todo string) {
-	switch kind {
-	case FlagCallBeforeLoad:
-		return "The model called a deferred tool whose schema it had never loaded. The API only shows the model the schemas of loaded tools, so the call was made blind: Claude Code either refuses it (InputValidationError) or guesses the input, and the turn is wasted or the tool runs with wrong arguments.",
-			"Check the turns before: did a ToolSearch for this tool run and return it? If the catalog announcement was read but no search followed, the model skipped the search step; if a search ran but matched other tools, improve the tool's name and description so that it is found, or keep the tool non-deferred."
-	case FlagUnknownTool:
-		return "The model called a tool that exists neither in the request's tools nor in the deferred-tool catalog: a hallucinated name, a tool from an earlier session, or one whose MCP server has gone. The call cannot run and the turn is wasted.",
-			"Compare the name with the catalog and the working set of this turn. If the tool used to exist, look for a catalog removal (an MCP server that disconnected) or a resumed session; otherwise the model invented it, and a clearer tool list or a ToolSearch first would help."
-	case FlagStopSequence:
-		return "The reply ended on a stop sequence the request never set, usually with no content at all. This is the known failure right after a tool_reference result: with freshly expanded schemas at the end of the prompt the model samples a stop sequence and says nothing. The client has to notice and retry.",
-			"Check that the user message carrying the tool_reference also carries a short text block after it (Claude Code adds \"Tool loaded.\"). If that text was there, this is the model's side; the retry that follows should succeed, and a retry flag on the next turn shows it."
-	case FlagCacheBreak:
-		return "The prompt cache was not read where it should have been, so the tokens that could have been read at a tenth of the price were billed again as cache writes (at 1.25 times the price or more) and the request took longer. Anything that changes the prompt prefix (model, tool definitions, system prompt, betas, earlier messages) breaks the cache from that point on; so does waiting longer than the cache lifetime.",
-			"Read the cause. For model, tools, system, betas or messages, find what changed between the two turns and keep it stable within a session (switch models, MCP servers or system-prompt flags only between sessions). For ttl_expired, the gap was longer than the cache lifetime: use the 1-hour TTL for long pauses. For unexplained breaks nothing in the request changed: the server lost the entry, and there is nothing to fix on the client."
-	case FlagEmptySearch:
-		return "A tool search loaded no tool. The model looked for a capability and found nothing, so it will either give up, guess, or call a tool it has not loaded.",
-			"Compare the query with the catalog: if the tool the model wanted exists, its name or description does not match how the model asks for it; if it does not exist, the model is reaching for a capability you have not given it. Repeated empty searches are worth a better tool description or a non-deferred tool."
-	case FlagStreamIncomplete:
-		return "The response stream stopped before message_stop: the connection broke or the client hung up. The client has no complete reply, usually retries the same request, and pays for both.",
-			"Look at the exchange's error and timing: a proxy or network timeout, the client's own timeout, or the recorder being stopped mid-request. A retry flag on a later turn shows whether the client recovered."
-	case FlagAPIError:
-		return "The API refused or failed the request, with an error status or with an error event in the middle of the stream. The turn produced nothing and the client has to retry or give up.",
-			"Read the error type: 429 rate_limit_error and 529 overloaded_error pass with time (honour retry-after); 400 invalid_request_error is a bug in the request (for tool search, often a tool_reference to a tool no longer sent in tools); 401/403 are credentials; 5xx are the server's."
-	case FlagRetry:
-		return "The client sent the same request again because the previous attempt failed, was cut off or came back empty. It is how clients recover, but each attempt costs time and tokens.",
-			"Look at the flag on the attempt before (api_error, stream_incomplete or stop_sequence_anomaly) to see why the retry was needed. Many retries in a row point to a persistent problem rather than a passing one."
-	case FlagToolSearchOff:
-		return "The thread sends every MCP tool with its full schema on every request and has no ToolSearch: tool search is off. With many tools this makes each request much larger and more expensive, and more tools can make the model choose worse.",
-			"If this was not intended: Claude Code turns tool search off with ENABLE_TOOL_SEARCH=false, with ENABLE_TOOL_SEARCH=auto while the tools' definitions stay below its threshold (a share of the context window), behind a non-Anthropic ANTHROPIC_BASE_URL (a proxy or gateway) while ENABLE_TOOL_SEARCH is unset, and on clients or models that do not support it. Set ENABLE_TOOL_SEARCH=true to defer tools always."
-	}
-	return explainContradiction(kind)
 }
 
 // addedText quotes the text blocks turn t's last message has beyond the

@@ -13,7 +13,7 @@ import (
 	"github.com/tsinspect/tsinspect/timeline/view"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden screens in testdata")
+var update = flag.Bool("update", false, "rewrite the golden screens in testdata, and README.md's key list")
 
 // TestGoldenTabs draws each tab of a chosen turn of the golden session at
 // 120x40 and 80x24, through the keys a user would press.

@@ -6,26 +6,15 @@ import (
 	"github.com/rivo/tview"
 )
 
-// helpText lists the keys.
-const helpText = `[::b]Keys[-:-:-]
+// helpText is the help: the keys, from the key table, then what the turn
+// list shows.
+func helpText(rows []keyRow) string {
+	return "[::b]Keys[-:-:-]\n\n" + helpKeys(rows) + "\n" + helpLegend
+}
 
-  ↑ ↓  j k          move in the turn list, or scroll the tab
-  PgUp PgDn  g G    page, first, last
-  Tab               switch between the turn list and the tab
-  Enter             open the tab (list); open/close a node (Raw)
-  1-7  ← →  [ ]     Working set, Catalog, Searches, Cache, Flags, Raw, Talk
-  /                 filter turns: words, flag:K tool:T cost>N body:T, and/or
-                    /not (↑ last filter); the tab with the focus; Raw: find
-  e E  s S  a       Raw: open all, defaults, save, save all; Talk: history
-  n  N              next / previous flagged turn
-  t                 cycle threads: all, main, each subagent, side queries
-  f                 flagged turns only, or all
-  space             replay: pause, then step one turn at a time
-  p  + -            replay: play / pause, faster, slower
-  ?                 this help (any key closes it)
-  q                 quit
-
-[::b]Turn list[-:-:-]  CAT catalog, WORK working set (+added since the thread's
+// helpLegend explains the turn list's columns and marks; PRICES is
+// replaced by what the price table says of itself.
+const helpLegend = `[::b]Turn list[-:-:-]  CAT catalog, WORK working set (+added since the thread's
 previous turn), PROMPT tokens: cache read █, created ▓, uncached input ░;
 COST $, PRICES (≈ its family's newest model).
 Flags ✖ error ▲ warning ● info. Mouse: click a row or tab, wheel scrolls.`
@@ -36,12 +25,12 @@ func newHelp(a *app) tview.Primitive {
 	if a.prices != nil {
 		prices = a.prices.Describe()
 	}
-	helpText := strings.Replace(helpText, "PRICES", prices, 1)
-	tv := tview.NewTextView().SetDynamicColors(true).SetText(helpText).SetTextStyle(a.th.base())
+	text := strings.Replace(helpText(a.keyRows), "PRICES", prices, 1)
+	tv := tview.NewTextView().SetDynamicColors(true).SetText(text).SetTextStyle(a.th.base())
 	a.th.box(tv.Box)
 	tv.SetBorder(true).SetTitle(" tsinspect help ")
-	w, h := 0, strings.Count(helpText, "\n")+3
-	for _, l := range strings.Split(helpText, "\n") {
+	w, h := 0, strings.Count(text, "\n")+3
+	for _, l := range strings.Split(text, "\n") {
 		w = max(w, tview.TaggedStringWidth(l))
 	}
 	w += 4

@@ -9,8 +9,9 @@ import (
 	"github.com/tsinspect/tsinspect/timeline/view"
 )
 
-// key handles the keys that mean the same everywhere; the rest go to the
-// focused widget (arrows, j/k, PgUp/PgDn, g/G in the lists and text).
+// key handles the keys of the key table that work outside the Raw pane
+// (keytable.go); the rest go to the focused widget (arrows, j/k, PgUp/PgDn,
+// g/G in the lists and text, and the Raw pane's own rows).
 func (a *app) key(ev *tcell.EventKey) *tcell.EventKey {
 	if a.search.active {
 		return ev
@@ -19,95 +20,49 @@ func (a *app) key(ev *tcell.EventKey) *tcell.EventKey {
 		a.hideHelp()
 		return nil
 	}
-	switch ev.Key() {
-	case tcell.KeyTab, tcell.KeyBacktab:
-		if a.detailFocused() {
-			a.focusList()
-		} else {
-			a.focusDetail()
-		}
+	if a.dispatch(ev, false) {
 		return nil
-	case tcell.KeyEscape:
-		switch {
-		case a.detailFocused() && a.m.DetailQuery() != "":
-			a.m.SetDetailQuery("")
-		case !a.detailFocused() && a.m.Query() != "":
-			a.m.SetQuery("")
-		case a.detailFocused():
-			a.focusList()
-		default:
-			a.m.SetStatus("")
-		}
-		return nil
-	case tcell.KeyLeft:
-		a.m.NextTab(-1)
-		return nil
-	case tcell.KeyRight:
-		a.m.NextTab(1)
-		return nil
-	case tcell.KeyRune:
-	default:
-		return ev
 	}
-	r := ev.Rune()
-	switch r {
-	case 'q':
-		a.tv.Stop()
-	case '?':
-		a.showHelp()
-	case '/':
-		a.search.start()
-	case 'n':
-		a.m.NextFlag()
-	case 'N':
-		a.m.PrevFlag()
-	case 't':
-		a.m.CycleThread()
-	case 'f':
-		a.m.ToggleFlagged()
-	case '[':
-		a.m.NextTab(-1)
-	case ']':
-		a.m.NextTab(1)
-	case ' ':
-		if !a.m.Replaying() {
-			return ev
-		}
-		a.m.PauseOrStep()
-	case 'a':
-		if a.m.Tab() != view.TabConversation {
-			return ev
-		}
-		a.wholeHistory = !a.wholeHistory
-		a.text.invalidate()
-	case 's', 'S':
-		// The Raw pane saves what its selected line belongs to when it has
-		// the focus; from the turn list, s saves the request and S the
-		// whole exchange. Elsewhere the key says where it works.
-		switch {
-		case a.m.Tab() != view.TabRaw:
-			a.m.SetStatus("s and S save the request, response or whole exchange on the Raw tab: press 6")
-		case a.detailFocused():
-			return ev
-		case r == 'S':
-			a.save("turn")
-		default:
-			a.save("request")
-		}
-	case 'p':
-		a.m.TogglePlay()
-	case '+', '>':
-		a.m.SetSpeed(a.m.Replay().Speed * 2)
-	case '-', '<':
-		a.m.SetSpeed(a.m.Replay().Speed / 2)
-	default:
-		if r >= '1' && r < '1'+rune(view.NumTabs) {
-			a.m.SetTab(view.Tab(r - '1'))
-			return nil
-		}
-		return ev
+	return ev
+}
+
+// switchPane moves the focus between the turn list and the open tab (Tab).
+func (a *app) switchPane(*tcell.EventKey) {
+	if a.detailFocused() {
+		a.focusList()
+	} else {
+		a.focusDetail()
 	}
-	return nil
+}
+
+// escape clears the filter of the pane with the focus; with none, it moves
+// the focus back to the turn list, or clears the status line (Esc).
+func (a *app) escape(*tcell.EventKey) {
+	switch {
+	case a.detailFocused() && a.m.DetailQuery() != "":
+		a.m.SetDetailQuery("")
+	case !a.detailFocused() && a.m.Query() != "":
+		a.m.SetQuery("")
+	case a.detailFocused():
+		a.focusList()
+	default:
+		a.m.SetStatus("")
+	}
+}
+
+// saveFromList is s and S outside the Raw pane: on the Raw tab, from the
+// turn list, s saves the request and S the whole exchange; elsewhere the
+// status line says where they work. (In the Raw pane, its own row saves
+// what the selected line belongs to.)
+func (a *app) saveFromList(ev *tcell.EventKey) {
+	switch {
+	case a.m.Tab() != view.TabRaw:
+		a.m.SetStatus("s and S save the request, response or whole exchange on the Raw tab: press 6")
+	case ev.Rune() == 'S':
+		a.save("turn")
+	default:
+		a.save("request")
+	}
 }
 
 // detailFocused reports whether the detail pane has the focus. It is

@@ -130,33 +130,22 @@ func (p *rawPane) expand(all bool) {
 	p.layout(p.w)
 }
 
-// InputHandler adds e (expand all), E (collapse all), s (save the request
-// or response of the selected line) and S (save the whole exchange) to the
+// selectedPart names the part of the exchange the selected line belongs
+// to: "request" or "response".
+func (p *rawPane) selectedPart() string {
+	if row, _ := p.GetSelection(); row >= 0 && row < len(p.content.lines) && !strings.HasPrefix(p.content.lines[row].Path, "request") {
+		return "response"
+	}
+	return "request"
+}
+
+// InputHandler adds the key table's Raw pane rows (e, E, s, S) to the
 // table's keys.
 func (p *rawPane) InputHandler() func(ev *tcell.EventKey, setFocus func(tview.Primitive)) {
 	table := p.Table.InputHandler()
 	return func(ev *tcell.EventKey, setFocus func(tview.Primitive)) {
-		if ev.Key() == tcell.KeyRune {
-			switch ev.Rune() {
-			case 'e':
-				p.expand(true)
-				return
-			case 'E':
-				p.expand(false)
-				return
-			case 's':
-				// The request or the response, whichever holds the
-				// selected line.
-				part := "request"
-				if row, _ := p.GetSelection(); row >= 0 && row < len(p.content.lines) && !strings.HasPrefix(p.content.lines[row].Path, "request") {
-					part = "response"
-				}
-				p.a.save(part)
-				return
-			case 'S':
-				p.a.save("turn")
-				return
-			}
+		if p.a.dispatch(ev, true) {
+			return
 		}
 		table(ev, setFocus)
 	}

@@ -125,6 +125,9 @@ type app struct {
 	keys   *tview.TextView
 	search *searchBar
 
+	// keyRows is the key table (keyTable).
+	keyRows []keyRow
+
 	// inDetail is set while the detail pane has the focus.
 	inDetail bool
 	// wholeHistory shows every message of the request in the
@@ -146,6 +149,7 @@ func newApp(m *view.Model, opts Options) *app {
 		title:   opts.Title,
 		prices:  opts.Prices,
 		saveDir: opts.SaveDir,
+		keyRows: keyTable(),
 	}
 	if a.prices == nil {
 		a.prices = pricing.Default()
@@ -413,22 +417,4 @@ func clientsText(s *timeline.Session) string {
 		return names[0]
 	}
 	return fmt.Sprintf("%d clients (t shows each thread's)", len(names))
-}
-
-// keyLine is the last line: the status message, or the main keys.
-func keyLine(a *app) view.Line {
-	if s := a.m.Status(); s != "" {
-		return view.Line{{Text: " " + s, Role: view.RoleWarning}}
-	}
-	var l view.Line
-	keys := [][2]string{{"q", "quit"}, {"?", "help"}, {"/", "search"}, {"n/N", "flag"}, {"t", "thread"}, {"f", "flagged"}, {"Tab", "pane"}, {"1-7", "tab"}}
-	if a.m.Replaying() {
-		// The replay's keys first, and only the most used others, so that
-		// the line fits 80 columns (? lists them all).
-		keys = [][2]string{{"space", "pause"}, {"p", "play"}, {"+/-", "speed"}, {"q", "quit"}, {"?", "help"}, {"/", "search"}, {"n/N", "flag"}, {"Tab", "pane"}}
-	}
-	for _, k := range keys {
-		l = append(l, view.Span{Text: " " + k[0], Role: view.RoleTitle}, view.Span{Text: " " + k[1] + " ", Role: view.RoleDim})
-	}
-	return l
 }

@@ -59,3 +59,55 @@ func Diff(want, got string) string {
 	}
 	return b.String()
 }
+
+// Section compares got with a generated part of a hand-written file, such
+// as a table in README.md: the lines between an opening marker line,
+// "<!-- name -->" or "<!-- name: a note for the reader -->", and the
+// closing line "<!-- /name -->". With update it writes got there instead,
+// leaving the rest of the file as it was. got is whole lines, each ending
+// in "\n".
+func Section(t testing.TB, path, name, got string, update bool) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("golden: %v", err)
+		return
+	}
+	text := string(b)
+	from, to, ok := section(text, name)
+	if !ok {
+		t.Fatalf("golden: %s has no section <!-- %s --> ... <!-- /%s -->", path, name, name)
+		return
+	}
+	if update {
+		if text[from:to] == got {
+			return
+		}
+		if err := os.WriteFile(path, []byte(text[:from]+got+text[to:]), 0o644); err != nil {
+			t.Fatalf("golden: %v", err)
+		}
+		return
+	}
+	if want := text[from:to]; got != want {
+		t.Errorf("%s, section %s, differs (run the test with -update to accept):\n%s", path, name, Diff(want, got))
+	}
+}
+
+// section finds the lines between name's markers in text: the offset
+// after the opening marker's line and that of the closing marker.
+func section(text, name string) (from, to int, ok bool) {
+	open, end := "<!-- "+name, "<!-- /"+name+" -->"
+	at := 0
+	for _, line := range strings.SplitAfter(text, "\n") {
+		l := strings.TrimRight(line, "\r\n")
+		switch {
+		case from == 0 && strings.HasPrefix(l, open) && strings.HasSuffix(l, "-->") &&
+			len(l) > len(open) && (l[len(open)] == ' ' || l[len(open)] == ':'):
+			from = at + len(line)
+		case from > 0 && l == end:
+			return from, at, true
+		}
+		at += len(line)
+	}
+	return 0, 0, false
+}

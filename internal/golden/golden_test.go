@@ -39,3 +39,31 @@ func TestCheck(t *testing.T) {
 		t.Errorf("diff %q", d)
 	}
 }
+
+func TestSection(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "README.md")
+	doc := "# Title\n\n<!-- keys: made by a test -->\n| a |\n<!-- /keys -->\n\nafter\n"
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	Section(t, path, "keys", "| a |\n", false)
+	f := &fakeT{}
+	Section(f, path, "keys", "| b |\n", false)
+	if !f.failed || !strings.Contains(f.msg, "differs") {
+		t.Errorf("a difference passed: %q", f.msg)
+	}
+	f = &fakeT{}
+	Section(f, path, "flags", "| a |\n", false)
+	if !f.failed {
+		t.Error("a missing section passed")
+	}
+	Section(t, path, "keys", "| b |\n| c |\n", true)
+	b, _ := os.ReadFile(path)
+	if want := "# Title\n\n<!-- keys: made by a test -->\n| b |\n| c |\n<!-- /keys -->\n\nafter\n"; string(b) != want {
+		t.Errorf("update wrote %q, want %q", b, want)
+	}
+	// A marker must be the name, not a longer word that starts with it.
+	if _, _, ok := section("<!-- keysets -->\nx\n<!-- /keys -->\n", "keys"); ok {
+		t.Error("<!-- keysets --> taken for <!-- keys -->")
+	}
+}
