@@ -195,7 +195,7 @@ func recordBodies(env *cliEnv, f recordFlags) error {
 	}
 	if !f.quiet {
 		if f.upstream != "" {
-			fmt.Fprintf(lines, "tsinspect: the child gets ANTHROPIC_BASE_URL=%s (--upstream)\n", redactURL(f.upstream))
+			fmt.Fprintf(lines, "tsinspect: the child gets ANTHROPIC_BASE_URL=%s (--upstream)\n", recording.RedactURL(f.upstream))
 		}
 		if f.upstream != "" || os.Getenv("ANTHROPIC_BASE_URL") != "" {
 			fmt.Fprintf(lines, "tsinspect: %s\n", recording.BaseURLNote)

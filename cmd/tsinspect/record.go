@@ -27,7 +27,6 @@ import (
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/recording"
 	"github.com/tsinspect/tsinspect/redact"
-	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/timeline"
 	"github.com/tsinspect/tsinspect/ui"
 )
@@ -242,13 +241,15 @@ func record(env *cliEnv, f recordFlags) error {
 		}
 		otlpCfg = c
 	}
-	cfg := capture.Config{Mode: f.mode, Upstream: f.upstream, Intercept: splitList(f.intercept)}
+	opts := recording.Options{DB: f.db, Durable: f.durable, Mode: f.mode, Listen: f.listen, Upstream: f.upstream,
+		Intercept: splitList(f.intercept), Version: version,
+		Say: func(line string) { fmt.Fprintf(env.stderr, "tsinspect: %s\n", line) }}
 	if f.upstreamCA != "" {
 		roots, err := readCerts(f.upstreamCA)
 		if err != nil {
 			return err
 		}
-		cfg.UpstreamRoots = roots
+		opts.UpstreamRoots = roots
 	}
 	// An existing CA is checked before the capture file is touched: one
 	// that does not permit the hosts is refused, not replaced. A CA is
@@ -258,42 +259,34 @@ func record(env *cliEnv, f recordFlags) error {
 		if err != nil && !errors.Is(err, capture.ErrNoCA) {
 			return err
 		}
-		cfg.CA = ca
-	}
-	// The address first: a port in use leaves no capture behind.
-	ln, err := net.Listen("tcp", f.listen)
-	if err != nil {
-		return fmt.Errorf("record: listen on %s: %w", f.listen, recording.UnwrapOp(err))
-	}
-	addr := ln.Addr().String()
-	defer ln.Close()
-	if mode, ok := tightenCapture(f.db); ok {
-		fmt.Fprintf(env.stderr, "tsinspect: warning: %s was open to other users (mode %04o); made it %04o, as tsinspect creates captures: it holds whole conversations\n", f.db, mode, mode&0o700)
-	}
-	db, err := store.OpenWriter(f.db, f.durable)
-	if err != nil {
-		return captureError("record", f.db, err)
-	}
-	defer db.Close()
-	if n, err := db.SettleInFlight(context.Background(), "the recorder stopped before the response ended (killed, crashed or power lost)"); err != nil {
-		fmt.Fprintf(env.stderr, "tsinspect: warning: %v\n", err)
-	} else if n > 0 {
-		fmt.Fprintf(env.stderr, "tsinspect: %s left in flight by an earlier recorder that did not finish now marked interrupted\n", numfmt.Count(int(n), "exchange", "exchanges"))
-	}
-
-	if f.mode == capture.ModeMITM && cfg.CA == nil {
-		ca, err := loadCA(f.caDir, f.intercept)
-		if err != nil {
-			return err
+		opts.CA = ca
+		opts.MakeCA = func() (*capture.CA, error) {
+			ca, err := loadCA(f.caDir, f.intercept)
+			if err != nil {
+				return nil, err
+			}
+			if ca.Created && !f.quiet {
+				fmt.Fprintf(env.stderr, "tsinspect: made a new interception CA %s (SHA-256 %s)\n", ca.CertPath, ca.Fingerprint())
+			}
+			return ca, nil
 		}
-		if ca.Created && !f.quiet {
-			fmt.Fprintf(env.stderr, "tsinspect: made a new interception CA %s (SHA-256 %s)\n", ca.CertPath, ca.Fingerprint())
-		}
-		cfg.CA = ca
 	}
+	rs, err := recording.Open(opts)
+	var ce *recording.CaptureError
+	var le *recording.ListenError
+	switch {
+	case errors.As(err, &ce):
+		return captureError("record", f.db, ce.Err)
+	case errors.As(err, &le):
+		return fmt.Errorf("record: %w", err)
+	case err != nil:
+		return err
+	}
+	addr := rs.Addr()
 
 	var flows func(*exchange.Exchange)
 	var wake chan struct{} // --ui: the live view looks at each write at once
+	var onTunnel func(string, error)
 	turns := recording.NewTurnLog(f.prices)
 	// Where tsinspect's lines go while a command runs: standard error, or,
 	// when the command has the terminal (a full-screen program such as an
@@ -304,6 +297,7 @@ func record(env *cliEnv, f recordFlags) error {
 		logPath = f.db + ".log"
 		lf, err := openCommandOutput(logPath)
 		if err != nil {
+			rs.Abandon()
 			return fmt.Errorf("record: %w", err)
 		}
 		defer lf.Close()
@@ -347,13 +341,11 @@ func record(env *cliEnv, f recordFlags) error {
 				}
 			}
 		}
-		cfg.OnTunnelError = fails.Tunnel
+		onTunnel = fails.Tunnel
 	}
 	if len(f.command) == 0 && !f.ui && !f.quiet {
-		fails := recording.NewFailureLog(env.stderr)
-		cfg.OnTunnelError = fails.Tunnel
+		onTunnel = recording.NewFailureLog(env.stderr).Tunnel
 	}
-	ctx := context.Background()
 	started := time.Now()
 	startedAt := started.UTC().Format(time.RFC3339Nano)
 	var live *liveOTLP
@@ -371,47 +363,30 @@ func record(env *cliEnv, f recordFlags) error {
 			fmt.Fprintf(env.stderr, "tsinspect: sending each turn to %s as it completes\n", live.url)
 		}
 	}
-	rec := capture.NewRecorder(db, lines, flows)
-	cfg.Recorder = rec
-	proxy, err := capture.New(cfg)
-	if err != nil {
-		rec.Close()
+	if err := rs.Serve(recording.Hooks{OnWrite: flows, OnTunnelError: onTunnel, Errors: lines}, startedAt); err != nil {
+		rs.Abandon()
 		if live != nil {
 			live.finish(env)
 		}
 		return err
 	}
-	for k, v := range map[string]string{
-		"recorder": "tsinspect " + version, "mode": f.mode, "started_at": startedAt,
-		"upstream": redactURL(f.upstream), "listen": addr,
-	} {
-		if err := db.SetMeta(ctx, k, v); err != nil {
-			fmt.Fprintf(env.stderr, "tsinspect: cannot write capture metadata (recording goes on): %v\n", err)
-			break
-		}
-	}
-
-	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 30 * time.Second, ConnContext: proxy.ConnContext}
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
 
 	caPath := ""
-	if cfg.CA != nil {
-		caPath = cfg.CA.CertPath
+	if rs.CA() != nil {
+		caPath = rs.CA().CertPath
 	}
 	plan := recording.PlanChild(f.mode, addr, caPath, os.Environ())
 	if plan.MergeCA != "" {
 		bundle, err := recording.WriteCABundle(plan.MergeCA, caPath)
 		if err != nil {
-			srv.Close()
-			rec.Close()
+			rs.Abandon()
 			return err
 		}
 		defer os.Remove(bundle)
 		plan.Set = append(plan.Set, "NODE_EXTRA_CA_CERTS="+bundle)
 	}
 	childEnv := plan.Set
-	warnings := append(recording.Warnings(f.mode, f.upstream, capture.InterceptHosts(cfg.Intercept), os.Environ()), plan.Warnings...)
+	warnings := append(recording.Warnings(f.mode, f.upstream, rs.InterceptHosts(), os.Environ()), plan.Warnings...)
 	for _, w := range warnings {
 		fmt.Fprintf(env.stderr, "tsinspect: warning: %s\n", w)
 	}
@@ -443,7 +418,7 @@ func record(env *cliEnv, f recordFlags) error {
 		}
 		select {
 		case <-sig:
-		case err := <-serveErr:
+		case err := <-rs.Served():
 			if !errors.Is(err, http.ErrServerClosed) {
 				fmt.Fprintf(env.stderr, "tsinspect: proxy stopped: %v\n", err)
 				status = 1
@@ -452,15 +427,10 @@ func record(env *cliEnv, f recordFlags) error {
 		signal.Stop(sig)
 	}
 
-	srv.Close()
-	waitCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	if err := proxy.Wait(waitCtx); err != nil {
+	st, unfinished := rs.Stop(5 * time.Second)
+	if unfinished {
 		fmt.Fprintln(env.stderr, "tsinspect: some exchanges were still under way; they are kept as in_flight")
 	}
-	cancel()
-	proxy.CloseIdle()
-	st := rec.Close()
-	_ = db.SetMeta(ctx, "ended_at", time.Now().UTC().Format(time.RFC3339Nano))
 	printSummary(env, f.db, st, time.Since(started), turns.Summary())
 	if logPath != "" {
 		fmt.Fprintf(env.stderr, "  what tsinspect said while %s ran is in %s\n", filepath.Base(f.command[0]), logPath)
@@ -746,42 +716,4 @@ func openCommandOutput(path string) (*os.File, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return f, nil
-}
-
-// redactURL returns u with the password of its user information replaced
-// by "xxxxx", so that a credential given in --upstream is never written to
-// the capture or printed. Of a string that does not parse, only what
-// follows its last '@' is kept.
-func redactURL(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		if i := strings.LastIndex(u, "@"); i >= 0 {
-			return u[i+1:]
-		}
-		return u
-	}
-	return p.Redacted()
-}
-
-// tightenCapture makes an existing capture file, and the -wal and -shm
-// files beside it, readable by their owner only, and returns the mode the
-// capture had when it was more open than that. tsinspect creates captures
-// 0600; one made otherwise (copied, or by an older version) would keep
-// handing the conversations recorded into it to every user of the machine.
-// Only regular files are changed: anything else is left to store.Open,
-// which refuses it.
-func tightenCapture(path string) (os.FileMode, bool) {
-	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 == 0 {
-		return 0, false
-	}
-	if err := os.Chmod(path, fi.Mode().Perm()&0o700); err != nil {
-		return 0, false
-	}
-	for _, side := range []string{path + "-wal", path + "-shm"} {
-		if st, err := os.Lstat(side); err == nil && st.Mode().IsRegular() {
-			_ = os.Chmod(side, st.Mode().Perm()&0o700)
-		}
-	}
-	return fi.Mode().Perm(), true
 }
