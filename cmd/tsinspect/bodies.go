@@ -8,7 +8,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -32,78 +31,6 @@ const bodiesPoll = 200 * time.Millisecond
 // reach a capture, looked for in the bodies Claude Code writes.
 func credentialVars() []string {
 	return []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_BEARER_TOKEN_BEDROCK"}
-}
-
-// bodiesRecorder copies the exchanges of a raw-bodies directory into a
-// capture as they appear.
-type bodiesRecorder struct {
-	db   *store.DB
-	dir  *rawbodies.Dir
-	errw func(format string, args ...any)
-	// flows, when not nil, is told of each exchange that ended.
-	flows func(*exchange.Exchange)
-
-	mu    sync.Mutex
-	ids   map[string]int64 // request file -> exchange ID
-	stats capture.Stats
-	ended map[string]bool
-}
-
-// poll reads what is new in the directory into the capture.
-func (b *bodiesRecorder) poll(ctx context.Context, final bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	cs, err := b.dir.Scan(final)
-	if err != nil {
-		b.fail(err)
-		return
-	}
-	for _, c := range cs {
-		ex := c.Exchange
-		if id, ok := b.ids[c.Key]; ok {
-			ex.ID = id
-			if err := b.db.Update(ctx, &ex); err != nil {
-				b.fail(err)
-				continue
-			}
-		} else {
-			if err := b.db.Insert(ctx, &ex); err != nil {
-				b.fail(err)
-				continue
-			}
-			b.ids[c.Key] = ex.ID
-			b.stats.Exchanges++
-			b.stats.ReqBytes += int64(len(ex.ReqBody))
-		}
-		if ex.State == exchange.StateInFlight || b.ended[c.Key] {
-			continue
-		}
-		b.ended[c.Key] = true
-		b.stats.RespBytes += int64(len(ex.RespBody))
-		if ex.State == exchange.StateComplete {
-			b.stats.Complete++
-		} else {
-			b.stats.Failed++
-		}
-		if b.flows != nil {
-			b.flows(&ex)
-		}
-	}
-}
-
-// settled reports whether every request seen has its answer.
-func (b *bodiesRecorder) settled() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.dir.Settled()
-}
-
-func (b *bodiesRecorder) fail(err error) {
-	b.stats.RecordErrors++
-	if b.stats.FirstRecordEr == "" {
-		b.stats.FirstRecordEr = err.Error()
-		b.errw("tsinspect: recording from the bodies directory failed (Claude Code is not affected): %v\n", err)
-	}
 }
 
 // recordBodies runs record --mode bodies: the command (or, without one,
@@ -141,17 +68,11 @@ func recordBodies(env *cliEnv, f recordFlags) error {
 		fmt.Fprintf(env.stderr, "tsinspect: %s has the terminal: tsinspect's lines while it runs (each turn's tokens and cost, failures) go to %s (tail -f %s in another terminal)\n",
 			filepath.Base(f.command[0]), logPath, shell.Quote(logPath))
 	}
-	rec := &bodiesRecorder{
-		db:    db,
-		dir:   rawbodies.Open(tmp, rawbodies.Options{Source: exchange.SourceRecordBody, Secrets: secrets}),
-		errw:  func(format string, args ...any) { fmt.Fprintf(lines, format, args...) },
-		ids:   map[string]int64{},
-		ended: map[string]bool{},
-	}
+	var ended func(*exchange.Exchange)
 	switch {
 	case f.ui || f.quiet:
 	case len(f.command) == 0:
-		rec.flows = func(ex *exchange.Exchange) {
+		ended = func(ex *exchange.Exchange) {
 			line := recording.FlowLine(ex)
 			if d := turns.Describe(ex); d != "" {
 				line += " · " + d
@@ -159,12 +80,16 @@ func recordBodies(env *cliEnv, f recordFlags) error {
 			fmt.Fprintln(env.stdout, line)
 		}
 	default:
-		rec.flows = func(ex *exchange.Exchange) {
+		ended = func(ex *exchange.Exchange) {
 			if d := turns.Describe(ex); d != "" {
 				fmt.Fprintf(lines, "tsinspect: %s\n", d)
 			}
 		}
 	}
+	rec := rawbodies.NewFollower(rawbodies.Open(tmp, rawbodies.Options{Source: exchange.SourceRecordBody, Secrets: secrets}), db, ended,
+		func(err error) {
+			fmt.Fprintf(lines, "tsinspect: recording from the bodies directory failed (Claude Code is not affected): %v\n", err)
+		})
 	ctx := context.Background()
 	started := time.Now()
 	for k, v := range map[string]string{"recorder": "tsinspect " + version, "mode": modeBodies, "started_at": started.UTC().Format(time.RFC3339Nano)} {
@@ -184,7 +109,7 @@ func recordBodies(env *cliEnv, f recordFlags) error {
 			case <-pollCtx.Done():
 				return
 			case <-t.C:
-				rec.poll(ctx, false)
+				rec.Poll(ctx, false)
 			}
 		}
 	}()
@@ -230,17 +155,17 @@ func recordBodies(env *cliEnv, f recordFlags) error {
 	// Claude Code may still be finishing the last files as it exits: give
 	// them a moment before what is missing counts as missing.
 	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(bodiesPoll / 2) {
-		rec.poll(ctx, false)
-		if rec.settled() {
+		rec.Poll(ctx, false)
+		if rec.Settled() {
 			break
 		}
 	}
-	rec.poll(ctx, true)
+	rec.Poll(ctx, true)
 	_ = db.SetMeta(ctx, "ended_at", time.Now().UTC().Format(time.RFC3339Nano))
-	rec.mu.Lock()
-	st, redacted := rec.stats, rec.dir.Redacted
-	bad, firstBad := rec.dir.BadLines, rec.dir.FirstBad
-	rec.mu.Unlock()
+	fs := rec.Stats()
+	st := capture.Stats{Exchanges: fs.Exchanges, Complete: fs.Complete, Failed: fs.Failed, ReqBytes: fs.ReqBytes, RespBytes: fs.RespBytes,
+		RecordErrors: fs.WriteErrors, FirstRecordEr: fs.FirstError}
+	redacted, bad, firstBad := fs.Redacted, fs.BadLines, fs.FirstBad
 	printSummary(env, f.db, st, time.Since(started), turns.Summary())
 	if logPath != "" {
 		fmt.Fprintf(env.stderr, "  what tsinspect said while %s ran is in %s\n", filepath.Base(f.command[0]), logPath)
