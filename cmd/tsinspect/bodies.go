@@ -59,7 +59,7 @@ func recordBodies(env *cliEnv, f recordFlags) error {
 	var logPath string
 	if len(f.command) > 0 && !f.ui && interactive(env, f.command) {
 		logPath = f.db + ".log"
-		lf, err := openCommandOutput(logPath)
+		lf, err := recording.OpenCommandOutput(logPath)
 		if err != nil {
 			return fmt.Errorf("record: %w", err)
 		}
@@ -134,7 +134,7 @@ func recordBodies(env *cliEnv, f recordFlags) error {
 		if !f.quiet {
 			fmt.Fprintf(env.stderr, "tsinspect: recording the API bodies %s writes into %s (no proxy: bodies and times only)\n", filepath.Base(f.command[0]), f.db)
 		}
-		status, err = runChild(env, f.command, childEnv)
+		status, err = recording.RunChild(f.command, childEnv, env.stdin, env.stdout, env.stderr)
 		if err != nil {
 			fmt.Fprintf(env.stderr, "tsinspect: %v\n", err)
 			status = 1

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
@@ -245,7 +243,7 @@ func record(env *cliEnv, f recordFlags) error {
 		Intercept: splitList(f.intercept), Version: version,
 		Say: func(line string) { fmt.Fprintf(env.stderr, "tsinspect: %s\n", line) }}
 	if f.upstreamCA != "" {
-		roots, err := readCerts(f.upstreamCA)
+		roots, err := recording.ReadCerts(f.upstreamCA)
 		if err != nil {
 			return err
 		}
@@ -295,7 +293,7 @@ func record(env *cliEnv, f recordFlags) error {
 	var logPath string
 	if len(f.command) > 0 && !f.ui && interactive(env, f.command) {
 		logPath = f.db + ".log"
-		lf, err := openCommandOutput(logPath)
+		lf, err := recording.OpenCommandOutput(logPath)
 		if err != nil {
 			rs.Abandon()
 			return fmt.Errorf("record: %w", err)
@@ -402,7 +400,7 @@ func record(env *cliEnv, f recordFlags) error {
 		if !f.quiet {
 			fmt.Fprintf(env.stderr, "tsinspect: recording %s traffic via %s into %s\n", f.mode, addr, f.db)
 		}
-		status, err = runChild(env, f.command, childEnv)
+		status, err = recording.RunChild(f.command, childEnv, env.stdin, env.stdout, env.stderr)
 		if err != nil {
 			fmt.Fprintf(env.stderr, "tsinspect: %v\n", err)
 			status = 1
@@ -413,8 +411,8 @@ func record(env *cliEnv, f recordFlags) error {
 		sig := make(chan os.Signal, 1)
 		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 		fmt.Fprintf(env.stdout, "tsinspect: recording %s traffic via %s into %s; Ctrl-C to stop.\nIn the shell that runs the client:\n", f.mode, addr, f.db)
-		for _, kv := range exportsFor(f.mode, childEnv) {
-			fmt.Fprintf(env.stdout, "  export %s\n", exportLine(kv))
+		for _, kv := range recording.ExportsFor(f.mode, childEnv) {
+			fmt.Fprintf(env.stdout, "  export %s\n", recording.ExportLine(kv))
 		}
 		select {
 		case <-sig:
@@ -445,117 +443,6 @@ func record(env *cliEnv, f recordFlags) error {
 		return &exitError{code: status}
 	}
 	return nil
-}
-
-func readCerts(path string) ([]*x509.Certificate, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("record: --upstream-ca: %w", err)
-	}
-	var out []*x509.Certificate
-	for {
-		var blk *pem.Block
-		blk, b = pem.Decode(b)
-		if blk == nil {
-			break
-		}
-		if blk.Type != "CERTIFICATE" {
-			continue
-		}
-		c, err := x509.ParseCertificate(blk.Bytes)
-		if err != nil {
-			return nil, fmt.Errorf("record: --upstream-ca %s: %w", path, err)
-		}
-		out = append(out, c)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("record: --upstream-ca %s: no PEM certificate in it", path)
-	}
-	return out, nil
-}
-
-// exportsFor returns the entries to print for another shell: the child's,
-// and in reverse mode always ENABLE_TOOL_SEARCH, which exportLine writes so
-// that the other shell's own value is kept (this shell's says nothing
-// about it).
-func exportsFor(mode string, childEnv []string) []string {
-	if mode != capture.ModeReverse {
-		return childEnv
-	}
-	for _, kv := range childEnv {
-		if strings.HasPrefix(kv, "ENABLE_TOOL_SEARCH=") {
-			return childEnv
-		}
-	}
-	return append(append([]string(nil), childEnv...), "ENABLE_TOOL_SEARCH=true")
-}
-
-// exportLine turns a KEY=VALUE entry into what follows "export " in a
-// POSIX shell. ENABLE_TOOL_SEARCH is record's default only: the line keeps
-// a value the other shell already has.
-func exportLine(kv string) string {
-	k, v, _ := strings.Cut(kv, "=")
-	if k == "ENABLE_TOOL_SEARCH" {
-		return fmt.Sprintf("%s=\"${%s:-%s}\"", k, k, v)
-	}
-	return k + "=" + shell.Quote(v)
-}
-
-// runChild runs the command with the terminal passed through and returns
-// its exit status. SIGINT reaches the child from the terminal by itself;
-// SIGTERM and SIGHUP sent to tsinspect are passed on.
-func runChild(env *cliEnv, argv []string, extra []string) (int, error) {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin = env.stdin
-	cmd.Stdout = env.stdout
-	cmd.Stderr = env.stderr
-	cmd.Env = mergeEnv(os.Environ(), extra)
-	sig := make(chan os.Signal, 4)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sig)
-	if err := cmd.Start(); err != nil {
-		return 127, fmt.Errorf("record: start %s: %w", filepath.Base(argv[0]), err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	for {
-		select {
-		case s := <-sig:
-			if s != os.Interrupt {
-				_ = cmd.Process.Signal(s)
-			}
-		case err := <-done:
-			if err == nil {
-				return 0, nil
-			}
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-					return 128 + int(ws.Signal()), nil
-				}
-				return ee.ExitCode(), nil
-			}
-			return 1, fmt.Errorf("record: %s: %w", filepath.Base(argv[0]), err)
-		}
-	}
-}
-
-// mergeEnv returns base with the KEY=VALUE entries of extra replacing any
-// entry of the same key.
-func mergeEnv(base, extra []string) []string {
-	keys := map[string]bool{}
-	for _, kv := range extra {
-		k, _, _ := strings.Cut(kv, "=")
-		keys[k] = true
-	}
-	out := make([]string, 0, len(base)+len(extra))
-	for _, kv := range base {
-		k, _, _ := strings.Cut(kv, "=")
-		if !keys[k] {
-			out = append(out, kv)
-		}
-	}
-	return append(out, extra...)
 }
 
 // interactive reports whether a command run under record takes the
@@ -662,14 +549,14 @@ func recordWithUI(env *cliEnv, f recordFlags, addr string, childEnv []string, wa
 		// itself; printed then, they would only reappear under the UI
 		// once it quits.)
 		for _, kv := range childEnv {
-			fmt.Fprintf(env.stderr, "  export %s\n", exportLine(kv))
+			fmt.Fprintf(env.stderr, "  export %s\n", recording.ExportLine(kv))
 		}
 	}
 	childDone := make(chan int, 1)
 	notes := make(chan string, 1)
 	if len(f.command) > 0 {
 		outPath := f.db + ".out"
-		out, err := openCommandOutput(outPath)
+		out, err := recording.OpenCommandOutput(outPath)
 		if err != nil {
 			fmt.Fprintf(env.stderr, "tsinspect: record: %v\n", err)
 			return 1
@@ -677,7 +564,7 @@ func recordWithUI(env *cliEnv, f recordFlags, addr string, childEnv []string, wa
 		defer out.Close()
 		childEnvIO := &cliEnv{stdin: strings.NewReader(""), stdout: out, stderr: out}
 		go func() {
-			st, err := runChild(childEnvIO, f.command, childEnv)
+			st, err := recording.RunChild(f.command, childEnv, childEnvIO.stdin, childEnvIO.stdout, childEnvIO.stderr)
 			if err != nil {
 				fmt.Fprintf(out, "tsinspect: %v\n", err)
 			}
@@ -701,19 +588,4 @@ func recordWithUI(env *cliEnv, f recordFlags, addr string, childEnv []string, wa
 		fmt.Fprintln(env.stderr, "tsinspect: waiting for the command to finish (Ctrl-C stops it)")
 		return <-childDone
 	}
-}
-
-// openCommandOutput creates or truncates the file that takes the output of
-// the command run beside the live UI. Its name is derived from --db, not
-// given by the user, so a symbolic link, device or anything but a regular
-// file there is refused rather than followed or written through.
-func openCommandOutput(path string) (*os.File, error) {
-	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s exists and is not a regular file; remove it or choose another --db", path)
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	return f, nil
 }

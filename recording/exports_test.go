@@ -1,4 +1,4 @@
-package main
+package recording
 
 import (
 	"strings"
@@ -15,23 +15,23 @@ func TestExportLine(t *testing.T) {
 		"HTTPS_PROXY=http://1.2.3.4:5": "HTTPS_PROXY=http://1.2.3.4:5",
 		"NODE_EXTRA_CA_CERTS=/a b.pem": "NODE_EXTRA_CA_CERTS='/a b.pem'",
 	} {
-		if got := exportLine(kv); got != want {
-			t.Errorf("exportLine(%q) = %s, want %s", kv, got, want)
+		if got := ExportLine(kv); got != want {
+			t.Errorf("ExportLine(%q) = %s, want %s", kv, got, want)
 		}
 	}
 }
 
 func TestExportsFor(t *testing.T) {
 	rev := []string{"ANTHROPIC_BASE_URL=http://127.0.0.1:1"}
-	if got := strings.Join(exportsFor(capture.ModeReverse, rev), " "); got != "ANTHROPIC_BASE_URL=http://127.0.0.1:1 ENABLE_TOOL_SEARCH=true" {
+	if got := strings.Join(ExportsFor(capture.ModeReverse, rev), " "); got != "ANTHROPIC_BASE_URL=http://127.0.0.1:1 ENABLE_TOOL_SEARCH=true" {
 		t.Errorf("reverse, kept value here: %s", got)
 	}
 	both := []string{"ANTHROPIC_BASE_URL=x", "ENABLE_TOOL_SEARCH=true"}
-	if got := exportsFor(capture.ModeReverse, both); len(got) != 2 {
+	if got := ExportsFor(capture.ModeReverse, both); len(got) != 2 {
 		t.Errorf("reverse, set here: %q", got)
 	}
 	mitm := []string{"HTTPS_PROXY=x"}
-	if got := exportsFor(capture.ModeMITM, mitm); len(got) != 1 {
+	if got := ExportsFor(capture.ModeMITM, mitm); len(got) != 1 {
 		t.Errorf("mitm: %q", got)
 	}
 }
