@@ -35,7 +35,7 @@ func Decode(ex *exchange.Exchange) (t *Turn) {
 	return decode(ex, nil)
 }
 
-func decode(ex *exchange.Exchange, c *Cache) (t *Turn) {
+func decode(ex *exchange.Exchange, c *Parts) (t *Turn) {
 	t = &Turn{DecoderVersion: Version, LastUser: LastUser{Message: -1}, cache: c}
 	defer func() { t.cache, t.cached, t.body, t.layout, t.prior = nil, nil, nil, nil, prior{} }()
 	if ex == nil {
@@ -193,7 +193,7 @@ func validJSON(b []byte) error {
 
 // validJSON is validJSON, through the turn's cache when it has one.
 func (t *Turn) validJSON(b []byte) error {
-	var c *Cache
+	var c *Parts
 	if t != nil {
 		c = t.cache
 	}

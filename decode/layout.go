@@ -6,7 +6,7 @@ import (
 	"github.com/tsinspect/tsinspect/exchange"
 )
 
-// A layout is what decoding one request body with a Cache found at fixed
+// A layout is what decoding one request body with Parts found at fixed
 // places in it: where validation may resume, and the extent of each
 // element of its top-level arrays, with the message decoded from it. The
 // store says of most request bodies that they begin with the bytes of an
@@ -37,15 +37,15 @@ type prior struct {
 	at int // cursor into l.spans (seek)
 }
 
-// layoutBodies is how many bodies' layouts a Cache keeps. Like the store's
+// layoutBodies is how many bodies' layouts Parts keeps. Like the store's
 // memory of bases (its last eight conversations' latest requests), a body's
 // layout replaces that of the body it extends, so these are the latest
 // bodies of as many conversations, however long each one ran in between.
 const layoutBodies = 16
 
 // priorFor returns what the layout of the body keyed base says of a body
-// that begins with its first n bytes, if the Cache has that layout.
-func (c *Cache) priorFor(base string, n int) prior {
+// that begins with its first n bytes, if the Parts has that layout.
+func (c *Parts) priorFor(base string, n int) prior {
 	if c == nil || base == "" || n <= 0 {
 		return prior{}
 	}
@@ -63,7 +63,7 @@ func (c *Cache) priorFor(base string, n int) prior {
 // change after. It replaces the layout of the same body, and that of the
 // body l extends (shares three quarters of, as the store judges it): the
 // store no longer stores anything against that one.
-func (c *Cache) keep(l *layout) {
+func (c *Parts) keep(l *layout) {
 	if c == nil || l == nil || (len(l.marks) == 0 && len(l.spans) == 0) {
 		return
 	}
@@ -130,7 +130,7 @@ func seek(spans []span, start int, at *int) (int, bool) {
 }
 
 // startLayout readies t to record the layout of body and to take from an
-// earlier one's, when decoding with a Cache a body the store named. body
+// earlier one's, when decoding with Parts a body the store named. body
 // must be the exchange's own bytes (not decoded from a content coding).
 func (t *Turn) startLayout(ref exchange.BodyRef, body []byte) {
 	if t.cache == nil || ref.Key == "" {
@@ -144,7 +144,7 @@ func (t *Turn) startLayout(ref exchange.BodyRef, body []byte) {
 	}
 }
 
-// endLayout hands the layout recorded to the Cache.
+// endLayout hands the layout recorded to the Parts.
 func (t *Turn) endLayout() {
 	t.cache.keep(t.layout)
 	t.body, t.layout, t.prior, t.known, t.recorded = nil, nil, prior{}, 0, 0

@@ -57,7 +57,7 @@ func storedSession(t testing.TB, turns int) string {
 }
 
 // TestLayoutsSameAsDecode: a session read back from a capture, its request
-// bodies named by the store and decoded with a Cache that takes what each
+// bodies named by the store and decoded with Parts that takes what each
 // shares with an earlier body from that body's layout, decodes turn by
 // turn as each exchange decoded alone does; and most turns did take their
 // history that way.
@@ -68,7 +68,7 @@ func TestLayoutsSameAsDecode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	c := NewCache()
+	c := NewParts()
 	n, fromPrior, resumed := 0, 0, 0
 	err = db.Stream(context.Background(), 0, func(ex *exchange.Exchange) error {
 		if ex.ReqRef.Key == "" {
@@ -116,7 +116,7 @@ func TestLayoutElementsRecorded(t *testing.T) {
 	head := `{"model":"m","messages":[` + msg("user", "a") + `, ` + msg("assistant", "b")
 	first := []byte(head + `],"tools":[]}`)
 	second := []byte(head + `,` + msg("user", "c") + `],"tools":[]}`)
-	c := NewCache()
+	c := NewParts()
 	DecodeWith(&exchange.Exchange{Method: "POST", URL: "/v1/messages", ReqBody: first, ReqRef: exchange.BodyRef{Key: "1"}}, c)
 	if len(c.layouts) != 1 || len(c.layouts[0].spans) != 2 {
 		t.Fatalf("layouts %+v", c.layouts)
@@ -177,7 +177,7 @@ func TestSeek(t *testing.T) {
 }
 
 // BenchmarkDecodeStored decodes a generated 300-turn session read back
-// from a capture with a Cache, the request bodies named by the store (the
+// from a capture with Parts, the request bodies named by the store (the
 // layouts at work) and not.
 func BenchmarkDecodeStored(b *testing.B) {
 	db, err := store.OpenReadOnly(storedSession(b, 300))
@@ -202,7 +202,7 @@ func BenchmarkDecodeStored(b *testing.B) {
 			b.SetBytes(size)
 			b.ReportAllocs()
 			for b.Loop() {
-				c := NewCache()
+				c := NewParts()
 				for i := range exs {
 					ex := exs[i]
 					if !named {
@@ -228,7 +228,7 @@ func commonPrefix(a, b []byte) int {
 // samePair decodes first, then second as the store names it (its first
 // bytes shared with first), and fails unless second decodes as it does
 // alone.
-func samePair(t *testing.T, c *Cache, first, second []byte) {
+func samePair(t *testing.T, c *Parts, first, second []byte) {
 	t.Helper()
 	ex1 := &exchange.Exchange{Method: "POST", URL: "/v1/messages", ReqBody: first, ReqRef: exchange.BodyRef{Key: string(first)}}
 	DecodeWith(ex1, c)
@@ -245,9 +245,9 @@ func samePair(t *testing.T, c *Cache, first, second []byte) {
 // "23".
 func TestLayoutNumberAtCommonEnd(t *testing.T) {
 	msg := `{"role":"user","content":[{"type":"text","text":"hi"}]}`
-	samePair(t, NewCache(), []byte(`{"model":"m","x":[1,2],"messages":[`+msg+`]}`), []byte(`{"model":"m","x":[1,23],"messages":[`+msg+`]}`))
-	samePair(t, NewCache(), []byte(`{"model":"m","messages":[`+msg+`,2]}`), []byte(`{"model":"m","messages":[`+msg+`,29]}`))
-	samePair(t, NewCache(), []byte(`{"model":"m","messages":[`+msg+`,tru]}`), []byte(`{"model":"m","messages":[`+msg+`,true]}`))
+	samePair(t, NewParts(), []byte(`{"model":"m","x":[1,2],"messages":[`+msg+`]}`), []byte(`{"model":"m","x":[1,23],"messages":[`+msg+`]}`))
+	samePair(t, NewParts(), []byte(`{"model":"m","messages":[`+msg+`,2]}`), []byte(`{"model":"m","messages":[`+msg+`,29]}`))
+	samePair(t, NewParts(), []byte(`{"model":"m","messages":[`+msg+`,tru]}`), []byte(`{"model":"m","messages":[`+msg+`,true]}`))
 }
 
 // TestLayoutRandomPairs: bodies that grow, get edited and whose numbers and
@@ -275,7 +275,7 @@ func TestLayoutRandomPairs(t *testing.T) {
 		return []byte(ws + `{"model":"m","x":[` + x + `],"messages":[` + strings.Join(msgs, ","+ws) + `],"tools":[{"name":"T","input_schema":{}}]}` + ws)
 	}
 	for round := 0; round < 400; round++ {
-		c := NewCache()
+		c := NewParts()
 		var msgs []string
 		for i := rng.IntN(4); i >= 0; i-- {
 			msgs = append(msgs, message())
@@ -312,7 +312,7 @@ func TestLayoutOutlivesInterleaving(t *testing.T) {
 		}
 		return []byte(`{"model":"m","messages":[` + strings.Join(ms, ",") + `]}`)
 	}
-	c := NewCache()
+	c := NewParts()
 	decodeNamed := func(b, base []byte) {
 		ref := exchange.BodyRef{Key: string(b)}
 		if base != nil {
@@ -343,6 +343,6 @@ func FuzzLayoutPair(f *testing.F) {
 	f.Add([]byte(`{"model":"m","messages":[`+msg+`]}`), []byte(`{"model":"m","messages":[`+msg+`,`+msg+`]}`))
 	f.Add([]byte(` {"messages":[`+msg+`, "s"]} `), []byte(` {"messages":[`+msg+`, "st"]}`))
 	f.Fuzz(func(t *testing.T, first, second []byte) {
-		samePair(t, NewCache(), first, second)
+		samePair(t, NewParts(), first, second)
 	})
 }

@@ -9,7 +9,7 @@ import (
 
 // share returns list, or the same entries shared with the earlier lists
 // of ring (see package sharing).
-func share[T any](c *Cache, ring *sharing.Ring[T], list []T, same func(a, b *T) bool) []T {
+func share[T any](c *Parts, ring *sharing.Ring[T], list []T, same func(a, b *T) bool) []T {
 	if c == nil {
 		return list
 	}
@@ -43,7 +43,7 @@ func sameCatalogEvent(a, b *CatalogEvent) bool {
 }
 
 // announcements is scanAnnouncements(b.Text), read once per cached block.
-func (c *Cache) announcements(b *Block, cached bool) []textAnnouncement {
+func (c *Parts) announcements(b *Block, cached bool) []textAnnouncement {
 	if c == nil || !cached {
 		return scanAnnouncements(b.Text)
 	}
@@ -60,11 +60,11 @@ func (c *Cache) announcements(b *Block, cached bool) []textAnnouncement {
 	return a
 }
 
-// searchPointers returns the searches of list as pointers. With a Cache,
+// searchPointers returns the searches of list as pointers. With Parts,
 // a search equal to the one at the same place of a recent Turn's list is
 // that Turn's: the searches of a conversation's history are listed again
 // by each of its turns.
-func (c *Cache) searchPointers(list []Search) []*Search {
+func (c *Parts) searchPointers(list []Search) []*Search {
 	if len(list) == 0 {
 		return nil
 	}

@@ -108,11 +108,11 @@ type Turn struct {
 	// always produced; what could not be decoded is left empty.
 	Problems []string `json:"problems,omitempty"`
 
-	cache *Cache // while decoding with DecodeWith
-	// cached[i] is set, while decoding with a Cache, when message i is a
+	cache *Parts // while decoding with DecodeWith
+	// cached[i] is set, while decoding with Parts, when message i is a
 	// cached part (its blocks are shared with other Turns).
 	cached []bool
-	// While decoding with a Cache a request body the store named
+	// While decoding with Parts a request body the store named
 	// (layout.go): the body, the layout recorded of it, and what an
 	// earlier body's layout says of it.
 	body   []byte

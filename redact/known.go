@@ -85,7 +85,7 @@ func Collect(exs []exchange.Exchange) *Known {
 		ptrs[i] = &exs[i]
 	}
 	// Requests repeat their predecessors: decode each part once.
-	cache := decode.NewCache()
+	cache := decode.NewParts()
 	return CollectDecoded(ptrs, func(ex *exchange.Exchange) *decode.Turn { return decode.DecodeWith(ex, cache) })
 }
 

@@ -144,11 +144,11 @@ func newSearches(s *Session) {
 }
 
 // decodeAll decodes every exchange, spreading the work over the CPUs, with
-// one decode.Cache: a turn repeats most of the one before in its thread,
+// one decode.Parts: a turn repeats most of the one before in its thread,
 // and only what is new in it is parsed.
 func decodeAll(exs []exchange.Exchange) []*decode.Turn {
 	out := make([]*decode.Turn, len(exs))
-	c := decode.NewCache()
+	c := decode.NewParts()
 	workers := min(runtime.GOMAXPROCS(0), len(exs))
 	if workers <= 1 {
 		for i := range exs {

@@ -209,7 +209,7 @@ func hashBytes(b []byte) digest { return sha256.Sum256(b) }
 // each request, so most blocks come back many times.
 type hasher struct {
 	blocks map[digest]digest // hash of the raw block -> hash of its canonical form
-	// msgs holds the hash of each message decoded from a decode.Cache,
+	// msgs holds the hash of each message decoded from a decode.Parts,
 	// by its first block: turns share those messages, and a message is
 	// hashed once rather than on every turn that repeats it.
 	msgs map[msgKey]digest
@@ -218,7 +218,7 @@ type hasher struct {
 	msgLists, preLists sharing.Ring[digest]
 }
 
-// msgKey names a message decoded from a decode.Cache: its blocks are
+// msgKey names a message decoded from a decode.Parts: its blocks are
 // shared by every turn that repeats it.
 type msgKey struct {
 	first *decode.Block

@@ -9,7 +9,7 @@ import (
 )
 
 // Builder builds a Session from exchanges handed to it one at a time, in
-// capture order, decoding each as it comes with one decode.Cache: a
+// capture order, decoding each as it comes with one decode.Parts: a
 // capture can be read a row at a time (store.DB.Each) instead of whole.
 //
 // Unless it keeps bodies, a Builder drops the request and response bodies
@@ -19,7 +19,7 @@ import (
 // keep theirs. Use Build, or keep bodies, where the raw bytes are shown.
 type Builder struct {
 	keepBodies bool
-	cache      *decode.Cache
+	cache      *decode.Parts
 	exs        []*exchange.Exchange
 	decoded    []*decode.Turn
 	load       func(id int64) (*exchange.Exchange, error)
@@ -34,7 +34,7 @@ func (b *Builder) SetLoader(load func(id int64) (*exchange.Exchange, error)) { b
 
 // NewBuilder returns an empty Builder.
 func NewBuilder(keepBodies bool) *Builder {
-	return &Builder{keepBodies: keepBodies, cache: decode.NewCache(), at: map[int64]int{}, memo: &analysed{h: newHasher()}}
+	return &Builder{keepBodies: keepBodies, cache: decode.NewParts(), at: map[int64]int{}, memo: &analysed{h: newHasher()}}
 }
 
 // Add decodes ex and keeps it; the Builder owns *ex from then on, except

@@ -57,7 +57,7 @@ func asJSON(t *testing.T, d *decode.Turn) []byte {
 // turn by turn, what decoding each exchange alone gives.
 func TestDecodeWithCacheSameAsDecode(t *testing.T) {
 	exs := append(demoExchanges(t), longExchanges(t, 120)...)
-	c := decode.NewCache()
+	c := decode.NewParts()
 	for i := range exs {
 		ex := exs[i]
 		ex.ReqBody = bytes.Clone(ex.ReqBody)
@@ -84,7 +84,7 @@ func TestDecodeWithCacheKeepsProblems(t *testing.T) {
 	body := func(extra string) []byte {
 		return []byte(`{"model":"m","max_tokens":5,"tools":[{"name":5}],"messages":[{"role":"user","content":[{"type":"text","text":7}]}` + extra + `]}`)
 	}
-	c := decode.NewCache()
+	c := decode.NewParts()
 	for i, b := range [][]byte{body(""), body(`,{"role":"assistant","content":"ok"}`)} {
 		own := bytes.Clone(b)
 		d := decode.DecodeWith(&exchange.Exchange{Method: "POST", URL: "/v1/messages", ReqBody: own}, c)
@@ -121,7 +121,7 @@ func BenchmarkDecodeSession(b *testing.B) {
 	b.Run("cache", func(b *testing.B) {
 		b.SetBytes(size)
 		for b.Loop() {
-			c := decode.NewCache()
+			c := decode.NewParts()
 			for i := range exs {
 				decode.DecodeWith(&exs[i], c)
 			}
@@ -135,7 +135,7 @@ func BenchmarkDecodeSession(b *testing.B) {
 // grows with what is new in each turn, not with the square of its length.
 func TestDecodeWithCacheSharesHistory(t *testing.T) {
 	exs := longExchanges(t, 120)
-	c := decode.NewCache()
+	c := decode.NewParts()
 	messages := map[*decode.Message]bool{}
 	searches := map[*decode.Search]bool{}
 	searchIDs := map[string]bool{}

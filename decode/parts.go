@@ -11,19 +11,20 @@ import (
 	"github.com/tsinspect/tsinspect/internal/sharing"
 )
 
-// Cache lets decoding reuse what it decoded of earlier requests. Each
+// Parts lets decoding reuse what it decoded of earlier requests (it has
+// nothing to do with the API's prompt cache). Each
 // request of a conversation repeats the previous one's messages, tools and
-// system blocks; with a Cache, a part already decoded byte for byte the
+// system blocks; with Parts, a part already decoded byte for byte the
 // same is taken from it rather than parsed again, so decoding a session
 // costs what is new in each turn, and the turns share one copy of their
 // common parts instead of each holding its own.
 //
-// Parts taken from a Cache are shared between Turns: they must not be
-// changed. Nothing of the request decoded with a Cache points into its
+// What is taken from Parts is shared between Turns: it must not be
+// changed. Nothing of the request decoded with Parts points into its
 // body (the response's parts may). Parts that gave a decoding problem are never cached, so every
-// Turn reports its own problems. A Cache is safe for concurrent use; it
+// Turn reports its own problems. Parts is safe for concurrent use; it
 // holds a copy of every distinct part, not the bodies they came from.
-type Cache struct {
+type Parts struct {
 	mu    sync.Mutex
 	seed  maphash.Seed
 	parts map[uint64][]cachedPart
@@ -74,13 +75,13 @@ type cachedPart struct {
 	sys  SystemBlock
 }
 
-// NewCache returns an empty Cache.
-func NewCache() *Cache {
-	return &Cache{seed: maphash.MakeSeed(), parts: map[uint64][]cachedPart{}, searches: map[*Block]Search{}, announced: map[*Block][]textAnnouncement{}}
+// NewParts returns an empty Parts.
+func NewParts() *Parts {
+	return &Parts{seed: maphash.MakeSeed(), parts: map[uint64][]cachedPart{}, searches: map[*Block]Search{}, announced: map[*Block][]textAnnouncement{}}
 }
 
 // DecodeWith is Decode, reusing and filling c; a nil c is Decode.
-func DecodeWith(ex *exchange.Exchange, c *Cache) *Turn {
+func DecodeWith(ex *exchange.Exchange, c *Parts) *Turn {
 	return decode(ex, c)
 }
 
@@ -94,7 +95,7 @@ const (
 	keySamples = 16
 )
 
-func (c *Cache) key(kind byte, raw []byte) uint64 {
+func (c *Parts) key(kind byte, raw []byte) uint64 {
 	var h maphash.Hash
 	h.SetSeed(c.seed)
 	h.WriteByte(kind)
@@ -116,7 +117,7 @@ func (c *Cache) key(kind byte, raw []byte) uint64 {
 }
 
 // get returns the part of that kind decoded from raw, if cached.
-func (c *Cache) get(kind byte, raw []byte) (cachedPart, bool) {
+func (c *Parts) get(kind byte, raw []byte) (cachedPart, bool) {
 	if c == nil {
 		return cachedPart{}, false
 	}
@@ -132,7 +133,7 @@ func (c *Cache) get(kind byte, raw []byte) (cachedPart, bool) {
 }
 
 // put caches p, decoded from p.raw.
-func (c *Cache) put(p cachedPart) {
+func (c *Parts) put(p cachedPart) {
 	k := c.key(p.kind, p.raw)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -144,8 +145,8 @@ func (c *Cache) put(p cachedPart) {
 	c.parts[k] = append(c.parts[k], p)
 }
 
-// own returns raw, or, when decoding with a Cache, a copy of it: nothing
-// decoded with a Cache points into the request body, which the caller
+// own returns raw, or, when decoding with Parts, a copy of it: nothing
+// decoded with Parts points into the request body, which the caller
 // may then drop or reuse.
 func (t *Turn) own(raw []byte) []byte {
 	if t.cache == nil {
@@ -178,7 +179,7 @@ func rehome(sub, item, own []byte) []byte {
 }
 
 // clientSearch is clientSearch(b), read once per cached block.
-func (c *Cache) clientSearch(b *Block, cached bool) Search {
+func (c *Parts) clientSearch(b *Block, cached bool) Search {
 	if c == nil || !cached {
 		return clientSearch(b)
 	}
@@ -196,7 +197,7 @@ func (c *Cache) clientSearch(b *Block, cached bool) Search {
 }
 
 // tookMessage counts a message taken from a prior body's layout.
-func (c *Cache) tookMessage() {
+func (c *Parts) tookMessage() {
 	c.mu.Lock()
 	c.taken++
 	c.mu.Unlock()
@@ -206,7 +207,7 @@ func (c *Cache) tookMessage() {
 // begins with when there is one. Its verdict is isJSON's: a mark records
 // the validator's whole state after a container closed, which depends on
 // the bytes before it only.
-func (c *Cache) isJSON(b []byte) bool {
+func (c *Parts) isJSON(b []byte) bool {
 	l := &layout{}
 	ok := c.validate(b, prior{}, l)
 	if ok {
@@ -221,7 +222,7 @@ func (c *Cache) isJSON(b []byte) bool {
 // hash to, and records b's marks in l. The marks are hashed only when
 // validation did not resume from pr's: a body the store names is found by
 // its name.
-func (c *Cache) validate(b []byte, pr prior, l *layout) bool {
+func (c *Parts) validate(b []byte, pr prior, l *layout) bool {
 	if c == nil || len(b) < 2*markEvery {
 		return isJSON(b)
 	}
@@ -268,7 +269,7 @@ func (c *Cache) validate(b []byte, pr prior, l *layout) bool {
 
 // hashedMark finds the furthest hashed mark of the kept layouts that b's
 // first bytes hash to, and returns it with the hash of those bytes.
-func (c *Cache) hashedMark(b []byte) (jsonMark, maphash.Hash, bool) {
+func (c *Parts) hashedMark(b []byte) (jsonMark, maphash.Hash, bool) {
 	c.mu.Lock()
 	var cands []jsonMark
 	for _, l := range c.layouts {

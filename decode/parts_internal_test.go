@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestCacheIsJSONSameVerdict: validating through a Cache, resuming at the
+// TestCacheIsJSONSameVerdict: validating through Parts, resuming at the
 // marks of earlier bodies, gives isJSON's verdict on growing
 // conversations, some with a byte broken before, at or after the part they
 // share with the previous body.
@@ -25,7 +25,7 @@ func TestCacheIsJSONSameVerdict(t *testing.T) {
 		fmt.Fprintf(&b, `"}],"n":%d}`, rng.IntN(1000))
 		return b.String()
 	}
-	c := NewCache()
+	c := NewParts()
 	var items []string
 	checked := 0
 	for turn := 0; turn < 120; turn++ {
