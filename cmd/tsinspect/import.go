@@ -22,7 +22,7 @@ import (
 	"github.com/tsinspect/tsinspect/outfile"
 	"github.com/tsinspect/tsinspect/recording"
 	"github.com/tsinspect/tsinspect/redact"
-	"github.com/tsinspect/tsinspect/replay"
+	"github.com/tsinspect/tsinspect/replayserver"
 	"github.com/tsinspect/tsinspect/store"
 )
 
@@ -331,7 +331,7 @@ func runReplayServer(env *cliEnv, args []string) error {
 	if err != nil {
 		return fmt.Errorf("replay-server: %w", err)
 	}
-	srv := replay.New(exs, replay.Options{Fast: *fast, Log: env.stderr})
+	srv := replayserver.New(exs, replayserver.Options{Fast: *fast, Log: env.stderr})
 	if srv.Len() == 0 {
 		return fmt.Errorf("replay-server: %s holds no recorded responses", pos[0])
 	}

@@ -142,9 +142,9 @@ func internalPackage(name string) bool {
 	// fails when one is added without its name here.
 	switch name {
 	case "capture", "claudetap", "claudetools", "claudetrace", "contentcoding", "corpus", "coverage",
-		"decode", "democapture", "exchange", "filter", "fixtures", "flow", "golden", "har", "importer",
+		"decode", "democapture", "exchange", "filter", "fixtures", "golden", "har", "httpflow", "importer",
 		"longsession", "mcpclient", "mcpserver", "memlimit", "mitmflow", "numfmt", "otlp", "outfile",
-		"pcap", "pcaptest", "pricing", "rawbodies", "realsession", "recon", "recording", "redact", "replay",
+		"pcap", "pcaptest", "pricing", "rawbodies", "realsession", "recon", "recording", "redact", "replayserver",
 		"report", "session", "sharing", "shell", "source", "stats", "store", "timeline", "tlsrec", "toolsearch", "ui", "vcr", "view":
 		return true
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/reassembly"
 
-	"github.com/tsinspect/tsinspect/importer/flow"
+	"github.com/tsinspect/tsinspect/importer/httpflow"
 	"github.com/tsinspect/tsinspect/importer/tlsrec"
 )
 
@@ -129,7 +129,7 @@ func (a *assembly) finish() {
 // the first packet seen, 1: the other side) with arrival times.
 type conn struct {
 	net, tcp gopacket.Flow
-	streams  [2]flow.Stream
+	streams  [2]httpflow.Stream
 	// first is the direction that sent data first, -1 before any.
 	first   int
 	synFrom int // the direction that sent a bare SYN, -1 if none seen
@@ -151,7 +151,7 @@ func (c *conn) is(netFlow, tcpFlow gopacket.Flow) bool {
 
 func (c *conn) markBroken(r any) {
 	c.broken = fmt.Sprint(r)
-	c.streams = [2]flow.Stream{}
+	c.streams = [2]httpflow.Stream{}
 }
 
 // Accept takes every segment, including those of connections whose
@@ -211,11 +211,11 @@ func (c *conn) classify() {
 	if len(head) < 8 && !s.Closed && c.streams[1-c.first].Len() == 0 {
 		return // not enough to tell yet
 	}
-	if tlsrec.LooksLikeTLS(head) || flow.LooksLikeHTTP(head) {
+	if tlsrec.LooksLikeTLS(head) || httpflow.LooksLikeHTTP(head) {
 		return
 	}
 	c.ignored = "TCP connections that carry neither HTTP/1.1 nor TLS (or began before the capture)"
-	c.streams = [2]flow.Stream{}
+	c.streams = [2]httpflow.Stream{}
 }
 
 // ReassemblyComplete lets the assembler forget the connection, so that a
@@ -227,7 +227,7 @@ func (c *conn) ReassemblyComplete(ac reassembly.AssemblerContext) bool {
 
 // orient returns the client's and the server's streams: the client is the
 // side that spoke first (it sends the request or the ClientHello).
-func (c *conn) orient() (client, server *flow.Stream) {
+func (c *conn) orient() (client, server *httpflow.Stream) {
 	d := c.first
 	if d < 0 {
 		d = 0

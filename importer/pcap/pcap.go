@@ -22,7 +22,7 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/tsinspect/tsinspect/exchange"
-	"github.com/tsinspect/tsinspect/importer/flow"
+	"github.com/tsinspect/tsinspect/importer/httpflow"
 	"github.com/tsinspect/tsinspect/importer/tlsrec"
 )
 
@@ -194,21 +194,21 @@ func safeConvert(c *conn, keys *tlsrec.KeyLog, res *Result) (exs []exchange.Exch
 // not empty, names what was skipped or cut short.
 func convert(c *conn, keys *tlsrec.KeyLog, res *Result) (exs []exchange.Exchange, problem string, isErr bool) {
 	client, server := c.orient()
-	fc := &flow.Conn{Client: *client, Server: *server, Scheme: "http", ServerAddr: c.serverAddr()}
+	fc := &httpflow.Conn{Client: *client, Server: *server, Scheme: "http", ServerAddr: c.serverAddr()}
 	head := client.Prefix(16)
 	if tlsrec.LooksLikeTLS(head) {
 		fc, problem, isErr = decrypt(fc, keys, res)
 		if fc == nil {
 			return nil, problem, isErr
 		}
-	} else if !flow.LooksLikeHTTP(head) {
+	} else if !httpflow.LooksLikeHTTP(head) {
 		return nil, "TCP connections that carry neither HTTP/1.1 nor TLS (or began before the capture)", false
 	}
 	for depth := 0; fc != nil && depth < 2; depth++ {
 		if isHTTP2(fc.Client.Prefix(24)) {
 			return exs, "HTTP/2 connections (only HTTP/1.1 is read)", true
 		}
-		pres := flow.Parse(fc, Source)
+		pres := httpflow.Parse(fc, Source)
 		exs = append(exs, pres.Exchanges...)
 		if pres.Problem != "" && problem == "" {
 			problem, isErr = "connections whose HTTP could not all be read", true
@@ -245,7 +245,7 @@ func dropConnect(exs []exchange.Exchange) []exchange.Exchange {
 
 // decrypt returns the plaintext of a TLS connection, or nil and the reason
 // it was skipped. A connection decrypted in part comes back with a problem.
-func decrypt(fc *flow.Conn, keys *tlsrec.KeyLog, res *Result) (*flow.Conn, string, bool) {
+func decrypt(fc *httpflow.Conn, keys *tlsrec.KeyLog, res *Result) (*httpflow.Conn, string, bool) {
 	pc, ps, sess, err := tlsrec.Decrypt(&fc.Client, &fc.Server, keys)
 	if err == nil || errors.Is(err, tlsrec.ErrCorrupt) {
 		if res.Suites == nil {
@@ -253,7 +253,7 @@ func decrypt(fc *flow.Conn, keys *tlsrec.KeyLog, res *Result) (*flow.Conn, strin
 		}
 		res.Suites[tlsrec.SuiteName(sess.CipherSuite)]++
 	}
-	out := &flow.Conn{Client: pc, Server: ps, Scheme: "https", ServerAddr: fc.ServerAddr}
+	out := &httpflow.Conn{Client: pc, Server: ps, Scheme: "https", ServerAddr: fc.ServerAddr}
 	if sess.ServerName != "" {
 		out.ServerAddr = sess.ServerName
 	}

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tsinspect/tsinspect/importer/flow"
+	"github.com/tsinspect/tsinspect/importer/httpflow"
 )
 
 // FuzzParseKeyLog parses arbitrary key logs: no panic, and a key log never
@@ -46,7 +46,7 @@ func FuzzDecrypt(f *testing.F) {
 	f.Add([]byte{0x17, 0x03, 0x03, 0xff, 0xff}, []byte{0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28})
 	f.Add([]byte{}, []byte{})
 	f.Fuzz(func(t *testing.T, client, server []byte) {
-		var cs, ss flow.Stream
+		var cs, ss httpflow.Stream
 		at := time.Unix(1700000000, 0)
 		for i, b := range [][]byte{client, server} {
 			s := &cs

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tsinspect/tsinspect/importer/flow"
+	"github.com/tsinspect/tsinspect/importer/httpflow"
 )
 
 func TestParseKeyLog(t *testing.T) {
@@ -52,12 +52,12 @@ func TestPRF(t *testing.T) {
 }
 
 func TestNotTLS(t *testing.T) {
-	var c, s flow.Stream
+	var c, s httpflow.Stream
 	c.Append([]byte("GET / HTTP/1.1\r\n\r\n"), time.Time{})
 	if _, _, _, err := Decrypt(&c, &s, nil); err != ErrNotTLS {
 		t.Errorf("err %v", err)
 	}
-	var h flow.Stream
+	var h httpflow.Stream
 	h.Append([]byte{22, 3, 1, 0, 5, 1, 0, 0, 1}, time.Time{}) // a hello cut short
 	if _, _, _, err := Decrypt(&h, &s, nil); err != ErrNoHandshake {
 		t.Errorf("err %v", err)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tsinspect/tsinspect/importer/flow"
+	"github.com/tsinspect/tsinspect/importer/httpflow"
 )
 
 func plainRecord(typ byte, body []byte) []byte {
@@ -53,7 +53,7 @@ func TestKeyUpdate(t *testing.T) {
 
 	cw, _ := trafficKeys(st, cs)
 	sw, _ := trafficKeys(st, ss)
-	var client, server flow.Stream
+	var client, server httpflow.Stream
 	at := time.Unix(1700000000, 0)
 	client.Append(plainRecord(recordHandshake, handshake(1, ch)), at)
 	client.Append(seal13(cw, recordApplicationData, []byte("GET / HTTP/1.1\r\n\r\n")), at.Add(time.Millisecond))

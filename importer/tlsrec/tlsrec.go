@@ -26,7 +26,7 @@ import (
 
 	"golang.org/x/crypto/chacha20poly1305"
 
-	"github.com/tsinspect/tsinspect/importer/flow"
+	"github.com/tsinspect/tsinspect/importer/httpflow"
 )
 
 // Sentinel errors; test with errors.Is.
@@ -134,7 +134,7 @@ type record struct {
 
 // records splits a stream into records. It returns those it could read and,
 // when the stream does not end on a record boundary, why.
-func records(s *flow.Stream) ([]record, error) {
+func records(s *httpflow.Stream) ([]record, error) {
 	var (
 		buf  []byte
 		ends []int // end offset of each segment in buf
@@ -322,9 +322,9 @@ func forEachExtension(b []byte, f func(typ uint16, data []byte)) {
 // direction in plaintext, each piece timed by the arrival of the record that
 // carried it. On error the plaintext decrypted so far is still returned, the
 // stream marked Lost where it stops.
-func Decrypt(client, server *flow.Stream, keys *KeyLog) (plainClient, plainServer flow.Stream, sess Session, err error) {
-	plainClient = flow.Stream{Closed: client.Closed, Lost: client.Lost}
-	plainServer = flow.Stream{Closed: server.Closed, Lost: server.Lost}
+func Decrypt(client, server *httpflow.Stream, keys *KeyLog) (plainClient, plainServer httpflow.Stream, sess Session, err error) {
+	plainClient = httpflow.Stream{Closed: client.Closed, Lost: client.Lost}
+	plainServer = httpflow.Stream{Closed: server.Closed, Lost: server.Lost}
 	if !LooksLikeTLS(client.Prefix(3)) {
 		return plainClient, plainServer, sess, ErrNotTLS
 	}
@@ -383,7 +383,7 @@ func Decrypt(client, server *flow.Stream, keys *KeyLog) (plainClient, plainServe
 // damaged there.
 var errBadHeader = fmt.Errorf("%w: bad record header", ErrCorrupt)
 
-func lostEnd(err error, s *flow.Stream) bool {
+func lostEnd(err error, s *httpflow.Stream) bool {
 	return errors.Is(err, errBadHeader) || (err != nil && s.Closed)
 }
 
@@ -404,14 +404,14 @@ type openResult struct {
 	failed bool // a record failed after others had opened
 }
 
-func (d *direction) open(recs []record, out *flow.Stream) openResult {
+func (d *direction) open(recs []record, out *httpflow.Stream) openResult {
 	if d.suite.tls13 {
 		return d.open13(recs, out)
 	}
 	return d.open12(recs, out)
 }
 
-func (d *direction) open12(recs []record, out *flow.Stream) openResult {
+func (d *direction) open12(recs []record, out *httpflow.Stream) openResult {
 	var res openResult
 	encrypted := false
 	for _, r := range recs {
@@ -440,7 +440,7 @@ func (d *direction) open12(recs []record, out *flow.Stream) openResult {
 	return res
 }
 
-func (d *direction) open13(recs []record, out *flow.Stream) openResult {
+func (d *direction) open13(recs []record, out *httpflow.Stream) openResult {
 	var res openResult
 	inApp := false
 	for _, r := range recs {
@@ -480,7 +480,7 @@ func (d *direction) open13(recs []record, out *flow.Stream) openResult {
 
 // deliver13 handles one opened TLS 1.3 record: application data goes to
 // out; a KeyUpdate moves the direction to its next traffic secret.
-func (d *direction) deliver13(plain []byte, typ byte, at time.Time, out *flow.Stream) {
+func (d *direction) deliver13(plain []byte, typ byte, at time.Time, out *httpflow.Stream) {
 	switch typ {
 	case recordApplicationData:
 		out.Append(plain, at)

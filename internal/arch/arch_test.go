@@ -38,7 +38,7 @@ var pure = []string{"decode", "timeline", "timeline/view", "filter", "toolsearch
 
 // impure is what a pure package must not import.
 var impure = []string{"os", "os/exec", "os/signal", "io/fs", "net", "net/http", "database/sql", "path/filepath",
-	module + "/store", module + "/capture", module + "/importer", module + "/ui", module + "/otlp", module + "/replay"}
+	module + "/store", module + "/capture", module + "/importer", module + "/ui", module + "/otlp", module + "/replayserver"}
 
 // onlyFrom lists packages that only the given importers may import
 // (prefixes: "bench/" is every benchmark).

@@ -1,4 +1,4 @@
-// Package replay serves a capture back: each request is answered with the
+// Package replayserver serves a capture back: each request is answered with the
 // recorded response of the request it matches, streamed with the recorded
 // timing (or at once), so that a client session can be reproduced against
 // the same client without the API.
@@ -12,7 +12,7 @@
 // once they run out. Anything else gets a 404 API error. For each request
 // one line is logged: which recorded exchange answered it and which
 // top-level fields and messages differ from the recorded request.
-package replay
+package replayserver
 
 import (
 	"bytes"

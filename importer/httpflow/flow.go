@@ -1,4 +1,4 @@
-// Package flow turns the two byte streams of a TCP connection, with the time
+// Package httpflow turns the two byte streams of a TCP connection, with the time
 // each piece of data arrived, into the HTTP/1.1 exchanges they carried. It
 // is shared by the importers: the pcap reader hands it reassembled (and, for
 // TLS, decrypted) streams.
@@ -7,7 +7,7 @@
 // the recorder's proxy uses, so an imported exchange has the same headers and
 // bodies as one recorded live: bodies are de-chunked, content codings are
 // kept in RespBody and removed in RespBodyDecoded.
-package flow
+package httpflow
 
 import (
 	"bufio"
