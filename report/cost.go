@@ -9,6 +9,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/timeline"
+	"github.com/tsinspect/tsinspect/timeline/tooltokens"
 )
 
 // Cost is a turn's price in US dollars, split by kind of token.
@@ -279,13 +280,7 @@ const (
 // unknown size are left out of it (a lower bound), "≈" when some are
 // counted at an estimated size, "" when every size was seen.
 func Mark(unknown, estimated int) string {
-	switch {
-	case unknown > 0:
-		return "≥ "
-	case estimated > 0:
-		return "≈"
-	}
-	return ""
+	return tooltokens.Mark(unknown, estimated)
 }
 
 // DeferralText says what deferral saved in the session, dollars and sign
@@ -319,7 +314,7 @@ func SavedPhrase(usd float64, mark string) string {
 // TokensText writes a deferral token figure with its mark: "≈2,263",
 // "≥ −1,092", "2,263".
 func TokensText(n int64, unknown, estimated int) string {
-	return Mark(unknown, estimated) + numfmt.Thousands(n)
+	return tooltokens.TokensText(n, unknown, estimated)
 }
 
 func boolInt(b bool) int {
@@ -350,12 +345,5 @@ func savedUSDText(r *Report, t ThreadTokens) string {
 // at the rate the request paid for the start of its prompt (cache read,
 // cache write or input). ok is false when t's model has no price.
 func (t *Turn) DeferralSavedUSD(tab *pricing.Table) (usd float64, ok bool) {
-	if tab == nil || t.Model == "" {
-		return 0, false
-	}
-	rate, ok := tab.PrefixRate(t.Model, t.Usage.pricing())
-	if !ok {
-		return 0, false
-	}
-	return float64(t.ToolTokens.Saved) * rate / 1e6, true
+	return tooltokens.SavedUSD(tab, t.Model, t.Usage.pricing(), t.ToolTokens.Saved)
 }

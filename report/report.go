@@ -27,6 +27,7 @@ import (
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/timeline"
+	"github.com/tsinspect/tsinspect/timeline/tooltokens"
 )
 
 // SchemaVersion is the report format's version, written as schema_version.
@@ -446,7 +447,7 @@ func BuildWithCounts(s *timeline.Session, version string, counts Counts) *Report
 		r.fillNil()
 		return r
 	}
-	ds := newDefinitions(s, counts)
+	figs := tooltokens.Compute(s, counts)
 	r.Capture.Exchanges = s.Exchanges
 	r.Capture.Turns = len(s.Turns)
 	r.Capture.FirstAt = timePtr(s.FirstAt)
@@ -458,7 +459,8 @@ func BuildWithCounts(s *timeline.Session, version string, counts Counts) *Report
 		if t == nil {
 			continue
 		}
-		rt := buildTurn(t, ds)
+		// figs.Turns holds the session's turns but the nil ones, in order.
+		rt := buildTurn(t, &figs.Turns[len(r.Turns)])
 		for _, f := range rt.Flags {
 			r.Capture.Flags[f.Kind]++
 		}
@@ -496,7 +498,7 @@ func BuildWithCounts(s *timeline.Session, version string, counts Counts) *Report
 			r.Threads[i].Session = ""
 		}
 	}
-	summariseTokens(r, ds)
+	summariseTokens(r, figs)
 	r.Price(pricing.Default())
 	r.fillNil()
 	return r
@@ -527,7 +529,7 @@ func sources(s *timeline.Session) []Source {
 	return out
 }
 
-func buildTurn(t *timeline.Turn, ds *definitions) Turn {
+func buildTurn(t *timeline.Turn, ft *tooltokens.Turn) Turn {
 	rt := Turn{
 		Index:  t.Index,
 		Thread: t.Thread,
@@ -625,7 +627,7 @@ func buildTurn(t *timeline.Turn, ds *definitions) Turn {
 		})
 	}
 	rt.Problems = strs(d.Problems)
-	ds.toolSection(&rt, d)
+	toolSection(&rt, ft)
 	rt.fillNil()
 	return rt
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/timeline"
+	"github.com/tsinspect/tsinspect/timeline/tooltokens"
 	"github.com/tsinspect/tsinspect/toolsearch/claudetools"
 )
 
@@ -143,15 +144,6 @@ func TestToolTokensWithoutUsage(t *testing.T) {
 	}
 }
 
-func TestDefinitionHashIgnoresMarkersAndOrder(t *testing.T) {
-	a := definitionHash(json.RawMessage(`{"name":"x","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}`))
-	b := definitionHash(json.RawMessage(`{ "input_schema": {"type": "object"}, "name": "x" }`))
-	c := definitionHash(json.RawMessage(`{"name":"y","input_schema":{"type":"object"}}`))
-	if a != b || a == c {
-		t.Errorf("hashes %s %s %s", a, b, c)
-	}
-}
-
 func TestCountTokens(t *testing.T) {
 	tool := `{"name":"mcp__demo__echo","description":"Echo.","input_schema":{"type":"object"}}`
 	body := func(tools string) []byte {
@@ -164,8 +156,8 @@ func TestCountTokens(t *testing.T) {
 	}
 	other := `{"name":"Bash","description":"Run.","input_schema":{"type":"object"}}`
 	counts := CountTokens([]exchange.Exchange{ex(1, "", 8), ex(2, tool, 420), ex(3, other, 500), ex(4, tool+","+other, 900)})
-	h := definitionHash(json.RawMessage(tool))
-	if counts[h] != 412 || counts[definitionHash(json.RawMessage(other))] != 492 {
+	h := tooltokens.Hash(json.RawMessage(tool))
+	if counts[h] != 412 || counts[tooltokens.Hash(json.RawMessage(other))] != 492 {
 		t.Errorf("counts %v (echo %s)", counts, h)
 	}
 	s, _ := toolSession()

@@ -26,7 +26,7 @@ func TestDeferralLinesAgreeWithTheReport(t *testing.T) {
 			}
 		}
 		turn := s.Turns[last-1]
-		lines := a.deferralLines(s, turn)
+		lines := a.deferral.Lines(s, turn, a.prices)
 		if len(turn.Decoded.Catalog) == 0 {
 			if lines != nil {
 				t.Errorf("%s: deferral lines on a turn without a catalog", tt.Thread)

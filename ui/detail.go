@@ -52,7 +52,7 @@ func (d *detailText) render(w, h int) []view.Line {
 	case view.TabWorkingSet:
 		return view.WorkingSet(t, q)
 	case view.TabCatalog:
-		return append(view.Catalog(t, q, w), d.a.deferralLines(s, t)...)
+		return append(view.Catalog(t, q, w), d.a.deferral.Lines(s, t, d.a.prices)...)
 	case view.TabSearches:
 		return view.Searches(s, t, q)
 	case view.TabCache:

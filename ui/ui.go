@@ -108,7 +108,7 @@ type app struct {
 	title   string
 	prices  *pricing.Table
 	// deferral caches what deferral saved, per turn, for the Catalog tab.
-	deferral deferralCache
+	deferral view.Deferral
 	// note is the latest of Options.Notes, shown in the header.
 	note string
 	// saveDir is where the Raw tab saves.

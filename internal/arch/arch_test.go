@@ -34,7 +34,7 @@ var owners = map[string]string{
 
 // pure are the packages that decode, link and present: no file, network,
 // database or process, and none of the packages that do those.
-var pure = []string{"decode", "timeline", "timeline/view", "filter", "toolsearch"}
+var pure = []string{"decode", "timeline", "timeline/view", "timeline/tooltokens", "filter", "toolsearch"}
 
 // impure is what a pure package must not import.
 var impure = []string{"os", "os/exec", "os/signal", "io/fs", "net", "net/http", "database/sql", "path/filepath",
@@ -51,8 +51,9 @@ var onlyFrom = map[string][]string{
 }
 
 // forbidden are imports that must not exist: the UI reads captures through
-// package source, never from the store itself.
-var forbidden = [][2]string{{"ui", "store"}}
+// package source, never from the store itself, and shows what it shows
+// through its view model (timeline/view), never through the report.
+var forbidden = [][2]string{{"ui", "store"}, {"ui", "report"}}
 
 type pkg struct {
 	ImportPath string
