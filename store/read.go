@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/tsinspect/tsinspect/exchange"
@@ -29,87 +30,186 @@ type Summary struct {
 	Error     string
 }
 
-// Exchanges returns every exchange in ID order, bodies and chunks loaded.
-func (db *DB) Exchanges(ctx context.Context) ([]exchange.Exchange, error) {
-	out, err := db.list(ctx, 0)
-	if err != nil {
-		return nil, fmt.Errorf("store: exchanges: %w", err)
-	}
-	return out, nil
+// ScanOptions chooses which exchanges Scan reads and how.
+type ScanOptions struct {
+	// After limits the scan to the exchanges whose ID is greater: what
+	// was added since a reader last looked (exchanges it has already
+	// seen may have been updated since; re-read those with Get). 0 reads
+	// them all.
+	After int64
+	// Salvage reads a capture that may be damaged: a row that cannot be
+	// read (malformed JSON in a column, a body missing from the blob
+	// table, a state this program does not know, a page of the file cut
+	// off) is skipped and named in the damage Scan returns, and every
+	// other row is handed to fn. The rows are read in one pass while they
+	// read well and, from the first that does not, one row at a time, so
+	// that a damaged row costs only itself. Without Salvage the first row
+	// that cannot be read ends the scan with an error, and no damage is
+	// returned.
+	Salvage bool
+	// Partial, with Salvage, returns whatever could be read even when
+	// that is nothing: without it, a scan that met damaged rows and read
+	// none fails ("no row could be read"), returning the damage it found.
+	// A Partial scan also names the rows missing a body that it could
+	// list when listing them all failed; another names none.
+	Partial bool
+	// Stream is for a caller that keeps no request body past fn: the
+	// ReqBody fn is given is valid only until fn returns, after which its
+	// buffer may be reused for a later one, so that reading a long
+	// capture costs no fresh memory per request. Everything else of the
+	// exchange, response bodies included, is fn's to keep.
+	Stream bool
+	// Live is for a reader that follows a growing capture, each scan
+	// starting After the last exchange the previous one read: it reads
+	// with the cache of rebuilt bodies that Get uses, and a body is
+	// usually stored against the previous request of its conversation,
+	// which the previous scan read, so each new exchange is rebuilt alone
+	// rather than from the start of its chain of bases. fn runs while
+	// that cache is held: it must not call Get or a Live Scan.
+	//
+	// With Salvage, the damage of a Live scan names only the rows it
+	// stepped over: rows whose body is missing, which no scan reaches,
+	// are not looked for, and a row in a state this program does not know
+	// is handed to fn like any other, unless it comes after a damaged row
+	// (the row-at-a-time reading that follows one skips it as damage).
+	Live bool
 }
 
-// ExchangesAfter returns, in ID order, the exchanges whose ID is greater than
-// afterID: what was added since a live view last looked. Exchanges it has
-// already seen may have been updated since; re-read those with Get.
+// Scan calls fn with each exchange opts selects, in ID order, bodies and
+// chunks loaded, reading one exchange at a time: fn may keep the exchange
+// (but see ScanOptions.Stream), and a caller that drops each one after use
+// holds only one in memory. An error from fn stops the scan and is
+// returned as is.
 //
-// ExchangesAfter and Get share the cache of rebuilt bodies: a body is
-// usually stored against the previous request of its conversation, which
-// the last call read, so a live view that reads each new exchange as it
-// comes rebuilds only that one, not the chain of bases it is stored on.
-func (db *DB) ExchangesAfter(ctx context.Context, afterID int64) ([]exchange.Exchange, error) {
-	out, err := db.tail(ctx, afterID)
-	if err != nil {
-		return nil, fmt.Errorf("store: exchanges after %d: %w", afterID, err)
+// With opts.Salvage, Scan returns the rows it skipped, in ID order; it
+// fails only when the capture cannot be read at all.
+func (db *DB) Scan(ctx context.Context, opts ScanOptions, fn func(*exchange.Exchange) error) ([]Damage, error) {
+	op := "exchanges"
+	if opts.Live || opts.After > 0 {
+		op = fmt.Sprintf("exchanges after %d", opts.After)
+	}
+	var (
+		last      = opts.After
+		delivered int
+		damage    []Damage
+		fnErr     error
+	)
+	err := db.onePass(ctx, opts, func(ex *exchange.Exchange) error {
+		last = ex.ID
+		if opts.Salvage && !opts.Live && !knownState(ex.State) {
+			damage = append(damage, Damage{ID: ex.ID, Problem: fmt.Sprintf("unknown state %q", ex.State)})
+			return nil
+		}
+		delivered++
+		fnErr = fn(ex)
+		return fnErr
+	})
+	switch {
+	case err != nil && fnErr != nil:
+		return damage, fnErr
+	case err != nil && !opts.Salvage:
+		return nil, fmt.Errorf("store: %s: %w", op, err)
+	case err != nil && ctx.Err() != nil:
+		return damage, fmt.Errorf("store: %s: %w", op, ctx.Err())
+	case err != nil:
+		more, rerr := db.eachFrom(ctx, last, func(ex *exchange.Exchange) error {
+			delivered++
+			return fn(ex)
+		})
+		damage = append(damage, more...)
+		if rerr != nil {
+			return damage, rerr
+		}
+		if !opts.Partial && delivered == 0 && len(damage) > 0 {
+			return db.unreadable(ctx, opts, op, damage, err)
+		}
+	}
+	if opts.Salvage && !opts.Live {
+		damage = db.addMissing(ctx, opts, damage)
+	}
+	sort.SliceStable(damage, func(i, j int) bool { return damage[i].ID < damage[j].ID })
+	return damage, nil
+}
+
+// unreadable is the error of a salvaging scan that met damaged rows and
+// could read none (err: why the one pass stopped), with its damage.
+//
+// It keeps the two forms the readers Scan replaced gave it: the one that
+// streamed named the pass by its own name and did not look for rows whose
+// body is missing, the one that did not stream named the cause alone and
+// did look.
+func (db *DB) unreadable(ctx context.Context, opts ScanOptions, op string, damage []Damage, err error) ([]Damage, error) {
+	if opts.Stream && !opts.Live {
+		err = fmt.Errorf("store: stream after %d: %w", opts.After, err)
+	} else if !opts.Live {
+		damage = db.addMissing(ctx, opts, damage)
+		sort.SliceStable(damage, func(i, j int) bool { return damage[i].ID < damage[j].ID })
+	}
+	return damage, fmt.Errorf("store: %s: no row could be read: %w", op, err)
+}
+
+// addMissing appends to damage the rows whose body is missing, which a
+// scan leaves out without a word. If they cannot all be listed, a Partial
+// scan names those that were and another none.
+func (db *DB) addMissing(ctx context.Context, opts ScanOptions, damage []Damage) []Damage {
+	if missing, err := db.rowsMissingBodies(ctx); err == nil || opts.Partial {
+		damage = append(damage, missing...)
+	}
+	return damage
+}
+
+// Exchanges returns every exchange in ID order, bodies and chunks loaded:
+// a Scan with no options, collected.
+func (db *DB) Exchanges(ctx context.Context) ([]exchange.Exchange, error) {
+	var out []exchange.Exchange
+	if _, err := db.Scan(ctx, ScanOptions{}, func(ex *exchange.Exchange) error {
+		out = append(out, *ex)
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-// tail lists the exchanges after afterID with the reader Get uses, whose
-// cache thus holds the last bodies read for the next call.
-func (db *DB) tail(ctx context.Context, afterID int64) ([]exchange.Exchange, error) {
+// onePass reads the exchanges opts selects in one query, in order, and
+// hands each to fn; it stops at the first that cannot be read.
+func (db *DB) onePass(ctx context.Context, opts ScanOptions, fn func(*exchange.Exchange) error) error {
+	if !opts.Live {
+		br := newBodyReader(db.sql)
+		br.reuse = opts.Stream
+		defer br.close()
+		return db.scanAfter(ctx, br, opts.After, fn)
+	}
 	db.getMu.Lock()
 	defer db.getMu.Unlock()
-	rows, err := db.sql.QueryContext(ctx, selectExchange(db.version)+` WHERE e.id > ? ORDER BY e.id`, afterID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	br := db.sharedReader()
-	var out []exchange.Exchange
-	for rows.Next() {
-		ex, err := scanExchange(ctx, br, rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ex)
+	if opts.Stream {
+		// Nobody else holds a body of the cache: Get and the other Live
+		// scans hand out copies of those, so their buffers may be reused
+		// while this reads.
+		br.reuse = true
+		defer func() { br.reuse = false }()
+		return db.scanAfter(ctx, br, opts.After, fn)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	// The cache keeps some of the bodies it rebuilt, for the next call:
-	// the caller gets its own copy of those. (The others it dropped
-	// without reusing their memory.)
-	kept := map[*byte]bool{}
-	for _, c := range br.cache {
-		if len(c.data) > 0 {
-			kept[&c.data[0]] = true
-		}
-	}
-	own := func(b []byte) []byte {
-		if len(b) > 0 && kept[&b[0]] {
-			return bytes.Clone(b)
-		}
+	return db.scanAfter(ctx, br, opts.After, func(ex *exchange.Exchange) error {
+		// The cache keeps some of the bodies it rebuilt, for the next
+		// read: fn gets its own copy of those.
+		ex.ReqBody, ex.RespBody, ex.RespBodyDecoded = br.own(ex.ReqBody), br.own(ex.RespBody), br.own(ex.RespBodyDecoded)
+		return fn(ex)
+	})
+}
+
+// own returns b, or a copy of it if it is the buffer of a cached body.
+func (r *bodyReader) own(b []byte) []byte {
+	if len(b) == 0 {
 		return b
 	}
-	for i := range out {
-		ex := &out[i]
-		ex.ReqBody, ex.RespBody, ex.RespBodyDecoded = own(ex.ReqBody), own(ex.RespBody), own(ex.RespBodyDecoded)
+	for _, c := range r.cache {
+		if len(c.data) > 0 && &c.data[0] == &b[0] {
+			return bytes.Clone(b)
+		}
 	}
-	return out, nil
-}
-
-// streamShared is tail for a caller that keeps no request body past fn
-// (DB.Stream): the reader reuses the buffers of the request bodies it
-// drops from its cache.
-func (db *DB) streamShared(ctx context.Context, afterID int64, fn func(*exchange.Exchange) error) error {
-	db.getMu.Lock()
-	defer db.getMu.Unlock()
-	// Nobody else holds a body of the cache: Get and tail hand out
-	// copies of those, so their buffers may be reused while this reads.
-	br := db.sharedReader()
-	br.reuse = true
-	defer func() { br.reuse = false }()
-	return db.scanAfter(ctx, br, afterID, fn)
+	return b
 }
 
 // scanAfter reads the exchanges after afterID, in order, with br, and
@@ -132,8 +232,8 @@ func (db *DB) scanAfter(ctx context.Context, br *bodyReader, afterID int64, fn f
 	return rows.Err()
 }
 
-// sharedReader is the body reader of Get and ExchangesAfter; the caller
-// holds getMu.
+// sharedReader is the body reader of Get and of the Live scans; the
+// caller holds getMu.
 func (db *DB) sharedReader() *bodyReader {
 	if db.getReader == nil {
 		db.getReader = newBodyReader(db.sql)
@@ -197,63 +297,4 @@ func (db *DB) Summaries(ctx context.Context, afterID int64) ([]Summary, error) {
 		return nil, fmt.Errorf("store: summaries: %w", err)
 	}
 	return out, nil
-}
-
-func (db *DB) list(ctx context.Context, afterID int64) ([]exchange.Exchange, error) {
-	var out []exchange.Exchange
-	err := db.each(ctx, afterID, func(ex *exchange.Exchange) error {
-		out = append(out, *ex)
-		return nil
-	})
-	return out, err
-}
-
-// Each calls fn with every exchange whose ID is greater than afterID, in ID
-// order, bodies and chunks loaded, reading one exchange at a time: fn may
-// keep the exchange, but a caller that drops each one after use holds only
-// one in memory. An error from fn stops the walk and is returned as is.
-func (db *DB) Each(ctx context.Context, afterID int64, fn func(ex *exchange.Exchange) error) error {
-	var fnErr error
-	err := db.each(ctx, afterID, func(ex *exchange.Exchange) error {
-		fnErr = fn(ex)
-		return fnErr
-	})
-	if err != nil && fnErr != nil && errors.Is(err, fnErr) {
-		return fnErr
-	}
-	if err != nil {
-		return fmt.Errorf("store: each after %d: %w", afterID, err)
-	}
-	return nil
-}
-
-// Stream is Each for a caller that does not keep request bodies: the
-// ReqBody fn is given is valid only until fn returns, after which its
-// buffer may be reused for a later one. Reading a long capture then costs
-// no fresh memory per request. Everything else of the exchange, response
-// bodies included, is fn's to keep.
-func (db *DB) Stream(ctx context.Context, afterID int64, fn func(ex *exchange.Exchange) error) error {
-	var fnErr error
-	err := db.eachWith(ctx, afterID, true, func(ex *exchange.Exchange) error {
-		fnErr = fn(ex)
-		return fnErr
-	})
-	if err != nil && fnErr != nil && errors.Is(err, fnErr) {
-		return fnErr
-	}
-	if err != nil {
-		return fmt.Errorf("store: stream after %d: %w", afterID, err)
-	}
-	return nil
-}
-
-func (db *DB) each(ctx context.Context, afterID int64, fn func(ex *exchange.Exchange) error) error {
-	return db.eachWith(ctx, afterID, false, fn)
-}
-
-func (db *DB) eachWith(ctx context.Context, afterID int64, reuse bool, fn func(ex *exchange.Exchange) error) error {
-	br := newBodyReader(db.sql)
-	br.reuse = reuse
-	defer br.close()
-	return db.scanAfter(ctx, br, afterID, fn)
 }
