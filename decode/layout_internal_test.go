@@ -70,7 +70,7 @@ func TestLayoutsSameAsDecode(t *testing.T) {
 	defer db.Close()
 	c := NewParts()
 	n, fromPrior, resumed := 0, 0, 0
-	err = db.Stream(context.Background(), 0, func(ex *exchange.Exchange) error {
+	_, err = db.Scan(context.Background(), store.ScanOptions{Stream: true}, func(ex *exchange.Exchange) error {
 		if ex.ReqRef.Key == "" {
 			t.Fatalf("exchange %d: the store named no request body", ex.ID)
 		}

@@ -94,7 +94,7 @@ func (f *Follower) Poll(ctx context.Context) (*timeline.Session, error) {
 	// Only the exchanges after the last one read are read, each rebuilt
 	// from the bodies the last poll left in the reader's cache, and
 	// handed to the builder one at a time (it keeps no request body).
-	damage, err := f.db.StreamAfterSalvaged(ctx, f.lastID, func(ex *exchange.Exchange) error {
+	damage, err := f.db.Scan(ctx, store.ScanOptions{After: f.lastID, Salvage: true, Partial: true, Stream: true, Live: true}, func(ex *exchange.Exchange) error {
 		f.seen[ex.ID] = progressOf(ex)
 		f.lastID = max(f.lastID, ex.ID)
 		if ex.State == exchange.StateInFlight {

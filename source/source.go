@@ -58,7 +58,7 @@ func (c *Capture) Name() string { return c.db.Path() }
 // Stream hands every exchange of the capture to fn, skipping the rows that
 // cannot be read.
 func (c *Capture) Stream(ctx context.Context, fn func(*exchange.Exchange) error) ([]Problem, error) {
-	return c.db.StreamSalvaged(ctx, fn)
+	return c.db.Scan(ctx, store.ScanOptions{Salvage: true, Stream: true}, fn)
 }
 
 // Get reads one exchange whole.

@@ -341,7 +341,7 @@ type bodyReader struct {
 	plain *contentcoding.ZstdDecoder
 	cache []cachedBody // most recent last
 	// reuse: request bodies handed out are the caller's only until the
-	// next one is read (DB.Stream), so the buffers of bases no longer
+	// next one is read (ScanOptions.Stream), so the buffers of bases no longer
 	// needed are reused rather than left to the collector.
 	reuse bool
 	free  [][]byte
@@ -351,7 +351,7 @@ type bodyReader struct {
 }
 
 // getCacheSize is how many bodies the reader shared by DB.Get and
-// DB.ExchangesAfter keeps: enough that the bases of the next requests of
+// the Live scans keeps: enough that the bases of the next requests of
 // the conversations under way (a main thread, its subagents and side
 // queries, each exchange a request and a response) are still there.
 const getCacheSize = readCacheSize

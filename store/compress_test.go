@@ -280,7 +280,7 @@ func sameBodies(t *testing.T, path string, want []exchange.Exchange) {
 	}
 	// Streamed, each request body checked before the next is read.
 	i := 0
-	err = db.Stream(ctx, 0, func(ex *exchange.Exchange) error {
+	_, err = db.Scan(ctx, ScanOptions{Stream: true}, func(ex *exchange.Exchange) error {
 		if !bytes.Equal(ex.ReqBody, want[i].ReqBody) || !bytes.Equal(ex.RespBody, want[i].RespBody) {
 			return fmt.Errorf("Stream: exchange %d differs", ex.ID)
 		}
@@ -291,7 +291,7 @@ func sameBodies(t *testing.T, path string, want []exchange.Exchange) {
 		t.Fatalf("Stream: %d exchanges, %v", i, err)
 	}
 	n := 0
-	err = db.Each(ctx, want[len(want)/2].ID, func(ex *exchange.Exchange) error {
+	_, err = db.Scan(ctx, ScanOptions{After: want[len(want)/2].ID}, func(ex *exchange.Exchange) error {
 		w := want[len(want)/2+1+n]
 		if !bytes.Equal(ex.ReqBody, w.ReqBody) {
 			return fmt.Errorf("Each: exchange %d differs", ex.ID)
@@ -550,7 +550,7 @@ func BenchmarkReadLong(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		n := 0
-		if err := db.Each(context.Background(), 0, func(ex *exchange.Exchange) error { n++; return nil }); err != nil || n != len(exs) {
+		if _, err := db.Scan(context.Background(), ScanOptions{}, func(ex *exchange.Exchange) error { n++; return nil }); err != nil || n != len(exs) {
 			b.Fatalf("%d exchanges, %v", n, err)
 		}
 	}
@@ -591,11 +591,11 @@ func TestRecordIntoV1Capture(t *testing.T) {
 	sameBodies(t, path, want)
 }
 
-// TestExchangesAfterReadsOnlyTheNew follows a capture as a live view does:
-// each new exchange is read with ExchangesAfter as soon as it is written,
+// TestLiveScanReadsOnlyTheNew follows a capture as a live view does:
+// each new exchange is read with a Live scan as soon as it is written,
 // byte for byte, and rebuilding it decompresses its own bodies only, not
 // the chain of earlier bodies its request is stored against.
-func TestExchangesAfterReadsOnlyTheNew(t *testing.T) {
+func TestLiveScanReadsOnlyTheNew(t *testing.T) {
 	ctx := context.Background()
 	exs := generated(t, 60)
 	path := filepath.Join(t.TempDir(), "capture.db")
@@ -626,26 +626,26 @@ func TestExchangesAfterReadsOnlyTheNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	got, err := r.ExchangesAfter(ctx, 0)
+	got, _, err := collect(ctx, r, ScanOptions{Live: true})
 	if err != nil || len(got) != head {
-		t.Fatalf("ExchangesAfter(0): %d exchanges, %v: want %d", len(got), err, head)
+		t.Fatalf("Live scan from 0: %d exchanges, %v: want %d", len(got), err, head)
 	}
-	// s follows with StreamAfterSalvaged, as the live view does.
+	// s follows with Live, Stream and Salvage, as the live view does.
 	s, err := OpenReadOnly(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	streamed := 0
-	if _, err := s.StreamAfterSalvaged(ctx, 0, func(*exchange.Exchange) error { streamed++; return nil }); err != nil || streamed != head {
-		t.Fatalf("StreamAfterSalvaged(0): %d exchanges, %v: want %d", streamed, err, head)
+	if _, err := s.Scan(ctx, ScanOptions{Salvage: true, Partial: true, Stream: true, Live: true}, func(*exchange.Exchange) error { streamed++; return nil }); err != nil || streamed != head {
+		t.Fatalf("streaming Live scan from 0: %d exchanges, %v: want %d", streamed, err, head)
 	}
 	deep := 0
 	for i, ex := range exs[head:] {
 		id := write(ex)
 		sBefore := s.getReader.decoded
 		var sGot []int64
-		damage, err := s.StreamAfterSalvaged(ctx, last, func(got *exchange.Exchange) error {
+		damage, err := s.Scan(ctx, ScanOptions{After: last, Salvage: true, Partial: true, Stream: true, Live: true}, func(got *exchange.Exchange) error {
 			sGot = append(sGot, got.ID)
 			if !bytes.Equal(got.ReqBody, ex.ReqBody) || !bytes.Equal(got.RespBody, ex.RespBody) {
 				t.Errorf("exchange %d: streamed bodies differ from those written", head+i)
@@ -653,15 +653,15 @@ func TestExchangesAfterReadsOnlyTheNew(t *testing.T) {
 			return nil
 		})
 		if err != nil || len(damage) > 0 || len(sGot) != 1 || sGot[0] != id {
-			t.Fatalf("exchange %d: StreamAfterSalvaged(%d) gave %v, damage %v, %v: want the new one", head+i, last, sGot, damage, err)
+			t.Fatalf("exchange %d: streaming Live scan after %d gave %v, damage %v, %v: want the new one", head+i, last, sGot, damage, err)
 		}
 		if n := s.getReader.decoded - sBefore; n > 2 {
 			t.Errorf("exchange %d: %d blobs decompressed to stream it: want its request and response only", head+i, n)
 		}
 		before := r.getReader.decoded
-		got, err := r.ExchangesAfter(ctx, last)
+		got, _, err := collect(ctx, r, ScanOptions{After: last, Live: true})
 		if err != nil || len(got) != 1 || got[0].ID != id {
-			t.Fatalf("exchange %d: ExchangesAfter(%d) gave %d exchanges, %v: want the new one", head+i, last, len(got), err)
+			t.Fatalf("exchange %d: Live scan after %d gave %d exchanges, %v: want the new one", head+i, last, len(got), err)
 		}
 		if !bytes.Equal(got[0].ReqBody, ex.ReqBody) || !bytes.Equal(got[0].RespBody, ex.RespBody) {
 			t.Fatalf("exchange %d: bodies differ from those written", head+i)

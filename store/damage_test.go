@@ -57,7 +57,7 @@ func TestSalvageSkipsAndNamesDamagedRows(t *testing.T) {
 	if _, err := db.Exchanges(context.Background()); err == nil {
 		t.Log("Exchanges read the damaged capture without error")
 	}
-	exs, damage, err := db.ExchangesSalvaged(context.Background())
+	exs, damage, err := collect(context.Background(), db, ScanOptions{Salvage: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestSalvageTruncatedFile(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		exs, _, err := rd.ExchangesSalvaged(ctx)
+		exs, _, err := collect(ctx, rd, ScanOptions{Salvage: true})
 		rd.Close()
 		if err != nil {
 			continue
@@ -162,9 +162,9 @@ func TestDurableIsSynchronousFull(t *testing.T) {
 	}
 }
 
-// TestStreamSalvagedMatchesSalvage: streaming a damaged capture keeps and
+// TestStreamingSalvageMatchesSalvage: streaming a damaged capture keeps and
 // names the same rows as reading it whole, with the same damage.
-func TestStreamSalvagedMatchesSalvage(t *testing.T) {
+func TestStreamingSalvageMatchesSalvage(t *testing.T) {
 	path := damagedCapture(t)
 	db, err := OpenReadOnly(path)
 	if err != nil {
@@ -172,13 +172,13 @@ func TestStreamSalvagedMatchesSalvage(t *testing.T) {
 	}
 	defer db.Close()
 	ctx := context.Background()
-	whole, wantDamage, err := db.ExchangesSalvaged(ctx)
+	whole, wantDamage, err := collect(ctx, db, ScanOptions{Salvage: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ids []int64
 	var bodies []string
-	damage, err := db.StreamSalvaged(ctx, func(ex *exchange.Exchange) error {
+	damage, err := db.Scan(ctx, ScanOptions{Salvage: true, Stream: true}, func(ex *exchange.Exchange) error {
 		ids = append(ids, ex.ID)
 		bodies = append(bodies, string(ex.ReqBody)+"|"+string(ex.RespBody))
 		return nil
@@ -199,20 +199,20 @@ func TestStreamSalvagedMatchesSalvage(t *testing.T) {
 	}
 }
 
-// TestExchangesAfterSalvaged: a reader following a capture gets the rows
+// TestLiveScanSalvaged: a reader following a capture gets the rows
 // that read well after the one it last saw, and the damaged ones named,
 // so that it can step past them.
-func TestExchangesAfterSalvaged(t *testing.T) {
+func TestLiveScanSalvaged(t *testing.T) {
 	db, err := OpenReadOnly(damagedCapture(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	ctx := context.Background()
-	if _, err := db.ExchangesAfter(ctx, 1); err == nil {
-		t.Fatal("ExchangesAfter read past a malformed row: the test needs one it fails on")
+	if _, _, err := collect(ctx, db, ScanOptions{After: 1, Live: true}); err == nil {
+		t.Fatal("a Live scan without Salvage read past a malformed row: the test needs one it fails on")
 	}
-	exs, damage, err := db.ExchangesAfterSalvaged(ctx, 1)
+	exs, damage, err := collect(ctx, db, ScanOptions{After: 1, Salvage: true, Partial: true, Live: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestExchangesAfterSalvaged(t *testing.T) {
 	if fmt.Sprint(ids) != "[6]" || fmt.Sprint(named) != "[2 4 5]" {
 		t.Errorf("rows %v, damaged %v; want [6] and [2 4 5]", ids, named)
 	}
-	exs, damage, err = db.ExchangesAfterSalvaged(ctx, 5)
+	exs, damage, err = collect(ctx, db, ScanOptions{After: 5, Salvage: true, Partial: true, Live: true})
 	if err != nil || len(exs) != 1 || exs[0].ID != 6 || len(damage) != 0 {
 		t.Errorf("after 5: %d rows, damage %v, err %v; want row 6 alone", len(exs), damage, err)
 	}

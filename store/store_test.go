@@ -398,13 +398,13 @@ func TestReaderWhileWriting(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("reader saw %d of %d new exchanges", got, n)
 		}
-		news, err := r.ExchangesAfter(ctx, last)
+		news, _, err := collect(ctx, r, ScanOptions{After: last, Live: true})
 		if err != nil {
 			t.Fatalf("reader while writing: %v", err)
 		}
 		for _, ex := range news {
 			if ex.ID <= last {
-				t.Fatalf("ExchangesAfter(%d) returned ID %d", last, ex.ID)
+				t.Fatalf("Live scan after %d returned ID %d", last, ex.ID)
 			}
 			if len(ex.ReqBody) != 10000 || ex.ReqBody[0] != byte(got) {
 				t.Fatalf("exchange %d: wrong request body", ex.ID)
@@ -896,4 +896,17 @@ func BenchmarkInsertThenUpdateSmall(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// collect runs a Scan with opts and returns the exchanges it read.
+func collect(ctx context.Context, db *DB, opts ScanOptions) ([]exchange.Exchange, []Damage, error) {
+	var out []exchange.Exchange
+	damage, err := db.Scan(ctx, opts, func(ex *exchange.Exchange) error {
+		out = append(out, *ex)
+		return nil
+	})
+	if err != nil {
+		return nil, damage, err
+	}
+	return out, damage, nil
 }

@@ -10,7 +10,7 @@ import (
 
 // Builder builds a Session from exchanges handed to it one at a time, in
 // capture order, decoding each as it comes with one decode.Parts: a
-// capture can be read a row at a time (store.DB.Each) instead of whole.
+// capture can be read a row at a time (store.DB.Scan) instead of whole.
 //
 // Unless it keeps bodies, a Builder drops the request and response bodies
 // of each Messages exchange once decoded: the Session then holds what was
@@ -68,7 +68,7 @@ func (b *Builder) decode(ex *exchange.Exchange) *decode.Turn {
 	if !b.keepBodies && d.Request.Kind == decode.KindMessages {
 		ex.ReqBody, ex.RespBody, ex.RespBodyDecoded, ex.ReqRef = nil, nil, nil, exchange.BodyRef{}
 	} else {
-		// Kept: the caller's buffer may be reused (store.DB.Stream).
+		// Kept: the caller's buffer may be reused (store.ScanOptions.Stream).
 		ex.ReqBody = bytes.Clone(ex.ReqBody)
 	}
 	return d

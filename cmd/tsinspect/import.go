@@ -258,7 +258,7 @@ func runExport(env *cliEnv, args []string) error {
 		if err != nil {
 			return err
 		}
-		damage, err := db.EachExchange(context.Background(), func(ex *exchange.Exchange) error {
+		damage, err := db.Scan(context.Background(), store.ScanOptions{Salvage: true, Partial: true}, func(ex *exchange.Exchange) error {
 			n++
 			return hw.Add(ex)
 		})

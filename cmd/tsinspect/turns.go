@@ -188,11 +188,18 @@ func streamSession(path string, warn io.Writer) (*timeline.Builder, error) {
 // salvage reads the exchanges of an open capture, naming damaged rows on
 // warn.
 func salvage(db *store.DB, warn io.Writer) ([]exchange.Exchange, error) {
-	exs, damage, err := db.ExchangesSalvaged(context.Background())
+	var exs []exchange.Exchange
+	damage, err := db.Scan(context.Background(), store.ScanOptions{Salvage: true}, func(ex *exchange.Exchange) error {
+		exs = append(exs, *ex)
+		return nil
+	})
 	if len(damage) > 0 && warn != nil {
 		fmt.Fprintf(warn, "tsinspect: warning: %s: %s\n", db.Path(), store.DamageSummary(damage))
 	}
-	return exs, err
+	if err != nil {
+		return nil, err
+	}
+	return exs, nil
 }
 
 // parseInterspersed parses flags that may come before or after the
