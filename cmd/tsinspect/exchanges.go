@@ -3,14 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/store"
+	"github.com/tsinspect/tsinspect/textout"
 )
 
 func runExchanges(env *cliEnv, args []string) error {
@@ -41,33 +39,12 @@ never renamed or removed; new ones may appear.`)
 		return err
 	}
 	if *asJSON {
-		if err := writeJSONLines(env.stdout, exchangeLines(rows)); err != nil {
+		if err := textout.ExchangesJSON(env.stdout, rows); err != nil {
 			return fmt.Errorf("exchanges: %w", err)
 		}
 		return nil
 	}
-	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tTIME\tMETHOD\tPATH\tSTATUS\tBYTES\tDURATION\tSTATE")
-	for _, r := range rows {
-		path := r.URL
-		if u, err := url.Parse(r.URL); err == nil {
-			path = u.RequestURI()
-		}
-		status := "-"
-		if r.Status != 0 {
-			status = fmt.Sprint(r.Status)
-		}
-		dur := "-"
-		if !r.End.IsZero() {
-			dur = r.End.Sub(r.Start).Round(time.Millisecond).String()
-		}
-		state := string(r.State)
-		if r.Error != "" && r.State != "complete" {
-			state += ": " + r.Error
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Start.Local().Format("15:04:05.000"), r.Method, path, status, numfmt.Bytes(r.RespBytes), dur, state)
-	}
-	if err := tw.Flush(); err != nil {
+	if err := textout.Exchanges(env.stdout, rows); err != nil {
 		return fmt.Errorf("exchanges: write: %w", err)
 	}
 	if damage, err := db.DamagedRows(context.Background()); err == nil && len(damage) > 0 {

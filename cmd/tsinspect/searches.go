@@ -5,13 +5,12 @@ import (
 	"io"
 	"path"
 	"strings"
-	"text/tabwriter"
 	"time"
-	"unicode"
 
 	"github.com/tsinspect/tsinspect/coverage"
 	"github.com/tsinspect/tsinspect/mcpclient"
 	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/textout"
 	"github.com/tsinspect/tsinspect/timeline"
 	"github.com/tsinspect/tsinspect/toolsearch"
 )
@@ -116,29 +115,21 @@ func runSearches(env *cliEnv, args []string) error {
 	}
 	searches, tools := coverage.Of(s, coverage.Options{Thread: *thread, Match: match})
 	if *asJSON {
-		var lines []any
-		for _, q := range searches {
-			lines = append(lines, searchLine(q))
-		}
-		for _, tl := range tools {
-			lines = append(lines, toolLine(tl))
-		}
-		if err := writeJSONLines(env.stdout, lines); err != nil {
+		if err := textout.SearchesJSON(env.stdout, searches, tools); err != nil {
 			return fmt.Errorf("searches: %w", err)
 		}
-	} else if err := writeSearches(env.stdout, searches); err != nil {
+	} else if err := textout.Searches(env.stdout, searches); err != nil {
 		return fmt.Errorf("searches: write: %w", err)
 	}
 	if *explain {
 		alg, how, _ := toolsearch.Resolve(*algorithm, claudeCodeVersion(s))
-		fmt.Fprintf(env.stdout, "\nKeyword scoring %q: %s.\n", alg, how)
-		if err := writeExplained(env.stdout, s, *thread, toolsearch.Options{Extra: extra, Algorithm: alg}); err != nil {
+		if err := textout.Explained(env.stdout, alg, how, explained(s, *thread, toolsearch.Options{Extra: extra, Algorithm: alg})); err != nil {
 			return fmt.Errorf("searches: write: %w", err)
 		}
 	}
 	if match != nil && !*asJSON {
 		fmt.Fprintln(env.stdout)
-		if err := writeTools(env.stdout, tools); err != nil {
+		if err := textout.Tools(env.stdout, tools); err != nil {
 			return fmt.Errorf("searches: write: %w", err)
 		}
 		if len(tools) == 0 {
@@ -162,25 +153,15 @@ func claudeCodeVersion(s *timeline.Session) string {
 	return ""
 }
 
-// writeExplained re-runs every search of the session (of thread, when set)
-// and writes each with its candidates, then a summary line.
-func writeExplained(w io.Writer, s *timeline.Session, thread string, o toolsearch.Options) error {
+// explained re-runs every search of the session (of thread, when set).
+func explained(s *timeline.Session, thread string, o toolsearch.Options) []toolsearch.Explained {
 	var kept []toolsearch.Explained
 	for _, e := range toolsearch.Session(s, o) {
 		if thread == "" || e.Thread == thread {
 			kept = append(kept, e)
 		}
 	}
-	for _, e := range kept {
-		if _, err := fmt.Fprintln(w); err != nil {
-			return err
-		}
-		if _, err := io.WriteString(w, e.Text()); err != nil {
-			return err
-		}
-	}
-	_, err := fmt.Fprintf(w, "\n%s\n", toolsearch.Summary(kept))
-	return err
+	return kept
 }
 
 // checkRequired fails with exit status 3, naming the tools, when a tool
@@ -234,104 +215,4 @@ func toolMatcher(list string) (func(string) bool, error) {
 		}
 		return false
 	}, nil
-}
-
-func writeSearches(w io.Writer, searches []*coverage.Search) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TURN\tTHREAD\tSEARCH\tMODE\tQUERY\tRESULT")
-	empty := 0
-	for _, sr := range searches {
-		var result string
-		switch sr.Outcome {
-		case coverage.OutcomeLoaded:
-			var parts []string
-			for _, name := range sr.Results {
-				if at := sr.CalledAt[name]; at > 0 {
-					parts = append(parts, fmt.Sprintf("%s (called #%d)", name, at))
-				} else {
-					parts = append(parts, name+" (never called)")
-				}
-			}
-			result = "loaded " + strings.Join(parts, ", ")
-		case coverage.OutcomeNoMatch:
-			result, empty = "no match", empty+1
-		case coverage.OutcomeError:
-			result, empty = "error "+cell(sr.Detail, 60), empty+1
-		default:
-			result = "no result"
-		}
-		tool := sr.Tool
-		if sr.Server {
-			tool += " (server)"
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", sr.Turn, sr.Thread, tool, sr.Mode, cell(sr.Query, 48), result)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintf(w, "%s, %d of them loaded nothing\n", numfmt.Count(len(searches), "search", "searches"), empty)
-	return err
-}
-
-func writeTools(w io.Writer, tools []*coverage.Tool) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOOL\tDEFERRED\tTURNS\tFOUND BY\tLOADED\tCALLS\tBLIND")
-	var found, loaded, called, blind, untouched int
-	for _, t := range tools {
-		deferred := "no"
-		if t.Deferred {
-			deferred = "yes"
-		}
-		foundBy := "-"
-		if n := len(t.FoundBy); n > 0 {
-			foundBy = fmt.Sprintf("#%d %s", t.FoundBy[0].Turn, cell(t.FoundBy[0].Query, 40))
-			if n > 1 {
-				foundBy += fmt.Sprintf(" (+%d more)", n-1)
-			}
-			found++
-		} else if n := len(t.MissedBy); n > 0 {
-			foundBy = fmt.Sprintf("missed by #%d %s", t.MissedBy[0].Turn, cell(t.MissedBy[0].Query, 40))
-		}
-		loadedAt := "-"
-		if t.FirstLoaded > 0 {
-			loadedAt = fmt.Sprintf("#%d", t.FirstLoaded)
-			loaded++
-		} else if !t.Deferred {
-			loadedAt = "always"
-		}
-		if t.Calls > 0 {
-			called++
-		}
-		if t.Blind > 0 {
-			blind++
-		}
-		if len(t.FoundBy) == 0 && t.Calls == 0 {
-			untouched++
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%d\t%d\n", t.Name, deferred, t.Turns, foundBy, loadedAt, t.Calls, t.Blind)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintf(w, "%s: %d found by a search, %d loaded, %d called, %d called blind; %d never found nor called\n",
-		numfmt.Count(len(tools), "tool", "tools"), found, loaded, called, blind, untouched)
-	return err
-}
-
-// cell makes s fit a table cell: control characters become spaces and
-// it is cut to limit runes with an ellipsis.
-func cell(s string, limit int) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-	if r := []rune(s); len(r) > limit {
-		s = string(r[:limit-1]) + "…"
-	}
-	if s == "" {
-		return "-"
-	}
-	return s
 }

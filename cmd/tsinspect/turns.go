@@ -5,11 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
-	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/filter"
 	"github.com/tsinspect/tsinspect/numfmt"
@@ -17,6 +14,7 @@ import (
 	"github.com/tsinspect/tsinspect/report"
 	"github.com/tsinspect/tsinspect/source"
 	"github.com/tsinspect/tsinspect/store"
+	"github.com/tsinspect/tsinspect/textout"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
@@ -108,29 +106,11 @@ func runTurns(env *cliEnv, args []string) error {
 	}
 	if *asJSON {
 		r.Normalize()
-		if err := writeJSONLines(env.stdout, r.Turns); err != nil {
+		if err := textout.JSONLines(env.stdout, r.Turns); err != nil {
 			return fmt.Errorf("turns: %w", err)
 		}
-	} else if err := writeTurnsTable(env.stdout, r); err != nil {
+	} else if err := textout.Turns(env.stdout, r, tab.Describe(), len(r.Turns) == all); err != nil {
 		return fmt.Errorf("turns: write: %w", err)
-	}
-	if len(r.Turns) > 0 && !*asJSON {
-		notes := ""
-		if len(r.Turns) == all {
-			notes = costNotes(r) // the figures are the whole capture's
-		}
-		if r.Costs != nil && len(r.Costs.Estimated) > 0 {
-			// What the ≈ marks mean: "≈: claude-opus-5-5 priced as claude-opus-4-5".
-			notes = "; ≈: " + strings.ReplaceAll(strings.Join(r.Costs.Estimated, ", "), " as ", " priced as ") + notes
-		}
-		if _, err := fmt.Fprintf(env.stdout, "US dollars at %s%s\n", tab.Describe(), notes); err != nil {
-			return fmt.Errorf("turns: write: %w", err)
-		}
-	}
-	if !*asJSON {
-		if err := writeThreadsTable(env.stdout, r); err != nil {
-			return fmt.Errorf("turns: write: %w", err)
-		}
 	}
 	switch {
 	case all == 0:
@@ -228,187 +208,6 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	return append(pos, rest...), nil
 }
 
-// turnsColumn is one column of the turns table.
-type turnsColumn struct {
-	head  string
-	right bool // right-aligned (numbers)
-}
-
-var turnsColumns = []turnsColumn{
-	{"TURN", true}, {"THREAD", false}, {"MODEL", false}, {"CAT", false}, {"WS", false},
-	{"SRCH", true}, {"CALLS", true}, {"INPUT", true}, {"CACHE-RD", true},
-	{"CACHE-NEW", true}, {"OUTPUT", true}, {"COST", true}, {"STOP", false}, {"FLAGS", false},
-}
-
-// writeTurnsTable writes one line per turn and a totals line.
-func writeTurnsTable(w io.Writer, r *report.Report) error {
-	rows := [][]string{}
-	head := make([]string, len(turnsColumns))
-	for i, c := range turnsColumns {
-		head[i] = c.head
-	}
-	rows = append(rows, head)
-	var in, read, created, out int64
-	var usd float64
-	priced, estimated := false, false
-	for _, t := range r.Turns {
-		cost := "-"
-		if c := t.Cost; c != nil {
-			usd += c.USD
-			priced = true
-			cost = pricing.Format(c.USD, true)
-			if c.Estimated {
-				cost = "≈" + cost
-				estimated = true
-			}
-		}
-		u := t.Usage
-		in += u.InputTokens
-		read += u.CacheReadInputTokens
-		created += u.CacheCreationInputTokens
-		out += u.OutputTokens
-		rows = append(rows, []string{
-			strconv.Itoa(t.Index),
-			t.Thread,
-			orDash(decode.ShortModel(t.Model)),
-			sizeDelta(t.Catalog.Count, len(t.Catalog.Added), len(t.Catalog.Removed)),
-			sizeDelta(t.WorkingSet.Count, len(t.WorkingSet.Added), len(t.WorkingSet.Removed)),
-			strconv.Itoa(len(t.ToolSearches)),
-			strconv.Itoa(len(t.ToolCalls)),
-			numfmt.Thousands(u.InputTokens),
-			numfmt.Thousands(u.CacheReadInputTokens),
-			numfmt.Thousands(u.CacheCreationInputTokens),
-			numfmt.Thousands(u.OutputTokens),
-			cost,
-			t.StopText(),
-			flagKinds(t.Flags),
-		})
-	}
-	if len(r.Turns) > 0 {
-		total := make([]string, len(turnsColumns))
-		total[0] = ""
-		total[1] = "total"
-		total[7], total[8], total[9], total[10] = numfmt.Thousands(in), numfmt.Thousands(read), numfmt.Thousands(created), numfmt.Thousands(out)
-		total[11] = "-"
-		if priced {
-			total[11] = pricing.Format(usd, true)
-			if estimated {
-				total[11] = "≈" + total[11]
-			}
-		}
-		rows = append(rows, total)
-	}
-	return writeTable(w, turnsColumns, rows)
-}
-
-// threadsColumns are the columns of the threads table under the turns.
-var threadsColumns = []turnsColumn{{"THREAD", false}, {"KIND", false}, {"TURNS", true}, {"CLIENT", false}}
-
-// writeThreadsTable writes, after a blank line, one line per thread with a
-// turn shown: its kind, the number of its turns shown, and its client.
-func writeThreadsTable(w io.Writer, r *report.Report) error {
-	shown := map[string]int{}
-	for _, t := range r.Turns {
-		shown[t.Thread]++
-	}
-	head := make([]string, len(threadsColumns))
-	for i, c := range threadsColumns {
-		head[i] = c.head
-	}
-	rows := [][]string{head}
-	for _, th := range r.Threads {
-		if shown[th.ID] == 0 {
-			continue
-		}
-		rows = append(rows, []string{th.ID, th.Kind, strconv.Itoa(shown[th.ID]), th.Client.String()})
-	}
-	if len(rows) == 1 {
-		return nil
-	}
-	if _, err := io.WriteString(w, "\n"); err != nil {
-		return err
-	}
-	return writeTable(w, threadsColumns, rows)
-}
-
-// writeTable writes rows (the first is the header) in aligned columns.
-func writeTable(w io.Writer, cols []turnsColumn, rows [][]string) error {
-	widths := make([]int, len(cols))
-	for _, row := range rows {
-		for i, cell := range row {
-			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
-		}
-	}
-	var b strings.Builder
-	for _, row := range rows {
-		b.Reset()
-		for i, cell := range row {
-			pad := widths[i] - utf8.RuneCountInString(cell)
-			switch {
-			case i == 0:
-			case cols[i].right && cols[i-1].right:
-				b.WriteString(" ") // numbers stay apart by their alignment
-			default:
-				b.WriteString("  ")
-			}
-			switch {
-			case cols[i].right:
-				b.WriteString(strings.Repeat(" ", pad))
-				b.WriteString(cell)
-			case i == len(row)-1:
-				b.WriteString(cell)
-			default:
-				b.WriteString(cell)
-				b.WriteString(strings.Repeat(" ", pad))
-			}
-		}
-		line := strings.TrimRight(b.String(), " ") + "\n"
-		if _, err := io.WriteString(w, line); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// sizeDelta formats a size with its change: "41", "13 +1", "12 -2",
-// "13 +2 -1".
-func sizeDelta(n, added, removed int) string {
-	s := strconv.Itoa(n)
-	if added > 0 {
-		s += " +" + strconv.Itoa(added)
-	}
-	if removed > 0 {
-		s += " -" + strconv.Itoa(removed)
-	}
-	return s
-}
-
-// flagKinds lists the kinds of fs in order, "kind(N)" when repeated.
-func flagKinds(fs []report.Flag) string {
-	var kinds []string
-	count := map[string]int{}
-	for _, f := range fs {
-		if count[f.Kind] == 0 {
-			kinds = append(kinds, f.Kind)
-		}
-		count[f.Kind]++
-	}
-	for i, k := range kinds {
-		if count[k] > 1 {
-			kinds[i] = fmt.Sprintf("%s(%d)", k, count[k])
-		}
-	}
-	return strings.Join(kinds, ",")
-}
-
-// orDash is s, or "-" for an empty s.
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 // pricesFlag declares --prices on fs.
 func pricesFlag(fs *flag.FlagSet) *string {
 	return fs.String("prices", "", "price table `FILE` (JSON, the form of the built-in one) instead of the built-in prices")
@@ -450,26 +249,4 @@ func turnFields(t *report.Turn, s *timeline.Session) *filter.Fields {
 	}
 	f.Text = strings.ToLower(strings.Join(append(append([]string{t.Model, t.Thread, t.StopReason}, f.Flags...), f.Tools...), " "))
 	return f
-}
-
-// costNotes is what the session's cache breaks and blind calls cost (as
-// parts of the total) and what deferral saved, for the prices line ("" when
-// not priced).
-func costNotes(r *report.Report) string {
-	c := r.Costs
-	if c == nil {
-		return ""
-	}
-	var parts []string
-	if c.CacheBreaks > 0 {
-		parts = append(parts, fmt.Sprintf("cache breaks %s", pricing.Format(c.CacheBreaksUSD, true)))
-	}
-	if c.BlindCalls > 0 {
-		parts = append(parts, fmt.Sprintf("blind calls %s", pricing.Format(c.BlindCallsUSD, true)))
-	}
-	s := ""
-	if len(parts) > 0 {
-		s = "; of the total, " + strings.Join(parts, " and ")
-	}
-	return s + "; " + c.DeferralText()
 }

@@ -1,4 +1,4 @@
-package main
+package textout
 
 import (
 	"encoding/json"
@@ -62,8 +62,9 @@ type jsonTool struct {
 	FirstCall   int    `json:"first_call"`
 }
 
-// writeJSONLines writes each value on a line of its own.
-func writeJSONLines[T any](w io.Writer, xs []T) error {
+// JSONLines writes each value on a line of its own (the turns of 'turns
+// --json' are the report's turn objects, written so).
+func JSONLines[T any](w io.Writer, xs []T) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for _, x := range xs {
@@ -72,6 +73,24 @@ func writeJSONLines[T any](w io.Writer, xs []T) error {
 		}
 	}
 	return nil
+}
+
+// ExchangesJSON writes 'exchanges --json': an object per exchange.
+func ExchangesJSON(w io.Writer, rows []store.Summary) error {
+	return JSONLines(w, exchangeLines(rows))
+}
+
+// SearchesJSON writes 'searches --json': an object per search (kind
+// "search"), then per tool (kind "tool").
+func SearchesJSON(w io.Writer, searches []*coverage.Search, tools []*coverage.Tool) error {
+	var lines []any
+	for _, q := range searches {
+		lines = append(lines, searchLine(q))
+	}
+	for _, tl := range tools {
+		lines = append(lines, toolLine(tl))
+	}
+	return JSONLines(w, lines)
 }
 
 func timeOrNil(t time.Time) *time.Time {
