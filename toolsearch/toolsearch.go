@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/tsinspect/tsinspect/exchange"
 )
 
 // Modes of a search (Result.Mode). They extend decode's query modes with
@@ -75,7 +77,7 @@ func ForVersion(v string) (Algorithm, string) {
 	}
 	best := -1
 	for i, m := range measured {
-		switch c := compareVersions(m.version, v); {
+		switch c := exchange.CompareVersions(m.version, v); {
 		case c == 0:
 			return m.alg, fmt.Sprintf("the scoring Claude Code %s runs, as measured", v)
 		case c < 0:
@@ -143,27 +145,6 @@ func isVersion(s string) bool {
 		}
 	}
 	return true
-}
-
-// compareVersions orders dotted versions numerically.
-func compareVersions(a, b string) int {
-	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < max(len(pa), len(pb)); i++ {
-		var x, y int
-		if i < len(pa) {
-			fmt.Sscan(pa[i], &x)
-		}
-		if i < len(pb) {
-			fmt.Sscan(pb[i], &y)
-		}
-		if x != y {
-			if x < y {
-				return -1
-			}
-			return 1
-		}
-	}
-	return 0
 }
 
 // Points of the coarse-part scoring (Observed only).

@@ -12,7 +12,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
+
+	"github.com/tsinspect/tsinspect/exchange"
 )
 
 //go:embed *.json
@@ -47,7 +48,7 @@ func Releases() []Release {
 		}
 		out = append(out, r)
 	}
-	sort.Slice(out, func(i, j int) bool { return compare(out[i].Version, out[j].Version) < 0 })
+	sort.Slice(out, func(i, j int) bool { return exchange.CompareVersions(out[i].Version, out[j].Version) < 0 })
 	return out
 }
 
@@ -65,7 +66,7 @@ func For(v string) (r Release, exact bool) {
 	}
 	best := -1
 	for i, rel := range all {
-		switch c := compare(rel.Version, v); {
+		switch c := exchange.CompareVersions(rel.Version, v); {
 		case c == 0:
 			return rel, true
 		case c < 0:
@@ -88,25 +89,4 @@ func Size(v, name string) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-// compare orders dotted versions numerically.
-func compare(a, b string) int {
-	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < max(len(pa), len(pb)); i++ {
-		var x, y int
-		if i < len(pa) {
-			fmt.Sscan(pa[i], &x)
-		}
-		if i < len(pb) {
-			fmt.Sscan(pb[i], &y)
-		}
-		if x != y {
-			if x < y {
-				return -1
-			}
-			return 1
-		}
-	}
-	return 0
 }
