@@ -16,6 +16,8 @@ import (
 // dispatch of keys (app.key and the Raw pane), the footer's key line, the
 // help overlay and the key list in docs/timeline.md (TestREADMEKeys).
 type keyRow struct {
+	// presses are keys and also, parsed (keyTable fills them).
+	presses []press
 	// keys are the keys as the help writes them, separated by spaces: a
 	// character, a range such as 1-7, or a name (Tab, Shift-Tab, Esc,
 	// Enter, space, PgUp, PgDn, ← → ↑ ↓). They are the keys the row binds.
@@ -107,7 +109,7 @@ func (s scope) holds(a *app) bool {
 
 // keyTable is the table of the keys, in the order the help lists them.
 func keyTable() []keyRow {
-	return []keyRow{
+	rows := []keyRow{
 		{keys: "↑ ↓  j k", where: inWidget, help: "move in the turn list, or scroll the tab"},
 		{keys: "PgUp PgDn  g G", where: inWidget, help: "page, first, last"},
 		{keys: "Tab", also: "Shift-Tab", where: everywhere, help: "switch between the turn list and the tab",
@@ -199,6 +201,13 @@ func keyTable() []keyRow {
 			foot: footSlot{"quit", 1, 4},
 			do:   func(a *app, _ *tcell.EventKey) { a.tv.Stop() }},
 	}
+	// Parsed once here, not on every key press.
+	for i := range rows {
+		shown, _ := parseKeys(rows[i].keys) // the table's keys parse: TestKeyTable
+		hidden, _ := parseKeys(rows[i].also)
+		rows[i].presses = append(shown, hidden...)
+	}
+	return rows
 }
 
 // press is one key a row binds: a special key, or a character.
@@ -253,12 +262,9 @@ func parseKeys(s string) ([]press, error) {
 
 // binds reports whether ev is one of the row's keys, shown or not.
 func (r *keyRow) binds(ev *tcell.EventKey) bool {
-	for _, s := range []string{r.keys, r.also} {
-		ps, _ := parseKeys(s) // the table's keys parse: TestKeyTable
-		for _, p := range ps {
-			if p.key == ev.Key() && (p.key != tcell.KeyRune || p.r == ev.Rune()) {
-				return true
-			}
+	for _, p := range r.presses {
+		if p.key == ev.Key() && (p.key != tcell.KeyRune || p.r == ev.Rune()) {
+			return true
 		}
 	}
 	return false
