@@ -98,6 +98,23 @@ func waitFor(t *testing.T, sim *syncSim, want string, within time.Duration) stri
 	}
 }
 
+// waitUntil polls the screen for up to within until ok holds, failing
+// with what it shows then.
+func waitUntil(t *testing.T, sim *syncSim, what string, within time.Duration, ok func(string) bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		text := screenText(sim)
+		if ok(text) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v, not so: %s:\n%s", within, what, text)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // find returns the screen position of the first occurrence of s.
 func find(t *testing.T, sim *syncSim, s string) (int, int) {
 	t.Helper()
@@ -249,10 +266,11 @@ func TestRunLive(t *testing.T) {
 	if err := db.Insert(bg, &flying); err != nil {
 		t.Fatal(err)
 	}
-	screen := waitFor(t, sim, "4 turns", time.Second)
-	if !strings.Contains(screen, "waiting") {
-		t.Errorf("the in-flight turn does not say it waits for its response:\n%s", screen)
-	}
+	// Each check waits for its frame: a loaded machine may first draw
+	// one that a later poll completes.
+	waitUntil(t, sim, "the in-flight turn says it waits for its response", 5*time.Second, func(s string) bool {
+		return strings.Contains(s, "4 turns") && strings.Contains(s, "waiting")
+	})
 	// The response begins: the recorder writes the bytes so far each
 	// second, and the row shows them, with the prompt message_start named.
 	half := exs[3]
@@ -265,10 +283,9 @@ func TestRunLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	arrived := "↓" + numfmt.Bytes(int64(len(half.RespBody)))
-	screen = waitFor(t, sim, arrived, time.Second)
-	if row := lineWith(screen, arrived); !strings.Contains(row, "7.2k ") {
-		t.Errorf("the arriving turn's row %q does not give its prompt:\n%s", row, screen)
-	}
+	waitUntil(t, sim, "the arriving turn's row gives its bytes and its prompt", 5*time.Second, func(s string) bool {
+		return strings.Contains(lineWith(s, arrived), "7.2k ")
+	})
 	exs[3].ID = flying.ID
 	if err := db.Update(bg, &exs[3]); err != nil {
 		t.Fatal(err)
@@ -279,11 +296,11 @@ func TestRunLive(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	screen = waitFor(t, sim, "14 turns", time.Second)
+	waitFor(t, sim, "14 turns", time.Second)
+	waitUntil(t, sim, "the 14 turns, the finished one no longer arriving", 5*time.Second, func(s string) bool {
+		return strings.Contains(s, "14 turns") && !strings.Contains(s, "↓") && !strings.Contains(s, "waiting")
+	})
 	t.Logf("10 new turns shown %v after they were written", time.Since(start).Round(time.Millisecond))
-	if strings.Contains(screen, "↓") || strings.Contains(screen, "waiting") {
-		t.Errorf("the finished turn still shows as arriving:\n%s", screen)
-	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
