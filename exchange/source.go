@@ -13,6 +13,9 @@ const (
 	SourceMitmproxy   = "import:mitmproxy"
 	SourceVCR         = "import:vcr"
 	SourceClaudeTap   = "import:claude-tap"
+	// SourceSessionFile: Claude Code's own session files (package
+	// sessionfiles), read in place or imported.
+	SourceSessionFile = "session-file"
 )
 
 // QuerySourceHeader is the request header an importer keeps Claude Code's
@@ -38,6 +41,10 @@ func Limits(source string) []string {
 		return []string{"no SSE timing (each response arrives as one chunk)"}
 	case SourceVCR:
 		return []string{"no timing (cassettes keep no times, or one per interaction)", "bodies may be re-serialised (parsed_body, YAML)", "recorders usually filter credentials and some headers"}
+	case SourceSessionFile:
+		return []string{"no HTTP headers: betas, session and release as the files give them", "no SSE timing: each answer is Claude Code's final message",
+			"no billing-header system block, metadata or stream flag", "an empty reply's stop reason and usage are not written", "a cut stream shows as its connection error, without what arrived",
+			"requests Claude Code does not write (token counts, side traffic) are absent"}
 	case SourceClaudeTap:
 		return []string{"no SSE timing: streams are rebuilt from the recorded events", "bodies re-serialised (not byte-exact)", "credential headers redacted by claude-tap"}
 	}

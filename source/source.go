@@ -84,10 +84,11 @@ func Read(ctx context.Context, src Source) (*timeline.Builder, []Problem, error)
 	return into(ctx, src, b)
 }
 
-// ReadFile opens the capture at path, reads it as Read does and closes
-// it: the turns then hold no way back to their bodies.
+// ReadFile opens the capture or session at path (see Open), reads it as
+// Read does and closes it: the turns then hold no way back to their
+// bodies.
 func ReadFile(ctx context.Context, path string) (*timeline.Builder, []Problem, error) {
-	c, err := OpenCapture(path)
+	c, err := Open(path)
 	if err != nil {
 		return nil, nil, err
 	}

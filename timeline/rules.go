@@ -197,7 +197,11 @@ func ruleUnknownTool(v ruleView, k int) []Flag {
 func ruleStopSequence(v ruleView, k int) []Flag {
 	in := v.turn(k)
 	r := &in.d.Response
-	if r.StopReason != "stop_sequence" {
+	// A final message with neither content nor a stop reason is an empty
+	// reply whose ending was not recorded (Claude Code's session files
+	// note only that it asked the model to continue).
+	unrecorded := r.Status == 200 && !r.Incomplete && !r.Streamed && r.Role == "assistant" && r.StopReason == "" && len(r.Content) == 0
+	if r.StopReason != "stop_sequence" && !unrecorded {
 		return nil
 	}
 	noSeq := len(in.d.Request.StopSequences) == 0
@@ -210,6 +214,8 @@ func ruleStopSequence(v ruleView, k int) []Flag {
 	}
 	var d string
 	switch {
+	case unrecorded:
+		d = "The reply is empty; how it ended was not recorded (the known case ends on a stop sequence the request never set)."
 	case noSeq && len(r.Content) == 0:
 		d = fmt.Sprintf("The reply is empty and ended on stop_sequence %s, though the request set no stop_sequences.", seq)
 	case noSeq:

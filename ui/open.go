@@ -16,7 +16,7 @@ import (
 // in the background, and the turns appear when that is done. A large
 // capture thus never leaves a blank terminal.
 func Open(ctx context.Context, path string, opts Options) error {
-	c, err := source.OpenCapture(path)
+	c, err := source.Open(path)
 	if err != nil {
 		return fmt.Errorf("ui: open: %w", err)
 	}

@@ -1,0 +1,199 @@
+package sessionfiles
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Root is where Claude Code keeps its sessions: $CLAUDE_CONFIG_DIR/projects,
+// or ~/.claude/projects. getenv is os.Getenv in the command.
+func Root(getenv func(string) string) (string, error) {
+	if dir := getenv("CLAUDE_CONFIG_DIR"); dir != "" {
+		return filepath.Join(dir, "projects"), nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("sessions directory: %w", err)
+		}
+		home = h
+	}
+	return filepath.Join(home, ".claude", "projects"), nil
+}
+
+// Entry is one session's main file as found on disk.
+type Entry struct {
+	ID      string
+	Path    string
+	Project string // the project directory's name (the cwd, / as -)
+	Size    int64  // the main file's size, with its subagents' files
+	ModTime time.Time
+	Agents  []string
+}
+
+// List finds every session under root (a projects directory, one
+// project's directory, or a single .jsonl file), newest first.
+func List(root string) ([]Entry, error) {
+	info, err := os.Stat(root)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	if !info.IsDir() {
+		return []Entry{entryOf(root, info)}, nil
+	}
+	var out []Entry
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root {
+				return err
+			}
+			return nil
+		}
+		if d.IsDir() {
+			// Subagents' files belong to their session; deeper trees
+			// are not Claude Code's.
+			if d.Name() == "subagents" || strings.Count(strings.TrimPrefix(p, root), string(filepath.Separator)) > 2 {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(d.Name(), ".jsonl") {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		out = append(out, entryOf(p, info))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ModTime.After(out[j].ModTime) })
+	return out, nil
+}
+
+func entryOf(p string, info fs.FileInfo) Entry {
+	e := Entry{ID: strings.TrimSuffix(filepath.Base(p), ".jsonl"), Path: p, Project: filepath.Base(filepath.Dir(p)), Size: info.Size(), ModTime: info.ModTime()}
+	e.Agents = agentFiles(p)
+	for _, a := range e.Agents {
+		if ai, err := os.Stat(a); err == nil {
+			e.Size += ai.Size()
+			if ai.ModTime().After(e.ModTime) {
+				e.ModTime = ai.ModTime()
+			}
+		}
+	}
+	return e
+}
+
+// agentFiles are the subagents' files of the session whose main file is
+// path: <session-id>/subagents/agent-*.jsonl beside it.
+func agentFiles(path string) []string {
+	dir := filepath.Join(strings.TrimSuffix(path, ".jsonl"), "subagents")
+	list, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	sort.Strings(list)
+	return list
+}
+
+// ErrNoSession is returned by Resolve when nothing matches.
+var ErrNoSession = errors.New("no such session")
+
+// Resolve finds the session arg names under root: a path to a .jsonl
+// file, "latest" (the most recently written), a session ID or an
+// unambiguous prefix of one.
+func Resolve(root, arg string) (Entry, error) {
+	if strings.HasSuffix(arg, ".jsonl") {
+		info, err := os.Stat(arg)
+		if err != nil {
+			return Entry{}, fmt.Errorf("open session: %w", err)
+		}
+		return entryOf(arg, info), nil
+	}
+	list, err := List(root)
+	if err != nil {
+		return Entry{}, err
+	}
+	if arg == "latest" {
+		if len(list) == 0 {
+			return Entry{}, fmt.Errorf("open session: %w: no sessions under %s", ErrNoSession, root)
+		}
+		return list[0], nil
+	}
+	var found []Entry
+	for _, e := range list {
+		if e.ID == arg {
+			return e, nil
+		}
+		if strings.HasPrefix(e.ID, arg) {
+			found = append(found, e)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return Entry{}, fmt.Errorf("open session %s: %w under %s", arg, ErrNoSession, root)
+	case 1:
+		return found[0], nil
+	}
+	return Entry{}, fmt.Errorf("open session %s: %d sessions start so (%s, %s, …): give more of the ID", arg, len(found), found[0].ID, found[1].ID)
+}
+
+// LooksLikeSession reports whether arg reads as a session reference rather
+// than a capture file's name: "latest", a .jsonl path, or a hexadecimal
+// ID prefix of at least 4 characters with dashes.
+func LooksLikeSession(arg string) bool {
+	if arg == "latest" || strings.HasSuffix(arg, ".jsonl") {
+		return true
+	}
+	if len(arg) < 4 || len(arg) > 36 {
+		return false
+	}
+	for _, c := range arg {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func filepathBase(p string) string { return filepath.Base(p) }
+
+// Sniff reports whether the file at path reads as a Claude Code session
+// file: its first record has a type Claude Code writes and a session ID
+// (other tools' JSON Lines logs, claude-trace's among them, do not).
+func Sniff(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	for i := 0; i < 5; i++ {
+		line, err := br.ReadSlice('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			var r struct {
+				Type      string `json:"type"`
+				SessionID string `json:"sessionId"`
+			}
+			if json.Unmarshal(line, &r) != nil {
+				return false
+			}
+			return knownTypes[r.Type] && (r.SessionID != "" || r.Type == "summary")
+		}
+		if err != nil {
+			return false
+		}
+	}
+	return false
+}

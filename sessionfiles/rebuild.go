@@ -1,0 +1,688 @@
+package sessionfiles
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tsinspect/tsinspect/exchange"
+)
+
+// URL is the address every rebuilt request gets: the files do not say
+// where a request went.
+const URL = "https://api.anthropic.com/v1/messages?beta=true"
+
+// emptyReplyText starts the message Claude Code sends after a reply with
+// no visible output.
+const emptyReplyText = "Your previous response had no visible output"
+
+// Session is one Claude Code session read from its files: the main file
+// and its subagents' files.
+type Session struct {
+	// ID is the session's ID, Path its main file, Agents the subagents'
+	// files.
+	ID     string
+	Path   string
+	Agents []string
+	// Requests reports whether the files hold the request records
+	// (Claude Code 2.1.300 and later); without them only the transcript
+	// can be read.
+	Requests bool
+	// Version is the Claude Code release that wrote the files (the last
+	// seen), Cwd the directory it ran in.
+	Version, Cwd string
+	// Confirmed counts the rebuilt requests whose digest matched,
+	// Unconfirmed those whose did not (or that had none).
+	Confirmed, Unconfirmed int
+	// Problems are the parts that could not be read; Unknown counts
+	// records of types tsinspect does not know, by type.
+	Problems []Problem
+	Unknown  map[string]int
+	// Partial: a file's last line was unfinished.
+	Partial bool
+	// Live: the files are being written, so a request with no answer yet
+	// is in flight rather than unanswered.
+	Live bool
+
+	msgs   [][]byte
+	index  map[string]int32
+	shapes map[string]*shape
+	reqs   []*request
+	byID   map[string]*request
+	files  map[string]*fileState
+}
+
+type shape struct {
+	system, tools []byte // canonical
+	sysv, toolsv  any    // decoded when a mark needs them
+}
+
+// request is an api-request record and what answered it.
+type request struct {
+	rec    *record
+	file   string
+	msgs   []int32
+	at     time.Time
+	answer []*record // assistant records of the answer's message
+	errRec *record
+	empty  bool // followed by Claude Code's "no visible output" message
+}
+
+// fileState is how far one file was read, and what pairing needs across
+// reads.
+type fileState struct {
+	path   string
+	offset int64
+	last   *request // the last request of the file
+	run    []any    // the content of the current run of user records
+	asst   map[string][]*record
+}
+
+// Open reads the session whose main file is path, with its subagents'
+// files (path without ".jsonl", then subagents/*.jsonl).
+func Open(path string) (*Session, error) {
+	s := &Session{Path: path, ID: strings.TrimSuffix(filepathBase(path), ".jsonl"), Unknown: map[string]int{},
+		shapes: map[string]*shape{}, index: map[string]int32{}, byID: map[string]*request{}, files: map[string]*fileState{}}
+	if _, err := s.Refresh(); err != nil {
+		return nil, err
+	}
+	if s.Partial {
+		s.Problems = append(s.Problems, Problem{File: s.Path, What: "its last line is unfinished (Claude Code is still writing it, or was cut off): left out"})
+	}
+	return s, nil
+}
+
+// Refresh reads what was appended to the files since the last read (a
+// last line still being written is left for the next), and the files of
+// subagents that appeared. It returns the index of the first request
+// that is new or whose answer may have changed: requests before it are
+// as they were.
+func (s *Session) Refresh() (int, error) {
+	s.Agents = agentFiles(s.Path)
+	from := len(s.reqs)
+	for i, q := range s.reqs {
+		if !q.ended() {
+			from = i
+			break
+		}
+	}
+	for _, p := range append([]string{s.Path}, s.Agents...) {
+		fs := s.files[p]
+		if fs == nil {
+			fs = &fileState{path: p, asst: map[string][]*record{}}
+			s.files[p] = fs
+		}
+		sc, err := scanFileFrom(p, fs.offset)
+		if err != nil {
+			if p == s.Path && fs.offset == 0 {
+				return 0, fmt.Errorf("read session: %w", err)
+			}
+			s.Problems = append(s.Problems, Problem{File: p, What: err.Error()})
+			continue
+		}
+		fs.offset += sc.consumed
+		s.Partial = sc.partial
+		s.Problems = append(s.Problems, sc.problems...)
+		for k, n := range sc.unknown {
+			s.Unknown[k] += n
+		}
+		s.ingest(fs, sc.records)
+	}
+	if from < len(s.reqs) {
+		tail := s.reqs[from:]
+		sort.SliceStable(tail, func(i, j int) bool { return tail[i].at.Before(tail[j].at) })
+	}
+	return from, nil
+}
+
+// ended reports whether the request has its answer, an error or an empty
+// reply (nothing more will be written for it).
+func (q *request) ended() bool {
+	return q.errRec != nil || q.empty || (len(q.answer) > 0 && answerStopped(q.answer[len(q.answer)-1]))
+}
+
+// answerStopped reports whether an answer's record carries its stop
+// reason (the message is whole).
+func answerStopped(r *record) bool {
+	var m struct {
+		StopReason *string `json:"stop_reason"`
+	}
+	return json.Unmarshal(r.Message, &m) == nil && m.StopReason != nil
+}
+
+// ingest indexes one file's new records and pairs answers and errors with
+// their requests.
+func (s *Session) ingest(f *fileState, recs []record) {
+	add := func(hash string, canon []byte) {
+		if _, ok := s.index[hash]; !ok {
+			s.index[hash] = int32(len(s.msgs))
+			s.msgs = append(s.msgs, canon)
+		}
+	}
+	var touched []string
+	var newReqs []*request
+	for i := range recs {
+		r := &recs[i]
+		if r.Version != "" {
+			s.Version = r.Version
+		}
+		if r.Cwd != "" && s.Cwd == "" {
+			s.Cwd = r.Cwd
+		}
+		switch r.Type {
+		case "api-request-shape":
+			if r.Shape != nil {
+				sys, err1 := canonValue(orNull(r.Shape.System), false)
+				tools, err2 := canonValue(orNull(r.Shape.Tools), false)
+				if err1 != nil || err2 != nil {
+					s.Problems = append(s.Problems, Problem{File: f.path, What: "request shape " + short(r.ShapeHash) + " does not parse"})
+					continue
+				}
+				s.shapes[r.ShapeHash] = &shape{system: sys, tools: tools}
+			}
+		case "api-request-blob":
+			if c, err := canonMessage(r.Message); err == nil {
+				add(r.Hash, c)
+			}
+		case "user":
+			if len(r.Message) == 0 {
+				continue
+			}
+			if c, err := canonMessage(r.Message); err == nil {
+				add(hashOf(c), c)
+			}
+			// Consecutive user records go to the API as one message:
+			// each run is indexed merged too.
+			content := messageContent(r.Message)
+			if f.run != nil && content != nil {
+				f.run = append(f.run, content...)
+				if c, err := canonMessage(mustJSON(map[string]any{"role": "user", "content": f.run})); err == nil {
+					add(hashOf(c), c)
+				}
+			} else {
+				f.run = content
+			}
+			if q := f.last; q != nil && len(q.answer) == 0 && q.errRec == nil && bytes.Contains(r.Message, []byte(emptyReplyText)) {
+				q.empty = true
+			}
+		case "assistant":
+			f.run = nil
+			id := messageID(r.Message)
+			if id == "" {
+				continue
+			}
+			if _, ok := f.asst[id]; !ok || !slices.Contains(touched, id) {
+				touched = append(touched, id)
+			}
+			f.asst[id] = append(f.asst[id], r)
+			if q := s.byID[r.RequestRef]; q != nil {
+				if len(q.answer) > 0 && messageID(q.answer[0].Message) != id {
+					q.answer = q.answer[:0]
+				}
+				q.answer = append(q.answer, r)
+			}
+		case "system":
+			if q := f.last; r.Subtype == "api_error" && q != nil && len(q.answer) == 0 && q.errRec == nil {
+				q.errRec = r
+			}
+		case "api-request":
+			s.Requests = true
+			q := &request{rec: r, file: f.path, at: parseTime(r.Timestamp)}
+			s.byID[r.ID] = q
+			s.reqs = append(s.reqs, q)
+			newReqs = append(newReqs, q)
+			f.last = q
+		}
+	}
+	for _, id := range touched {
+		if c, err := assistantMessage(f.asst[id]); err == nil {
+			add(hashOf(c), c)
+		}
+	}
+	// The messages of each request: the first keep of its base's, then
+	// its tail.
+	for _, q := range newReqs {
+		var msgs []int32
+		if q.rec.Base != "" {
+			b := s.byID[q.rec.Base]
+			if b == nil {
+				s.Problems = append(s.Problems, Problem{File: q.file, What: "request " + short(q.rec.ID) + " builds on request " + short(q.rec.Base) + ", which is not in the files"})
+			} else {
+				keep := min(q.rec.Keep, len(b.msgs))
+				msgs = append(make([]int32, 0, keep+len(q.rec.Tail)), b.msgs[:keep]...)
+			}
+		}
+		for _, h := range q.rec.Tail {
+			i, ok := s.index[h]
+			if !ok {
+				s.Problems = append(s.Problems, Problem{File: q.file, What: "request " + short(q.rec.ID) + ": message " + short(h) + " is not in the files (left out)"})
+				continue
+			}
+			msgs = append(msgs, i)
+		}
+		q.msgs = msgs
+		if _, ok := s.shapes[q.rec.ShapeHash]; !ok {
+			s.Problems = append(s.Problems, Problem{File: q.file, What: "request " + short(q.rec.ID) + ": its shape " + short(q.rec.ShapeHash) + " (system and tools) is not in the files"})
+		}
+	}
+}
+
+// Len is the number of requests the files hold.
+func (s *Session) Len() int { return len(s.reqs) }
+
+// Stream hands fn each request as an exchange, in the order they were
+// sent; the exchange is fn's only until it returns. It also works out
+// Confirmed and Unconfirmed.
+func (s *Session) Stream(ctx context.Context, fn func(*exchange.Exchange) error) error {
+	s.Confirmed, s.Unconfirmed = 0, 0
+	for i := range s.reqs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ex, ok := s.exchange(i)
+		if ok {
+			s.Confirmed++
+		} else {
+			s.Unconfirmed++
+		}
+		if err := fn(ex); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Get rebuilds the exchange with the given ID (1 is the first request).
+func (s *Session) Get(id int64) (*exchange.Exchange, error) {
+	if id < 1 || id > int64(len(s.reqs)) {
+		return nil, fmt.Errorf("exchange %d: not in the session (1 to %d)", id, len(s.reqs))
+	}
+	ex, _ := s.exchange(int(id - 1))
+	return ex, nil
+}
+
+// exchange rebuilds request i and its answer; ok reports whether the
+// rebuilt request matched the digest the files keep of it.
+func (s *Session) exchange(i int) (*exchange.Exchange, bool) {
+	q := s.reqs[i]
+	body, digest := s.requestBody(q)
+	ok := digest != "" && (digest == q.rec.RequestDigest || digest == q.rec.CutRequestDigest)
+	ex := &exchange.Exchange{
+		ID: int64(i + 1), Source: exchange.SourceSessionFile, Start: q.at,
+		Method: "POST", URL: URL, Host: "api.anthropic.com",
+		ReqHeaders: s.requestHeaders(q), ReqBody: body, RespBody: []byte{},
+	}
+	switch {
+	case len(q.answer) > 0:
+		ex.Status = 200
+		ex.RespBody = answerBody(q.answer)
+		ex.RespHeaders = []exchange.Header{{Name: "Content-Type", Value: "application/json"}}
+		if id := q.answer[len(q.answer)-1].RequestID; id != "" {
+			ex.RespHeaders = append(ex.RespHeaders, exchange.Header{Name: "Request-Id", Value: id})
+		}
+		ex.FirstByte = parseTime(q.answer[0].Timestamp)
+		ex.End = parseTime(q.answer[len(q.answer)-1].Timestamp)
+		ex.State = exchange.StateComplete
+	case q.errRec != nil:
+		ex.End = parseTime(q.errRec.Timestamp)
+		status, body, msg := apiError(q.errRec.Error)
+		if status > 0 {
+			ex.Status, ex.RespBody = status, body
+			ex.RespHeaders = []exchange.Header{{Name: "Content-Type", Value: "application/json"}}
+			ex.State = exchange.StateComplete
+			ex.FirstByte = ex.End
+		} else {
+			ex.Error = msg
+			ex.State = exchange.StateUpstreamFailed
+		}
+	case q.empty:
+		ex.Status = 200
+		ex.RespBody = []byte(`{"type":"message","role":"assistant","content":[],"stop_reason":null,"stop_sequence":null}`)
+		ex.RespHeaders = []exchange.Header{{Name: "Content-Type", Value: "application/json"}}
+		ex.End, ex.FirstByte, ex.State = q.at, q.at, exchange.StateComplete
+	case s.Live:
+		ex.State = exchange.StateInFlight
+	default:
+		ex.Error = "Claude Code wrote no answer for this request (it was abandoned, or Claude Code exited)"
+		ex.State = exchange.StateUpstreamFailed
+		ex.End = q.at
+	}
+	if ex.End.Before(ex.Start) && ex.State != exchange.StateInFlight {
+		ex.End = ex.Start
+	}
+	if !ex.FirstByte.IsZero() && ex.FirstByte.Before(ex.Start) {
+		ex.FirstByte = ex.Start
+	}
+	if ex.Status != 0 && len(ex.RespBody) > 0 {
+		ex.Chunks = []exchange.Chunk{{Offset: 0, Size: len(ex.RespBody), At: ex.End}}
+	}
+	return ex, ok
+}
+
+// requestHeaders are the headers the files tell: the betas, the session,
+// the query source and the client's release.
+func (s *Session) requestHeaders(q *request) []exchange.Header {
+	hs := []exchange.Header{{Name: "Content-Type", Value: "application/json"}}
+	var p struct {
+		Betas []string `json:"betas"`
+	}
+	if json.Unmarshal(q.rec.Params, &p) == nil && len(p.Betas) > 0 {
+		hs = append(hs, exchange.Header{Name: "Anthropic-Beta", Value: strings.Join(p.Betas, ",")})
+	}
+	if q.rec.Version != "" {
+		hs = append(hs, exchange.Header{Name: "User-Agent", Value: "claude-cli/" + q.rec.Version + " (external, session file)"})
+	}
+	if q.rec.SessionID != "" {
+		hs = append(hs, exchange.Header{Name: exchange.SessionHeader, Value: q.rec.SessionID})
+	}
+	if q.rec.QuerySource != "" {
+		hs = append(hs, exchange.Header{Name: exchange.QuerySourceHeader, Value: q.rec.QuerySource})
+	}
+	return hs
+}
+
+// requestBody rebuilds the request as canonical JSON (keys sorted) and
+// returns it with the SHA-256 of the form the files' digest is taken of
+// (the same with the betas in it).
+func (s *Session) requestBody(q *request) ([]byte, string) {
+	params := map[string]json.RawMessage{}
+	if len(q.rec.Params) > 0 {
+		_ = json.Unmarshal(q.rec.Params, &params)
+	}
+	sh := s.shapes[q.rec.ShapeHash]
+	sysb, toolsb := []byte("[]"), []byte("[]")
+	if sh != nil {
+		sysb, toolsb = sh.system, sh.tools
+	}
+	marked := map[int][]mark{}
+	var sysMarks, toolMarks []mark
+	for _, m := range q.rec.CacheControl {
+		if len(m.Path) == 0 {
+			continue
+		}
+		switch m.Path[0] {
+		case "system":
+			sysMarks = append(sysMarks, m)
+		case "tools":
+			toolMarks = append(toolMarks, m)
+		case "messages":
+			if len(m.Path) >= 2 {
+				if i, ok := pathIndex(m.Path[1]); ok {
+					marked[i] = append(marked[i], m)
+				}
+			}
+		}
+	}
+	if len(sysMarks) > 0 {
+		sysb = applyMarks(sysb, sysMarks, 1)
+	}
+	if len(toolMarks) > 0 {
+		toolsb = applyMarks(toolsb, toolMarks, 1)
+	}
+	var msgs bytes.Buffer
+	msgs.WriteByte('[')
+	for i, mi := range q.msgs {
+		if i > 0 {
+			msgs.WriteByte(',')
+		}
+		m := s.msgs[mi]
+		if ms := marked[i]; len(ms) > 0 {
+			m = applyMarks(m, ms, 2)
+		}
+		msgs.Write(m)
+	}
+	msgs.WriteByte(']')
+	members := map[string][]byte{"system": sysb, "tools": toolsb, "messages": msgs.Bytes()}
+	for k, v := range params {
+		if _, ok := members[k]; ok {
+			continue
+		}
+		c, err := canonValue(v, false)
+		if err != nil {
+			continue
+		}
+		members[k] = c
+	}
+	keys := make([]string, 0, len(members))
+	for k := range members {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	h := sha256.New()
+	var body bytes.Buffer
+	body.Grow(msgs.Len() + len(sysb) + len(toolsb) + 1024)
+	body.WriteByte('{')
+	h.Write([]byte{'{'})
+	first, firstBody := true, true
+	for _, k := range keys {
+		var member bytes.Buffer
+		writeJSString(&member, k)
+		member.WriteByte(':')
+		if !first {
+			h.Write([]byte{','})
+		}
+		first = false
+		h.Write(member.Bytes())
+		h.Write(members[k])
+		if k == "betas" {
+			continue
+		}
+		if !firstBody {
+			body.WriteByte(',')
+		}
+		firstBody = false
+		body.Write(member.Bytes())
+		body.Write(members[k])
+	}
+	body.WriteByte('}')
+	h.Write([]byte{'}'})
+	return body.Bytes(), hex.EncodeToString(h.Sum(nil))
+}
+
+// applyMarks sets cache_control marks in canonical JSON: skip is how many
+// elements of each mark's path lead to the value (1 for ["system", i],
+// 2 for ["messages", i, "content", j]).
+func applyMarks(canon []byte, marks []mark, skip int) []byte {
+	v, err := decodeValue(canon)
+	if err != nil {
+		return canon
+	}
+	for _, m := range marks {
+		path := m.Path[skip:]
+		if skip == 1 {
+			path = m.Path[1:]
+		}
+		val, err := decodeValue(m.Value)
+		if err != nil {
+			continue
+		}
+		target := v
+		for _, p := range path {
+			switch t := target.(type) {
+			case []any:
+				i, ok := pathIndex(p)
+				if !ok || i < 0 || i >= len(t) {
+					target = nil
+				} else {
+					target = t[i]
+				}
+			case map[string]any:
+				k, _ := p.(string)
+				target = t[k]
+			default:
+				target = nil
+			}
+		}
+		if obj, ok := target.(map[string]any); ok {
+			obj["cache_control"] = val
+		}
+	}
+	var buf bytes.Buffer
+	writeCanon(&buf, v, false)
+	return buf.Bytes()
+}
+
+func pathIndex(p any) (int, bool) {
+	switch x := p.(type) {
+	case float64:
+		return int(x), true
+	case json.Number:
+		i, err := strconv.Atoi(string(x))
+		return i, err == nil
+	}
+	return 0, false
+}
+
+// assistantMessage is the canonical message of an answer written as
+// several records: their content blocks in order.
+func assistantMessage(rs []*record) ([]byte, error) {
+	var content []json.RawMessage
+	for _, r := range rs {
+		var m struct {
+			Content []json.RawMessage `json:"content"`
+		}
+		if err := json.Unmarshal(r.Message, &m); err != nil {
+			return nil, err
+		}
+		content = append(content, m.Content...)
+	}
+	raw, err := json.Marshal(map[string]any{"role": "assistant", "content": content})
+	if err != nil {
+		return nil, err
+	}
+	return canonMessage(raw)
+}
+
+// answerBody is the answer as the API's final message: the last record's
+// message (its usage is the final one) with every record's content.
+func answerBody(rs []*record) []byte {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(rs[len(rs)-1].Message, &m); err != nil {
+		return []byte{}
+	}
+	var content []json.RawMessage
+	for _, r := range rs {
+		var c struct {
+			Content []json.RawMessage `json:"content"`
+		}
+		if json.Unmarshal(r.Message, &c) == nil {
+			content = append(content, c.Content...)
+		}
+	}
+	if content == nil {
+		content = []json.RawMessage{}
+	}
+	raw, err := json.Marshal(content)
+	if err != nil {
+		return []byte{}
+	}
+	m["content"] = raw
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(m) != nil {
+		return []byte{}
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}
+
+// apiError reads a system api_error record's error: an HTTP status with
+// the API's body, or a connection error's message.
+func apiError(raw json.RawMessage) (int, []byte, string) {
+	var e struct {
+		Message    string `json:"message"`
+		Status     int    `json:"status"`
+		Formatted  string `json:"formatted"`
+		Connection *struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"connection"`
+	}
+	if json.Unmarshal(raw, &e) != nil {
+		return 0, nil, "an API error Claude Code wrote in a form tsinspect does not read"
+	}
+	if e.Status > 0 {
+		body := []byte(nil)
+		if _, rest, ok := strings.Cut(e.Message, " "); ok && json.Valid([]byte(rest)) {
+			body = []byte(rest)
+		} else {
+			b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]string{"type": "api_error", "message": e.Formatted}})
+			body = b
+		}
+		return e.Status, body, ""
+	}
+	msg := e.Formatted
+	if msg == "" {
+		msg = e.Message
+	}
+	if e.Connection != nil && e.Connection.Code != "" && !strings.Contains(msg, e.Connection.Code) {
+		msg += " (" + e.Connection.Code + ")"
+	}
+	return 0, nil, msg + " (as Claude Code wrote it; what arrived before the error is not in the files)"
+}
+
+func messageID(raw json.RawMessage) string {
+	var m struct {
+		ID string `json:"id"`
+	}
+	_ = json.Unmarshal(raw, &m)
+	return m.ID
+}
+
+func hashOf(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+func parseTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+func orNull(b json.RawMessage) []byte {
+	if len(b) == 0 {
+		return []byte("null")
+	}
+	return b
+}
+
+func short(h string) string {
+	if len(h) > 8 {
+		return h[:8]
+	}
+	return h
+}
+
+// messageContent is a message's content as blocks (a string as one text
+// block); nil when it does not parse.
+func messageContent(raw json.RawMessage) []any {
+	v, err := decodeValue(raw)
+	if err != nil {
+		return nil
+	}
+	m, _ := v.(map[string]any)
+	switch c := m["content"].(type) {
+	case string:
+		return []any{map[string]any{"type": "text", "text": c}}
+	case []any:
+		return c
+	}
+	return nil
+}
+
+func mustJSON(v any) json.RawMessage {
+	var buf bytes.Buffer
+	writeCanon(&buf, v, false)
+	return buf.Bytes()
+}
