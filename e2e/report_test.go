@@ -29,6 +29,7 @@ const echoTool = "mcp__demo__echo"
 // file and claude's output of each run.
 type recording struct {
 	db      string
+	home    string // HOME of the runs: Claude Code's session files are under .claude/projects
 	outputs []string
 }
 
@@ -43,14 +44,22 @@ type run struct {
 // sharing HOME so that later runs can --resume earlier ones.
 func recordRuns(t *testing.T, runs ...run) recording {
 	t.Helper()
+	return recordRunsWith(t, kit, runs...)
+}
+
+// recordRunsWith is recordRuns with another kit (another Claude Code
+// release).
+func recordRunsWith(t *testing.T, k *session.Kit, runs ...run) recording {
+	t.Helper()
 	dir := t.TempDir()
 	rec := recording{db: filepath.Join(dir, "capture.db")}
 	home := filepath.Join(dir, "home")
+	rec.home = home
 	for i, r := range runs {
 		_, url := session.StandIn(t, r.script, fixtures.Options{})
 		o := r.opts
 		o.DB, o.Home = rec.db, home
-		res := kit.Record(t, url, o)
+		res := k.Record(t, url, o)
 		rec.outputs = append(rec.outputs, res.Output)
 		if res.Err != nil {
 			t.Fatalf("run %d: record: %v\n%s", i+1, res.Err, res.Output)
@@ -66,12 +75,15 @@ const resumeModel = "claude-opus-5-5"
 // sessionID is the fixed --session-id of the resumed sessions.
 const sessionID = "5f0c4a8e-2b7d-4c1e-9a3f-6d8b1e2c7a90"
 
-// scenarios are the recorded sessions the golden reports come from.
-var scenarios = []struct {
+// scenario is a recorded session: its runs, and what its report must show.
+type scenario struct {
 	name  string
 	runs  func() []run
 	check func(*testing.T, *report.Report)
-}{
+}
+
+// scenarios are the recorded sessions the golden reports come from.
+var scenarios = []scenario{
 	{
 		name: "keyword",
 		runs: func() []run {

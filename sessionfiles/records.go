@@ -82,6 +82,7 @@ var knownTypes = map[string]bool{
 	"file-history-snapshot": true, "custom-title": true, "tag": true,
 	"api-request": true, "api-request-blob": true, "api-request-shape": true,
 	"progress": true, "pr-link": true, "agent-name": true, "mode": true,
+	"isolation-latch": true,
 }
 
 // Problem is a part of the files that could not be read: the file, the

@@ -7,6 +7,8 @@ package source
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/store"
@@ -31,12 +33,26 @@ type Source interface {
 // held (ID, 0 when unknown) and what was wrong.
 type Problem = store.Damage
 
-// Summary says in one line which parts were skipped, "" for none.
+// Summary says in one line which parts were skipped, "" for none: the
+// damaged rows of a capture by ID, and what else could not be read (parts
+// of session files, ID 0) as it is.
 func Summary(ps []Problem) string {
-	if len(ps) == 0 {
-		return ""
+	var rows []Problem
+	var other []string
+	for _, p := range ps {
+		if p.ID == 0 {
+			other = append(other, p.Problem)
+		} else {
+			rows = append(rows, p)
+		}
 	}
-	return store.DamageSummary(ps)
+	if len(rows) > 0 {
+		other = append([]string{store.DamageSummary(rows)}, other...)
+	}
+	if len(other) > 3 {
+		other = append(other[:3], fmt.Sprintf("and %d more", len(other)-3))
+	}
+	return strings.Join(other, "; ")
 }
 
 // Capture is a capture file opened for reading.

@@ -1,0 +1,241 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/fixtures"
+	"github.com/tsinspect/tsinspect/fixtures/session"
+	"github.com/tsinspect/tsinspect/report"
+	"github.com/tsinspect/tsinspect/sessionfiles"
+)
+
+// sessionScenarios are the scenarios the session-files equivalence test
+// records besides the report scenarios: the flaky steps (an HTTP 500, a
+// cut stream, an empty stop_sequence reply), a call of a tool whose
+// schema was never loaded, and two subagents started at once.
+func sessionScenarios() []scenario {
+	flaky, _ := fixtures.Scenario("flaky")
+	agent := func(n int, typ string) fixtures.Reply {
+		return fixtures.CallTool("Agent", map[string]any{"description": fmt.Sprintf("task %d", n), "prompt": "Warmup", "subagent_type": typ})
+	}
+	return []scenario{
+		{name: "flaky", runs: func() []run { return []run{{script: flaky}} }},
+		{name: "blind", runs: func() []run {
+			return []run{{script: fixtures.Script{Routes: map[fixtures.Route][]fixtures.Step{fixtures.RouteMain: fixtures.Steps(
+				fixtures.CallTool("mcp__demo__action_3", map[string]any{}),
+				fixtures.ToolSearch("select:mcp__demo__action_3", 5),
+				fixtures.CallTool("mcp__demo__action_3", map[string]any{}),
+				fixtures.Text("done"),
+			)}}}}
+		}},
+		{name: "parallel", runs: func() []run {
+			return []run{{script: fixtures.Script{Routes: map[fixtures.Route][]fixtures.Step{
+				fixtures.RouteMain:     fixtures.Steps(fixtures.Together(agent(1, "general-purpose"), agent(2, "Explore")), fixtures.Text("Both subagents reported.")),
+				fixtures.RouteSubagent: fixtures.Steps(fixtures.Text("Ready."), fixtures.Text("Ready.")),
+			}}, opts: session.Options{Prompt: "start two subagents", Allowed: []string{"Agent"}}}}
+		}},
+	}
+}
+
+// sessionFiles lists the main session files Claude Code wrote under home.
+func sessionFiles(t *testing.T, home string) []string {
+	t.Helper()
+	var out []string
+	root := filepath.Join(home, ".claude", "projects")
+	entries, _ := filepath.Glob(filepath.Join(root, "*", "*.jsonl"))
+	out = append(out, entries...)
+	sort.Strings(out)
+	if len(out) == 0 {
+		t.Fatalf("Claude Code wrote no session file under %s", root)
+	}
+	return out
+}
+
+// turnFacts is what the recorder and the session files must agree on for
+// a turn.
+func turnFacts(tu report.Turn, kind string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s status=%d stop=%s usage=%d/%d/%d/%d", kind, tu.Model, tu.Status, tu.StopReason,
+		tu.Usage.InputTokens, tu.Usage.OutputTokens, tu.Usage.CacheReadInputTokens, tu.Usage.CacheCreationInputTokens)
+	fmt.Fprintf(&b, " catalog=%d+%v-%v ws=%v", tu.Catalog.Count, tu.Catalog.Added, tu.Catalog.Removed, tu.WorkingSet.Names)
+	for _, s := range tu.ToolSearches {
+		fmt.Fprintf(&b, " search(%s %q → %v)", s.Tool, s.Query, s.Results)
+	}
+	for _, c := range tu.ToolCalls {
+		fmt.Fprintf(&b, " call(%s loaded=%v)", c.Name, c.Loaded)
+	}
+	var kinds []string
+	for _, f := range tu.Flags {
+		kinds = append(kinds, f.Kind)
+	}
+	fmt.Fprintf(&b, " flags=%v", kinds)
+	return b.String()
+}
+
+// threadKinds maps thread IDs to their kinds.
+func threadKinds(r *report.Report) map[string]string {
+	m := map[string]string{}
+	for _, th := range r.Threads {
+		m[th.ID] = th.Kind
+	}
+	return m
+}
+
+// TestSessionFilesAgreeWithRecorder records each scenario through the
+// proxy with the real Claude Code, reads the session files Claude Code
+// wrote of the same run, and checks that the two timelines agree turn for
+// turn, but for what the files do not hold: what arrived of a cut stream,
+// and how an empty reply ended (the recorder's stop_sequence_anomaly is
+// the files' too, without usage). Side requests the files do not hold
+// must be side threads.
+//
+// It runs with the pinned release and with the one $TSINSPECT_CLAUDE_NEWEST
+// names (skipped without it, a failure under
+// TSINSPECT_REQUIRE_CLAUDE_NEWEST=1).
+func TestSessionFilesAgreeWithRecorder(t *testing.T) {
+	kit.RequireClaude(t)
+	releases := map[string]*session.Kit{"pinned": kit}
+	if p := os.Getenv("TSINSPECT_CLAUDE_NEWEST"); p != "" {
+		k := *kit
+		k.Claude = p
+		releases["newest"] = &k
+	}
+	for _, name := range []string{"pinned", "newest"} {
+		k := releases[name]
+		t.Run(name, func(t *testing.T) {
+			if k == nil {
+				if os.Getenv("TSINSPECT_REQUIRE_CLAUDE_NEWEST") == "1" {
+					t.Fatal("TSINSPECT_CLAUDE_NEWEST is not set: install the newest @anthropic-ai/claude-code and point it at its claude")
+				}
+				t.Skip("set TSINSPECT_CLAUDE_NEWEST to the newest Claude Code's claude to compare with it too")
+			}
+			sessionFilesAgree(t, k)
+		})
+	}
+}
+
+func sessionFilesAgree(t *testing.T, k *session.Kit) {
+	all := append(slices.Clone(scenarios), sessionScenarios()...)
+	for _, sc := range all {
+		t.Run(sc.name, func(t *testing.T) {
+			rec := recordRunsWith(t, k, sc.runs()...)
+			code, out, stderr := runCLI(t, "report", rec.db, "--redact", "off")
+			if code != 0 {
+				t.Fatalf("report capture: exit %d: %s", code, stderr)
+			}
+			captured := parseReport(t, out)
+			ck := threadKinds(captured)
+			var fromFiles []report.Turn
+			fk := map[string]string{}
+			for _, f := range sessionFiles(t, rec.home) {
+				code, out, stderr := runCLI(t, "report", f, "--redact", "off")
+				if code != 0 {
+					t.Fatalf("report %s: exit %d: %s", filepath.Base(f), code, stderr)
+				}
+				if strings.Contains(strings.ReplaceAll(stderr, "warning: --redact off", ""), "warning") {
+					t.Errorf("report %s: %s", filepath.Base(f), stderr)
+				}
+				r := parseReport(t, out)
+				for id, kind := range threadKinds(r) {
+					fk[filepath.Base(f)+id] = kind
+				}
+				// Every request rebuilt from the files matches the digest
+				// Claude Code kept of what it sent.
+				s, err := sessionfiles.Open(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Stream(context.Background(), func(*exchange.Exchange) error { return nil }); err != nil {
+					t.Fatal(err)
+				}
+				if s.Unconfirmed != 0 || s.Confirmed == 0 {
+					t.Errorf("%s: %d requests confirmed by their digest, %d not", filepath.Base(f), s.Confirmed, s.Unconfirmed)
+				}
+				for _, tu := range r.Turns {
+					tu.Thread = filepath.Base(f) + tu.Thread
+					fromFiles = append(fromFiles, tu)
+				}
+			}
+			// Pair turns by the answer's message ID; failed turns, which
+			// have none, in order.
+			byMsg := map[string]report.Turn{}
+			var failedFiles []report.Turn
+			for _, tu := range fromFiles {
+				if tu.ResponseID != "" {
+					byMsg[tu.ResponseID] = tu
+				} else {
+					failedFiles = append(failedFiles, tu)
+				}
+			}
+			matched := 0
+			var failedCapture []report.Turn
+			for _, tu := range captured.Turns {
+				kind := ck[tu.Thread]
+				if tu.ResponseID == "" || tu.Incomplete {
+					failedCapture = append(failedCapture, tu)
+					continue
+				}
+				ft, ok := byMsg[tu.ResponseID]
+				if !ok {
+					if kind != "side" && !emptyReply(tu) {
+						t.Errorf("capture turn %d (%s, %s) is not in the session files", tu.Index, kind, tu.ResponseID)
+					}
+					if emptyReply(tu) {
+						failedCapture = append(failedCapture, tu)
+					}
+					continue
+				}
+				matched++
+				if got, want := turnFacts(ft, fk[ft.Thread]), turnFacts(tu, kind); got != want {
+					t.Errorf("turn %d differs:\n files   %s\n capture %s", tu.Index, got, want)
+				}
+			}
+			// The turns that got no whole answer: an HTTP error is the same
+			// in both; a cut stream or an empty reply lacks what arrived.
+			if len(failedCapture) != len(failedFiles) {
+				t.Errorf("%d failed or empty turns in the capture, %d in the files", len(failedCapture), len(failedFiles))
+			} else {
+				for i, tu := range failedCapture {
+					ft := failedFiles[i]
+					switch {
+					case tu.Status >= 400:
+						if ft.Status != tu.Status || !slices.EqualFunc(ft.Flags, tu.Flags, func(a, b report.Flag) bool { return a.Kind == b.Kind }) {
+							t.Errorf("HTTP error turn %d: files status %d flags %v, capture %d %v", tu.Index, ft.Status, ft.Flags, tu.Status, tu.Flags)
+						}
+					case emptyReply(tu):
+						if !hasFlag(ft, "stop_sequence_anomaly") {
+							t.Errorf("empty reply turn %d: files flags %v", tu.Index, ft.Flags)
+						}
+					case tu.Incomplete:
+						if ft.Status != 0 || !hasFlag(ft, "stream_incomplete") {
+							t.Errorf("cut turn %d: files status %d flags %v", tu.Index, ft.Status, ft.Flags)
+						}
+					}
+				}
+			}
+			if matched == 0 {
+				t.Fatal("no turn matched")
+			}
+			t.Logf("%d turns agree, %d failed or empty turns compared, %d capture turns, %d from the files", matched, len(failedCapture), len(captured.Turns), len(fromFiles))
+			if t.Failed() {
+				t.Logf("claude output:\n%s", strings.Join(rec.outputs, "\n---\n"))
+			}
+		})
+	}
+}
+
+func emptyReply(tu report.Turn) bool {
+	return tu.Status == 200 && len(tu.ToolCalls) == 0 && hasFlag(tu, "stop_sequence_anomaly")
+}
+
+func hasFlag(tu report.Turn, kind string) bool {
+	return slices.ContainsFunc(tu.Flags, func(f report.Flag) bool { return f.Kind == kind })
+}
