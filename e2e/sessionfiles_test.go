@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/tsinspect/tsinspect/fixtures/session"
 	"github.com/tsinspect/tsinspect/report"
 	"github.com/tsinspect/tsinspect/sessionfiles"
+	"github.com/tsinspect/tsinspect/textout"
 )
 
 // sessionScenarios are the scenarios the session-files equivalence test
@@ -159,6 +161,7 @@ func sessionFilesAgree(t *testing.T, k *session.Kit) {
 				if s.Unconfirmed != 0 || s.Confirmed == 0 {
 					t.Errorf("%s: %d requests confirmed by their digest, %d not", filepath.Base(f), s.Confirmed, s.Unconfirmed)
 				}
+				checkListing(t, f, r)
 				for _, tu := range r.Turns {
 					tu.Thread = filepath.Base(f) + tu.Thread
 					fromFiles = append(fromFiles, tu)
@@ -238,4 +241,42 @@ func emptyReply(tu report.Turn) bool {
 
 func hasFlag(tu report.Turn, kind string) bool {
 	return slices.ContainsFunc(tu.Flags, func(f report.Flag) bool { return f.Kind == kind })
+}
+
+// checkListing checks that the sessions listing, which reads the files in
+// one fast pass without rebuilding requests, gives the figures the
+// timeline gives for the same session.
+func checkListing(t *testing.T, file string, r *report.Report) {
+	t.Helper()
+	code, out, stderr := runCLI(t, "sessions", file, "--json", "--no-index")
+	if code != 0 {
+		t.Fatalf("sessions: exit %d: %s", code, stderr)
+	}
+	var row textout.SessionRow
+	if err := json.Unmarshal([]byte(out), &row); err != nil {
+		t.Fatalf("sessions --json: %v\n%s", err, out)
+	}
+	var breaks, blind, searches, empty int
+	var breaksUSD float64
+	for _, tu := range r.Turns {
+		for _, f := range tu.Flags {
+			switch f.Kind {
+			case "cache_break":
+				breaks++
+				if f.CostUSD != nil {
+					breaksUSD += *f.CostUSD
+				}
+			case "call_before_load", "unknown_tool":
+				blind++
+			case "empty_search":
+				empty++
+			}
+		}
+		searches += len(tu.ToolSearches)
+	}
+	want := fmt.Sprintf("turns %d cost %.6f breaks %d (%.6f) blind %d searches %d empty %d", len(r.Turns), r.Costs.TotalUSD, breaks, breaksUSD, blind, searches, empty)
+	got := fmt.Sprintf("turns %d cost %.6f breaks %d (%.6f) blind %d searches %d empty %d", row.Turns, row.CostUSD, row.CacheBreaks, row.BreaksUSD, row.BlindCalls, row.Searches, row.EmptySearches)
+	if got != want {
+		t.Errorf("%s: the listing says\n  %s\nthe timeline\n  %s", filepath.Base(file), got, want)
+	}
 }

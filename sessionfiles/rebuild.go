@@ -37,8 +37,9 @@ type Session struct {
 	// can be read.
 	Requests bool
 	// Version is the Claude Code release that wrote the files (the last
-	// seen), Cwd the directory it ran in.
-	Version, Cwd string
+	// seen), Cwd the directory it ran in, Entrypoint how it was started
+	// (cli, sdk-cli, ...).
+	Version, Cwd, Entrypoint string
 	// Confirmed counts the rebuilt requests whose digest matched,
 	// Unconfirmed those whose did not (or that had none).
 	Confirmed, Unconfirmed int
@@ -176,6 +177,9 @@ func (s *Session) ingest(f *fileState, recs []record) {
 		}
 		if r.Cwd != "" && s.Cwd == "" {
 			s.Cwd = r.Cwd
+		}
+		if r.Entrypoint != "" {
+			s.Entrypoint = r.Entrypoint
 		}
 		switch r.Type {
 		case "api-request-shape":
@@ -378,7 +382,11 @@ func (s *Session) requestHeaders(q *request) []exchange.Header {
 		hs = append(hs, exchange.Header{Name: "Anthropic-Beta", Value: strings.Join(p.Betas, ",")})
 	}
 	if q.rec.Version != "" {
-		hs = append(hs, exchange.Header{Name: "User-Agent", Value: "claude-cli/" + q.rec.Version + " (external, session file)"})
+		entry := s.Entrypoint
+		if entry == "" {
+			entry = "cli"
+		}
+		hs = append(hs, exchange.Header{Name: "User-Agent", Value: "claude-cli/" + q.rec.Version + " (external, " + entry + ")"})
 	}
 	if q.rec.SessionID != "" {
 		hs = append(hs, exchange.Header{Name: exchange.SessionHeader, Value: q.rec.SessionID})

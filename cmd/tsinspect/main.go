@@ -55,6 +55,7 @@ type cliEnv struct {
 func commands() []command {
 	return []command{
 		{"record", "record a Claude Code session through a MITM or reverse proxy, or from the bodies it writes", runRecord},
+		{"sessions", "list the sessions Claude Code keeps on disk, newest first: cost, cache breaks, blind calls, searches", runSessions},
 		{"exchanges", "list the recorded exchanges of a capture, one per line", runExchanges},
 		{"turns", "list the Messages API turns of a capture: catalog, working set, tokens, flags", runTurns},
 		{"searches", "list every tool search and what it loaded; --tools: were these tools found and called?", runSearches},

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/pricing"
+	"github.com/tsinspect/tsinspect/sessionfiles"
+	"github.com/tsinspect/tsinspect/textout"
+)
+
+const sessionsAbout = `
+List the sessions Claude Code keeps on disk, newest first: DIR, or
+$CLAUDE_CONFIG_DIR/projects, or ~/.claude/projects. Nothing to set up: no
+proxy, no capture. For each session: its project, start, duration, turns
+(Messages requests), subagents, models, Claude Code release, cost at list
+prices, cache breaks and what they cost, blind calls (tools called before
+their schema was loaded), searches and searches that found nothing.
+
+A release marked * wrote no request records (before 2.1.300, or the
+records were off): its figures come from the transcript alone. A cost
+marked ≥ leaves out answers of a model with no price.
+
+The listing keeps an index in the user's cache directory (not in
+~/.claude, which tsinspect never writes): a second listing reads only the
+sessions that changed since. Open one with 'tsinspect open ID' (an ID, a
+prefix of one, latest, or the .jsonl path); turns, searches, report,
+stats and export take it the same way.
+
+Examples:
+  tsinspect sessions
+  tsinspect sessions --sort cost --limit 10
+  tsinspect sessions --project myrepo --since 7d --json`
+
+func runSessions(env *cliEnv, args []string) error {
+	flags := newFlags(env, "sessions", "[DIR] [--json] [--sort time|cost|flags|turns] [--project TEXT] [--since WHEN] [--limit N]", sessionsAbout)
+	asJSON := flags.Bool("json", false, "write JSON Lines, one session a line, instead of a table")
+	sortBy := flags.String("sort", "time", "order: `time` (newest first), cost, flags (cache breaks, blind calls and empty searches) or turns")
+	projectText := flags.String("project", "", "only sessions whose project directory contains `TEXT`")
+	since := flags.String("since", "", "only sessions active since `WHEN`: a date (2026-11-01) or a span back from now (36h, 7d)")
+	limit := flags.Int("limit", 0, "show at most `N` sessions (0: all)")
+	noIndex := flags.Bool("no-index", false, "read every session afresh, neither using nor updating the index")
+	prices := pricesFlag(flags)
+	pos, err := parseInterspersed(flags, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 1 {
+		return usageError("sessions: want at most one directory (see 'tsinspect sessions -h')")
+	}
+	switch *sortBy {
+	case "time", "cost", "flags", "turns":
+	default:
+		return usageError("sessions: --sort %q: want time, cost, flags or turns", *sortBy)
+	}
+	if *limit < 0 {
+		return usageError("sessions: --limit %d: want 0 or more", *limit)
+	}
+	var from time.Time
+	if *since != "" {
+		if from, err = parseSince(*since, time.Now()); err != nil {
+			return usageError("sessions: --since %q: %v", *since, err)
+		}
+	}
+	tab, err := loadPrices(*prices)
+	if err != nil {
+		return err
+	}
+	root := ""
+	if len(pos) == 1 {
+		root = pos[0]
+	} else if root, err = sessionfiles.Root(os.Getenv); err != nil {
+		return err
+	}
+	entries, err := sessionfiles.List(root)
+	if err != nil {
+		return err
+	}
+	ixPath := ""
+	if !*noIndex {
+		if ixPath, err = sessionfiles.IndexPath(); err != nil {
+			fmt.Fprintf(env.stderr, "tsinspect: warning: %v: reading every session\n", err)
+		}
+	}
+	ix := sessionfiles.LoadIndex(ixPath)
+	started := time.Now()
+	sums, st := sessionfiles.Scan(entries, ix, nil)
+	if err := ix.Save(); err != nil {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: %v\n", err)
+	}
+	for _, e := range st.Failed {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: %v\n", e)
+	}
+	var rows []textout.SessionRow
+	for _, s := range sums {
+		if *projectText != "" && !strings.Contains(s.Cwd, *projectText) && !strings.Contains(s.Project, *projectText) {
+			continue
+		}
+		if !from.IsZero() && s.End.Before(from) {
+			continue
+		}
+		rows = append(rows, sessionRow(s, tab))
+	}
+	sortSessions(rows, *sortBy)
+	if *limit > 0 && len(rows) > *limit {
+		rows = rows[:*limit]
+	}
+	if *asJSON {
+		return textout.JSONLines(env.stdout, rows)
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(env.stderr, "tsinspect: no Claude Code sessions under %s\n", root)
+		return nil
+	}
+	if err := textout.Sessions(env.stdout, rows); err != nil {
+		return err
+	}
+	if st.Read > 0 {
+		fmt.Fprintf(env.stderr, "read %d %s (%s) in %s; %d from the index\n", st.Read, numfmt.Plural(st.Read, "session", "sessions"), numfmt.Bytes(st.Bytes), time.Since(started).Round(time.Millisecond), st.Cached)
+	}
+	return nil
+}
+
+// sessionRow works out a listing row's figures.
+func sessionRow(s *sessionfiles.Summary, tab *pricing.Table) textout.SessionRow {
+	usd, breaks, known := s.Cost(tab)
+	in, out, read, write := s.Tokens()
+	return textout.SessionRow{ID: s.ID, Path: s.Path, Project: s.Project, Cwd: s.Cwd, Start: s.Start, End: s.End, Version: s.Version,
+		Requests: s.Requests, Turns: s.Turns, Subagents: s.Subagents, Models: s.Models, CostUSD: usd, CostKnown: known,
+		CacheBreaks: len(s.Breaks), BreaksUSD: breaks, BlindCalls: s.BlindCalls, Searches: s.Searches, EmptySearches: s.EmptySearches,
+		InputTokens: in, OutputTokens: out, CacheRead: read, CacheWrite: write, Unknown: s.Unknown}
+}
+
+// sortSessions orders the listing: newest first, or by cost, flags or
+// turns, the highest first.
+func sortSessions(rows []textout.SessionRow, by string) {
+	key := func(r textout.SessionRow) float64 {
+		switch by {
+		case "cost":
+			return r.CostUSD
+		case "flags":
+			return float64(r.CacheBreaks + r.BlindCalls + r.EmptySearches)
+		case "turns":
+			return float64(r.Turns)
+		}
+		return float64(r.End.UnixNano())
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return key(rows[i]) > key(rows[j]) })
+}
+
+// parseSince reads --since: a date, or a span back from now (h, d).
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if t, err := time.ParseInLocation("2006-01-02", s, time.Local); err == nil {
+		return t, nil
+	}
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		if d, err := strconv.Atoi(n); err == nil && d >= 0 {
+			return now.AddDate(0, 0, -d), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("want a date (2026-11-01) or a span (36h, 7d)")
+}

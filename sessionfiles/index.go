@@ -1,0 +1,151 @@
+package sessionfiles
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+)
+
+// Index keeps each session's Summary keyed by its files' size and time, so
+// that a second listing reads only the sessions that changed. It lives in
+// the user's cache directory, never in Claude Code's.
+type Index struct {
+	path    string
+	Entries map[string]Indexed `json:"entries"`
+	Version int                `json:"version"`
+	dirty   bool
+}
+
+// Indexed is one session's entry.
+type Indexed struct {
+	Size    int64    `json:"size"`
+	ModTime int64    `json:"mtime_ns"`
+	Summary *Summary `json:"summary"`
+}
+
+// indexVersion changes when Summary does: an index of another version is
+// read afresh.
+const indexVersion = 1
+
+// IndexPath is the index's file in the user's cache directory
+// (XDG_CACHE_HOME or ~/.cache on Linux).
+func IndexPath() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("session index: %w", err)
+	}
+	return filepath.Join(dir, "tsinspect", "sessions-index.json"), nil
+}
+
+// LoadIndex reads the index at path; a missing or unreadable one is empty
+// (it is only a cache).
+func LoadIndex(path string) *Index {
+	ix := &Index{path: path, Entries: map[string]Indexed{}}
+	if path == "" {
+		return ix
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ix
+	}
+	var got Index
+	if json.Unmarshal(b, &got) == nil && got.Version == indexVersion && got.Entries != nil {
+		ix.Entries = got.Entries
+	}
+	return ix
+}
+
+// Save writes the index if it changed, through a temporary file renamed
+// into place.
+func (ix *Index) Save() error {
+	if ix.path == "" || !ix.dirty {
+		return nil
+	}
+	ix.Version = indexVersion
+	b, err := json.Marshal(ix)
+	if err != nil {
+		return fmt.Errorf("save session index: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(ix.path), 0o700); err != nil {
+		return fmt.Errorf("save session index: %w", err)
+	}
+	tmp := ix.path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("save session index: %w", err)
+	}
+	if err := os.Rename(tmp, ix.path); err != nil {
+		return fmt.Errorf("save session index: %w", err)
+	}
+	return nil
+}
+
+// ScanStats counts what a Scan read and what it took from the index.
+type ScanStats struct {
+	Read, Cached int
+	Bytes        int64 // bytes of the sessions read
+	Failed       []error
+}
+
+// Scan summarises entries, in parallel, taking unchanged sessions from ix
+// and putting the rest in it. progress, when not nil, is called after each
+// session read (from several goroutines, one at a time).
+func Scan(entries []Entry, ix *Index, progress func(done, total int)) ([]*Summary, ScanStats) {
+	out := make([]*Summary, len(entries))
+	var st ScanStats
+	var todo []int
+	for i, e := range entries {
+		if c, ok := ix.Entries[e.Path]; ok && c.Size == e.Size && c.ModTime == e.ModTime.UnixNano() && c.Summary != nil {
+			out[i] = c.Summary
+			// The listing's own facts follow the files, not the index.
+			out[i].Subagents = len(e.Agents)
+			st.Cached++
+			continue
+		}
+		todo = append(todo, i)
+	}
+	var mu sync.Mutex
+	next := 0
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if next == len(todo) {
+					mu.Unlock()
+					return
+				}
+				i := todo[next]
+				next++
+				mu.Unlock()
+				s, err := Summarize(entries[i])
+				mu.Lock()
+				if err != nil {
+					st.Failed = append(st.Failed, fmt.Errorf("%s: %w", entries[i].Path, err))
+				} else {
+					out[i] = s
+					ix.Entries[entries[i].Path] = Indexed{Size: entries[i].Size, ModTime: entries[i].ModTime.UnixNano(), Summary: s}
+					ix.dirty = true
+					st.Read++
+					st.Bytes += entries[i].Size
+				}
+				if progress != nil {
+					progress(st.Read+len(st.Failed), len(todo))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	var kept []*Summary
+	for _, s := range out {
+		if s != nil {
+			kept = append(kept, s)
+		}
+	}
+	return kept, st
+}

@@ -1,0 +1,518 @@
+package sessionfiles
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"os"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/tsinspect/tsinspect/pricing"
+)
+
+// Summary is what the session listing shows of one session, read in one
+// fast pass over its files: the request records' lineage, the answers'
+// usage and tool calls, and the results of ToolSearch calls. Requests are
+// not rebuilt; the cache-break and blind-call rules are the timeline's,
+// applied to what the records say (see Summarize).
+type Summary struct {
+	ID      string    `json:"id"`
+	Path    string    `json:"path"`
+	Project string    `json:"project"`
+	Cwd     string    `json:"cwd,omitempty"`
+	Start   time.Time `json:"start"`
+	End     time.Time `json:"end"`
+	Version string    `json:"version,omitempty"`
+	// Requests reports whether the files hold request records.
+	Requests  bool     `json:"requests"`
+	Turns     int      `json:"turns"`
+	Subagents int      `json:"subagents"`
+	Models    []string `json:"models"`
+	// Usage is each answered turn's model and usage, for pricing.
+	Usage []TurnUsage `json:"usage"`
+	// Breaks are the cache breaks: the turn's usage index and the tokens
+	// lost.
+	Breaks        []Break  `json:"breaks,omitempty"`
+	BlindCalls    int      `json:"blind_calls"`
+	Searches      int      `json:"searches"`
+	EmptySearches int      `json:"empty_searches"`
+	Unknown       []string `json:"unknown_records,omitempty"`
+	BadLines      int      `json:"bad_lines,omitempty"`
+}
+
+// TurnUsage is one answer's final usage.
+type TurnUsage struct {
+	Model        string `json:"model"`
+	Input        int64  `json:"input"`
+	Output       int64  `json:"output"`
+	CacheRead    int64  `json:"cache_read"`
+	CacheWrite5m int64  `json:"cache_write_5m"`
+	CacheWrite1h int64  `json:"cache_write_1h"`
+}
+
+// Break is a cache break: Usage[Turn] is the turn's usage.
+type Break struct {
+	Turn int   `json:"turn"`
+	Lost int64 `json:"lost"`
+}
+
+// Cache-break thresholds, as the timeline's rule has them.
+const (
+	breakRatio     = 0.95
+	breakMinTokens = 2000
+)
+
+type sumReq struct {
+	base     string
+	keep     int
+	tail     []string
+	count    int      // messages in the request
+	chain    [32]byte // a hash over the request's message hashes, in order
+	model    string
+	usage    *TurnUsage
+	empty    bool // the answer had no content
+	usageIdx int
+	id       string
+	deferred map[string]bool // the shape's deferred tools
+	inline   map[string]bool
+	file     int
+}
+
+type sumShape struct {
+	inline, deferred map[string]bool
+}
+
+// Summarize reads the session whose main file is e.Path in one pass.
+func Summarize(e Entry) (*Summary, error) {
+	s := &Summary{ID: e.ID, Path: e.Path, Project: e.Project, Subagents: len(e.Agents)}
+	shapes := map[string]*sumShape{}
+	reqs := map[string]*sumReq{}
+	var order []*sumReq
+	models := map[string]bool{}
+	unknown := map[string]int{}
+	for fi, p := range append([]string{e.Path}, e.Agents...) {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			if fi == 0 {
+				return nil, err
+			}
+			continue
+		}
+		// Per file: the tools loaded by references so far, the pending
+		// ToolSearch calls, the last request and the answers' messages.
+		loaded := map[string]bool{}
+		pending := map[string]bool{}
+		var last *sumReq
+		answers := map[string]*TurnUsage{} // message id -> usage (last record wins)
+		answerEmpty := map[string]bool{}
+		var answerOrder []string
+		answerReq := map[string]*sumReq{}
+		for len(data) > 0 {
+			var line []byte
+			if i := bytes.IndexByte(data, '\n'); i >= 0 {
+				line, data = data[:i], data[i+1:]
+			} else {
+				line, data = data, nil
+				if !json.Valid(line) {
+					break // still being written
+				}
+			}
+			if len(line) < 2 {
+				continue
+			}
+			switch {
+			case bytes.HasPrefix(line, []byte(`{"type":"api-request-blob"`)):
+				continue
+			case bytes.HasPrefix(line, []byte(`{"type":"api-request-shape"`)):
+				var r struct {
+					ShapeHash string `json:"shapeHash"`
+					Shape     struct {
+						Tools []struct {
+							Name  string `json:"name"`
+							Defer bool   `json:"defer_loading"`
+						} `json:"tools"`
+					} `json:"shape"`
+				}
+				if json.Unmarshal(line, &r) != nil {
+					s.BadLines++
+					continue
+				}
+				sh := &sumShape{inline: map[string]bool{}, deferred: map[string]bool{}}
+				for _, t := range r.Shape.Tools {
+					if t.Defer {
+						sh.deferred[t.Name] = true
+					} else {
+						sh.inline[t.Name] = true
+					}
+				}
+				shapes[r.ShapeHash] = sh
+				continue
+			case bytes.HasPrefix(line, []byte(`{"type":"api-request"`)):
+				var r struct {
+					ID        string   `json:"id"`
+					Timestamp string   `json:"timestamp"`
+					Version   string   `json:"version"`
+					ShapeHash string   `json:"shapeHash"`
+					Base      string   `json:"base"`
+					Keep      int      `json:"keep"`
+					Tail      []string `json:"tail"`
+					Params    struct {
+						Model string `json:"model"`
+					} `json:"params"`
+				}
+				if json.Unmarshal(line, &r) != nil {
+					s.BadLines++
+					continue
+				}
+				s.Requests = true
+				s.Turns++
+				q := &sumReq{base: r.Base, keep: r.Keep, tail: r.Tail, model: r.Params.Model, usageIdx: -1, file: fi}
+				if b := reqs[r.Base]; b != nil {
+					q.count, q.chain = r.Keep+len(r.Tail), extendChain(chainAt(reqs, b, r.Keep), r.Tail)
+				} else {
+					q.base = ""
+					q.count, q.chain = len(r.Tail), extendChain([32]byte{}, r.Tail)
+					// A request that starts afresh (a resumed session)
+					// continues the latest one whose messages it extends,
+					// as the timeline links them.
+					q.base = continues(order, q, fi)
+				}
+				if sh := shapes[r.ShapeHash]; sh != nil {
+					q.inline, q.deferred = sh.inline, sh.deferred
+				}
+				q.id = r.ID
+				reqs[r.ID] = q
+				order = append(order, q)
+				last = q
+				s.note(r.Timestamp, r.Version)
+				continue
+			}
+			var r struct {
+				Type       string `json:"type"`
+				Timestamp  string `json:"timestamp"`
+				Version    string `json:"version"`
+				Cwd        string `json:"cwd"`
+				RequestRef string `json:"requestRef"`
+				Message    struct {
+					ID      string `json:"id"`
+					Model   string `json:"model"`
+					Content []struct {
+						Type  string `json:"type"`
+						ID    string `json:"id"`
+						Name  string `json:"name"`
+						Input struct {
+							Query string `json:"query"`
+						} `json:"input"`
+					} `json:"content"`
+					Usage *struct {
+						Input         int64 `json:"input_tokens"`
+						Output        int64 `json:"output_tokens"`
+						CacheRead     int64 `json:"cache_read_input_tokens"`
+						CacheCreation int64 `json:"cache_creation_input_tokens"`
+						Detail        *struct {
+							M5 int64 `json:"ephemeral_5m_input_tokens"`
+							H1 int64 `json:"ephemeral_1h_input_tokens"`
+						} `json:"cache_creation"`
+					} `json:"usage"`
+				} `json:"message"`
+			}
+			isAssistant := bytes.Contains(line, []byte(`"type":"assistant"`))
+			if !isAssistant && bytes.Contains(line, []byte(`"type":"user"`)) {
+				// Only tool results matter here: a ToolSearch's, and any
+				// that reference tools.
+				if bytes.Contains(line, []byte(`"tool_reference"`)) || len(pending) > 0 && bytes.Contains(line, []byte(`"tool_result"`)) {
+					markSearchResults(line, pending, loaded, s)
+				}
+				continue
+			}
+			if !isAssistant {
+				s.other(line, unknown)
+				continue
+			}
+			if json.Unmarshal(line, &r) != nil {
+				s.BadLines++
+				continue
+			}
+			if r.Type != "assistant" {
+				s.other(line, unknown)
+				continue
+			}
+			s.note(r.Timestamp, r.Version)
+			if s.Cwd == "" {
+				s.Cwd = r.Cwd
+			}
+			m := &r.Message
+			if m.Model != "" && m.Model != "<synthetic>" {
+				models[m.Model] = true
+			}
+			q := reqs[r.RequestRef]
+			if q == nil {
+				q = last
+			}
+			for _, c := range m.Content {
+				if c.Type != "tool_use" {
+					continue
+				}
+				if c.Name == "ToolSearch" {
+					s.Searches++
+					pending[c.ID] = true
+					continue
+				}
+				if q != nil && q.inline != nil && !q.inline[c.Name] && !loaded[c.Name] {
+					s.BlindCalls++
+				}
+			}
+			if m.Usage != nil && m.ID != "" {
+				u := &TurnUsage{Model: m.Model, Input: m.Usage.Input, Output: m.Usage.Output, CacheRead: m.Usage.CacheRead}
+				if d := m.Usage.Detail; d != nil && d.M5+d.H1 == m.Usage.CacheCreation {
+					u.CacheWrite5m, u.CacheWrite1h = d.M5, d.H1
+				} else {
+					u.CacheWrite5m = m.Usage.CacheCreation
+				}
+				if _, ok := answers[m.ID]; !ok {
+					answerOrder = append(answerOrder, m.ID)
+					answerEmpty[m.ID] = true
+				}
+				if len(m.Content) > 0 {
+					answerEmpty[m.ID] = false
+				}
+				answers[m.ID] = u
+				if q != nil {
+					answerReq[m.ID] = q
+				}
+			}
+		}
+		for _, id := range answerOrder {
+			u := answers[id]
+			if q := answerReq[id]; q != nil {
+				if q.model != "" {
+					u.Model = q.model
+				}
+				q.usage, q.empty = u, answerEmpty[id]
+				q.usageIdx = len(s.Usage)
+			}
+			s.Usage = append(s.Usage, *u)
+			if !s.Requests {
+				s.Turns++
+			}
+		}
+	}
+	// Cache breaks, along each request's lineage (its base).
+	for _, q := range order {
+		if q.usage == nil || q.base == "" {
+			continue
+		}
+		b := reqs[q.base]
+		for b != nil && (b.usage == nil || b.empty) {
+			b = reqs[b.base]
+		}
+		if b == nil {
+			continue
+		}
+		u, bu := q.usage, b.usage
+		due := min(bu.CacheRead+bu.CacheWrite5m+bu.CacheWrite1h, u.Input+u.CacheRead+u.CacheWrite5m+u.CacheWrite1h)
+		if float64(u.CacheRead) < breakRatio*float64(due) && due-u.CacheRead >= breakMinTokens {
+			s.Breaks = append(s.Breaks, Break{Turn: q.usageIdx, Lost: due - u.CacheRead})
+		}
+	}
+	for m := range models {
+		s.Models = append(s.Models, m)
+	}
+	sort.Strings(s.Models)
+	for k, n := range unknown {
+		s.Unknown = append(s.Unknown, k+" ×"+strconv.Itoa(n))
+	}
+	sort.Strings(s.Unknown)
+	return s, nil
+}
+
+// extendChain hashes more message hashes onto a chain.
+func extendChain(c [32]byte, hashes []string) [32]byte {
+	for _, h := range hashes {
+		c = sha256.Sum256(append(c[:], h...))
+	}
+	return c
+}
+
+// chainAt is the chain of the first k messages of request q.
+func chainAt(reqs map[string]*sumReq, q *sumReq, k int) [32]byte {
+	for depth := 0; q != nil && depth < 100000; depth++ {
+		switch {
+		case k == q.count:
+			return q.chain
+		case k > q.keep && k <= q.count:
+			b := reqs[q.base]
+			var c [32]byte
+			if b != nil {
+				c = chainAt(reqs, b, q.keep)
+			}
+			return extendChain(c, q.tail[:k-q.keep])
+		case q.base == "":
+			return extendChain([32]byte{}, q.tail[:min(k, len(q.tail))])
+		}
+		q = reqs[q.base]
+	}
+	return [32]byte{}
+}
+
+// continues finds the earlier request of the same file that q, which
+// starts afresh (a resumed session), continues, as the timeline links
+// them: the latest whose messages q's extend, else the latest that added
+// a message q's history holds (a session resumed on another model has
+// some of its history rewritten). It returns its ID, "" for none.
+func continues(order []*sumReq, q *sumReq, file int) string {
+	if len(q.tail) < 2 {
+		return ""
+	}
+	prefix := map[[32]byte]int{}
+	has := map[string]bool{}
+	c := [32]byte{}
+	for i, h := range q.tail {
+		has[h] = true
+		if i < len(q.tail)-1 {
+			c = sha256.Sum256(append(c[:], h...))
+			prefix[c] = i + 1
+		}
+	}
+	for i := len(order) - 1; i >= 0; i-- {
+		p := order[i]
+		if p.file != file || p.count == 0 {
+			continue
+		}
+		if n, ok := prefix[p.chain]; ok && n == p.count {
+			return p.id
+		}
+	}
+	for i := len(order) - 1; i >= 0; i-- {
+		p := order[i]
+		if p.file != file || len(p.tail) == 0 {
+			continue
+		}
+		for _, h := range p.tail {
+			if has[h] {
+				return p.id
+			}
+		}
+	}
+	return ""
+}
+
+func (s *Summary) note(ts, version string) {
+	if t := parseTime(ts); !t.IsZero() {
+		if s.Start.IsZero() || t.Before(s.Start) {
+			s.Start = t
+		}
+		if t.After(s.End) {
+			s.End = t
+		}
+	}
+	if version != "" {
+		s.Version = version
+	}
+}
+
+// markSearchResults reads a user record holding tool results: a pending
+// ToolSearch's result counts as empty when it references nothing.
+func markSearchResults(line []byte, pending, loaded map[string]bool, s *Summary) {
+	var r struct {
+		Message struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(line, &r) != nil {
+		s.BadLines++
+		return
+	}
+	var blocks []struct {
+		Type      string          `json:"type"`
+		ToolUseID string          `json:"tool_use_id"`
+		Content   json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(r.Message.Content, &blocks) != nil {
+		return
+	}
+	for _, b := range blocks {
+		if b.Type != "tool_result" {
+			continue
+		}
+		var inner []struct {
+			Type     string `json:"type"`
+			ToolName string `json:"tool_name"`
+		}
+		_ = json.Unmarshal(b.Content, &inner)
+		refs := 0
+		for _, c := range inner {
+			if c.Type == "tool_reference" {
+				loaded[c.ToolName] = true
+				refs++
+			}
+		}
+		if pending[b.ToolUseID] {
+			delete(pending, b.ToolUseID)
+			if refs == 0 {
+				s.EmptySearches++
+			}
+		}
+	}
+}
+
+// other reads a record that is neither a request nor an answer: its type
+// (counted when unknown) and the session's directory.
+func (s *Summary) other(line []byte, unknown map[string]int) {
+	var t struct {
+		Type string `json:"type"`
+		Cwd  string `json:"cwd"`
+	}
+	if json.Unmarshal(line, &t) != nil {
+		s.BadLines++
+		return
+	}
+	if !knownTypes[t.Type] {
+		unknown[t.Type]++
+	}
+	if s.Cwd == "" {
+		s.Cwd = t.Cwd
+	}
+}
+
+// Cost prices the session's answers and its cache breaks with tab: the
+// whole cost, what the breaks cost (their lost tokens billed again
+// instead of read), and whether every answered turn had a price.
+func (s *Summary) Cost(tab *pricing.Table) (usd, breaks float64, ok bool) {
+	ok = true
+	for _, u := range s.Usage {
+		c, _, priced := tab.Cost(u.Model, u.pricing())
+		if !priced {
+			ok = false
+			continue
+		}
+		usd += c.Total
+	}
+	for _, b := range s.Breaks {
+		if b.Turn < 0 || b.Turn >= len(s.Usage) {
+			continue
+		}
+		u := s.Usage[b.Turn]
+		if c, priced := tab.BreakCost(u.Model, u.pricing(), b.Lost); priced {
+			breaks += c
+		}
+	}
+	return usd, breaks, ok
+}
+
+func (u TurnUsage) pricing() pricing.Usage {
+	return pricing.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite5m: u.CacheWrite5m, CacheWrite1h: u.CacheWrite1h}
+}
+
+// Tokens sums the usage: input, output, cache reads and cache writes.
+func (s *Summary) Tokens() (in, out, read, write int64) {
+	for _, u := range s.Usage {
+		in += u.Input
+		out += u.Output
+		read += u.CacheRead
+		write += u.CacheWrite5m + u.CacheWrite1h
+	}
+	return
+}
