@@ -287,6 +287,7 @@ func (s *Session) Len() int { return len(s.reqs) }
 // Confirmed and Unconfirmed.
 func (s *Session) Stream(ctx context.Context, fn func(*exchange.Exchange) error) error {
 	s.Confirmed, s.Unconfirmed = 0, 0
+	recent := newBodyRing(8)
 	for i := range s.reqs {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -297,11 +298,62 @@ func (s *Session) Stream(ctx context.Context, fn func(*exchange.Exchange) error)
 		} else {
 			s.Unconfirmed++
 		}
+		// Name the body, and what it shares with its base request's, so
+		// that the decoder reuses what it worked out for those bytes.
+		q := s.reqs[i]
+		ex.ReqRef = exchange.BodyRef{Key: q.rec.ID}
+		if base, ok := recent.get(q.rec.Base); ok {
+			ex.ReqRef.Base, ex.ReqRef.Prefix = q.rec.Base, commonPrefix(base, ex.ReqBody)
+		}
+		recent.put(q.rec.ID, ex.ReqBody)
 		if err := fn(ex); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// bodyRing keeps the last few request bodies by request ID.
+type bodyRing struct {
+	ids    []string
+	bodies [][]byte
+	next   int
+}
+
+func newBodyRing(n int) *bodyRing {
+	return &bodyRing{ids: make([]string, n), bodies: make([][]byte, n)}
+}
+
+func (r *bodyRing) get(id string) ([]byte, bool) {
+	if id == "" {
+		return nil, false
+	}
+	for i, k := range r.ids {
+		if k == id {
+			return r.bodies[i], true
+		}
+	}
+	return nil, false
+}
+
+func (r *bodyRing) put(id string, body []byte) {
+	r.ids[r.next], r.bodies[r.next] = id, body
+	r.next = (r.next + 1) % len(r.ids)
+}
+
+// commonPrefix is the length of the bytes a and b begin with alike,
+// compared a block at a time.
+func commonPrefix(a, b []byte) int {
+	const block = 4096
+	n := min(len(a), len(b))
+	i := 0
+	for i+block <= n && bytes.Equal(a[i:i+block], b[i:i+block]) {
+		i += block
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
 }
 
 // Get rebuilds the exchange with the given ID (1 is the first request).
