@@ -105,9 +105,10 @@ func Open(path string) (*Session, error) {
 // last line still being written is left for the next), and the files of
 // subagents that appeared. It returns the index of the first request
 // that is new or whose answer may have changed: requests before it are
-// as they were.
+// as they were. When nothing was appended it returns Len().
 func (s *Session) Refresh() (int, error) {
 	s.Agents = agentFiles(s.Path)
+	var read int64
 	from := len(s.reqs)
 	for i, q := range s.reqs {
 		if !q.ended() {
@@ -130,12 +131,16 @@ func (s *Session) Refresh() (int, error) {
 			continue
 		}
 		fs.offset += sc.consumed
+		read += sc.consumed
 		s.Partial = sc.partial
 		s.Problems = append(s.Problems, sc.problems...)
 		for k, n := range sc.unknown {
 			s.Unknown[k] += n
 		}
 		s.ingest(fs, sc.records)
+	}
+	if read == 0 {
+		return len(s.reqs), nil
 	}
 	if from < len(s.reqs) {
 		tail := s.reqs[from:]
@@ -356,6 +361,13 @@ func commonPrefix(a, b []byte) int {
 	return i
 }
 
+// Exchange rebuilds request i (0 is the first) and its answer, as Stream
+// hands it (its ID is i+1), without a body reference.
+func (s *Session) Exchange(i int) *exchange.Exchange {
+	ex, _ := s.exchange(i)
+	return ex
+}
+
 // Get rebuilds the exchange with the given ID (1 is the first request).
 func (s *Session) Get(id int64) (*exchange.Exchange, error) {
 	if id < 1 || id > int64(len(s.reqs)) {
@@ -404,7 +416,8 @@ func (s *Session) exchange(i int) (*exchange.Exchange, bool) {
 		ex.RespBody = []byte(`{"type":"message","role":"assistant","content":[],"stop_reason":null,"stop_sequence":null}`)
 		ex.RespHeaders = []exchange.Header{{Name: "Content-Type", Value: "application/json"}}
 		ex.End, ex.FirstByte, ex.State = q.at, q.at, exchange.StateComplete
-	case s.Live:
+	case s.Live && s.files[q.file] != nil && s.files[q.file].last == q:
+		// The newest request of its file, still being answered.
 		ex.State = exchange.StateInFlight
 	default:
 		ex.Error = "Claude Code wrote no answer for this request (it was abandoned, or Claude Code exited)"

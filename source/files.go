@@ -93,6 +93,18 @@ func Resolve(arg string) (string, error) {
 	return e.Path, nil
 }
 
+// IsSessionFile reports whether path is a Claude Code session file, or a
+// .jsonl file that does not exist yet (one to wait for).
+func IsSessionFile(path string) bool {
+	if !strings.HasSuffix(path, ".jsonl") {
+		return false
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return true
+	}
+	return sessionfiles.Sniff(path)
+}
+
 // IsSession reports whether src is a Claude Code session read from its
 // files.
 func IsSession(src Source) bool {

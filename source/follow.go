@@ -7,12 +7,30 @@ import (
 	"io/fs"
 
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
-// Follow starts following the capture at path.
-func Follow(path string) *Follower { return &Follower{path: path} }
+// Following is a source being followed as it is written: each Poll
+// returns the session rebuilt with what changed, or nil when nothing did.
+type Following interface {
+	Poll(ctx context.Context) (*timeline.Session, error)
+	// Status says what was skipped, "" for nothing.
+	Status() string
+	// Opened reports whether the source exists and was opened.
+	Opened() bool
+	Close()
+}
+
+// Follow starts following the capture at path, or the Claude Code session
+// it names (see Resolve).
+func Follow(path string) Following {
+	if p, err := Resolve(path); err == nil && IsSessionFile(p) {
+		return &filesFollower{path: p}
+	}
+	return &Follower{path: path}
+}
 
 // Follower keeps up with a capture file that is being written: each Poll
 // reads what was added or changed since the last and rebuilds the
@@ -132,3 +150,67 @@ func (f *Follower) Close() {
 		f.db.Close()
 	}
 }
+
+// filesFollower follows a Claude Code session as Claude Code writes its
+// files: each Poll reads what was appended and rebuilds the requests that
+// are new or were still waiting for their answer.
+type filesFollower struct {
+	path  string
+	s     *sessionfiles.Session
+	b     *timeline.Builder
+	added int
+}
+
+func (f *filesFollower) Poll(ctx context.Context) (*timeline.Session, error) {
+	from := 0
+	if f.s == nil {
+		s, err := sessionfiles.Open(f.path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("follow: %w", err)
+		}
+		s.Live = true
+		f.s = s
+		f.b = timeline.NewBuilder(false)
+		f.b.SetLoader(func(id int64) (*exchange.Exchange, error) { return s.Get(id) })
+	} else {
+		n, err := f.s.Refresh()
+		if err != nil {
+			return nil, fmt.Errorf("follow: %w", err)
+		}
+		from = n
+	}
+	if from >= f.s.Len() && f.added == f.s.Len() && f.added > 0 {
+		return nil, nil
+	}
+	for i := from; i < f.s.Len(); i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		ex := f.s.Exchange(i)
+		if i < f.added {
+			f.b.Update(ex)
+		} else {
+			f.b.Add(ex)
+		}
+	}
+	f.added = f.s.Len()
+	return f.b.Session(), nil
+}
+
+func (f *filesFollower) Status() string {
+	if f.s == nil {
+		return ""
+	}
+	var ps []Problem
+	for _, p := range f.s.Problems {
+		ps = append(ps, Problem{Problem: p.String()})
+	}
+	return Summary(ps)
+}
+
+func (f *filesFollower) Opened() bool { return f.s != nil }
+
+func (f *filesFollower) Close() {}

@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/tsinspect/tsinspect/fixtures/democapture"
 	"github.com/tsinspect/tsinspect/importer"
@@ -23,8 +25,11 @@ threads, f shows flagged turns only, ? shows all keys, q quits. The mouse
 works too. Set NO_COLOR to draw without colour.`
 
 func runOpen(env *cliEnv, args []string) error {
-	fs := newFlags(env, "open", "FILE [--follow] [--prices FILE]", `
-Browse a capture in the terminal: the list of its Messages API turns
+	fs := newFlags(env, "open", "FILE|SESSION [--follow] [--prices FILE]", `
+Browse a capture, or a session Claude Code keeps on disk, in the
+terminal. SESSION is a session ID or a prefix of one, latest, or the
+path of its .jsonl file (see 'tsinspect sessions'): it is read in place,
+nothing to set up. The terminal shows: the list of its Messages API turns
 (time, thread, model, catalog and working-set sizes, prompt tokens with a
 bar of cache read / created / uncached input, price in US dollars, stop
 reason, flags) and, for the selected turn, what the model could call,
@@ -34,7 +39,8 @@ exchange.
 Works on a capture that is still being written: it shows what was there
 when it opened, or, with --follow, new turns as they are recorded (in a
 second terminal beside 'tsinspect record'; it waits for the file to
-appear).
+appear); a session Claude Code is still writing shows each new turn
+within a quarter of a second of Claude Code writing it.
 `+keysAbout)
 	follow := fs.Bool("follow", false, "keep reading the capture as it grows: new turns appear within a second")
 	prices := pricesFlag(fs)
@@ -43,7 +49,16 @@ appear).
 		return err
 	}
 	if len(pos) != 1 {
-		return usageError("open: want one capture FILE (see 'tsinspect open -h')")
+		return usageError("open: want one capture FILE or SESSION (see 'tsinspect open -h')")
+	}
+	path, err := source.Resolve(pos[0])
+	if err != nil {
+		return readError("open", pos[0], err)
+	}
+	session := source.IsSessionFile(path)
+	title := filepath.Base(path)
+	if session {
+		title = "session " + strings.TrimSuffix(title, ".jsonl")
 	}
 	tab, err := loadPrices(*prices)
 	if err != nil {
@@ -54,12 +69,15 @@ appear).
 	if *follow {
 		// It waits for a capture that is not there yet; a file of another
 		// format never becomes one.
-		if what := importer.Importable(pos[0]); what != "" {
+		var poll time.Duration
+		if session {
+			poll = 100 * time.Millisecond
+		} else if what := importer.Importable(path); what != "" {
 			return readError("open", pos[0], errors.New(what))
 		}
-		return ui.RunLive(ctx, pos[0], ui.Options{Title: "following " + filepath.Base(pos[0]), Prices: tab})
+		return ui.RunLive(ctx, path, ui.Options{Title: "following " + title, Prices: tab, Poll: poll})
 	}
-	if err := ui.Open(ctx, pos[0], ui.Options{Title: filepath.Base(pos[0]), Prices: tab}); err != nil {
+	if err := ui.Open(ctx, path, ui.Options{Title: title, Prices: tab}); err != nil {
 		return readError("open", pos[0], err)
 	}
 	return nil
