@@ -38,6 +38,31 @@ func sessionScenarios() []scenario {
 				fixtures.Text("done"),
 			)}}}}
 		}},
+		{name: "missed", runs: func() []run {
+			// A keyword search naming two of Claude Code's deferred tools
+			// with max_results 1, as in public session files: one is left
+			// out; the model goes on without it.
+			return []run{{script: fixtures.Script{Routes: map[fixtures.Route][]fixtures.Step{fixtures.RouteMain: fixtures.Steps(
+				fixtures.ToolSearch("WebSearch WebFetch", 1),
+				fixtures.CallTool("mcp__demo__echo", map[string]any{"text": "no fetch tool, echo instead"}),
+				fixtures.Text("done"),
+			)}}}}
+		}, check: func(t *testing.T, r *report.Report) {
+			n := 0
+			for _, tu := range r.Turns {
+				for _, f := range tu.Flags {
+					if f.Kind == "search_missed" {
+						n++
+						if f.CostUSD == nil || *f.CostUSD <= 0 {
+							t.Errorf("search_missed without the cost of the turns after it: %+v", f)
+						}
+					}
+				}
+			}
+			if n != 1 {
+				t.Errorf("%d search_missed flags, want 1", n)
+			}
+		}},
 		{name: "parallel", runs: func() []run {
 			return []run{{script: fixtures.Script{Routes: map[fixtures.Route][]fixtures.Step{
 				fixtures.RouteMain:     fixtures.Steps(fixtures.Together(agent(1, "general-purpose"), agent(2, "Explore")), fixtures.Text("Both subagents reported.")),
@@ -134,6 +159,9 @@ func sessionFilesAgree(t *testing.T, k *session.Kit) {
 				t.Fatalf("report capture: exit %d: %s", code, stderr)
 			}
 			captured := parseReport(t, out)
+			if sc.check != nil && sc.name == "missed" {
+				sc.check(t, captured)
+			}
 			ck := threadKinds(captured)
 			var fromFiles []report.Turn
 			fk := map[string]string{}
