@@ -284,8 +284,19 @@ func Summarize(e Entry) (*Summary, error) {
 				}
 			}
 		}
+		var prev *TurnUsage
 		for _, id := range answerOrder {
 			u := answers[id]
+			if !s.Requests && prev != nil && !answerEmpty[id] {
+				// Without request records the answers of a file follow one
+				// another: the break rule compares each with the one before.
+				if lost, ok := breakLost(prev, u); ok {
+					s.Breaks = append(s.Breaks, Break{Turn: len(s.Usage), Lost: lost})
+				}
+			}
+			if !answerEmpty[id] {
+				prev = u
+			}
 			if q := answerReq[id]; q != nil {
 				if q.model != "" {
 					u.Model = q.model
@@ -311,10 +322,8 @@ func Summarize(e Entry) (*Summary, error) {
 		if b == nil {
 			continue
 		}
-		u, bu := q.usage, b.usage
-		due := min(bu.CacheRead+bu.CacheWrite5m+bu.CacheWrite1h, u.Input+u.CacheRead+u.CacheWrite5m+u.CacheWrite1h)
-		if float64(u.CacheRead) < breakRatio*float64(due) && due-u.CacheRead >= breakMinTokens {
-			s.Breaks = append(s.Breaks, Break{Turn: q.usageIdx, Lost: due - u.CacheRead})
+		if lost, ok := breakLost(b.usage, q.usage); ok {
+			s.Breaks = append(s.Breaks, Break{Turn: q.usageIdx, Lost: lost})
 		}
 	}
 	for m := range models {
@@ -326,6 +335,16 @@ func Summarize(e Entry) (*Summary, error) {
 	}
 	sort.Strings(s.Unknown)
 	return s, nil
+}
+
+// breakLost applies the timeline's cache-break rule to a turn's usage u
+// after its baseline's bu: the tokens lost, and whether it is a break.
+func breakLost(bu, u *TurnUsage) (int64, bool) {
+	due := min(bu.CacheRead+bu.CacheWrite5m+bu.CacheWrite1h, u.Input+u.CacheRead+u.CacheWrite5m+u.CacheWrite1h)
+	if float64(u.CacheRead) < breakRatio*float64(due) && due-u.CacheRead >= breakMinTokens {
+		return due - u.CacheRead, true
+	}
+	return 0, false
 }
 
 // extendChain hashes more message hashes onto a chain.

@@ -63,7 +63,7 @@ func Sessions(w io.Writer, rows []SessionRow) error {
 		}
 		table = append(table, []string{r.ID[:min(8, len(r.ID))], cell(project(r), 28), r.Start.Local().Format("2006-01-02 15:04"), duration(r.End.Sub(r.Start)),
 			strconv.Itoa(r.Turns), strconv.Itoa(r.Subagents), cell(shortModels(r.Models), 24), version, cost, br,
-			strconv.Itoa(r.BlindCalls), strconv.Itoa(r.Searches), strconv.Itoa(r.EmptySearches)})
+			blind(r), strconv.Itoa(r.Searches), strconv.Itoa(r.EmptySearches)})
 		total += r.CostUSD
 		breaks += r.BreaksUSD
 		turns += r.Turns
@@ -77,6 +77,15 @@ func Sessions(w io.Writer, rows []SessionRow) error {
 	}
 	_, err := fmt.Fprintf(w, "%d %s, %d turns, %s at list prices (built-in table or --prices), of which cache breaks %s\n", len(rows), noun, turns, pricing.Format(total, true), pricing.Format(breaks, true))
 	return err
+}
+
+// blind is the blind calls, "-" when the files hold no requests (no
+// working set to check the calls against).
+func blind(r SessionRow) string {
+	if !r.Requests {
+		return "-"
+	}
+	return strconv.Itoa(r.BlindCalls)
 }
 
 // project is the session's directory, shortened to its last parts.
