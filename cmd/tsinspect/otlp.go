@@ -7,10 +7,12 @@ import (
 	"os"
 	"time"
 
+	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/otlp"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/redact"
+	"github.com/tsinspect/tsinspect/source"
 	"github.com/tsinspect/tsinspect/store"
 )
 
@@ -41,13 +43,6 @@ func showURL(raw string) string {
 	return u.String()
 }
 
-// captureSeed returns the trace seed of a capture: its started_at
-// metadata, or the start of its first exchange.
-func captureSeed(db *store.DB, first time.Time) string {
-	started, _ := db.Meta(context.Background(), "started_at")
-	return otlp.Seed(started, first)
-}
-
 // exportOTLP sends a capture to a collector as one trace.
 func exportOTLP(env *cliEnv, path, endpoint, policyName string) error {
 	policy, err := redact.ParsePolicy(policyName)
@@ -58,14 +53,37 @@ func exportOTLP(env *cliEnv, path, endpoint, policyName string) error {
 	if err != nil {
 		return err
 	}
-	db, err := store.OpenReadOnly(path)
+	resolved, err := source.Resolve(path)
 	if err != nil {
 		return readError("export", path, fmt.Errorf("export: %w", err))
 	}
-	defer db.Close()
-	exs, err := db.Exchanges(context.Background())
-	if err != nil {
-		return fmt.Errorf("export: %w", err)
+	var exs []exchange.Exchange
+	started := ""
+	if source.IsSessionFile(resolved) {
+		f, err := source.OpenFiles(resolved)
+		if err != nil {
+			return readError("export", path, fmt.Errorf("export: %w", err))
+		}
+		// A session's trace is named by its ID.
+		started = f.Session().ID
+		if _, err := f.Stream(context.Background(), func(ex *exchange.Exchange) error {
+			c := *ex
+			c.ReqRef = exchange.BodyRef{}
+			exs = append(exs, c)
+			return nil
+		}); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+	} else {
+		db, err := store.OpenReadOnly(resolved)
+		if err != nil {
+			return readError("export", path, fmt.Errorf("export: %w", err))
+		}
+		defer db.Close()
+		if exs, err = db.Exchanges(context.Background()); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		started, _ = db.Meta(context.Background(), "started_at")
 	}
 	var first time.Time
 	if len(exs) > 0 {
@@ -74,7 +92,7 @@ func exportOTLP(env *cliEnv, path, endpoint, policyName string) error {
 	if policy == redact.Off {
 		fmt.Fprintln(env.stderr, "tsinspect: warning: --redact off: the spans are not redacted and may hold paths, e-mail addresses, identifiers and secrets")
 	}
-	s := otlp.FromExchanges(exs, captureSeed(db, first), policy, version, pricing.Default())
+	s := otlp.FromExchanges(exs, otlp.Seed(started, first), policy, version, pricing.Default())
 	exp := otlp.NewExporter(cfg, otlp.Options{ServiceVersion: version, QueueSize: 1 << 16})
 	exp.Enqueue(s.Spans())
 	// Every retry of every batch fits in this budget.
