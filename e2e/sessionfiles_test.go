@@ -308,3 +308,50 @@ func checkListing(t *testing.T, file string, r *report.Report) {
 		t.Errorf("%s: the listing says\n  %s\nthe timeline\n  %s", filepath.Base(file), got, want)
 	}
 }
+
+// TestSessionsAsANewUser is a new user with Claude Code installed and
+// nothing else set up: HOME holds the sessions Claude Code wrote (two
+// recorded runs), and `tsinspect sessions` lists them, newest first, with
+// no flag; `turns latest` and `report ID-prefix` read the newest in place;
+// a second listing comes from the index and reads nothing.
+func TestSessionsAsANewUser(t *testing.T) {
+	kit.RequireClaude(t)
+	keyword, _ := fixtures.Scenario("keyword")
+	flaky, _ := fixtures.Scenario("flaky")
+	rec := recordRuns(t, run{script: keyword}, run{script: flaky})
+	t.Setenv("HOME", rec.home)
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	code, out, stderr := runCLI(t, "sessions")
+	if code != 0 {
+		t.Fatalf("sessions: exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "SESSION") || !strings.Contains(lines[3], "2 sessions, 9 turns") {
+		t.Fatalf("sessions:\n%s", out)
+	}
+	// Newest first: the flaky run (6 turns, 1 search) before the keyword
+	// run (3 turns).
+	if f := strings.Fields(lines[1]); f[5] != "6" || f[len(f)-2] != "1" {
+		t.Errorf("first row %q: want the flaky run, 6 turns, 1 search", lines[1])
+	}
+	if !strings.Contains(stderr, "read 2 sessions") {
+		t.Errorf("first listing: %q", stderr)
+	}
+	code, again, stderr := runCLI(t, "sessions")
+	if code != 0 || again != out || stderr != "" {
+		t.Errorf("second listing: exit %d, stderr %q, same output %v", code, stderr, again == out)
+	}
+	code, out, stderr = runCLI(t, "turns", "latest")
+	if code != 0 || !strings.Contains(out, "stop_sequence_anomaly") || !strings.Contains(out, "api_error") {
+		t.Errorf("turns latest: exit %d %s\n%s", code, stderr, out)
+	}
+	id := strings.Fields(lines[2])[0]
+	code, out, stderr = runCLI(t, "searches", id)
+	if code != 0 || !strings.Contains(out, "echo text back") {
+		t.Errorf("searches %s: exit %d %s\n%s", id, code, stderr, out)
+	}
+	if code, _, stderr := runCLI(t, "turns", "ffff0000"); code != 1 || !strings.Contains(stderr, "no such session") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("unknown session: exit %d %q", code, stderr)
+	}
+}
