@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/fixtures"
@@ -354,4 +355,79 @@ func TestSessionsAsANewUser(t *testing.T) {
 	if code, _, stderr := runCLI(t, "turns", "ffff0000"); code != 1 || !strings.Contains(stderr, "no such session") || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("unknown session: exit %d %q", code, stderr)
 	}
+}
+
+// TestOpenFollowSession writes a real session file line by line, as Claude
+// Code does, while `open --follow` shows it in tmux: each request appears
+// as a turn in flight and then answered. It logs how long after each
+// answer was written it was on screen (BENCHMARKS.md quotes it; the
+// test's own bound is loose, so that a loaded machine does not fail it).
+func TestOpenFollowSession(t *testing.T) {
+	kit.RequireClaude(t)
+	sc, _ := fixtures.Scenario("toolsearch")
+	rec := recordRuns(t, run{script: sc})
+	files := sessionFiles(t, rec.home)
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	live := filepath.Join(dir, "11111111-2222-4333-8444-555555555555.jsonl")
+	script := filepath.Join(dir, "open.sh")
+	os.WriteFile(script, []byte(fmt.Sprintf("#!/bin/sh\n%s open --follow %s\necho EXIT=$? > %s\nsleep 30\n",
+		shq(kit.Tsinspect), shq(live), shq(filepath.Join(dir, "exit")))), 0o700)
+	term := startTmux(t, "followsession", script)
+	term.waitFor("the session view", func(s string) bool { return strings.Contains(s, "following session 11111111") })
+
+	f, err := os.OpenFile(live, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	turns := 0
+	var lags []time.Duration
+	for _, line := range strings.SplitAfter(string(data), "\n") {
+		if line == "" {
+			continue
+		}
+		if _, err := f.WriteString(line); err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			Type    string `json:"type"`
+			Message struct {
+				StopReason *string `json:"stop_reason"`
+			} `json:"message"`
+		}
+		json.Unmarshal([]byte(line), &r)
+		switch {
+		case r.Type == "api-request":
+			turns++
+			want := fmt.Sprintf("%d turn", turns)
+			term.waitFor(want+" in flight", func(s string) bool { return strings.Contains(s, want) && strings.Contains(s, "waiting") })
+		case r.Type == "assistant" && r.Message.StopReason != nil:
+			written := time.Now()
+			deadline := written.Add(10 * time.Second)
+			for {
+				s := term.tm("capture-pane", "-p", "-t", "live")
+				if !strings.Contains(s, "waiting") && strings.Contains(s, fmt.Sprintf("%d turn", turns)) {
+					lags = append(lags, time.Since(written))
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("turn %d's answer not on screen 10 s after it was written:\n%s", turns, s)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+	}
+	if turns < 3 || len(lags) < 3 {
+		t.Fatalf("%d turns, %d answers seen", turns, len(lags))
+	}
+	t.Logf("answers on screen after they were written: %v", lags)
+	term.tm("send-keys", "-t", "live", "q")
+	term.waitFor("the exit status", func(string) bool {
+		b, err := os.ReadFile(filepath.Join(dir, "exit"))
+		return err == nil && len(b) > 0
+	})
 }
