@@ -431,3 +431,61 @@ func TestOpenFollowSession(t *testing.T) {
 		return err == nil && len(b) > 0
 	})
 }
+
+// TestSessionFilesBefore2_1_300 records a session with a release before
+// 2.1.300 ($TSINSPECT_CLAUDE_OLD; skipped without it, a failure under
+// TSINSPECT_REQUIRE_CLAUDE_OLD=1), whose files hold the transcript but no
+// request records: the listing gives its turns, cost and searches as the
+// recorder's timeline has them, blind calls as unknown, and turns says
+// what is missing instead of guessing a working set.
+func TestSessionFilesBefore2_1_300(t *testing.T) {
+	kit.RequireClaude(t)
+	p := os.Getenv("TSINSPECT_CLAUDE_OLD")
+	if p == "" {
+		if os.Getenv("TSINSPECT_REQUIRE_CLAUDE_OLD") == "1" {
+			t.Fatal("TSINSPECT_CLAUDE_OLD is not set: install @anthropic-ai/claude-code@2.1.299 and point it at its claude")
+		}
+		t.Skip("set TSINSPECT_CLAUDE_OLD to a Claude Code before 2.1.300 to test its session files")
+	}
+	k := *kit
+	k.Claude = p
+	sc, _ := fixtures.Scenario("demo")
+	rec := recordRunsWith(t, &k, run{script: sc})
+	code, out, stderr := runCLI(t, "report", rec.db)
+	if code != 0 {
+		t.Fatalf("report: %d %s", code, stderr)
+	}
+	captured := parseReport(t, out)
+	file := sessionFiles(t, rec.home)[0]
+	if b, _ := os.ReadFile(file); strings.Contains(string(b), `"type":"api-request"`) {
+		t.Fatalf("%s holds request records: not a release before 2.1.300", p)
+	}
+	code, out, stderr = runCLI(t, "sessions", file, "--json", "--no-index")
+	if code != 0 {
+		t.Fatalf("sessions: %d %s", code, stderr)
+	}
+	var row textout.SessionRow
+	if err := json.Unmarshal([]byte(out), &row); err != nil {
+		t.Fatal(err)
+	}
+	searches, empty := 0, 0
+	for _, tu := range captured.Turns {
+		searches += len(tu.ToolSearches)
+		if hasFlag(tu, "empty_search") {
+			empty++
+		}
+	}
+	got := fmt.Sprintf("requests %v turns %d cost %.6f searches %d empty %d", row.Requests, row.Turns, row.CostUSD, row.Searches, row.EmptySearches)
+	want := fmt.Sprintf("requests false turns %d cost %.6f searches %d empty %d", len(captured.Turns), captured.Costs.TotalUSD, searches, empty)
+	if got != want {
+		t.Errorf("listing %s\nrecorder %s", got, want)
+	}
+	code, _, stderr = runCLI(t, "turns", file)
+	if code != 1 || !strings.Contains(stderr, "no request records") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("turns on files without requests: exit %d %q", code, stderr)
+	}
+	code, out, _ = runCLI(t, "sessions", file, "--no-index")
+	if code != 0 || !strings.Contains(out, "*") {
+		t.Errorf("the listing does not mark the release: %s", out)
+	}
+}
