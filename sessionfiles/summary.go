@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -498,14 +499,18 @@ func (s *Summary) other(line []byte, unknown map[string]int) {
 
 // Cost prices the session's answers and its cache breaks with tab: the
 // whole cost, what the breaks cost (their lost tokens billed again
-// instead of read), and whether every answered turn had a price.
-func (s *Summary) Cost(tab *pricing.Table) (usd, breaks float64, ok bool) {
+// instead of read), whether every answered turn had a price, and the
+// models priced as another of their family (estimated), "model as other".
+func (s *Summary) Cost(tab *pricing.Table) (usd, breaks float64, ok bool, estimated []string) {
 	ok = true
 	for _, u := range s.Usage {
-		c, _, priced := tab.Cost(u.Model, u.pricing())
+		c, p, priced := tab.Cost(u.Model, u.pricing())
 		if !priced {
 			ok = false
 			continue
+		}
+		if e := u.Model + " as " + p.Model.Model; p.Estimated && !slices.Contains(estimated, e) {
+			estimated = append(estimated, e)
 		}
 		usd += c.Total
 	}
@@ -518,7 +523,7 @@ func (s *Summary) Cost(tab *pricing.Table) (usd, breaks float64, ok bool) {
 			breaks += c
 		}
 	}
-	return usd, breaks, ok
+	return usd, breaks, ok, estimated
 }
 
 func (u TurnUsage) pricing() pricing.Usage {

@@ -3,6 +3,7 @@ package textout
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,9 @@ type SessionRow struct {
 	OutputTokens  int64   `json:"output_tokens"`
 	CacheRead     int64   `json:"cache_read_input_tokens"`
 	CacheWrite    int64   `json:"cache_creation_input_tokens"`
+	// PricedAs lists the models priced as another of their family ("model
+	// as other"): the cost is then an estimate.
+	PricedAs []string `json:"priced_as,omitempty"`
 	// Unknown names records of types tsinspect does not know.
 	Unknown []string `json:"unknown_records,omitempty"`
 }
@@ -47,11 +51,20 @@ func Sessions(w io.Writer, rows []SessionRow) error {
 		{head: "BLIND", right: true}, {head: "SEARCH", right: true}, {head: "EMPTY", right: true}}
 	table := [][]string{header(cols)}
 	var total, breaks float64
+	var estimated []string
 	turns := 0
 	for _, r := range rows {
 		cost := pricing.Format(r.CostUSD, true)
-		if !r.CostKnown {
+		switch {
+		case !r.CostKnown:
 			cost = "≥" + cost
+		case len(r.PricedAs) > 0:
+			cost = "≈" + cost
+		}
+		for _, p := range r.PricedAs {
+			if !slices.Contains(estimated, p) {
+				estimated = append(estimated, p)
+			}
 		}
 		br := "0"
 		if r.CacheBreaks > 0 {
@@ -75,8 +88,15 @@ func Sessions(w io.Writer, rows []SessionRow) error {
 	if len(rows) == 1 {
 		noun = "session"
 	}
-	_, err := fmt.Fprintf(w, "%d %s, %d turns, %s at list prices (built-in table or --prices), of which cache breaks %s\n", len(rows), noun, turns, pricing.Format(total, true), pricing.Format(breaks, true))
-	return err
+	if _, err := fmt.Fprintf(w, "%d %s, %d turns, %s at list prices (built-in table or --prices), of which cache breaks %s\n", len(rows), noun, turns, pricing.Format(total, true), pricing.Format(breaks, true)); err != nil {
+		return err
+	}
+	if len(estimated) > 0 {
+		if _, err := fmt.Fprintf(w, "≈: %s\n", strings.Join(estimated, ", ")); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // blind is the blind calls, "-" when the files hold no requests (no

@@ -128,12 +128,12 @@ func runSessions(env *cliEnv, args []string) error {
 
 // sessionRow works out a listing row's figures.
 func sessionRow(s *sessionfiles.Summary, tab *pricing.Table) textout.SessionRow {
-	usd, breaks, known := s.Cost(tab)
+	usd, breaks, known, estimated := s.Cost(tab)
 	in, out, read, write := s.Tokens()
 	return textout.SessionRow{ID: s.ID, Path: s.Path, Project: s.Project, Cwd: s.Cwd, Start: s.Start, End: s.End, Version: s.Version,
 		Requests: s.Requests, Turns: s.Turns, Subagents: s.Subagents, Models: s.Models, CostUSD: usd, CostKnown: known,
 		CacheBreaks: len(s.Breaks), BreaksUSD: breaks, BlindCalls: s.BlindCalls, Searches: s.Searches, EmptySearches: s.EmptySearches,
-		InputTokens: in, OutputTokens: out, CacheRead: read, CacheWrite: write, Unknown: s.Unknown}
+		InputTokens: in, OutputTokens: out, CacheRead: read, CacheWrite: write, Unknown: s.Unknown, PricedAs: estimated}
 }
 
 // sortSessions orders the listing: newest first, or by cost, flags or
