@@ -66,7 +66,11 @@ const (
 )
 
 type sumReq struct {
-	base     string
+	// base is the request this one continues (its base record, or the one
+	// a resumed session continues), from, when set, the base record's
+	// request whose first keep messages this one's begin with. Both are
+	// earlier requests, so the lineage has no cycle.
+	base, from *sumReq
 	keep     int
 	tail     []string
 	count    int      // messages in the request
@@ -169,11 +173,13 @@ func Summarize(e Entry) (*Summary, error) {
 				}
 				s.Requests = true
 				s.Turns++
-				q := &sumReq{base: r.Base, keep: r.Keep, tail: r.Tail, model: r.Params.Model, usageIdx: -1, file: fi}
-				if b := reqs[r.Base]; b != nil {
-					q.count, q.chain = r.Keep+len(r.Tail), extendChain(chainAt(reqs, b, r.Keep), r.Tail)
+				q := &sumReq{keep: r.Keep, tail: r.Tail, model: r.Params.Model, usageIdx: -1, file: fi}
+				if b := reqs[r.Base]; b != nil && r.Base != "" {
+					q.base, q.from = b, b
+					q.keep = min(max(r.Keep, 0), b.count)
+					q.count, q.chain = q.keep+len(r.Tail), extendChain(chainAt(b, q.keep), r.Tail)
 				} else {
-					q.base = ""
+					q.keep = 0
 					q.count, q.chain = len(r.Tail), extendChain([32]byte{}, r.Tail)
 					// A request that starts afresh (a resumed session)
 					// continues the latest one whose messages it extends,
@@ -313,12 +319,12 @@ func Summarize(e Entry) (*Summary, error) {
 	}
 	// Cache breaks, along each request's lineage (its base).
 	for _, q := range order {
-		if q.usage == nil || q.base == "" {
+		if q.usage == nil || q.base == nil {
 			continue
 		}
-		b := reqs[q.base]
+		b := q.base
 		for b != nil && (b.usage == nil || b.empty) {
-			b = reqs[b.base]
+			b = b.base
 		}
 		if b == nil {
 			continue
@@ -357,22 +363,21 @@ func extendChain(c [32]byte, hashes []string) [32]byte {
 }
 
 // chainAt is the chain of the first k messages of request q.
-func chainAt(reqs map[string]*sumReq, q *sumReq, k int) [32]byte {
-	for depth := 0; q != nil && depth < 100000; depth++ {
+func chainAt(q *sumReq, k int) [32]byte {
+	for q != nil {
 		switch {
 		case k == q.count:
 			return q.chain
 		case k > q.keep && k <= q.count:
-			b := reqs[q.base]
 			var c [32]byte
-			if b != nil {
-				c = chainAt(reqs, b, q.keep)
+			if q.from != nil {
+				c = chainAt(q.from, q.keep)
 			}
 			return extendChain(c, q.tail[:k-q.keep])
-		case q.base == "":
+		case q.from == nil:
 			return extendChain([32]byte{}, q.tail[:min(k, len(q.tail))])
 		}
-		q = reqs[q.base]
+		q = q.from
 	}
 	return [32]byte{}
 }
@@ -381,10 +386,10 @@ func chainAt(reqs map[string]*sumReq, q *sumReq, k int) [32]byte {
 // starts afresh (a resumed session), continues, as the timeline links
 // them: the latest whose messages q's extend, else the latest that added
 // a message q's history holds (a session resumed on another model has
-// some of its history rewritten). It returns its ID, "" for none.
-func continues(order []*sumReq, q *sumReq, file int) string {
+// some of its history rewritten). It returns nil for none.
+func continues(order []*sumReq, q *sumReq, file int) *sumReq {
 	if len(q.tail) < 2 {
-		return ""
+		return nil
 	}
 	prefix := map[[32]byte]int{}
 	has := map[string]bool{}
@@ -402,7 +407,7 @@ func continues(order []*sumReq, q *sumReq, file int) string {
 			continue
 		}
 		if n, ok := prefix[p.chain]; ok && n == p.count {
-			return p.id
+			return p
 		}
 	}
 	for i := len(order) - 1; i >= 0; i-- {
@@ -412,11 +417,11 @@ func continues(order []*sumReq, q *sumReq, file int) string {
 		}
 		for _, h := range p.tail {
 			if has[h] {
-				return p.id
+				return p
 			}
 		}
 	}
-	return ""
+	return nil
 }
 
 func (s *Summary) note(ts, version string) {
