@@ -71,18 +71,18 @@ type sumReq struct {
 	// request whose first keep messages this one's begin with. Both are
 	// earlier requests, so the lineage has no cycle.
 	base, from *sumReq
-	keep     int
-	tail     []string
-	count    int      // messages in the request
-	chain    [32]byte // a hash over the request's message hashes, in order
-	model    string
-	usage    *TurnUsage
-	empty    bool // the answer had no content
-	usageIdx int
-	id       string
-	deferred map[string]bool // the shape's deferred tools
-	inline   map[string]bool
-	file     int
+	keep       int
+	tail       []string
+	count      int      // messages in the request
+	chain      [32]byte // a hash over the request's message hashes, in order
+	model      string
+	usage      *TurnUsage
+	empty      bool // the answer had no content
+	usageIdx   int
+	id         string
+	deferred   map[string]bool // the shape's deferred tools
+	inline     map[string]bool
+	file       int
 }
 
 type sumShape struct {
