@@ -17,7 +17,6 @@ import (
 	"github.com/tsinspect/tsinspect/fixtures/session"
 	"github.com/tsinspect/tsinspect/report"
 	"github.com/tsinspect/tsinspect/sessionfiles"
-	"github.com/tsinspect/tsinspect/textout"
 )
 
 // sessionScenarios are the scenarios the session-files equivalence test
@@ -281,7 +280,7 @@ func checkListing(t *testing.T, file string, r *report.Report) {
 	if code != 0 {
 		t.Fatalf("sessions: exit %d: %s", code, stderr)
 	}
-	var row textout.SessionRow
+	var row sessionfiles.Row
 	if err := json.Unmarshal([]byte(out), &row); err != nil {
 		t.Fatalf("sessions --json: %v\n%s", err, out)
 	}
@@ -464,7 +463,7 @@ func TestSessionFilesBefore2_1_300(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("sessions: %d %s", code, stderr)
 	}
-	var row textout.SessionRow
+	var row sessionfiles.Row
 	if err := json.Unmarshal([]byte(out), &row); err != nil {
 		t.Fatal(err)
 	}

@@ -9,43 +9,11 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/pricing"
+	"github.com/tsinspect/tsinspect/sessionfiles"
 )
 
-// SessionRow is one session of the listing, figures worked out.
-type SessionRow struct {
-	ID        string    `json:"id"`
-	Path      string    `json:"path"`
-	Project   string    `json:"project"`
-	Cwd       string    `json:"cwd,omitempty"`
-	Start     time.Time `json:"start"`
-	End       time.Time `json:"end"`
-	Version   string    `json:"version,omitempty"`
-	Requests  bool      `json:"requests_recorded"`
-	Turns     int       `json:"turns"`
-	Subagents int       `json:"subagents"`
-	Models    []string  `json:"models"`
-	// CostUSD is every answer's cost at list prices; CostKnown is false
-	// when a model had no price (the figure then counts the others).
-	CostUSD       float64 `json:"cost_usd"`
-	CostKnown     bool    `json:"cost_known"`
-	CacheBreaks   int     `json:"cache_breaks"`
-	BreaksUSD     float64 `json:"cache_breaks_usd"`
-	BlindCalls    int     `json:"blind_calls"`
-	Searches      int     `json:"searches"`
-	EmptySearches int     `json:"empty_searches"`
-	InputTokens   int64   `json:"input_tokens"`
-	OutputTokens  int64   `json:"output_tokens"`
-	CacheRead     int64   `json:"cache_read_input_tokens"`
-	CacheWrite    int64   `json:"cache_creation_input_tokens"`
-	// PricedAs lists the models priced as another of their family ("model
-	// as other"): the cost is then an estimate.
-	PricedAs []string `json:"priced_as,omitempty"`
-	// Unknown names records of types tsinspect does not know.
-	Unknown []string `json:"unknown_records,omitempty"`
-}
-
 // Sessions writes the listing for a terminal, and a total line.
-func Sessions(w io.Writer, rows []SessionRow) error {
+func Sessions(w io.Writer, rows []sessionfiles.Row) error {
 	cols := []column{{head: "SESSION"}, {head: "PROJECT"}, {head: "START"}, {head: "TIME", right: true}, {head: "TURNS", right: true},
 		{head: "AGENTS", right: true}, {head: "MODELS"}, {head: "VERSION"}, {head: "COST", right: true}, {head: "BREAKS", right: true},
 		{head: "BLIND", right: true}, {head: "SEARCH", right: true}, {head: "EMPTY", right: true}}
@@ -101,7 +69,7 @@ func Sessions(w io.Writer, rows []SessionRow) error {
 
 // blind is the blind calls, "-" when the files hold no requests (no
 // working set to check the calls against).
-func blind(r SessionRow) string {
+func blind(r sessionfiles.Row) string {
 	if !r.Requests {
 		return "-"
 	}
@@ -109,7 +77,7 @@ func blind(r SessionRow) string {
 }
 
 // project is the session's directory, shortened to its last parts.
-func project(r SessionRow) string {
+func project(r sessionfiles.Row) string {
 	p := r.Cwd
 	if p == "" {
 		return r.Project
