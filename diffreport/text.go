@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -260,10 +261,14 @@ func value(v float64, unit string) string {
 // signed formats a difference with its sign.
 func signed(v float64, unit string) string {
 	if unit == compare.UnitUSD {
-		if v < 0 {
-			return fmt.Sprintf("−$%.4f", -v)
+		digits := 4
+		if v != 0 && math.Abs(v) < 0.00005 {
+			digits = 6 // a difference that four digits would round away
 		}
-		return fmt.Sprintf("+$%.4f", v)
+		if v < 0 {
+			return fmt.Sprintf("−$%.*f", digits, -v)
+		}
+		return fmt.Sprintf("+$%.*f", digits, v)
 	}
 	if v < 0 {
 		return "−" + thousands(int64(-v))

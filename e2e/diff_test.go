@@ -21,8 +21,13 @@ import (
 // user, is not the same scenario.
 func diffRecord(t *testing.T, k *session.Kit, sc fixtures.Script, dir, name string) string {
 	t.Helper()
+	return diffRecordMode(t, k, sc, dir, name, "mitm")
+}
+
+func diffRecordMode(t *testing.T, k *session.Kit, sc fixtures.Script, dir, name, mode string) string {
+	t.Helper()
 	_, upstream := session.StandIn(t, sc, fixtures.Options{})
-	res := k.Record(t, upstream, session.Options{Dir: dir, DB: filepath.Join(t.TempDir(), name+".db"),
+	res := k.Record(t, upstream, session.Options{Mode: mode, Dir: dir, DB: filepath.Join(t.TempDir(), name+".db"),
 		Home: filepath.Join(dir, "home")})
 	if res.Err != nil {
 		t.Fatalf("record %s: %v\n%s", name, res.Err, res.Output)
@@ -248,4 +253,42 @@ func tokenFigure(name string) bool {
 		return true
 	}
 	return false
+}
+
+// TestDiffModes: the same scenario recorded through the forward proxy and
+// behind ANTHROPIC_BASE_URL shows what the mode changes in the request
+// (docs/recording.md, "What each mode changes"): fewer betas, no
+// diagnostics, no scope "global" system block.
+func TestDiffModes(t *testing.T) {
+	kit.RequireClaude(t)
+	t.Parallel()
+	dir := t.TempDir()
+	sc, _ := fixtures.Scenario("toolsearch")
+	a := diffRecordMode(t, kit, sc, dir, "mitm", "mitm")
+	b := diffRecordMode(t, kit, sc, dir, "reverse", "reverse")
+	out, code := runDiff(t, a, b)
+	t.Logf("tsinspect diff mitm.db reverse.db (exit %d):\n%s", code, out)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	d := diffJSON(t, a, b)
+	got := map[string]bool{}
+	for _, c := range d.Shape {
+		got[c.Area+" "+c.Op+" "+c.Item] = true
+		if c.Op == "added" && c.Area != compare.AreaSystem {
+			t.Errorf("%s %s added behind the base URL", c.Area, c.Item)
+		}
+	}
+	for _, want := range []string{"betas removed cache-diagnosis-2026-04-07", "params removed diagnostics"} {
+		if !got[want] {
+			t.Errorf("shape lacks %q: %+v", want, d.Shape)
+		}
+	}
+	system := false
+	for _, c := range d.Shape {
+		system = system || c.Area == compare.AreaSystem
+	}
+	if !system {
+		t.Errorf("no system block change: %+v", d.Shape)
+	}
 }

@@ -53,8 +53,16 @@ func runDiff(env *cliEnv, args []string) error {
 	if err == nil || errors.As(err, &ee) {
 		return err
 	}
-	return &exitError{code: 2, err: err} // trouble, as diff(1) says it
+	// Trouble, status 2 as diff(1) has it, said as plainly as any other
+	// command's error (run strips package names only from status 1).
+	return &exitError{code: 2, err: troubleError{err}}
 }
+
+// troubleError is an error said without the package names before it.
+type troubleError struct{ err error }
+
+func (e troubleError) Error() string { return plainError(oneLine(e.err.Error())) }
+func (e troubleError) Unwrap() error { return e.err }
 
 func diff(env *cliEnv, args []string) error {
 	fs := newFlags(env, "diff", "A B [--tools PREFIX] [--json | --format text|json|markdown|html] [--out FILE] [--redact POLICY] [--width N] [--prices FILE]", diffAbout)

@@ -22,7 +22,7 @@ func TestDiffExitStatus(t *testing.T) {
 		t.Errorf("same capture: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	code, stdout, stderr = runIn("diff", capture, filepath.Join(dir, "missing.db"))
-	if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "missing.db") {
+	if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "missing.db") || strings.Contains(stderr, "store:") {
 		t.Errorf("missing capture: exit %d, stdout %q, stderr %q; want 2 and one line", code, stdout, stderr)
 	}
 	code, stdout, _ = runIn("diff", "--json", capture, capture)

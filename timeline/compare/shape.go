@@ -176,7 +176,7 @@ func shapeChanges(p threadPair, sa, sb *timeline.Session) []Change {
 		add(Change{Area: AreaAnnouncement, Item: "form", Op: "changed", A: orNone(a.announcement), B: orNone(b.announcement)})
 	case a.annBytes != b.annBytes && slices.Equal(a.catalog, b.catalog):
 		add(Change{Area: AreaAnnouncement, Item: "text", Op: "changed", A: fmt.Sprintf("%d bytes", a.annBytes),
-			B: fmt.Sprintf("%d bytes", b.annBytes), Detail: fmt.Sprintf("%+d bytes, same names", b.annBytes-a.annBytes)})
+			B: fmt.Sprintf("%d bytes", b.annBytes), Detail: signedThousands(int64(b.annBytes-a.annBytes)) + " bytes, same names"})
 	}
 	keys := map[string]bool{}
 	for k := range a.params {
@@ -227,7 +227,7 @@ func (sh *shape) tokens(n int) string {
 	if n < 0 {
 		t = -t
 	}
-	return fmt.Sprintf("%+d tokens ≈", t)
+	return signedThousands(t) + " tokens ≈"
 }
 
 func abs(n int) int {
