@@ -25,7 +25,9 @@ func (r *Result) WriteText(w io.Writer, width int) error {
 	if r.Same {
 		verdict = "are the same in what tsinspect compares"
 	}
-	for _, l := range wrap(fmt.Sprintf("A: %s\nB: %s\nThe sessions %s.", r.A, r.B, verdict), width, "") {
+	// The names as they are, however long: they are to be copied.
+	p("A: %s\nB: %s\n", r.A, r.B)
+	for _, l := range wrap(fmt.Sprintf("The sessions %s.", verdict), width, "") {
 		p("%s\n", l)
 	}
 

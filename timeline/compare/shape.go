@@ -122,7 +122,8 @@ func billing(text string) string {
 	return billingPrefix + " " + strings.Join(keep, "; ")
 }
 
-// cacheControl is a block's cache_control as sent, "" when it has none.
+// cacheControl is a block's cache_control, keys sorted, "" when it has
+// none.
 func cacheControl(raw json.RawMessage) string {
 	var b struct {
 		CacheControl json.RawMessage `json:"cache_control"`
@@ -130,7 +131,7 @@ func cacheControl(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &b) != nil || len(b.CacheControl) == 0 {
 		return ""
 	}
-	return string(b.CacheControl)
+	return string(timeline.CanonicalJSON(b.CacheControl))
 }
 
 // shapeChanges compares the requests of a thread pair.
@@ -238,58 +239,61 @@ func abs(n int) int {
 }
 
 // systemChanges pairs the system blocks of a and b: identical blocks
-// first, in order; what is left in order as changed, the rest added or
-// removed.
+// first, in order; then blocks of the same text (their cache_control
+// apart); what is left in order as changed, a billing header only with a
+// billing header; the rest added or removed.
 func systemChanges(a, b *shape) []Change {
-	usedB := make([]bool, len(b.system))
 	matchA := make([]int, len(a.system))
-	next := 0
-	for i, x := range a.system {
+	usedB := make([]bool, len(b.system))
+	for i := range matchA {
 		matchA[i] = -1
-		for j := next; j < len(b.system); j++ {
-			if !usedB[j] && b.system[j].key == x.key {
-				usedB[j], matchA[i], next = true, j, j+1
-				break
+	}
+	pass := func(same func(x, y sysBlock) bool) {
+		next := 0
+		for i, x := range a.system {
+			if matchA[i] >= 0 {
+				continue
+			}
+			for j := next; j < len(b.system); j++ {
+				if !usedB[j] && same(x, b.system[j]) {
+					usedB[j], matchA[i], next = true, j, j+1
+					break
+				}
 			}
 		}
 	}
-	var leftA, leftB []int
-	for i, m := range matchA {
-		if m < 0 {
-			leftA = append(leftA, i)
+	billing := func(x sysBlock) bool { return strings.HasPrefix(x.text, billingPrefix) }
+	pass(func(x, y sysBlock) bool { return x.key == y.key })
+	pass(func(x, y sysBlock) bool { return x.text == y.text })
+	pass(func(x, y sysBlock) bool { return billing(x) == billing(y) })
+	var out []Change
+	for i, j := range matchA {
+		if j < 0 {
+			out = append(out, Change{Area: AreaSystem, Item: fmt.Sprintf("block %d", i), Op: "removed",
+				Detail: a.tokens(-len(a.system[i].text))})
+			continue
 		}
+		x, y := a.system[i], b.system[j]
+		if x.key == y.key {
+			continue
+		}
+		var what []string
+		if x.text != y.text {
+			what = append(what, "text "+b.tokens(len(y.text)-len(x.text)))
+		}
+		if xc, yc := strings.SplitN(x.key, "\x00", 2)[1], strings.SplitN(y.key, "\x00", 2)[1]; xc != yc {
+			what = append(what, fmt.Sprintf("cache_control %s → %s", orNone(xc), orNone(yc)))
+		}
+		item := fmt.Sprintf("block %d", j)
+		if i != j {
+			item = fmt.Sprintf("block %d (A's %d)", j, i)
+		}
+		out = append(out, Change{Area: AreaSystem, Item: item, Op: "changed", Detail: strings.Join(what, "; ")})
 	}
 	for j, u := range usedB {
 		if !u {
-			leftB = append(leftB, j)
-		}
-	}
-	var out []Change
-	for k := 0; k < max(len(leftA), len(leftB)); k++ {
-		switch {
-		case k >= len(leftA):
-			j := leftB[k]
 			out = append(out, Change{Area: AreaSystem, Item: fmt.Sprintf("block %d", j), Op: "added",
 				Detail: b.tokens(len(b.system[j].text))})
-		case k >= len(leftB):
-			i := leftA[k]
-			out = append(out, Change{Area: AreaSystem, Item: fmt.Sprintf("block %d", i), Op: "removed",
-				Detail: a.tokens(-len(a.system[i].text))})
-		default:
-			i, j := leftA[k], leftB[k]
-			x, y := a.system[i], b.system[j]
-			var what []string
-			if x.text != y.text {
-				what = append(what, "text "+b.tokens(len(y.text)-len(x.text)))
-			}
-			if xc, yc := strings.SplitN(x.key, "\x00", 2)[1], strings.SplitN(y.key, "\x00", 2)[1]; xc != yc {
-				what = append(what, fmt.Sprintf("cache_control %s → %s", orNone(xc), orNone(yc)))
-			}
-			item := fmt.Sprintf("block %d", j)
-			if i != j {
-				item = fmt.Sprintf("block %d (A's %d)", j, i)
-			}
-			out = append(out, Change{Area: AreaSystem, Item: item, Op: "changed", Detail: strings.Join(what, "; ")})
 		}
 	}
 	return out
