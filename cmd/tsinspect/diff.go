@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"github.com/tsinspect/tsinspect/diffreport"
 	"github.com/tsinspect/tsinspect/outfile"
 	"github.com/tsinspect/tsinspect/redact"
+	"github.com/tsinspect/tsinspect/source"
 )
 
 const diffAbout = `
@@ -124,7 +126,10 @@ func diff(env *cliEnv, args []string) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			b, err := streamSession(path, warn)
+			b, problems, err := source.ReadFile(context.Background(), path)
+			if len(problems) > 0 {
+				fmt.Fprintf(warn, "tsinspect: warning: %s: %s\n", path, source.Summary(problems))
+			}
 			if err != nil {
 				errs[i] = readError("diff", path, err)
 				return
