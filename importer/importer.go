@@ -388,8 +388,9 @@ func importSession(ctx context.Context, path string, open func() (Sink, error)) 
 	rep := &Report{Format: FormatSessionFile, Limits: exchange.Limits(exchange.SourceSessionFile)}
 	var exs []exchange.Exchange
 	if err := s.Stream(ctx, func(ex *exchange.Exchange) error {
+		// The bodies are the stream's only until this returns.
 		c := *ex
-		c.ReqRef = exchange.BodyRef{}
+		c.ReqBody, c.RespBody, c.ReqRef = bytes.Clone(ex.ReqBody), bytes.Clone(ex.RespBody), exchange.BodyRef{}
 		exs = append(exs, c)
 		return nil
 	}); err != nil {

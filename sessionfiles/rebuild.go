@@ -197,10 +197,12 @@ func (s *Session) ingest(f *fileState, recs []record) {
 				}
 				s.shapes[r.ShapeHash] = &shape{system: sys, tools: tools}
 			}
+			r.Shape = nil // kept in its canonical form only
 		case "api-request-blob":
 			if c, err := canonMessage(r.Message); err == nil {
 				add(r.Hash, c)
 			}
+			r.Message = nil
 		case "user":
 			if len(r.Message) == 0 {
 				continue
@@ -222,6 +224,7 @@ func (s *Session) ingest(f *fileState, recs []record) {
 			if q := f.last; q != nil && len(q.answer) == 0 && q.errRec == nil && bytes.Contains(r.Message, []byte(emptyReplyText)) {
 				q.empty = true
 			}
+			r.Message = nil // kept in its canonical form only
 		case "assistant":
 			f.run = nil
 			id := messageID(r.Message)
@@ -288,16 +291,34 @@ func (s *Session) ingest(f *fileState, recs []record) {
 func (s *Session) Len() int { return len(s.reqs) }
 
 // Stream hands fn each request as an exchange, in the order they were
-// sent; the exchange is fn's only until it returns. It also works out
+// sent; the exchange and its bodies are fn's only until it returns (the
+// buffers are reused). It also works out
 // Confirmed and Unconfirmed.
 func (s *Session) Stream(ctx context.Context, fn func(*exchange.Exchange) error) error {
 	s.Confirmed, s.Unconfirmed = 0, 0
-	recent := newBodyRing(8)
+	// The last few bodies built: a request's base is usually among them,
+	// and its body's buffer is reused once it leaves.
+	recent := make([]built, 8)
+	next := 0
 	for i := range s.reqs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		ex, ok := s.exchange(i)
+		q := s.reqs[i]
+		var base *built
+		if q.rec.Base != "" {
+			for j := range recent {
+				if recent[j].id == q.rec.Base {
+					base = &recent[j]
+					break
+				}
+			}
+		}
+		buf := recent[next].body
+		if base == &recent[next] {
+			buf = nil // still needed below
+		}
+		ex, ok, b := s.rebuild(i, buf, base)
 		if ok {
 			s.Confirmed++
 		} else {
@@ -305,45 +326,17 @@ func (s *Session) Stream(ctx context.Context, fn func(*exchange.Exchange) error)
 		}
 		// Name the body, and what it shares with its base request's, so
 		// that the decoder reuses what it worked out for those bytes.
-		q := s.reqs[i]
 		ex.ReqRef = exchange.BodyRef{Key: q.rec.ID}
-		if base, ok := recent.get(q.rec.Base); ok {
-			ex.ReqRef.Base, ex.ReqRef.Prefix = q.rec.Base, commonPrefix(base, ex.ReqBody)
+		if base != nil {
+			ex.ReqRef.Base, ex.ReqRef.Prefix = q.rec.Base, commonPrefix(base.body, ex.ReqBody)
 		}
-		recent.put(q.rec.ID, ex.ReqBody)
+		recent[next] = b
+		next = (next + 1) % len(recent)
 		if err := fn(ex); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// bodyRing keeps the last few request bodies by request ID.
-type bodyRing struct {
-	ids    []string
-	bodies [][]byte
-	next   int
-}
-
-func newBodyRing(n int) *bodyRing {
-	return &bodyRing{ids: make([]string, n), bodies: make([][]byte, n)}
-}
-
-func (r *bodyRing) get(id string) ([]byte, bool) {
-	if id == "" {
-		return nil, false
-	}
-	for i, k := range r.ids {
-		if k == id {
-			return r.bodies[i], true
-		}
-	}
-	return nil, false
-}
-
-func (r *bodyRing) put(id string, body []byte) {
-	r.ids[r.next], r.bodies[r.next] = id, body
-	r.next = (r.next + 1) % len(r.ids)
 }
 
 // commonPrefix is the length of the bytes a and b begin with alike,
@@ -380,8 +373,16 @@ func (s *Session) Get(id int64) (*exchange.Exchange, error) {
 // exchange rebuilds request i and its answer; ok reports whether the
 // rebuilt request matched the digest the files keep of it.
 func (s *Session) exchange(i int) (*exchange.Exchange, bool) {
+	ex, ok, _ := s.rebuild(i, nil, nil)
+	return ex, ok
+}
+
+// rebuild is exchange writing the request body into buf and resuming the
+// digest from base (see requestBody); it also returns the body built.
+func (s *Session) rebuild(i int, buf []byte, base *built) (*exchange.Exchange, bool, built) {
 	q := s.reqs[i]
-	body, digest := s.requestBody(q)
+	b := s.requestBody(q, buf, base)
+	body, digest := b.body, b.digest
 	ok := digest != "" && (digest == q.rec.RequestDigest || digest == q.rec.CutRequestDigest)
 	ex := &exchange.Exchange{
 		ID: int64(i + 1), Source: exchange.SourceSessionFile, Start: q.at,
@@ -434,7 +435,7 @@ func (s *Session) exchange(i int) (*exchange.Exchange, bool) {
 	if ex.Status != 0 && len(ex.RespBody) > 0 {
 		ex.Chunks = []exchange.Chunk{{Offset: 0, Size: len(ex.RespBody), At: ex.End}}
 	}
-	return ex, ok
+	return ex, ok, b
 }
 
 // requestHeaders are the headers the files tell: the betas, the session,
@@ -463,10 +464,35 @@ func (s *Session) requestHeaders(q *request) []exchange.Header {
 	return hs
 }
 
-// requestBody rebuilds the request as canonical JSON (keys sorted) and
-// returns it with the SHA-256 of the form the files' digest is taken of
-// (the same with the betas in it).
-func (s *Session) requestBody(q *request) ([]byte, string) {
+// built is a rebuilt request body and what rebuilding the next request
+// of its lineage can reuse of it.
+type built struct {
+	id   string
+	body []byte
+	// prefix is the digest's input before the first message; marks the
+	// smallest index of a marked message (len(msgs) for none); cks the
+	// digest's state after every ckEvery messages.
+	prefix []byte
+	marks  int
+	cks    []checkpoint
+	digest string
+}
+
+// checkpoint is the digest's state after its first n messages.
+type checkpoint struct {
+	n     int
+	state []byte
+}
+
+// ckEvery is how many messages apart the digest's state is kept.
+const ckEvery = 32
+
+// requestBody rebuilds the request as canonical JSON (keys sorted) into
+// buf (reused when large enough), with the SHA-256 of the form the files'
+// digest is taken of (the same with the betas in it). base, when set, is
+// the request this one begins with: the digest resumes from its state
+// where their messages are the same bytes.
+func (s *Session) requestBody(q *request, buf []byte, base *built) built {
 	params := map[string]json.RawMessage{}
 	if len(q.rec.Params) > 0 {
 		_ = json.Unmarshal(q.rec.Params, &params)
@@ -477,6 +503,7 @@ func (s *Session) requestBody(q *request) ([]byte, string) {
 		sysb, toolsb = sh.system, sh.tools
 	}
 	marked := map[int][]mark{}
+	firstMark := len(q.msgs)
 	var sysMarks, toolMarks []mark
 	for _, m := range q.rec.CacheControl {
 		if len(m.Path) == 0 {
@@ -491,6 +518,9 @@ func (s *Session) requestBody(q *request) ([]byte, string) {
 			if len(m.Path) >= 2 {
 				if i, ok := pathIndex(m.Path[1]); ok {
 					marked[i] = append(marked[i], m)
+					if i >= 0 {
+						firstMark = min(firstMark, i)
+					}
 				}
 			}
 		}
@@ -501,20 +531,7 @@ func (s *Session) requestBody(q *request) ([]byte, string) {
 	if len(toolMarks) > 0 {
 		toolsb = applyMarks(toolsb, toolMarks, 1)
 	}
-	var msgs bytes.Buffer
-	msgs.WriteByte('[')
-	for i, mi := range q.msgs {
-		if i > 0 {
-			msgs.WriteByte(',')
-		}
-		m := s.msgs[mi]
-		if ms := marked[i]; len(ms) > 0 {
-			m = applyMarks(m, ms, 2)
-		}
-		msgs.Write(m)
-	}
-	msgs.WriteByte(']')
-	members := map[string][]byte{"system": sysb, "tools": toolsb, "messages": msgs.Bytes()}
+	members := map[string][]byte{"system": sysb, "tools": toolsb, "messages": nil}
 	for k, v := range params {
 		if _, ok := members[k]; ok {
 			continue
@@ -530,35 +547,108 @@ func (s *Session) requestBody(q *request) ([]byte, string) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	h := sha256.New()
-	var body bytes.Buffer
-	body.Grow(msgs.Len() + len(sysb) + len(toolsb) + 1024)
-	body.WriteByte('{')
-	h.Write([]byte{'{'})
+	size := len(sysb) + len(toolsb) + 1024
+	for _, mi := range q.msgs {
+		size += len(s.msgs[mi]) + 1
+	}
+	body := buf[:0]
+	if cap(body) < size {
+		body = make([]byte, 0, size+size/8)
+	}
+	out := built{id: q.rec.ID, marks: firstMark}
+	// Members before the messages (betas, context_management, max_tokens
+	// sort first) go into the digest's prefix; the body leaves the betas
+	// out (they are a header).
+	var key bytes.Buffer
 	first, firstBody := true, true
+	prefix := []byte{'{'}
+	body = append(body, '{')
+	msgStart, msgEnd := 0, 0
+	var ends []int
+	afterMessages := false
 	for _, k := range keys {
-		var member bytes.Buffer
-		writeJSString(&member, k)
-		member.WriteByte(':')
-		if !first {
-			h.Write([]byte{','})
+		key.Reset()
+		writeJSString(&key, k)
+		key.WriteByte(':')
+		if !afterMessages {
+			if !first {
+				prefix = append(prefix, ',')
+			}
+			prefix = append(prefix, key.Bytes()...)
 		}
 		first = false
-		h.Write(member.Bytes())
-		h.Write(members[k])
-		if k == "betas" {
+		if k != "betas" {
+			if !firstBody {
+				body = append(body, ',')
+			}
+			firstBody = false
+			body = append(body, key.Bytes()...)
+		}
+		if k != "messages" {
+			if !afterMessages {
+				prefix = append(prefix, members[k]...)
+			}
+			if k != "betas" {
+				body = append(body, members[k]...)
+			}
 			continue
 		}
-		if !firstBody {
-			body.WriteByte(',')
+		prefix = append(prefix, '[')
+		body = append(body, '[')
+		msgStart = len(body)
+		ends = make([]int, len(q.msgs))
+		for i, mi := range q.msgs {
+			if i > 0 {
+				body = append(body, ',')
+			}
+			m := s.msgs[mi]
+			if ms := marked[i]; len(ms) > 0 {
+				m = applyMarks(m, ms, 2)
+			}
+			body = append(body, m...)
+			ends[i] = len(body)
 		}
-		firstBody = false
-		body.Write(member.Bytes())
-		body.Write(members[k])
+		msgEnd = len(body)
+		body = append(body, ']')
+		afterMessages = true
 	}
-	body.WriteByte('}')
-	h.Write([]byte{'}'})
-	return body.Bytes(), hex.EncodeToString(h.Sum(nil))
+	body = append(body, '}')
+	out.body, out.prefix = body, prefix
+	// The digest: the prefix, each message (with the comma before it),
+	// then what follows the messages, which is the body's own bytes.
+	h := sha256.New()
+	start := 0
+	if base != nil && bytes.Equal(base.prefix, prefix) {
+		same := min(q.rec.Keep, base.marks, firstMark)
+		for _, ck := range base.cks {
+			if ck.n <= same && ck.n > start {
+				if um, ok := h.(interface{ UnmarshalBinary([]byte) error }); ok && um.UnmarshalBinary(ck.state) == nil {
+					start = ck.n
+				}
+			}
+		}
+	}
+	if start == 0 {
+		h.Reset()
+		h.Write(prefix)
+	}
+	for i := start; i < len(ends); i++ {
+		from := msgStart
+		if i > 0 {
+			from = ends[i-1]
+		}
+		h.Write(body[from:ends[i]])
+		if (i+1)%ckEvery == 0 {
+			if m, ok := h.(interface{ MarshalBinary() ([]byte, error) }); ok {
+				if st, err := m.MarshalBinary(); err == nil {
+					out.cks = append(out.cks, checkpoint{n: i + 1, state: st})
+				}
+			}
+		}
+	}
+	h.Write(body[msgEnd:])
+	out.digest = hex.EncodeToString(h.Sum(nil))
+	return out
 }
 
 // applyMarks sets cache_control marks in canonical JSON: skip is how many

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/url"
@@ -67,8 +68,9 @@ func exportOTLP(env *cliEnv, path, endpoint, policyName string) error {
 		// A session's trace is named by its ID.
 		started = f.Session().ID
 		if _, err := f.Stream(context.Background(), func(ex *exchange.Exchange) error {
+			// The bodies are the stream's only until this returns.
 			c := *ex
-			c.ReqRef = exchange.BodyRef{}
+			c.ReqBody, c.RespBody, c.ReqRef = bytes.Clone(ex.ReqBody), bytes.Clone(ex.RespBody), exchange.BodyRef{}
 			exs = append(exs, c)
 			return nil
 		}); err != nil {
