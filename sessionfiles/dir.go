@@ -44,6 +44,9 @@ type Entry struct {
 // List finds every session under root (a projects directory, one
 // project's directory, or a single .jsonl file), newest first.
 func List(root string) ([]Entry, error) {
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
 	info, err := os.Stat(root)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
@@ -52,6 +55,9 @@ func List(root string) ([]Entry, error) {
 		return []Entry{entryOf(root, info)}, nil
 	}
 	var out []Entry
+	// A session's subagents' files, by the session's directory
+	// (<id>/subagents/*.jsonl), read as the walk passes them.
+	agents := map[string][]fs.FileInfo{}
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == root {
@@ -60,9 +66,17 @@ func List(root string) ([]Entry, error) {
 			return nil
 		}
 		if d.IsDir() {
-			// Subagents' files belong to their session; deeper trees
-			// are not Claude Code's.
-			if d.Name() == "subagents" || strings.Count(strings.TrimPrefix(p, root), string(filepath.Separator)) > 2 {
+			if d.Name() == "subagents" {
+				list, _ := os.ReadDir(p)
+				for _, a := range list {
+					if info, err := a.Info(); err == nil && !a.IsDir() && strings.HasSuffix(a.Name(), ".jsonl") {
+						agents[filepath.Dir(p)] = append(agents[filepath.Dir(p)], info)
+					}
+				}
+				return filepath.SkipDir
+			}
+			// Deeper trees are not Claude Code's.
+			if strings.Count(strings.TrimPrefix(p, root), string(filepath.Separator)) > 2 {
 				return filepath.SkipDir
 			}
 			return nil
@@ -74,11 +88,23 @@ func List(root string) ([]Entry, error) {
 		if err != nil {
 			return nil
 		}
-		out = append(out, entryOf(p, info))
+		out = append(out, Entry{ID: strings.TrimSuffix(d.Name(), ".jsonl"), Path: p, Project: filepath.Base(filepath.Dir(p)), Size: info.Size(), ModTime: info.ModTime()})
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	for i := range out {
+		e := &out[i]
+		dir := strings.TrimSuffix(e.Path, ".jsonl")
+		for _, a := range agents[dir] {
+			e.Agents = append(e.Agents, filepath.Join(dir, "subagents", a.Name()))
+			e.Size += a.Size()
+			if a.ModTime().After(e.ModTime) {
+				e.ModTime = a.ModTime()
+			}
+		}
+		sort.Strings(e.Agents)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ModTime.After(out[j].ModTime) })
 	return out, nil

@@ -1,7 +1,8 @@
 package sessionfiles
 
 import (
-	"encoding/json"
+	"bytes"
+	"encoding/gob"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,7 +38,7 @@ func IndexPath() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("session index: %w", err)
 	}
-	return filepath.Join(dir, "tsinspect", "sessions-index.json"), nil
+	return filepath.Join(dir, "tsinspect", "sessions-index.gob"), nil
 }
 
 // LoadIndex reads the index at path; a missing or unreadable one is empty
@@ -52,7 +53,7 @@ func LoadIndex(path string) *Index {
 		return ix
 	}
 	var got Index
-	if json.Unmarshal(b, &got) == nil && got.Version == indexVersion && got.Entries != nil {
+	if gob.NewDecoder(bytes.NewReader(b)).Decode(&got) == nil && got.Version == indexVersion && got.Entries != nil {
 		ix.Entries = got.Entries
 	}
 	return ix
@@ -65,10 +66,11 @@ func (ix *Index) Save() error {
 		return nil
 	}
 	ix.Version = indexVersion
-	b, err := json.Marshal(ix)
-	if err != nil {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(ix); err != nil {
 		return fmt.Errorf("save session index: %w", err)
 	}
+	b := buf.Bytes()
 	if err := os.MkdirAll(filepath.Dir(ix.path), 0o700); err != nil {
 		return fmt.Errorf("save session index: %w", err)
 	}

@@ -59,6 +59,27 @@ type Break struct {
 	Lost int64 `json:"lost"`
 }
 
+// knownMarkers are `"type":"T"` for each known record type T.
+// The commonest come first.
+var knownMarkers = func() [][]byte {
+	first := []string{"attachment", "system", "last-prompt", "atis-latch", "queue-operation", "tools-used", "cost-state"}
+	var out [][]byte
+	for _, t := range first {
+		out = append(out, []byte(`"type":"`+t+`"`))
+	}
+	var rest []string
+	for t := range knownTypes {
+		if !slices.Contains(first, t) {
+			rest = append(rest, t)
+		}
+	}
+	sort.Strings(rest)
+	for _, t := range rest {
+		out = append(out, []byte(`"type":"`+t+`"`))
+	}
+	return out
+}()
+
 // Cache-break thresholds, as the timeline's rule has them.
 const (
 	breakRatio     = 0.95
@@ -484,11 +505,26 @@ func markSearchResults(line []byte, pending, loaded map[string]bool, s *Summary)
 }
 
 // other reads a record that is neither a request nor an answer: its type
-// (counted when unknown) and the session's directory.
+// (counted when unknown) and the session's directory. A line that holds
+// a known type's marker is taken as that type without being parsed
+// (attachments hold whole tool definitions); opening the session reads
+// every record properly.
 func (s *Summary) other(line []byte, unknown map[string]int) {
+	if s.Cwd == "" && bytes.Contains(line, []byte(`"cwd":`)) {
+		var c struct {
+			Cwd string `json:"cwd"`
+		}
+		if json.Unmarshal(line, &c) == nil {
+			s.Cwd = c.Cwd
+		}
+	}
+	for _, m := range knownMarkers {
+		if bytes.Contains(line, m) {
+			return
+		}
+	}
 	var t struct {
 		Type string `json:"type"`
-		Cwd  string `json:"cwd"`
 	}
 	if json.Unmarshal(line, &t) != nil {
 		s.BadLines++
@@ -496,9 +532,6 @@ func (s *Summary) other(line []byte, unknown map[string]int) {
 	}
 	if !knownTypes[t.Type] {
 		unknown[t.Type]++
-	}
-	if s.Cwd == "" {
-		s.Cwd = t.Cwd
 	}
 }
 
