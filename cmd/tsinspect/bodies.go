@@ -14,8 +14,8 @@ import (
 	"github.com/tsinspect/tsinspect/capture"
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/importer/rawbodies"
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/internal/shell"
-	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/recording"
 	"github.com/tsinspect/tsinspect/store"
 )

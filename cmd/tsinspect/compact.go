@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/store"
 )
 

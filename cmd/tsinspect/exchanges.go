@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/tsinspect/tsinspect/exchange"
-	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/textout"
 )

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tsinspect/tsinspect/memlimit"
+	"github.com/tsinspect/tsinspect/internal/memlimit"
 )
 
 // version is the tsinspect release this binary was built from.

@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/otlp"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/redact"

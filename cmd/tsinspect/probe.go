@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/mcpclient"
-	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/textout"
 	"github.com/tsinspect/tsinspect/toolsearch"
 	"github.com/tsinspect/tsinspect/toolsearch/claudetools"

@@ -8,7 +8,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/exchange"
-	"github.com/tsinspect/tsinspect/outfile"
+	"github.com/tsinspect/tsinspect/internal/outfile"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/report"
 	"github.com/tsinspect/tsinspect/timeline"

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/coverage"
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/mcpclient"
-	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/textout"
 	"github.com/tsinspect/tsinspect/timeline"
 	"github.com/tsinspect/tsinspect/toolsearch"

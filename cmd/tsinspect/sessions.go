@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/textout"

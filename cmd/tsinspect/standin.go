@@ -11,7 +11,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/fixtures"
 	"github.com/tsinspect/tsinspect/fixtures/mcpserver"
-	"github.com/tsinspect/tsinspect/outfile"
+	"github.com/tsinspect/tsinspect/internal/outfile"
 )
 
 const standinAbout = `

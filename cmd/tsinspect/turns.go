@@ -9,7 +9,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/filter"
-	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/report"
 	"github.com/tsinspect/tsinspect/source"
