@@ -316,7 +316,7 @@ func runReplayServer(env *cliEnv, args []string) error {
 		return usageError("replay-server: want one capture FILE (see 'tsinspect replay-server -h')")
 	}
 	host, port, err := net.SplitHostPort(*listen)
-	if err != nil || !validPort(port) {
+	if err != nil || !recording.ValidPort(port) {
 		return usageError("replay-server: --listen %q: want HOST:PORT, e.g. 127.0.0.1:8080", *listen)
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) && !*allowRemote {

@@ -12,6 +12,7 @@ import (
 	"github.com/tsinspect/tsinspect/fixtures"
 	"github.com/tsinspect/tsinspect/fixtures/mcpserver"
 	"github.com/tsinspect/tsinspect/internal/outfile"
+	"github.com/tsinspect/tsinspect/recording"
 )
 
 const standinAbout = `
@@ -76,7 +77,7 @@ func runStandin(env *cliEnv, args []string) error {
 	if !ok {
 		return usageError("standin: --scenario %q: want demo, toolsearch, keyword or flaky", *scenario)
 	}
-	if host, port, err := net.SplitHostPort(*listen); err != nil || !validPort(port) {
+	if host, port, err := net.SplitHostPort(*listen); err != nil || !recording.ValidPort(port) {
 		return usageError("standin: --listen %q: want HOST:PORT, e.g. 127.0.0.1:8642", *listen)
 	} else if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return usageError("standin: --listen %q is not a loopback address", *listen)
