@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/internal/memlimit"
+	"github.com/tsinspect/tsinspect/internal/suggest"
 )
 
 // version is the tsinspect release this binary was built from.
@@ -146,7 +147,7 @@ func internalPackage(name string) bool {
 		"decode", "democapture", "exchange", "filter", "fixtures", "golden", "har", "httpflow", "importer",
 		"longsession", "mcpclient", "mcpserver", "memlimit", "mitmflow", "numfmt", "otlp", "outfile",
 		"pcap", "pcaptest", "pricing", "rawbodies", "realsession", "recon", "recording", "redact", "replayserver",
-		"report", "session", "sessionfiles", "sharing", "shell", "source", "stats", "store", "textout", "timeline", "tlsrec", "toolsearch", "tooltokens", "ui", "vcr", "view":
+		"report", "session", "sessionfiles", "sharing", "shell", "source", "stats", "suggest", "store", "textout", "timeline", "tlsrec", "toolsearch", "tooltokens", "ui", "vcr", "view":
 		return true
 	}
 	return false
@@ -202,7 +203,7 @@ func dispatch(env *cliEnv, args []string) error {
 		}
 		names = append(names, c.name)
 	}
-	if c := closest(name, names); c != "" {
+	if c := suggest.Closest(name, names); c != "" {
 		return usageError("unknown command %q: did you mean %q? (run 'tsinspect help' for the list)", name, c)
 	}
 	return usageError("unknown command %q (run 'tsinspect help' for the list)", name)
