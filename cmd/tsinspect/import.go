@@ -23,6 +23,7 @@ import (
 	"github.com/tsinspect/tsinspect/recording"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/replayserver"
+	"github.com/tsinspect/tsinspect/source"
 	"github.com/tsinspect/tsinspect/store"
 )
 
@@ -90,7 +91,7 @@ func runImport(env *cliEnv, args []string) error {
 	open := func() (importer.Sink, error) {
 		var err error
 		if out, err = store.OpenWriter(*db, false); err != nil {
-			if msg, ok := busyMessage(*db, err); ok {
+			if msg, ok := store.BusyMessage(*db, err); ok {
 				return nil, errors.New(msg)
 			}
 			return nil, err
@@ -326,7 +327,7 @@ func runReplayServer(env *cliEnv, args []string) error {
 	if err != nil {
 		return readError("replay-server", pos[0], fmt.Errorf("replay-server: %w", err))
 	}
-	exs, err := salvage(db, env.stderr)
+	exs, err := source.Salvage(db, env.stderr)
 	db.Close()
 	if err != nil {
 		return fmt.Errorf("replay-server: %w", err)

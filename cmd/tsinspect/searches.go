@@ -10,6 +10,7 @@ import (
 	"github.com/tsinspect/tsinspect/coverage"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/mcpclient"
+	"github.com/tsinspect/tsinspect/source"
 	"github.com/tsinspect/tsinspect/textout"
 	"github.com/tsinspect/tsinspect/timeline"
 	"github.com/tsinspect/tsinspect/toolsearch"
@@ -93,7 +94,7 @@ func runSearches(env *cliEnv, args []string) error {
 			return fmt.Errorf("searches: %w", err)
 		}
 	}
-	s, err := loadSession(pos[0], env.stderr)
+	s, err := source.LoadSession(pos[0], env.stderr)
 	if err != nil {
 		return readError("searches", pos[0], err)
 	}

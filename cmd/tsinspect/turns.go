@@ -1,19 +1,15 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
-	"io"
 	"strings"
 
-	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/filter"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/report"
 	"github.com/tsinspect/tsinspect/source"
-	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/textout"
 	"github.com/tsinspect/tsinspect/timeline"
 )
@@ -85,7 +81,7 @@ func runTurns(env *cliEnv, args []string) error {
 			return usageError("turns: --filter: %v", strings.TrimPrefix(err.Error(), "filter: "))
 		}
 	}
-	s, err := loadSession(pos[0], env.stderr)
+	s, err := source.LoadSession(pos[0], env.stderr)
 	if err != nil {
 		return readError("turns", pos[0], err)
 	}
@@ -135,51 +131,6 @@ func checkThread(cmd string, s *timeline.Session, id string) error {
 		ids = append(ids, th.ID)
 	}
 	return usageError("%s: --thread %q: the capture's threads are %s", cmd, id, strings.Join(ids, ", "))
-}
-
-// loadSession reads a capture file and builds its timeline, without the
-// bodies of its Messages exchanges. Damaged rows are left out and named in
-// one line on warn (nil: not named).
-func loadSession(path string, warn io.Writer) (*timeline.Session, error) {
-	b, err := streamSession(path, warn)
-	if err != nil {
-		return nil, err
-	}
-	return b.Session(), nil
-}
-
-// streamSession reads a capture file an exchange at a time into a
-// timeline.Builder that drops the bodies of Messages exchanges once
-// decoded: memory follows what the session holds, not the sum of its
-// requests, each of which repeats the history. Rows that cannot be read
-// are left out and named in one line on warn (nil: not named): one bad row
-// does not cost the rest.
-func streamSession(path string, warn io.Writer) (*timeline.Builder, error) {
-	b, problems, err := source.ReadFile(context.Background(), path)
-	if len(problems) > 0 && warn != nil {
-		fmt.Fprintf(warn, "tsinspect: warning: %s: %s\n", path, source.Summary(problems))
-	}
-	if err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-// salvage reads the exchanges of an open capture, naming damaged rows on
-// warn.
-func salvage(db *store.DB, warn io.Writer) ([]exchange.Exchange, error) {
-	var exs []exchange.Exchange
-	damage, err := db.Scan(context.Background(), store.ScanOptions{Salvage: true}, func(ex *exchange.Exchange) error {
-		exs = append(exs, *ex)
-		return nil
-	})
-	if len(damage) > 0 && warn != nil {
-		fmt.Fprintf(warn, "tsinspect: warning: %s: %s\n", db.Path(), store.DamageSummary(damage))
-	}
-	if err != nil {
-		return nil, err
-	}
-	return exs, nil
 }
 
 // parseInterspersed parses flags that may come before or after the
