@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/tsinspect/tsinspect/exchange"
-	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/textout"
 )
@@ -57,35 +55,8 @@ never renamed or removed; new ones may appear.`)
 	for i, r := range rows {
 		sources[i] = r.Source
 	}
-	for _, l := range sourceLimits(sources) {
+	for _, l := range exchange.SourceLimits(sources) {
 		fmt.Fprintln(env.stderr, "tsinspect: "+l)
 	}
 	return nil
-}
-
-// sourceLimits says, for each source among sources whose format keeps
-// less than a recording, how many exchanges came from it and what they
-// lack, one line each, in order of first appearance.
-func sourceLimits(sources []string) []string {
-	n := map[string]int{}
-	var order []string
-	for _, s := range sources {
-		if exchange.Limits(s) == nil {
-			continue
-		}
-		if n[s] == 0 {
-			order = append(order, s)
-		}
-		n[s]++
-	}
-	var out []string
-	for _, s := range order {
-		what := strings.TrimPrefix(s, "import:")
-		verb := "imported from"
-		if !strings.HasPrefix(s, "import:") {
-			verb = "recorded in mode"
-		}
-		out = append(out, fmt.Sprintf("%s %s %s lack: %s", numfmt.Count(n[s], "exchange", "exchanges"), verb, what, strings.Join(exchange.Limits(s), "; ")))
-	}
-	return out
 }
