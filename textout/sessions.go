@@ -3,11 +3,13 @@ package textout
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tsinspect/tsinspect/pricing"
+	"github.com/tsinspect/tsinspect/sessionfiles"
 )
 
 // SessionRow is one session of the listing, figures worked out.
@@ -111,4 +113,32 @@ func duration(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 	}
+}
+
+// SessionRowOf works out the figures of a session's listing row at the
+// prices of tab.
+func SessionRowOf(s *sessionfiles.Summary, tab *pricing.Table) SessionRow {
+	usd, breaks, known := s.Cost(tab)
+	in, out, read, write := s.Tokens()
+	return SessionRow{ID: s.ID, Path: s.Path, Project: s.Project, Cwd: s.Cwd, Start: s.Start, End: s.End, Version: s.Version,
+		Requests: s.Requests, Turns: s.Turns, Subagents: s.Subagents, Models: s.Models, CostUSD: usd, CostKnown: known,
+		CacheBreaks: len(s.Breaks), BreaksUSD: breaks, BlindCalls: s.BlindCalls, Searches: s.Searches, EmptySearches: s.EmptySearches,
+		InputTokens: in, OutputTokens: out, CacheRead: read, CacheWrite: write, Unknown: s.Unknown}
+}
+
+// SortSessions orders the listing by "time" (newest first), or by "cost", flags or
+// "turns", the highest first.
+func SortSessions(rows []SessionRow, by string) {
+	key := func(r SessionRow) float64 {
+		switch by {
+		case "cost":
+			return r.CostUSD
+		case "flags":
+			return float64(r.CacheBreaks + r.BlindCalls + r.EmptySearches)
+		case "turns":
+			return float64(r.Turns)
+		}
+		return float64(r.End.UnixNano())
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return key(rows[i]) > key(rows[j]) })
 }

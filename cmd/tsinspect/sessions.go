@@ -3,13 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tsinspect/tsinspect/internal/numfmt"
-	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/textout"
 )
@@ -63,7 +60,7 @@ func runSessions(env *cliEnv, args []string) error {
 	}
 	var from time.Time
 	if *since != "" {
-		if from, err = parseSince(*since, time.Now()); err != nil {
+		if from, err = sessionfiles.ParseSince(*since, time.Now()); err != nil {
 			return usageError("sessions: --since %q: %v", *since, err)
 		}
 	}
@@ -104,9 +101,9 @@ func runSessions(env *cliEnv, args []string) error {
 		if !from.IsZero() && s.End.Before(from) {
 			continue
 		}
-		rows = append(rows, sessionRow(s, tab))
+		rows = append(rows, textout.SessionRowOf(s, tab))
 	}
-	sortSessions(rows, *sortBy)
+	textout.SortSessions(rows, *sortBy)
 	if *limit > 0 && len(rows) > *limit {
 		rows = rows[:*limit]
 	}
@@ -124,47 +121,4 @@ func runSessions(env *cliEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "read %d %s (%s) in %s; %d from the index\n", st.Read, numfmt.Plural(st.Read, "session", "sessions"), numfmt.Bytes(st.Bytes), time.Since(started).Round(time.Millisecond), st.Cached)
 	}
 	return nil
-}
-
-// sessionRow works out a listing row's figures.
-func sessionRow(s *sessionfiles.Summary, tab *pricing.Table) textout.SessionRow {
-	usd, breaks, known := s.Cost(tab)
-	in, out, read, write := s.Tokens()
-	return textout.SessionRow{ID: s.ID, Path: s.Path, Project: s.Project, Cwd: s.Cwd, Start: s.Start, End: s.End, Version: s.Version,
-		Requests: s.Requests, Turns: s.Turns, Subagents: s.Subagents, Models: s.Models, CostUSD: usd, CostKnown: known,
-		CacheBreaks: len(s.Breaks), BreaksUSD: breaks, BlindCalls: s.BlindCalls, Searches: s.Searches, EmptySearches: s.EmptySearches,
-		InputTokens: in, OutputTokens: out, CacheRead: read, CacheWrite: write, Unknown: s.Unknown}
-}
-
-// sortSessions orders the listing: newest first, or by cost, flags or
-// turns, the highest first.
-func sortSessions(rows []textout.SessionRow, by string) {
-	key := func(r textout.SessionRow) float64 {
-		switch by {
-		case "cost":
-			return r.CostUSD
-		case "flags":
-			return float64(r.CacheBreaks + r.BlindCalls + r.EmptySearches)
-		case "turns":
-			return float64(r.Turns)
-		}
-		return float64(r.End.UnixNano())
-	}
-	sort.SliceStable(rows, func(i, j int) bool { return key(rows[i]) > key(rows[j]) })
-}
-
-// parseSince reads --since: a date, or a span back from now (h, d).
-func parseSince(s string, now time.Time) (time.Time, error) {
-	if t, err := time.ParseInLocation("2006-01-02", s, time.Local); err == nil {
-		return t, nil
-	}
-	if n, ok := strings.CutSuffix(s, "d"); ok {
-		if d, err := strconv.Atoi(n); err == nil && d >= 0 {
-			return now.AddDate(0, 0, -d), nil
-		}
-	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return now.Add(-d), nil
-	}
-	return time.Time{}, fmt.Errorf("want a date (2026-11-01) or a span (36h, 7d)")
 }
