@@ -94,7 +94,7 @@ func runTurns(env *cliEnv, args []string) error {
 	if *thread != "" || *flagged || expr != nil {
 		kept := r.Turns[:0]
 		for _, t := range r.Turns {
-			if (*thread == "" || t.Thread == *thread) && (!*flagged || len(t.Flags) > 0) && (expr == nil || expr.Match(turnFields(&t, s))) {
+			if (*thread == "" || t.Thread == *thread) && (!*flagged || len(t.Flags) > 0) && (expr == nil || expr.Match(t.FilterFields(s))) {
 				kept = append(kept, t)
 			}
 		}
@@ -170,34 +170,4 @@ func loadPrices(path string) (*pricing.Table, error) {
 		return pricing.Default(), nil
 	}
 	return pricing.Load(path)
-}
-
-// turnFields is what a --filter expression sees of a report turn, and of
-// its content in session s.
-func turnFields(t *report.Turn, s *timeline.Session) *filter.Fields {
-	var req, resp *string
-	content := func(request bool) string {
-		if req == nil {
-			q, r := s.Content(s.Turn(t.Index))
-			req, resp = &q, &r
-		}
-		if request {
-			return *req
-		}
-		return *resp
-	}
-	f := &filter.Fields{Model: t.Model, Thread: t.Thread,
-		Request: func() string { return content(true) }, Response: func() string { return content(false) },
-		Tokens: t.Usage.InputTokens + t.Usage.CacheReadInputTokens + t.Usage.CacheCreationInputTokens}
-	for _, fl := range t.Flags {
-		f.Flags = append(f.Flags, fl.Kind)
-	}
-	for _, c := range t.ToolCalls {
-		f.Tools = append(f.Tools, c.Name)
-	}
-	if t.Cost != nil {
-		f.Cost, f.Priced = t.Cost.USD, true
-	}
-	f.Text = strings.ToLower(strings.Join(append(append([]string{t.Model, t.Thread, t.StopReason}, f.Flags...), f.Tools...), " "))
-	return f
 }
