@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -111,60 +110,15 @@ func runImport(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	name := filepath.Base(in)
-	present := ""
-	if rep.Present > 0 {
-		present = fmt.Sprintf("%d %s already in the capture, skipped", rep.Present, numfmt.Plural(rep.Present, "exchange", "exchanges"))
+	line, partial, err := rep.Outcome(filepath.Base(in), *db)
+	if partial {
+		return &exitError{code: exitPartial, err: err}
 	}
-	if p := rep.Problem(); p != "" {
-		kept := fmt.Sprintf("kept %d %s", rep.Imported, numfmt.Plural(rep.Imported, "exchange", "exchanges"))
-		if rep.Incomplete > 0 {
-			kept += fmt.Sprintf(" (%d incomplete)", rep.Incomplete)
-		}
-		err := fmt.Errorf("import %s: %s; %s", name, p, kept)
-		if rep.Imported > 0 {
-			return &exitError{code: exitPartial, err: err}
-		}
+	if err != nil {
 		return err
 	}
-	if rep.Imported == 0 && rep.Present > 0 {
-		fmt.Fprintf(env.stderr, "tsinspect: imported nothing from %s (%s) into %s: %s\n", name, rep.Format, *db, present)
-		return nil
-	}
-	if rep.Imported == 0 {
-		msg := fmt.Sprintf("import %s: no HTTP exchanges found", name)
-		if n := rep.Notes(); n != "" {
-			msg += " (skipped " + n + ")"
-		}
-		return errors.New(msg)
-	}
-	line := fmt.Sprintf("tsinspect: imported %d %s from %s (%s", rep.Imported, numfmt.Plural(rep.Imported, "exchange", "exchanges"), name, rep.Format)
-	if n := decryptedCount(rep.Decrypted); n > 0 {
-		line += fmt.Sprintf(", %d TLS %s decrypted", n, numfmt.Plural(n, "connection", "connections"))
-	}
-	line += ") into " + *db
-	if present != "" {
-		line += "; " + present
-	}
-	if n := rep.Notes(); n != "" {
-		line += "; skipped " + n
-	}
-	if len(rep.Limits) > 0 {
-		line += "; " + rep.Format + " lacks: " + strings.Join(rep.Limits, "; ")
-	}
-	if rep.Redacted > 0 {
-		line += fmt.Sprintf("; %d %s found in bodies replaced by fingerprints", rep.Redacted, numfmt.Plural(rep.Redacted, "credential", "credentials"))
-	}
-	fmt.Fprintln(env.stderr, line)
+	fmt.Fprintln(env.stderr, "tsinspect: "+line)
 	return nil
-}
-
-func decryptedCount(m map[string]int) int {
-	n := 0
-	for _, v := range m {
-		n += v
-	}
-	return n
 }
 
 const exportAbout = `
