@@ -54,3 +54,18 @@ func Salvage(db *store.DB, warn io.Writer) ([]exchange.Exchange, error) {
 	}
 	return exs, nil
 }
+
+// Stream calls fn with each exchange of an open capture in turn, bodies
+// included (held one at a time), down to the partial ones, leaving out the
+// rows that cannot be read and naming them in one line on warn (nil: not
+// named).
+func Stream(db *store.DB, warn io.Writer, fn func(*exchange.Exchange) error) error {
+	damage, err := db.Scan(context.Background(), store.ScanOptions{Salvage: true, Partial: true}, fn)
+	if err != nil {
+		return err
+	}
+	if len(damage) > 0 && warn != nil {
+		fmt.Fprintf(warn, "tsinspect: warning: %s: %s\n", db.Path(), store.DamageSummary(damage))
+	}
+	return nil
+}

@@ -6,11 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/tsinspect/tsinspect/exchange"
@@ -213,15 +210,12 @@ func runExport(env *cliEnv, args []string) error {
 		if err != nil {
 			return err
 		}
-		damage, err := db.Scan(context.Background(), store.ScanOptions{Salvage: true, Partial: true}, func(ex *exchange.Exchange) error {
+		err = source.Stream(db, env.stderr, func(ex *exchange.Exchange) error {
 			n++
 			return hw.Add(ex)
 		})
 		if err != nil {
 			return err
-		}
-		if len(damage) > 0 {
-			fmt.Fprintf(env.stderr, "tsinspect: warning: %s: %s\n", db.Path(), store.DamageSummary(damage))
 		}
 		return hw.Close()
 	}
@@ -270,12 +264,8 @@ func runReplayServer(env *cliEnv, args []string) error {
 	if len(pos) != 1 {
 		return usageError("replay-server: want one capture FILE (see 'tsinspect replay-server -h')")
 	}
-	host, port, err := net.SplitHostPort(*listen)
-	if err != nil || !recording.ValidPort(port) {
-		return usageError("replay-server: --listen %q: want HOST:PORT, e.g. 127.0.0.1:8080", *listen)
-	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) && !*allowRemote {
-		return usageError("replay-server: --listen %q is not a loopback address; add --allow-remote if you mean it", *listen)
+	if err := recording.CheckListen(*listen, *allowRemote); err != nil {
+		return usageError("replay-server: %v", err)
 	}
 	db, err := store.OpenReadOnly(pos[0])
 	if err != nil {
@@ -294,32 +284,5 @@ func runReplayServer(env *cliEnv, args []string) error {
 	if err != nil {
 		return fmt.Errorf("replay-server: listen on %s: %w", *listen, recording.UnwrapOp(err))
 	}
-	addr := ln.Addr().String()
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second}
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	fmt.Fprintf(env.stdout, "tsinspect: replaying %s of %s at http://%s; Ctrl-C to stop.\nIn the shell that runs the client:\n  export ANTHROPIC_BASE_URL=http://%s\n  export ENABLE_TOOL_SEARCH=true\n",
-		numfmt.Count(srv.Len(), "exchange", "exchanges"), pos[0], addr, addr)
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	select {
-	case <-sig:
-	case err := <-served:
-		if !errors.Is(err, http.ErrServerClosed) {
-			return fmt.Errorf("replay-server: %w", err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	_ = hs.Shutdown(ctx)
-	ms := srv.Matches()
-	unmatched := 0
-	for _, m := range ms {
-		if m.Recorded == 0 {
-			unmatched++
-		}
-	}
-	fmt.Fprintf(env.stderr, "tsinspect: replay served %d %s, %d without a recorded response\n", len(ms), numfmt.Plural(len(ms), "request", "requests"), unmatched)
-	return nil
+	return srv.Run(ln, pos[0], env.stdout, env.stderr)
 }
