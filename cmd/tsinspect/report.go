@@ -6,8 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/tsinspect/tsinspect/decode"
-	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/internal/outfile"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/report"
@@ -124,31 +122,7 @@ func runReport(env *cliEnv, args []string) error {
 	if err != nil {
 		return readError("report", pos[0], err)
 	}
-	s := b.Session()
-	exs := b.Exchanges()
-	// count_tokens exchanges keep their bodies in the builder.
-	var counted []exchange.Exchange
-	for _, ex := range exs {
-		if strings.Contains(ex.URL, "count_tokens") {
-			counted = append(counted, *ex)
-		}
-	}
-	turns := map[*exchange.Exchange]*decode.Turn{}
-	for _, t := range s.Turns {
-		turns[t.Exchange] = t.Decoded
-	}
-	known := redact.CollectDecoded(exs, func(ex *exchange.Exchange) *decode.Turn {
-		if d, ok := turns[ex]; ok {
-			return d
-		}
-		return decode.Decode(ex) // not a turn: its body was kept
-	})
-	r := report.BuildWithCounts(s, version, report.CountTokens(counted))
-	r.Price(tab)
-	if policy == redact.Off {
-		r.AddConversation(s) // what was said: never in a redacted report
-	}
-	shared := redact.Apply(r, policy, known)
+	r, shared := redact.Report(b, version, tab, policy)
 	if policy == redact.Off {
 		fmt.Fprintln(env.stderr, "tsinspect: warning: --redact off: the report is not redacted and may hold paths, e-mail addresses, identifiers and secrets; do not share it as it is")
 	}
