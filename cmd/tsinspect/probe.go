@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -117,13 +115,7 @@ func runProbe(env *cliEnv, args []string) error {
 		return err
 	}
 	failed := false
-	all := slices.Clone(pool)
-	for _, t := range builtin.Tools {
-		all = append(all, toolsearch.Tool{Name: t.Name, Description: t.Description})
-	}
-	// Claude Code's catalog lists deferred tools sorted by name, and
-	// ToolSearch breaks ties in that order.
-	sort.SliceStable(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+	all := toolsearch.Pool(pool, builtin)
 	findings := toolsearch.Findable(alg, pool, all, *maxResults)
 	if err := textout.Probe(env.stdout, pool, sizes, findings, *window, *maxResults); err != nil {
 		return fmt.Errorf("probe: write: %w", err)
@@ -141,28 +133,18 @@ func runProbe(env *cliEnv, args []string) error {
 	for _, e := range expects {
 		q, tool, _ := strings.Cut(e, "=")
 		q, tool = strings.TrimSpace(q), strings.TrimSpace(tool)
-		r := toolsearch.ClientAs(alg, q, *maxResults, all, all)
-		ok := false
-		for _, n := range r.Names {
-			ok = ok || n == tool
-		}
+		ok, names := toolsearch.Loads(alg, q, tool, *maxResults, all)
 		if !ok {
 			failed = true
 			got := "nothing"
-			if len(r.Names) > 0 {
-				got = strings.Join(r.Names, ", ")
+			if len(names) > 0 {
+				got = strings.Join(names, ", ")
 			}
 			fmt.Fprintf(env.stderr, "tsinspect: --expect: %q does not load %s (it loads %s)\n", q, tool, got)
 		}
 	}
 	if *require == "findable" {
-		var lost []string
-		for _, f := range findings {
-			if !f.Found() {
-				lost = append(lost, f.Name)
-			}
-		}
-		if len(lost) > 0 {
+		if lost := toolsearch.Lost(findings); len(lost) > 0 {
 			failed = true
 			fmt.Fprintf(env.stderr, "tsinspect: --require findable: %d of %s found by no query of its name's words: %s\n", len(lost), numfmt.Count(len(findings), "tool", "tools"), strings.Join(lost, ", "))
 		}
