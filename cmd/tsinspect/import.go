@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/importer"
@@ -82,28 +80,7 @@ func runImport(env *cliEnv, args []string) error {
 	if err := store.CheckTarget(*db); err != nil {
 		return captureError("import", *db, err)
 	}
-	ctx := context.Background()
-	var out *store.DB
-	open := func() (importer.Sink, error) {
-		var err error
-		if out, err = store.OpenWriter(*db, false); err != nil {
-			if msg, ok := store.BusyMessage(*db, err); ok {
-				return nil, errors.New(msg)
-			}
-			return nil, err
-		}
-		return out, nil
-	}
-	rep, err := importer.Import(ctx, in, open, importer.Options{KeyLog: *keylog, Progress: env.stderr})
-	if out != nil {
-		if rep != nil && rep.Imported > 0 {
-			_ = out.SetMeta(ctx, "imported_from", filepath.Base(in))
-			_ = out.SetMeta(ctx, "imported_at", time.Now().UTC().Format(time.RFC3339Nano))
-		}
-		if cerr := out.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("import: %w", cerr)
-		}
-	}
+	rep, err := importer.ImportInto(context.Background(), in, *db, importer.Options{KeyLog: *keylog, Progress: env.stderr})
 	if err != nil {
 		return err
 	}
