@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/redact"
+	"github.com/tsinspect/tsinspect/store"
 )
 
 // ShowURL is the traces URL raw without its query, which might hold a
@@ -67,4 +69,22 @@ func (l *LiveExport) Finish(w io.Writer) {
 		line += fmt.Sprintf("; %d not delivered (%d dropped, %d failed; last error: %s)", n, st.Dropped, st.Failed, st.LastError)
 	}
 	fmt.Fprintln(w, line)
+}
+
+// CaptureSeed returns the trace seed of a capture open in db whose
+// exchanges are exs: its started_at metadata, or the start of its first
+// exchange.
+func CaptureSeed(db *store.DB, exs []exchange.Exchange) string {
+	var first time.Time
+	if len(exs) > 0 {
+		first = exs[0].Start
+	}
+	started, _ := db.Meta(context.Background(), "started_at")
+	return Seed(started, first)
+}
+
+// Sent says in one line what became of the spans of trace s sent to url.
+func (s *Session) Sent(st Stats, url string) string {
+	return fmt.Sprintf("sent %d of %d spans (trace %x: %s in %s) to %s",
+		st.Sent, st.Spans, TraceID(s.Seed), numfmt.Count(len(s.Report.Turns), "turn", "turns"), numfmt.Count(len(s.Report.Threads), "thread", "threads"), ShowURL(url))
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"time"
 
-	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/otlp"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/store"
@@ -29,13 +27,6 @@ func otlpConfig(op, endpoint string) (otlp.Config, error) {
 	return cfg, nil
 }
 
-// captureSeed returns the trace seed of a capture: its started_at
-// metadata, or the start of its first exchange.
-func captureSeed(db *store.DB, first time.Time) string {
-	started, _ := db.Meta(context.Background(), "started_at")
-	return otlp.Seed(started, first)
-}
-
 // exportOTLP sends a capture to a collector as one trace.
 func exportOTLP(env *cliEnv, path, endpoint, policyName string) error {
 	policy, err := redact.ParsePolicy(policyName)
@@ -55,17 +46,11 @@ func exportOTLP(env *cliEnv, path, endpoint, policyName string) error {
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	var first time.Time
-	if len(exs) > 0 {
-		first = exs[0].Start
-	}
 	if policy == redact.Off {
 		fmt.Fprintln(env.stderr, "tsinspect: warning: --redact off: the spans are not redacted and may hold paths, e-mail addresses, identifiers and secrets")
 	}
-	s, st := otlp.Send(cfg, exs, captureSeed(db, first), policy, version)
-	line := fmt.Sprintf("tsinspect: sent %d of %d spans (trace %x: %s in %s) to %s",
-		st.Sent, st.Spans, otlp.TraceID(s.Seed), numfmt.Count(len(s.Report.Turns), "turn", "turns"), numfmt.Count(len(s.Report.Threads), "thread", "threads"), otlp.ShowURL(cfg.URL))
-	fmt.Fprintln(env.stderr, line)
+	s, st := otlp.Send(cfg, exs, otlp.CaptureSeed(db, exs), policy, version)
+	fmt.Fprintln(env.stderr, "tsinspect: "+s.Sent(st, cfg.URL))
 	if st.Undelivered() > 0 {
 		return fmt.Errorf("export: %d spans not delivered: %s", st.Undelivered(), st.LastError)
 	}
