@@ -96,8 +96,8 @@ func runSearches(env *cliEnv, args []string) error {
 	if err != nil {
 		return readError("searches", pos[0], err)
 	}
-	if err := checkThread("searches", s, *thread); err != nil {
-		return err
+	if err := s.CheckThread(*thread); err != nil {
+		return usageError("searches: --thread %v", err)
 	}
 	// The MCP servers are asked before anything is written: one that
 	// fails leaves no table behind it.

@@ -85,8 +85,8 @@ func runTurns(env *cliEnv, args []string) error {
 	if err != nil {
 		return readError("turns", pos[0], err)
 	}
-	if err := checkThread("turns", s, *thread); err != nil {
-		return err
+	if err := s.CheckThread(*thread); err != nil {
+		return usageError("turns: --thread %v", err)
 	}
 	r := report.Build(s, version)
 	r.Price(tab)
@@ -115,22 +115,6 @@ func runTurns(env *cliEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "tsinspect: none of the %s of %s is shown\n", numfmt.Count(all, "turn", "turns"), pos[0])
 	}
 	return nil
-}
-
-// checkThread refuses a --thread the session does not have, listing the
-// ones it has; "" is fine.
-func checkThread(cmd string, s *timeline.Session, id string) error {
-	if id == "" {
-		return nil
-	}
-	var ids []string
-	for _, th := range s.Threads {
-		if th.ID == id {
-			return nil
-		}
-		ids = append(ids, th.ID)
-	}
-	return usageError("%s: --thread %q: the capture's threads are %s", cmd, id, strings.Join(ids, ", "))
 }
 
 // parseInterspersed parses flags that may come before or after the
