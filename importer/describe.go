@@ -32,7 +32,7 @@ func describe(head []byte, name string) string {
 	case has(`"request_file"`) && has(`"response_file"`):
 		return "it looks like the index.jsonl of a Claude Code raw-bodies directory: import the directory that holds it"
 	case has(`"parentUuid"`) || (has(`"sessionId"`) && has(`"type":"user"`)):
-		return "it looks like a Claude Code session transcript (~/.claude/projects), which holds messages, not API traffic; record with 'tsinspect record --mode bodies' instead"
+		return "it looks like a Claude Code session transcript (~/.claude/projects) but not one tsinspect reads: its first record has no session ID; a session file opens as it is ('tsinspect open FILE.jsonl')"
 	case len(trimmed) > 0 && trimmed[0] == '{':
 		return "it is JSON, but neither a HAR (no \"log\" object) nor a log of a tool tsinspect knows; " + want
 	case len(trimmed) > 0 && trimmed[0] == '[':

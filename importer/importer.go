@@ -30,6 +30,7 @@ import (
 	"github.com/tsinspect/tsinspect/importer/recon"
 	"github.com/tsinspect/tsinspect/importer/tlsrec"
 	"github.com/tsinspect/tsinspect/importer/vcr"
+	"github.com/tsinspect/tsinspect/sessionfiles"
 )
 
 // Formats Detect can return.
@@ -48,6 +49,9 @@ const (
 	FormatVCR = "vcr"
 	// FormatClaudeTap is claude-tap's JSON Lines trace.
 	FormatClaudeTap = "claude-tap"
+	// FormatSessionFile is a Claude Code session file with its request
+	// records (2.1.300 and later), and its subagents' files.
+	FormatSessionFile = "claude-code-session"
 )
 
 // Formats lists, for messages, what Import reads.
@@ -252,6 +256,12 @@ func Import(ctx context.Context, path string, open func() (Sink, error), opts Op
 	if err := checkInput(path); err != nil {
 		return nil, err
 	}
+	if sessionfiles.Sniff(path) {
+		if opts.KeyLog != "" {
+			return nil, errors.New("import: --keylog applies to packet captures, not to a Claude Code session")
+		}
+		return importSession(ctx, path, open)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("import: %w", err)
@@ -364,6 +374,48 @@ func (r *Report) addRecon(res *recon.Result, source, what string) []exchange.Exc
 	}
 	return res.Exchanges
 }
+
+// importSession imports a Claude Code session from its own files: each
+// request rebuilt, with its answer.
+func importSession(ctx context.Context, path string, open func() (Sink, error)) (*Report, error) {
+	s, err := sessionfiles.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("import: %w", err)
+	}
+	if !s.Requests {
+		return nil, fmt.Errorf("import: %s: %w", filepath.Base(path), ErrNoRequestRecords)
+	}
+	rep := &Report{Format: FormatSessionFile, Limits: exchange.Limits(exchange.SourceSessionFile)}
+	var exs []exchange.Exchange
+	if err := s.Stream(ctx, func(ex *exchange.Exchange) error {
+		c := *ex
+		c.ReqRef = exchange.BodyRef{}
+		exs = append(exs, c)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("import: %w", err)
+	}
+	var problems []string
+	for _, p := range s.Problems {
+		problems = append(problems, p.String())
+	}
+	if u := sessionfiles.UnknownSummary(s.Unknown); u != "" {
+		problems = append(problems, u)
+	}
+	if len(problems) > 0 {
+		rep.Damage = strings.Join(problems, "; ")
+	}
+	for _, ex := range exs {
+		if ex.State != exchange.StateComplete {
+			rep.Incomplete++
+		}
+	}
+	return rep, insertAll(ctx, exs, open, rep)
+}
+
+// ErrNoRequestRecords is returned for a Claude Code session file that
+// holds no request records.
+var ErrNoRequestRecords = errors.New("a Claude Code session without request records (before 2.1.300, or the records were off): it holds messages and usage, not the requests; 'tsinspect sessions' lists what it holds")
 
 // importRawBodies imports a Claude Code raw-bodies directory.
 func importRawBodies(ctx context.Context, path string, open func() (Sink, error)) (*Report, error) {

@@ -168,7 +168,6 @@ func TestUnknownFormats(t *testing.T) {
 		{"a.gz", "\x1f\x8b\x08\x00rest", "gzip-compressed"},
 		{"a.db", "SQLite format 3\x00rest", "SQLite database"},
 		{"index.jsonl", `{"timestamp":"x","request_file":"a.request.json","response_file":"b.response.json"}`, "import the directory that holds it"},
-		{"t.jsonl", `{"parentUuid":null,"sessionId":"s","type":"user"}`, "session transcript"},
 		{"x.json", `{"items":[1]}`, "it is JSON, but neither a HAR"},
 		{"x.txt", "hello world", `text starting "hello world"`},
 		{"x.bin", "\x00\x01\x02\x03", "binary data"},
@@ -179,6 +178,12 @@ func TestUnknownFormats(t *testing.T) {
 		if !errors.Is(err, ErrUnknownFormat) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v; want one line with %q", c.name, err, c.want)
 		}
+	}
+	// A Claude Code session file without request records (before 2.1.300)
+	// is known, and refused for what it lacks.
+	p := write(t, "t.jsonl", []byte(`{"parentUuid":null,"sessionId":"s","type":"user"}`+"\n"))
+	if _, err := Import(context.Background(), p, (&sink{}).to(), Options{}); !errors.Is(err, ErrNoRequestRecords) {
+		t.Errorf("session without request records: %v", err)
 	}
 }
 

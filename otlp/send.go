@@ -11,7 +11,6 @@ import (
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/redact"
-	"github.com/tsinspect/tsinspect/store"
 )
 
 // ShowURL is the traces URL raw without its query, which might hold a
@@ -71,15 +70,14 @@ func (l *LiveExport) Finish(w io.Writer) {
 	fmt.Fprintln(w, line)
 }
 
-// CaptureSeed returns the trace seed of a capture open in db whose
-// exchanges are exs: its started_at metadata, or the start of its first
-// exchange.
-func CaptureSeed(db *store.DB, exs []exchange.Exchange) string {
+// ExchangesSeed returns the trace seed of a capture or session whose
+// exchanges are exs: started (its started_at metadata, or a session's
+// ID), or the start of its first exchange.
+func ExchangesSeed(started string, exs []exchange.Exchange) string {
 	var first time.Time
 	if len(exs) > 0 {
 		first = exs[0].Start
 	}
-	started, _ := db.Meta(context.Background(), "started_at")
 	return Seed(started, first)
 }
 

@@ -166,7 +166,37 @@ func (r *Report) Price(tab *pricing.Table) {
 			}
 		}
 	}
+	r.priceMissed()
 	r.Costs = c
+}
+
+// priceMissed gives each search_missed flag what the turns of its thread
+// after it cost until one could call the tool left out (all of the
+// thread's remaining turns when none could): the work done without it.
+func (r *Report) priceMissed() {
+	for i := range r.Turns {
+		t := &r.Turns[i]
+		for j := range t.Flags {
+			f := &t.Flags[j]
+			if f.Kind != timeline.FlagSearchMissed {
+				continue
+			}
+			usd := 0.0
+			for k := i + 1; k < len(r.Turns); k++ {
+				o := &r.Turns[k]
+				if o.Thread != t.Thread {
+					continue
+				}
+				if slices.Contains(o.WorkingSet.Names, f.Tool) {
+					break
+				}
+				if o.Cost != nil {
+					usd += o.Cost.USD
+				}
+			}
+			f.CostUSD = &usd
+		}
+	}
 }
 
 // blindFlag is the part of f that timeline.BlindCost reads.

@@ -396,8 +396,9 @@ func (s *Session) exchange(i int) (*exchange.Exchange, bool) {
 		if id := q.answer[len(q.answer)-1].RequestID; id != "" {
 			ex.RespHeaders = append(ex.RespHeaders, exchange.Header{Name: "Request-Id", Value: id})
 		}
-		ex.FirstByte = parseTime(q.answer[0].Timestamp)
+		// The answer arrives whole: its first byte is its end.
 		ex.End = parseTime(q.answer[len(q.answer)-1].Timestamp)
+		ex.FirstByte = ex.End
 		ex.State = exchange.StateComplete
 	case q.errRec != nil:
 		ex.End = parseTime(q.errRec.Timestamp)

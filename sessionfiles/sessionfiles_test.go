@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tsinspect/tsinspect/exchange"
 )
@@ -253,5 +254,23 @@ func TestResolve(t *testing.T) {
 	}
 	if e, err := Resolve(root, "latest"); err != nil || e.Project != "-home-user-project" {
 		t.Errorf("latest: %v %v", e, err)
+	}
+}
+
+func TestParseSince(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.Local)
+	for in, want := range map[string]time.Time{
+		"2026-11-01": time.Date(2026, 11, 1, 0, 0, 0, 0, time.Local),
+		"7d":         now.AddDate(0, 0, -7),
+		"36h":        now.Add(-36 * time.Hour),
+	} {
+		if got, err := ParseSince(in, now); err != nil || !got.Equal(want) {
+			t.Errorf("%s: %v %v, want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"yesterday", "-3d", "7w", ""} {
+		if _, err := ParseSince(bad, now); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -65,19 +66,23 @@ const (
 )
 
 type sumReq struct {
-	base     string
-	keep     int
-	tail     []string
-	count    int      // messages in the request
-	chain    [32]byte // a hash over the request's message hashes, in order
-	model    string
-	usage    *TurnUsage
-	empty    bool // the answer had no content
-	usageIdx int
-	id       string
-	deferred map[string]bool // the shape's deferred tools
-	inline   map[string]bool
-	file     int
+	// base is the request this one continues (its base record, or the one
+	// a resumed session continues), from, when set, the base record's
+	// request whose first keep messages this one's begin with. Both are
+	// earlier requests, so the lineage has no cycle.
+	base, from *sumReq
+	keep       int
+	tail       []string
+	count      int      // messages in the request
+	chain      [32]byte // a hash over the request's message hashes, in order
+	model      string
+	usage      *TurnUsage
+	empty      bool // the answer had no content
+	usageIdx   int
+	id         string
+	deferred   map[string]bool // the shape's deferred tools
+	inline     map[string]bool
+	file       int
 }
 
 type sumShape struct {
@@ -168,11 +173,13 @@ func Summarize(e Entry) (*Summary, error) {
 				}
 				s.Requests = true
 				s.Turns++
-				q := &sumReq{base: r.Base, keep: r.Keep, tail: r.Tail, model: r.Params.Model, usageIdx: -1, file: fi}
-				if b := reqs[r.Base]; b != nil {
-					q.count, q.chain = r.Keep+len(r.Tail), extendChain(chainAt(reqs, b, r.Keep), r.Tail)
+				q := &sumReq{keep: r.Keep, tail: r.Tail, model: r.Params.Model, usageIdx: -1, file: fi}
+				if b := reqs[r.Base]; b != nil && r.Base != "" {
+					q.base, q.from = b, b
+					q.keep = min(max(r.Keep, 0), b.count)
+					q.count, q.chain = q.keep+len(r.Tail), extendChain(chainAt(b, q.keep), r.Tail)
 				} else {
-					q.base = ""
+					q.keep = 0
 					q.count, q.chain = len(r.Tail), extendChain([32]byte{}, r.Tail)
 					// A request that starts afresh (a resumed session)
 					// continues the latest one whose messages it extends,
@@ -284,8 +291,19 @@ func Summarize(e Entry) (*Summary, error) {
 				}
 			}
 		}
+		var prev *TurnUsage
 		for _, id := range answerOrder {
 			u := answers[id]
+			if !s.Requests && prev != nil && !answerEmpty[id] {
+				// Without request records the answers of a file follow one
+				// another: the break rule compares each with the one before.
+				if lost, ok := breakLost(prev, u); ok {
+					s.Breaks = append(s.Breaks, Break{Turn: len(s.Usage), Lost: lost})
+				}
+			}
+			if !answerEmpty[id] {
+				prev = u
+			}
 			if q := answerReq[id]; q != nil {
 				if q.model != "" {
 					u.Model = q.model
@@ -301,20 +319,18 @@ func Summarize(e Entry) (*Summary, error) {
 	}
 	// Cache breaks, along each request's lineage (its base).
 	for _, q := range order {
-		if q.usage == nil || q.base == "" {
+		if q.usage == nil || q.base == nil {
 			continue
 		}
-		b := reqs[q.base]
+		b := q.base
 		for b != nil && (b.usage == nil || b.empty) {
-			b = reqs[b.base]
+			b = b.base
 		}
 		if b == nil {
 			continue
 		}
-		u, bu := q.usage, b.usage
-		due := min(bu.CacheRead+bu.CacheWrite5m+bu.CacheWrite1h, u.Input+u.CacheRead+u.CacheWrite5m+u.CacheWrite1h)
-		if float64(u.CacheRead) < breakRatio*float64(due) && due-u.CacheRead >= breakMinTokens {
-			s.Breaks = append(s.Breaks, Break{Turn: q.usageIdx, Lost: due - u.CacheRead})
+		if lost, ok := breakLost(b.usage, q.usage); ok {
+			s.Breaks = append(s.Breaks, Break{Turn: q.usageIdx, Lost: lost})
 		}
 	}
 	for m := range models {
@@ -328,6 +344,16 @@ func Summarize(e Entry) (*Summary, error) {
 	return s, nil
 }
 
+// breakLost applies the timeline's cache-break rule to a turn's usage u
+// after its baseline's bu: the tokens lost, and whether it is a break.
+func breakLost(bu, u *TurnUsage) (int64, bool) {
+	due := min(bu.CacheRead+bu.CacheWrite5m+bu.CacheWrite1h, u.Input+u.CacheRead+u.CacheWrite5m+u.CacheWrite1h)
+	if float64(u.CacheRead) < breakRatio*float64(due) && due-u.CacheRead >= breakMinTokens {
+		return due - u.CacheRead, true
+	}
+	return 0, false
+}
+
 // extendChain hashes more message hashes onto a chain.
 func extendChain(c [32]byte, hashes []string) [32]byte {
 	for _, h := range hashes {
@@ -337,22 +363,21 @@ func extendChain(c [32]byte, hashes []string) [32]byte {
 }
 
 // chainAt is the chain of the first k messages of request q.
-func chainAt(reqs map[string]*sumReq, q *sumReq, k int) [32]byte {
-	for depth := 0; q != nil && depth < 100000; depth++ {
+func chainAt(q *sumReq, k int) [32]byte {
+	for q != nil {
 		switch {
 		case k == q.count:
 			return q.chain
 		case k > q.keep && k <= q.count:
-			b := reqs[q.base]
 			var c [32]byte
-			if b != nil {
-				c = chainAt(reqs, b, q.keep)
+			if q.from != nil {
+				c = chainAt(q.from, q.keep)
 			}
 			return extendChain(c, q.tail[:k-q.keep])
-		case q.base == "":
+		case q.from == nil:
 			return extendChain([32]byte{}, q.tail[:min(k, len(q.tail))])
 		}
-		q = reqs[q.base]
+		q = q.from
 	}
 	return [32]byte{}
 }
@@ -361,10 +386,10 @@ func chainAt(reqs map[string]*sumReq, q *sumReq, k int) [32]byte {
 // starts afresh (a resumed session), continues, as the timeline links
 // them: the latest whose messages q's extend, else the latest that added
 // a message q's history holds (a session resumed on another model has
-// some of its history rewritten). It returns its ID, "" for none.
-func continues(order []*sumReq, q *sumReq, file int) string {
+// some of its history rewritten). It returns nil for none.
+func continues(order []*sumReq, q *sumReq, file int) *sumReq {
 	if len(q.tail) < 2 {
-		return ""
+		return nil
 	}
 	prefix := map[[32]byte]int{}
 	has := map[string]bool{}
@@ -382,7 +407,7 @@ func continues(order []*sumReq, q *sumReq, file int) string {
 			continue
 		}
 		if n, ok := prefix[p.chain]; ok && n == p.count {
-			return p.id
+			return p
 		}
 	}
 	for i := len(order) - 1; i >= 0; i-- {
@@ -392,11 +417,11 @@ func continues(order []*sumReq, q *sumReq, file int) string {
 		}
 		for _, h := range p.tail {
 			if has[h] {
-				return p.id
+				return p
 			}
 		}
 	}
-	return ""
+	return nil
 }
 
 func (s *Summary) note(ts, version string) {
@@ -479,14 +504,18 @@ func (s *Summary) other(line []byte, unknown map[string]int) {
 
 // Cost prices the session's answers and its cache breaks with tab: the
 // whole cost, what the breaks cost (their lost tokens billed again
-// instead of read), and whether every answered turn had a price.
-func (s *Summary) Cost(tab *pricing.Table) (usd, breaks float64, ok bool) {
+// instead of read), whether every answered turn had a price, and the
+// models priced as another of their family (estimated), "model as other".
+func (s *Summary) Cost(tab *pricing.Table) (usd, breaks float64, ok bool, estimated []string) {
 	ok = true
 	for _, u := range s.Usage {
-		c, _, priced := tab.Cost(u.Model, u.pricing())
+		c, p, priced := tab.Cost(u.Model, u.pricing())
 		if !priced {
 			ok = false
 			continue
+		}
+		if e := u.Model + " as " + p.Model.Model; p.Estimated && !slices.Contains(estimated, e) {
+			estimated = append(estimated, e)
 		}
 		usd += c.Total
 	}
@@ -499,7 +528,7 @@ func (s *Summary) Cost(tab *pricing.Table) (usd, breaks float64, ok bool) {
 			breaks += c
 		}
 	}
-	return usd, breaks, ok
+	return usd, breaks, ok, estimated
 }
 
 func (u TurnUsage) pricing() pricing.Usage {

@@ -55,17 +55,19 @@ func Salvage(db *store.DB, warn io.Writer) ([]exchange.Exchange, error) {
 	return exs, nil
 }
 
-// Stream calls fn with each exchange of an open capture in turn, bodies
-// included (held one at a time), down to the partial ones, leaving out the
-// rows that cannot be read and naming them in one line on warn (nil: not
-// named).
-func Stream(db *store.DB, warn io.Writer, fn func(*exchange.Exchange) error) error {
-	damage, err := db.Scan(context.Background(), store.ScanOptions{Salvage: true, Partial: true}, fn)
+// Summaries lists the exchanges of a Claude Code session read from its
+// files at path, as a capture's rows (store.DB.Summaries).
+func Summaries(path string) ([]store.Summary, error) {
+	f, err := OpenFiles(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if len(damage) > 0 && warn != nil {
-		fmt.Fprintf(warn, "tsinspect: warning: %s: %s\n", db.Path(), store.DamageSummary(damage))
-	}
-	return nil
+	var rows []store.Summary
+	_, err = f.Stream(context.Background(), func(ex *exchange.Exchange) error {
+		rows = append(rows, store.Summary{ID: ex.ID, Source: ex.Source, Start: ex.Start, FirstByte: ex.FirstByte, End: ex.End,
+			Method: ex.Method, URL: ex.URL, Host: ex.Host, Status: ex.Status, ReqBytes: int64(len(ex.ReqBody)),
+			RespBytes: int64(len(ex.RespBody)), State: ex.State, Error: ex.Error})
+		return nil
+	})
+	return rows, err
 }

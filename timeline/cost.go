@@ -40,6 +40,8 @@ func FlagCost(tab *pricing.Table, s *Session, t *Turn, f Flag) (usd float64, ok 
 	switch f.Kind {
 	case FlagCacheBreak:
 		return tab.BreakCost(t.Decoded.Request.Model, u, f.TokensLost)
+	case FlagSearchMissed:
+		return missedCost(tab, s, t, f.Tool)
 	case FlagCallBeforeLoad, FlagUnknownTool:
 		var am string
 		var au pricing.Usage
@@ -85,4 +87,24 @@ func BlindCost(tab *pricing.Table, model string, u pricing.Usage, f Flag, answer
 		return 0, false
 	}
 	return usd + float64(f.ErrorTokens)*rate/1e6, true
+}
+
+// missedCost is what the turns of t's thread after t cost until one could
+// call tool (all of the thread's remaining turns when none could): the
+// work the model did without the tool a search left out. Unpriced turns
+// are left out.
+func missedCost(tab *pricing.Table, s *Session, t *Turn, tool string) (float64, bool) {
+	usd := 0.0
+	for _, o := range s.Turns {
+		if o.Index <= t.Index || o.Thread != t.Thread || o.Decoded == nil {
+			continue
+		}
+		if o.Decoded.InWorkingSet(tool) {
+			break
+		}
+		if c, _, ok := TurnCost(tab, o); ok {
+			usd += c.Total
+		}
+	}
+	return usd, true
 }

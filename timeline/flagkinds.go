@@ -86,6 +86,14 @@ var flagKinds = [...]FlagKind{
 		Todo:     "Compare the query with the catalog: if the tool the model wanted exists, its name or description does not match how the model asks for it; if it does not exist, the model is reaching for a capability you have not given it. Repeated empty searches are worth a better tool description or a non-deferred tool.",
 	},
 	{
+		Kind:     FlagSearchMissed,
+		Severity: SeverityWarning,
+		check:    ruleSearchMissed,
+		When:     "a search whose query names catalog tools exactly (a `select:` list, or keywords that are tool names) and whose result loaded tools but left some of them out (`tool`: the first left out; `cost_usd`: the thread's turns that ran without it)",
+		Why:      "The model asked for tools by name and did not get all of them, usually because `max_results` was smaller than the number of names, or a name lost in the ranking. Nothing fails: the model works around the missing tool, often for many turns, and nobody notices.",
+		Todo:     "Load tools by name with `select:A,B` (every named tool is returned), or raise `max_results` to at least the number of tools named. If the model keeps searching with keywords that are tool names, a non-deferred tool or a clearer description may serve it better.",
+	},
+	{
 		Kind:     FlagCacheBreak,
 		Severity: SeverityWarning,
 		check:    ruleCacheBreak,

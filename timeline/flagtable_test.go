@@ -51,6 +51,8 @@ var flagCases = []struct {
 	// Claude Code could not be made to send these; synthetic sessions
 	// provoke them, and no recorded capture may raise them.
 	{kind: timeline.FlagSearchNoCatalog, synthetic: "TestSearchWithoutCatalog"},
+	// Recorded with real Claude Code in e2e (TestSessionFilesAgreeWithRecorder, "missed").
+	{kind: timeline.FlagSearchMissed, synthetic: "TestRuleSearchMissedOnAView"},
 	{kind: timeline.FlagUnknownReference, synthetic: "TestUnknownReference"},
 	{kind: timeline.FlagReferenceNotSent, synthetic: "TestReferenceNotSent"},
 }

@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tsinspect/tsinspect/decode"
@@ -16,6 +17,7 @@ const (
 	FlagStopSequence     = "stop_sequence_anomaly"
 	FlagCacheBreak       = "cache_break"
 	FlagEmptySearch      = "empty_search"
+	FlagSearchMissed     = "search_missed"
 	FlagStreamIncomplete = "stream_incomplete"
 	FlagAPIError         = "api_error"
 	FlagRetry            = "retry"
@@ -247,6 +249,71 @@ func ruleStopSequence(v ruleView, k int) []Flag {
 		d += "."
 	}
 	return []Flag{{Detail: d}}
+}
+
+// ruleSearchMissed raises a flag for a search whose query names catalog
+// tools exactly (a select: list, or keywords that are tool names) and whose
+// result loaded some tools but left some of those out, when they are not in the working set by
+// other means: the model asked for them by name and did not get them.
+func ruleSearchMissed(v ruleView, k int) []Flag {
+	in := v.turn(k)
+	var out []Flag
+	for _, s := range in.t.NewSearches {
+		// A search that loaded nothing is an empty_search.
+		if s.Server || !s.HasResult || s.IsError || len(s.Results) == 0 {
+			continue
+		}
+		var missing, named []string
+		for _, name := range searchNames(s) {
+			if !in.d.InCatalog(name) || slices.Contains(named, name) {
+				continue
+			}
+			named = append(named, name)
+			if !slices.Contains(s.Results, name) && !in.d.InWorkingSet(name) {
+				missing = append(missing, name)
+			}
+		}
+		if len(missing) == 0 {
+			continue
+		}
+		limit := ""
+		if s.MaxResults > 0 {
+			limit = fmt.Sprintf(", max_results %d", s.MaxResults)
+		}
+		got := strings.Join(s.Results, ", ")
+		d := fmt.Sprintf("%s %q (%s query%s) named %d catalog %s exactly but loaded %s: %s left out, so the model cannot call %s.",
+			s.Tool, s.Query, orUnknown(s.Mode), limit, len(named), plural(len(named), "tool", "tools"), got,
+			strings.Join(missing, ", "), plural(len(missing), "it", "them"))
+		out = append(out, Flag{Tool: missing[0], Detail: d})
+	}
+	return out
+}
+
+// searchNames are the words of a search that could name tools: a select:
+// list's names, or a keyword query's words (a leading + dropped).
+func searchNames(s decode.Search) []string {
+	if len(s.Selected) > 0 {
+		return s.Selected
+	}
+	var out []string
+	for _, w := range strings.FieldsFunc(s.Query, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' || r == '\n' }) {
+		out = append(out, strings.TrimPrefix(w, "+"))
+	}
+	return out
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func ruleEmptySearch(v ruleView, k int) []Flag {

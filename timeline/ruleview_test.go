@@ -175,3 +175,31 @@ func TestRuleToolSearchOffOnAView(t *testing.T) {
 		t.Errorf("with ToolSearch: %+v", got)
 	}
 }
+
+func TestRuleSearchMissedOnAView(t *testing.T) {
+	d := &decode.Turn{Catalog: []string{"WebFetch", "WebSearch", "mcp__x__a"}, WorkingSet: []decode.WorkingTool{{Name: "Read"}, {Name: "WebSearch"}}}
+	in := fakeTurn(3, 200, d)
+	search := func(query string, max int64, results ...string) decode.Search {
+		return decode.Search{Tool: "ToolSearch", Query: query, Mode: "keyword", MaxResults: max, HasResult: true, Results: results}
+	}
+	in.t.NewSearches = []decode.Search{search("WebSearch WebFetch", 1, "WebSearch")}
+	v := &fakeView{turns: []*info{in}}
+	got := ruleSearchMissed(v, 0)
+	want := `ToolSearch "WebSearch WebFetch" (keyword query, max_results 1) named 2 catalog tools exactly but loaded WebSearch: WebFetch left out, so the model cannot call it.`
+	if len(got) != 1 || got[0].Detail != want || got[0].Tool != "WebFetch" {
+		t.Fatalf("got %+v\nwant %q", got, want)
+	}
+	// Words that are not catalog tools, a name already loaded, or every
+	// name returned: no flag.
+	for _, s := range []decode.Search{search("fetch a web page", 5), search("WebSearch", 1), search("WebFetch mcp__x__a", 5, "WebFetch", "mcp__x__a")} {
+		in.t.NewSearches = []decode.Search{s}
+		if got := ruleSearchMissed(v, 0); got != nil {
+			t.Errorf("%q: %+v", s.Query, got)
+		}
+	}
+	// A select: list counts its names.
+	in.t.NewSearches = []decode.Search{{Tool: "ToolSearch", Query: "select:WebFetch,mcp__x__a", Mode: "select", Selected: []string{"WebFetch", "mcp__x__a"}, HasResult: true, Results: []string{"WebFetch"}}}
+	if got := ruleSearchMissed(v, 0); len(got) != 1 || got[0].Tool != "mcp__x__a" {
+		t.Errorf("select: %+v", got)
+	}
+}

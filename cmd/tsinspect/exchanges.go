@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/source"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/textout"
 )
@@ -27,14 +28,32 @@ never renamed or removed; new ones may appear.`)
 	if len(pos) != 1 {
 		return usageError("exchanges: want one capture FILE (see 'tsinspect exchanges -h')")
 	}
-	db, err := store.OpenReadOnly(pos[0])
+	path, err := source.Resolve(pos[0])
 	if err != nil {
 		return readError("exchanges", pos[0], err)
 	}
-	defer db.Close()
-	rows, err := db.Summaries(context.Background(), 0)
-	if err != nil {
-		return err
+	var rows []store.Summary
+	var damaged func() string
+	if source.IsSessionFile(path) {
+		if rows, err = source.Summaries(path); err != nil {
+			return readError("exchanges", pos[0], err)
+		}
+		damaged = func() string { return "" }
+	} else {
+		db, err := store.OpenReadOnly(path)
+		if err != nil {
+			return readError("exchanges", pos[0], err)
+		}
+		defer db.Close()
+		if rows, err = db.Summaries(context.Background(), 0); err != nil {
+			return err
+		}
+		damaged = func() string {
+			if damage, err := db.DamagedRows(context.Background()); err == nil && len(damage) > 0 {
+				return fmt.Sprintf("%d damaged (a row whose body is missing is not listed): %s", len(damage), store.DamageNames(damage))
+			}
+			return ""
+		}
 	}
 	if *asJSON {
 		if err := textout.ExchangesJSON(env.stdout, rows); err != nil {
@@ -45,8 +64,8 @@ never renamed or removed; new ones may appear.`)
 	if err := textout.Exchanges(env.stdout, rows); err != nil {
 		return fmt.Errorf("exchanges: write: %w", err)
 	}
-	if damage, err := db.DamagedRows(context.Background()); err == nil && len(damage) > 0 {
-		fmt.Fprintf(env.stderr, "tsinspect: warning: %s: %d damaged (a row whose body is missing is not listed): %s\n", pos[0], len(damage), store.DamageNames(damage))
+	if d := damaged(); d != "" {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: %s: %s\n", pos[0], d)
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(env.stderr, "tsinspect: no exchanges recorded in", pos[0])

@@ -61,6 +61,7 @@ func commands() []command {
 		{"turns", "list the Messages API turns of a capture: catalog, working set, tokens, flags", runTurns},
 		{"searches", "list every tool search and what it loaded; --tools: were these tools found and called?", runSearches},
 		{"probe", "without a session: list MCP servers' tools, which queries find them, what deferring saves", runProbe},
+		{"diff", "compare two sessions: request shape, turns aligned per thread, searches, cost; exit 1 when they differ", runDiff},
 		{"report", "write a sanitised report (JSON, Markdown or HTML); --fail-on KIND for CI", runReport},
 		{"open", "browse a capture in the terminal: turns, working set, catalog, searches, cache, flags", runOpen},
 		{"replay", "play a capture's turns back in recorded time (--speed N), with pause and step", runReplay},
@@ -143,8 +144,8 @@ func internalPackage(name string) bool {
 	// Every package of the module but the commands: TestEveryPackageNamed
 	// fails when one is added without its name here.
 	switch name {
-	case "capture", "claudetap", "claudetools", "claudetrace", "contentcoding", "corpus", "coverage",
-		"decode", "democapture", "exchange", "filter", "fixtures", "golden", "har", "httpflow", "importer",
+	case "capture", "claudetap", "claudetools", "claudetrace", "compare", "comparetest", "contentcoding", "corpus", "coverage",
+		"decode", "democapture", "diffreport", "exchange", "filter", "fixtures", "golden", "har", "httpflow", "importer",
 		"longsession", "mcpclient", "mcpserver", "memlimit", "mitmflow", "numfmt", "otlp", "outfile",
 		"pcap", "pcaptest", "pricing", "rawbodies", "realsession", "recon", "recording", "redact", "replayserver",
 		"report", "session", "sessionfiles", "sharing", "shell", "source", "stats", "suggest", "store", "textout", "timeline", "tlsrec", "toolsearch", "tooltokens", "ui", "vcr", "view":

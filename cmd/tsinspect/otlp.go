@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/otlp"
 	"github.com/tsinspect/tsinspect/redact"
+	"github.com/tsinspect/tsinspect/source"
 	"github.com/tsinspect/tsinspect/store"
 )
 
@@ -37,19 +39,42 @@ func exportOTLP(env *cliEnv, path, endpoint, policyName string) error {
 	if err != nil {
 		return err
 	}
-	db, err := store.OpenReadOnly(path)
+	resolved, err := source.Resolve(path)
 	if err != nil {
 		return readError("export", path, fmt.Errorf("export: %w", err))
 	}
-	defer db.Close()
-	exs, err := db.Exchanges(context.Background())
-	if err != nil {
-		return fmt.Errorf("export: %w", err)
+	var exs []exchange.Exchange
+	started := ""
+	if source.IsSessionFile(resolved) {
+		f, err := source.OpenFiles(resolved)
+		if err != nil {
+			return readError("export", path, fmt.Errorf("export: %w", err))
+		}
+		// A session's trace is named by its ID.
+		started = f.Session().ID
+		if _, err := f.Stream(context.Background(), func(ex *exchange.Exchange) error {
+			c := *ex
+			c.ReqRef = exchange.BodyRef{}
+			exs = append(exs, c)
+			return nil
+		}); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+	} else {
+		db, err := store.OpenReadOnly(resolved)
+		if err != nil {
+			return readError("export", path, fmt.Errorf("export: %w", err))
+		}
+		defer db.Close()
+		if exs, err = db.Exchanges(context.Background()); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		started, _ = db.Meta(context.Background(), "started_at")
 	}
 	if policy == redact.Off {
 		fmt.Fprintln(env.stderr, "tsinspect: warning: --redact off: the spans are not redacted and may hold paths, e-mail addresses, identifiers and secrets")
 	}
-	s, st := otlp.Send(cfg, exs, otlp.CaptureSeed(db, exs), policy, version)
+	s, st := otlp.Send(cfg, exs, otlp.ExchangesSeed(started, exs), policy, version)
 	fmt.Fprintln(env.stderr, "tsinspect: "+s.Sent(st, cfg.URL))
 	if st.Undelivered() > 0 {
 		return fmt.Errorf("export: %d spans not delivered: %s", st.Undelivered(), st.LastError)

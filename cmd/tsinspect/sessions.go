@@ -93,7 +93,7 @@ func runSessions(env *cliEnv, args []string) error {
 	for _, e := range st.Failed {
 		fmt.Fprintf(env.stderr, "tsinspect: warning: %v\n", e)
 	}
-	var rows []textout.SessionRow
+	var rows []sessionfiles.Row
 	for _, s := range sums {
 		if *projectText != "" && !strings.Contains(s.Cwd, *projectText) && !strings.Contains(s.Project, *projectText) {
 			continue
@@ -101,9 +101,9 @@ func runSessions(env *cliEnv, args []string) error {
 		if !from.IsZero() && s.End.Before(from) {
 			continue
 		}
-		rows = append(rows, textout.SessionRowOf(s, tab))
+		rows = append(rows, sessionfiles.RowOf(s, tab))
 	}
-	textout.SortSessions(rows, *sortBy)
+	sessionfiles.SortRows(rows, *sortBy)
 	if *limit > 0 && len(rows) > *limit {
 		rows = rows[:*limit]
 	}

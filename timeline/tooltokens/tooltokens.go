@@ -600,6 +600,12 @@ func SavedUSD(tab *pricing.Table, model string, u pricing.Usage, saved int64) (u
 	if tab == nil || model == "" {
 		return 0, false
 	}
+	// A request with no usage (an HTTP error, or an answer whose usage was
+	// not recorded) was not billed as far as anyone knows: it saved
+	// nothing in dollars.
+	if u.Prompt() == 0 {
+		return 0, true
+	}
 	rate, ok := tab.PrefixRate(model, u)
 	if !ok {
 		return 0, false

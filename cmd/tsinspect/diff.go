@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/tsinspect/tsinspect/diffreport"
+	"github.com/tsinspect/tsinspect/internal/outfile"
+	"github.com/tsinspect/tsinspect/redact"
+	"github.com/tsinspect/tsinspect/source"
+)
+
+const diffAbout = `
+Compare two sessions A and B (captures, or anything else tsinspect reads)
+and say what differs:
+
+  summary        turns, threads, models, clients, cost (and what cache
+                 breaks and blind calls cost), tokens by kind, searches
+                 and empty searches, flags by kind, side by side
+  request shape  per thread: betas, system blocks (which changed, by how
+                 many tokens), tool definitions added, removed or changed
+                 (description, schema), the catalog, the announcement,
+                 parameters such as thinking, effort, context management
+  turns          aligned per thread by order and content, so that a turn
+                 one side lacks shows as inserted; for each pair, what
+                 differs in model, catalog, working set, searches, calls,
+                 usage, cost and flags. Identical stretches fold to one
+                 line.
+  --tools P      for each tool whose name starts with P, how it was
+                 searched for and found in A and in B
+
+IDs, times and signatures never count as differences, nor does the part
+of Claude Code's billing header that changes with every request.
+
+Text is written for a terminal of --width columns (80 by default);
+--json (or --format json) writes the comparison as JSON; --format
+markdown|html writes it for a bug report, redacted as 'tsinspect report'
+redacts (--redact default, strict or off; text and JSON, for your own
+terminal, are not redacted unless --redact says so).
+
+Exit status as diff(1): 0 when the sessions are the same in what
+tsinspect compares, 1 when they differ, 2 on trouble.
+
+Examples:
+  tsinspect diff yesterday.db today.db
+  tsinspect diff --tools mcp__github__ before.db after.db
+  tsinspect diff --format markdown --out diff.md a.db b.db`
+
+func runDiff(env *cliEnv, args []string) error {
+	err := diff(env, args)
+	var ee *exitError
+	if err == nil || errors.As(err, &ee) {
+		return err
+	}
+	// Trouble, status 2 as diff(1) has it, said as plainly as any other
+	// command's error (run strips package names only from status 1).
+	return &exitError{code: 2, err: troubleError{err}}
+}
+
+// troubleError is an error said without the package names before it.
+type troubleError struct{ err error }
+
+func (e troubleError) Error() string { return plainError(oneLine(e.err.Error())) }
+func (e troubleError) Unwrap() error { return e.err }
+
+func diff(env *cliEnv, args []string) error {
+	fs := newFlags(env, "diff", "A B [--tools PREFIX] [--json | --format text|json|markdown|html] [--out FILE] [--redact POLICY] [--width N] [--prices FILE]", diffAbout)
+	format := fs.String("format", "text", "output `format`: text, json, markdown or html")
+	asJSON := fs.Bool("json", false, "write JSON (the same as --format json)")
+	out := fs.String("out", "", "write to `FILE` instead of standard output, atomically (- for standard output)")
+	policyName := fs.String("redact", "", "redaction `policy`: default, strict or off (default: default for markdown and html, off for text and json)")
+	tools := fs.String("tools", "", "compare how the tools whose names start with `PREFIX` were searched for and found")
+	width := fs.Int("width", diffreport.Width, "text width in `columns` (at least 60)")
+	prices := pricesFlag(fs)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usageError("diff: want two sessions A and B (see 'tsinspect diff -h')")
+	}
+	switch *format {
+	case "text", "json", "html":
+	case "markdown", "md":
+		*format = "markdown"
+	default:
+		return usageError("diff: --format %q: want text, json, markdown or html", *format)
+	}
+	if *asJSON {
+		if flagSet(fs, "format") && *format != "json" {
+			return usageError("diff: --json and --format %s: give one", *format)
+		}
+		*format = "json"
+	}
+	if *width < 60 {
+		return usageError("diff: --width %d: want at least 60", *width)
+	}
+	policy := redact.Off
+	if *format == "markdown" || *format == "html" {
+		policy = redact.Default
+	}
+	if *policyName != "" {
+		if policy, err = redact.ParsePolicy(*policyName); err != nil {
+			return usageError("diff: --redact %q: want default, strict or off", *policyName)
+		}
+	}
+	tab, err := loadPrices(*prices)
+	if err != nil {
+		return err
+	}
+	if *out != "" && *out != "-" {
+		if err := outfile.Check(*out); err != nil {
+			return fmt.Errorf("diff: %w", err)
+		}
+	}
+	// The two are read at once: a diff takes about as long as reading
+	// the longer one.
+	var ins [2]diffreport.Input
+	var errs [2]error
+	var wg sync.WaitGroup
+	warn := &lockedWriter{w: env.stderr}
+	for i, path := range pos {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b, problems, err := source.ReadFile(context.Background(), path)
+			if len(problems) > 0 {
+				fmt.Fprintf(warn, "tsinspect: warning: %s: %s\n", path, source.Summary(problems))
+			}
+			if err != nil {
+				errs[i] = readError("diff", path, err)
+				return
+			}
+			ins[i] = diffreport.Input{Name: path, Session: b.Session(), Exchanges: b.Exchanges()}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs[:]...); err != nil {
+		return err
+	}
+	res := diffreport.Build(ins[0], ins[1], diffreport.Options{Prices: tab, Policy: policy, Tools: *tools, Version: version})
+	if policy == redact.Off && (*format == "markdown" || *format == "html") {
+		fmt.Fprintln(env.stderr, "tsinspect: warning: --redact off: the comparison is not redacted and may hold paths, e-mail addresses, identifiers and secrets; do not share it as it is")
+	}
+	write := func(w io.Writer) error {
+		switch *format {
+		case "json":
+			return res.WriteJSON(w)
+		case "markdown":
+			return res.WriteMarkdown(w)
+		case "html":
+			return res.WriteHTML(w)
+		}
+		return res.WriteText(w, *width)
+	}
+	if *out == "" || *out == "-" {
+		if err := write(env.stdout); err != nil {
+			return fmt.Errorf("diff: write: %w", err)
+		}
+	} else if err := outfile.WriteWith(*out, write); err != nil {
+		return fmt.Errorf("diff: %w", err)
+	}
+	if !res.Same {
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+// lockedWriter lets two goroutines write warnings to one stream.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

@@ -1,0 +1,169 @@
+package diffreport
+
+import (
+	"bufio"
+	"fmt"
+	"html"
+	"io"
+	"strings"
+
+	"github.com/tsinspect/tsinspect/timeline/compare"
+)
+
+// section is one part of the result as rows of cells, the form both
+// Markdown and HTML write.
+type section struct {
+	title string
+	head  []string
+	rows  [][]string
+	empty string // said when there are no rows
+}
+
+// sections lays the result out for Markdown and HTML.
+func (r *Result) sections() []section {
+	sum := section{title: "Summary", head: []string{"", "A", "B", "B − A"}}
+	for _, f := range r.Summary {
+		if f.Unit == compare.UnitList {
+			d := ""
+			if f.Differs {
+				d = "differs"
+			}
+			sum.rows = append(sum.rows, []string{strings.TrimSpace(f.Name), f.AText, f.BText, d})
+			continue
+		}
+		d := ""
+		if f.Differs {
+			d = signed(f.B-f.A, f.Unit)
+		}
+		sum.rows = append(sum.rows, []string{strings.TrimSpace(f.Name), value(f.A, f.Unit), value(f.B, f.Unit), d})
+	}
+	shape := section{title: "Request shape", head: []string{"threads", "area", "change"}, empty: "The same."}
+	for _, c := range r.Shape {
+		line := changeLine(c)
+		_, line, _ = strings.Cut(line, ": ")
+		shape.rows = append(shape.rows, []string{strings.Join(c.Threads, ", "), c.Area, line})
+	}
+	turns := section{title: "Turns, aligned per thread", head: []string{"thread", "turns (A / B)", "", "what differs"}}
+	for _, t := range r.Threads {
+		name := t.A
+		if name == "" {
+			name = t.B
+		} else if t.B != "" && t.B != t.A {
+			name += " / " + t.B
+		}
+		for _, row := range t.Rows {
+			var what []string
+			for _, f := range row.Fields {
+				what = append(what, fmt.Sprintf("%s: A %s, B %s", f.Name, f.A, f.B))
+			}
+			if row.What != "" {
+				what = append(what, row.What)
+			}
+			if row.Op == compare.OpSame && row.Count > 1 {
+				what = append(what, fmt.Sprintf("%d turns the same", row.Count))
+			}
+			turns.rows = append(turns.rows, []string{name, turnPair(row), row.Op, strings.Join(what, "; ")})
+		}
+	}
+	out := []section{sum, shape, turns}
+	if r.ToolsPrefix != "" {
+		tools := section{title: fmt.Sprintf("Tools starting %q", r.ToolsPrefix), head: []string{"tool", "A", "B", ""}, empty: "None in either session."}
+		for _, td := range r.Tools {
+			d := ""
+			if td.Differs {
+				d = "differs"
+			}
+			tools.rows = append(tools.rows, []string{td.Name, toolText(td.A), toolText(td.B), d})
+		}
+		out = append(out, tools)
+	}
+	return out
+}
+
+func (r *Result) verdict() string {
+	if r.Same {
+		return "The sessions are the same in what tsinspect compares."
+	}
+	return "The sessions differ."
+}
+
+// WriteMarkdown writes the result for a GitHub issue.
+func (r *Result) WriteMarkdown(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	cell := func(s string) string {
+		s = strings.ReplaceAll(s, "|", "\\|")
+		return strings.ReplaceAll(s, "\n", " ")
+	}
+	fmt.Fprintf(bw, "# tsinspect diff\n\nA: `%s`  \nB: `%s`\n\n%s\n", r.A, r.B, r.verdict())
+	if r.Prices != "" {
+		fmt.Fprintf(bw, "\nPrices: %s\n", r.Prices)
+	}
+	if r.Redaction != "" {
+		fmt.Fprintf(bw, "\n%s\n", r.Redaction)
+	}
+	for _, s := range r.sections() {
+		fmt.Fprintf(bw, "\n## %s\n\n", s.title)
+		if len(s.rows) == 0 {
+			fmt.Fprintf(bw, "%s\n", s.empty)
+			continue
+		}
+		fmt.Fprintf(bw, "| %s |\n|%s\n", strings.Join(s.head, " | "), strings.Repeat(" --- |", len(s.head)))
+		for _, row := range s.rows {
+			cs := make([]string, len(row))
+			for i, c := range row {
+				cs[i] = cell(c)
+			}
+			fmt.Fprintf(bw, "| %s |\n", strings.Join(cs, " | "))
+		}
+	}
+	return bw.Flush()
+}
+
+// WriteHTML writes the result as one self-contained page.
+func (r *Result) WriteHTML(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	e := html.EscapeString
+	fmt.Fprintf(bw, `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>tsinspect diff</title>
+<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:1.5em}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}tr.changed,tr.inserted,tr.deleted{background:#fff4e0}tr.inserted{background:#e6ffe6}tr.deleted{background:#ffe6e6}</style>
+</head><body>
+<h1>tsinspect diff</h1>
+<p>A: <code>%s</code><br>B: <code>%s</code></p>
+<p><strong>%s</strong></p>
+`, e(r.A), e(r.B), e(r.verdict()))
+	if r.Prices != "" {
+		fmt.Fprintf(bw, "<p>Prices: %s</p>\n", e(r.Prices))
+	}
+	if r.Redaction != "" {
+		fmt.Fprintf(bw, "<p>%s</p>\n", e(r.Redaction))
+	}
+	for _, s := range r.sections() {
+		fmt.Fprintf(bw, "<h2>%s</h2>\n", e(s.title))
+		if len(s.rows) == 0 {
+			fmt.Fprintf(bw, "<p>%s</p>\n", e(s.empty))
+			continue
+		}
+		bw.WriteString("<table><tr>")
+		for _, h := range s.head {
+			fmt.Fprintf(bw, "<th>%s</th>", e(h))
+		}
+		bw.WriteString("</tr>\n")
+		for _, row := range s.rows {
+			class := ""
+			if len(row) > 2 {
+				switch row[2] {
+				case compare.OpChanged, compare.OpInserted, compare.OpDeleted:
+					class = ` class="` + row[2] + `"`
+				}
+			}
+			fmt.Fprintf(bw, "<tr%s>", class)
+			for _, c := range row {
+				fmt.Fprintf(bw, "<td>%s</td>", e(c))
+			}
+			bw.WriteString("</tr>\n")
+		}
+		bw.WriteString("</table>\n")
+	}
+	bw.WriteString("</body></html>\n")
+	return bw.Flush()
+}

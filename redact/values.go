@@ -1,0 +1,47 @@
+package redact
+
+// Values redacts loose values that are not part of a report (what
+// differs between two sessions, say) under one policy, with one set of
+// pseudonyms for all of them: the same value gets the same pseudonym
+// wherever it appears.
+type Values struct {
+	a *applier // nil under Off
+}
+
+// NewValues returns the redactor of policy p. known holds the sessions'
+// own private values (from [Collect] or [CollectDecoded]); tools are the
+// tool names the values may hold, whose MCP servers the strict policy
+// numbers in this order.
+func NewValues(p Policy, known *Known, tools []string) *Values {
+	if p == Off {
+		return &Values{}
+	}
+	a := &applier{s: newScrubber(known), strict: p == Strict, toolMemo: map[string]string{}}
+	if a.strict {
+		a.s.servers = map[string]string{}
+		for _, n := range tools {
+			if srv, _, ok := mcpParts(n); ok {
+				a.s.addServer(srv)
+			}
+		}
+	}
+	return &Values{a: a}
+}
+
+// Text scrubs free text: paths, e-mail addresses, secrets, the sessions'
+// private values and, under the strict policy, MCP server names.
+func (v *Values) Text(t string) string {
+	if v.a == nil {
+		return t
+	}
+	return v.a.s.text(t)
+}
+
+// Tool passes a tool name that looks like one (its MCP server
+// pseudonymised under the strict policy), or replaces it by a pseudonym.
+func (v *Values) Tool(n string) string {
+	if v.a == nil {
+		return n
+	}
+	return v.a.tool(n)
+}

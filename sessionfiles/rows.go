@@ -1,0 +1,88 @@
+package sessionfiles
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tsinspect/tsinspect/pricing"
+)
+
+// Row is one session of the listing, its figures worked out.
+type Row struct {
+	ID        string    `json:"id"`
+	Path      string    `json:"path"`
+	Project   string    `json:"project"`
+	Cwd       string    `json:"cwd,omitempty"`
+	Start     time.Time `json:"start"`
+	End       time.Time `json:"end"`
+	Version   string    `json:"version,omitempty"`
+	Requests  bool      `json:"requests_recorded"`
+	Turns     int       `json:"turns"`
+	Subagents int       `json:"subagents"`
+	Models    []string  `json:"models"`
+	// CostUSD is every answer's cost at list prices; CostKnown is false
+	// when a model had no price (the figure then counts the others).
+	CostUSD       float64 `json:"cost_usd"`
+	CostKnown     bool    `json:"cost_known"`
+	CacheBreaks   int     `json:"cache_breaks"`
+	BreaksUSD     float64 `json:"cache_breaks_usd"`
+	BlindCalls    int     `json:"blind_calls"`
+	Searches      int     `json:"searches"`
+	EmptySearches int     `json:"empty_searches"`
+	InputTokens   int64   `json:"input_tokens"`
+	OutputTokens  int64   `json:"output_tokens"`
+	CacheRead     int64   `json:"cache_read_input_tokens"`
+	CacheWrite    int64   `json:"cache_creation_input_tokens"`
+	// PricedAs lists the models priced as another of their family ("model
+	// as other"): the cost is then an estimate.
+	PricedAs []string `json:"priced_as,omitempty"`
+	// Unknown names records of types tsinspect does not know.
+	Unknown []string `json:"unknown_records,omitempty"`
+}
+
+// RowOf works out a listing row's figures with the prices of tab.
+func RowOf(s *Summary, tab *pricing.Table) Row {
+	usd, breaks, known, estimated := s.Cost(tab)
+	in, out, read, write := s.Tokens()
+	return Row{ID: s.ID, Path: s.Path, Project: s.Project, Cwd: s.Cwd, Start: s.Start, End: s.End, Version: s.Version,
+		Requests: s.Requests, Turns: s.Turns, Subagents: s.Subagents, Models: s.Models, CostUSD: usd, CostKnown: known,
+		CacheBreaks: len(s.Breaks), BreaksUSD: breaks, BlindCalls: s.BlindCalls, Searches: s.Searches, EmptySearches: s.EmptySearches,
+		InputTokens: in, OutputTokens: out, CacheRead: read, CacheWrite: write, Unknown: s.Unknown, PricedAs: estimated}
+}
+
+// SortRows orders the listing: by "time" (newest first), or by "cost",
+// "flags" or "turns", the highest first.
+func SortRows(rows []Row, by string) {
+	key := func(r Row) float64 {
+		switch by {
+		case "cost":
+			return r.CostUSD
+		case "flags":
+			return float64(r.CacheBreaks + r.BlindCalls + r.EmptySearches)
+		case "turns":
+			return float64(r.Turns)
+		}
+		return float64(r.End.UnixNano())
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return key(rows[i]) > key(rows[j]) })
+}
+
+// ParseSince reads a --since value: a date (2026-11-01, local time), or
+// a span back from now (36h, 7d).
+func ParseSince(s string, now time.Time) (time.Time, error) {
+	if t, err := time.ParseInLocation("2006-01-02", s, time.Local); err == nil {
+		return t, nil
+	}
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		if d, err := strconv.Atoi(n); err == nil && d >= 0 {
+			return now.AddDate(0, 0, -d), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("want a date (2026-11-01) or a span (36h, 7d)")
+}
