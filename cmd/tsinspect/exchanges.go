@@ -1,12 +1,11 @@
 package main
 
 import (
-	"context"
+	"errors"
 	"fmt"
 
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/source"
-	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/textout"
 )
 
@@ -32,29 +31,15 @@ never renamed or removed; new ones may appear.`)
 	if err != nil {
 		return readError("exchanges", pos[0], err)
 	}
-	var rows []store.Summary
-	var damaged func() string
-	if source.IsSessionFile(path) {
-		if rows, err = source.Summaries(path); err != nil {
-			return readError("exchanges", pos[0], err)
-		}
-		damaged = func() string { return "" }
-	} else {
-		db, err := store.OpenReadOnly(path)
-		if err != nil {
-			return readError("exchanges", pos[0], err)
-		}
-		defer db.Close()
-		if rows, err = db.Summaries(context.Background(), 0); err != nil {
-			return err
-		}
-		damaged = func() string {
-			if damage, err := db.DamagedRows(context.Background()); err == nil && len(damage) > 0 {
-				return fmt.Sprintf("%d damaged (a row whose body is missing is not listed): %s", len(damage), store.DamageNames(damage))
-			}
-			return ""
-		}
+	rows, damaged, closeRows, err := source.Rows(path)
+	var oe *source.OpenError
+	if errors.As(err, &oe) {
+		return readError("exchanges", pos[0], oe.Err)
 	}
+	if err != nil {
+		return err
+	}
+	defer closeRows()
 	if *asJSON {
 		if err := textout.ExchangesJSON(env.stdout, rows); err != nil {
 			return fmt.Errorf("exchanges: %w", err)

@@ -180,30 +180,11 @@ func runExport(env *cliEnv, args []string) error {
 	}
 	// The capture is read and written one exchange at a time: exporting
 	// holds the largest exchange in memory, not the whole capture.
-	var scan func(fn func(*exchange.Exchange) error) (string, error)
-	if source.IsSessionFile(path) {
-		f, err := source.OpenFiles(path)
-		if err != nil {
-			return readError("export", pos[0], fmt.Errorf("export: %w", err))
-		}
-		scan = func(fn func(*exchange.Exchange) error) (string, error) {
-			problems, err := f.Stream(context.Background(), fn)
-			return source.Summary(problems), err
-		}
-	} else {
-		db, err := store.OpenReadOnly(path)
-		if err != nil {
-			return readError("export", pos[0], fmt.Errorf("export: %w", err))
-		}
-		defer db.Close()
-		scan = func(fn func(*exchange.Exchange) error) (string, error) {
-			damage, err := db.Scan(context.Background(), store.ScanOptions{Salvage: true, Partial: true}, fn)
-			if len(damage) > 0 {
-				return store.DamageSummary(damage), err
-			}
-			return "", err
-		}
+	scan, closeScan, err := source.OpenScan(path)
+	if err != nil {
+		return readError("export", pos[0], fmt.Errorf("export: %w", err))
 	}
+	defer closeScan()
 	n := 0
 	write := func(w io.Writer) error {
 		hw, err := har.NewWriter(w, version, har.Options{Exact: *exact})

@@ -1,15 +1,13 @@
 package main
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"os"
 
-	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/otlp"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/source"
-	"github.com/tsinspect/tsinspect/store"
 )
 
 // otlpEnvEndpoint is the --otlp value that takes the endpoint from the
@@ -43,33 +41,13 @@ func exportOTLP(env *cliEnv, path, endpoint, policyName string) error {
 	if err != nil {
 		return readError("export", path, fmt.Errorf("export: %w", err))
 	}
-	var exs []exchange.Exchange
-	started := ""
-	if source.IsSessionFile(resolved) {
-		f, err := source.OpenFiles(resolved)
-		if err != nil {
-			return readError("export", path, fmt.Errorf("export: %w", err))
-		}
-		// A session's trace is named by its ID.
-		started = f.Session().ID
-		if _, err := f.Stream(context.Background(), func(ex *exchange.Exchange) error {
-			c := *ex
-			c.ReqRef = exchange.BodyRef{}
-			exs = append(exs, c)
-			return nil
-		}); err != nil {
-			return fmt.Errorf("export: %w", err)
-		}
-	} else {
-		db, err := store.OpenReadOnly(resolved)
-		if err != nil {
-			return readError("export", path, fmt.Errorf("export: %w", err))
-		}
-		defer db.Close()
-		if exs, err = db.Exchanges(context.Background()); err != nil {
-			return fmt.Errorf("export: %w", err)
-		}
-		started, _ = db.Meta(context.Background(), "started_at")
+	exs, started, err := source.Exchanges(resolved)
+	var oe *source.OpenError
+	if errors.As(err, &oe) {
+		return readError("export", path, fmt.Errorf("export: %w", oe.Err))
+	}
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
 	}
 	if policy == redact.Off {
 		fmt.Fprintln(env.stderr, "tsinspect: warning: --redact off: the spans are not redacted and may hold paths, e-mail addresses, identifiers and secrets")
