@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 )
 
 // PatternError is a tool name pattern that does not parse.
@@ -59,4 +61,19 @@ func Missing(tools []*Tool, require string) []string {
 		}
 	}
 	return missing
+}
+
+// Required says, in one line, what fails a --require of found or called
+// over the tools picked by patterns: no tool matched, or the tools
+// Missing names; "" when nothing does.
+func Required(tools []*Tool, require, patterns string) string {
+	missing := Missing(tools, require)
+	what := map[string]string{"found": "never found by a search", "called": "never called with its schema loaded"}[require]
+	switch {
+	case len(tools) == 0:
+		return fmt.Sprintf("--require %s: no tool matches --tools %s", require, patterns)
+	case len(missing) > 0:
+		return fmt.Sprintf("--require %s: %d of %s %s: %s", require, len(missing), numfmt.Count(len(tools), "tool", "tools"), what, strings.Join(missing, ", "))
+	}
+	return ""
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/coverage"
-	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/mcpclient"
 	"github.com/tsinspect/tsinspect/source"
 	"github.com/tsinspect/tsinspect/textout"
@@ -141,19 +140,13 @@ func runSearches(env *cliEnv, args []string) error {
 	return nil
 }
 
-// checkRequired fails with exit status 3, naming the tools, when a tool
-// picked by --tools was not found (or not called with its schema loaded),
-// or when no tool matched at all.
+// checkRequired fails with exit status 3 when a tool picked by --tools
+// was not found (or not called with its schema loaded), or when no tool
+// matched at all (coverage.Required says which).
 func checkRequired(env *cliEnv, require, patterns string, tools []*coverage.Tool) error {
-	missing := coverage.Missing(tools, require)
-	what := map[string]string{"found": "never found by a search", "called": "never called with its schema loaded"}[require]
-	switch {
-	case len(tools) == 0:
-		fmt.Fprintf(env.stderr, "tsinspect: --require %s: no tool matches --tools %s\n", require, patterns)
-	case len(missing) > 0:
-		fmt.Fprintf(env.stderr, "tsinspect: --require %s: %d of %s %s: %s\n", require, len(missing), numfmt.Count(len(tools), "tool", "tools"), what, strings.Join(missing, ", "))
-	default:
-		return nil
+	if msg := coverage.Required(tools, require, patterns); msg != "" {
+		fmt.Fprintf(env.stderr, "tsinspect: %s\n", msg)
+		return &exitError{code: 3}
 	}
-	return &exitError{code: 3}
+	return nil
 }
