@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tsinspect/tsinspect/bench/overhead"
+	"github.com/tsinspect/tsinspect/internal/bench/overhead"
 	"github.com/tsinspect/tsinspect/store"
 )
 

@@ -1,5 +1,12 @@
 package exchange
 
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tsinspect/tsinspect/internal/numfmt"
+)
+
 // Sources of exchanges that were not recorded through the proxy: the
 // importers of formats that keep parsed headers and bodies (claude-trace,
 // mitmproxy flows, VCR cassettes, claude-tap, Claude Code's raw-bodies
@@ -49,4 +56,31 @@ func Limits(source string) []string {
 		return []string{"no SSE timing: streams are rebuilt from the recorded events", "bodies re-serialised (not byte-exact)", "credential headers redacted by claude-tap"}
 	}
 	return nil
+}
+
+// SourceLimits says, for each source among sources whose format keeps
+// less than a recording, how many exchanges came from it and what they
+// lack, one line each, in order of first appearance.
+func SourceLimits(sources []string) []string {
+	n := map[string]int{}
+	var order []string
+	for _, s := range sources {
+		if Limits(s) == nil {
+			continue
+		}
+		if n[s] == 0 {
+			order = append(order, s)
+		}
+		n[s]++
+	}
+	var out []string
+	for _, s := range order {
+		what := strings.TrimPrefix(s, "import:")
+		verb := "imported from"
+		if !strings.HasPrefix(s, "import:") {
+			verb = "recorded in mode"
+		}
+		out = append(out, fmt.Sprintf("%s %s %s lack: %s", numfmt.Count(n[s], "exchange", "exchanges"), verb, what, strings.Join(Limits(s), "; ")))
+	}
+	return out
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/capture"
 	"github.com/tsinspect/tsinspect/exchange"
-	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 )
 
 // FailureLog prints a line per recording failure as it happens: an

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 

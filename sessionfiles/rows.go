@@ -86,3 +86,20 @@ func ParseSince(s string, now time.Time) (time.Time, error) {
 	}
 	return time.Time{}, fmt.Errorf("want a date (2026-11-01) or a span (36h, 7d)")
 }
+
+// Rows works out the listing rows (RowOf) of the sessions in sums whose
+// project directory contains project ("" for any) and that were active
+// since from (the zero time for any).
+func Rows(sums []*Summary, tab *pricing.Table, project string, from time.Time) []Row {
+	var rows []Row
+	for _, s := range sums {
+		if project != "" && !strings.Contains(s.Cwd, project) && !strings.Contains(s.Project, project) {
+			continue
+		}
+		if !from.IsZero() && s.End.Before(from) {
+			continue
+		}
+		rows = append(rows, RowOf(s, tab))
+	}
+	return rows
+}

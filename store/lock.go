@@ -117,3 +117,28 @@ func writeHolder(f *os.File) {
 		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 }
+
+// BusyMessage says, when err is a *BusyError, that the capture at path is
+// being written by another process and what to do; ok is false for any
+// other error.
+func BusyMessage(path string, err error) (msg string, ok bool) {
+	var be *BusyError
+	if !errors.As(err, &be) {
+		return "", false
+	}
+	who := "another tsinspect"
+	if be.PID > 0 {
+		who += fmt.Sprintf(" (process %d)", be.PID)
+	}
+	return fmt.Sprintf("%s is being written by %s, a record or an import; wait until it ends, or write to another file", path, who), true
+}
+
+// TargetError is the error of operation op that could not open the
+// capture at path to write it: one line saying who holds it when another
+// process is writing it, else "op: err".
+func TargetError(op, path string, err error) error {
+	if msg, ok := BusyMessage(path, err); ok {
+		return fmt.Errorf("%s: %s", op, msg)
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}

@@ -7,7 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/tsinspect/tsinspect/coverage"
-	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/toolsearch"
 )
 

@@ -126,3 +126,24 @@ func cell(s string, limit int) string {
 	}
 	return s
 }
+
+// WrapList joins items with ", " into lines of at most width columns,
+// each starting with indent.
+func WrapList(items []string, indent string, width int) string {
+	var lines []string
+	line := indent
+	for i, it := range items {
+		if i < len(items)-1 {
+			it += ","
+		}
+		if line != indent && len(line)+1+len(it) > width {
+			lines = append(lines, line)
+			line = indent
+		}
+		if line != indent {
+			line += " "
+		}
+		line += it
+	}
+	return strings.Join(append(lines, line), "\n")
+}

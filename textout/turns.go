@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/tsinspect/tsinspect/decode"
-	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/report"
 )

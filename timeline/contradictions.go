@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/tsinspect/tsinspect/decode"
-	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 )
 
 // Contradictions between what the model is told about tools and what it

@@ -331,3 +331,25 @@ func (e Explained) Text() string {
 	}
 	return b.String()
 }
+
+// Thread is Session's searches of one thread (all of them for "").
+func Thread(s *timeline.Session, thread string, o Options) []Explained {
+	var kept []Explained
+	for _, e := range Session(s, o) {
+		if thread == "" || e.Thread == thread {
+			kept = append(kept, e)
+		}
+	}
+	return kept
+}
+
+// ClaudeCodeVersion is the version of the first Claude Code client among
+// the session's threads, "" when none says.
+func ClaudeCodeVersion(s *timeline.Session) string {
+	for _, th := range s.Threads {
+		if th.Client.ClaudeCode() && th.Client.Version != "" {
+			return th.Client.Version
+		}
+	}
+	return ""
+}

@@ -2,8 +2,12 @@ package toolsearch
 
 import (
 	"fmt"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tsinspect/tsinspect/toolsearch/claudetools"
 )
 
 // Finding says whether a tool can be found by a query a model would
@@ -192,4 +196,35 @@ func quoteList(ws []string) string {
 		return q[0]
 	}
 	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+}
+
+// Pool is what ToolSearch searches among: tools and the deferred tools of
+// a Claude Code release (builtin), sorted by name as Claude Code's catalog
+// lists them, the order in which ToolSearch breaks ties.
+func Pool(tools []Tool, builtin claudetools.Release) []Tool {
+	all := slices.Clone(tools)
+	for _, t := range builtin.Tools {
+		all = append(all, Tool{Name: t.Name, Description: t.Description})
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+	return all
+}
+
+// Loads reports whether query, run with alg over all, loads tool, and
+// names what it loads.
+func Loads(alg Algorithm, query, tool string, maxResults int, all []Tool) (bool, []string) {
+	r := ClientAs(alg, query, maxResults, all, all)
+	return slices.Contains(r.Names, tool), r.Names
+}
+
+// Lost names the tools of findings that no query of their name's words
+// finds.
+func Lost(findings []Finding) []string {
+	var lost []string
+	for _, f := range findings {
+		if !f.Found() {
+			lost = append(lost, f.Name)
+		}
+	}
+	return lost
 }

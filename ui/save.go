@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/tsinspect/tsinspect/exchange"
-	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 )
 
 // save writes part of the selected turn's exchange to a file in the save

@@ -35,9 +35,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tsinspect/tsinspect/bench/recload"
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/fixtures/longsession"
+	"github.com/tsinspect/tsinspect/internal/bench/recload"
 	"github.com/tsinspect/tsinspect/store"
 )
 

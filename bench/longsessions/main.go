@@ -17,11 +17,11 @@
 //
 // Below the sessions' rows, -record N (default 1,000; 0 to skip) drives
 // 'tsinspect record --mode reverse' with a generated session of N turns at
-// -rate turns a second (bench/recload) and adds the recorder's peak RSS,
+// -rate turns a second (internal/bench/recload) and adds the recorder's peak RSS,
 // writer lag and capture size, and -proxy N (default 300; 0 to skip)
 // times N requests direct and through 'tsinspect record --mode reverse',
 // mitmdump (when on PATH) and a bare Go reverse proxy recording nothing
-// (bench/overhead), and adds the time to first byte each adds.
+// (internal/bench/overhead), and adds the time to first byte each adds.
 //
 // Captures are kept in DIR (default a new temporary directory) and reused
 // by a later run with the same DIR, so a second run measures the commands
@@ -46,11 +46,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/tsinspect/tsinspect/bench/overhead"
-	"github.com/tsinspect/tsinspect/bench/recload"
 	"github.com/tsinspect/tsinspect/fixtures/longsession"
 	"github.com/tsinspect/tsinspect/fixtures/session"
-	"github.com/tsinspect/tsinspect/memlimit"
+	"github.com/tsinspect/tsinspect/internal/bench/overhead"
+	"github.com/tsinspect/tsinspect/internal/bench/recload"
+	"github.com/tsinspect/tsinspect/internal/memlimit"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/ui"
 )
@@ -392,7 +392,7 @@ func measureDirect(name string, args ...string) measure {
 }
 
 // demoBase reads the real requests sessions are built on from the demo
-// capture (bench/recload).
+// capture (internal/bench/recload).
 func demoBase() (longsession.Base, error) { return recload.DemoBase(".") }
 
 // ensureSession generates the session of n turns at path unless it is
@@ -481,7 +481,7 @@ func openChild(path string) error {
 }
 
 // recordRows drives 'tsinspect record --mode reverse' with a generated
-// session (bench/recload) and writes its figures as rows of the table,
+// session (internal/bench/recload) and writes its figures as rows of the table,
 // each in the first size's column.
 func recordRows(w io.Writer, bin, dir string, extra extras, columns int) error {
 	base, err := demoBase()
@@ -510,7 +510,7 @@ func recordRows(w io.Writer, bin, dir string, extra extras, columns int) error {
 }
 
 // proxyRows times requests direct and through each proxy
-// (bench/overhead) and writes, per proxy, the time to first byte it adds
+// (internal/bench/overhead) and writes, per proxy, the time to first byte it adds
 // and the most it delays an SSE event, as rows of the table.
 func proxyRows(w io.Writer, self, bin string, n, columns int) error {
 	mitm, _ := exec.LookPath("mitmdump")

@@ -22,7 +22,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tsinspect/tsinspect/bench/overhead"
+	"github.com/tsinspect/tsinspect/internal/bench/overhead"
 )
 
 func main() {

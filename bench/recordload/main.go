@@ -3,7 +3,7 @@
 // requests of a generated long session (fixtures/longsession) at a fixed
 // rate against an upstream of its own on 127.0.0.1, and prints the
 // recorder's peak memory, how far its writer fell behind and the capture's
-// size against the bytes recorded (see bench/recload).
+// size against the bytes recorded (see internal/bench/recload).
 //
 //	go run ./bench/recordload [-turns 1000] [-rate 10] [-compact 350] [-dir DIR]
 //
@@ -16,7 +16,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/tsinspect/tsinspect/bench/recload"
+	"github.com/tsinspect/tsinspect/internal/bench/recload"
 )
 
 func main() {

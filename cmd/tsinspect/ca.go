@@ -1,12 +1,10 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/tsinspect/tsinspect/capture"
-	"github.com/tsinspect/tsinspect/internal/shell"
+	"github.com/tsinspect/tsinspect/recording"
 )
 
 func runCA(env *cliEnv, args []string) error {
@@ -31,10 +29,10 @@ client that trusted the old CA must then trust the new one.`)
 	if fs.NArg() != 0 {
 		return usageError("ca: unexpected argument %q", fs.Arg(0))
 	}
-	if err := checkHosts("ca", *intercept); err != nil {
-		return err
+	if err := recording.CheckHosts(splitList(*intercept)); err != nil {
+		return usageError("ca: %v", err)
 	}
-	dir, err := caDirOrDefault(*caDir)
+	dir, err := capture.CADir(*caDir)
 	if err != nil {
 		return err
 	}
@@ -49,81 +47,18 @@ client that trusted the old CA must then trust the new one.`)
 	if err != nil {
 		return err
 	}
-	state := "existing"
-	if ca.Created {
-		state = "created now"
-	}
-	if rot != nil {
-		old := "an unreadable CA"
-		if rot.Fingerprint != "" {
-			old = fmt.Sprintf("SHA-256 %s, permitting %s", rot.Fingerprint, strings.Join(rot.Permitted, ", "))
-		}
-		fmt.Fprintf(env.stdout, "Replaced:       %s\n", old)
-		for _, p := range []string{rot.CertPath, rot.KeyPath} {
-			if p != "" {
-				fmt.Fprintf(env.stdout, "Old file kept:  %s\n", p)
-			}
-		}
-	}
-	fmt.Fprintf(env.stdout, `CA certificate: %s (%s)
-CA key:         %s (mode 0600)
-SHA-256:        %s
-Permits:        %s (no IP addresses)
-Expires:        %s
-
-Trust it for one process only, e.g.:
-  NODE_EXTRA_CA_CERTS=%s HTTPS_PROXY=http://127.0.0.1:PORT claude
-  curl --cacert %s --proxy http://127.0.0.1:PORT https://%s/
-'tsinspect record -- COMMAND' sets this up for COMMAND by itself.
-`, ca.CertPath, state, ca.KeyPath, ca.Fingerprint(), strings.Join(ca.Cert.PermittedDNSDomains, ", "),
-		ca.Cert.NotAfter.Format("2006-01-02"), ca.CertPath, ca.CertPath, capture.DefaultHost)
-	if rot != nil {
-		fmt.Fprintf(env.stdout, `
-The old CA no longer signs anything. Clients that trusted it must trust the
-new one: restart those started with NODE_EXTRA_CA_CERTS=%s (they read
-the file at start), and replace any copy of the old certificate you gave a
-client (curl --cacert, SSL_CERT_FILE, REQUESTS_CA_BUNDLE, a system or
-browser trust store) with the new file.
-`, ca.CertPath)
-	}
+	ca.WriteInfo(env.stdout, rot)
 	return nil
 }
 
 // loadCA loads the CA in dir (the default directory when empty), making it
 // on first use, for the default host and the comma-separated intercept
-// hosts. An existing CA that does not permit them, or has expired, is an
-// error of one line that says how to replace it.
+// hosts.
 func loadCA(dir, intercept string) (*capture.CA, error) {
-	return loadCAWith(dir, intercept, capture.LoadOrCreateCA)
+	return capture.OpenCA(dir, splitList(intercept), capture.LoadOrCreateCA)
 }
 
-// loadCAWith is loadCA with the loading function given: capture.LoadCA to
-// check an existing CA without making one.
-func loadCAWith(dir, intercept string, load func(string, []string) (*capture.CA, error)) (*capture.CA, error) {
-	dir, err := caDirOrDefault(dir)
-	if err != nil {
-		return nil, err
-	}
-	ca, err := load(dir, capture.InterceptHosts(splitList(intercept)))
-	var np *capture.NotPermittedError
-	var exp *capture.ExpiredError
-	switch {
-	case errors.As(err, &np):
-		return nil, fmt.Errorf("%w; the CA is kept: to replace it by one that also permits %s, run 'tsinspect ca --rotate --ca-dir %s --intercept %s' (clients that trust the old CA must then trust the new one)",
-			err, strings.Join(np.Missing, ", "), shell.Quote(dir), strings.Join(np.Missing, ","))
-	case errors.As(err, &exp):
-		return nil, fmt.Errorf("%w; run 'tsinspect ca --rotate --ca-dir %s' to make a new one (the old files are kept)", err, shell.Quote(dir))
-	}
-	return ca, err
-}
-
-func caDirOrDefault(dir string) (string, error) {
-	if dir != "" {
-		return dir, nil
-	}
-	return capture.DefaultCADir()
-}
-
+// splitList splits a comma-separated flag value, dropping empty items.
 func splitList(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {

@@ -1,66 +1,19 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
-
 	"github.com/tsinspect/tsinspect/importer"
-	"github.com/tsinspect/tsinspect/internal/shell"
 	"github.com/tsinspect/tsinspect/store"
 )
 
 // captureError is the error of command cmd that could not open the
-// capture at path to write it: one line saying who holds it when another
-// process is writing it.
+// capture at path to write it (store.TargetError).
 func captureError(cmd, path string, err error) error {
-	if msg, ok := busyMessage(path, err); ok {
-		return fmt.Errorf("%s: %s", cmd, msg)
-	}
-	return fmt.Errorf("%s: %w", cmd, err)
-}
-
-// busyMessage says, when err is store's ErrBusy, that the capture at path
-// is being written by another process and what to do.
-func busyMessage(path string, err error) (string, bool) {
-	var be *store.BusyError
-	if !errors.As(err, &be) {
-		return "", false
-	}
-	who := "another tsinspect"
-	if be.PID > 0 {
-		who += fmt.Sprintf(" (process %d)", be.PID)
-	}
-	return fmt.Sprintf("%s is being written by %s, a record or an import; wait until it ends, or write to another file", path, who), true
+	return store.TargetError(cmd, path, err)
 }
 
 // readError is the error of command cmd that could not read the capture
-// at path. When path is a file (or directory) of a format 'import' reads,
-// such as a HAR file or a pcap, it says so in one line with the command
-// that imports it and the one to run then; otherwise it is err.
+// at path (importer.NotCapture): for a file of a format 'import' reads, it
+// says how to import it; otherwise it is err.
 func readError(cmd, path string, err error) error {
-	what := importer.Importable(path)
-	if what == "" {
-		return err
-	}
-	db := importTarget(path)
-	return fmt.Errorf("%s is %s, not a tsinspect capture: import it with 'tsinspect import %s --db %s', then run 'tsinspect %s %s'",
-		path, what, shell.Quote(path), shell.Quote(db), cmd, shell.Quote(db))
-}
-
-// importTarget names the capture to import the file or directory at path
-// into: a file's name with .db for its extension, a directory's with .db
-// added; or, when that is taken, the name with .db added.
-func importTarget(path string) string {
-	path = filepath.Clean(path)
-	db := path + ".db"
-	if st, err := os.Stat(path); err == nil && !st.IsDir() && filepath.Ext(path) != "" {
-		db = strings.TrimSuffix(path, filepath.Ext(path)) + ".db"
-	}
-	if _, err := os.Lstat(db); err == nil || db == path {
-		db = path + ".db"
-	}
-	return db
+	return importer.NotCapture(cmd, path, err)
 }

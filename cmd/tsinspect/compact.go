@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/store"
 )
 
@@ -30,7 +30,7 @@ they are); compacting only makes them smaller and faster to read.`)
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("compact: %w", err)
 	}
-	before := fileBytes(path)
+	before := store.FileBytes(path)
 	db, err := store.OpenWriter(path, false)
 	if err != nil {
 		return captureError("compact", path, err)
@@ -53,17 +53,6 @@ they are); compacting only makes them smaller and faster to read.`)
 	if err != nil {
 		return fmt.Errorf("compact: %w", err)
 	}
-	fmt.Fprintf(env.stdout, "%s: %s, was %s\n", path, numfmt.Bytes(fileBytes(path)), numfmt.Bytes(before))
+	fmt.Fprintf(env.stdout, "%s: %s, was %s\n", path, numfmt.Bytes(store.FileBytes(path)), numfmt.Bytes(before))
 	return nil
-}
-
-// fileBytes is the size of a capture file with its write-ahead log.
-func fileBytes(path string) int64 {
-	var n int64
-	for _, p := range []string{path, path + "-wal"} {
-		if fi, err := os.Stat(p); err == nil {
-			n += fi.Size()
-		}
-	}
-	return n
 }

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/tsinspect/tsinspect/diffreport"
-	"github.com/tsinspect/tsinspect/outfile"
+	"github.com/tsinspect/tsinspect/internal/outfile"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/source"
 )
@@ -118,27 +116,16 @@ func diff(env *cliEnv, args []string) error {
 	}
 	// The two are read at once: a diff takes about as long as reading
 	// the longer one.
+	bs, errs := source.LoadAll(pos, env.stderr)
 	var ins [2]diffreport.Input
-	var errs [2]error
-	var wg sync.WaitGroup
-	warn := &lockedWriter{w: env.stderr}
 	for i, path := range pos {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			b, problems, err := source.ReadFile(context.Background(), path)
-			if len(problems) > 0 {
-				fmt.Fprintf(warn, "tsinspect: warning: %s: %s\n", path, source.Summary(problems))
-			}
-			if err != nil {
-				errs[i] = readError("diff", path, err)
-				return
-			}
-			ins[i] = diffreport.Input{Name: path, Session: b.Session(), Exchanges: b.Exchanges()}
-		}()
+		if errs[i] != nil {
+			errs[i] = readError("diff", path, errs[i])
+			continue
+		}
+		ins[i] = diffreport.Input{Name: path, Session: bs[i].Session(), Exchanges: bs[i].Exchanges()}
 	}
-	wg.Wait()
-	if err := errors.Join(errs[:]...); err != nil {
+	if err := errors.Join(errs...); err != nil {
 		return err
 	}
 	res := diffreport.Build(ins[0], ins[1], diffreport.Options{Prices: tab, Policy: policy, Tools: *tools, Version: version})
@@ -167,16 +154,4 @@ func diff(env *cliEnv, args []string) error {
 		return &exitError{code: 1}
 	}
 	return nil
-}
-
-// lockedWriter lets two goroutines write warnings to one stream.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"context"
+	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/tsinspect/tsinspect/exchange"
-	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/source"
-	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/textout"
 )
 
@@ -34,29 +31,15 @@ never renamed or removed; new ones may appear.`)
 	if err != nil {
 		return readError("exchanges", pos[0], err)
 	}
-	var rows []store.Summary
-	var damaged func() string
-	if source.IsSessionFile(path) {
-		if rows, err = sessionRows(path); err != nil {
-			return readError("exchanges", pos[0], err)
-		}
-		damaged = func() string { return "" }
-	} else {
-		db, err := store.OpenReadOnly(path)
-		if err != nil {
-			return readError("exchanges", pos[0], err)
-		}
-		defer db.Close()
-		if rows, err = db.Summaries(context.Background(), 0); err != nil {
-			return err
-		}
-		damaged = func() string {
-			if damage, err := db.DamagedRows(context.Background()); err == nil && len(damage) > 0 {
-				return fmt.Sprintf("%d damaged (a row whose body is missing is not listed): %s", len(damage), store.DamageNames(damage))
-			}
-			return ""
-		}
+	rows, damaged, closeRows, err := source.Rows(path)
+	var oe *source.OpenError
+	if errors.As(err, &oe) {
+		return readError("exchanges", pos[0], oe.Err)
 	}
+	if err != nil {
+		return err
+	}
+	defer closeRows()
 	if *asJSON {
 		if err := textout.ExchangesJSON(env.stdout, rows); err != nil {
 			return fmt.Errorf("exchanges: %w", err)
@@ -76,52 +59,8 @@ never renamed or removed; new ones may appear.`)
 	for i, r := range rows {
 		sources[i] = r.Source
 	}
-	for _, l := range sourceLimits(sources) {
+	for _, l := range exchange.SourceLimits(sources) {
 		fmt.Fprintln(env.stderr, "tsinspect: "+l)
 	}
 	return nil
-}
-
-// sourceLimits says, for each source among sources whose format keeps
-// less than a recording, how many exchanges came from it and what they
-// lack, one line each, in order of first appearance.
-func sourceLimits(sources []string) []string {
-	n := map[string]int{}
-	var order []string
-	for _, s := range sources {
-		if exchange.Limits(s) == nil {
-			continue
-		}
-		if n[s] == 0 {
-			order = append(order, s)
-		}
-		n[s]++
-	}
-	var out []string
-	for _, s := range order {
-		what := strings.TrimPrefix(s, "import:")
-		verb := "imported from"
-		if !strings.HasPrefix(s, "import:") {
-			verb = "recorded in mode"
-		}
-		out = append(out, fmt.Sprintf("%s %s %s lack: %s", numfmt.Count(n[s], "exchange", "exchanges"), verb, what, strings.Join(exchange.Limits(s), "; ")))
-	}
-	return out
-}
-
-// sessionRows lists the exchanges of a Claude Code session read from its
-// files, as a capture's rows.
-func sessionRows(path string) ([]store.Summary, error) {
-	f, err := source.OpenFiles(path)
-	if err != nil {
-		return nil, err
-	}
-	var rows []store.Summary
-	_, err = f.Stream(context.Background(), func(ex *exchange.Exchange) error {
-		rows = append(rows, store.Summary{ID: ex.ID, Source: ex.Source, Start: ex.Start, FirstByte: ex.FirstByte, End: ex.End,
-			Method: ex.Method, URL: ex.URL, Host: ex.Host, Status: ex.Status, ReqBytes: int64(len(ex.ReqBody)),
-			RespBytes: int64(len(ex.RespBody)), State: ex.State, Error: ex.Error})
-		return nil
-	})
-	return rows, err
 }

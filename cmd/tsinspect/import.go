@@ -2,24 +2,18 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"strings"
-	"syscall"
-	"time"
 
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/importer"
 	"github.com/tsinspect/tsinspect/importer/har"
-	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/internal/numfmt"
+	"github.com/tsinspect/tsinspect/internal/outfile"
 	"github.com/tsinspect/tsinspect/otlp"
-	"github.com/tsinspect/tsinspect/outfile"
 	"github.com/tsinspect/tsinspect/recording"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/replayserver"
@@ -86,85 +80,19 @@ func runImport(env *cliEnv, args []string) error {
 	if err := store.CheckTarget(*db); err != nil {
 		return captureError("import", *db, err)
 	}
-	ctx := context.Background()
-	var out *store.DB
-	open := func() (importer.Sink, error) {
-		var err error
-		if out, err = store.OpenWriter(*db, false); err != nil {
-			if msg, ok := busyMessage(*db, err); ok {
-				return nil, errors.New(msg)
-			}
-			return nil, err
-		}
-		return out, nil
+	rep, err := importer.ImportInto(context.Background(), in, *db, importer.Options{KeyLog: *keylog, Progress: env.stderr})
+	if err != nil {
+		return err
 	}
-	rep, err := importer.Import(ctx, in, open, importer.Options{KeyLog: *keylog, Progress: env.stderr})
-	if out != nil {
-		if rep != nil && rep.Imported > 0 {
-			_ = out.SetMeta(ctx, "imported_from", filepath.Base(in))
-			_ = out.SetMeta(ctx, "imported_at", time.Now().UTC().Format(time.RFC3339Nano))
-		}
-		if cerr := out.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("import: %w", cerr)
-		}
+	line, partial, err := rep.Outcome(filepath.Base(in), *db)
+	if partial {
+		return &exitError{code: exitPartial, err: err}
 	}
 	if err != nil {
 		return err
 	}
-	name := filepath.Base(in)
-	present := ""
-	if rep.Present > 0 {
-		present = fmt.Sprintf("%d %s already in the capture, skipped", rep.Present, numfmt.Plural(rep.Present, "exchange", "exchanges"))
-	}
-	if p := rep.Problem(); p != "" {
-		kept := fmt.Sprintf("kept %d %s", rep.Imported, numfmt.Plural(rep.Imported, "exchange", "exchanges"))
-		if rep.Incomplete > 0 {
-			kept += fmt.Sprintf(" (%d incomplete)", rep.Incomplete)
-		}
-		err := fmt.Errorf("import %s: %s; %s", name, p, kept)
-		if rep.Imported > 0 {
-			return &exitError{code: exitPartial, err: err}
-		}
-		return err
-	}
-	if rep.Imported == 0 && rep.Present > 0 {
-		fmt.Fprintf(env.stderr, "tsinspect: imported nothing from %s (%s) into %s: %s\n", name, rep.Format, *db, present)
-		return nil
-	}
-	if rep.Imported == 0 {
-		msg := fmt.Sprintf("import %s: no HTTP exchanges found", name)
-		if n := rep.Notes(); n != "" {
-			msg += " (skipped " + n + ")"
-		}
-		return errors.New(msg)
-	}
-	line := fmt.Sprintf("tsinspect: imported %d %s from %s (%s", rep.Imported, numfmt.Plural(rep.Imported, "exchange", "exchanges"), name, rep.Format)
-	if n := decryptedCount(rep.Decrypted); n > 0 {
-		line += fmt.Sprintf(", %d TLS %s decrypted", n, numfmt.Plural(n, "connection", "connections"))
-	}
-	line += ") into " + *db
-	if present != "" {
-		line += "; " + present
-	}
-	if n := rep.Notes(); n != "" {
-		line += "; skipped " + n
-	}
-	if len(rep.Limits) > 0 {
-		line += "; " + rep.Format + " lacks: " + strings.Join(rep.Limits, "; ")
-	}
-	if rep.Redacted > 0 {
-		line += fmt.Sprintf("; %d %s found in bodies replaced by fingerprints", rep.Redacted, numfmt.Plural(rep.Redacted, "credential", "credentials"))
-	}
-	fmt.Fprintln(env.stderr, line)
+	fmt.Fprintln(env.stderr, "tsinspect: "+line)
 	return nil
-}
-
-func decryptedCount(m map[string]int) int {
-	n := 0
-	for _, v := range m {
-		n += v
-	}
-	return n
 }
 
 const exportAbout = `
@@ -252,30 +180,11 @@ func runExport(env *cliEnv, args []string) error {
 	}
 	// The capture is read and written one exchange at a time: exporting
 	// holds the largest exchange in memory, not the whole capture.
-	var scan func(fn func(*exchange.Exchange) error) (string, error)
-	if source.IsSessionFile(path) {
-		f, err := source.OpenFiles(path)
-		if err != nil {
-			return readError("export", pos[0], fmt.Errorf("export: %w", err))
-		}
-		scan = func(fn func(*exchange.Exchange) error) (string, error) {
-			problems, err := f.Stream(context.Background(), fn)
-			return source.Summary(problems), err
-		}
-	} else {
-		db, err := store.OpenReadOnly(path)
-		if err != nil {
-			return readError("export", pos[0], fmt.Errorf("export: %w", err))
-		}
-		defer db.Close()
-		scan = func(fn func(*exchange.Exchange) error) (string, error) {
-			damage, err := db.Scan(context.Background(), store.ScanOptions{Salvage: true, Partial: true}, fn)
-			if len(damage) > 0 {
-				return store.DamageSummary(damage), err
-			}
-			return "", err
-		}
+	scan, closeScan, err := source.OpenScan(path)
+	if err != nil {
+		return readError("export", pos[0], fmt.Errorf("export: %w", err))
 	}
+	defer closeScan()
 	n := 0
 	write := func(w io.Writer) error {
 		hw, err := har.NewWriter(w, version, har.Options{Exact: *exact})
@@ -339,18 +248,14 @@ func runReplayServer(env *cliEnv, args []string) error {
 	if len(pos) != 1 {
 		return usageError("replay-server: want one capture FILE (see 'tsinspect replay-server -h')")
 	}
-	host, port, err := net.SplitHostPort(*listen)
-	if err != nil || !validPort(port) {
-		return usageError("replay-server: --listen %q: want HOST:PORT, e.g. 127.0.0.1:8080", *listen)
-	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) && !*allowRemote {
-		return usageError("replay-server: --listen %q is not a loopback address; add --allow-remote if you mean it", *listen)
+	if err := recording.CheckListen(*listen, *allowRemote); err != nil {
+		return usageError("replay-server: %v", err)
 	}
 	db, err := store.OpenReadOnly(pos[0])
 	if err != nil {
 		return readError("replay-server", pos[0], fmt.Errorf("replay-server: %w", err))
 	}
-	exs, err := salvage(db, env.stderr)
+	exs, err := source.Salvage(db, env.stderr)
 	db.Close()
 	if err != nil {
 		return fmt.Errorf("replay-server: %w", err)
@@ -363,32 +268,5 @@ func runReplayServer(env *cliEnv, args []string) error {
 	if err != nil {
 		return fmt.Errorf("replay-server: listen on %s: %w", *listen, recording.UnwrapOp(err))
 	}
-	addr := ln.Addr().String()
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second}
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	fmt.Fprintf(env.stdout, "tsinspect: replaying %s of %s at http://%s; Ctrl-C to stop.\nIn the shell that runs the client:\n  export ANTHROPIC_BASE_URL=http://%s\n  export ENABLE_TOOL_SEARCH=true\n",
-		numfmt.Count(srv.Len(), "exchange", "exchanges"), pos[0], addr, addr)
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	select {
-	case <-sig:
-	case err := <-served:
-		if !errors.Is(err, http.ErrServerClosed) {
-			return fmt.Errorf("replay-server: %w", err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	_ = hs.Shutdown(ctx)
-	ms := srv.Matches()
-	unmatched := 0
-	for _, m := range ms {
-		if m.Recorded == 0 {
-			unmatched++
-		}
-	}
-	fmt.Fprintf(env.stderr, "tsinspect: replay served %d %s, %d without a recorded response\n", len(ms), numfmt.Plural(len(ms), "request", "requests"), unmatched)
-	return nil
+	return srv.Run(ln, pos[0], env.stdout, env.stderr)
 }

@@ -12,7 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tsinspect/tsinspect/memlimit"
+	"github.com/tsinspect/tsinspect/internal/memlimit"
+	"github.com/tsinspect/tsinspect/internal/suggest"
 )
 
 // version is the tsinspect release this binary was built from.
@@ -147,7 +148,7 @@ func internalPackage(name string) bool {
 		"decode", "democapture", "diffreport", "exchange", "filter", "fixtures", "golden", "har", "httpflow", "importer",
 		"longsession", "mcpclient", "mcpserver", "memlimit", "mitmflow", "numfmt", "otlp", "outfile",
 		"pcap", "pcaptest", "pricing", "rawbodies", "realsession", "recon", "recording", "redact", "replayserver",
-		"report", "session", "sessionfiles", "sharing", "shell", "source", "stats", "store", "textout", "timeline", "tlsrec", "toolsearch", "tooltokens", "ui", "vcr", "view":
+		"report", "session", "sessionfiles", "sharing", "shell", "source", "stats", "suggest", "store", "textout", "timeline", "tlsrec", "toolsearch", "tooltokens", "ui", "vcr", "view":
 		return true
 	}
 	return false
@@ -203,7 +204,7 @@ func dispatch(env *cliEnv, args []string) error {
 		}
 		names = append(names, c.name)
 	}
-	if c := closest(name, names); c != "" {
+	if c := suggest.Closest(name, names); c != "" {
 		return usageError("unknown command %q: did you mean %q? (run 'tsinspect help' for the list)", name, c)
 	}
 	return usageError("unknown command %q (run 'tsinspect help' for the list)", name)

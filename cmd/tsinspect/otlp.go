@@ -1,20 +1,13 @@
 package main
 
 import (
-	"bytes"
-	"context"
+	"errors"
 	"fmt"
-	"net/url"
 	"os"
-	"time"
 
-	"github.com/tsinspect/tsinspect/exchange"
-	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/otlp"
-	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/source"
-	"github.com/tsinspect/tsinspect/store"
 )
 
 // otlpEnvEndpoint is the --otlp value that takes the endpoint from the
@@ -34,16 +27,6 @@ func otlpConfig(op, endpoint string) (otlp.Config, error) {
 	return cfg, nil
 }
 
-// showURL is the traces URL without its query, which might hold a token.
-func showURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "the collector"
-	}
-	u.RawQuery, u.Fragment = "", ""
-	return u.String()
-}
-
 // exportOTLP sends a capture to a collector as one trace.
 func exportOTLP(env *cliEnv, path, endpoint, policyName string) error {
 	policy, err := redact.ParsePolicy(policyName)
@@ -58,80 +41,21 @@ func exportOTLP(env *cliEnv, path, endpoint, policyName string) error {
 	if err != nil {
 		return readError("export", path, fmt.Errorf("export: %w", err))
 	}
-	var exs []exchange.Exchange
-	started := ""
-	if source.IsSessionFile(resolved) {
-		f, err := source.OpenFiles(resolved)
-		if err != nil {
-			return readError("export", path, fmt.Errorf("export: %w", err))
-		}
-		// A session's trace is named by its ID.
-		started = f.Session().ID
-		if _, err := f.Stream(context.Background(), func(ex *exchange.Exchange) error {
-			// The bodies are the stream's only until this returns.
-			c := *ex
-			c.ReqBody, c.RespBody, c.ReqRef = bytes.Clone(ex.ReqBody), bytes.Clone(ex.RespBody), exchange.BodyRef{}
-			exs = append(exs, c)
-			return nil
-		}); err != nil {
-			return fmt.Errorf("export: %w", err)
-		}
-	} else {
-		db, err := store.OpenReadOnly(resolved)
-		if err != nil {
-			return readError("export", path, fmt.Errorf("export: %w", err))
-		}
-		defer db.Close()
-		if exs, err = db.Exchanges(context.Background()); err != nil {
-			return fmt.Errorf("export: %w", err)
-		}
-		started, _ = db.Meta(context.Background(), "started_at")
+	exs, started, err := source.Exchanges(resolved)
+	var oe *source.OpenError
+	if errors.As(err, &oe) {
+		return readError("export", path, fmt.Errorf("export: %w", oe.Err))
 	}
-	var first time.Time
-	if len(exs) > 0 {
-		first = exs[0].Start
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
 	}
 	if policy == redact.Off {
 		fmt.Fprintln(env.stderr, "tsinspect: warning: --redact off: the spans are not redacted and may hold paths, e-mail addresses, identifiers and secrets")
 	}
-	s := otlp.FromExchanges(exs, otlp.Seed(started, first), policy, version, pricing.Default())
-	exp := otlp.NewExporter(cfg, otlp.Options{ServiceVersion: version, QueueSize: 1 << 16})
-	exp.Enqueue(s.Spans())
-	// Every retry of every batch fits in this budget.
-	ctx, cancel := context.WithTimeout(context.Background(), 4*cfg.Timeout+30*time.Second)
-	defer cancel()
-	st := exp.Close(ctx)
-	line := fmt.Sprintf("tsinspect: sent %d of %d spans (trace %x: %s in %s) to %s",
-		st.Sent, st.Spans, otlp.TraceID(s.Seed), numfmt.Count(len(s.Report.Turns), "turn", "turns"), numfmt.Count(len(s.Report.Threads), "thread", "threads"), showURL(cfg.URL))
-	fmt.Fprintln(env.stderr, line)
+	s, st := otlp.Send(cfg, exs, otlp.ExchangesSeed(started, exs), policy, version)
+	fmt.Fprintln(env.stderr, "tsinspect: "+s.Sent(st, cfg.URL))
 	if st.Undelivered() > 0 {
 		return fmt.Errorf("export: %d spans not delivered: %s", st.Undelivered(), st.LastError)
 	}
 	return nil
-}
-
-// liveOTLP follows a recording and exports its turns as they complete.
-type liveOTLP struct {
-	live *otlp.Live
-	url  string
-}
-
-// startLiveOTLP starts the live export of a recording; seed names its
-// trace.
-func startLiveOTLP(cfg otlp.Config, seed string, policy redact.Policy) *liveOTLP {
-	exp := otlp.NewExporter(cfg, otlp.Options{ServiceVersion: version})
-	return &liveOTLP{live: otlp.NewLive(exp, seed, policy, version, pricing.Default()), url: showURL(cfg.URL)}
-}
-
-// finish sends what is left, waiting at most a few seconds, and says what
-// became of the spans.
-func (l *liveOTLP) finish(env *cliEnv) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	st := l.live.Close(ctx)
-	line := fmt.Sprintf("  OTLP: sent %d of %d spans to %s", st.Sent, st.Spans, l.url)
-	if n := st.Undelivered(); n > 0 {
-		line += fmt.Sprintf("; %d not delivered (%d dropped, %d failed; last error: %s)", n, st.Dropped, st.Failed, st.LastError)
-	}
-	fmt.Fprintln(env.stderr, line)
 }

@@ -1,16 +1,12 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
-	"sort"
 	"strings"
 	"time"
 
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/mcpclient"
-	"github.com/tsinspect/tsinspect/numfmt"
 	"github.com/tsinspect/tsinspect/textout"
 	"github.com/tsinspect/tsinspect/toolsearch"
 	"github.com/tsinspect/tsinspect/toolsearch/claudetools"
@@ -60,7 +56,7 @@ func runProbe(env *cliEnv, args []string) error {
 	fs.Var(&queries, "query", "a ToolSearch `query` to run over the tools (repeatable)")
 	fs.Var(&expects, "expect", "`QUERY=TOOL`: exit 3 unless QUERY loads TOOL (repeatable; TOOL as Claude Code names it, mcp__server__tool)")
 	algorithm := fs.String("algorithm", toolsearch.Auto, "the keyword scoring: auto (that of the --claude-tools release), published, or a Claude Code `version`")
-	claudeTools := fs.String("claude-tools", "", "Claude Code's own deferred tools in the pool: those of this `release` (default the newest recorded: "+newestClaudeTools()+"), or none")
+	claudeTools := fs.String("claude-tools", "", "Claude Code's own deferred tools in the pool: those of this `release` (default the newest recorded: "+claudetools.Newest()+"), or none")
 	maxResults := fs.Int("max-results", toolsearch.DefaultMaxResults, "ToolSearch's max_results `n`")
 	require := fs.String("require", "", "`findable`: exit 3 when some tool is found by no query of its own name's words")
 	timeout := fs.Duration("timeout", 30*time.Second, "how long a server gets to start and list its tools")
@@ -91,7 +87,7 @@ func runProbe(env *cliEnv, args []string) error {
 	default:
 		var exact bool
 		if builtin, exact = claudetools.For(*claudeTools); !exact {
-			return usageError("probe: --claude-tools %q: recorded releases are %s (or none)", *claudeTools, strings.Join(claudeToolsVersions(), ", "))
+			return usageError("probe: --claude-tools %q: recorded releases are %s (or none)", *claudeTools, strings.Join(claudetools.Versions(), ", "))
 		}
 	}
 	alg, how, err := toolsearch.Resolve(*algorithm, builtin.Version)
@@ -108,31 +104,18 @@ func runProbe(env *cliEnv, args []string) error {
 		return fmt.Errorf("probe: %w", err)
 	}
 	if want := splitList(*servers); len(want) > 0 {
-		var kept []mcpclient.Server
-		for _, s := range list {
-			for _, w := range want {
-				if s.Name == w {
-					kept = append(kept, s)
-				}
-			}
-		}
-		if len(kept) != len(want) {
-			return usageError("probe: --server %s: the config's servers are %s", *servers, serverNames(list))
+		kept, ok := mcpclient.Select(list, want)
+		if !ok {
+			return usageError("probe: --server %s: the config's servers are %s", *servers, mcpclient.Names(list))
 		}
 		list = kept
 	}
-	pool, sizes, err := probeTools(env, list, *timeout)
+	pool, sizes, err := mcpclient.Probe(env.stdout, list, *timeout)
 	if err != nil {
 		return err
 	}
 	failed := false
-	all := slices.Clone(pool)
-	for _, t := range builtin.Tools {
-		all = append(all, toolsearch.Tool{Name: t.Name, Description: t.Description})
-	}
-	// Claude Code's catalog lists deferred tools sorted by name, and
-	// ToolSearch breaks ties in that order.
-	sort.SliceStable(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+	all := toolsearch.Pool(pool, builtin)
 	findings := toolsearch.Findable(alg, pool, all, *maxResults)
 	if err := textout.Probe(env.stdout, pool, sizes, findings, *window, *maxResults); err != nil {
 		return fmt.Errorf("probe: write: %w", err)
@@ -150,28 +133,18 @@ func runProbe(env *cliEnv, args []string) error {
 	for _, e := range expects {
 		q, tool, _ := strings.Cut(e, "=")
 		q, tool = strings.TrimSpace(q), strings.TrimSpace(tool)
-		r := toolsearch.ClientAs(alg, q, *maxResults, all, all)
-		ok := false
-		for _, n := range r.Names {
-			ok = ok || n == tool
-		}
+		ok, names := toolsearch.Loads(alg, q, tool, *maxResults, all)
 		if !ok {
 			failed = true
 			got := "nothing"
-			if len(r.Names) > 0 {
-				got = strings.Join(r.Names, ", ")
+			if len(names) > 0 {
+				got = strings.Join(names, ", ")
 			}
 			fmt.Fprintf(env.stderr, "tsinspect: --expect: %q does not load %s (it loads %s)\n", q, tool, got)
 		}
 	}
 	if *require == "findable" {
-		var lost []string
-		for _, f := range findings {
-			if !f.Found() {
-				lost = append(lost, f.Name)
-			}
-		}
-		if len(lost) > 0 {
+		if lost := toolsearch.Lost(findings); len(lost) > 0 {
 			failed = true
 			fmt.Fprintf(env.stderr, "tsinspect: --require findable: %d of %s found by no query of its name's words: %s\n", len(lost), numfmt.Count(len(findings), "tool", "tools"), strings.Join(lost, ", "))
 		}
@@ -180,63 +153,4 @@ func runProbe(env *cliEnv, args []string) error {
 		return &exitError{code: 3}
 	}
 	return nil
-}
-
-// newestClaudeTools is the newest release whose deferred tools were
-// recorded.
-func newestClaudeTools() string {
-	r, _ := claudetools.For("")
-	return r.Version
-}
-
-// claudeToolsVersions lists the releases whose deferred tools were
-// recorded.
-func claudeToolsVersions() []string {
-	var out []string
-	for _, r := range claudetools.Releases() {
-		out = append(out, r.Version)
-	}
-	return out
-}
-
-func serverNames(list []mcpclient.Server) string {
-	var out []string
-	for _, s := range list {
-		out = append(out, s.Name)
-	}
-	return strings.Join(out, ", ")
-}
-
-// probeTools lists every server's tools and returns them under Claude
-// Code's names, with the size in characters of each definition as Claude
-// Code sends it in tools.
-func probeTools(env *cliEnv, list []mcpclient.Server, timeout time.Duration) ([]toolsearch.Tool, map[string]int, error) {
-	var pool []toolsearch.Tool
-	sizes := map[string]int{}
-	for _, s := range list {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		tl, err := mcpclient.List(ctx, s)
-		cancel()
-		if err != nil {
-			return nil, nil, fmt.Errorf("probe: %w", err)
-		}
-		var info struct{ Name, Version string }
-		_ = json.Unmarshal(tl.ServerInfo, &info)
-		fmt.Fprintf(env.stdout, "server %s (%s): %s\n", s.Name, strings.TrimSpace(s.Type+" "+info.Name+" "+info.Version), numfmt.Count(len(tl.Defs), "tool", "tools"))
-		for _, raw := range tl.Defs {
-			t := toolsearch.ParseTool(raw)
-			var def struct {
-				InputSchema json.RawMessage `json:"inputSchema"`
-			}
-			_ = json.Unmarshal(raw, &def)
-			t.Name = mcpclient.ClaudeName(s.Name, t.Name)
-			sent, _ := json.Marshal(map[string]any{"name": t.Name, "description": t.Description, "input_schema": def.InputSchema})
-			sizes[t.Name] = len(sent)
-			pool = append(pool, t)
-		}
-	}
-	// Claude Code's catalog lists deferred tools sorted by name, and
-	// ToolSearch breaks ties in that order.
-	sort.SliceStable(pool, func(i, j int) bool { return pool[i].Name < pool[j].Name })
-	return pool, sizes, nil
 }

@@ -4,28 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"net/url"
-	"os"
 	"os/exec"
-	"os/signal"
-	"path/filepath"
-	"regexp"
-	"strconv"
-	"strings"
-	"syscall"
-	"time"
 
 	"github.com/tsinspect/tsinspect/capture"
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/importer/rawbodies"
 	"github.com/tsinspect/tsinspect/internal/shell"
-	"github.com/tsinspect/tsinspect/numfmt"
-	"github.com/tsinspect/tsinspect/otlp"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/recording"
 	"github.com/tsinspect/tsinspect/redact"
-	"github.com/tsinspect/tsinspect/timeline"
+	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/ui"
 )
 
@@ -120,10 +108,10 @@ func runRecord(env *cliEnv, args []string) error {
 	if f.db == "" {
 		return usageError("record: --db FILE is required")
 	}
-	if f.mode != capture.ModeMITM && f.mode != capture.ModeReverse && f.mode != modeBodies {
+	if f.mode != capture.ModeMITM && f.mode != capture.ModeReverse && f.mode != recording.ModeBodies {
 		return usageError("record: --mode %q: want mitm, reverse or bodies", f.mode)
 	}
-	if f.mode == modeBodies {
+	if f.mode == recording.ModeBodies {
 		for _, name := range []string{"intercept", "upstream-ca", "allow-remote", "listen", "ca-dir"} {
 			if flagSet(fs, name) {
 				return usageError("record: --%s %v", name, errBodiesFlag)
@@ -133,14 +121,14 @@ func runRecord(env *cliEnv, args []string) error {
 			return usageError("record: --otlp does not work with --mode bodies yet; send the capture afterwards with 'tsinspect export %s --format otlp'", shell.Quote(f.db))
 		}
 	}
-	if err := checkListen(f.listen, f.allowRemote); err != nil {
-		return err
+	if err := recording.CheckListen(f.listen, f.allowRemote); err != nil {
+		return usageError("record: %v", err)
 	}
-	if err := checkUpstream(f.upstream); err != nil {
-		return err
+	if err := recording.CheckUpstream(f.upstream); err != nil {
+		return usageError("record: %v", err)
 	}
-	if err := checkHosts("record", f.intercept); err != nil {
-		return err
+	if err := recording.CheckHosts(splitList(f.intercept)); err != nil {
+		return usageError("record: %v", err)
 	}
 	if _, err := redact.ParsePolicy(f.otlpRedact); err != nil {
 		return usageError("record: --otlp-redact %q: want default, strict or off", f.otlpRedact)
@@ -153,11 +141,47 @@ func runRecord(env *cliEnv, args []string) error {
 			return fmt.Errorf("record: command %q not found", f.command[0])
 		}
 	}
-	if f.mode == modeBodies {
-		return recordBodies(env, f)
+	cfg := recording.Config{DB: f.db, Durable: f.durable, Mode: f.mode, Listen: f.listen, Upstream: f.upstream,
+		CADir: f.caDir, UpstreamCA: f.upstreamCA, Intercept: splitList(f.intercept), Quiet: f.quiet, UI: f.ui,
+		Command: f.command, Prices: f.prices, Version: version, Stdin: env.stdin, Stdout: env.stdout, Stderr: env.stderr,
+		RunUI: func(ctx context.Context, title string, notes <-chan string, wake <-chan struct{}) error {
+			return ui.RunLive(ctx, f.db, ui.Options{Title: title, Notes: notes, Wake: wake})
+		},
+		FollowBodies: followBodies}
+	if f.otlp != "" {
+		c, err := otlpConfig("record", f.otlp)
+		if err != nil {
+			return err
+		}
+		cfg.OTLP = &c
+		cfg.OTLPPolicy, _ = redact.ParsePolicy(f.otlpRedact)
 	}
-	return record(env, f)
+	status, err := recording.Record(cfg)
+	if err != nil {
+		return err
+	}
+	if status != 0 {
+		return &exitError{code: status}
+	}
+	return nil
 }
+
+// followBodies reads, for record --mode bodies, the raw-bodies directory
+// dir into the capture with importer/rawbodies.
+func followBodies(dir string, sink *store.DB, secrets []string, ended func(*exchange.Exchange), failed func(error)) recording.BodiesFollower {
+	d := rawbodies.Open(dir, rawbodies.Options{Source: exchange.SourceRecordBody, Secrets: secrets})
+	return bodiesFollower{rawbodies.NewFollower(d, sink, ended, failed)}
+}
+
+// bodiesFollower is a rawbodies.Follower as recording sees one.
+type bodiesFollower struct{ *rawbodies.Follower }
+
+func (f bodiesFollower) Stats() recording.BodiesStats {
+	return recording.BodiesStats(f.Follower.Stats())
+}
+
+// errBodiesFlag is returned for proxy flags given with --mode bodies.
+var errBodiesFlag = errors.New("applies to the proxy modes, not to --mode bodies")
 
 // dashDashGiven reports whether args hold a "--" separator.
 func dashDashGiven(args []string) bool {
@@ -167,425 +191,4 @@ func dashDashGiven(args []string) bool {
 		}
 	}
 	return false
-}
-
-func checkListen(addr string, allowRemote bool) error {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil || !validPort(port) {
-		return usageError("record: --listen %q: want HOST:PORT, e.g. 127.0.0.1:8080", addr)
-	}
-	if host == "localhost" {
-		return nil
-	}
-	ip := net.ParseIP(host)
-	if ip != nil && ip.IsLoopback() {
-		return nil
-	}
-	if allowRemote {
-		return nil
-	}
-	return usageError("record: --listen %q is not a loopback address; add --allow-remote if you mean it", addr)
-}
-
-// validPort reports whether port is a TCP port number (0: any free one).
-func validPort(port string) bool {
-	n, err := strconv.Atoi(port)
-	return err == nil && n >= 0 && n <= 65535
-}
-
-// checkUpstream refuses an --upstream that is not an http:// or https://
-// URL with a host. A password in it is never printed.
-func checkUpstream(upstream string) error {
-	if upstream == "" {
-		return nil
-	}
-	u, err := url.Parse(upstream)
-	if err != nil {
-		return usageError("record: --upstream does not parse as a URL: want an http:// or https:// URL")
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usageError("record: --upstream %q: want an http:// or https:// URL", u.Redacted())
-	}
-	return nil
-}
-
-// hostName is a DNS name, or an IP address written as one.
-var hostName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*\.?$`)
-
-// checkHosts refuses an --intercept list holding something that is not a
-// host name (a URL, a port, a space).
-func checkHosts(cmd, list string) error {
-	for _, h := range splitList(list) {
-		if !hostName.MatchString(h) {
-			return usageError("%s: --intercept %q: want host names separated by commas (no scheme, port or path), e.g. api.example.com", cmd, h)
-		}
-	}
-	return nil
-}
-
-func record(env *cliEnv, f recordFlags) error {
-	// Hold SIGINT and SIGTERM for the whole run: the places that wait for
-	// them stop listening once they have one, and a second signal sent
-	// right after the first must not kill the process before the capture
-	// is finished and the summary printed.
-	hold := make(chan os.Signal, 8)
-	signal.Notify(hold, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(hold)
-	var otlpCfg otlp.Config
-	if f.otlp != "" {
-		c, err := otlpConfig("record", f.otlp)
-		if err != nil {
-			return err
-		}
-		otlpCfg = c
-	}
-	opts := recording.Options{DB: f.db, Durable: f.durable, Mode: f.mode, Listen: f.listen, Upstream: f.upstream,
-		Intercept: splitList(f.intercept), Version: version,
-		Say: func(line string) { fmt.Fprintf(env.stderr, "tsinspect: %s\n", line) }}
-	if f.upstreamCA != "" {
-		roots, err := recording.ReadCerts(f.upstreamCA)
-		if err != nil {
-			return err
-		}
-		opts.UpstreamRoots = roots
-	}
-	// An existing CA is checked before the capture file is touched: one
-	// that does not permit the hosts is refused, not replaced. A CA is
-	// made on first use only once the capture has opened.
-	if f.mode == capture.ModeMITM {
-		ca, err := loadCAWith(f.caDir, f.intercept, capture.LoadCA)
-		if err != nil && !errors.Is(err, capture.ErrNoCA) {
-			return err
-		}
-		opts.CA = ca
-		opts.MakeCA = func() (*capture.CA, error) {
-			ca, err := loadCA(f.caDir, f.intercept)
-			if err != nil {
-				return nil, err
-			}
-			if ca.Created && !f.quiet {
-				fmt.Fprintf(env.stderr, "tsinspect: made a new interception CA %s (SHA-256 %s)\n", ca.CertPath, ca.Fingerprint())
-			}
-			return ca, nil
-		}
-	}
-	rs, err := recording.Open(opts)
-	var ce *recording.CaptureError
-	var le *recording.ListenError
-	switch {
-	case errors.As(err, &ce):
-		return captureError("record", f.db, ce.Err)
-	case errors.As(err, &le):
-		return fmt.Errorf("record: %w", err)
-	case err != nil:
-		return err
-	}
-	addr := rs.Addr()
-
-	var flows func(*exchange.Exchange)
-	var wake chan struct{} // --ui: the live view looks at each write at once
-	var onTunnel func(string, error)
-	turns := recording.NewTurnLog(f.prices)
-	// Where tsinspect's lines go while a command runs: standard error, or,
-	// when the command has the terminal (a full-screen program such as an
-	// interactive claude), FILE.log, so that no line lands in its screen.
-	lines := env.stderr
-	var logPath string
-	if len(f.command) > 0 && !f.ui && interactive(env, f.command) {
-		logPath = f.db + ".log"
-		lf, err := recording.OpenCommandOutput(logPath)
-		if err != nil {
-			rs.Abandon()
-			return fmt.Errorf("record: %w", err)
-		}
-		defer lf.Close()
-		lines = lf
-		fmt.Fprintf(env.stderr, "tsinspect: %s has the terminal: tsinspect's lines while it runs (each turn's tokens and cost, failures) go to %s (tail -f %s in another terminal)\n",
-			filepath.Base(f.command[0]), logPath, shell.Quote(logPath))
-	}
-	switch {
-	case f.ui:
-		wake = make(chan struct{}, 1)
-		flows = func(*exchange.Exchange) {
-			select {
-			case wake <- struct{}{}:
-			default: // one already pending
-			}
-		}
-	case len(f.command) == 0 && !f.quiet:
-		// Only the proxy runs here: log each exchange as it completes, as
-		// a forward proxy's console does, with what a Messages turn cost.
-		// (With a command, the terminal is the command's; with --ui, the
-		// timeline's.)
-		flows = func(ex *exchange.Exchange) {
-			if ex.State != exchange.StateInFlight {
-				line := recording.FlowLine(ex)
-				if d := turns.Describe(ex); d != "" {
-					line += " · " + d
-				}
-				fmt.Fprintln(env.stdout, line)
-			}
-		}
-	default:
-		// Failures are told as they happen, even with --quiet, at most a
-		// few lines every ten seconds; the summary counts them all. Each
-		// turn's tokens and cost too, but with --quiet.
-		fails := recording.NewFailureLog(lines)
-		flows = func(ex *exchange.Exchange) {
-			fails.Exchange(ex)
-			if !f.quiet {
-				if d := turns.Describe(ex); d != "" {
-					fmt.Fprintf(lines, "tsinspect: %s\n", d)
-				}
-			}
-		}
-		onTunnel = fails.Tunnel
-	}
-	if len(f.command) == 0 && !f.ui && !f.quiet {
-		onTunnel = recording.NewFailureLog(env.stderr).Tunnel
-	}
-	started := time.Now()
-	startedAt := started.UTC().Format(time.RFC3339Nano)
-	var live *liveOTLP
-	if f.otlp != "" {
-		policy, _ := redact.ParsePolicy(f.otlpRedact)
-		live = startLiveOTLP(otlpCfg, otlp.Seed(startedAt, time.Time{}), policy)
-		logFlow := flows
-		flows = func(ex *exchange.Exchange) {
-			live.live.Observe(ex)
-			if logFlow != nil {
-				logFlow(ex)
-			}
-		}
-		if !f.quiet {
-			fmt.Fprintf(env.stderr, "tsinspect: sending each turn to %s as it completes\n", live.url)
-		}
-	}
-	if err := rs.Serve(recording.Hooks{OnWrite: flows, OnTunnelError: onTunnel, Errors: lines}, startedAt); err != nil {
-		rs.Abandon()
-		if live != nil {
-			live.finish(env)
-		}
-		return err
-	}
-
-	caPath := ""
-	if rs.CA() != nil {
-		caPath = rs.CA().CertPath
-	}
-	plan := recording.PlanChild(f.mode, addr, caPath, os.Environ())
-	if plan.MergeCA != "" {
-		bundle, err := recording.WriteCABundle(plan.MergeCA, caPath)
-		if err != nil {
-			rs.Abandon()
-			return err
-		}
-		defer os.Remove(bundle)
-		plan.Set = append(plan.Set, "NODE_EXTRA_CA_CERTS="+bundle)
-	}
-	childEnv := plan.Set
-	warnings := append(recording.Warnings(f.mode, f.upstream, rs.InterceptHosts(), os.Environ()), plan.Warnings...)
-	for _, w := range warnings {
-		fmt.Fprintf(env.stderr, "tsinspect: warning: %s\n", w)
-	}
-	if !f.quiet {
-		for _, n := range plan.Notes {
-			fmt.Fprintf(env.stderr, "tsinspect: %s\n", n)
-		}
-	}
-	status := 0
-	if f.ui {
-		status = recordWithUI(env, f, addr, childEnv, wake)
-	} else if len(f.command) > 0 {
-		if !f.quiet {
-			fmt.Fprintf(env.stderr, "tsinspect: recording %s traffic via %s into %s\n", f.mode, addr, f.db)
-		}
-		status, err = recording.RunChild(f.command, childEnv, env.stdin, env.stdout, env.stderr)
-		if err != nil {
-			fmt.Fprintf(env.stderr, "tsinspect: %v\n", err)
-			status = 1
-		}
-	} else {
-		// Catch the signals before telling anyone where the proxy is, so
-		// that an interrupt sent at once still flushes the capture.
-		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-		fmt.Fprintf(env.stdout, "tsinspect: recording %s traffic via %s into %s; Ctrl-C to stop.\nIn the shell that runs the client:\n", f.mode, addr, f.db)
-		for _, kv := range recording.ExportsFor(f.mode, childEnv) {
-			fmt.Fprintf(env.stdout, "  export %s\n", recording.ExportLine(kv))
-		}
-		select {
-		case <-sig:
-		case err := <-rs.Served():
-			if !errors.Is(err, http.ErrServerClosed) {
-				fmt.Fprintf(env.stderr, "tsinspect: proxy stopped: %v\n", err)
-				status = 1
-			}
-		}
-		signal.Stop(sig)
-	}
-
-	st, unfinished := rs.Stop(5 * time.Second)
-	if unfinished {
-		fmt.Fprintln(env.stderr, "tsinspect: some exchanges were still under way; they are kept as in_flight")
-	}
-	printSummary(env, f.db, st, time.Since(started), turns.Summary())
-	if logPath != "" {
-		fmt.Fprintf(env.stderr, "  what tsinspect said while %s ran is in %s\n", filepath.Base(f.command[0]), logPath)
-	}
-	if live != nil {
-		live.finish(env)
-	}
-	if st.Exchanges == 0 && len(f.command) > 0 {
-		fmt.Fprintf(env.stderr, "tsinspect: nothing was recorded: %s sent no request through the proxy to an intercepted host\n", filepath.Base(f.command[0]))
-	}
-	if status != 0 {
-		return &exitError{code: status}
-	}
-	return nil
-}
-
-// interactive reports whether a command run under record takes the
-// terminal for itself: its standard input is a terminal, and it is not
-// Claude Code's print mode (claude -p / --print answers once and exits).
-func interactive(env *cliEnv, command []string) bool {
-	in, ok := env.stdin.(*os.File)
-	if !ok || !capture.IsTerminal(in) {
-		return false
-	}
-	for _, a := range command[1:] {
-		if a == "-p" || a == "--print" {
-			return false
-		}
-		if a == "--" {
-			break
-		}
-	}
-	return true
-}
-
-// printSummary says what a recording left in db; cost, when not "", is
-// what its turns cost.
-func printSummary(env *cliEnv, db string, st capture.Stats, elapsed time.Duration, cost string) {
-	fmt.Fprintf(env.stderr, "tsinspect: recorded %s in %s to %s\n", numfmt.Count(st.Exchanges, "exchange", "exchanges"), elapsed.Round(time.Second), db)
-	fmt.Fprintf(env.stderr, "  complete %d, failed or aborted %d, still in flight %d\n", st.Complete, st.Failed, st.Exchanges-st.Complete-st.Failed)
-	fmt.Fprintf(env.stderr, "  request bodies %s, response bodies %s\n", numfmt.Bytes(st.ReqBytes), numfmt.Bytes(st.RespBytes))
-	if st.RecordErrors > 0 {
-		fmt.Fprintf(env.stderr, "  %s to the capture FAILED (first: %s); the traffic was not affected\n", numfmt.Count(st.RecordErrors, "write", "writes"), st.FirstRecordEr)
-		if st.Lost > 0 {
-			fmt.Fprintf(env.stderr, "  %s lost: not in the capture, or left there in flight\n", numfmt.Count(st.Lost, "exchange", "exchanges"))
-		}
-	}
-	if st.Exchanges == 0 {
-		return
-	}
-	if cost != "" {
-		fmt.Fprintf(env.stderr, "  cost %s\n", cost)
-	}
-	// Reading a capture takes a few seconds per thousand long turns; past
-	// summaryLimit bytes of capture, the summary does not keep the user
-	// waiting for it.
-	if fi, err := os.Stat(db); err != nil || fi.Size() > summaryLimit {
-		fmt.Fprintf(env.stderr, "  next: tsinspect open %s\n", shell.Quote(db))
-		return
-	}
-	if s, err := loadSession(db, nil); err == nil && len(s.Turns) > 0 {
-		fmt.Fprintf(env.stderr, "  the capture holds %s in %s; %s\n", numfmt.Count(len(s.Turns), "Messages turn", "Messages turns"),
-			numfmt.Count(len(s.Threads), "thread", "threads"), flagCounts(s))
-		fmt.Fprintf(env.stderr, "  next: tsinspect open %s   (or turns, searches, report)\n", shell.Quote(db))
-		return
-	}
-	fmt.Fprintf(env.stderr, "  next: tsinspect exchanges %s\n", shell.Quote(db))
-}
-
-// summaryLimit is the largest capture file whose turns the end-of-recording
-// summary counts: bodies are compressed, and 16 MB holds about a thousand
-// turns of a long session.
-const summaryLimit = 16 << 20
-
-// flagCounts says how many flags of each kind a session raised, in the
-// order of timeline.Kinds: "flags: empty_search ×1, cache_break ×2", or
-// "no flags".
-func flagCounts(s *timeline.Session) string {
-	n := map[string]int{}
-	for _, t := range s.Turns {
-		for _, f := range t.Flags {
-			n[f.Kind]++
-		}
-	}
-	var parts []string
-	for _, k := range timeline.Kinds() {
-		if n[k] > 0 {
-			parts = append(parts, fmt.Sprintf("%s ×%d", k, n[k]))
-		}
-	}
-	if len(parts) == 0 {
-		return "no flags"
-	}
-	return "flags: " + strings.Join(parts, ", ")
-}
-
-// recordWithUI shows the live timeline over the capture being written
-// while the proxy records, until the user quits. A command runs beside it
-// with its output sent to FILE.out (it cannot share the screen); its exit
-// status is returned. Without a command, quitting the UI stops recording.
-func recordWithUI(env *cliEnv, f recordFlags, addr string, childEnv []string, wake <-chan struct{}) int {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	// The terminal's Ctrl-C is a key to the UI; SIGTERM and SIGHUP from
-	// outside end the UI so that the capture is flushed as on q.
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sig)
-	go func() {
-		select {
-		case <-sig:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	if len(f.command) == 0 {
-		// The client runs elsewhere: it needs these. (A command gets them
-		// itself; printed then, they would only reappear under the UI
-		// once it quits.)
-		for _, kv := range childEnv {
-			fmt.Fprintf(env.stderr, "  export %s\n", recording.ExportLine(kv))
-		}
-	}
-	childDone := make(chan int, 1)
-	notes := make(chan string, 1)
-	if len(f.command) > 0 {
-		outPath := f.db + ".out"
-		out, err := recording.OpenCommandOutput(outPath)
-		if err != nil {
-			fmt.Fprintf(env.stderr, "tsinspect: record: %v\n", err)
-			return 1
-		}
-		defer out.Close()
-		childEnvIO := &cliEnv{stdin: strings.NewReader(""), stdout: out, stderr: out}
-		go func() {
-			st, err := recording.RunChild(f.command, childEnv, childEnvIO.stdin, childEnvIO.stdout, childEnvIO.stderr)
-			if err != nil {
-				fmt.Fprintf(out, "tsinspect: %v\n", err)
-			}
-			childDone <- st
-			notes <- fmt.Sprintf("%s exited with status %d; q quits", filepath.Base(f.command[0]), st)
-		}()
-		defer fmt.Fprintf(env.stderr, "tsinspect: the command's output is in %s\n", outPath)
-	}
-	title := fmt.Sprintf("recording %s via %s", filepath.Base(f.db), addr)
-	if err := ui.RunLive(ctx, f.db, ui.Options{Title: title, Notes: notes, Wake: wake}); err != nil {
-		fmt.Fprintf(env.stderr, "tsinspect: %v\n", err)
-		return 1
-	}
-	if len(f.command) == 0 {
-		return 0
-	}
-	select {
-	case st := <-childDone:
-		return st
-	default:
-		fmt.Fprintln(env.stderr, "tsinspect: waiting for the command to finish (Ctrl-C stops it)")
-		return <-childDone
-	}
 }

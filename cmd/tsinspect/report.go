@@ -1,16 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
-	"github.com/tsinspect/tsinspect/decode"
-	"github.com/tsinspect/tsinspect/exchange"
-	"github.com/tsinspect/tsinspect/outfile"
+	"github.com/tsinspect/tsinspect/internal/outfile"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/report"
+	"github.com/tsinspect/tsinspect/source"
+	"github.com/tsinspect/tsinspect/textout"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
@@ -77,7 +77,7 @@ Examples:
 const exitFlagged = 3
 
 func runReport(env *cliEnv, args []string) error {
-	about := strings.Replace(reportAbout, "\nExamples:", "\nFlag kinds:\n"+wrapList(timeline.Kinds(), "  ", 74)+"\n\nExamples:", 1)
+	about := strings.Replace(reportAbout, "\nExamples:", "\nFlag kinds:\n"+textout.WrapList(timeline.Kinds(), "  ", 74)+"\n\nExamples:", 1)
 	fs := newFlags(env, "report", "FILE [--format json|markdown|html] [--out FILE] [--redact POLICY] [--fail-on KINDS] [--prices FILE]", about)
 	format := fs.String("format", "json", "report `format`: json, markdown or html")
 	out := fs.String("out", "", "write the report to `FILE` instead of standard output, atomically (- for standard output)")
@@ -102,9 +102,12 @@ func runReport(env *cliEnv, args []string) error {
 	if err != nil {
 		return usageError("report: --redact %q: want default, strict or off", *policyName)
 	}
-	kinds, err := parseKinds(*failOn)
-	if err != nil {
-		return err
+	kinds, err := report.ParseKinds(*failOn)
+	switch {
+	case errors.Is(err, report.ErrUnknownKind):
+		return usageError("report: --fail-on: %v", err)
+	case err != nil:
+		return usageError("report: --fail-on %v", err)
 	}
 	tab, err := loadPrices(*prices)
 	if err != nil {
@@ -115,35 +118,11 @@ func runReport(env *cliEnv, args []string) error {
 			return fmt.Errorf("report: %w", err)
 		}
 	}
-	b, err := streamSession(pos[0], env.stderr)
+	b, err := source.Load(pos[0], env.stderr)
 	if err != nil {
 		return readError("report", pos[0], err)
 	}
-	s := b.Session()
-	exs := b.Exchanges()
-	// count_tokens exchanges keep their bodies in the builder.
-	var counted []exchange.Exchange
-	for _, ex := range exs {
-		if strings.Contains(ex.URL, "count_tokens") {
-			counted = append(counted, *ex)
-		}
-	}
-	turns := map[*exchange.Exchange]*decode.Turn{}
-	for _, t := range s.Turns {
-		turns[t.Exchange] = t.Decoded
-	}
-	known := redact.CollectDecoded(exs, func(ex *exchange.Exchange) *decode.Turn {
-		if d, ok := turns[ex]; ok {
-			return d
-		}
-		return decode.Decode(ex) // not a turn: its body was kept
-	})
-	r := report.BuildWithCounts(s, version, report.CountTokens(counted))
-	r.Price(tab)
-	if policy == redact.Off {
-		r.AddConversation(s) // what was said: never in a redacted report
-	}
-	shared := redact.Apply(r, policy, known)
+	r, shared := redact.Report(b, version, tab, policy)
 	if policy == redact.Off {
 		fmt.Fprintln(env.stderr, "tsinspect: warning: --redact off: the report is not redacted and may hold paths, e-mail addresses, identifiers and secrets; do not share it as it is")
 	}
@@ -168,82 +147,9 @@ func runReport(env *cliEnv, args []string) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	if len(kinds) > 0 {
-		if msg := failOnSummary(r, kinds); msg != "" {
+		if msg := report.FailOnSummary(r, kinds); msg != "" {
 			return &exitError{code: exitFlagged, err: fmt.Errorf("%s", msg)}
 		}
 	}
 	return nil
-}
-
-// parseKinds splits a --fail-on list.
-func parseKinds(list string) ([]string, error) {
-	if strings.TrimSpace(list) == "" {
-		return nil, nil
-	}
-	var kinds []string
-	for _, k := range strings.Split(list, ",") {
-		k = strings.TrimSpace(k)
-		if k == "" {
-			return nil, usageError("report: --fail-on %q: empty kind in the list", list)
-		}
-		if !slices.Contains(timeline.Kinds(), k) {
-			return nil, usageError("report: --fail-on: unknown flag kind %q (kinds: %s)", k, strings.Join(timeline.Kinds(), ", "))
-		}
-		kinds = append(kinds, k)
-	}
-	return kinds, nil
-}
-
-// failOnSummary returns a one-line account of the flags of the given kinds
-// in r ("fail-on: cache_break on turns 3, 7; empty_search on turn 2"), or
-// "" when there are none.
-func failOnSummary(r *report.Report, kinds []string) string {
-	want := map[string]bool{}
-	for _, k := range kinds {
-		want[k] = true
-	}
-	order, turns := r.FlagKinds()
-	var parts []string
-	n := 0
-	for _, k := range order {
-		if !want[k] {
-			continue
-		}
-		ts := turns[k]
-		n += len(ts)
-		word := "turn"
-		if len(ts) > 1 {
-			word = "turns"
-		}
-		nums := make([]string, len(ts))
-		for i, t := range ts {
-			nums[i] = fmt.Sprint(t)
-		}
-		parts = append(parts, fmt.Sprintf("%s on %s %s", k, word, strings.Join(nums, ", ")))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return "fail-on: " + strings.Join(parts, "; ")
-}
-
-// wrapList joins items with ", " into lines of at most width columns, each
-// starting with indent.
-func wrapList(items []string, indent string, width int) string {
-	var lines []string
-	line := indent
-	for i, it := range items {
-		if i < len(items)-1 {
-			it += ","
-		}
-		if line != indent && len(line)+1+len(it) > width {
-			lines = append(lines, line)
-			line = indent
-		}
-		if line != indent {
-			line += " "
-		}
-		line += it
-	}
-	return strings.Join(append(lines, line), "\n")
 }

@@ -3,15 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
-	"path"
 	"strings"
 	"time"
 
 	"github.com/tsinspect/tsinspect/coverage"
 	"github.com/tsinspect/tsinspect/mcpclient"
-	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/source"
 	"github.com/tsinspect/tsinspect/textout"
-	"github.com/tsinspect/tsinspect/timeline"
 	"github.com/tsinspect/tsinspect/toolsearch"
 )
 
@@ -72,9 +70,9 @@ func runSearches(env *cliEnv, args []string) error {
 	if len(pos) != 1 {
 		return usageError("searches: want one capture FILE (see 'tsinspect searches -h')")
 	}
-	match, err := toolMatcher(*toolsFlag)
+	match, err := coverage.Matcher(splitList(*toolsFlag))
 	if err != nil {
-		return err
+		return usageError("searches: --tools %v", err)
 	}
 	switch {
 	case *require != "" && *require != "found" && *require != "called":
@@ -93,18 +91,18 @@ func runSearches(env *cliEnv, args []string) error {
 			return fmt.Errorf("searches: %w", err)
 		}
 	}
-	s, err := loadSession(pos[0], env.stderr)
+	s, err := source.LoadSession(pos[0], env.stderr)
 	if err != nil {
 		return readError("searches", pos[0], err)
 	}
-	if err := checkThread("searches", s, *thread); err != nil {
-		return err
+	if err := s.CheckThread(*thread); err != nil {
+		return usageError("searches: --thread %v", err)
 	}
 	// The MCP servers are asked before anything is written: one that
 	// fails leaves no table behind it.
 	var extra map[string]toolsearch.Tool
 	if servers != nil {
-		pool, _, err := probeTools(&cliEnv{stdout: io.Discard}, servers, 30*time.Second)
+		pool, _, err := mcpclient.Probe(io.Discard, servers, 30*time.Second)
 		if err != nil {
 			return fmt.Errorf("searches: %w", err)
 		}
@@ -122,8 +120,8 @@ func runSearches(env *cliEnv, args []string) error {
 		return fmt.Errorf("searches: write: %w", err)
 	}
 	if *explain {
-		alg, how, _ := toolsearch.Resolve(*algorithm, claudeCodeVersion(s))
-		if err := textout.Explained(env.stdout, alg, how, explained(s, *thread, toolsearch.Options{Extra: extra, Algorithm: alg})); err != nil {
+		alg, how, _ := toolsearch.Resolve(*algorithm, toolsearch.ClaudeCodeVersion(s))
+		if err := textout.Explained(env.stdout, alg, how, toolsearch.Thread(s, *thread, toolsearch.Options{Extra: extra, Algorithm: alg})); err != nil {
 			return fmt.Errorf("searches: write: %w", err)
 		}
 	}
@@ -142,77 +140,13 @@ func runSearches(env *cliEnv, args []string) error {
 	return nil
 }
 
-// claudeCodeVersion is the version of the first Claude Code client among
-// the session's threads, "" when none says.
-func claudeCodeVersion(s *timeline.Session) string {
-	for _, th := range s.Threads {
-		if th.Client.ClaudeCode() && th.Client.Version != "" {
-			return th.Client.Version
-		}
-	}
-	return ""
-}
-
-// explained re-runs every search of the session (of thread, when set).
-func explained(s *timeline.Session, thread string, o toolsearch.Options) []toolsearch.Explained {
-	var kept []toolsearch.Explained
-	for _, e := range toolsearch.Session(s, o) {
-		if thread == "" || e.Thread == thread {
-			kept = append(kept, e)
-		}
-	}
-	return kept
-}
-
-// checkRequired fails with exit status 3, naming the tools, when a tool
-// picked by --tools was not found (or not called with its schema loaded),
-// or when no tool matched at all.
+// checkRequired fails with exit status 3 when a tool picked by --tools
+// was not found (or not called with its schema loaded), or when no tool
+// matched at all (coverage.Required says which).
 func checkRequired(env *cliEnv, require, patterns string, tools []*coverage.Tool) error {
-	var missing []string
-	for _, t := range tools {
-		ok := len(t.FoundBy) > 0 || t.FirstLoaded > 0 || !t.Deferred
-		if require == "called" {
-			ok = t.Calls > t.Blind
-		}
-		if !ok {
-			missing = append(missing, t.Name)
-		}
+	if msg := coverage.Required(tools, require, patterns); msg != "" {
+		fmt.Fprintf(env.stderr, "tsinspect: %s\n", msg)
+		return &exitError{code: 3}
 	}
-	what := map[string]string{"found": "never found by a search", "called": "never called with its schema loaded"}[require]
-	switch {
-	case len(tools) == 0:
-		fmt.Fprintf(env.stderr, "tsinspect: --require %s: no tool matches --tools %s\n", require, patterns)
-	case len(missing) > 0:
-		fmt.Fprintf(env.stderr, "tsinspect: --require %s: %d of %s %s: %s\n", require, len(missing), numfmt.Count(len(tools), "tool", "tools"), what, strings.Join(missing, ", "))
-	default:
-		return nil
-	}
-	return &exitError{code: 3}
-}
-
-// toolMatcher turns --tools into a name filter; nil when it is empty.
-func toolMatcher(list string) (func(string) bool, error) {
-	patterns := splitList(list)
-	if len(patterns) == 0 {
-		return nil, nil
-	}
-	for _, p := range patterns {
-		if _, err := path.Match(p, ""); err != nil {
-			return nil, usageError("searches: --tools %q: %v", p, err)
-		}
-	}
-	return func(name string) bool {
-		for _, p := range patterns {
-			if !strings.ContainsAny(p, "*?[") {
-				if strings.HasPrefix(name, p) {
-					return true
-				}
-				continue
-			}
-			if ok, _ := path.Match(p, name); ok {
-				return true
-			}
-		}
-		return false
-	}, nil
+	return nil
 }

@@ -3,10 +3,9 @@ package main
 import (
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
-	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/textout"
 )
@@ -93,16 +92,7 @@ func runSessions(env *cliEnv, args []string) error {
 	for _, e := range st.Failed {
 		fmt.Fprintf(env.stderr, "tsinspect: warning: %v\n", e)
 	}
-	var rows []sessionfiles.Row
-	for _, s := range sums {
-		if *projectText != "" && !strings.Contains(s.Cwd, *projectText) && !strings.Contains(s.Project, *projectText) {
-			continue
-		}
-		if !from.IsZero() && s.End.Before(from) {
-			continue
-		}
-		rows = append(rows, sessionfiles.RowOf(s, tab))
-	}
+	rows := sessionfiles.Rows(sums, tab, *projectText, from)
 	sessionfiles.SortRows(rows, *sortBy)
 	if *limit > 0 && len(rows) > *limit {
 		rows = rows[:*limit]

@@ -1,17 +1,16 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"github.com/tsinspect/tsinspect/fixtures"
 	"github.com/tsinspect/tsinspect/fixtures/mcpserver"
-	"github.com/tsinspect/tsinspect/outfile"
+	"github.com/tsinspect/tsinspect/internal/outfile"
+	"github.com/tsinspect/tsinspect/recording"
 )
 
 const standinAbout = `
@@ -76,7 +75,7 @@ func runStandin(env *cliEnv, args []string) error {
 	if !ok {
 		return usageError("standin: --scenario %q: want demo, toolsearch, keyword or flaky", *scenario)
 	}
-	if host, port, err := net.SplitHostPort(*listen); err != nil || !validPort(port) {
+	if host, port, err := net.SplitHostPort(*listen); err != nil || !recording.ValidPort(port) {
 		return usageError("standin: --listen %q: want HOST:PORT, e.g. 127.0.0.1:8642", *listen)
 	} else if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return usageError("standin: --listen %q is not a loopback address", *listen)
@@ -94,7 +93,7 @@ func runStandin(env *cliEnv, args []string) error {
 	}
 	defer srv.Close()
 	if *mcpConfig != "" {
-		if err := writeMCPConfig(*mcpConfig); err != nil {
+		if err := mcpserver.WriteConfig(*mcpConfig); err != nil {
 			return err
 		}
 	}
@@ -107,28 +106,5 @@ func runStandin(env *cliEnv, args []string) error {
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sig)
 	<-sig
-	return nil
-}
-
-// writeMCPConfig writes a Claude Code --mcp-config file that starts this
-// binary as the demo MCP server.
-func writeMCPConfig(path string) error {
-	self, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("standin: find this binary: %w", err)
-	}
-	if abs, err := filepath.Abs(self); err == nil {
-		self = abs
-	}
-	cfg := map[string]any{"mcpServers": map[string]any{"demo": map[string]any{
-		"command": self, "args": []string{"standin", "--mcp"},
-	}}}
-	b, err := json.MarshalIndent(cfg, "", "  ")
-	if err != nil {
-		return fmt.Errorf("standin: mcp config: %w", err)
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("standin: mcp config: %w", err)
-	}
 	return nil
 }

@@ -1,14 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"runtime"
-	"sort"
 	"strings"
-	"sync"
 
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/stats"
@@ -54,7 +49,7 @@ func runStats(env *cliEnv, args []string) error {
 	if len(pos) == 0 {
 		return usageError("stats: want capture files or directories (see 'tsinspect stats -h')")
 	}
-	files, err := statsFiles(pos)
+	files, err := stats.Files(pos)
 	if err != nil {
 		return err
 	}
@@ -67,9 +62,13 @@ func runStats(env *cliEnv, args []string) error {
 			return fmt.Errorf("stats: --prices: %w", err)
 		}
 	}
-	t, warnings, err := statsOf(files, prices)
+	t, warnings, err := stats.Of(files, prices)
 	for _, w := range warnings {
 		fmt.Fprintf(env.stderr, "tsinspect: stats: skipped %s\n", w)
+	}
+	var re *stats.ReadError
+	if errors.As(err, &re) {
+		return readError("stats", re.Path, err)
 	}
 	if err != nil {
 		return err
@@ -78,119 +77,4 @@ func runStats(env *cliEnv, args []string) error {
 		return t.WriteJSON(env.stdout)
 	}
 	return t.WriteText(env.stdout)
-}
-
-// statsFile is one capture to read: its path, the name to show, and
-// whether it was found in a directory (then a bad file is skipped).
-type statsFile struct {
-	path, name string
-	found      bool
-}
-
-// statsFiles expands the arguments into capture files.
-func statsFiles(args []string) ([]statsFile, error) {
-	var out []statsFile
-	for _, a := range args {
-		fi, err := os.Stat(a)
-		if err != nil {
-			return nil, fmt.Errorf("stats: %w", err)
-		}
-		if !fi.IsDir() {
-			out = append(out, statsFile{path: a, name: a})
-			continue
-		}
-		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.Type().IsRegular() && strings.HasSuffix(d.Name(), ".db") {
-				rel, rerr := filepath.Rel(a, p)
-				if rerr != nil {
-					rel = p
-				}
-				out = append(out, statsFile{path: p, name: rel, found: true})
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("stats: %w", err)
-		}
-	}
-	return out, nil
-}
-
-// statsOf reads the captures in parallel and sums them, in the order of
-// files whichever worker read each, so that the sums (floating point) come
-// out the same on every run. warnings name the files found in a directory
-// that could not be read.
-func statsOf(files []statsFile, prices *pricing.Table) (*stats.Table, []string, error) {
-	workers := min(runtime.GOMAXPROCS(0), len(files))
-	type result struct {
-		t       *stats.Table
-		warning string
-		err     error
-	}
-	results := make([]result, len(files))
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				f := files[i]
-				t := stats.New(prices)
-				if err := addCapture(t, f); err != nil {
-					if f.found {
-						results[i].warning = fmt.Sprintf("%s: %v", f.name, err)
-						continue
-					}
-					results[i].err = readError("stats", f.path, fmt.Errorf("stats: %s: %w", f.name, err))
-					continue
-				}
-				results[i].t = t
-			}
-		}()
-	}
-	for i := range files {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
-	total := stats.New(prices)
-	var warnings []string
-	var errs []error
-	for _, r := range results {
-		if r.t != nil {
-			total.Merge(r.t)
-		}
-		if r.warning != "" {
-			warnings = append(warnings, r.warning)
-		}
-		if r.err != nil {
-			errs = append(errs, r.err)
-		}
-	}
-	sort.Strings(warnings)
-	if len(errs) > 0 {
-		return nil, warnings, errs[0]
-	}
-	total.Finish()
-	return total, warnings, nil
-}
-
-// addCapture reads one capture, an exchange at a time, and adds it to t.
-func addCapture(t *stats.Table, f statsFile) error {
-	b, err := streamSession(f.path, nil)
-	if err != nil {
-		return err
-	}
-	client := ""
-	for _, ex := range b.Exchanges() {
-		if client = ex.ClientVersion(); client != "" {
-			break
-		}
-	}
-	t.Add(f.name, client, b.Session())
-	return nil
 }

@@ -3,57 +3,9 @@ package main
 import (
 	"flag"
 	"strings"
+
+	"github.com/tsinspect/tsinspect/internal/suggest"
 )
-
-// closest returns the candidate nearest to word by edit distance, when it
-// is near enough to be a typo (at most a third of the word's length, and
-// at most 3), or a candidate word is the start of; "" otherwise.
-func closest(word string, candidates []string) string {
-	word = strings.ToLower(word)
-	best, bestD := "", 1<<30
-	for _, c := range candidates {
-		d := editDistance(word, strings.ToLower(c))
-		if d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if best != "" && bestD <= min(3, max(1, len(word)/3)) {
-		return best
-	}
-	for _, c := range candidates {
-		if len(word) >= 3 && strings.HasPrefix(c, word) {
-			return c
-		}
-	}
-	return ""
-}
-
-// editDistance is the Levenshtein distance of a and b, counting an
-// exchange of two neighbouring letters as one edit.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev2 := make([]int, len(rb)+1)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(rb)]
-}
 
 // flagSuggestion returns " (did you mean --NAME?)" for the error
 // "flag provided but not defined: -NAME" when fs has a flag close to it.
@@ -65,7 +17,7 @@ func flagSuggestion(fs *flag.FlagSet, err error) string {
 	name = strings.TrimLeft(name, "-")
 	var names []string
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-	if c := closest(name, names); c != "" {
+	if c := suggest.Closest(name, names); c != "" {
 		return " (did you mean --" + c + "?)"
 	}
 	return ""

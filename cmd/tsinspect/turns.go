@@ -1,19 +1,15 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
-	"io"
 	"strings"
 
-	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/filter"
-	"github.com/tsinspect/tsinspect/numfmt"
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/report"
 	"github.com/tsinspect/tsinspect/source"
-	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/textout"
 	"github.com/tsinspect/tsinspect/timeline"
 )
@@ -85,12 +81,12 @@ func runTurns(env *cliEnv, args []string) error {
 			return usageError("turns: --filter: %v", strings.TrimPrefix(err.Error(), "filter: "))
 		}
 	}
-	s, err := loadSession(pos[0], env.stderr)
+	s, err := source.LoadSession(pos[0], env.stderr)
 	if err != nil {
 		return readError("turns", pos[0], err)
 	}
-	if err := checkThread("turns", s, *thread); err != nil {
-		return err
+	if err := s.CheckThread(*thread); err != nil {
+		return usageError("turns: --thread %v", err)
 	}
 	r := report.Build(s, version)
 	r.Price(tab)
@@ -98,7 +94,7 @@ func runTurns(env *cliEnv, args []string) error {
 	if *thread != "" || *flagged || expr != nil {
 		kept := r.Turns[:0]
 		for _, t := range r.Turns {
-			if (*thread == "" || t.Thread == *thread) && (!*flagged || len(t.Flags) > 0) && (expr == nil || expr.Match(turnFields(&t, s))) {
+			if (*thread == "" || t.Thread == *thread) && (!*flagged || len(t.Flags) > 0) && (expr == nil || expr.Match(t.FilterFields(s))) {
 				kept = append(kept, t)
 			}
 		}
@@ -119,67 +115,6 @@ func runTurns(env *cliEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "tsinspect: none of the %s of %s is shown\n", numfmt.Count(all, "turn", "turns"), pos[0])
 	}
 	return nil
-}
-
-// checkThread refuses a --thread the session does not have, listing the
-// ones it has; "" is fine.
-func checkThread(cmd string, s *timeline.Session, id string) error {
-	if id == "" {
-		return nil
-	}
-	var ids []string
-	for _, th := range s.Threads {
-		if th.ID == id {
-			return nil
-		}
-		ids = append(ids, th.ID)
-	}
-	return usageError("%s: --thread %q: the capture's threads are %s", cmd, id, strings.Join(ids, ", "))
-}
-
-// loadSession reads a capture file and builds its timeline, without the
-// bodies of its Messages exchanges. Damaged rows are left out and named in
-// one line on warn (nil: not named).
-func loadSession(path string, warn io.Writer) (*timeline.Session, error) {
-	b, err := streamSession(path, warn)
-	if err != nil {
-		return nil, err
-	}
-	return b.Session(), nil
-}
-
-// streamSession reads a capture file an exchange at a time into a
-// timeline.Builder that drops the bodies of Messages exchanges once
-// decoded: memory follows what the session holds, not the sum of its
-// requests, each of which repeats the history. Rows that cannot be read
-// are left out and named in one line on warn (nil: not named): one bad row
-// does not cost the rest.
-func streamSession(path string, warn io.Writer) (*timeline.Builder, error) {
-	b, problems, err := source.ReadFile(context.Background(), path)
-	if len(problems) > 0 && warn != nil {
-		fmt.Fprintf(warn, "tsinspect: warning: %s: %s\n", path, source.Summary(problems))
-	}
-	if err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-// salvage reads the exchanges of an open capture, naming damaged rows on
-// warn.
-func salvage(db *store.DB, warn io.Writer) ([]exchange.Exchange, error) {
-	var exs []exchange.Exchange
-	damage, err := db.Scan(context.Background(), store.ScanOptions{Salvage: true}, func(ex *exchange.Exchange) error {
-		exs = append(exs, *ex)
-		return nil
-	})
-	if len(damage) > 0 && warn != nil {
-		fmt.Fprintf(warn, "tsinspect: warning: %s: %s\n", db.Path(), store.DamageSummary(damage))
-	}
-	if err != nil {
-		return nil, err
-	}
-	return exs, nil
 }
 
 // parseInterspersed parses flags that may come before or after the
@@ -219,34 +154,4 @@ func loadPrices(path string) (*pricing.Table, error) {
 		return pricing.Default(), nil
 	}
 	return pricing.Load(path)
-}
-
-// turnFields is what a --filter expression sees of a report turn, and of
-// its content in session s.
-func turnFields(t *report.Turn, s *timeline.Session) *filter.Fields {
-	var req, resp *string
-	content := func(request bool) string {
-		if req == nil {
-			q, r := s.Content(s.Turn(t.Index))
-			req, resp = &q, &r
-		}
-		if request {
-			return *req
-		}
-		return *resp
-	}
-	f := &filter.Fields{Model: t.Model, Thread: t.Thread,
-		Request: func() string { return content(true) }, Response: func() string { return content(false) },
-		Tokens: t.Usage.InputTokens + t.Usage.CacheReadInputTokens + t.Usage.CacheCreationInputTokens}
-	for _, fl := range t.Flags {
-		f.Flags = append(f.Flags, fl.Kind)
-	}
-	for _, c := range t.ToolCalls {
-		f.Tools = append(f.Tools, c.Name)
-	}
-	if t.Cost != nil {
-		f.Cost, f.Priced = t.Cost.USD, true
-	}
-	f.Text = strings.ToLower(strings.Join(append(append([]string{t.Model, t.Thread, t.StopReason}, f.Flags...), f.Tools...), " "))
-	return f
 }

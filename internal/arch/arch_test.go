@@ -41,7 +41,8 @@ var impure = []string{"os", "os/exec", "os/signal", "io/fs", "net", "net/http", 
 	module + "/store", module + "/capture", module + "/importer", module + "/ui", module + "/otlp", module + "/replayserver"}
 
 // onlyFrom lists packages that only the given importers may import
-// (prefixes: "bench/" is every benchmark).
+// (prefixes: "bench/" is every benchmark command; the libraries they
+// share, under internal/bench, do not get what bench/ is allowed).
 var onlyFrom = map[string][]string{
 	// The importers are reached through the command; the core knows
 	// sources only as package exchange describes them.

@@ -90,3 +90,18 @@ func Size(v, name string) (int, bool) {
 	}
 	return 0, false
 }
+
+// Newest is the newest release whose deferred tools were recorded.
+func Newest() string {
+	r, _ := For("")
+	return r.Version
+}
+
+// Versions lists the releases whose deferred tools were recorded.
+func Versions() []string {
+	var out []string
+	for _, r := range Releases() {
+		out = append(out, r.Version)
+	}
+	return out
+}

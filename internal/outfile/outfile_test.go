@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/tsinspect/tsinspect/outfile"
+	"github.com/tsinspect/tsinspect/internal/outfile"
 )
 
 // entries lists the names in dir, to check that nothing was left behind.

@@ -1,0 +1,38 @@
+package report
+
+import (
+	"strings"
+
+	"github.com/tsinspect/tsinspect/filter"
+	"github.com/tsinspect/tsinspect/timeline"
+)
+
+// FilterFields is what a filter expression (turns --filter) sees of the
+// turn, and of its content in session s, the session it was built from.
+func (t *Turn) FilterFields(s *timeline.Session) *filter.Fields {
+	var req, resp *string
+	content := func(request bool) string {
+		if req == nil {
+			q, r := s.Content(s.Turn(t.Index))
+			req, resp = &q, &r
+		}
+		if request {
+			return *req
+		}
+		return *resp
+	}
+	f := &filter.Fields{Model: t.Model, Thread: t.Thread,
+		Request: func() string { return content(true) }, Response: func() string { return content(false) },
+		Tokens: t.Usage.InputTokens + t.Usage.CacheReadInputTokens + t.Usage.CacheCreationInputTokens}
+	for _, fl := range t.Flags {
+		f.Flags = append(f.Flags, fl.Kind)
+	}
+	for _, c := range t.ToolCalls {
+		f.Tools = append(f.Tools, c.Name)
+	}
+	if t.Cost != nil {
+		f.Cost, f.Priced = t.Cost.USD, true
+	}
+	f.Text = strings.ToLower(strings.Join(append(append([]string{t.Model, t.Thread, t.StopReason}, f.Flags...), f.Tools...), " "))
+	return f
+}
