@@ -61,6 +61,10 @@ func (d *detailText) render(w, h int) []view.Line {
 		return view.Flags(s, t, q, d.a.explain, d.a.prices)
 	case view.TabConversation:
 		return view.Conversation(s, t, q, d.a.wholeHistory)
+	case view.TabCompare:
+		if c := m.Comparison(); c != nil {
+			return c.Lines(t)
+		}
 	}
 	return nil
 }

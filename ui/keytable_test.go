@@ -77,7 +77,7 @@ func TestKeyLine(t *testing.T) {
 		replay bool
 		want   string
 	}{
-		{false, " q quit  ? help  / search  n/N flag  t thread  f flagged  Tab pane  1-7 tab "},
+		{false, " q quit  ? help  / search  n/N flag  t thread  f flagged  Tab pane  1-8 tab "},
 		{true, " space pause  p play  +/- speed  q quit  ? help  / search  n/N flag  Tab pane "},
 	} {
 		var setup []func(*view.Model)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/tsinspect/tsinspect/source"
+	"github.com/tsinspect/tsinspect/timeline/compare"
 	"github.com/tsinspect/tsinspect/timeline/view"
 )
 
@@ -43,8 +44,15 @@ func OpenSource(ctx context.Context, src source.Source, name string, opts Option
 		s := b.Session()
 		// One bad row costs only itself: say which were left out.
 		status := source.Summary(problems)
+		var cmp *view.Comparison
+		if opts.Compare != nil {
+			cmp = view.NewComparison(compare.Compare(compare.Side{Session: s}, compare.Side{Session: opts.Compare}, compare.Options{}), opts.CompareName)
+		}
 		a.tv.QueueUpdateDraw(func() {
 			a.m.SetSession(s)
+			if cmp != nil {
+				a.m.SetComparison(cmp)
+			}
 			a.m.SetStatus(status)
 		})
 	})

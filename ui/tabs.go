@@ -60,13 +60,13 @@ func (b *tabBar) update(a *app) {
 	_, _, width, _ := b.GetInnerRect()
 	name := func(t view.Tab) string { return t.String() }
 	full := 1
-	for tab := view.Tab(0); tab < view.NumTabs; tab++ {
+	for tab := view.Tab(0); tab < a.m.NumTabs(); tab++ {
 		full += len([]rune(fmt.Sprintf(" %d %s %d │", tab+1, tab, flags)))
 	}
 	if width > 0 && full > width {
 		name = func(t view.Tab) string { return t.Short() }
 	}
-	for tab := view.Tab(0); tab < view.NumTabs; tab++ {
+	for tab := view.Tab(0); tab < a.m.NumTabs(); tab++ {
 		label := fmt.Sprintf(" %d %s ", tab+1, name(tab))
 		if tab == view.TabFlags && flags > 0 {
 			label = fmt.Sprintf(" %d %s %d ", tab+1, name(tab), flags)
@@ -75,7 +75,7 @@ func (b *tabBar) update(a *app) {
 			label = open + label + "[::-]"
 		}
 		fmt.Fprintf(&sb, `["tab%d"]%s[""]`, tab, label)
-		if tab+1 < view.NumTabs {
+		if tab+1 < a.m.NumTabs() {
 			sb.WriteString(a.th.tag(view.RoleDim) + "│[-:-:-]")
 		}
 	}

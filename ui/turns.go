@@ -251,6 +251,9 @@ func (c *turnContent) GetCell(row, col int) *tview.TableCell {
 		if c.wide && colm == view.ColFlags {
 			line = view.WideFlags(t)
 		}
+		if cmp := c.a.m.Comparison(); cmp != nil && colm == view.ColFlags {
+			line = cmp.FlagsCell(t, line)
+		}
 		cell := tview.NewTableCell(c.pad(colm, c.a.th.tagged(line), line.Width())).SetStyle(c.a.th.base())
 		if mw := colm.MaxWidth(); mw > 0 && !(colm == view.ColModel && c.wide) {
 			cell.SetMaxWidth(mw)

@@ -52,6 +52,11 @@ type Options struct {
 	// SaveDir is where the Raw tab's s and S save; "" means the working
 	// directory.
 	SaveDir string
+	// Compare, when set, is the session shown beside the one opened
+	// (open A --compare B): the turn list marks the turns that differ
+	// and the Compare tab shows the differences. CompareName names it.
+	Compare     *timeline.Session
+	CompareName string
 	// Notes, for RunLive, brings news from the caller to show in the
 	// header as it arrives, such as "claude exited with status 0"; each
 	// note replaces the last.

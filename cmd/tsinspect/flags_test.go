@@ -59,6 +59,7 @@ func TestBadFlagsRefusedFirst(t *testing.T) {
 		{"export", capture, "--format", "otlp", "--redact", "some"},
 		{"export", capture, "--format", "otlp", "--endpoint", "http://[::1"},
 		{"stats", "--json"},
+		{"open", capture, "--follow", "--compare", capture},
 		{"sessions", dir, "--sort", "price"},
 		{"sessions", dir, "--since", "yesterday"},
 		{"sessions", dir, "--limit", "-1"},

@@ -14,6 +14,7 @@ import (
 	"github.com/tsinspect/tsinspect/fixtures/democapture"
 	"github.com/tsinspect/tsinspect/importer"
 	"github.com/tsinspect/tsinspect/source"
+	"github.com/tsinspect/tsinspect/timeline"
 	"github.com/tsinspect/tsinspect/ui"
 )
 
@@ -25,7 +26,7 @@ threads, f shows flagged turns only, ? shows all keys, q quits. The mouse
 works too. Set NO_COLOR to draw without colour.`
 
 func runOpen(env *cliEnv, args []string) error {
-	fs := newFlags(env, "open", "FILE|SESSION [--follow] [--prices FILE]", `
+	fs := newFlags(env, "open", "FILE|SESSION [--follow | --compare OTHER] [--prices FILE]", `
 Browse a capture, or a session Claude Code keeps on disk, in the
 terminal. SESSION is a session ID or a prefix of one, latest, or the
 path of its .jsonl file (see 'tsinspect sessions'): it is read in place,
@@ -41,8 +42,12 @@ when it opened, or, with --follow, new turns as they are recorded (in a
 second terminal beside 'tsinspect record'; it waits for the file to
 appear); a session Claude Code is still writing shows each new turn
 within a quarter of a second of Claude Code writing it.
+With --compare OTHER (a capture or a session, as for 'tsinspect diff'),
+the turn list marks each turn that differs from its counterpart in OTHER
+(≠) or has none (−), and tab 8 Compare shows what differs.
 `+keysAbout)
 	follow := fs.Bool("follow", false, "keep reading the capture as it grows: new turns appear within a second")
+	other := fs.String("compare", "", "set the session beside `OTHER` (a capture or a session): differing turns marked, tab 8 Compare")
 	prices := pricesFlag(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -51,9 +56,20 @@ within a quarter of a second of Claude Code writing it.
 	if len(pos) != 1 {
 		return usageError("open: want one capture FILE or SESSION (see 'tsinspect open -h')")
 	}
+	if *follow && *other != "" {
+		return usageError("open: --compare works on a session as it stands, not with --follow")
+	}
 	path, err := source.Resolve(pos[0])
 	if err != nil {
 		return readError("open", pos[0], err)
+	}
+	var compared *timeline.Session
+	if *other != "" {
+		b, err := source.Load(*other, env.stderr)
+		if err != nil {
+			return readError("open", *other, err)
+		}
+		compared = b.Session()
 	}
 	session := source.IsSessionFile(path)
 	title := filepath.Base(path)
@@ -77,7 +93,7 @@ within a quarter of a second of Claude Code writing it.
 		}
 		return ui.RunLive(ctx, path, ui.Options{Title: "following " + title, Prices: tab, Poll: poll})
 	}
-	if err := ui.Open(ctx, path, ui.Options{Title: title, Prices: tab}); err != nil {
+	if err := ui.Open(ctx, path, ui.Options{Title: title, Prices: tab, Compare: compared, CompareName: filepath.Base(*other)}); err != nil {
 		return readError("open", pos[0], err)
 	}
 	return nil

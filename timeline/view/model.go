@@ -72,6 +72,29 @@ type Model struct {
 	expr     filter.Expr
 	queryErr string
 	prices   *pricing.Table
+
+	// comparison sets the session beside another (TabCompare); nil for
+	// none.
+	comparison *Comparison
+}
+
+// SetComparison sets the session beside another: the Compare tab opens
+// after the others.
+func (m *Model) SetComparison(c *Comparison) {
+	m.comparison = c
+	m.notify(ChangeTab)
+}
+
+// Comparison is the comparison set, nil for none.
+func (m *Model) Comparison() *Comparison { return m.comparison }
+
+// NumTabs is how many tabs there are: NumTabs, and the Compare tab when a
+// comparison is set.
+func (m *Model) NumTabs() Tab {
+	if m.comparison != nil {
+		return NumTabs + 1
+	}
+	return NumTabs
 }
 
 // New returns a model over s (which may be nil: no turns yet) with the
@@ -405,7 +428,7 @@ func (m *Model) Tab() Tab { return m.tab }
 
 // SetTab opens a detail tab.
 func (m *Model) SetTab(t Tab) {
-	if t < 0 || t >= NumTabs || t == m.tab {
+	if t < 0 || t >= m.NumTabs() || t == m.tab {
 		return
 	}
 	m.tab = t
@@ -414,7 +437,8 @@ func (m *Model) SetTab(t Tab) {
 
 // NextTab opens the tab delta places after the current one, wrapping.
 func (m *Model) NextTab(delta int) {
-	m.SetTab(Tab(((int(m.tab)+delta)%int(NumTabs) + int(NumTabs)) % int(NumTabs)))
+	n := int(m.NumTabs())
+	m.SetTab(Tab(((int(m.tab)+delta)%n + n) % n))
 }
 
 // Status returns the status message.

@@ -32,6 +32,8 @@ func (t Tab) String() string {
 		return "Raw"
 	case TabConversation:
 		return "Conversation"
+	case TabCompare:
+		return compareTitle(false)
 	}
 	return "?"
 }
@@ -45,6 +47,8 @@ func (t Tab) Short() string {
 		return "Search"
 	case TabConversation:
 		return "Talk"
+	case TabCompare:
+		return compareTitle(true)
 	}
 	return t.String()
 }
