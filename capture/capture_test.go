@@ -427,9 +427,24 @@ func TestCAIsNeverReplacedWithoutRotate(t *testing.T) {
 }
 
 func TestUpstreamDownGives502AndIsRecorded(t *testing.T) {
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	// An upstream that closes every connection at once. (A port listened
+	// on and closed again could be handed to the next listener, the
+	// rig's own among them, on a busy machine.)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
 	dead := "http://" + ln.Addr().String()
-	ln.Close()
 	for _, mode := range []string{ModeMITM, ModeReverse} {
 		t.Run(mode, func(t *testing.T) {
 			r := newRig(t, Config{Mode: mode, Upstream: dead})
