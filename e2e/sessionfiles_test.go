@@ -351,7 +351,7 @@ func TestSessionsAsANewUser(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "echo text back") {
 		t.Errorf("searches %s: exit %d %s\n%s", id, code, stderr, out)
 	}
-	if code, _, stderr := runCLI(t, "turns", "ffff0000"); code != 1 || !strings.Contains(stderr, "no such session") || strings.Count(stderr, "\n") != 1 {
+	if code, _, stderr := runCLI(t, "turns", "ffff0000"); code != 1 || !strings.Contains(stderr, "no Claude Code session") || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("unknown session: exit %d %q", code, stderr)
 	}
 }

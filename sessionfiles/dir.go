@@ -48,6 +48,9 @@ func List(root string) ([]Entry, error) {
 		root = abs
 	}
 	info, err := os.Stat(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("list sessions: %w: %s does not exist (is Claude Code installed and used here? CLAUDE_CONFIG_DIR or a DIR argument point elsewhere)", ErrNoSession, root)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
@@ -134,7 +137,7 @@ func agentFiles(path string) []string {
 }
 
 // ErrNoSession is returned by Resolve when nothing matches.
-var ErrNoSession = errors.New("no such session")
+var ErrNoSession = errors.New("no Claude Code session")
 
 // Resolve finds the session arg names under root: a path to a .jsonl
 // file, "latest" (the most recently written), a session ID or an
