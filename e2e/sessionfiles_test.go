@@ -154,6 +154,7 @@ func sessionFilesAgree(t *testing.T, k *session.Kit) {
 	for _, sc := range all {
 		t.Run(sc.name, func(t *testing.T) {
 			rec := recordRunsWith(t, k, sc.runs()...)
+			checkTotalsAgainstCcusage(t, rec.home)
 			code, out, stderr := runCLI(t, "report", rec.db, "--redact", "off")
 			if code != 0 {
 				t.Fatalf("report capture: exit %d: %s", code, stderr)

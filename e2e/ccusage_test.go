@@ -1,0 +1,141 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// ccusageVersion is the ccusage release .ci/run installs, with its native
+// binary (@ccusage/ccusage-linux-x64).
+const ccusageVersion = "20.0.24"
+
+// ccusagePath finds ccusage: $TSINSPECT_CCUSAGE, else where .ci/run puts
+// it (the native binary if there is one). It skips tb when there is none,
+// or fails it when TSINSPECT_REQUIRE_CCUSAGE is set (as CI does).
+func ccusagePath(tb testing.TB) string {
+	tb.Helper()
+	if p := os.Getenv("TSINSPECT_CCUSAGE"); p != "" {
+		return p
+	}
+	tools := os.Getenv("TSINSPECT_TOOLS")
+	if tools == "" {
+		home := os.Getenv("HOME")
+		if home == "" {
+			home = os.TempDir()
+		}
+		tools = filepath.Join(home, ".cache", "tsinspect-ci")
+	}
+	dir := filepath.Join(tools, "ccusage-"+ccusageVersion, "node_modules")
+	for _, p := range []string{
+		filepath.Join(dir, "@ccusage", "ccusage-linux-x64", "bin", "ccusage"),
+		filepath.Join(dir, ".bin", "ccusage"),
+	} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	msg := "ccusage not found under " + dir + ": npm install ccusage@" + ccusageVersion + " there (see .ci/run) or set TSINSPECT_CCUSAGE"
+	if os.Getenv("TSINSPECT_REQUIRE_CCUSAGE") != "" {
+		tb.Fatal(msg)
+	}
+	tb.Skip(msg + "; set TSINSPECT_REQUIRE_CCUSAGE=1 to make this a failure")
+	return ""
+}
+
+// tokenTotals are a session's token totals.
+type tokenTotals struct {
+	Input, Output, CacheRead, CacheWrite int64
+}
+
+// checkTotalsAgainstCcusage checks that 'tsinspect sessions --json' gives
+// each session under home/.claude/projects the same input, output,
+// cache-read and cache-write totals as 'ccusage session --json' (which
+// takes a message's usage once per message ID and request ID, across all
+// files, and counts a session's subagent files in it).
+func checkTotalsAgainstCcusage(t *testing.T, home string) {
+	t.Helper()
+	t.Run("ccusage", func(t *testing.T) {
+		cc := ccusagePath(t)
+		cmd := exec.Command(cc, "session", "--json", "--offline")
+		// ccusage reads every agent CLI's data it finds under HOME: give it
+		// an empty one, and Claude Code's directory as its configuration.
+		cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "CLAUDE_CONFIG_DIR="+filepath.Join(home, ".claude"))
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("ccusage session --json: %v\n%s", err, errb.String())
+		}
+		var cu struct {
+			Session []struct {
+				Period              string `json:"period"`
+				InputTokens         int64  `json:"inputTokens"`
+				OutputTokens        int64  `json:"outputTokens"`
+				CacheReadTokens     int64  `json:"cacheReadTokens"`
+				CacheCreationTokens int64  `json:"cacheCreationTokens"`
+			} `json:"session"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &cu); err != nil {
+			t.Fatalf("ccusage session --json: %v\n%s", err, out.String())
+		}
+		want := map[string]tokenTotals{}
+		for _, s := range cu.Session {
+			want[s.Period] = tokenTotals{s.InputTokens, s.OutputTokens, s.CacheReadTokens, s.CacheCreationTokens}
+		}
+		code, stdout, stderr := runCLI(t, "sessions", filepath.Join(home, ".claude", "projects"), "--json", "--no-index")
+		if code != 0 {
+			t.Fatalf("sessions --json: exit %d: %s", code, stderr)
+		}
+		got := map[string]tokenTotals{}
+		sc := bufio.NewScanner(strings.NewReader(stdout))
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var s struct {
+				ID         string `json:"id"`
+				Input      int64  `json:"input_tokens"`
+				Output     int64  `json:"output_tokens"`
+				CacheRead  int64  `json:"cache_read_input_tokens"`
+				CacheWrite int64  `json:"cache_creation_input_tokens"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
+				t.Fatalf("sessions --json: %v: %s", err, sc.Text())
+			}
+			got[s.ID] = tokenTotals{s.Input, s.Output, s.CacheRead, s.CacheWrite}
+		}
+		ids := map[string]bool{}
+		for id := range want {
+			ids[id] = true
+		}
+		for id := range got {
+			ids[id] = true
+		}
+		var sorted []string
+		for id := range ids {
+			sorted = append(sorted, id)
+		}
+		sort.Strings(sorted)
+		for _, id := range sorted {
+			w, inW := want[id]
+			g, inG := got[id]
+			switch {
+			case !inW && g == (tokenTotals{}):
+				// A session with no usage at all is not one of ccusage's.
+			case !inW:
+				t.Errorf("session %s: tsinspect %+v, ccusage has no such session", id, g)
+			case !inG:
+				t.Errorf("session %s: ccusage %+v, tsinspect has no such session", id, w)
+			case g != w:
+				t.Errorf("session %s: tsinspect %+v, ccusage %+v", id, g, w)
+			}
+		}
+		if len(want) == 0 {
+			t.Error("ccusage found no session")
+		}
+	})
+}
