@@ -152,28 +152,12 @@ func Summarize(e Entry) (*Summary, error) {
 			case bytes.HasPrefix(line, []byte(`{"type":"api-request-blob"`)):
 				continue
 			case bytes.HasPrefix(line, []byte(`{"type":"api-request-shape"`)):
-				var r struct {
-					ShapeHash string `json:"shapeHash"`
-					Shape     struct {
-						Tools []struct {
-							Name  string `json:"name"`
-							Defer bool   `json:"defer_loading"`
-						} `json:"tools"`
-					} `json:"shape"`
-				}
-				if json.Unmarshal(line, &r) != nil {
+				hash, sh, ok := readShape(line)
+				if !ok {
 					s.BadLines++
 					continue
 				}
-				sh := &sumShape{inline: map[string]bool{}, deferred: map[string]bool{}}
-				for _, t := range r.Shape.Tools {
-					if t.Defer {
-						sh.deferred[t.Name] = true
-					} else {
-						sh.inline[t.Name] = true
-					}
-				}
-				shapes[r.ShapeHash] = sh
+				shapes[hash] = sh
 				continue
 			case bytes.HasPrefix(line, []byte(`{"type":"api-request"`)):
 				var r struct {
@@ -577,4 +561,208 @@ func (s *Summary) Tokens() (in, out, read, write int64) {
 		write += u.CacheWrite5m + u.CacheWrite1h
 	}
 	return
+}
+
+// readShape reads a shape record's hash and its tools' names, inline or
+// deferred, without decoding the rest: the system prompt and the tools'
+// schemas are most of a shape's bytes (80 KB a record in Claude Code
+// 2.1.328, a shape per change of the tool set), and decoding them took
+// half of a first listing's time. It walks the record's structure only,
+// and reports false for a record whose structure it cannot follow or
+// whose tools are not an array; unlike a decoder it does not check the
+// rest of the record's syntax (opening the session does).
+func readShape(line []byte) (hash string, sh *sumShape, ok bool) {
+	sh = &sumShape{inline: map[string]bool{}, deferred: map[string]bool{}}
+	end := eachMember(line, skipSpace(line, 0), func(key []byte, v int) int {
+		switch string(key) {
+		case "shapeHash":
+			e := valueEnd(line, v)
+			if e >= 0 && line[v] == '"' {
+				hash = jsonString(line[v:e])
+			}
+			return e
+		case "shape":
+			if line[v] != '{' {
+				return valueEnd(line, v)
+			}
+			return eachMember(line, v, func(key []byte, v int) int {
+				if e := valueEnd(line, v); string(key) != "tools" || e >= 0 && string(line[v:e]) == "null" {
+					return e
+				}
+				return eachElement(line, v, func(v int) int {
+					if line[v] != '{' {
+						return -1
+					}
+					var name string
+					deferred := false
+					e := eachMember(line, v, func(key []byte, v int) int {
+						e := valueEnd(line, v)
+						switch {
+						case e < 0:
+						case string(key) == "name" && line[v] == '"':
+							name = jsonString(line[v:e])
+						case string(key) == "defer_loading":
+							deferred = string(line[v:e]) == "true"
+						}
+						return e
+					})
+					if e >= 0 {
+						if deferred {
+							sh.deferred[name] = true
+						} else {
+							sh.inline[name] = true
+						}
+					}
+					return e
+				})
+			})
+		}
+		return valueEnd(line, v)
+	})
+	return hash, sh, end >= 0
+}
+
+// jsonString is the value of the JSON string literal b (quotes included).
+func jsonString(b []byte) string {
+	if bytes.IndexByte(b, '\\') < 0 {
+		return string(b[1 : len(b)-1])
+	}
+	var s string
+	_ = json.Unmarshal(b, &s)
+	return s
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd is the index after the string literal that starts at b[i], or
+// -1.
+func stringEnd(b []byte, i int) int {
+	for i++; ; {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return -1
+		}
+		k := i + j
+		n := 0
+		for m := k - 1; m >= i && b[m] == '\\'; m-- {
+			n++
+		}
+		if n%2 == 0 {
+			return k + 1
+		}
+		i = k + 1
+	}
+}
+
+// valueEnd is the index after the JSON value that starts at b[i], or -1
+// when it does not end.
+func valueEnd(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				if i = stringEnd(b, i); i < 0 {
+					return -1
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return -1
+	}
+	start := i
+	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
+		i++
+	}
+	if i == start {
+		return -1
+	}
+	return i
+}
+
+// eachMember calls fn with each member's key and the index of its value,
+// in the object that starts at b[i]; fn returns the index after the value
+// (-1: stop). It returns the index after the object, or -1.
+func eachMember(b []byte, i int, fn func(key []byte, v int) int) int {
+	if i >= len(b) || b[i] != '{' {
+		return -1
+	}
+	if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
+		return i + 1
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return -1
+		}
+		e := stringEnd(b, i)
+		if e < 0 {
+			return -1
+		}
+		key := b[i+1 : e-1]
+		if i = skipSpace(b, e); i >= len(b) || b[i] != ':' {
+			return -1
+		}
+		if i = skipSpace(b, i+1); i >= len(b) {
+			return -1
+		}
+		if i = fn(key, i); i < 0 {
+			return -1
+		}
+		switch i = skipSpace(b, i); {
+		case i >= len(b):
+			return -1
+		case b[i] == '}':
+			return i + 1
+		case b[i] != ',':
+			return -1
+		}
+		i = skipSpace(b, i+1)
+	}
+}
+
+// eachElement calls fn with the index of each element of the array that
+// starts at b[i]; fn returns the index after the element (-1: stop). It
+// returns the index after the array, or -1.
+func eachElement(b []byte, i int, fn func(v int) int) int {
+	if i >= len(b) || b[i] != '[' {
+		return -1
+	}
+	if i = skipSpace(b, i+1); i < len(b) && b[i] == ']' {
+		return i + 1
+	}
+	for {
+		if i >= len(b) {
+			return -1
+		}
+		if i = fn(i); i < 0 {
+			return -1
+		}
+		switch i = skipSpace(b, i); {
+		case i >= len(b):
+			return -1
+		case b[i] == ']':
+			return i + 1
+		case b[i] != ',':
+			return -1
+		}
+		i = skipSpace(b, i+1)
+	}
 }
