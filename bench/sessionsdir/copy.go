@@ -44,7 +44,8 @@ const digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 // copier rewrites a session for its n-th copy.
 type copier struct {
-	old, new []byte // session IDs
+	old, new []byte // "sessionId":"<ID>", the original's and the copy's
+	id       string // the copy's session ID
 	tag      string // six characters from n, the last six of every message and request ID
 }
 
@@ -57,9 +58,13 @@ func newCopier(src source, n int) copier {
 	for i, v := len(tag)-1, n; i >= 0; i, v = i-1, v/len(digits) {
 		tag[i] = digits[v%len(digits)]
 	}
-	return copier{old: []byte(src.id), new: []byte(id), tag: string(tag)}
+	return copier{old: []byte(`"sessionId":"` + src.id + `"`), new: []byte(`"sessionId":"` + id + `"`), id: id, tag: string(tag)}
 }
 
+// rewrite gives every record the copy's session ID and message and request
+// IDs. The session ID stays as it was elsewhere: after a compaction Claude
+// Code's requests name the transcript's path, and a request rewritten
+// would no longer match the digest Claude Code kept of it.
 func (c copier) rewrite(b []byte) []byte {
 	b = bytes.ReplaceAll(b, c.old, c.new)
 	return ids.ReplaceAllFunc(b, func(m []byte) []byte {
@@ -106,13 +111,13 @@ func writeConfig(dir string, sources []source, counts []int, nproj int) error {
 				return err
 			}
 			b := c.rewrite(main)
-			if err := os.WriteFile(filepath.Join(pdir, string(c.new)+".jsonl"), b, 0o600); err != nil {
+			if err := os.WriteFile(filepath.Join(pdir, c.id+".jsonl"), b, 0o600); err != nil {
 				return err
 			}
 			files++
 			total += int64(len(b))
 			for rel, content := range side {
-				out := filepath.Join(pdir, string(c.new), rel)
+				out := filepath.Join(pdir, c.id, rel)
 				if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
 					return err
 				}

@@ -19,11 +19,12 @@
 // CLAUDE_CONFIG_DIR at it, or give DIR/config/projects to 'tsinspect
 // sessions'): -copies[i] copies of the session of -sizes[i] turns, spread
 // over -projects project directories, each copy with its subagent files and
-// its own session ID (file name, directory and every record), message IDs
-// and request IDs, so that no two copies share a message (ccusage counts a
-// message ID and request ID pair once across all files). Nothing else
-// changes: requests hold none of those IDs, so each copy's rebuilt
-// requests still match the digests Claude Code kept of them. The defaults
+// its own session ID (file name, directory and every record's sessionId),
+// message IDs and request IDs, so that no two copies share a message
+// (ccusage counts a message ID and request ID pair once across all files).
+// Nothing else changes (after a compaction the requests name the
+// transcript's path, with the original ID), so each copy's rebuilt requests
+// still match the digests Claude Code kept of them. The defaults
 // make 1,000 sessions, 575 subagent files and 1.83 GB in 50 projects
 // (Claude Code 2.1.328 wrote 0.66 MB for 10 turns, 4 MB for 100 and 24 MB
 // for 1,000 with its subagents). DIR/config is rewritten on each run.
