@@ -274,3 +274,23 @@ func TestParseSince(t *testing.T) {
 		}
 	}
 }
+
+// A forked session's file holds the original's answers, marked with the
+// original's session ID: the listing does not count them again.
+func TestForkedAnswersNotCountedTwice(t *testing.T) {
+	w := twoTurns(t)
+	copied := `{"type":"assistant","sessionId":"0b5e1d2c-0000-4000-8000-000000000001","requestSessionId":"aaaaaaaa-0000-4000-8000-000000000009","requestRef":"old","timestamp":"2026-11-20T09:00:00.000Z","message":{"id":"msg_old","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"earlier"}],"stop_reason":"end_turn","usage":{"input_tokens":7,"output_tokens":900,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}}`
+	w.lines = append([]string{copied}, w.lines...)
+	p := w.save(t, "")
+	info, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Summarize(entryOf(p, info))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, out, _, _ := s.Tokens(); out != 28 || len(s.Usage) != 2 {
+		t.Errorf("output tokens %d over %d answers, want 28 over 2 (the copied answer left out)", out, len(s.Usage))
+	}
+}

@@ -207,7 +207,11 @@ func Summarize(e Entry) (*Summary, error) {
 				Version    string `json:"version"`
 				Cwd        string `json:"cwd"`
 				RequestRef string `json:"requestRef"`
-				Message    struct {
+				// A forked session copies the original's answers, with
+				// the original's ID here: they were billed to it.
+				SessionID        string `json:"sessionId"`
+				RequestSessionID string `json:"requestSessionId"`
+				Message          struct {
 					ID      string `json:"id"`
 					Model   string `json:"model"`
 					Content []struct {
@@ -250,6 +254,9 @@ func Summarize(e Entry) (*Summary, error) {
 			if r.Type != "assistant" {
 				s.other(line, unknown)
 				continue
+			}
+			if r.RequestSessionID != "" && r.SessionID != "" && r.RequestSessionID != r.SessionID {
+				continue // copied from the session this one forked
 			}
 			s.note(r.Timestamp, r.Version)
 			if s.Cwd == "" {

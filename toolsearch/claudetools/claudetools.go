@@ -11,7 +11,9 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
+	"sync"
 
 	"github.com/tsinspect/tsinspect/exchange"
 )
@@ -33,8 +35,13 @@ type Release struct {
 	Tools   []Tool `json:"tools"`
 }
 
-// Releases returns every recorded release, oldest first.
-func Releases() []Release {
+// Releases returns every recorded release, oldest first. The embedded
+// files are decoded once; each call gets its own slice.
+func Releases() []Release { return slices.Clone(decoded()) }
+
+// decoded reads the embedded releases the first time it is called: the
+// deferral figures ask for a tool's size on every turn.
+var decoded = sync.OnceValue(func() []Release {
 	entries, _ := files.ReadDir(".")
 	var out []Release
 	for _, e := range entries {
@@ -50,7 +57,7 @@ func Releases() []Release {
 	}
 	sort.Slice(out, func(i, j int) bool { return exchange.CompareVersions(out[i].Version, out[j].Version) < 0 })
 	return out
-}
+})
 
 // For returns the recorded release that best stands for Claude Code
 // version v: v itself, else the newest recorded before it, else the
