@@ -3,6 +3,7 @@ package diffreport
 import (
 	"bufio"
 	"fmt"
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"io"
 	"math"
 	"strconv"
@@ -279,7 +280,7 @@ func signed(v float64, unit string) string {
 }
 
 // thousands writes n with commas between groups of three digits.
-func thousands(n int64) string { return compare.Thousands(n) }
+func thousands(n int64) string { return numfmt.Thousands(n) }
 
 // cut shortens s to n runes, with an ellipsis.
 func cut(s string, n int) string {

@@ -4,9 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/tsinspect/tsinspect/decode"
@@ -256,7 +256,7 @@ func fields(a, b *facts) []Field {
 	}
 	num := func(name string, x, y int64) {
 		if x != y {
-			out = append(out, Field{Name: name, A: Thousands(x), B: Thousands(y) + " (" + signedThousands(y-x) + ")"})
+			out = append(out, Field{Name: name, A: numfmt.Thousands(x), B: numfmt.Thousands(y) + " (" + signedThousands(y-x) + ")"})
 		}
 	}
 	num("input tokens", a.usage.InputTokens, b.usage.InputTokens)
@@ -288,30 +288,12 @@ func costTexts(a, b float64, aok, bok bool) (string, string) {
 	return x, y
 }
 
-// Thousands writes n with commas between groups of three digits.
-func Thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteString("-")
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
 // signedThousands is n with its sign: "+1,200", "−30".
 func signedThousands(n int64) string {
 	if n < 0 {
-		return "−" + Thousands(-n)
+		return "−" + numfmt.Thousands(-n)
 	}
-	return "+" + Thousands(n)
+	return "+" + numfmt.Thousands(n)
 }
 
 func listText(xs []string) string {
