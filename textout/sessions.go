@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 )
@@ -64,13 +65,45 @@ func Sessions(w io.Writer, rows []sessionfiles.Row) error {
 			return err
 		}
 	}
+	var starred, dashed, bad int
+	for _, r := range rows {
+		if !r.Requests {
+			starred++
+		}
+		if !r.CatalogRecorded {
+			dashed++
+		}
+		bad += r.BadLines
+	}
+	if starred > 0 {
+		if _, err := fmt.Fprintln(w, "*: no request records (Claude Code before 2.1.300, or the records were off): read from the transcript, without the system prompt or the tools sent"); err != nil {
+			return err
+		}
+	}
+	if dashed > 0 {
+		if _, err := fmt.Fprintln(w, "BLIND -: the release wrote no deferred-tool catalog, so no call can be told to be blind"); err != nil {
+			return err
+		}
+	}
+	if bad > 0 {
+		first := ""
+		for _, r := range rows {
+			if r.FirstBadLine != "" {
+				first = r.FirstBadLine
+				break
+			}
+		}
+		if _, err := fmt.Fprintf(w, "%s left out (not JSON records; first: %s): the figures count the rest\n", numfmt.Count(bad, "line", "lines"), first); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-// blind is the blind calls, "-" when the files hold no requests (no
-// working set to check the calls against).
+// blind is the blind calls, "-" when the files hold no catalog to check
+// the calls against (releases that wrote none).
 func blind(r sessionfiles.Row) string {
-	if !r.Requests {
+	if !r.CatalogRecorded {
 		return "-"
 	}
 	return strconv.Itoa(r.BlindCalls)
