@@ -88,6 +88,9 @@ type request struct {
 	// carry.
 	from, answerFrom *tnode
 	results          []tresult
+	// hint is the model of a made request that got no answer, when a
+	// retry of it did.
+	hint string
 }
 
 // state is the transcript's state the request's answer was made in.

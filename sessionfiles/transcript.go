@@ -106,8 +106,10 @@ type transcript struct {
 	// sent from.
 	tip map[string]*tnode
 	// last is each file's newest request, to pair errors and empty
-	// replies with.
-	last map[string]*request
+	// replies with; clock the time of the file's latest record, which a
+	// request made from the transcript takes as the time it was sent.
+	last  map[string]*request
+	clock map[string]time.Time
 	// answers are the requests by the message ID of their answer;
 	// records the requests by the ID of their api-request record.
 	answers map[string]*request
@@ -132,7 +134,7 @@ type transcript struct {
 }
 
 func newTranscript(add func([]byte) int32) *transcript {
-	return &transcript{add: add, nodes: map[string]*tnode{}, tip: map[string]*tnode{}, last: map[string]*request{},
+	return &transcript{add: add, nodes: map[string]*tnode{}, tip: map[string]*tnode{}, last: map[string]*request{}, clock: map[string]time.Time{},
 		answers: map[string]*request{}, records: map[string]*request{}, calls: map[string]string{},
 		counted: map[string]bool{}, seen: map[string]bool{}, searches: map[string]bool{}}
 }
@@ -162,6 +164,11 @@ func (tr *transcript) parentOf(r *record, file string) *tnode {
 
 // record reads one record of file.
 func (tr *transcript) record(r *record, file string) {
+	defer func() {
+		if at := parseTime(r.Timestamp); at.After(tr.clock[file]) {
+			tr.clock[file] = at
+		}
+	}()
 	if r.UUID != "" {
 		if tr.seen[r.UUID] {
 			tr.dups++
@@ -197,11 +204,7 @@ func (tr *transcript) record(r *record, file string) {
 	case "system":
 		n = tr.system(r, parent, file)
 	}
-	if n != parent || r.Timestamp != "" {
-		if n == parent {
-			c := *parent
-			n = &c
-		}
+	if n != parent {
 		if at := parseTime(r.Timestamp); !at.IsZero() {
 			n.at = at
 		}
@@ -232,8 +235,12 @@ func (tr *transcript) newRequest(q *request) {
 
 // madeRequest is a request made from the transcript, sent from n, that
 // record r tells of.
-func (tr *transcript) madeRequest(n *tnode, file string, at time.Time, r *record) *request {
+func (tr *transcript) madeRequest(n *tnode, file string, r *record) *request {
 	tr.made++
+	at := tr.clock[file]
+	if at.IsZero() {
+		at = parseTime(r.Timestamp)
+	}
 	rec := &record{ID: transcriptIDTag + strconv.Itoa(tr.made), Timestamp: r.Timestamp, Version: r.Version, SessionID: r.SessionID}
 	if n.prev != nil {
 		rec.Base = n.prev.rec.ID
@@ -262,7 +269,7 @@ func (tr *transcript) user(r *record, parent *tnode, file string) *tnode {
 		if q := tr.last[file]; q != nil && q.rec != nil && !q.transcript && len(q.answer) == 0 && q.errRec == nil && !q.empty {
 			q.empty = true
 		} else if parent != rootNode {
-			q := tr.madeRequest(parent, file, parent.at, r)
+			q := tr.madeRequest(parent, file, r)
 			q.empty = true
 			tr.newRequest(q)
 		}
@@ -422,7 +429,7 @@ func (tr *transcript) assistant(r *record, parent *tnode, file string) *tnode {
 		// answer, and not sent back. Where no api_error record told of the
 		// failure, it stands for the failed request.
 		if q := tr.last[file]; q == nil || q.errRec == nil || q.from != parent {
-			q := tr.madeRequest(parent, file, parseTime(r.Timestamp), r)
+			q := tr.madeRequest(parent, file, r)
 			q.errRec, q.synthetic = r, true
 			tr.newRequest(q)
 		}
@@ -449,8 +456,15 @@ func (tr *transcript) assistant(r *record, parent *tnode, file string) *tnode {
 		if q == nil {
 			q = tr.records[r.RequestRef]
 			if q == nil || r.RequestRef == "" {
-				q = tr.madeRequest(parent, file, parent.at, r)
+				q = tr.madeRequest(parent, file, r)
 				tr.newRequest(q)
+				// The failed attempts sent from the same place were this
+				// request too: they asked the model that answered it.
+				for i := len(tr.reqs) - 2; i >= 0 && tr.reqs[i].from == parent; i-- {
+					if p := tr.reqs[i]; p.transcript && len(p.answer) == 0 && p.hint == "" {
+						p.hint = m.Model
+					}
+				}
 			} else if len(q.answer) > 0 && messageID(q.answer[0].Message) != m.ID {
 				q.answer = q.answer[:0]
 			}
@@ -532,7 +546,7 @@ func (tr *transcript) system(r *record, parent *tnode, file string) *tnode {
 			q.errRec = r
 			return parent
 		}
-		q := tr.madeRequest(parent, file, parseTime(r.Timestamp), r)
+		q := tr.madeRequest(parent, file, r)
 		q.errRec = r
 		tr.newRequest(q)
 	}
@@ -630,6 +644,9 @@ func (q *request) model() string {
 		if m := messageModel(q.answer[len(q.answer)-1].Message); m != "" {
 			return m
 		}
+	}
+	if q.hint != "" {
+		return q.hint
 	}
 	if q.rec != nil && len(q.rec.Params) > 0 {
 		var p struct {
