@@ -16,6 +16,11 @@ const (
 	availableClose = "</available-deferred-tools>"
 	noMatchPrefix  = "No matching deferred tools found"
 	toolLoadedText = "Tool loaded"
+	// noSuchToolText is Claude Code's refusal of a call of a tool it does
+	// not have.
+	noSuchToolText = "No such tool available"
+	// mcpSearchTool is Claude Code 2.0's search tool, for MCP tools only.
+	mcpSearchTool  = "MCPSearch"
 	catalogKeyword = "deferred tools"
 	availableTag   = "available-deferred-tools"
 )
@@ -249,11 +254,16 @@ func workingSet(t *Turn) {
 			names = append(names, n)
 		}
 		sort.Strings(names)
+		// A tool the catalog no longer lists (its MCP server went) is no
+		// longer sent, loaded or not.
+		gone := func(n string) bool { return r.Transcript.CatalogRecorded && !containsSorted(t.Catalog, n) }
 		for _, n := range names {
-			t.WorkingSet = append(t.WorkingSet, WorkingTool{Name: n, Via: loaded[n], Deferred: true})
+			if !gone(n) {
+				t.WorkingSet = append(t.WorkingSet, WorkingTool{Name: n, Via: loaded[n], Deferred: true})
+			}
 		}
 		for _, n := range r.Transcript.Restored {
-			if loaded[n] == "" {
+			if loaded[n] == "" && !gone(n) {
 				loaded[n] = ViaRestored
 				t.WorkingSet = append(t.WorkingSet, WorkingTool{Name: n, Via: ViaRestored, Deferred: true})
 			}
@@ -339,8 +349,11 @@ func searches(t *Turn) {
 		switch b.Type {
 		case "tool_use":
 			res, ok := results[b.ID]
-			if b.Name != ClientSearchTool && !clientTools[b.Name] && !(ok && res.block.Type == "tool_result" && len(res.block.References) > 0) {
+			if b.Name != ClientSearchTool && b.Name != mcpSearchTool && !clientTools[b.Name] && !(ok && res.block.Type == "tool_result" && len(res.block.References) > 0) {
 				return
+			}
+			if ok && len(res.block.References) == 0 && strings.Contains(res.block.Text, noSuchToolText) {
+				return // refused: the client has no such tool (tool search off)
 			}
 			s = t.cache.clientSearch(b, !call.Response && t.isCached(call.Message))
 		case "server_tool_use":

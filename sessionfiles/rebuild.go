@@ -170,6 +170,10 @@ func (s *Session) Refresh() (int, error) {
 		}
 		s.ingest(fs, sc.records)
 	}
+	// Records whose parent never came are read as they are: at once when
+	// the files are read whole, after a round when they are followed.
+	s.tr.endRound(!s.Live)
+	s.flushRequests()
 	if read == 0 {
 		return len(s.reqs), nil
 	}
@@ -278,16 +282,21 @@ func (s *Session) ingest(f *fileState, recs []record) {
 				f.asst[id] = append(f.asst[id], r)
 			}
 		}
+		// The transcript keeps what it needs of the record (a user
+		// message's blocks, until a request made from it is rebuilt), or
+		// the record until its parent is read.
 		s.tr.record(r, f.path)
-		if r.Type == "user" {
-			r.Message = nil // kept in its canonical form only
-		}
 	}
 	for _, id := range touched {
 		if c, err := assistantMessage(f.asst[id]); err == nil {
 			add(hashOf(c), c)
 		}
 	}
+}
+
+// flushRequests works out the messages of the requests made since the
+// last call and adds them to the session.
+func (s *Session) flushRequests() {
 	// The messages of each new request: a request record's are the first
 	// keep of its base's, then its tail; a request made from the
 	// transcript has those of the chain it was sent from.
@@ -439,8 +448,13 @@ func (s *Session) rebuild(i int, buf []byte, base *built) (*exchange.Exchange, b
 	switch {
 	case q.synthetic:
 		ex.End = parseTime(q.errRec.Timestamp)
-		ex.Error = syntheticError(q.errRec)
-		ex.State = exchange.StateUpstreamFailed
+		if status, body, msg := syntheticError(q.errRec); status > 0 {
+			ex.Status, ex.RespBody = status, body
+			ex.RespHeaders = []exchange.Header{{Name: "Content-Type", Value: "application/json"}}
+			ex.State, ex.FirstByte = exchange.StateComplete, ex.End
+		} else {
+			ex.Error, ex.State = msg, exchange.StateUpstreamFailed
+		}
 	case len(q.answer) > 0:
 		ex.Status = 200
 		ex.RespBody = answerBody(q.answer)

@@ -112,6 +112,7 @@ func Summarize(e Entry) (*Summary, error) {
 			tr.record(&r, p)
 		}
 	}
+	tr.endRound(true)
 	s.summarise(tr)
 	for k, n := range unknown {
 		s.Unknown = append(s.Unknown, k+" ×"+strconv.Itoa(n))
@@ -137,13 +138,13 @@ func (s *Summary) summarise(tr *transcript) {
 		}
 		for _, res := range q.results {
 			name := tr.calls[res.id]
-			if name == searchToolName || len(res.refs) > 0 {
+			if (name == searchToolName || name == mcpSearchToolName) && !res.none || len(res.refs) > 0 {
 				s.Searches++
 				if len(res.refs) == 0 {
 					s.EmptySearches++
 				}
 			}
-			if res.none && s.CatalogRecorded {
+			if res.none {
 				if st := q.state(); st == nil || !st.catalog[name] {
 					s.BlindCalls++ // a call of a tool that does not exist
 				}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"github.com/tsinspect/tsinspect/exchange"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -33,11 +34,14 @@ const (
 
 // Texts of the tool results the listing tells apart.
 const (
-	noMatchText     = "No matching deferred tools found"
-	noSuchToolText  = "No such tool available"
-	searchToolName  = "ToolSearch"
-	syntheticModel  = "<synthetic>"
-	transcriptIDTag = "transcript:"
+	noMatchText    = "No matching deferred tools found"
+	noSuchToolText = "No such tool available"
+	searchToolName = "ToolSearch"
+	// mcpSearchToolName is Claude Code 2.0's search tool, for MCP tools
+	// only.
+	mcpSearchToolName = "MCPSearch"
+	syntheticModel    = "<synthetic>"
+	transcriptIDTag   = "transcript:"
 )
 
 // tnode is the state of a conversation after one of its records: what a
@@ -131,12 +135,25 @@ type transcript struct {
 	dups int
 	// onRequest, when set, is told of each new request.
 	onRequest func(q *request)
+	// waiting are the records whose parent was not read yet, by the
+	// parent's UUID (Claude Code writes the results of parallel calls
+	// before the last of the calls' records), each with the round of
+	// reading it came in.
+	waiting map[string][]waitingRecord
+	round   int
+}
+
+// waitingRecord is a record read before its parent.
+type waitingRecord struct {
+	r     *record
+	file  string
+	round int
 }
 
 func newTranscript(add func([]byte) int32) *transcript {
 	return &transcript{add: add, nodes: map[string]*tnode{}, tip: map[string]*tnode{}, last: map[string]*request{}, clock: map[string]time.Time{},
 		answers: map[string]*request{}, records: map[string]*request{}, calls: map[string]string{},
-		counted: map[string]bool{}, seen: map[string]bool{}, searches: map[string]bool{}}
+		counted: map[string]bool{}, seen: map[string]bool{}, searches: map[string]bool{}, waiting: map[string][]waitingRecord{}}
 }
 
 // root is the state of a conversation before its first record.
@@ -162,8 +179,63 @@ func (tr *transcript) parentOf(r *record, file string) *tnode {
 	return rootNode
 }
 
-// record reads one record of file.
+// record reads one record of file, or keeps it until its parent is read.
 func (tr *transcript) record(r *record, file string) {
+	if p := r.ParentUUID.UUID; p != "" && tr.nodes[p] == nil && !tr.seen[p] && r.Type != "api-request" && (r.UUID == "" || !tr.seen[r.UUID]) {
+		tr.waiting[p] = append(tr.waiting[p], waitingRecord{r, file, tr.round})
+		return
+	}
+	tr.read(r, file)
+	// The records that waited for this one, and theirs in turn.
+	for queue := []string{r.UUID}; len(queue) > 0; queue = queue[1:] {
+		u := queue[0]
+		if u == "" {
+			continue
+		}
+		for _, w := range tr.waiting[u] {
+			tr.read(w.r, w.file)
+			queue = append(queue, w.r.UUID)
+		}
+		delete(tr.waiting, u)
+	}
+}
+
+// endRound ends a round of reading (a file read whole, or what a
+// followed file appended): records that waited a whole round for a parent
+// that never came are read as they are (their chain starts afresh). With
+// all true every waiting record is.
+func (tr *transcript) endRound(all bool) {
+	for len(tr.waiting) > 0 {
+		var ready []waitingRecord
+		for p, ws := range tr.waiting {
+			var keep []waitingRecord
+			for _, w := range ws {
+				if all || w.round < tr.round {
+					ready = append(ready, w)
+				} else {
+					keep = append(keep, w)
+				}
+			}
+			if len(keep) == 0 {
+				delete(tr.waiting, p)
+			} else {
+				tr.waiting[p] = keep
+			}
+		}
+		if len(ready) == 0 {
+			break
+		}
+		sort.SliceStable(ready, func(i, j int) bool { return ready[i].r.Timestamp < ready[j].r.Timestamp })
+		for _, w := range ready {
+			w.r.ParentUUID = parentRef{Set: true}
+			tr.record(w.r, w.file)
+		}
+	}
+	tr.round++
+}
+
+// read reads one record of file whose parent (if any) was read.
+func (tr *transcript) read(r *record, file string) {
 	defer func() {
 		if at := parseTime(r.Timestamp); at.After(tr.clock[file]) {
 			tr.clock[file] = at
@@ -242,6 +314,10 @@ func (tr *transcript) madeRequest(n *tnode, file string, r *record) *request {
 		at = parseTime(r.Timestamp)
 	}
 	rec := &record{ID: transcriptIDTag + strconv.Itoa(tr.made), Timestamp: r.Timestamp, Version: r.Version, SessionID: r.SessionID}
+	if r.IsSidechain || r.AgentID != "" {
+		// A subagent's request, as Claude Code names their query source.
+		rec.QuerySource = "agent:" + r.AgentID
+	}
 	if n.prev != nil {
 		rec.Base = n.prev.rec.ID
 	}
@@ -424,11 +500,20 @@ func (tr *transcript) assistant(r *record, parent *tnode, file string) *tnode {
 	if len(r.Message) == 0 || json.Unmarshal(r.Message, &m) != nil {
 		return parent
 	}
-	if r.IsAPIErrorMessage || m.Model == syntheticModel {
-		// Claude Code's own message for a request that failed: no API
-		// answer, and not sent back. Where no api_error record told of the
-		// failure, it stands for the failed request.
-		if q := tr.last[file]; q == nil || q.errRec == nil || q.from != parent {
+	if m.Model == syntheticModel {
+		// Claude Code's own message: no API answer, and not sent back.
+		// One that tells of a request that failed (an HTTP 400 is written
+		// only so) stands for that request, unless an api_error record
+		// already told of it; others ("No response requested." after a
+		// compaction) are no request at all.
+		if !r.IsAPIErrorMessage {
+			return parent
+		}
+		switch q := tr.last[file]; {
+		case q != nil && !q.transcript && len(q.answer) == 0 && q.errRec == nil && !q.empty:
+			q.errRec, q.synthetic = r, true // its request record
+		case q != nil && q.errRec != nil && q.from == parent:
+		default:
 			q := tr.madeRequest(parent, file, r)
 			q.errRec, q.synthetic = r, true
 			tr.newRequest(q)
@@ -443,7 +528,7 @@ func (tr *transcript) assistant(r *record, parent *tnode, file string) *tnode {
 		}
 		if json.Unmarshal(raw, &b) == nil && b.Type == "tool_use" && b.ID != "" {
 			tr.calls[b.ID] = b.Name
-			if b.Name == searchToolName {
+			if b.Name == searchToolName || b.Name == mcpSearchToolName {
 				tr.searches[b.ID] = true
 			}
 		}
@@ -673,8 +758,10 @@ func messageModel(raw json.RawMessage) string {
 	return m.Model
 }
 
-// syntheticError is what Claude Code's own error message says.
-func syntheticError(r *record) string {
+// syntheticError is what Claude Code's own error message says: the HTTP
+// status and the API's error body when its text holds them ("API Error:
+// 400 {...}"), else the text.
+func syntheticError(r *record) (status int, body []byte, msg string) {
 	var m struct {
 		Content []struct {
 			Type string `json:"type"`
@@ -689,8 +776,18 @@ func syntheticError(r *record) string {
 		}
 	}
 	text := strings.Join(parts, " ")
+	if rest, ok := strings.CutPrefix(text, "API Error: "); ok {
+		code, tail, _ := strings.Cut(rest, " ")
+		if n, err := strconv.Atoi(code); err == nil && n >= 400 && n < 600 {
+			if tail = strings.TrimSpace(tail); json.Valid([]byte(tail)) {
+				return n, []byte(tail), ""
+			}
+			b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]string{"type": "api_error", "message": tail}})
+			return n, b, ""
+		}
+	}
 	if text == "" {
 		text = "a request that failed"
 	}
-	return "Claude Code wrote: " + text + " (the transcript holds no answer from the API for this request)"
+	return 0, nil, "Claude Code wrote: " + text + " (the files hold no answer from the API for this request)"
 }

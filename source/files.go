@@ -2,7 +2,6 @@ package source
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,20 +54,6 @@ func (f *Files) Get(_ context.Context, id int64) (*exchange.Exchange, error) { r
 // Close does nothing: the files are read whole when opened.
 func (f *Files) Close() error { return nil }
 
-// Open opens what a command was given: a capture file, or a Claude Code
-// session (a .jsonl path, "latest", a session ID or a prefix of one, found
-// under the directory sessionfiles.Root names).
-func Open(arg string) (Source, error) {
-	path, err := Resolve(arg)
-	if err != nil {
-		return nil, err
-	}
-	if strings.HasSuffix(path, ".jsonl") && sessionfiles.Sniff(path) {
-		return OpenFiles(path)
-	}
-	return OpenCapture(path)
-}
-
 // Resolve is the file arg names: itself when it exists (or does not look
 // like a session), else the main file of the Claude Code session it names.
 func Resolve(arg string) (string, error) {
@@ -84,18 +69,6 @@ func Resolve(arg string) (string, error) {
 		return "", err
 	}
 	return e.Path, nil
-}
-
-// IsSessionFile reports whether path is a Claude Code session file, or a
-// .jsonl file that does not exist yet (one to wait for).
-func IsSessionFile(path string) bool {
-	if !strings.HasSuffix(path, ".jsonl") {
-		return false
-	}
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return true
-	}
-	return sessionfiles.Sniff(path)
 }
 
 // IsSession reports whether src is a Claude Code session read from its

@@ -104,6 +104,10 @@ func Sessions(w io.Writer, rows []sessionfiles.Row) error {
 // the calls against (releases that wrote none).
 func blind(r sessionfiles.Row) string {
 	if !r.CatalogRecorded {
+		// Only calls the client refused as unknown tools are known.
+		if r.BlindCalls > 0 {
+			return "≥" + strconv.Itoa(r.BlindCalls)
+		}
 		return "-"
 	}
 	return strconv.Itoa(r.BlindCalls)
