@@ -74,6 +74,21 @@ func Limits(source string) []string {
 	return nil
 }
 
+// SourcePhrase says where exchanges of source came from, as a verb and
+// its object: "imported from" "har", "recorded in mode" "mitm", "made
+// from" "Claude Code's transcript".
+func SourcePhrase(source string) (verb, what string) {
+	switch {
+	case source == SourceSessionFile:
+		return "rebuilt from", "Claude Code's request records"
+	case source == SourceTranscript:
+		return "made from", "Claude Code's transcript"
+	case strings.HasPrefix(source, "import:"):
+		return "imported from", strings.TrimPrefix(source, "import:")
+	}
+	return "recorded in mode", source
+}
+
 // SourceLimits says, for each source among sources whose format keeps
 // less than a recording, how many exchanges came from it and what they
 // lack, one line each, in order of first appearance.
@@ -91,11 +106,7 @@ func SourceLimits(sources []string) []string {
 	}
 	var out []string
 	for _, s := range order {
-		what := strings.TrimPrefix(s, "import:")
-		verb := "imported from"
-		if !strings.HasPrefix(s, "import:") {
-			verb = "recorded in mode"
-		}
+		verb, what := SourcePhrase(s)
 		out = append(out, fmt.Sprintf("%s %s %s lack: %s", numfmt.Count(n[s], "exchange", "exchanges"), verb, what, strings.Join(Limits(s), "; ")))
 	}
 	return out

@@ -400,7 +400,7 @@ func importSession(ctx context.Context, path string, open func() (Sink, error)) 
 	for _, p := range s.Problems {
 		problems = append(problems, p.String())
 	}
-	if u := sessionfiles.UnknownSummary(s.Unknown); u != "" {
+	if u := sessionfiles.UnknownSummary(s.Unknown, s.Version); u != "" {
 		problems = append(problems, u)
 	}
 	if len(problems) > 0 {

@@ -451,7 +451,7 @@ func (s *Session) rebuild(i int, buf []byte, base *built) (*exchange.Exchange, b
 		if status, body, msg := syntheticError(q.errRec); status > 0 {
 			ex.Status, ex.RespBody = status, body
 			ex.RespHeaders = []exchange.Header{{Name: "Content-Type", Value: "application/json"}}
-			ex.State, ex.FirstByte = exchange.StateComplete, ex.End
+			ex.State = exchange.StateComplete
 		} else {
 			ex.Error, ex.State = msg, exchange.StateUpstreamFailed
 		}
@@ -462,9 +462,9 @@ func (s *Session) rebuild(i int, buf []byte, base *built) (*exchange.Exchange, b
 		if id := q.answer[len(q.answer)-1].RequestID; id != "" {
 			ex.RespHeaders = append(ex.RespHeaders, exchange.Header{Name: "Request-Id", Value: id})
 		}
-		// The answer arrives whole: its first byte is its end.
+		// The answer is written whole: when its first byte came is not
+		// known (FirstByte stays zero), so no time to first token is made up.
 		ex.End = parseTime(q.answer[len(q.answer)-1].Timestamp)
-		ex.FirstByte = ex.End
 		ex.State = exchange.StateComplete
 	case q.errRec != nil:
 		ex.End = parseTime(q.errRec.Timestamp)
@@ -473,7 +473,6 @@ func (s *Session) rebuild(i int, buf []byte, base *built) (*exchange.Exchange, b
 			ex.Status, ex.RespBody = status, body
 			ex.RespHeaders = []exchange.Header{{Name: "Content-Type", Value: "application/json"}}
 			ex.State = exchange.StateComplete
-			ex.FirstByte = ex.End
 		} else {
 			ex.Error = msg
 			ex.State = exchange.StateUpstreamFailed
@@ -482,7 +481,7 @@ func (s *Session) rebuild(i int, buf []byte, base *built) (*exchange.Exchange, b
 		ex.Status = 200
 		ex.RespBody = []byte(`{"type":"message","role":"assistant","content":[],"stop_reason":null,"stop_sequence":null}`)
 		ex.RespHeaders = []exchange.Header{{Name: "Content-Type", Value: "application/json"}}
-		ex.End, ex.FirstByte, ex.State = q.at, q.at, exchange.StateComplete
+		ex.End, ex.State = q.at, exchange.StateComplete
 	case s.Live && s.tr.last[q.file] == q:
 		// The newest request of its file, still being answered.
 		ex.State = exchange.StateInFlight

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tsinspect/tsinspect/exchange"
 	"io"
 	"os"
 	"path/filepath"
@@ -116,8 +117,13 @@ var knownTypes = map[string]bool{
 	"file-history-snapshot": true, "custom-title": true, "tag": true,
 	"api-request": true, "api-request-blob": true, "api-request-shape": true,
 	"progress": true, "pr-link": true, "agent-name": true, "mode": true,
-	"isolation-latch": true,
+	"isolation-latch": true, "permission-mode": true, "ai-title": true,
 }
+
+// NewestKnown is the newest Claude Code release whose session files
+// tsinspect was checked against: a record type it does not know in a file
+// of a later release is that release's news.
+const NewestKnown = "2.1.332"
 
 // Problem is a part of the files that could not be read: the file, the
 // line (0: the whole file) and what was wrong.
@@ -227,9 +233,11 @@ func shortErr(err error) string {
 	return s
 }
 
-// UnknownSummary names record types a newer release wrote, with counts:
-// "2 records of types tsinspect does not know: foo ×1, bar ×1".
-func UnknownSummary(unknown map[string]int) string {
+// UnknownSummary names the record types tsinspect does not know, with
+// counts: "2 records of types tsinspect does not know: foo ×1, bar ×1",
+// suggesting a newer Claude Code only when version (the release that
+// wrote them) is newer than NewestKnown.
+func UnknownSummary(unknown map[string]int, version string) string {
 	if len(unknown) == 0 {
 		return ""
 	}
@@ -244,5 +252,9 @@ func UnknownSummary(unknown map[string]int) string {
 	if total == 1 {
 		noun = "record"
 	}
-	return fmt.Sprintf("%d %s of types tsinspect does not know (a newer Claude Code?): %s", total, noun, strings.Join(names, ", "))
+	why := " (left out)"
+	if version != "" && exchange.CompareVersions(version, NewestKnown) > 0 {
+		why = " (a release newer than " + NewestKnown + ", which tsinspect was checked against)"
+	}
+	return fmt.Sprintf("%d %s of types tsinspect does not know%s: %s", total, noun, why, strings.Join(names, ", "))
 }

@@ -42,7 +42,7 @@ func (f *Files) problems() []Problem {
 	for _, p := range f.s.Problems {
 		ps = append(ps, Problem{Problem: p.String()})
 	}
-	if u := sessionfiles.UnknownSummary(f.s.Unknown); u != "" {
+	if u := sessionfiles.UnknownSummary(f.s.Unknown, f.s.Version); u != "" {
 		ps = append(ps, Problem{Problem: u})
 	}
 	return ps

@@ -70,7 +70,7 @@ func commands() []command {
 		{"ca", "show the interception CA: path, fingerprint, how to trust it", runCA},
 		{"import", "import a pcap, pcapng, HAR, claude-trace, claude-tap, mitmproxy flow dump, VCR cassette or raw-bodies directory into a capture", runImport},
 		{"export", "export a capture as HAR 1.2, or send it to an OpenTelemetry collector (--format otlp)", runExport},
-		{"stats", "one table across many captures: MCP tools, flags per 100 turns, cache breaks, clients, models", runStats},
+		{"stats", "one table across many captures and sessions: MCP tools, flags per 100 turns, cache breaks, clients, models", runStats},
 		{"replay-server", "answer a client with a capture's recorded responses, in recorded time", runReplayServer},
 		{"compact", "compress, in place, the bodies of a capture written by an older tsinspect", runCompact},
 		{"version", "print the version", func(env *cliEnv, _ []string) error {
