@@ -21,7 +21,7 @@ type Cost struct {
 	CacheRead  float64 `json:"cache_read"`
 	// PricedAs is the price table's model the turn was priced as;
 	// Estimated is set when the request's model is not in the table and
-	// was priced as the newest model of its family.
+	// was priced as its nearest neighbour in the table.
 	PricedAs    string `json:"priced_as"`
 	Estimated   bool   `json:"estimated"`
 	LongContext bool   `json:"long_context"`
@@ -54,7 +54,7 @@ type Costs struct {
 	DeferralSavedLowerBound bool    `json:"deferral_saved_lower_bound"`
 	DeferralSavedEstimated  bool    `json:"deferral_saved_estimated"`
 	// Unpriced lists the models with no price (their turns are left out
-	// of the sums); Estimated the models priced as another of their family,
+	// of the sums); Estimated the models priced as a neighbour in the table,
 	// as "MODEL as PRICED_AS".
 	Unpriced  []string `json:"unpriced"`
 	Estimated []string `json:"estimated"`
@@ -205,7 +205,7 @@ func blindFlag(f *Flag) timeline.Flag {
 }
 
 // costText is a turn's cost for people: "$0.0123", "≈$0.0123" when the
-// model was priced as another of its family, "-" when not priced.
+// model was priced as a neighbour in the table, "-" when not priced.
 func costText(c *Cost) string {
 	if c == nil {
 		return "-"
@@ -255,7 +255,7 @@ func (r *Report) costSentences() []string {
 	}
 	out = append(out, capitalize(c.DeferralText())+" ("+DeferralCostMeaning+").")
 	if len(c.Estimated) > 0 {
-		out = append(out, fmt.Sprintf("Not in the price table, priced as the newest model of their family (≈): %s.", joinComma(c.Estimated)))
+		out = append(out, fmt.Sprintf("Not in the price table, priced as a neighbour (≈): %s.", joinComma(c.Estimated)))
 	}
 	if len(c.Unpriced) > 0 {
 		out = append(out, fmt.Sprintf("No price for %s: left out of the sums (add it with --prices FILE).", joinComma(c.Unpriced)))

@@ -36,7 +36,7 @@ type Row struct {
 	OutputTokens  int64   `json:"output_tokens"`
 	CacheRead     int64   `json:"cache_read_input_tokens"`
 	CacheWrite    int64   `json:"cache_creation_input_tokens"`
-	// PricedAs lists the models priced as another of their family ("model
+	// PricedAs lists the models priced as a neighbour in the table ("model
 	// as other"): the cost is then an estimate.
 	PricedAs []string `json:"priced_as,omitempty"`
 	// Unknown names records of types tsinspect does not know.

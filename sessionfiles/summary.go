@@ -529,7 +529,7 @@ func (s *Summary) other(line []byte, unknown map[string]int) {
 // Cost prices the session's answers and its cache breaks with tab: the
 // whole cost, what the breaks cost (their lost tokens billed again
 // instead of read), whether every answered turn had a price, and the
-// models priced as another of their family (estimated), "model as other".
+// models priced as a neighbour in the table (estimated), "model as other".
 func (s *Summary) Cost(tab *pricing.Table) (usd, breaks float64, ok bool, estimated []string) {
 	ok = true
 	for _, u := range s.Usage {

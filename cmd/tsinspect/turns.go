@@ -30,9 +30,9 @@ List the Messages API turns of a capture, one per line:
   INPUT, CACHE-RD, CACHE-NEW, OUTPUT
            usage: uncached input, cache read, cache written, output tokens
   COST     the turn's price in US dollars from the built-in price table
-           (or --prices FILE); "≈" when the model is not in the table and
-           is priced as the newest model of its family, "-" when it has no
-           price
+           (or --prices FILE, or the prices.json of 'tsinspect prices');
+           "≈" when the model is not in the table and is priced as a
+           neighbour in it, "-" when it has no price
   STOP     stop reason; else "HTTP 529" and the like, "error: TYPE" for
            an error event, "incomplete" for a cut stream
   FLAGS    kinds of the flags raised on the turn, with a count when >1
