@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // ConfigPath is the price file tsinspect reads without --prices: prices.json
@@ -33,7 +34,7 @@ func LoadFor(flagPath string) (*Table, error) {
 	if !ok {
 		return Default(), nil
 	}
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return Default(), nil
 	} else if err != nil {
 		return nil, fmt.Errorf("pricing: your price file: %w", err)

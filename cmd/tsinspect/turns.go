@@ -145,13 +145,11 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // pricesFlag declares --prices on fs.
 func pricesFlag(fs *flag.FlagSet) *string {
-	return fs.String("prices", "", "price table `FILE` (JSON, the form of the built-in one) instead of the built-in prices")
+	return fs.String("prices", "", "price `FILE`: the built-in table's JSON form, or LiteLLM's model_prices_and_context_window.json; default: your price file if you have one, else the built-in prices (see 'tsinspect prices')")
 }
 
-// loadPrices returns the table in path, or the built-in one for "".
+// loadPrices returns the table in path, or for "" the user's price file
+// or the built-in table.
 func loadPrices(path string) (*pricing.Table, error) {
-	if path == "" {
-		return pricing.Default(), nil
-	}
-	return pricing.Load(path)
+	return pricing.LoadFor(path)
 }
