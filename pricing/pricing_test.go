@@ -28,6 +28,15 @@ func TestCostGolden(t *testing.T) {
 		// per million. Opus 4's $15/$75 would make it three times as much.
 		{"opus 4.6", "claude-opus-4-6", Usage{Input: 3, Output: 1250, CacheRead: 180000, CacheWrite5m: 4500}, "claude-opus-4-6", false, false, false,
 			Cost{Input: 0.000015, Output: 0.03125, CacheWrite: 0.028125, CacheRead: 0.09, Total: 0.14939}},
+		// The usage of two Opus 4.6 answers as public Claude Code
+		// transcripts hold them: a first turn writing 28,787 tokens to the
+		// 5-minute cache, 3×$5 + 220×$25 + 28,787×$6.25; and one writing
+		// 19,623 to the 1-hour cache and reading 19,635, 3×$5 + 34×$25 +
+		// 19,623×$10 + 19,635×$0.50.
+		{"public opus 4.6 first turn", "claude-opus-4-6", Usage{Input: 3, Output: 220, CacheWrite5m: 28787}, "claude-opus-4-6", false, false, false,
+			Cost{Input: 0.000015, Output: 0.0055, CacheWrite: 0.17991875, Total: 0.18543375}},
+		{"public opus 4.6 1h", "claude-opus-4-6", Usage{Input: 3, Output: 34, CacheWrite1h: 19623, CacheRead: 19635}, "claude-opus-4-6", false, false, false,
+			Cost{Input: 0.000015, Output: 0.00085, CacheWrite: 0.19623, CacheRead: 0.0098175, Total: 0.2069125}},
 		// Sonnet 4.5, a 215,000-token prompt: the whole request at the
 		// long-context rates, $6 / $22.50 / 5m write $7.50 / read $0.60.
 		// 2,000×$6 + 4,000×$22.50 + 3,000×$7.50 + 210,000×$0.60.
