@@ -241,6 +241,25 @@ func workingSet(t *Turn) {
 			}
 		}
 	}
+	if r.Transcript != nil {
+		// The tools sent are not recorded: the working set known is the
+		// deferred tools loaded, by a reference or before a compaction.
+		names := make([]string, 0, len(loaded))
+		for n := range loaded {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			t.WorkingSet = append(t.WorkingSet, WorkingTool{Name: n, Via: loaded[n], Deferred: true})
+		}
+		for _, n := range r.Transcript.Restored {
+			if loaded[n] == "" {
+				loaded[n] = ViaRestored
+				t.WorkingSet = append(t.WorkingSet, WorkingTool{Name: n, Via: ViaRestored, Deferred: true})
+			}
+		}
+		return
+	}
 	clientModel := isClientSearchModel(r.Tools)
 	inTools := map[string]bool{}
 	for _, tool := range r.Tools {
@@ -574,6 +593,9 @@ func toolCalls(t *Turn) {
 				c.Loaded, c.Via = true, ViaResponseSearch
 			}
 			c.InCatalog = containsSorted(t.Catalog, b.Name)
+			if !c.Loaded && !c.InCatalog && t.Request.Transcript != nil {
+				c.Loaded, c.Via = true, ViaUnrecorded
+			}
 			t.ToolCalls = append(t.ToolCalls, c)
 		}
 	}

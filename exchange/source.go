@@ -23,7 +23,20 @@ const (
 	// SourceSessionFile: Claude Code's own session files (package
 	// sessionfiles), read in place or imported.
 	SourceSessionFile = "session-file"
+	// SourceTranscript: a request made from the transcript of Claude
+	// Code's session files, which hold no record of the request itself
+	// (releases before 2.1.300, or the records were off): its messages as
+	// the transcript holds them, its answer, and no system prompt, tools
+	// or parameters.
+	SourceTranscript = "session-transcript"
 )
+
+// TranscriptMember is the top-level member of a request body tsinspect
+// made from the transcript of Claude Code's session files (Source
+// SourceTranscript): it says so, whether the release wrote the deferred-
+// tool catalog ("catalog_recorded") and the tools a compaction kept loaded
+// ("loaded_before_compaction"). It is never sent to an API.
+const TranscriptMember = "tsinspect_transcript"
 
 // QuerySourceHeader is the request header an importer keeps Claude Code's
 // query_source in (sdk, repl_main_thread, an agent's name, compact...),
@@ -52,6 +65,9 @@ func Limits(source string) []string {
 		return []string{"no HTTP headers: betas, session and release as the files give them", "no SSE timing: each answer is Claude Code's final message",
 			"no billing-header system block, metadata or stream flag", "an empty reply's stop reason and usage are not written", "a cut stream shows as its connection error, without what arrived",
 			"requests Claude Code does not write (token counts, side traffic) are absent"}
+	case SourceTranscript:
+		return []string{"no request: the system prompt, the tools (so the working set beyond the deferred tools loaded) and the parameters are not in the transcript; its messages are rebuilt from it",
+			"no HTTP headers or SSE timing", "an empty reply's stop reason and usage are not written", "a failed request shows as the error Claude Code wrote"}
 	case SourceClaudeTap:
 		return []string{"no SSE timing: streams are rebuilt from the recorded events", "bodies re-serialised (not byte-exact)", "credential headers redacted by claude-tap"}
 	}

@@ -261,7 +261,7 @@ func (a *applier) report(r *report.Report) *report.Report {
 		oc := &report.Costs{
 			Prices: a.s.text(c.Prices), PricesTaken: a.s.text(c.PricesTaken), TotalUSD: c.TotalUSD,
 			CacheBreaks: c.CacheBreaks, CacheBreaksUSD: c.CacheBreaksUSD, BlindCalls: c.BlindCalls, BlindCallsUSD: c.BlindCallsUSD, BlindCallsUnknown: c.BlindCallsUnknown,
-			DeferralSavedUSD: c.DeferralSavedUSD, DeferralSavedLowerBound: c.DeferralSavedLowerBound, DeferralSavedEstimated: c.DeferralSavedEstimated,
+			DeferralSavedUSD: c.DeferralSavedUSD, DeferralSavedLowerBound: c.DeferralSavedLowerBound, DeferralSavedEstimated: c.DeferralSavedEstimated, DeferralUnknown: c.DeferralUnknown,
 		}
 		for _, th := range c.Threads {
 			oc.Threads = append(oc.Threads, report.ThreadCost{Thread: a.thread(th.Thread), USD: th.USD})
@@ -290,12 +290,12 @@ func (a *applier) turn(t *report.Turn) report.Turn {
 		Incomplete: t.Incomplete, ResponseID: a.id(t.ResponseID), StopReason: a.enum(t.StopReason),
 		Usage: a.usage(t.Usage),
 		Catalog: report.Catalog{
-			Count: t.Catalog.Count, Added: a.tools(t.Catalog.Added), Removed: a.tools(t.Catalog.Removed),
+			Count: t.Catalog.Count, Added: a.tools(t.Catalog.Added), Removed: a.tools(t.Catalog.Removed), NotRecorded: t.Catalog.NotRecorded,
 		},
 		WorkingSet: report.WorkingSet{
 			Count: t.WorkingSet.Count, Names: a.tools(t.WorkingSet.Names),
 			Added: a.tools(t.WorkingSet.Added), Removed: a.tools(t.WorkingSet.Removed),
-			Via: map[string]string{},
+			Via: map[string]string{}, DeferredOnly: t.WorkingSet.DeferredOnly,
 		},
 		Unreferenced:      a.tools(t.Unreferenced),
 		MissingReferences: a.tools(t.MissingReferences),

@@ -60,6 +60,9 @@ type Costs struct {
 	DeferralSavedUSD        float64 `json:"deferral_saved_usd"`
 	DeferralSavedLowerBound bool    `json:"deferral_saved_lower_bound"`
 	DeferralSavedEstimated  bool    `json:"deferral_saved_estimated"`
+	// DeferralUnknown counts the turns whose tools are not known (made
+	// from a transcript), left out of DeferralSavedUSD.
+	DeferralUnknown int `json:"deferral_unknown_turns,omitempty"`
 	// Unpriced lists the models with no price (their turns are left out
 	// of the sums), and "MODEL (fast mode)" for fast-mode turns of a model
 	// with no fast-mode price (counted at standard rates); Estimated the
@@ -180,6 +183,9 @@ func (r *Report) Price(tab *pricing.Table) {
 				continue
 			}
 			f.CostUSD = &usd
+		}
+		if t.ToolTokens.NotRecorded {
+			c.DeferralUnknown++
 		}
 		if k, ok := savedBy[t.Thread]; ok && t.ToolTokens.Saved != 0 {
 			if saved, ok := t.DeferralSavedUSD(tab); ok {
@@ -343,8 +349,15 @@ func (c *Costs) DeferralText() string {
 	if c == nil {
 		return ""
 	}
+	if c.DeferralUnknown > 0 && c.DeferralSavedUSD == 0 && !c.DeferralSavedLowerBound && !c.DeferralSavedEstimated {
+		return "what deferral saved is not known (the transcript does not hold the tools sent)"
+	}
 	mark := Mark(boolInt(c.DeferralSavedLowerBound), boolInt(c.DeferralSavedEstimated))
-	return SavedPhrase(c.DeferralSavedUSD, mark)
+	s := SavedPhrase(c.DeferralSavedUSD, mark)
+	if c.DeferralUnknown > 0 {
+		s += fmt.Sprintf(" (%s made from the transcript left out)", numfmt.Count(c.DeferralUnknown, "turn", "turns"))
+	}
+	return s
 }
 
 // SavedPhrase writes a deferral saving in US dollars with its mark (see

@@ -346,6 +346,9 @@ type Catalog struct {
 	Count   int      `json:"count"`
 	Added   []string `json:"added"`
 	Removed []string `json:"removed"`
+	// NotRecorded: the turn was made from a transcript whose release
+	// wrote no catalog, so no call can be told to be blind.
+	NotRecorded bool `json:"not_recorded,omitempty"`
 }
 
 // WorkingSet is the tools whose schemas the model can call, in tools
@@ -358,6 +361,9 @@ type WorkingSet struct {
 	// Via says how each name got there: always, search, addition,
 	// restored.
 	Via map[string]string `json:"via"`
+	// DeferredOnly: the turn was made from a transcript, which does not
+	// hold the tools sent; the set holds the deferred tools loaded only.
+	DeferredOnly bool `json:"deferred_only,omitempty"`
 }
 
 // Search is one tool search and its result.

@@ -12,8 +12,8 @@ import (
 	"github.com/tsinspect/tsinspect/pricing"
 )
 
-// answer is one assistant record of a transcript-only session file.
-func answer(t *testing.T, session, cwd, id, at, model string, usage map[string]any) string {
+// answerLine is one assistant record of a transcript-only session file.
+func answerLine(t *testing.T, session, cwd, id, at, model string, usage map[string]any) string {
 	t.Helper()
 	b, err := json.Marshal(map[string]any{"type": "assistant", "sessionId": session, "cwd": cwd, "timestamp": at, "version": "2.1.200",
 		"message": map[string]any{"id": id, "role": "assistant", "model": model, "content": []any{map[string]any{"type": "text", "text": "ok"}}, "stop_reason": "end_turn", "usage": usage}})
@@ -32,25 +32,25 @@ func bucketSessions(t *testing.T) []*Summary {
 	files := map[string][]string{
 		filepath.Join(root, "-home-u-alpha", a+".jsonl"): {
 			// Opus 4.6: 3×$5 + 1,250×$25 + 4,500×$6.25 + 180,000×$0.50 = $0.14939.
-			answer(t, a, "/home/u/alpha", "msg_a1", "2026-11-24T23:30:00.000Z", "claude-opus-4-6",
+			answerLine(t, a, "/home/u/alpha", "msg_a1", "2026-11-24T23:30:00.000Z", "claude-opus-4-6",
 				map[string]any{"input_tokens": 3, "output_tokens": 1250, "cache_read_input_tokens": 180000, "cache_creation_input_tokens": 4500,
 					"cache_creation": map[string]any{"ephemeral_5m_input_tokens": 4500, "ephemeral_1h_input_tokens": 0}}),
 			// Fast mode, 6×: 10×$30 + 2,000×$150 + 1,000×$37.50 + 50,000×$3 = $0.4878.
-			answer(t, a, "/home/u/alpha", "msg_a2", "2026-11-25T00:30:00.000Z", "claude-opus-4-6",
+			answerLine(t, a, "/home/u/alpha", "msg_a2", "2026-11-25T00:30:00.000Z", "claude-opus-4-6",
 				map[string]any{"input_tokens": 10, "output_tokens": 2000, "cache_read_input_tokens": 50000, "cache_creation_input_tokens": 1000, "speed": "fast"}),
 			// Claude Code's own message: no answer, no cost.
-			answer(t, a, "/home/u/alpha", "msg_a3", "2026-11-25T10:00:00.000Z", "<synthetic>",
+			answerLine(t, a, "/home/u/alpha", "msg_a3", "2026-11-25T10:00:00.000Z", "<synthetic>",
 				map[string]any{"input_tokens": 0, "output_tokens": 0}),
 			// Another vendor's model driven through Claude Code: no price.
-			answer(t, a, "/home/u/alpha", "msg_a4", "2026-11-25T11:00:00.000Z", "glm-4.6",
+			answerLine(t, a, "/home/u/alpha", "msg_a4", "2026-11-25T11:00:00.000Z", "glm-4.6",
 				map[string]any{"input_tokens": 1000, "output_tokens": 100}),
 		},
 		filepath.Join(root, "-home-u-beta", b+".jsonl"): {
 			// Sonnet 4.5 over 200K: 2,000×$6 + 4,000×$22.50 + 3,000×$7.50 + 210,000×$0.60 = $0.2505.
-			answer(t, b, "/home/u/beta", "msg_b1", "2026-11-29T12:00:00.000Z", "claude-sonnet-4-5-20250929",
+			answerLine(t, b, "/home/u/beta", "msg_b1", "2026-11-29T12:00:00.000Z", "claude-sonnet-4-5-20250929",
 				map[string]any{"input_tokens": 2000, "output_tokens": 4000, "cache_read_input_tokens": 210000, "cache_creation_input_tokens": 3000}),
 			// Three web searches: 1,200×$3 + 600×$15 + 40,000×$0.30 + 3×$0.01 = $0.0546.
-			answer(t, b, "/home/u/beta", "msg_b2", "2026-12-01T08:00:00.000Z", "claude-sonnet-4-6",
+			answerLine(t, b, "/home/u/beta", "msg_b2", "2026-12-01T08:00:00.000Z", "claude-sonnet-4-6",
 				map[string]any{"input_tokens": 1200, "output_tokens": 600, "cache_read_input_tokens": 40000, "cache_creation_input_tokens": 0,
 					"server_tool_use": map[string]any{"web_search_requests": 3}}),
 		},

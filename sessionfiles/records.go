@@ -37,6 +37,22 @@ type record struct {
 	Cwd        string `json:"cwd"`
 	UUID       string `json:"uuid"`
 
+	// The transcript's chain: each record names the one before it in its
+	// conversation (null for a conversation's first, and for a compaction
+	// boundary, which names the record before it as its logical parent).
+	ParentUUID        parentRef `json:"parentUuid"`
+	LogicalParentUUID string    `json:"logicalParentUuid"`
+	// IsSidechain marks a subagent's records (inline in the main file
+	// before 2.x); IsAPIErrorMessage Claude Code's own message for a
+	// request that failed (model "<synthetic>": no API answer);
+	// RequestSessionID, on an answer a forked session copied, the session
+	// that was billed for it.
+	IsSidechain       bool   `json:"isSidechain"`
+	IsAPIErrorMessage bool   `json:"isApiErrorMessage"`
+	RequestSessionID  string `json:"requestSessionId"`
+	// system compact_boundary
+	CompactMetadata json.RawMessage `json:"compactMetadata"`
+
 	// api-request-shape
 	ShapeHash string `json:"shapeHash"`
 	Shape     *struct {
@@ -65,6 +81,24 @@ type record struct {
 	Error json.RawMessage `json:"error"`
 	// attachment
 	Attachment json.RawMessage `json:"attachment"`
+}
+
+// parentRef is a record's parentUuid: Set when the record has the field
+// (null for a conversation's first record), so that files of formats
+// without it can be told apart.
+type parentRef struct {
+	Set  bool
+	UUID string
+}
+
+// UnmarshalJSON reads a UUID or null.
+func (p *parentRef) UnmarshalJSON(b []byte) error {
+	p.Set = true
+	if string(b) == "null" {
+		p.UUID = ""
+		return nil
+	}
+	return json.Unmarshal(b, &p.UUID)
 }
 
 // mark is a cache_control mark of a request: where it goes and its value.

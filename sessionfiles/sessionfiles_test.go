@@ -211,7 +211,7 @@ func TestConsecutiveUserRecordsAreOneMessage(t *testing.T) {
 	w := &writer{t: t}
 	w.rec(map[string]any{"type": "user", "message": a})
 	w.rec(map[string]any{"type": "user", "message": b})
-	s := &Session{Unknown: map[string]int{}, shapes: map[string]*shape{}, index: map[string]int32{}, byID: map[string]*request{}, files: map[string]*fileState{}}
+	s := newSession("s.jsonl")
 	sc := &scanned{unknown: map[string]int{}}
 	if err := scanRecords(strings.NewReader(strings.Join(w.lines, "\n")+"\n"), sc); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package source
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,9 +34,6 @@ func (f *Files) Name() string { return f.s.Path }
 
 // Stream hands every request the files hold, rebuilt, to fn.
 func (f *Files) Stream(ctx context.Context, fn func(*exchange.Exchange) error) ([]Problem, error) {
-	if !f.s.Requests {
-		return f.problems(), fmt.Errorf("%s: %w", f.s.Path, ErrNoRequests)
-	}
 	err := f.s.Stream(ctx, fn)
 	return f.problems(), err
 }
@@ -58,9 +54,6 @@ func (f *Files) Get(_ context.Context, id int64) (*exchange.Exchange, error) { r
 
 // Close does nothing: the files are read whole when opened.
 func (f *Files) Close() error { return nil }
-
-// ErrNoRequests is returned for session files without request records.
-var ErrNoRequests = errors.New("the session files hold no request records (Claude Code before 2.1.300, or the records were off): the requests, catalog and working set are not in them; 'tsinspect sessions' shows what they hold")
 
 // Open opens what a command was given: a capture file, or a Claude Code
 // session (a .jsonl path, "latest", a session ID or a prefix of one, found

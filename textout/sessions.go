@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 )
@@ -72,7 +73,10 @@ func Sessions(w io.Writer, rows []sessionfiles.Row, prices string) error {
 	if _, err := fmt.Fprintf(w, "%d %s, %d turns, %s%s at %s, of which cache breaks %s\n", len(rows), noun, turns, mark, pricing.Format(total, true), prices, pricing.Format(breaks, true)); err != nil {
 		return err
 	}
-	return pricedNotes(w, estimated, unpriced)
+	if err := pricedNotes(w, estimated, unpriced); err != nil {
+		return err
+	}
+	return rowNotes(w, rows)
 }
 
 // pricedNotes writes the lines that say which models were priced as a
@@ -94,10 +98,48 @@ func pricedNotes(w io.Writer, estimated, unpriced []string) error {
 	return nil
 }
 
-// blind is the blind calls, "-" when the files hold no requests (no
-// working set to check the calls against).
+// rowNotes writes the lines that explain the marks of the rows: *, BLIND
+// -, and the lines left out.
+func rowNotes(w io.Writer, rows []sessionfiles.Row) error {
+	var starred, dashed, bad int
+	for _, r := range rows {
+		if !r.Requests {
+			starred++
+		}
+		if !r.CatalogRecorded {
+			dashed++
+		}
+		bad += r.BadLines
+	}
+	if starred > 0 {
+		if _, err := fmt.Fprintln(w, "*: no request records (Claude Code before 2.1.300, or the records were off): read from the transcript, without the system prompt or the tools sent"); err != nil {
+			return err
+		}
+	}
+	if dashed > 0 {
+		if _, err := fmt.Fprintln(w, "BLIND -: the release wrote no deferred-tool catalog, so no call can be told to be blind"); err != nil {
+			return err
+		}
+	}
+	if bad > 0 {
+		first := ""
+		for _, r := range rows {
+			if r.FirstBadLine != "" {
+				first = r.FirstBadLine
+				break
+			}
+		}
+		if _, err := fmt.Fprintf(w, "%s left out (not JSON records; first: %s): the figures count the rest\n", numfmt.Count(bad, "line", "lines"), first); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// blind is the blind calls, "-" when the files hold no catalog to check
+// the calls against (releases that wrote none).
 func blind(r sessionfiles.Row) string {
-	if !r.Requests {
+	if !r.CatalogRecorded {
 		return "-"
 	}
 	return strconv.Itoa(r.BlindCalls)
