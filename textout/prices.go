@@ -41,7 +41,7 @@ func SessionBuckets(w io.Writer, bs []sessionfiles.Bucket, by, per, prices strin
 		case "project":
 			what = cell(projectPath(b.Project), 32)
 		}
-		table = append(table, []string{b.Period, what, strconv.Itoa(b.Sessions), strconv.Itoa(b.Answers), numfmt.Thousands(b.InputTokens),
+		table = append(table, []string{b.Period, what, strconv.Itoa(b.Sessions), numfmt.Thousands(int64(b.Answers)), numfmt.Thousands(b.InputTokens),
 			numfmt.Thousands(b.OutputTokens), numfmt.Thousands(b.CacheRead), numfmt.Thousands(b.CacheWrite), costMark(b.CostUSD, b.Unpriced, b.PricedAs)})
 		in, out, rd, wr = in+b.InputTokens, out+b.OutputTokens, rd+b.CacheRead, wr+b.CacheWrite
 		usd += b.CostUSD
@@ -49,7 +49,7 @@ func SessionBuckets(w io.Writer, bs []sessionfiles.Bucket, by, per, prices strin
 		estimated = union(estimated, b.PricedAs)
 		unpriced = union(unpriced, b.Unpriced)
 	}
-	table = append(table, []string{"total", "", "", strconv.Itoa(answers), numfmt.Thousands(in), numfmt.Thousands(out), numfmt.Thousands(rd), numfmt.Thousands(wr),
+	table = append(table, []string{"total", "", "", numfmt.Thousands(int64(answers)), numfmt.Thousands(in), numfmt.Thousands(out), numfmt.Thousands(rd), numfmt.Thousands(wr),
 		costMark(usd, unpriced, estimated)})
 	if err := writeTable(w, cols, table); err != nil {
 		return err
@@ -120,7 +120,7 @@ type PricesView struct {
 func Prices(w io.Writer, v PricesView) error {
 	t := v.Table
 	var b strings.Builder
-	fmt.Fprintf(&b, "Prices in force: %s (US dollars per million tokens).\n", t.Describe())
+	fmt.Fprintf(&b, "Prices in force (US dollars per million tokens): %s.\n", t.Describe())
 	if t.Source != "" {
 		fmt.Fprintf(&b, "Source: %s.\n", strings.TrimSuffix(t.Source, "."))
 	}

@@ -50,7 +50,7 @@ func TestPricesCommand(t *testing.T) {
 		t.Fatalf("prices: exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{
-		"Prices in force: built-in prices taken 2026-11-26",
+		"Prices in force (US dollars per million tokens): built-in prices taken 2026-11-26.",
 		"Your price file: none at " + filepath.Join(cfg, "tsinspect", "prices.json"),
 		"claude-opus-4-6 (before 2026-03-13)",
 		"Models in your sessions (1 session under " + root + "):",
