@@ -22,8 +22,8 @@ it prices as a neighbour (≈) or not at all (≥).
 The table is the built-in one, or --prices FILE, or without --prices the
 price file in your configuration directory when there is one
 (~/.config/tsinspect/prices.json on Linux; the path is shown). A file
-is either a whole table in the built-in form (tsinspect prices --json
-writes one), LiteLLM's model_prices_and_context_window.json (what ccusage
+is either a whole table in the built-in form (the "table" of tsinspect
+prices --json is one), LiteLLM's model_prices_and_context_window.json (what ccusage
 reads; its models are laid over the built-in table), or a few models
 over the built-in table:
 
@@ -36,7 +36,7 @@ and 0.1× (reads) the input rate.
 Examples:
   tsinspect prices
   tsinspect prices --prices model_prices_and_context_window.json
-  tsinspect prices --no-sessions --json > prices.json`
+  tsinspect prices --no-sessions --json`
 
 func runPrices(env *cliEnv, args []string) error {
 	flags := newFlags(env, "prices", "[DIR] [--json] [--no-sessions] [--no-index] [--prices FILE]", pricesAbout)
