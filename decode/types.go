@@ -316,6 +316,12 @@ type Usage struct {
 	CacheReadInputTokens     int64          `json:"cache_read_input_tokens"`
 	CacheCreationInputTokens int64          `json:"cache_creation_input_tokens"`
 	CacheCreation            *CacheCreation `json:"cache_creation,omitempty"`
+	// Speed is usage.speed: "fast" for a request answered in fast mode
+	// (billed at the model's fast-mode rates), "" or "standard" else.
+	Speed string `json:"speed,omitempty"`
+	// WebSearchRequests is server_tool_use.web_search_requests: the server's
+	// web searches, billed per search on top of tokens.
+	WebSearchRequests int64 `json:"web_search_requests,omitempty"`
 	// ServerToolUse and Iterations are kept as sent.
 	ServerToolUse json.RawMessage `json:"server_tool_use,omitempty"`
 	Iterations    json.RawMessage `json:"iterations,omitempty"`

@@ -174,6 +174,8 @@ func buildTurn(t *timeline.Turn, ft *tooltokens.Turn) Turn {
 		OutputTokens:             resp.Usage.OutputTokens,
 		CacheReadInputTokens:     resp.Usage.CacheReadInputTokens,
 		CacheCreationInputTokens: resp.Usage.CacheCreationInputTokens,
+		Speed:                    resp.Usage.Speed,
+		WebSearchRequests:        resp.Usage.WebSearchRequests,
 	}
 	if cc := resp.Usage.CacheCreation; cc != nil {
 		rt.Usage.CacheCreation5m, rt.Usage.CacheCreation1h = cc.Ephemeral5m, cc.Ephemeral1h

@@ -333,6 +333,11 @@ type Usage struct {
 	// when the response said so (cache_creation.ephemeral_*_input_tokens).
 	CacheCreation5m int64 `json:"cache_creation_5m,omitempty"`
 	CacheCreation1h int64 `json:"cache_creation_1h,omitempty"`
+	// Speed is "fast" for a request answered in fast mode (billed at the
+	// model's fast-mode rates); WebSearchRequests the server's web
+	// searches, billed per search.
+	Speed             string `json:"speed,omitempty"`
+	WebSearchRequests int64  `json:"web_search_requests,omitempty"`
 }
 
 // Catalog is the deferred tools announced to the model, and how that list

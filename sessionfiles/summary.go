@@ -10,7 +10,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
@@ -56,6 +55,12 @@ type TurnUsage struct {
 	CacheRead    int64  `json:"cache_read"`
 	CacheWrite5m int64  `json:"cache_write_5m"`
 	CacheWrite1h int64  `json:"cache_write_1h"`
+	// At is the answer's timestamp (its bucket in 'sessions --by'); Speed
+	// and WebSearches are usage.speed and server_tool_use's
+	// web_search_requests, which its price depends on.
+	At          time.Time `json:"at"`
+	Speed       string    `json:"speed,omitempty"`
+	WebSearches int64     `json:"web_searches,omitempty"`
 }
 
 // Break is a cache break: Usage[Turn] is the turn's usage.
@@ -225,6 +230,10 @@ func readAnswer(rs []*record) answer {
 					M5 int64 `json:"ephemeral_5m_input_tokens"`
 					H1 int64 `json:"ephemeral_1h_input_tokens"`
 				} `json:"cache_creation"`
+				Speed         string `json:"speed"`
+				ServerToolUse *struct {
+					WebSearch int64 `json:"web_search_requests"`
+				} `json:"server_tool_use"`
 			} `json:"usage"`
 		}
 		if json.Unmarshal(r.Message, &m) != nil {
@@ -242,7 +251,11 @@ func readAnswer(rs []*record) answer {
 			}
 		}
 		if m.Usage != nil {
-			u := &TurnUsage{Model: a.model, Input: m.Usage.Input, Output: m.Usage.Output, CacheRead: m.Usage.CacheRead}
+			u := &TurnUsage{Model: a.model, Input: m.Usage.Input, Output: m.Usage.Output, CacheRead: m.Usage.CacheRead,
+				At: parseTime(r.Timestamp), Speed: m.Usage.Speed}
+			if st := m.Usage.ServerToolUse; st != nil {
+				u.WebSearches = st.WebSearch
+			}
 			if d := m.Usage.Detail; d != nil && d.M5+d.H1 == m.Usage.CacheCreation {
 				u.CacheWrite5m, u.CacheWrite1h = d.M5, d.H1
 			} else {
@@ -269,50 +282,6 @@ func (s *Summary) note(ts, version string) {
 	if version != "" {
 		s.Version = version
 	}
-}
-
-// Cost prices the session's answers and its cache breaks with tab: the
-// whole cost, what the breaks cost (their lost tokens billed again
-// instead of read), whether every answered turn had a price, and the
-// models priced as another of their family (estimated), "model as other".
-func (s *Summary) Cost(tab *pricing.Table) (usd, breaks float64, ok bool, estimated []string) {
-	ok = true
-	for _, u := range s.Usage {
-		c, p, priced := tab.Cost(u.Model, u.pricing())
-		if !priced {
-			ok = false
-			continue
-		}
-		if e := u.Model + " as " + p.Model.Model; p.Estimated && !slices.Contains(estimated, e) {
-			estimated = append(estimated, e)
-		}
-		usd += c.Total
-	}
-	for _, b := range s.Breaks {
-		if b.Turn < 0 || b.Turn >= len(s.Usage) {
-			continue
-		}
-		u := s.Usage[b.Turn]
-		if c, priced := tab.BreakCost(u.Model, u.pricing(), b.Lost); priced {
-			breaks += c
-		}
-	}
-	return usd, breaks, ok, estimated
-}
-
-func (u TurnUsage) pricing() pricing.Usage {
-	return pricing.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite5m: u.CacheWrite5m, CacheWrite1h: u.CacheWrite1h}
-}
-
-// Tokens sums the usage: input, output, cache reads and cache writes.
-func (s *Summary) Tokens() (in, out, read, write int64) {
-	for _, u := range s.Usage {
-		in += u.Input
-		out += u.Output
-		read += u.CacheRead
-		write += u.CacheWrite5m + u.CacheWrite1h
-	}
-	return
 }
 
 // jsonString is the value of the JSON string literal b (quotes included).

@@ -56,7 +56,8 @@ type cliEnv struct {
 func commands() []command {
 	return []command{
 		{"record", "record a Claude Code session through a MITM or reverse proxy, or from the bodies it writes", runRecord},
-		{"sessions", "list the sessions Claude Code keeps on disk, newest first: cost, cache breaks, blind calls, searches", runSessions},
+		{"sessions", "list the sessions Claude Code keeps on disk, newest first: cost, cache breaks, blind calls, searches; --by day|week|month", runSessions},
+		{"prices", "show the price table in force (its date, source and rules) and which models of your sessions it cannot price", runPrices},
 		{"exchanges", "list the recorded exchanges of a capture, one per line", runExchanges},
 		{"turns", "list the Messages API turns of a capture: catalog, working set, tokens, flags", runTurns},
 		{"searches", "list every tool search and what it loaded; --tools: were these tools found and called?", runSearches},

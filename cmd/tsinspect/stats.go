@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/stats"
 )
 
@@ -44,7 +43,7 @@ Examples:
 func runStats(env *cliEnv, args []string) error {
 	flags := newFlags(env, "stats", "CAPTURE|SESSION|DIR... [--json] [--prices FILE]", statsAbout)
 	asJSON := flags.Bool("json", false, "write JSON instead of a table")
-	pricesPath := flags.String("prices", "", "price table `FILE` (JSON, the form of the built-in one) instead of the built-in prices")
+	pricesPath := pricesFlag(flags)
 	pos, err := parseInterspersed(flags, args)
 	if err != nil {
 		return err
@@ -59,11 +58,9 @@ func runStats(env *cliEnv, args []string) error {
 	if len(files) == 0 {
 		return readError("stats", pos[0], fmt.Errorf("stats: no capture (*.db) in %s", strings.Join(pos, ", ")))
 	}
-	prices := pricing.Default()
-	if *pricesPath != "" {
-		if prices, err = pricing.Load(*pricesPath); err != nil {
-			return fmt.Errorf("stats: --prices: %w", err)
-		}
+	prices, err := loadPrices(*pricesPath)
+	if err != nil {
+		return fmt.Errorf("stats: prices: %w", err)
 	}
 	t, warnings, err := stats.Of(files, prices)
 	for _, w := range warnings {

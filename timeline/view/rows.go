@@ -157,7 +157,7 @@ func Progress(t *timeline.Turn) string {
 }
 
 // CostCell returns the turn's price in US dollars for the turn list:
-// "$0.0123", "≈$0.0123" when the model is priced as another of its family,
+// "$0.0123", "≈$0.0123" when the model is priced as a neighbour in the table,
 // "-" when it has no price, "…" while a replay has not reached the
 // response.
 func CostCell(t *timeline.Turn, tab *pricing.Table, inFlight bool) Line {
@@ -181,7 +181,7 @@ func CostCell(t *timeline.Turn, tab *pricing.Table, inFlight bool) Line {
 
 // SessionCost sums the prices of the session's turns, or of one thread's
 // when thread is not ""; estimated is set when a model was priced as
-// another of its family, ok when any turn had a price.
+// a neighbour in the table, ok when any turn had a price.
 func SessionCost(s *timeline.Session, thread string, tab *pricing.Table) (usd float64, estimated, ok bool) {
 	if s == nil {
 		return 0, false, false
