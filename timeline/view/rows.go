@@ -96,9 +96,16 @@ func Cell(t *timeline.Turn, c Column, loc *time.Location, inFlight bool) Line {
 	case ColModel:
 		l.add(RoleText, decode.ShortModel(model(d)))
 	case ColCatalog:
+		if tr := d.Request.Transcript; tr != nil && !tr.CatalogRecorded {
+			l.add(RoleDim, "-") // the release wrote no catalog
+			break
+		}
 		sizeCell(&l, len(d.Catalog), len(t.CatalogAdded), t.Prev != 0)
 	case ColWorking:
 		sizeCell(&l, len(d.WorkingSet), len(t.WorkingAdded), t.Prev != 0)
+		if d.Request.Transcript != nil {
+			l.add(RoleDim, "*") // the deferred tools loaded only
+		}
 	case ColPrompt:
 		u := d.Response.Usage
 		// A response still arriving in a live capture already names its
