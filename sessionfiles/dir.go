@@ -39,6 +39,7 @@ type Entry struct {
 	Size    int64  // the main file's size, with its subagents' files
 	ModTime time.Time
 	Agents  []string
+	legacy  []Entry // Claude Code 2.0's subagent files, while listing
 }
 
 // List finds every session under root (a projects directory, one
@@ -97,6 +98,25 @@ func List(root string) ([]Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
+	// Claude Code 2.0 wrote a subagent's file beside its session's, as
+	// agent-<id>.jsonl, tied to it by the session ID of its records.
+	byID := map[string]int{}
+	for i, e := range out {
+		if !isLegacyAgent(e.Path) {
+			byID[filepath.Dir(e.Path)+"/"+e.ID] = i
+		}
+	}
+	kept := out[:0:0]
+	for _, e := range out {
+		if isLegacyAgent(e.Path) {
+			if i, ok := byID[filepath.Dir(e.Path)+"/"+firstSessionID(e.Path)]; ok {
+				out[i].legacy = append(out[i].legacy, e)
+				continue
+			}
+		}
+		kept = append(kept, e)
+	}
+	out = kept
 	for i := range out {
 		e := &out[i]
 		dir := strings.TrimSuffix(e.Path, ".jsonl")
@@ -107,6 +127,14 @@ func List(root string) ([]Entry, error) {
 				e.ModTime = a.ModTime()
 			}
 		}
+		for _, a := range e.legacy {
+			e.Agents = append(e.Agents, a.Path)
+			e.Size += a.Size
+			if a.ModTime.After(e.ModTime) {
+				e.ModTime = a.ModTime
+			}
+		}
+		e.legacy = nil
 		sort.Strings(e.Agents)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ModTime.After(out[j].ModTime) })
@@ -128,12 +156,53 @@ func entryOf(p string, info fs.FileInfo) Entry {
 }
 
 // agentFiles are the subagents' files of the session whose main file is
-// path: <session-id>/subagents/agent-*.jsonl beside it.
+// path: <session-id>/subagents/agent-*.jsonl beside it, and Claude Code
+// 2.0's agent-*.jsonl in the same directory whose records name the
+// session.
 func agentFiles(path string) []string {
 	dir := filepath.Join(strings.TrimSuffix(path, ".jsonl"), "subagents")
 	list, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if !isLegacyAgent(path) {
+		id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+		legacy, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "agent-*.jsonl"))
+		for _, a := range legacy {
+			if firstSessionID(a) == id {
+				list = append(list, a)
+			}
+		}
+	}
 	sort.Strings(list)
 	return list
+}
+
+// isLegacyAgent reports whether path is named as Claude Code 2.0 named a
+// subagent's file beside its session's.
+func isLegacyAgent(path string) bool {
+	return strings.HasPrefix(filepath.Base(path), "agent-")
+}
+
+// firstSessionID is the session ID of the first record of the file at
+// path that names one, "" for none.
+func firstSessionID(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	for i := 0; i < 5; i++ {
+		line, err := br.ReadSlice('\n')
+		var r struct {
+			SessionID string `json:"sessionId"`
+		}
+		if json.Unmarshal(bytes.TrimSpace(line), &r) == nil && r.SessionID != "" {
+			return r.SessionID
+		}
+		if err != nil {
+			return ""
+		}
+	}
+	return ""
 }
 
 // ErrNoSession is returned by Resolve when nothing matches.

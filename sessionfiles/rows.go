@@ -102,10 +102,16 @@ func ParseSince(s string, now time.Time) (time.Time, error) {
 
 // Rows works out the listing rows (RowOf) of the sessions in sums whose
 // project directory contains project ("" for any) and that were active
-// since from (the zero time for any).
+// since from (the zero time for any); files that hold no conversation
+// (summaries only, or nothing) are left out.
 func Rows(sums []*Summary, tab *pricing.Table, project string, from time.Time) []Row {
 	var rows []Row
 	for _, s := range sums {
+		if s.Turns == 0 && s.Start.IsZero() && s.BadLines == 0 {
+			// No conversation at all: a file of summaries only (Claude
+			// Code 1.x and 2.0 write one on --resume), or an empty one.
+			continue
+		}
 		if project != "" && !strings.Contains(s.Cwd, project) && !strings.Contains(s.Project, project) {
 			continue
 		}

@@ -12,7 +12,9 @@ import (
 func kinds(threads []*Thread, infos []*info) {
 	var main *Thread
 	for _, in := range infos {
-		if !in.side && !in.subHeader {
+		// A request its client named a subagent's is none of the main
+		// agent's (Claude Code 2.0's warm-up agents start first).
+		if !in.side && !in.subHeader && !strings.HasPrefix(querySource(in), "agent:") {
 			main = in.thread
 			break
 		}
