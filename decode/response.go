@@ -240,5 +240,32 @@ func parseUsage(t *Turn, raw json.RawMessage) Usage {
 	if v := w.get("iterations"); !isNull(v) {
 		u.Iterations = v
 	}
+	// A negative count is no count: it would price as a refund.
+	for _, f := range []struct {
+		name string
+		n    *int64
+	}{{"input_tokens", &u.InputTokens}, {"output_tokens", &u.OutputTokens}, {"cache_read_input_tokens", &u.CacheReadInputTokens},
+		{"cache_creation_input_tokens", &u.CacheCreationInputTokens}, {"web_search_requests", &u.WebSearchRequests}} {
+		if *f.n < 0 {
+			t.problem("usage %s is negative (%d): counted as 0", f.name, *f.n)
+			*f.n = 0
+		}
+	}
+	if cc := u.CacheCreation; cc != nil && (cc.Ephemeral5m < 0 || cc.Ephemeral1h < 0) {
+		t.problem("usage cache_creation is negative: its split is left out")
+		u.CacheCreation = nil
+	}
 	return u
 }
+
+// ParseUsage decodes a usage object as a response's is decoded: what
+// could not be read is left 0 and said in problems, one line each.
+func ParseUsage(raw json.RawMessage) (u Usage, problems []string) {
+	t := &Turn{}
+	u = parseUsage(t, raw)
+	return u, t.Problems
+}
+
+// IsUsageProblem reports whether a turn's problem is about its usage (its
+// token counts, and so its cost, are then not whole).
+func IsUsageProblem(p string) bool { return strings.HasPrefix(p, "usage") }

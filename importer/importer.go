@@ -386,8 +386,17 @@ func importSession(ctx context.Context, path string, open func() (Sink, error)) 
 	if !s.Requests {
 		rep.Limits = exchange.Limits(exchange.SourceTranscript)
 	}
+	// The last request of a file with no answer yet may be answered
+	// still (the session is running): it is left for a later import,
+	// which would otherwise find it answered beside a failed copy of it.
+	s.Live = true
+	waiting := 0
 	var exs []exchange.Exchange
 	if err := s.Stream(ctx, func(ex *exchange.Exchange) error {
+		if ex.State == exchange.StateInFlight {
+			waiting++
+			return nil
+		}
 		// The bodies are the stream's only until this returns.
 		c := *ex
 		c.ReqBody, c.RespBody, c.ReqRef = bytes.Clone(ex.ReqBody), bytes.Clone(ex.RespBody), exchange.BodyRef{}
@@ -410,6 +419,9 @@ func importSession(ctx context.Context, path string, open func() (Sink, error)) 
 		if ex.State != exchange.StateComplete {
 			rep.Incomplete++
 		}
+	}
+	if waiting > 0 {
+		rep.Skipped = append(rep.Skipped, Skip{What: "requests with no answer written yet, the last of their file (if the session still runs, import it again when it ends)", Count: waiting})
 	}
 	return rep, insertAll(ctx, exs, open, rep)
 }

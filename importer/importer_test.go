@@ -240,3 +240,29 @@ func TestSpecialInputs(t *testing.T) {
 		}
 	}
 }
+
+// TestImportSessionWhileWritten: a session imported while Claude Code
+// writes it, then again when it has ended, gives each request once, with
+// its answer: the request still waiting at the first import is left for
+// the second (it once stayed as a failed turn beside its answer).
+func TestImportSessionWhileWritten(t *testing.T) {
+	lines := []string{
+		`{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","timestamp":"2026-11-20T10:00:00.000Z","message":{"role":"user","content":"hi"}}`,
+		`{"type":"api-request-shape","shapeHash":"h","shape":{"system":[],"tools":[]}}`,
+		`{"type":"api-request","id":"r1","sessionId":"s","timestamp":"2026-11-20T10:00:01.000Z","shapeHash":"h","params":{"model":"claude-sonnet-4-5"},"keep":0,"tail":[]}`,
+	}
+	answer := `{"type":"assistant","uuid":"u2","parentUuid":"u1","sessionId":"s","requestRef":"r1","timestamp":"2026-11-20T10:00:02.000Z","message":{"id":"m1","model":"claude-sonnet-4-5","role":"assistant","content":[{"type":"text","text":"hello"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}}`
+	p := write(t, "s.jsonl", []byte(strings.Join(lines, "\n")+"\n"))
+	s := &sink{}
+	rep, err := Import(context.Background(), p, s.to(), Options{})
+	if err != nil || rep.Imported != 0 || len(rep.Skipped) != 1 || rep.Skipped[0].Count != 1 {
+		t.Fatalf("while written: %v %+v", err, rep)
+	}
+	if err := os.WriteFile(p, []byte(strings.Join(append(lines, answer), "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = Import(context.Background(), p, s.to(), Options{})
+	if err != nil || rep.Imported != 1 || rep.Incomplete != 0 || len(s.exs) != 1 || s.exs[0].Status != 200 {
+		t.Fatalf("when ended: %v %+v, %d exchanges", err, rep, len(s.exs))
+	}
+}

@@ -261,7 +261,7 @@ func (a *applier) report(r *report.Report) *report.Report {
 		oc := &report.Costs{
 			Prices: a.s.text(c.Prices), PricesTaken: a.s.text(c.PricesTaken), TotalUSD: c.TotalUSD,
 			CacheBreaks: c.CacheBreaks, CacheBreaksUSD: c.CacheBreaksUSD, BlindCalls: c.BlindCalls, BlindCallsUSD: c.BlindCallsUSD, BlindCallsUnknown: c.BlindCallsUnknown,
-			DeferralSavedUSD: c.DeferralSavedUSD, DeferralSavedLowerBound: c.DeferralSavedLowerBound, DeferralSavedEstimated: c.DeferralSavedEstimated, DeferralUnknown: c.DeferralUnknown,
+			DeferralSavedUSD: c.DeferralSavedUSD, DeferralSavedLowerBound: c.DeferralSavedLowerBound, DeferralSavedEstimated: c.DeferralSavedEstimated, DeferralUnknown: c.DeferralUnknown, UsageProblems: c.UsageProblems,
 		}
 		for _, th := range c.Threads {
 			oc.Threads = append(oc.Threads, report.ThreadCost{Thread: a.thread(th.Thread), USD: th.USD})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 
+	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/timeline"
 	"github.com/tsinspect/tsinspect/timeline/tooltokens"
@@ -63,6 +64,10 @@ type Costs struct {
 	// DeferralUnknown counts the turns whose tools are not known (made
 	// from a transcript), left out of DeferralSavedUSD.
 	DeferralUnknown int `json:"deferral_unknown_turns,omitempty"`
+	// UsageProblems counts the turns whose usage could not be read whole
+	// (see decode.IsUsageProblem): what could not be read counts 0, so
+	// TotalUSD is a lower bound.
+	UsageProblems int `json:"usage_problems,omitempty"`
 	// Unpriced lists the models with no price (their turns are left out
 	// of the sums), and "MODEL (fast mode)" for fast-mode turns of a model
 	// with no fast-mode price (counted at standard rates); Estimated the
@@ -132,6 +137,9 @@ func (r *Report) Price(tab *pricing.Table) {
 	for i := range r.Turns {
 		t := &r.Turns[i]
 		t.Cost = nil
+		if slices.ContainsFunc(t.Problems, decode.IsUsageProblem) {
+			c.UsageProblems++
+		}
 		if t.Model == "" {
 			continue
 		}

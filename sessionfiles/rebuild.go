@@ -106,8 +106,10 @@ func (q *request) state() *tnode {
 type fileState struct {
 	path   string
 	offset int64
-	run    []any // the content of the current run of user records
-	asst   map[string][]*record
+	// partial: the file's last line was unfinished when last read.
+	partial bool
+	run     []any // the content of the current run of user records
+	asst    map[string][]*record
 }
 
 // Open reads the session whose main file is path, with its subagents'
@@ -117,8 +119,10 @@ func Open(path string) (*Session, error) {
 	if _, err := s.Refresh(); err != nil {
 		return nil, err
 	}
-	if s.Partial {
-		s.Problems = append(s.Problems, Problem{File: s.Path, What: "its last line is unfinished (Claude Code is still writing it, or was cut off): left out"})
+	for _, p := range append([]string{s.Path}, s.Agents...) {
+		if fs := s.files[p]; fs != nil && fs.partial {
+			s.Problems = append(s.Problems, Problem{File: p, What: "its last line is unfinished (Claude Code is still writing it, or was cut off): left out"})
+		}
 	}
 	return s, nil
 }
@@ -163,7 +167,7 @@ func (s *Session) Refresh() (int, error) {
 		}
 		fs.offset += sc.consumed
 		read += sc.consumed
-		s.Partial = sc.partial
+		fs.partial = sc.partial
 		s.Problems = append(s.Problems, sc.problems...)
 		for k, n := range sc.unknown {
 			s.Unknown[k] += n
@@ -174,6 +178,10 @@ func (s *Session) Refresh() (int, error) {
 	// the files are read whole, after a round when they are followed.
 	s.tr.endRound(!s.Live)
 	s.flushRequests()
+	s.Partial = false
+	for _, fs := range s.files {
+		s.Partial = s.Partial || fs.partial
+	}
 	if read == 0 {
 		return len(s.reqs), nil
 	}

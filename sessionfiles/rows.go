@@ -53,17 +53,26 @@ type Row struct {
 	// FirstBadLine names the first.
 	BadLines     int    `json:"bad_lines,omitempty"`
 	FirstBadLine string `json:"first_bad_line,omitempty"`
+	// UsageProblems counts the answers whose usage could not be read
+	// whole (their unreadable counts are 0: CostKnown is false),
+	// FirstUsageProblem says the first.
+	UsageProblems     int    `json:"usage_problems,omitempty"`
+	FirstUsageProblem string `json:"first_usage_problem,omitempty"`
 }
 
 // RowOf works out a listing row's figures with the prices of tab.
 func RowOf(s *Summary, tab *pricing.Table) Row {
 	p := s.Cost(tab)
 	in, out, read, write := s.Tokens()
-	return Row{ID: s.ID, Path: s.Path, Project: s.Project, Cwd: s.Cwd, Start: s.Start, End: s.End, Version: s.Version,
+	r := Row{ID: s.ID, Path: s.Path, Project: s.Project, Cwd: s.Cwd, Start: s.Start, End: s.End, Version: s.Version,
 		Requests: s.Requests, CatalogRecorded: s.CatalogRecorded, Turns: s.Turns, Subagents: s.Subagents, Models: s.Models, CostUSD: p.USD, CostKnown: p.Known(),
 		PricesTaken: tab.Taken, CacheBreaks: len(s.Breaks), BreaksUSD: p.BreaksUSD, BlindCalls: s.BlindCalls, Searches: s.Searches, EmptySearches: s.EmptySearches,
 		InputTokens: in, OutputTokens: out, CacheRead: read, CacheWrite: write, Unknown: s.Unknown, PricedAs: p.PricedAs, Unpriced: p.Unpriced,
-		BadLines: s.BadLines, FirstBadLine: s.FirstBadLine}
+		BadLines: s.BadLines, FirstBadLine: s.FirstBadLine, UsageProblems: s.UsageProblems, FirstUsageProblem: s.FirstUsageProblem}
+	if s.UsageProblems > 0 {
+		r.CostKnown = false // a count read as 0 is a lower bound
+	}
+	return r
 }
 
 // SortRows orders the listing: by "time" (newest first), or by "cost",

@@ -7,9 +7,11 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
@@ -45,6 +47,11 @@ type Summary struct {
 	// names the first ("FILE line N: ...").
 	BadLines     int    `json:"bad_lines,omitempty"`
 	FirstBadLine string `json:"first_bad_line,omitempty"`
+	// UsageProblems counts the answers whose usage could not be read
+	// whole (a member of the wrong type, a negative count: counted as 0),
+	// FirstUsageProblem says the first: the cost counts what could be.
+	UsageProblems     int    `json:"usage_problems,omitempty"`
+	FirstUsageProblem string `json:"first_usage_problem,omitempty"`
 }
 
 // TurnUsage is one answer's final usage.
@@ -162,6 +169,12 @@ func (s *Summary) summarise(tr *transcript) {
 		if a.model != "" {
 			models[a.model] = true
 		}
+		if len(a.problems) > 0 {
+			s.UsageProblems++
+			if s.FirstUsageProblem == "" {
+				s.FirstUsageProblem = "answer " + messageID(q.answer[len(q.answer)-1].Message) + ": " + strings.Join(a.problems, "; ")
+			}
+		}
 		if a.usage == nil {
 			continue
 		}
@@ -202,67 +215,57 @@ func (s *Summary) summarise(tr *transcript) {
 }
 
 // answer is what the listing reads of an answer: the model, the final
-// usage (its last record's), the tools it called, and whether it was
-// empty.
+// usage (its last record's), the tools it called, whether it was empty,
+// and what of its usage could not be read (decode.ParseUsage's problems).
 type answer struct {
-	model string
-	usage *TurnUsage
-	calls []string
-	empty bool
+	model    string
+	usage    *TurnUsage
+	calls    []string
+	empty    bool
+	problems []string
 }
 
-// readAnswer reads an answer written as the records rs.
+// readAnswer reads an answer written as the records rs, a member at a
+// time, so that one member of an unexpected type costs only itself.
 func readAnswer(rs []*record) answer {
 	a := answer{empty: true}
 	for _, r := range rs {
-		var m struct {
-			Model   string `json:"model"`
-			Content []struct {
-				Type string `json:"type"`
-				Name string `json:"name"`
-			} `json:"content"`
-			Usage *struct {
-				Input         int64 `json:"input_tokens"`
-				Output        int64 `json:"output_tokens"`
-				CacheRead     int64 `json:"cache_read_input_tokens"`
-				CacheCreation int64 `json:"cache_creation_input_tokens"`
-				Detail        *struct {
-					M5 int64 `json:"ephemeral_5m_input_tokens"`
-					H1 int64 `json:"ephemeral_1h_input_tokens"`
-				} `json:"cache_creation"`
-				Speed         string `json:"speed"`
-				ServerToolUse *struct {
-					WebSearch int64 `json:"web_search_requests"`
-				} `json:"server_tool_use"`
-			} `json:"usage"`
-		}
+		var m map[string]json.RawMessage
 		if json.Unmarshal(r.Message, &m) != nil {
+			a.problems = append(a.problems, "the message is not a JSON object")
 			continue
 		}
-		if m.Model != "" {
-			a.model = m.Model
+		var model string
+		if json.Unmarshal(m["model"], &model) == nil && model != "" {
+			a.model = model
 		}
-		if len(m.Content) > 0 {
+		var content []json.RawMessage
+		if json.Unmarshal(m["content"], &content) == nil && len(content) > 0 {
 			a.empty = false
-		}
-		for _, c := range m.Content {
-			if c.Type == "tool_use" {
-				a.calls = append(a.calls, c.Name)
+			for _, raw := range content {
+				var c struct {
+					Type string `json:"type"`
+					Name string `json:"name"`
+				}
+				if json.Unmarshal(raw, &c) == nil && c.Type == "tool_use" {
+					a.calls = append(a.calls, c.Name)
+				}
 			}
 		}
-		if m.Usage != nil {
-			u := &TurnUsage{Model: a.model, Input: m.Usage.Input, Output: m.Usage.Output, CacheRead: m.Usage.CacheRead,
-				At: parseTime(r.Timestamp), Speed: m.Usage.Speed}
-			if st := m.Usage.ServerToolUse; st != nil {
-				u.WebSearches = st.WebSearch
-			}
-			if d := m.Usage.Detail; d != nil && d.M5+d.H1 == m.Usage.CacheCreation {
-				u.CacheWrite5m, u.CacheWrite1h = d.M5, d.H1
-			} else {
-				u.CacheWrite5m = m.Usage.CacheCreation
-			}
-			a.usage = u
+		raw, ok := m["usage"]
+		if !ok || string(raw) == "null" {
+			continue
 		}
+		du, problems := decode.ParseUsage(raw)
+		u := &TurnUsage{Input: du.InputTokens, Output: du.OutputTokens, CacheRead: du.CacheReadInputTokens,
+			At: parseTime(r.Timestamp), Speed: du.Speed, WebSearches: du.WebSearchRequests}
+		if d := du.CacheCreation; d != nil && d.Ephemeral5m+d.Ephemeral1h == du.CacheCreationInputTokens {
+			u.CacheWrite5m, u.CacheWrite1h = d.Ephemeral5m, d.Ephemeral1h
+		} else {
+			u.CacheWrite5m = du.CacheCreationInputTokens
+		}
+		// The last record's usage is the final one, problems and all.
+		a.usage, a.problems = u, problems
 	}
 	if a.usage != nil {
 		a.usage.Model = a.model

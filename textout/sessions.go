@@ -133,6 +133,18 @@ func rowNotes(w io.Writer, rows []sessionfiles.Row) error {
 			return err
 		}
 	}
+	usage, firstUsage := 0, ""
+	for _, r := range rows {
+		usage += r.UsageProblems
+		if firstUsage == "" && r.FirstUsageProblem != "" {
+			firstUsage = r.ID[:min(8, len(r.ID))] + " " + r.FirstUsageProblem
+		}
+	}
+	if usage > 0 {
+		if _, err := fmt.Fprintf(w, "≥: %s whose usage could not be read whole (first: %s): what could not be read counts 0\n", numfmt.Count(usage, "answer", "answers"), firstUsage); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

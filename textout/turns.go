@@ -44,6 +44,11 @@ func Turns(w io.Writer, r *report.Report, prices string, whole bool) error {
 		if _, err := fmt.Fprintf(w, "US dollars at %s%s\n", prices, notes); err != nil {
 			return err
 		}
+		if r.Costs != nil && r.Costs.UsageProblems > 0 {
+			if _, err := fmt.Fprintf(w, "≥: %s whose usage could not be read whole (see 'report'): what could not be read counts 0\n", numfmt.Count(r.Costs.UsageProblems, "turn", "turns")); err != nil {
+				return err
+			}
+		}
 		if note := transcriptNote(r); note != "" {
 			if _, err := fmt.Fprintln(w, note); err != nil {
 				return err
@@ -100,7 +105,10 @@ func writeTurnsTable(w io.Writer, r *report.Report) error {
 		total[11] = "-"
 		if priced {
 			total[11] = pricing.Format(usd, true)
-			if estimated {
+			switch {
+			case r.Costs != nil && r.Costs.UsageProblems > 0:
+				total[11] = "≥" + total[11]
+			case estimated:
 				total[11] = "≈" + total[11]
 			}
 		}
