@@ -274,7 +274,9 @@ func Summarize(e Entry) (*Summary, error) {
 				if c.Type != "tool_use" {
 					continue
 				}
-				if c.Name == "ToolSearch" {
+				// A ToolSearch the request did not offer (tool search off)
+				// is a call of an absent tool, not a search.
+				if c.Name == "ToolSearch" && (q == nil || q.inline == nil || q.inline[c.Name]) {
 					s.Searches++
 					pending[c.ID] = true
 					continue
