@@ -167,7 +167,7 @@ func TestSessionFilesAgreeWithRecorder(t *testing.T) {
 				if os.Getenv("TSINSPECT_REQUIRE_CLAUDE_NEWEST") == "1" {
 					t.Fatal("TSINSPECT_CLAUDE_NEWEST is not set: install the newest @anthropic-ai/claude-code and point it at its claude")
 				}
-				t.Skip("set TSINSPECT_CLAUDE_NEWEST to the newest Claude Code's claude to compare with it too")
+				skipFor(t, "the newest Claude Code", installNewest, "set TSINSPECT_CLAUDE_NEWEST to the newest Claude Code's claude to compare with it too")
 			}
 			sessionFilesAgree(t, k)
 		})
@@ -483,7 +483,7 @@ func TestSessionFilesBefore2_1_300(t *testing.T) {
 		if os.Getenv("TSINSPECT_REQUIRE_CLAUDE_OLD") == "1" {
 			t.Fatal("TSINSPECT_CLAUDE_OLD is not set: install @anthropic-ai/claude-code@2.1.299 and point it at its claude")
 		}
-		t.Skip("set TSINSPECT_CLAUDE_OLD to a Claude Code before 2.1.300 to test its session files")
+		skipFor(t, "a Claude Code before 2.1.300", installOld, "set TSINSPECT_CLAUDE_OLD to a Claude Code before 2.1.300 to test its session files")
 	}
 	k := *kit
 	k.Claude = p

@@ -51,7 +51,7 @@ func TestTryItWithoutAPIKey(t *testing.T) {
 		if os.Getenv("TSINSPECT_REQUIRE_CLAUDE") == "1" || os.Getenv("CI") != "" {
 			t.Fatal("tmux is not installed; CI installs it (.ci/run)")
 		}
-		t.Skip("tmux is not installed")
+		skipFor(t, "tmux", installTmux, "tmux is not installed")
 	}
 	kit.RequireClaude(t)
 	cmds := readmeCommands(t, "Try it without an API key")
