@@ -151,7 +151,10 @@ func (r *Result) redact(v *redact.Values) {
 		c.A, c.B, c.Detail = t(c.A), t(c.B), t(c.Detail)
 		// A system prompt's or a description's own lines are text a
 		// redacted export never carries.
-		c.Lines = nil
+		if len(c.Lines) > 0 {
+			c.Detail += "; the lines that changed are left out: --redact off shows them"
+			c.Lines = nil
+		}
 		c.Added, c.Removed = toolNames(v, c.Added), toolNames(v, c.Removed)
 	}
 	for i := range r.Threads {
