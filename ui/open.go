@@ -9,7 +9,6 @@ import (
 
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
-
 	"github.com/tsinspect/tsinspect/source"
 	"github.com/tsinspect/tsinspect/timeline/compare"
 	"github.com/tsinspect/tsinspect/timeline/view"
