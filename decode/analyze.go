@@ -16,6 +16,11 @@ const (
 	availableClose = "</available-deferred-tools>"
 	noMatchPrefix  = "No matching deferred tools found"
 	toolLoadedText = "Tool loaded"
+	// noSuchToolText is Claude Code's refusal of a call of a tool it does
+	// not have.
+	noSuchToolText = "No such tool available"
+	// mcpSearchTool is Claude Code 2.0's search tool, for MCP tools only.
+	mcpSearchTool  = "MCPSearch"
 	catalogKeyword = "deferred tools"
 	availableTag   = "available-deferred-tools"
 )
@@ -241,6 +246,30 @@ func workingSet(t *Turn) {
 			}
 		}
 	}
+	if r.Transcript != nil {
+		// The tools sent are not recorded: the working set known is the
+		// deferred tools loaded, by a reference or before a compaction.
+		names := make([]string, 0, len(loaded))
+		for n := range loaded {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		// A tool the catalog no longer lists (its MCP server went) is no
+		// longer sent, loaded or not.
+		gone := func(n string) bool { return r.Transcript.CatalogRecorded && !containsSorted(t.Catalog, n) }
+		for _, n := range names {
+			if !gone(n) {
+				t.WorkingSet = append(t.WorkingSet, WorkingTool{Name: n, Via: loaded[n], Deferred: true})
+			}
+		}
+		for _, n := range r.Transcript.Restored {
+			if loaded[n] == "" && !gone(n) {
+				loaded[n] = ViaRestored
+				t.WorkingSet = append(t.WorkingSet, WorkingTool{Name: n, Via: ViaRestored, Deferred: true})
+			}
+		}
+		return
+	}
 	clientModel := isClientSearchModel(r.Tools)
 	inTools := map[string]bool{}
 	for _, tool := range r.Tools {
@@ -325,11 +354,14 @@ func searches(t *Turn) {
 		case "tool_use":
 			res, ok := results[b.ID]
 			referenced := ok && res.block.Type == "tool_result" && len(res.block.References) > 0
-			if b.Name != ClientSearchTool && !clientTools[b.Name] && !referenced {
+			if b.Name != ClientSearchTool && b.Name != mcpSearchTool && !clientTools[b.Name] && !referenced {
 				return
 			}
 			if b.Name == ClientSearchTool && absent && !referenced {
 				return
+			}
+			if ok && len(res.block.References) == 0 && strings.Contains(res.block.Text, noSuchToolText) {
+				return // refused: the client has no such tool (tool search off)
 			}
 			s = t.cache.clientSearch(b, !call.Response && t.isCached(call.Message))
 		case "server_tool_use":
@@ -592,6 +624,9 @@ func toolCalls(t *Turn) {
 				c.Loaded, c.Via = true, ViaResponseSearch
 			}
 			c.InCatalog = containsSorted(t.Catalog, b.Name)
+			if !c.Loaded && !c.InCatalog && t.Request.Transcript != nil {
+				c.Loaded, c.Via = true, ViaUnrecorded
+			}
 			t.ToolCalls = append(t.ToolCalls, c)
 		}
 	}

@@ -207,6 +207,10 @@ func TestCorpusPydanticStreams(t *testing.T) {
 	if len(ws.Content) < 3 || ws.Content[1].Type != "server_tool_use" || !jsonEqual(ws.Content[1].Input, []byte(`{"query":"San Francisco weather today"}`)) {
 		t.Errorf("web search call %+v", ws.Content[1])
 	}
+	// The searches the response was billed for: two, in message_delta.
+	if ws.Usage.WebSearchRequests != 2 {
+		t.Errorf("web_search_requests %d, want 2", ws.Usage.WebSearchRequests)
+	}
 
 	red := decodeCorpus(t, "pydantic-ai/test_anthropic_model_thinking_part_redacted_stream.yaml")[0].Response
 	if got := blockTypes(red.Content); len(got) < 3 || got[0] != "redacted_thinking" || got[1] != "redacted_thinking" {

@@ -92,7 +92,7 @@ func requestKind(method, path string) string {
 func knownRequestField(k string) bool {
 	switch k {
 	case "model", "max_tokens", "stream", "system", "tools", "messages",
-		"stop_sequences", "metadata", "diagnostics", "betas", "cache_control":
+		"stop_sequences", "metadata", "diagnostics", "betas", "cache_control", exchange.TranscriptMember:
 		return true
 	}
 	return false
@@ -163,6 +163,13 @@ func decodeRequest(t *Turn, ex *exchange.Exchange) {
 		if cc := parseCacheControl(t, raw, "request cache_control"); cc != nil {
 			r.CacheMarkers = append(r.CacheMarkers, CacheMarker{Where: "request", Index: -1, Block: -1, Type: cc.Type, TTL: cc.TTL})
 		}
+	}
+	if raw := w.get(exchange.TranscriptMember); !isNull(raw) {
+		tr := &Transcript{}
+		if err := json.Unmarshal(raw, tr); err != nil {
+			t.problem("request %s: %v", exchange.TranscriptMember, err)
+		}
+		r.Transcript = tr
 	}
 	for _, f := range w {
 		if !knownRequestField(f.key) {

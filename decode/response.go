@@ -232,7 +232,11 @@ func parseUsage(t *Turn, raw json.RawMessage) Usage {
 	}
 	if v := w.get("server_tool_use"); !isNull(v) {
 		u.ServerToolUse = v
+		if st, ok := parseObject(v); ok {
+			getInt(t, st.get("web_search_requests"), "usage web_search_requests", &u.WebSearchRequests)
+		}
 	}
+	getString(t, w.get("speed"), "usage speed", &u.Speed)
 	if v := w.get("iterations"); !isNull(v) {
 		u.Iterations = v
 	}

@@ -409,13 +409,24 @@ func TestAbsentToolSearchIsNoSearch(t *testing.T) {
 	if len(off.Searches) != 0 || len(off.NewSearches) != 0 {
 		t.Errorf("tool search off: searches %+v", off.Searches)
 	}
-	on := DecodeRequest([]byte(`{"model":"m","max_tokens":1,"tools":[{"name":"ToolSearch","input_schema":{}},{"name":"mcp__demo__echo","input_schema":{}}],` + history))
+	// A search that failed otherwise, where ToolSearch is offered or no
+	// tool is (a compaction summary), is a search.
+	failed := strings.Replace(history, "Error: No such tool available: ToolSearch", "InputValidationError: max_results is too large", 1)
+	on := DecodeRequest([]byte(`{"model":"m","max_tokens":1,"tools":[{"name":"ToolSearch","input_schema":{}},{"name":"mcp__demo__echo","input_schema":{}}],` + failed))
 	if len(on.NewSearches) != 1 || !on.NewSearches[0].IsError {
 		t.Errorf("ToolSearch offered: searches %+v", on.NewSearches)
 	}
-	none := DecodeRequest([]byte(`{"model":"m","max_tokens":1,` + history))
+	none := DecodeRequest([]byte(`{"model":"m","max_tokens":1,` + failed))
 	if len(none.NewSearches) != 1 {
 		t.Errorf("no tools at all: searches %+v", none.NewSearches)
+	}
+	// The call in the response, its result not yet sent, of a ToolSearch
+	// the request does not offer: no search either.
+	call := DecodeRequest([]byte(`{"model":"m","max_tokens":1,"tools":[{"name":"mcp__demo__echo","input_schema":{}}],"messages":[{"role":"user","content":"go"}]}`))
+	call.Response.Content = []Block{{Type: "tool_use", ID: "t9", Name: "ToolSearch"}}
+	searches(call)
+	if len(call.Searches) != 0 {
+		t.Errorf("a call of an absent ToolSearch in the response: searches %+v", call.Searches)
 	}
 	loaded := DecodeRequest([]byte(`{"model":"m","max_tokens":1,"tools":[{"name":"mcp__demo__echo","input_schema":{}}],"messages":[
 	 {"role":"user","content":"go"},

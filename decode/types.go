@@ -36,6 +36,12 @@ const (
 	// ViaResponseSearch (ToolCall.Via only): a tool loaded by a server-side
 	// search earlier in the same response.
 	ViaResponseSearch = "response_search"
+	// ViaUnrecorded (ToolCall.Via only): in a request made from a
+	// transcript, which does not hold the tools sent, a call of a tool that
+	// is neither a deferred one loaded nor in the catalog: one sent whole
+	// (Claude Code's own tools, MCP tools loaded up front), or one that
+	// does not exist, which only its result can tell.
+	ViaUnrecorded = "unrecorded"
 )
 
 // Search modes (Search.Mode).
@@ -156,6 +162,21 @@ type Request struct {
 	// Other holds the remaining top-level fields (thinking, tool_choice,
 	// context_management, output_config, ...) as sent.
 	Other map[string]json.RawMessage `json:"other,omitempty"`
+
+	// Transcript is set for a request tsinspect made from the transcript
+	// of Claude Code's session files (exchange.TranscriptMember): only its
+	// messages and model are known.
+	Transcript *Transcript `json:"transcript,omitempty"`
+}
+
+// Transcript is what a request made from a transcript says beyond its
+// messages.
+type Transcript struct {
+	// CatalogRecorded: the release wrote the deferred-tool catalog, so the
+	// catalog is known; without it no call can be told to be blind.
+	CatalogRecorded bool `json:"catalog_recorded"`
+	// Restored are the deferred tools a compaction kept loaded.
+	Restored []string `json:"loaded_before_compaction,omitempty"`
 }
 
 // CacheControl is a cache_control marker.
@@ -295,6 +316,12 @@ type Usage struct {
 	CacheReadInputTokens     int64          `json:"cache_read_input_tokens"`
 	CacheCreationInputTokens int64          `json:"cache_creation_input_tokens"`
 	CacheCreation            *CacheCreation `json:"cache_creation,omitempty"`
+	// Speed is usage.speed: "fast" for a request answered in fast mode
+	// (billed at the model's fast-mode rates), "" or "standard" else.
+	Speed string `json:"speed,omitempty"`
+	// WebSearchRequests is server_tool_use.web_search_requests: the server's
+	// web searches, billed per search on top of tokens.
+	WebSearchRequests int64 `json:"web_search_requests,omitempty"`
 	// ServerToolUse and Iterations are kept as sent.
 	ServerToolUse json.RawMessage `json:"server_tool_use,omitempty"`
 	Iterations    json.RawMessage `json:"iterations,omitempty"`

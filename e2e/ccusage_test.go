@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,4 +139,107 @@ func checkTotalsAgainstCcusage(t *testing.T, home string) {
 			t.Error("ccusage found no session")
 		}
 	})
+	t.Run("ccusage-periods", func(t *testing.T) {
+		for _, by := range []string{"day", "week", "month"} {
+			checkPeriodsAgainstCcusage(t, home, by)
+		}
+	})
+}
+
+// ccusagePeriod is one period of 'ccusage claude daily|weekly|monthly --json'.
+type ccusagePeriod struct {
+	Date                string  `json:"date"`
+	Week                string  `json:"week"`
+	Month               string  `json:"month"`
+	InputTokens         int64   `json:"inputTokens"`
+	OutputTokens        int64   `json:"outputTokens"`
+	CacheReadTokens     int64   `json:"cacheReadTokens"`
+	CacheCreationTokens int64   `json:"cacheCreationTokens"`
+	TotalCost           float64 `json:"totalCost"`
+	ModelBreakdowns     []struct {
+		ModelName      string `json:"modelName"`
+		MissingPricing bool   `json:"missingPricing"`
+	} `json:"modelBreakdowns"`
+}
+
+// checkPeriodsAgainstCcusage checks that 'tsinspect sessions --by BY' puts
+// the same tokens in the same periods as ccusage's daily, weekly or monthly
+// report (in UTC, weeks from Sunday for both), and the same dollars where
+// both price every model of the period: the recorded sessions' prompts
+// stay far below 200K tokens, and have no fast mode or web search, where
+// the two count differently (see docs/sessions.md).
+func checkPeriodsAgainstCcusage(t *testing.T, home, by string) {
+	t.Helper()
+	cc := ccusagePath(t)
+	report := map[string]string{"day": "daily", "week": "weekly", "month": "monthly"}[by]
+	cmd := exec.Command(cc, "claude", report, "--json", "--offline", "--timezone", "UTC")
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "CLAUDE_CONFIG_DIR="+filepath.Join(home, ".claude"))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("ccusage %s: %v\n%s", report, err, errb.String())
+	}
+	var cu map[string]json.RawMessage
+	if err := json.Unmarshal(out.Bytes(), &cu); err != nil {
+		t.Fatalf("ccusage %s: %v\n%s", report, err, out.String())
+	}
+	var periods []ccusagePeriod
+	if err := json.Unmarshal(cu[report], &periods); err != nil {
+		t.Fatalf("ccusage %s: %v\n%s", report, err, out.String())
+	}
+	want := map[string]ccusagePeriod{}
+	for _, p := range periods {
+		want[p.Date+p.Week+p.Month] = p
+	}
+	code, stdout, stderr := runCLI(t, "sessions", filepath.Join(home, ".claude", "projects"), "--by", by, "--timezone", "UTC", "--json", "--no-index")
+	if code != 0 {
+		t.Fatalf("sessions --by %s: exit %d: %s", by, code, stderr)
+	}
+	got := map[string]bool{}
+	dollars := 0
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var b struct {
+			Period     string   `json:"period"`
+			Input      int64    `json:"input_tokens"`
+			Output     int64    `json:"output_tokens"`
+			CacheRead  int64    `json:"cache_read_input_tokens"`
+			CacheWrite int64    `json:"cache_creation_input_tokens"`
+			CostUSD    float64  `json:"cost_usd"`
+			CostKnown  bool     `json:"cost_known"`
+			PricedAs   []string `json:"priced_as"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &b); err != nil {
+			t.Fatalf("sessions --by %s --json: %v: %s", by, err, sc.Text())
+		}
+		got[b.Period] = true
+		w, ok := want[b.Period]
+		if !ok {
+			t.Errorf("%s %s: tsinspect %+v, ccusage has no such period", by, b.Period, b)
+			continue
+		}
+		if g, wt := (tokenTotals{b.Input, b.Output, b.CacheRead, b.CacheWrite}), (tokenTotals{w.InputTokens, w.OutputTokens, w.CacheReadTokens, w.CacheCreationTokens}); g != wt {
+			t.Errorf("%s %s: tsinspect %+v, ccusage %+v", by, b.Period, g, wt)
+		}
+		priced := b.CostKnown && len(b.PricedAs) == 0
+		for _, m := range w.ModelBreakdowns {
+			priced = priced && !m.MissingPricing
+		}
+		if priced {
+			dollars++
+			if math.Abs(b.CostUSD-w.TotalCost) > 1e-9*max(1, w.TotalCost) {
+				t.Errorf("%s %s: tsinspect $%v, ccusage $%v", by, b.Period, b.CostUSD, w.TotalCost)
+			}
+		}
+	}
+	t.Logf("%s: %d periods, %d of them priced by both and compared in dollars", by, len(got), dollars)
+	for k, w := range want {
+		if !got[k] && (w.InputTokens+w.OutputTokens+w.CacheReadTokens+w.CacheCreationTokens) > 0 {
+			t.Errorf("%s %s: ccusage %+v, tsinspect has no such period", by, k, w)
+		}
+	}
+	if len(want) == 0 {
+		t.Errorf("ccusage %s found no period", report)
+	}
 }

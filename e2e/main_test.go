@@ -5,6 +5,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/tsinspect/tsinspect/fixtures/session"
@@ -19,6 +20,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// No developer's own price file (prices.json in the configuration
+	// directory) under the tests' figures.
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	kit, err = session.NewKit(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -39,7 +39,7 @@ func TestRecordTurnLines(t *testing.T) {
 	_, out, _ := runCLI(t, "report", db)
 	r := parseReport(t, out)
 	total := pricing.Format(r.Costs.TotalUSD, true)
-	for _, want := range []string{"tsinspect: turn 1 sonnet-4-5: ", "tsinspect: turn 2 sonnet-4-5: ", " in all\n", "  cost " + total + " over 2 Messages turns (built-in prices taken 2025-11-24)"} {
+	for _, want := range []string{"tsinspect: turn 1 sonnet-4-5: ", "tsinspect: turn 2 sonnet-4-5: ", " in all\n", "  cost " + total + " over 2 Messages turns (built-in prices taken 2026-11-26)"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("record's output lacks %q:\n%s", want, stderr)
 		}
@@ -48,14 +48,14 @@ func TestRecordTurnLines(t *testing.T) {
 		t.Errorf("the running total after the last turn is not the report's %s:\n%s", total, stderr)
 	}
 
-	// A model the price table does not hold is priced as its family's
-	// newest, marked ≈, and the summary says which and as what.
-	newer := strings.ReplaceAll(apiCall, "claude-sonnet-4-5", "claude-opus-5-5")
+	// A model the price table does not hold is priced as its nearest
+	// neighbour, marked ≈, and the summary says which and as what.
+	newer := strings.ReplaceAll(apiCall, "claude-sonnet-4-5", "claude-opus-5-7")
 	code, _, stderr = runCLI(t, "record", "--db", filepath.Join(dir, "newer.db"), "--mode", "reverse", "--upstream", url, "--", "sh", "-c", newer)
 	if code != 0 {
 		t.Fatalf("record: exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stderr, "  cost ≈$") || !strings.Contains(stderr, "over 1 Messages turn (≈: claude-opus-5-5 priced as claude-opus-4-5; built-in prices taken 2025-11-24)") {
+	if !strings.Contains(stderr, "  cost ≈$") || !strings.Contains(stderr, "over 1 Messages turn (≈: claude-opus-5-7 priced as claude-opus-5-5; built-in prices taken 2026-11-26)") {
 		t.Errorf("the summary does not say how the unknown model was priced:\n%s", stderr)
 	}
 

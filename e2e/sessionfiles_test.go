@@ -216,6 +216,7 @@ func sessionFilesAgree(t *testing.T, k *session.Kit) {
 					t.Errorf("%s: %d requests confirmed by their digest, %d not", filepath.Base(f), s.Confirmed, s.Unconfirmed)
 				}
 				checkListing(t, f, r)
+				checkTranscriptAgrees(t, f, r)
 				for _, tu := range r.Turns {
 					tu.Thread = filepath.Base(f) + tu.Thread
 					fromFiles = append(fromFiles, tu)
@@ -308,6 +309,103 @@ func emptyReply(tu report.Turn) bool {
 
 func hasFlag(tu report.Turn, kind string) bool {
 	return slices.ContainsFunc(tu.Flags, func(f report.Flag) bool { return f.Kind == kind })
+}
+
+// stripRequests copies the session whose main file is file, with its
+// subagents' files, into a new directory, leaving out the request records
+// (api-request, api-request-blob, api-request-shape): what Claude Code
+// writes with the records off, or before 2.1.300. It returns the copy's
+// main file.
+func stripRequests(t *testing.T, file string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "projects", "p")
+	src := filepath.Dir(file)
+	id := strings.TrimSuffix(filepath.Base(file), ".jsonl")
+	var files []string
+	files = append(files, file)
+	subs, _ := filepath.Glob(filepath.Join(src, id, "subagents", "*.jsonl"))
+	files = append(files, subs...)
+	for _, f := range files {
+		rel, err := filepath.Rel(src, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kept []string
+		for _, line := range strings.SplitAfter(string(b), "\n") {
+			if !strings.HasPrefix(line, `{"type":"api-request`) {
+				kept = append(kept, line)
+			}
+		}
+		out := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(out, []byte(strings.Join(kept, "")), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, filepath.Base(file))
+}
+
+// transcriptFacts is what a turn read from the transcript alone must
+// share with the same turn read from the request records: the answer, its
+// usage and stop reason, the catalog's size, the searches with their
+// results, the calls, and the flags the transcript can tell.
+func transcriptFacts(tu report.Turn) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s status=%d stop=%s usage=%d/%d/%d/%d catalog=%d", tu.Model, tu.Status, tu.StopReason,
+		tu.Usage.InputTokens, tu.Usage.OutputTokens, tu.Usage.CacheReadInputTokens, tu.Usage.CacheCreationInputTokens, tu.Catalog.Count)
+	for _, s := range tu.ToolSearches {
+		fmt.Fprintf(&b, " search(%s %q → %v)", s.Tool, s.Query, s.Results)
+	}
+	for _, c := range tu.ToolCalls {
+		fmt.Fprintf(&b, " call(%s)", c.Name)
+	}
+	var kinds []string
+	for _, f := range tu.Flags {
+		switch f.Kind {
+		case "call_before_load", "empty_search", "search_missed", "stop_sequence_anomaly", "api_error", "stream_incomplete", "retry":
+			kinds = append(kinds, f.Kind)
+		}
+	}
+	fmt.Fprintf(&b, " flags=%v", kinds)
+	return b.String()
+}
+
+// checkTranscriptAgrees reads the session of file with its request
+// records left out and checks that the timeline from the transcript
+// alone gives, turn for turn, the answers, usage, searches, calls and
+// blind calls of the timeline from the records (r), and that the listing
+// agrees with it too.
+func checkTranscriptAgrees(t *testing.T, file string, r *report.Report) {
+	t.Helper()
+	stripped := stripRequests(t, file)
+	code, out, stderr := runCLI(t, "report", stripped, "--redact", "off")
+	if code != 0 {
+		t.Fatalf("report of %s without its request records: exit %d: %s", filepath.Base(file), code, stderr)
+	}
+	tr := parseReport(t, out)
+	checkListing(t, stripped, tr)
+	var want, got []string
+	for _, tu := range r.Turns {
+		if tu.Thread == "side1" || strings.HasPrefix(tu.Thread, "side") {
+			continue // requests the transcript does not hold
+		}
+		want = append(want, transcriptFacts(tu))
+	}
+	for _, tu := range tr.Turns {
+		got = append(got, transcriptFacts(tu))
+		if !tu.WorkingSet.DeferredOnly {
+			t.Errorf("turn %d of the transcript is not marked as holding only the deferred tools loaded", tu.Index)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: the transcript alone gives\n  %s\nthe request records\n  %s", filepath.Base(file), strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
 }
 
 // checkListing checks that the sessions listing, which reads the files in
@@ -518,9 +616,29 @@ func TestSessionFilesBefore2_1_300(t *testing.T) {
 	if got != want {
 		t.Errorf("listing %s\nrecorder %s", got, want)
 	}
-	code, _, stderr = runCLI(t, "turns", file)
-	if code != 1 || !strings.Contains(stderr, "no request records") || strings.Count(stderr, "\n") != 1 {
-		t.Errorf("turns on files without requests: exit %d %q", code, stderr)
+	// The timeline from the transcript alone: turn for turn what the
+	// recorder saw, but for the tools sent, which the files do not hold.
+	code, out, stderr = runCLI(t, "report", file, "--redact", "off")
+	if code != 0 {
+		t.Fatalf("report of a session without request records: exit %d: %s", code, stderr)
+	}
+	fromFiles := parseReport(t, out)
+	var wantTurns, gotTurns []string
+	for _, tu := range captured.Turns {
+		if !strings.HasPrefix(tu.Thread, "side") {
+			wantTurns = append(wantTurns, transcriptFacts(tu))
+		}
+	}
+	for _, tu := range fromFiles.Turns {
+		gotTurns = append(gotTurns, transcriptFacts(tu))
+	}
+	if !slices.Equal(gotTurns, wantTurns) {
+		t.Errorf("the transcript gives\n  %s\nthe recorder\n  %s", strings.Join(gotTurns, "\n  "), strings.Join(wantTurns, "\n  "))
+	}
+	checkListing(t, file, fromFiles)
+	code, out, stderr = runCLI(t, "turns", file)
+	if code != 0 || !strings.Contains(out, "WS*") && !strings.Contains(out, "*:") {
+		t.Errorf("turns on files without requests: exit %d %q %q", code, out, stderr)
 	}
 	code, out, _ = runCLI(t, "sessions", file, "--no-index")
 	if code != 0 || !strings.Contains(out, "*") {

@@ -23,7 +23,20 @@ const (
 	// SourceSessionFile: Claude Code's own session files (package
 	// sessionfiles), read in place or imported.
 	SourceSessionFile = "session-file"
+	// SourceTranscript: a request made from the transcript of Claude
+	// Code's session files, which hold no record of the request itself
+	// (releases before 2.1.300, or the records were off): its messages as
+	// the transcript holds them, its answer, and no system prompt, tools
+	// or parameters.
+	SourceTranscript = "session-transcript"
 )
+
+// TranscriptMember is the top-level member of a request body tsinspect
+// made from the transcript of Claude Code's session files (Source
+// SourceTranscript): it says so, whether the release wrote the deferred-
+// tool catalog ("catalog_recorded") and the tools a compaction kept loaded
+// ("loaded_before_compaction"). It is never sent to an API.
+const TranscriptMember = "tsinspect_transcript"
 
 // QuerySourceHeader is the request header an importer keeps Claude Code's
 // query_source in (sdk, repl_main_thread, an agent's name, compact...),
@@ -52,10 +65,28 @@ func Limits(source string) []string {
 		return []string{"no HTTP headers: betas, session and release as the files give them", "no SSE timing: each answer is Claude Code's final message",
 			"no billing-header system block, metadata or stream flag", "an empty reply's stop reason and usage are not written", "a cut stream shows as its connection error, without what arrived",
 			"requests Claude Code does not write (token counts, side traffic) are absent"}
+	case SourceTranscript:
+		return []string{"no request: the system prompt, the tools (so the working set beyond the deferred tools loaded) and the parameters are not in the transcript; its messages are rebuilt from it",
+			"no HTTP headers or SSE timing", "an empty reply's stop reason and usage are not written", "a failed request shows as the error Claude Code wrote"}
 	case SourceClaudeTap:
 		return []string{"no SSE timing: streams are rebuilt from the recorded events", "bodies re-serialised (not byte-exact)", "credential headers redacted by claude-tap"}
 	}
 	return nil
+}
+
+// SourcePhrase says where exchanges of source came from, as a verb and
+// its object: "imported from" "har", "recorded in mode" "mitm", "made
+// from" "Claude Code's transcript".
+func SourcePhrase(source string) (verb, what string) {
+	switch {
+	case source == SourceSessionFile:
+		return "rebuilt from", "Claude Code's request records"
+	case source == SourceTranscript:
+		return "made from", "Claude Code's transcript"
+	case strings.HasPrefix(source, "import:"):
+		return "imported from", strings.TrimPrefix(source, "import:")
+	}
+	return "recorded in mode", source
 }
 
 // SourceLimits says, for each source among sources whose format keeps
@@ -75,11 +106,7 @@ func SourceLimits(sources []string) []string {
 	}
 	var out []string
 	for _, s := range order {
-		what := strings.TrimPrefix(s, "import:")
-		verb := "imported from"
-		if !strings.HasPrefix(s, "import:") {
-			verb = "recorded in mode"
-		}
+		verb, what := SourcePhrase(s)
 		out = append(out, fmt.Sprintf("%s %s %s lack: %s", numfmt.Count(n[s], "exchange", "exchanges"), verb, what, strings.Join(Limits(s), "; ")))
 	}
 	return out

@@ -382,10 +382,10 @@ func importSession(ctx context.Context, path string, open func() (Sink, error)) 
 	if err != nil {
 		return nil, fmt.Errorf("import: %w", err)
 	}
-	if !s.Requests {
-		return nil, fmt.Errorf("import: %s: %w", filepath.Base(path), ErrNoRequestRecords)
-	}
 	rep := &Report{Format: FormatSessionFile, Limits: exchange.Limits(exchange.SourceSessionFile)}
+	if !s.Requests {
+		rep.Limits = exchange.Limits(exchange.SourceTranscript)
+	}
 	var exs []exchange.Exchange
 	if err := s.Stream(ctx, func(ex *exchange.Exchange) error {
 		// The bodies are the stream's only until this returns.
@@ -400,7 +400,7 @@ func importSession(ctx context.Context, path string, open func() (Sink, error)) 
 	for _, p := range s.Problems {
 		problems = append(problems, p.String())
 	}
-	if u := sessionfiles.UnknownSummary(s.Unknown); u != "" {
+	if u := sessionfiles.UnknownSummary(s.Unknown, s.Version); u != "" {
 		problems = append(problems, u)
 	}
 	if len(problems) > 0 {
@@ -413,10 +413,6 @@ func importSession(ctx context.Context, path string, open func() (Sink, error)) 
 	}
 	return rep, insertAll(ctx, exs, open, rep)
 }
-
-// ErrNoRequestRecords is returned for a Claude Code session file that
-// holds no request records.
-var ErrNoRequestRecords = errors.New("a Claude Code session without request records (before 2.1.300, or the records were off): it holds messages and usage, not the requests; 'tsinspect sessions' lists what it holds")
 
 // importRawBodies imports a Claude Code raw-bodies directory.
 func importRawBodies(ctx context.Context, path string, open func() (Sink, error)) (*Report, error) {

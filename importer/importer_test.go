@@ -180,10 +180,16 @@ func TestUnknownFormats(t *testing.T) {
 		}
 	}
 	// A Claude Code session file without request records (before 2.1.300)
-	// is known, and refused for what it lacks.
-	p := write(t, "t.jsonl", []byte(`{"parentUuid":null,"sessionId":"s","type":"user"}`+"\n"))
-	if _, err := Import(context.Background(), p, (&sink{}).to(), Options{}); !errors.Is(err, ErrNoRequestRecords) {
-		t.Errorf("session without request records: %v", err)
+	// is imported from its transcript, with what that lacks.
+	p := write(t, "t.jsonl", []byte(`{"parentUuid":null,"sessionId":"s","type":"user","uuid":"u1","message":{"role":"user","content":"hi"}}`+"\n"+
+		`{"parentUuid":"u1","sessionId":"s","type":"assistant","uuid":"u2","message":{"id":"m1","model":"claude-sonnet-4-5","role":"assistant","content":[{"type":"text","text":"hello"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}}`+"\n"))
+	s := &sink{}
+	rep, err := Import(context.Background(), p, s.to(), Options{})
+	if err != nil || rep.Imported != 1 || len(s.exs) != 1 || s.exs[0].Source != exchange.SourceTranscript {
+		t.Fatalf("session without request records: %v %+v", err, rep)
+	}
+	if !strings.Contains(strings.Join(rep.Limits, "; "), "not in the transcript") {
+		t.Errorf("limits %q do not say what the transcript lacks", rep.Limits)
 	}
 }
 

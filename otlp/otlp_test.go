@@ -204,20 +204,20 @@ func TestDemoSpans(t *testing.T) {
 }
 
 // TestSpansMarkEstimatedPrices: a model the price table does not know is
-// priced as the newest of its family in the spans as everywhere else, and
+// priced as its nearest neighbour in the table in the spans as everywhere else, and
 // marked so; the session span names the price table and its date, and
 // its flag cost is the sum of the flags' own.
 func TestSpansMarkEstimatedPrices(t *testing.T) {
 	exs := demoExchanges(t)
 	for i := range exs {
-		exs[i].ReqBody = bytes.ReplaceAll(exs[i].ReqBody, []byte(`"model":"claude-sonnet-4-5"`), []byte(`"model":"claude-opus-5-5"`))
+		exs[i].ReqBody = bytes.ReplaceAll(exs[i].ReqBody, []byte(`"model":"claude-sonnet-4-5"`), []byte(`"model":"claude-opus-5-7"`))
 	}
 	s := FromExchanges(exs, "seed", redact.Default, "test", pricing.Default())
 	var turns int
 	for _, sp := range s.Spans() {
 		switch {
 		case sp.Name == SessionSpanName:
-			if got := attr(sp.Attributes, "tsinspect.prices").GetStringValue(); got != "built-in prices taken 2025-11-24" {
+			if got := attr(sp.Attributes, "tsinspect.prices").GetStringValue(); got != "built-in prices taken 2026-11-26" {
 				t.Errorf("session prices %q", got)
 			}
 			if !attr(sp.Attributes, "tsinspect.cost.estimated").GetBoolValue() {
@@ -230,10 +230,10 @@ func TestSpansMarkEstimatedPrices(t *testing.T) {
 			if got := attr(sp.Attributes, "tsinspect.client.version").GetStringValue(); got != "2.1.328" {
 				t.Errorf("client version %q", got)
 			}
-		case strings.HasPrefix(sp.Name, "chat claude-opus-5-5"):
+		case strings.HasPrefix(sp.Name, "chat claude-opus-5-7"):
 			turns++
-			if !attr(sp.Attributes, "tsinspect.cost.estimated").GetBoolValue() || attr(sp.Attributes, "tsinspect.cost.priced_as").GetStringValue() != "claude-opus-4-5" {
-				t.Errorf("%s: cost not marked as priced as claude-opus-4-5", sp.Name)
+			if !attr(sp.Attributes, "tsinspect.cost.estimated").GetBoolValue() || attr(sp.Attributes, "tsinspect.cost.priced_as").GetStringValue() != "claude-opus-5-5" {
+				t.Errorf("%s: cost not marked as priced as claude-opus-5-5", sp.Name)
 			}
 		}
 	}

@@ -24,7 +24,7 @@ type TurnLog struct {
 	turns  int
 	total  float64
 	priced bool
-	est    bool              // a model was priced as the newest of its family
+	est    bool              // a model was priced as a neighbour in the table
 	as     map[string]string // such a model, and the one it was priced as
 }
 

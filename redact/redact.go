@@ -261,12 +261,16 @@ func (a *applier) report(r *report.Report) *report.Report {
 		oc := &report.Costs{
 			Prices: a.s.text(c.Prices), PricesTaken: a.s.text(c.PricesTaken), TotalUSD: c.TotalUSD,
 			CacheBreaks: c.CacheBreaks, CacheBreaksUSD: c.CacheBreaksUSD, BlindCalls: c.BlindCalls, BlindCallsUSD: c.BlindCallsUSD, BlindCallsUnknown: c.BlindCallsUnknown,
-			DeferralSavedUSD: c.DeferralSavedUSD, DeferralSavedLowerBound: c.DeferralSavedLowerBound, DeferralSavedEstimated: c.DeferralSavedEstimated,
+			DeferralSavedUSD: c.DeferralSavedUSD, DeferralSavedLowerBound: c.DeferralSavedLowerBound, DeferralSavedEstimated: c.DeferralSavedEstimated, DeferralUnknown: c.DeferralUnknown,
 		}
 		for _, th := range c.Threads {
 			oc.Threads = append(oc.Threads, report.ThreadCost{Thread: a.thread(th.Thread), USD: th.USD})
 		}
 		for _, m := range c.Unpriced {
+			if base, ok := strings.CutSuffix(m, " (fast mode)"); ok {
+				oc.Unpriced = append(oc.Unpriced, a.model(base)+" (fast mode)")
+				continue
+			}
 			oc.Unpriced = append(oc.Unpriced, a.model(m))
 		}
 		for _, e := range c.Estimated {
@@ -284,14 +288,14 @@ func (a *applier) turn(t *report.Turn) report.Turn {
 		Index: t.Index, Thread: a.thread(t.Thread), Prev: t.Prev, Link: a.enum(t.Link),
 		ExchangeID: t.ExchangeID, At: t.At, Model: a.model(t.Model), Status: t.Status,
 		Incomplete: t.Incomplete, ResponseID: a.id(t.ResponseID), StopReason: a.enum(t.StopReason),
-		Usage: t.Usage,
+		Usage: a.usage(t.Usage),
 		Catalog: report.Catalog{
-			Count: t.Catalog.Count, Added: a.tools(t.Catalog.Added), Removed: a.tools(t.Catalog.Removed),
+			Count: t.Catalog.Count, Added: a.tools(t.Catalog.Added), Removed: a.tools(t.Catalog.Removed), NotRecorded: t.Catalog.NotRecorded,
 		},
 		WorkingSet: report.WorkingSet{
 			Count: t.WorkingSet.Count, Names: a.tools(t.WorkingSet.Names),
 			Added: a.tools(t.WorkingSet.Added), Removed: a.tools(t.WorkingSet.Removed),
-			Via: map[string]string{},
+			Via: map[string]string{}, DeferredOnly: t.WorkingSet.DeferredOnly,
 		},
 		Unreferenced:      a.tools(t.Unreferenced),
 		MissingReferences: a.tools(t.MissingReferences),
@@ -369,6 +373,12 @@ func (a *applier) turn(t *report.Turn) report.Turn {
 
 // enum passes a lower-case word (stop reasons, links, modes, causes,
 // error types); anything else is free text.
+// usage keeps a turn's token counts; its speed is an enum of the API's.
+func (a *applier) usage(u report.Usage) report.Usage {
+	u.Speed = a.enum(u.Speed)
+	return u
+}
+
 func (a *applier) enum(s string) string {
 	if s == "" || wordRe.MatchString(s) {
 		return s

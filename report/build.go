@@ -174,6 +174,8 @@ func buildTurn(t *timeline.Turn, ft *tooltokens.Turn) Turn {
 		OutputTokens:             resp.Usage.OutputTokens,
 		CacheReadInputTokens:     resp.Usage.CacheReadInputTokens,
 		CacheCreationInputTokens: resp.Usage.CacheCreationInputTokens,
+		Speed:                    resp.Usage.Speed,
+		WebSearchRequests:        resp.Usage.WebSearchRequests,
 	}
 	if cc := resp.Usage.CacheCreation; cc != nil {
 		rt.Usage.CacheCreation5m, rt.Usage.CacheCreation1h = cc.Ephemeral5m, cc.Ephemeral1h
@@ -184,6 +186,10 @@ func buildTurn(t *timeline.Turn, ft *tooltokens.Turn) Turn {
 
 	rt.Catalog.Count = len(d.Catalog)
 	rt.WorkingSet.Count = len(d.WorkingSet)
+	if tr := d.Request.Transcript; tr != nil {
+		rt.Catalog.NotRecorded = !tr.CatalogRecorded
+		rt.WorkingSet.DeferredOnly = true
+	}
 	rt.WorkingSet.Names = make([]string, 0, len(d.WorkingSet))
 	rt.WorkingSet.Via = make(map[string]string, len(d.WorkingSet))
 	for _, w := range d.WorkingSet {

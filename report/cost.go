@@ -21,10 +21,17 @@ type Cost struct {
 	CacheRead  float64 `json:"cache_read"`
 	// PricedAs is the price table's model the turn was priced as;
 	// Estimated is set when the request's model is not in the table and
-	// was priced as the newest model of its family.
+	// was priced as its nearest neighbour in the table.
 	PricedAs    string `json:"priced_as"`
 	Estimated   bool   `json:"estimated"`
 	LongContext bool   `json:"long_context"`
+	// WebSearch is what the turn's web searches cost (part of USD); Fast
+	// is set when fast-mode rates applied, FastUnpriced when the turn ran
+	// in fast mode on a model with no published fast-mode price (USD then
+	// counts standard rates: a lower bound).
+	WebSearch    float64 `json:"web_search,omitempty"`
+	Fast         bool    `json:"fast,omitempty"`
+	FastUnpriced bool    `json:"fast_unpriced,omitempty"`
 }
 
 // Costs sums what the session cost in US dollars.
@@ -53,9 +60,13 @@ type Costs struct {
 	DeferralSavedUSD        float64 `json:"deferral_saved_usd"`
 	DeferralSavedLowerBound bool    `json:"deferral_saved_lower_bound"`
 	DeferralSavedEstimated  bool    `json:"deferral_saved_estimated"`
+	// DeferralUnknown counts the turns whose tools are not known (made
+	// from a transcript), left out of DeferralSavedUSD.
+	DeferralUnknown int `json:"deferral_unknown_turns,omitempty"`
 	// Unpriced lists the models with no price (their turns are left out
-	// of the sums); Estimated the models priced as another of their family,
-	// as "MODEL as PRICED_AS".
+	// of the sums), and "MODEL (fast mode)" for fast-mode turns of a model
+	// with no fast-mode price (counted at standard rates); Estimated the
+	// models priced as a neighbour in the table, as "MODEL as PRICED_AS".
 	Unpriced  []string `json:"unpriced"`
 	Estimated []string `json:"estimated"`
 }
@@ -68,13 +79,23 @@ type ThreadCost struct {
 
 // usage converts a report turn's usage to what pricing bills.
 func (u Usage) pricing() pricing.Usage {
-	pu := pricing.Usage{Input: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CacheReadInputTokens}
+	pu := pricing.Usage{Input: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CacheReadInputTokens, Speed: u.Speed, WebSearches: u.WebSearchRequests}
 	if u.CacheCreation5m+u.CacheCreation1h == u.CacheCreationInputTokens && u.CacheCreationInputTokens > 0 {
 		pu.CacheWrite5m, pu.CacheWrite1h = u.CacheCreation5m, u.CacheCreation1h
 	} else {
 		pu.CacheWrite5m = u.CacheCreationInputTokens
 	}
 	return pu
+}
+
+// pricingUsage is what pricing bills for the turn: its usage, made at its
+// time (which chooses between a model's dated rates).
+func (t *Turn) pricingUsage() pricing.Usage {
+	u := t.Usage.pricing()
+	if t.At != nil {
+		u.At = *t.At
+	}
+	return u
 }
 
 // Price fills in the costs of r from tab: each turn's Cost, the CostUSD of
@@ -114,7 +135,7 @@ func (r *Report) Price(tab *pricing.Table) {
 		if t.Model == "" {
 			continue
 		}
-		u := t.Usage.pricing()
+		u := t.pricingUsage()
 		pc, p, ok := tab.Cost(t.Model, u)
 		if !ok {
 			if !slices.Contains(c.Unpriced, t.Model) {
@@ -125,8 +146,12 @@ func (r *Report) Price(tab *pricing.Table) {
 		if e := fmt.Sprintf("%s as %s", t.Model, p.Model.Model); p.Estimated && !slices.Contains(c.Estimated, e) {
 			c.Estimated = append(c.Estimated, e)
 		}
+		if e := t.Model + " (fast mode)"; pc.FastUnpriced && !slices.Contains(c.Unpriced, e) {
+			c.Unpriced = append(c.Unpriced, e)
+		}
 		t.Cost = &Cost{USD: pc.Total, Input: pc.Input, Output: pc.Output, CacheWrite: pc.CacheWrite, CacheRead: pc.CacheRead,
-			PricedAs: p.Model.Model, Estimated: p.Estimated, LongContext: pc.LongContext}
+			PricedAs: p.Model.Model, Estimated: p.Estimated, LongContext: pc.LongContext,
+			WebSearch: pc.WebSearch, Fast: pc.Fast, FastUnpriced: pc.FastUnpriced}
 		c.TotalUSD += pc.Total
 		if k, ok := byThread[t.Thread]; ok {
 			c.Threads[k].USD += pc.Total
@@ -145,7 +170,7 @@ func (r *Report) Price(tab *pricing.Table) {
 				var am string
 				var au pricing.Usage
 				if a := byIndex[f.Answer]; a != nil {
-					am, au = a.Model, a.Usage.pricing()
+					am, au = a.Model, a.pricingUsage()
 				}
 				var ok bool
 				usd, ok = timeline.BlindCost(tab, t.Model, u, blindFlag(f), am, au)
@@ -158,6 +183,9 @@ func (r *Report) Price(tab *pricing.Table) {
 				continue
 			}
 			f.CostUSD = &usd
+		}
+		if t.ToolTokens.NotRecorded {
+			c.DeferralUnknown++
 		}
 		if k, ok := savedBy[t.Thread]; ok && t.ToolTokens.Saved != 0 {
 			if saved, ok := t.DeferralSavedUSD(tab); ok {
@@ -205,7 +233,7 @@ func blindFlag(f *Flag) timeline.Flag {
 }
 
 // costText is a turn's cost for people: "$0.0123", "≈$0.0123" when the
-// model was priced as another of its family, "-" when not priced.
+// model was priced as a neighbour in the table, "-" when not priced.
 func costText(c *Cost) string {
 	if c == nil {
 		return "-"
@@ -255,10 +283,10 @@ func (r *Report) costSentences() []string {
 	}
 	out = append(out, capitalize(c.DeferralText())+" ("+DeferralCostMeaning+").")
 	if len(c.Estimated) > 0 {
-		out = append(out, fmt.Sprintf("Not in the price table, priced as the newest model of their family (≈): %s.", joinComma(c.Estimated)))
+		out = append(out, fmt.Sprintf("Not in the price table, priced as a neighbour (≈): %s.", joinComma(c.Estimated)))
 	}
 	if len(c.Unpriced) > 0 {
-		out = append(out, fmt.Sprintf("No price for %s: left out of the sums (add it with --prices FILE).", joinComma(c.Unpriced)))
+		out = append(out, fmt.Sprintf("No price for %s: left out of the sums, or at standard rates for fast mode (add it with --prices FILE).", joinComma(c.Unpriced)))
 	}
 	return out
 }
@@ -321,8 +349,15 @@ func (c *Costs) DeferralText() string {
 	if c == nil {
 		return ""
 	}
+	if c.DeferralUnknown > 0 && c.DeferralSavedUSD == 0 && !c.DeferralSavedLowerBound && !c.DeferralSavedEstimated {
+		return "what deferral saved is not known (the transcript does not hold the tools sent)"
+	}
 	mark := Mark(boolInt(c.DeferralSavedLowerBound), boolInt(c.DeferralSavedEstimated))
-	return SavedPhrase(c.DeferralSavedUSD, mark)
+	s := SavedPhrase(c.DeferralSavedUSD, mark)
+	if c.DeferralUnknown > 0 {
+		s += fmt.Sprintf(" (%s made from the transcript left out)", numfmt.Count(c.DeferralUnknown, "turn", "turns"))
+	}
+	return s
 }
 
 // SavedPhrase writes a deferral saving in US dollars with its mark (see
@@ -375,5 +410,5 @@ func savedUSDText(r *Report, t ThreadTokens) string {
 // at the rate the request paid for the start of its prompt (cache read,
 // cache write or input). ok is false when t's model has no price.
 func (t *Turn) DeferralSavedUSD(tab *pricing.Table) (usd float64, ok bool) {
-	return tooltokens.SavedUSD(tab, t.Model, t.Usage.pricing(), t.ToolTokens.Saved)
+	return tooltokens.SavedUSD(tab, t.Model, t.pricingUsage(), t.ToolTokens.Saved)
 }

@@ -26,13 +26,13 @@ func TestPriceGolden(t *testing.T) {
 				Usage:      Usage{InputTokens: 10, OutputTokens: 500, CacheReadInputTokens: 10000, CacheCreationInputTokens: 50000, CacheCreation5m: 50000},
 				Flags:      []Flag{{Kind: "cache_break", TokensLost: 40000}},
 				ToolTokens: ToolTokens{Saved: 5000}},
-			// Not in the table: as Opus 4.5. 100×5 + 1,000×25 + 1,000×10
+			// Not in the table: as Opus 4.5, its neighbour. 100×5 + 1,000×25 + 1,000×10
 			// (1h) + 20,000×0.50 = $0.0455. Two blind calls, both refused
 			// in turn 5: a's 200 output tokens ×25 = $0.005 and turn 5's
 			// prompt (21,000×0.50 + 400×10 = $0.0145) = $0.0195; b's 100
 			// output tokens = $0.0025 (its error is in turn 5's prompt,
 			// counted once with a).
-			{Index: 3, Thread: "sub1", Model: "claude-opus-5-5",
+			{Index: 3, Thread: "sub1", Model: "claude-opus-4-5-thinking",
 				Usage: Usage{InputTokens: 100, OutputTokens: 1000, CacheReadInputTokens: 20000, CacheCreationInputTokens: 1000, CacheCreation1h: 1000},
 				Flags: []Flag{{Kind: "call_before_load", Tool: "a", Answer: 5, Refused: true, CallTokens: 200, RoundTrip: true},
 					{Kind: "call_before_load", Tool: "b", Answer: 5, Refused: true, CallTokens: 100}, {Kind: "retry"}}},
@@ -42,12 +42,12 @@ func TestPriceGolden(t *testing.T) {
 			// figure), and one refused beside a call that ran: its 40
 			// output tokens ×25 = $0.001 and its 50-token error at the
 			// write rate of turn 6 (1h: $10) = $0.0005.
-			{Index: 5, Thread: "sub1", Model: "claude-opus-5-5",
+			{Index: 5, Thread: "sub1", Model: "claude-opus-4-5-thinking",
 				Usage: Usage{OutputTokens: 300, CacheReadInputTokens: 21000, CacheCreationInputTokens: 400, CacheCreation1h: 400},
 				Flags: []Flag{{Kind: "call_before_load", Tool: "c", Answer: 6, CallTokens: 10},
 					{Kind: "unknown_tool", Tool: "d", CallTokens: 10},
 					{Kind: "call_before_load", Tool: "e", Answer: 6, Refused: true, CallTokens: 40, ErrorTokens: 50}}},
-			{Index: 6, Thread: "sub1", Model: "claude-opus-5-5",
+			{Index: 6, Thread: "sub1", Model: "claude-opus-4-5-thinking",
 				Usage: Usage{CacheReadInputTokens: 21400, CacheCreationInputTokens: 100, CacheCreation1h: 100}},
 		},
 		TokenSummary: TokenSummary{Threads: []ThreadTokens{{Thread: "main"}, {Thread: "sub1"}}},
@@ -91,17 +91,17 @@ func TestPriceGolden(t *testing.T) {
 	near("blind calls", c.BlindCallsUSD, 0.0235)
 	near("deferral saved", c.DeferralSavedUSD, 0.02025)
 	near("main saved", r.TokenSummary.Threads[0].SavedUSD, 0.02025)
-	if c.CacheBreaks != 1 || c.BlindCalls != 5 || c.BlindCallsUnknown != 1 || c.PricesTaken != "2025-11-24" {
+	if c.CacheBreaks != 1 || c.BlindCalls != 5 || c.BlindCallsUnknown != 1 || c.PricesTaken != "2026-11-26" {
 		t.Errorf("counts %d %d %d, taken %q", c.CacheBreaks, c.BlindCalls, c.BlindCallsUnknown, c.PricesTaken)
 	}
-	if strings.Join(c.Unpriced, ",") != "gpt-5" || strings.Join(c.Estimated, ",") != "claude-opus-5-5 as claude-opus-4-5" {
+	if strings.Join(c.Unpriced, ",") != "gpt-5" || strings.Join(c.Estimated, ",") != "claude-opus-4-5-thinking as claude-opus-4-5" {
 		t.Errorf("unpriced %v estimated %v", c.Unpriced, c.Estimated)
 	}
 	var md strings.Builder
 	if err := r.WriteMarkdown(&md, RenderOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"$0.3477 in total (built-in prices taken 2025-11-24)", "Cache breaks (1) cost $0.1380", "Blind calls (5) cost $0.0235", "Deferral saved $0.0203 (", "| $0.0705 |", "≈$0.0455", "(cost $0.1380)", "No price for gpt-5"} {
+	for _, want := range []string{"$0.3477 in total (built-in prices taken 2026-11-26)", "Cache breaks (1) cost $0.1380", "Blind calls (5) cost $0.0235", "Deferral saved $0.0203 (", "| $0.0705 |", "≈$0.0455", "(cost $0.1380)", "No price for gpt-5"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q", want)
 		}

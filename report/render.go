@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/tsinspect/tsinspect/exchange"
 	"strconv"
 	"strings"
 	"time"
@@ -336,10 +337,7 @@ func (r *Report) captureSentence() string {
 	}
 	s += "."
 	for _, src := range r.Capture.Sources {
-		what, verb := strings.TrimPrefix(src.Source, "import:"), "imported from"
-		if what == src.Source {
-			verb = "recorded in mode"
-		}
+		verb, what := exchange.SourcePhrase(src.Source)
 		s += fmt.Sprintf(" %d %s %s %s, which lacks: %s.", src.Turns, numfmt.Plural(src.Turns, "turn was", "turns were"), verb, what, strings.Join(src.Lacks, "; "))
 	}
 	return s

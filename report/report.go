@@ -333,6 +333,11 @@ type Usage struct {
 	// when the response said so (cache_creation.ephemeral_*_input_tokens).
 	CacheCreation5m int64 `json:"cache_creation_5m,omitempty"`
 	CacheCreation1h int64 `json:"cache_creation_1h,omitempty"`
+	// Speed is "fast" for a request answered in fast mode (billed at the
+	// model's fast-mode rates); WebSearchRequests the server's web
+	// searches, billed per search.
+	Speed             string `json:"speed,omitempty"`
+	WebSearchRequests int64  `json:"web_search_requests,omitempty"`
 }
 
 // Catalog is the deferred tools announced to the model, and how that list
@@ -341,6 +346,9 @@ type Catalog struct {
 	Count   int      `json:"count"`
 	Added   []string `json:"added"`
 	Removed []string `json:"removed"`
+	// NotRecorded: the turn was made from a transcript whose release
+	// wrote no catalog, so no call can be told to be blind.
+	NotRecorded bool `json:"not_recorded,omitempty"`
 }
 
 // WorkingSet is the tools whose schemas the model can call, in tools
@@ -353,6 +361,9 @@ type WorkingSet struct {
 	// Via says how each name got there: always, search, addition,
 	// restored.
 	Via map[string]string `json:"via"`
+	// DeferredOnly: the turn was made from a transcript, which does not
+	// hold the tools sent; the set holds the deferred tools loaded only.
+	DeferredOnly bool `json:"deferred_only,omitempty"`
 }
 
 // Search is one tool search and its result.

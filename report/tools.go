@@ -85,6 +85,9 @@ type ToolTokens struct {
 	// body's bytes (images and documents aside) per prompt token, at least
 	// CharsPerToken.
 	BytesPerToken float64 `json:"bytes_per_token"`
+	// NotRecorded: the request's tools are not known (a request made from
+	// Claude Code's transcript); every figure but Prompt is 0.
+	NotRecorded bool `json:"not_recorded,omitempty"`
 }
 
 // TokenSummary sums the tool-definition costs of each thread.
@@ -153,7 +156,7 @@ func CountTokens(exs []exchange.Exchange) Counts {
 // toolSection fills the turn's ToolDefinitions and ToolTokens from its
 // figures.
 func toolSection(rt *Turn, ft *tooltokens.Turn) {
-	if ft == nil || ft.Definitions == nil {
+	if ft == nil || (ft.Definitions == nil && !ft.Tokens.NotRecorded) {
 		return
 	}
 	rt.ToolDefinitions = make([]ToolDefinition, 0, len(ft.Definitions))

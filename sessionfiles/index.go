@@ -29,7 +29,7 @@ type Indexed struct {
 
 // indexVersion changes when Summary does: an index of another version is
 // read afresh.
-const indexVersion = 1
+const indexVersion = 3
 
 // IndexPath is the index's file in the user's cache directory
 // (XDG_CACHE_HOME or ~/.cache on Linux).

@@ -57,8 +57,10 @@ type Session struct {
 	index  map[string]int32
 	shapes map[string]*shape
 	reqs   []*request
-	byID   map[string]*request
 	files  map[string]*fileState
+	tr     *transcript
+	// newReqs are the requests of records read since the last Refresh.
+	newReqs []*request
 }
 
 type shape struct {
@@ -66,7 +68,8 @@ type shape struct {
 	sysv, toolsv  any    // decoded when a mark needs them
 }
 
-// request is an api-request record and what answered it.
+// request is a request of the session, from its api-request record or
+// made from the transcript (see transcript.go), and what answered it.
 type request struct {
 	rec    *record
 	file   string
@@ -75,6 +78,27 @@ type request struct {
 	answer []*record // assistant records of the answer's message
 	errRec *record
 	empty  bool // followed by Claude Code's "no visible output" message
+	// transcript: made from the transcript (the files hold no api-request
+	// record of it); synthetic: what tells of it is Claude Code's own
+	// error message (errRec is then that assistant record).
+	transcript, synthetic bool
+	// from is the transcript's state the request was sent from (nil when
+	// no conversation record came before it), answerFrom the state its
+	// answer continues; results are the tool results it is the first to
+	// carry.
+	from, answerFrom *tnode
+	results          []tresult
+	// hint is the model of a made request that got no answer, when a
+	// retry of it did.
+	hint string
+}
+
+// state is the transcript's state the request's answer was made in.
+func (q *request) state() *tnode {
+	if q.answerFrom != nil {
+		return q.answerFrom
+	}
+	return q.from
 }
 
 // fileState is how far one file was read, and what pairing needs across
@@ -82,16 +106,14 @@ type request struct {
 type fileState struct {
 	path   string
 	offset int64
-	last   *request // the last request of the file
-	run    []any    // the content of the current run of user records
+	run    []any // the content of the current run of user records
 	asst   map[string][]*record
 }
 
 // Open reads the session whose main file is path, with its subagents'
 // files (path without ".jsonl", then subagents/*.jsonl).
 func Open(path string) (*Session, error) {
-	s := &Session{Path: path, ID: strings.TrimSuffix(filepathBase(path), ".jsonl"), Unknown: map[string]int{},
-		shapes: map[string]*shape{}, index: map[string]int32{}, byID: map[string]*request{}, files: map[string]*fileState{}}
+	s := newSession(path)
 	if _, err := s.Refresh(); err != nil {
 		return nil, err
 	}
@@ -99,6 +121,15 @@ func Open(path string) (*Session, error) {
 		s.Problems = append(s.Problems, Problem{File: s.Path, What: "its last line is unfinished (Claude Code is still writing it, or was cut off): left out"})
 	}
 	return s, nil
+}
+
+// newSession is an empty session whose main file is path.
+func newSession(path string) *Session {
+	s := &Session{Path: path, ID: strings.TrimSuffix(filepathBase(path), ".jsonl"), Unknown: map[string]int{},
+		shapes: map[string]*shape{}, index: map[string]int32{}, files: map[string]*fileState{}}
+	s.tr = newTranscript(s.addMessage)
+	s.tr.onRequest = func(q *request) { s.newReqs = append(s.newReqs, q) }
+	return s
 }
 
 // Refresh reads what was appended to the files since the last read (a
@@ -139,6 +170,10 @@ func (s *Session) Refresh() (int, error) {
 		}
 		s.ingest(fs, sc.records)
 	}
+	// Records whose parent never came are read as they are: at once when
+	// the files are read whole, after a round when they are followed.
+	s.tr.endRound(!s.Live)
+	s.flushRequests()
 	if read == 0 {
 		return len(s.reqs), nil
 	}
@@ -164,8 +199,22 @@ func answerStopped(r *record) bool {
 	return json.Unmarshal(r.Message, &m) == nil && m.StopReason != nil
 }
 
-// ingest indexes one file's new records and pairs answers and errors with
-// their requests.
+// addMessage indexes a canonical message by its hash and returns its
+// index.
+func (s *Session) addMessage(canon []byte) int32 {
+	h := hashOf(canon)
+	if i, ok := s.index[h]; ok {
+		return i
+	}
+	i := int32(len(s.msgs))
+	s.index[h] = i
+	s.msgs = append(s.msgs, canon)
+	return i
+}
+
+// ingest indexes one file's new records, hands them to the transcript,
+// which pairs requests with answers, errors and empty replies, and works
+// out each new request's messages.
 func (s *Session) ingest(f *fileState, recs []record) {
 	add := func(hash string, canon []byte) {
 		if _, ok := s.index[hash]; !ok {
@@ -174,7 +223,6 @@ func (s *Session) ingest(f *fileState, recs []record) {
 		}
 	}
 	var touched []string
-	var newReqs []*request
 	for i := range recs {
 		r := &recs[i]
 		if r.Version != "" {
@@ -198,77 +246,74 @@ func (s *Session) ingest(f *fileState, recs []record) {
 				s.shapes[r.ShapeHash] = &shape{system: sys, tools: tools}
 			}
 			r.Shape = nil // kept in its canonical form only
+			continue
 		case "api-request-blob":
 			if c, err := canonMessage(r.Message); err == nil {
 				add(r.Hash, c)
 			}
 			r.Message = nil
-		case "user":
-			if len(r.Message) == 0 {
-				continue
-			}
-			if c, err := canonMessage(r.Message); err == nil {
-				add(hashOf(c), c)
-			}
-			// Consecutive user records go to the API as one message:
-			// each run is indexed merged too.
-			content := messageContent(r.Message)
-			if f.run != nil && content != nil {
-				f.run = append(f.run, content...)
-				if c, err := canonMessage(mustJSON(map[string]any{"role": "user", "content": f.run})); err == nil {
-					add(hashOf(c), c)
-				}
-			} else {
-				f.run = content
-			}
-			if q := f.last; q != nil && len(q.answer) == 0 && q.errRec == nil && bytes.Contains(r.Message, []byte(emptyReplyText)) {
-				q.empty = true
-			}
-			r.Message = nil // kept in its canonical form only
-		case "assistant":
-			f.run = nil
-			id := messageID(r.Message)
-			if id == "" {
-				continue
-			}
-			if _, ok := f.asst[id]; !ok || !slices.Contains(touched, id) {
-				touched = append(touched, id)
-			}
-			f.asst[id] = append(f.asst[id], r)
-			if q := s.byID[r.RequestRef]; q != nil {
-				if len(q.answer) > 0 && messageID(q.answer[0].Message) != id {
-					q.answer = q.answer[:0]
-				}
-				q.answer = append(q.answer, r)
-			}
-		case "system":
-			if q := f.last; r.Subtype == "api_error" && q != nil && len(q.answer) == 0 && q.errRec == nil {
-				q.errRec = r
-			}
+			continue
 		case "api-request":
 			s.Requests = true
-			q := &request{rec: r, file: f.path, at: parseTime(r.Timestamp)}
-			s.byID[r.ID] = q
-			s.reqs = append(s.reqs, q)
-			newReqs = append(newReqs, q)
-			f.last = q
+		case "user":
+			if len(r.Message) > 0 {
+				// A request record names a user message by its hash; a run of
+				// consecutive user records, which go to the API as one
+				// message, is indexed merged too.
+				if c, err := canonMessage(r.Message); err == nil {
+					add(hashOf(c), c)
+				}
+				content := messageContent(r.Message)
+				if f.run != nil && content != nil {
+					f.run = append(f.run, content...)
+					if c, err := canonMessage(mustJSON(map[string]any{"role": "user", "content": f.run})); err == nil {
+						add(hashOf(c), c)
+					}
+				} else {
+					f.run = content
+				}
+			}
+		case "assistant":
+			f.run = nil
+			if id := messageID(r.Message); id != "" {
+				if _, ok := f.asst[id]; !ok || !slices.Contains(touched, id) {
+					touched = append(touched, id)
+				}
+				f.asst[id] = append(f.asst[id], r)
+			}
 		}
+		// The transcript keeps what it needs of the record (a user
+		// message's blocks, until a request made from it is rebuilt), or
+		// the record until its parent is read.
+		s.tr.record(r, f.path)
 	}
 	for _, id := range touched {
 		if c, err := assistantMessage(f.asst[id]); err == nil {
 			add(hashOf(c), c)
 		}
 	}
-	// The messages of each request: the first keep of its base's, then
-	// its tail.
-	for _, q := range newReqs {
+}
+
+// flushRequests works out the messages of the requests made since the
+// last call and adds them to the session.
+func (s *Session) flushRequests() {
+	// The messages of each new request: a request record's are the first
+	// keep of its base's, then its tail; a request made from the
+	// transcript has those of the chain it was sent from.
+	for _, q := range s.newReqs {
+		if q.transcript {
+			if q.from != nil {
+				q.msgs = s.tr.messagesOf(q.from)
+			}
+			continue
+		}
 		var msgs []int32
 		if q.rec.Base != "" {
-			b := s.byID[q.rec.Base]
+			b := s.tr.records[q.rec.Base]
 			if b == nil {
 				s.Problems = append(s.Problems, Problem{File: q.file, What: "request " + short(q.rec.ID) + " builds on request " + short(q.rec.Base) + ", which is not in the files"})
 			} else {
-				keep := min(q.rec.Keep, len(b.msgs))
+				keep := min(max(q.rec.Keep, 0), len(b.msgs))
 				msgs = append(make([]int32, 0, keep+len(q.rec.Tail)), b.msgs[:keep]...)
 			}
 		}
@@ -285,6 +330,8 @@ func (s *Session) ingest(f *fileState, recs []record) {
 			s.Problems = append(s.Problems, Problem{File: q.file, What: "request " + short(q.rec.ID) + ": its shape " + short(q.rec.ShapeHash) + " (system and tools) is not in the files"})
 		}
 	}
+	s.reqs = append(s.reqs, s.newReqs...)
+	s.newReqs = s.newReqs[:0]
 }
 
 // Len is the number of requests the files hold.
@@ -319,9 +366,11 @@ func (s *Session) Stream(ctx context.Context, fn func(*exchange.Exchange) error)
 			buf = nil // still needed below
 		}
 		ex, ok, b := s.rebuild(i, buf, base)
-		if ok {
+		switch {
+		case q.transcript:
+		case ok:
 			s.Confirmed++
-		} else {
+		default:
 			s.Unconfirmed++
 		}
 		// Name the body, and what it shares with its base request's, so
@@ -381,15 +430,31 @@ func (s *Session) exchange(i int) (*exchange.Exchange, bool) {
 // digest from base (see requestBody); it also returns the body built.
 func (s *Session) rebuild(i int, buf []byte, base *built) (*exchange.Exchange, bool, built) {
 	q := s.reqs[i]
-	b := s.requestBody(q, buf, base)
+	var b built
+	src := exchange.SourceSessionFile
+	if q.transcript {
+		b = built{id: q.rec.ID, body: s.madeBody(q, buf)}
+		src = exchange.SourceTranscript
+	} else {
+		b = s.requestBody(q, buf, base)
+	}
 	body, digest := b.body, b.digest
 	ok := digest != "" && (digest == q.rec.RequestDigest || digest == q.rec.CutRequestDigest)
 	ex := &exchange.Exchange{
-		ID: int64(i + 1), Source: exchange.SourceSessionFile, Start: q.at,
+		ID: int64(i + 1), Source: src, Start: q.at,
 		Method: "POST", URL: URL, Host: "api.anthropic.com",
 		ReqHeaders: s.requestHeaders(q), ReqBody: body, RespBody: []byte{},
 	}
 	switch {
+	case q.synthetic:
+		ex.End = parseTime(q.errRec.Timestamp)
+		if status, body, msg := syntheticError(q.errRec); status > 0 {
+			ex.Status, ex.RespBody = status, body
+			ex.RespHeaders = []exchange.Header{{Name: "Content-Type", Value: "application/json"}}
+			ex.State = exchange.StateComplete
+		} else {
+			ex.Error, ex.State = msg, exchange.StateUpstreamFailed
+		}
 	case len(q.answer) > 0:
 		ex.Status = 200
 		ex.RespBody = answerBody(q.answer)
@@ -397,9 +462,9 @@ func (s *Session) rebuild(i int, buf []byte, base *built) (*exchange.Exchange, b
 		if id := q.answer[len(q.answer)-1].RequestID; id != "" {
 			ex.RespHeaders = append(ex.RespHeaders, exchange.Header{Name: "Request-Id", Value: id})
 		}
-		// The answer arrives whole: its first byte is its end.
+		// The answer is written whole: when its first byte came is not
+		// known (FirstByte stays zero), so no time to first token is made up.
 		ex.End = parseTime(q.answer[len(q.answer)-1].Timestamp)
-		ex.FirstByte = ex.End
 		ex.State = exchange.StateComplete
 	case q.errRec != nil:
 		ex.End = parseTime(q.errRec.Timestamp)
@@ -408,7 +473,6 @@ func (s *Session) rebuild(i int, buf []byte, base *built) (*exchange.Exchange, b
 			ex.Status, ex.RespBody = status, body
 			ex.RespHeaders = []exchange.Header{{Name: "Content-Type", Value: "application/json"}}
 			ex.State = exchange.StateComplete
-			ex.FirstByte = ex.End
 		} else {
 			ex.Error = msg
 			ex.State = exchange.StateUpstreamFailed
@@ -417,8 +481,8 @@ func (s *Session) rebuild(i int, buf []byte, base *built) (*exchange.Exchange, b
 		ex.Status = 200
 		ex.RespBody = []byte(`{"type":"message","role":"assistant","content":[],"stop_reason":null,"stop_sequence":null}`)
 		ex.RespHeaders = []exchange.Header{{Name: "Content-Type", Value: "application/json"}}
-		ex.End, ex.FirstByte, ex.State = q.at, q.at, exchange.StateComplete
-	case s.Live && s.files[q.file] != nil && s.files[q.file].last == q:
+		ex.End, ex.State = q.at, exchange.StateComplete
+	case s.Live && s.tr.last[q.file] == q:
 		// The newest request of its file, still being answered.
 		ex.State = exchange.StateInFlight
 	default:

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tsinspect/tsinspect/exchange"
 	"io"
 	"os"
 	"path/filepath"
@@ -36,6 +37,22 @@ type record struct {
 	Entrypoint string `json:"entrypoint"`
 	Cwd        string `json:"cwd"`
 	UUID       string `json:"uuid"`
+
+	// The transcript's chain: each record names the one before it in its
+	// conversation (null for a conversation's first, and for a compaction
+	// boundary, which names the record before it as its logical parent).
+	ParentUUID        parentRef `json:"parentUuid"`
+	LogicalParentUUID string    `json:"logicalParentUuid"`
+	// IsSidechain marks a subagent's records (inline in the main file
+	// before 2.x); IsAPIErrorMessage Claude Code's own message for a
+	// request that failed (model "<synthetic>": no API answer);
+	// RequestSessionID, on an answer a forked session copied, the session
+	// that was billed for it.
+	IsSidechain       bool   `json:"isSidechain"`
+	IsAPIErrorMessage bool   `json:"isApiErrorMessage"`
+	RequestSessionID  string `json:"requestSessionId"`
+	// system compact_boundary
+	CompactMetadata json.RawMessage `json:"compactMetadata"`
 
 	// api-request-shape
 	ShapeHash string `json:"shapeHash"`
@@ -67,6 +84,24 @@ type record struct {
 	Attachment json.RawMessage `json:"attachment"`
 }
 
+// parentRef is a record's parentUuid: Set when the record has the field
+// (null for a conversation's first record), so that files of formats
+// without it can be told apart.
+type parentRef struct {
+	Set  bool
+	UUID string
+}
+
+// UnmarshalJSON reads a UUID or null.
+func (p *parentRef) UnmarshalJSON(b []byte) error {
+	p.Set = true
+	if string(b) == "null" {
+		p.UUID = ""
+		return nil
+	}
+	return json.Unmarshal(b, &p.UUID)
+}
+
 // mark is a cache_control mark of a request: where it goes and its value.
 type mark struct {
 	Path  []any           `json:"path"`
@@ -82,8 +117,13 @@ var knownTypes = map[string]bool{
 	"file-history-snapshot": true, "custom-title": true, "tag": true,
 	"api-request": true, "api-request-blob": true, "api-request-shape": true,
 	"progress": true, "pr-link": true, "agent-name": true, "mode": true,
-	"isolation-latch": true,
+	"isolation-latch": true, "permission-mode": true, "ai-title": true,
 }
+
+// NewestKnown is the newest Claude Code release whose session files
+// tsinspect was checked against: a record type it does not know in a file
+// of a later release is that release's news.
+const NewestKnown = "2.1.332"
 
 // Problem is a part of the files that could not be read: the file, the
 // line (0: the whole file) and what was wrong.
@@ -193,9 +233,11 @@ func shortErr(err error) string {
 	return s
 }
 
-// UnknownSummary names record types a newer release wrote, with counts:
-// "2 records of types tsinspect does not know: foo ×1, bar ×1".
-func UnknownSummary(unknown map[string]int) string {
+// UnknownSummary names the record types tsinspect does not know, with
+// counts: "2 records of types tsinspect does not know: foo ×1, bar ×1",
+// suggesting a newer Claude Code only when version (the release that
+// wrote them) is newer than NewestKnown.
+func UnknownSummary(unknown map[string]int, version string) string {
 	if len(unknown) == 0 {
 		return ""
 	}
@@ -210,5 +252,9 @@ func UnknownSummary(unknown map[string]int) string {
 	if total == 1 {
 		noun = "record"
 	}
-	return fmt.Sprintf("%d %s of types tsinspect does not know (a newer Claude Code?): %s", total, noun, strings.Join(names, ", "))
+	why := " (left out)"
+	if version != "" && exchange.CompareVersions(version, NewestKnown) > 0 {
+		why = " (a release newer than " + NewestKnown + ", which tsinspect was checked against)"
+	}
+	return fmt.Sprintf("%d %s of types tsinspect does not know%s: %s", total, noun, why, strings.Join(names, ", "))
 }

@@ -12,21 +12,26 @@ import (
 
 // Row is one session of the listing, its figures worked out.
 type Row struct {
-	ID        string    `json:"id"`
-	Path      string    `json:"path"`
-	Project   string    `json:"project"`
-	Cwd       string    `json:"cwd,omitempty"`
-	Start     time.Time `json:"start"`
-	End       time.Time `json:"end"`
-	Version   string    `json:"version,omitempty"`
-	Requests  bool      `json:"requests_recorded"`
-	Turns     int       `json:"turns"`
-	Subagents int       `json:"subagents"`
-	Models    []string  `json:"models"`
+	ID       string    `json:"id"`
+	Path     string    `json:"path"`
+	Project  string    `json:"project"`
+	Cwd      string    `json:"cwd,omitempty"`
+	Start    time.Time `json:"start"`
+	End      time.Time `json:"end"`
+	Version  string    `json:"version,omitempty"`
+	Requests bool      `json:"requests_recorded"`
+	// CatalogRecorded: the files announce the deferred-tool catalog;
+	// without it BlindCalls is not known.
+	CatalogRecorded bool     `json:"catalog_recorded"`
+	Turns           int      `json:"turns"`
+	Subagents       int      `json:"subagents"`
+	Models          []string `json:"models"`
 	// CostUSD is every answer's cost at list prices; CostKnown is false
-	// when a model had no price (the figure then counts the others).
+	// when a model had no price (the figure then counts the others, and
+	// Unpriced names them). PricesTaken is the date of the price table.
 	CostUSD       float64 `json:"cost_usd"`
 	CostKnown     bool    `json:"cost_known"`
+	PricesTaken   string  `json:"prices_taken"`
 	CacheBreaks   int     `json:"cache_breaks"`
 	BreaksUSD     float64 `json:"cache_breaks_usd"`
 	BlindCalls    int     `json:"blind_calls"`
@@ -36,21 +41,29 @@ type Row struct {
 	OutputTokens  int64   `json:"output_tokens"`
 	CacheRead     int64   `json:"cache_read_input_tokens"`
 	CacheWrite    int64   `json:"cache_creation_input_tokens"`
-	// PricedAs lists the models priced as another of their family ("model
+	// PricedAs lists the models priced as a neighbour in the table ("model
 	// as other"): the cost is then an estimate.
 	PricedAs []string `json:"priced_as,omitempty"`
+	// Unpriced names the models with no price, and "MODEL (fast mode)"
+	// for fast-mode answers of a model with no fast-mode price.
+	Unpriced []string `json:"unpriced,omitempty"`
 	// Unknown names records of types tsinspect does not know.
 	Unknown []string `json:"unknown_records,omitempty"`
+	// BadLines counts the lines that are not JSON records (left out),
+	// FirstBadLine names the first.
+	BadLines     int    `json:"bad_lines,omitempty"`
+	FirstBadLine string `json:"first_bad_line,omitempty"`
 }
 
 // RowOf works out a listing row's figures with the prices of tab.
 func RowOf(s *Summary, tab *pricing.Table) Row {
-	usd, breaks, known, estimated := s.Cost(tab)
+	p := s.Cost(tab)
 	in, out, read, write := s.Tokens()
 	return Row{ID: s.ID, Path: s.Path, Project: s.Project, Cwd: s.Cwd, Start: s.Start, End: s.End, Version: s.Version,
-		Requests: s.Requests, Turns: s.Turns, Subagents: s.Subagents, Models: s.Models, CostUSD: usd, CostKnown: known,
-		CacheBreaks: len(s.Breaks), BreaksUSD: breaks, BlindCalls: s.BlindCalls, Searches: s.Searches, EmptySearches: s.EmptySearches,
-		InputTokens: in, OutputTokens: out, CacheRead: read, CacheWrite: write, Unknown: s.Unknown, PricedAs: estimated}
+		Requests: s.Requests, CatalogRecorded: s.CatalogRecorded, Turns: s.Turns, Subagents: s.Subagents, Models: s.Models, CostUSD: p.USD, CostKnown: p.Known(),
+		PricesTaken: tab.Taken, CacheBreaks: len(s.Breaks), BreaksUSD: p.BreaksUSD, BlindCalls: s.BlindCalls, Searches: s.Searches, EmptySearches: s.EmptySearches,
+		InputTokens: in, OutputTokens: out, CacheRead: read, CacheWrite: write, Unknown: s.Unknown, PricedAs: p.PricedAs, Unpriced: p.Unpriced,
+		BadLines: s.BadLines, FirstBadLine: s.FirstBadLine}
 }
 
 // SortRows orders the listing: by "time" (newest first), or by "cost",

@@ -168,7 +168,10 @@ func TestBadLinesAndNewRecordTypesAreNamed(t *testing.T) {
 	if len(s.Problems) != 1 || s.Problems[0].Line != 4 || !strings.Contains(s.Problems[0].String(), "line 4: not a JSON record") {
 		t.Errorf("problems %v", s.Problems)
 	}
-	if got := UnknownSummary(s.Unknown); got != "1 record of types tsinspect does not know (a newer Claude Code?): quantum-state ×1" {
+	if got := UnknownSummary(s.Unknown, "2.1.100"); got != "1 record of types tsinspect does not know (left out): quantum-state ×1" {
+		t.Errorf("an older release's unknown record: %q", got)
+	}
+	if got := UnknownSummary(s.Unknown, "9.9.9"); got != "1 record of types tsinspect does not know (a release newer than "+NewestKnown+", which tsinspect was checked against): quantum-state ×1" {
 		t.Errorf("unknown: %q", got)
 	}
 }
@@ -211,7 +214,7 @@ func TestConsecutiveUserRecordsAreOneMessage(t *testing.T) {
 	w := &writer{t: t}
 	w.rec(map[string]any{"type": "user", "message": a})
 	w.rec(map[string]any{"type": "user", "message": b})
-	s := &Session{Unknown: map[string]int{}, shapes: map[string]*shape{}, index: map[string]int32{}, byID: map[string]*request{}, files: map[string]*fileState{}}
+	s := newSession("s.jsonl")
 	sc := &scanned{unknown: map[string]int{}}
 	if err := scanRecords(strings.NewReader(strings.Join(w.lines, "\n")+"\n"), sc); err != nil {
 		t.Fatal(err)

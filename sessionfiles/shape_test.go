@@ -3,87 +3,95 @@ package sessionfiles
 import (
 	"bytes"
 	"encoding/json"
-	"maps"
+	"strings"
 	"testing"
 )
 
-// decodeShape is what readShape must agree with on a valid record: the
-// record decoded whole.
-func decodeShape(line []byte) (string, *sumShape, bool) {
-	var r struct {
-		ShapeHash string `json:"shapeHash"`
-		Shape     struct {
-			Tools []struct {
-				Name  string `json:"name"`
-				Defer bool   `json:"defer_loading"`
-			} `json:"tools"`
-		} `json:"shape"`
-	}
-	if json.Unmarshal(line, &r) != nil {
-		return "", nil, false
-	}
-	sh := &sumShape{inline: map[string]bool{}, deferred: map[string]bool{}}
-	for _, t := range r.Shape.Tools {
-		if t.Defer {
-			sh.deferred[t.Name] = true
-		} else {
-			sh.inline[t.Name] = true
-		}
-	}
-	return r.ShapeHash, sh, true
+// lightFields are the members lightRecord reads, for comparing it with
+// decoding the record whole.
+func lightFields(r *record) []string {
+	return []string{r.Type, r.Subtype, r.SessionID, r.AgentID, r.Timestamp, r.Version, r.Cwd, r.UUID,
+		boolText(r.ParentUUID.Set), r.ParentUUID.UUID, r.LogicalParentUUID, boolText(r.IsSidechain), boolText(r.IsAPIErrorMessage),
+		r.RequestSessionID, r.ID, r.RequestRef, r.RequestID, compactJSON(r.Message), compactJSON(r.Attachment),
+		compactJSON(r.CompactMetadata), compactJSON(r.Error), compactJSON(r.Params)}
 }
 
-func TestReadShapeAgreesWithDecoding(t *testing.T) {
-	for _, line := range []string{
-		`{"type":"api-request-shape","shapeHash":"h1","shape":{"system":[{"type":"text","text":"say \"tools\":[ and \\\"name\":\"x\" {["}],"tools":[{"name":"Read","input_schema":{"type":"object","properties":{"name":{"type":"string","default":"n"},"tools":[1,2]}}},{"name":"mcp__a__b","defer_loading":true,"description":"}]\\"},{"name":"C","defer_loading":false}]}}`,
-		`{ "type" : "api-request-shape" , "shapeHash" : "h2" , "shape" : { "tools" : [ { "defer_loading" : true , "name" : "D\u0041" } , { "name" : "E" } ] } }`,
-		`{"type":"api-request-shape","shapeHash":"h3","shape":{"system":"x","tools":null}}`,
-		`{"type":"api-request-shape","shapeHash":"h4","shape":{"tools":[]},"extra":[{"a":[-1.5e3,true,null]}]}`,
-		`{"type":"api-request-shape","shape":{"tools":[{"name":"F","defer_loading":true}]},"shapeHash":"h5"}`,
-	} {
-		wh, ws, wok := decodeShape([]byte(line))
-		gh, gs, gok := readShape([]byte(line))
-		if !wok {
-			t.Fatalf("bad test line %s", line)
-		}
-		if gh != wh || gok != wok || !maps.Equal(gs.inline, ws.inline) || !maps.Equal(gs.deferred, ws.deferred) {
-			t.Errorf("%s:\nread %q %v %v %v\nwant %q %v %v %v", line, gh, gok, gs.inline, gs.deferred, wh, wok, ws.inline, ws.deferred)
-		}
+func boolText(b bool) string {
+	if b {
+		return "true"
 	}
-	for _, line := range []string{
-		`{"type":"api-request-shape","shapeHash":"s","shape":{"system":"x","tools":{}}}`,
-		`{"type":"api-request-shape","shapeHash":"s","shape":{"tools":[{"name":"A"`,
-		`{"type":"api-request-shape","shapeHash":"s","shape":{"tools":["A"]}}`,
-	} {
-		if _, _, ok := readShape([]byte(line)); ok {
-			t.Errorf("read %s", line)
+	return "false"
+}
+
+func compactJSON(b []byte) string {
+	var buf bytes.Buffer
+	if len(b) == 0 || json.Compact(&buf, b) != nil {
+		return string(b)
+	}
+	return buf.String()
+}
+
+// checkLight fails when lightRecord reads a valid record otherwise than
+// decoding it does.
+func checkLight(t *testing.T, line []byte) {
+	t.Helper()
+	var want record
+	if json.Unmarshal(line, &want) != nil || bytes.HasPrefix(line, []byte(`{"type":"api-request-`)) {
+		return // not a record; blobs and shapes are not walked
+	}
+	if foldedKeys(line) {
+		return // encoding/json matches keys in any case; Claude Code writes them in one
+	}
+	var got record
+	if !lightRecord(line, &got) {
+		t.Fatalf("lightRecord refuses a valid record: %s", line)
+	}
+	w, g := lightFields(&want), lightFields(&got)
+	for i := range w {
+		if w[i] != g[i] {
+			t.Errorf("%s:\nfield %d: light %q, decoded %q", line, i, g[i], w[i])
 		}
 	}
 }
 
-// FuzzReadShape checks readShape against decoding on every valid record.
-func FuzzReadShape(f *testing.F) {
-	f.Add([]byte(`{"type":"api-request-shape","shapeHash":"h","shape":{"tools":[{"name":"A","defer_loading":true},{"name":"B"}]}}`))
-	f.Fuzz(func(t *testing.T, line []byte) {
-		gh, gs, gok := readShape(line)
-		wh, ws, wok := decodeShape(line)
-		if !wok || caseFolded(line) {
-			return
+// foldedKeys reports whether a top-level key of line differs only in case
+// from one a record has.
+func foldedKeys(line []byte) bool {
+	known := []string{"type", "subtype", "sessionId", "agentId", "timestamp", "version", "cwd", "uuid", "parentUuid", "logicalParentUuid",
+		"isSidechain", "isApiErrorMessage", "requestSessionId", "id", "requestRef", "requestId", "message", "attachment", "compactMetadata",
+		"error", "params", "entrypoint", "shapeHash", "shape", "hash", "querySource", "base", "keep", "tail", "cacheControl", "requestDigest",
+		"cutRequestDigest", "cut", "withheld"}
+	folded := false
+	eachMember(line, skipSpace(line, 0), func(key []byte, v int) int {
+		for _, k := range known {
+			if string(key) != k && strings.EqualFold(string(key), k) {
+				folded = true
+			}
 		}
-		if !gok || gh != wh || !maps.Equal(gs.inline, ws.inline) || !maps.Equal(gs.deferred, ws.deferred) {
-			t.Fatalf("%s: read %q %v %v %v, want %q %v %v", line, gh, gok, gs.inline, gs.deferred, wh, ws.inline, ws.deferred)
-		}
+		return valueEnd(line, v)
 	})
+	return folded
 }
 
-// caseFolded reports whether line spells a key readShape reads in another
-// case, which the decoder takes and Claude Code never writes.
-func caseFolded(line []byte) bool {
-	lower := bytes.ToLower(line)
-	for _, k := range []string{`"shapehash"`, `"shape"`, `"tools"`, `"name"`, `"defer_loading"`} {
-		if bytes.Count(lower, []byte(k)) != bytes.Count(line, []byte(k)) {
-			return true
-		}
+func TestLightRecordAgreesWithDecoding(t *testing.T) {
+	for _, line := range []string{
+		`{"parentUuid":null,"isSidechain":false,"type":"user","message":{"role":"user","content":"say \"uuid\":\"x\" {["},"uuid":"u1","timestamp":"2026-11-20T10:00:00.000Z"}`,
+		`{ "parentUuid" : "u1" , "type" : "assistant" , "message" : { "id" : "m\u0041" , "content" : [ ] } , "uuid" : "u2" , "isApiErrorMessage" : true }`,
+		`{"type":"system","subtype":"compact_boundary","parentUuid":null,"logicalParentUuid":"u2","compactMetadata":{"preCompactDiscoveredTools":["a"]},"uuid":"u3"}`,
+		`{"type":"api-request","id":"r1","params":{"model":"m","betas":["b"]},"keep":-1,"extra":[{"a":[-1.5e3,true,null]}]}`,
+		`{"type":"attachment","attachment":{"type":"deferred_tools_delta","addedNames":["x"]},"parentUuid":"u3","uuid":"u4","requestSessionId":"s"}`,
+	} {
+		checkLight(t, []byte(line))
 	}
-	return false
+}
+
+// FuzzLightRecord holds lightRecord to decoding on every valid record.
+func FuzzLightRecord(f *testing.F) {
+	for _, l := range twoTurns(&testing.T{}).lines {
+		f.Add([]byte(l))
+	}
+	f.Add([]byte(`{"type":"user","parentUuid":null,"message":{"content":[{"type":"tool_result","content":"\\\""}]}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		checkLight(t, line)
+	})
 }

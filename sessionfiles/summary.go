@@ -2,22 +2,20 @@ package sessionfiles
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
 	"os"
 	"slices"
 	"sort"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
-	"github.com/tsinspect/tsinspect/pricing"
+	"github.com/tsinspect/tsinspect/timeline"
 )
 
 // Summary is what the session listing shows of one session, read in one
-// fast pass over its files: the request records' lineage, the answers'
-// usage and tool calls, and the results of ToolSearch calls. Requests are
-// not rebuilt; the cache-break and blind-call rules are the timeline's,
-// applied to what the records say (see Summarize).
+// fast pass over its files: the transcript's reading that opening the
+// session rests on (see Summarize), without rebuilding the requests.
 type Summary struct {
 	ID      string    `json:"id"`
 	Path    string    `json:"path"`
@@ -35,12 +33,18 @@ type Summary struct {
 	Usage []TurnUsage `json:"usage"`
 	// Breaks are the cache breaks: the turn's usage index and the tokens
 	// lost.
-	Breaks        []Break  `json:"breaks,omitempty"`
-	BlindCalls    int      `json:"blind_calls"`
-	Searches      int      `json:"searches"`
-	EmptySearches int      `json:"empty_searches"`
-	Unknown       []string `json:"unknown_records,omitempty"`
-	BadLines      int      `json:"bad_lines,omitempty"`
+	Breaks        []Break `json:"breaks,omitempty"`
+	BlindCalls    int     `json:"blind_calls"`
+	Searches      int     `json:"searches"`
+	EmptySearches int     `json:"empty_searches"`
+	// CatalogRecorded: the files announce the deferred-tool catalog
+	// (deferred_tools_delta); without it no call can be told to be blind.
+	CatalogRecorded bool     `json:"catalog_recorded"`
+	Unknown         []string `json:"unknown_records,omitempty"`
+	// BadLines counts the lines that are not JSON records, FirstBadLine
+	// names the first ("FILE line N: ...").
+	BadLines     int    `json:"bad_lines,omitempty"`
+	FirstBadLine string `json:"first_bad_line,omitempty"`
 }
 
 // TurnUsage is one answer's final usage.
@@ -51,6 +55,12 @@ type TurnUsage struct {
 	CacheRead    int64  `json:"cache_read"`
 	CacheWrite5m int64  `json:"cache_write_5m"`
 	CacheWrite1h int64  `json:"cache_write_1h"`
+	// At is the answer's timestamp (its bucket in 'sessions --by'); Speed
+	// and WebSearches are usage.speed and server_tool_use's
+	// web_search_requests, which its price depends on.
+	At          time.Time `json:"at"`
+	Speed       string    `json:"speed,omitempty"`
+	WebSearches int64     `json:"web_searches,omitempty"`
 }
 
 // Break is a cache break: Usage[Turn] is the turn's usage.
@@ -59,64 +69,12 @@ type Break struct {
 	Lost int64 `json:"lost"`
 }
 
-// knownMarkers are `"type":"T"` for each known record type T.
-// The commonest come first.
-var knownMarkers = func() [][]byte {
-	first := []string{"attachment", "system", "last-prompt", "atis-latch", "queue-operation", "tools-used", "cost-state"}
-	var out [][]byte
-	for _, t := range first {
-		out = append(out, []byte(`"type":"`+t+`"`))
-	}
-	var rest []string
-	for t := range knownTypes {
-		if !slices.Contains(first, t) {
-			rest = append(rest, t)
-		}
-	}
-	sort.Strings(rest)
-	for _, t := range rest {
-		out = append(out, []byte(`"type":"`+t+`"`))
-	}
-	return out
-}()
-
-// Cache-break thresholds, as the timeline's rule has them.
-const (
-	breakRatio     = 0.95
-	breakMinTokens = 2000
-)
-
-type sumReq struct {
-	// base is the request this one continues (its base record, or the one
-	// a resumed session continues), from, when set, the base record's
-	// request whose first keep messages this one's begin with. Both are
-	// earlier requests, so the lineage has no cycle.
-	base, from *sumReq
-	keep       int
-	tail       []string
-	count      int      // messages in the request
-	chain      [32]byte // a hash over the request's message hashes, in order
-	model      string
-	usage      *TurnUsage
-	empty      bool // the answer had no content
-	usageIdx   int
-	id         string
-	deferred   map[string]bool // the shape's deferred tools
-	inline     map[string]bool
-	file       int
-}
-
-type sumShape struct {
-	inline, deferred map[string]bool
-}
-
-// Summarize reads the session whose main file is e.Path in one pass.
+// Summarize reads the session whose main file is e.Path in one pass: the
+// transcript's reading (see transcript.go) that opening the session rests
+// on, without rebuilding the requests.
 func Summarize(e Entry) (*Summary, error) {
 	s := &Summary{ID: e.ID, Path: e.Path, Project: e.Project, Subagents: len(e.Agents)}
-	shapes := map[string]*sumShape{}
-	reqs := map[string]*sumReq{}
-	var order []*sumReq
-	models := map[string]bool{}
+	tr := newTranscript(nil)
 	unknown := map[string]int{}
 	for fi, p := range append([]string{e.Path}, e.Agents...) {
 		data, err := os.ReadFile(p)
@@ -126,15 +84,7 @@ func Summarize(e Entry) (*Summary, error) {
 			}
 			continue
 		}
-		// Per file: the tools loaded by references so far, the pending
-		// ToolSearch calls, the last request and the answers' messages.
-		loaded := map[string]bool{}
-		pending := map[string]bool{}
-		var last *sumReq
-		answers := map[string]*TurnUsage{} // message id -> usage (last record wins)
-		answerEmpty := map[string]bool{}
-		var answerOrder []string
-		answerReq := map[string]*sumReq{}
+		n := 0
 		for len(data) > 0 {
 			var line []byte
 			if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -145,212 +95,30 @@ func Summarize(e Entry) (*Summary, error) {
 					break // still being written
 				}
 			}
-			if len(line) < 2 {
+			n++
+			if len(bytes.TrimSpace(line)) == 0 {
 				continue
 			}
-			switch {
-			case bytes.HasPrefix(line, []byte(`{"type":"api-request-blob"`)):
-				continue
-			case bytes.HasPrefix(line, []byte(`{"type":"api-request-shape"`)):
-				hash, sh, ok := readShape(line)
-				if !ok {
-					s.BadLines++
-					continue
-				}
-				shapes[hash] = sh
-				continue
-			case bytes.HasPrefix(line, []byte(`{"type":"api-request"`)):
-				var r struct {
-					ID        string   `json:"id"`
-					Timestamp string   `json:"timestamp"`
-					Version   string   `json:"version"`
-					ShapeHash string   `json:"shapeHash"`
-					Base      string   `json:"base"`
-					Keep      int      `json:"keep"`
-					Tail      []string `json:"tail"`
-					Params    struct {
-						Model string `json:"model"`
-					} `json:"params"`
-				}
-				if json.Unmarshal(line, &r) != nil {
-					s.BadLines++
-					continue
-				}
-				s.Requests = true
-				s.Turns++
-				q := &sumReq{keep: r.Keep, tail: r.Tail, model: r.Params.Model, usageIdx: -1, file: fi}
-				if b := reqs[r.Base]; b != nil && r.Base != "" {
-					q.base, q.from = b, b
-					q.keep = min(max(r.Keep, 0), b.count)
-					q.count, q.chain = q.keep+len(r.Tail), extendChain(chainAt(b, q.keep), r.Tail)
-				} else {
-					q.keep = 0
-					q.count, q.chain = len(r.Tail), extendChain([32]byte{}, r.Tail)
-					// A request that starts afresh (a resumed session)
-					// continues the latest one whose messages it extends,
-					// as the timeline links them.
-					q.base = continues(order, q, fi)
-				}
-				if sh := shapes[r.ShapeHash]; sh != nil {
-					q.inline, q.deferred = sh.inline, sh.deferred
-				}
-				q.id = r.ID
-				reqs[r.ID] = q
-				order = append(order, q)
-				last = q
-				s.note(r.Timestamp, r.Version)
-				continue
-			}
-			var r struct {
-				Type       string `json:"type"`
-				Timestamp  string `json:"timestamp"`
-				Version    string `json:"version"`
-				Cwd        string `json:"cwd"`
-				RequestRef string `json:"requestRef"`
-				// A forked session copies the original's answers, with
-				// the original's ID here: they were billed to it.
-				SessionID        string `json:"sessionId"`
-				RequestSessionID string `json:"requestSessionId"`
-				Message          struct {
-					ID      string `json:"id"`
-					Model   string `json:"model"`
-					Content []struct {
-						Type  string `json:"type"`
-						ID    string `json:"id"`
-						Name  string `json:"name"`
-						Input struct {
-							Query string `json:"query"`
-						} `json:"input"`
-					} `json:"content"`
-					Usage *struct {
-						Input         int64 `json:"input_tokens"`
-						Output        int64 `json:"output_tokens"`
-						CacheRead     int64 `json:"cache_read_input_tokens"`
-						CacheCreation int64 `json:"cache_creation_input_tokens"`
-						Detail        *struct {
-							M5 int64 `json:"ephemeral_5m_input_tokens"`
-							H1 int64 `json:"ephemeral_1h_input_tokens"`
-						} `json:"cache_creation"`
-					} `json:"usage"`
-				} `json:"message"`
-			}
-			isAssistant := bytes.Contains(line, []byte(`"type":"assistant"`))
-			if !isAssistant && bytes.Contains(line, []byte(`"type":"user"`)) {
-				// Only tool results matter here: a ToolSearch's, and any
-				// that reference tools.
-				if bytes.Contains(line, []byte(`"tool_reference"`)) || len(pending) > 0 && bytes.Contains(line, []byte(`"tool_result"`)) {
-					markSearchResults(line, pending, loaded, s)
-				}
-				continue
-			}
-			if !isAssistant {
-				s.other(line, unknown)
-				continue
-			}
-			if json.Unmarshal(line, &r) != nil {
+			var r record
+			if !lightRecord(line, &r) {
 				s.BadLines++
+				if s.FirstBadLine == "" {
+					s.FirstBadLine = Problem{File: p, Line: n, What: "not a JSON record"}.String()
+				}
 				continue
 			}
-			if r.Type != "assistant" {
-				s.other(line, unknown)
-				continue
+			if !knownTypes[r.Type] {
+				unknown[r.Type]++
 			}
-			if r.RequestSessionID != "" && r.SessionID != "" && r.RequestSessionID != r.SessionID {
-				continue // copied from the session this one forked
-			}
-			s.note(r.Timestamp, r.Version)
-			if s.Cwd == "" {
+			if r.Cwd != "" && s.Cwd == "" {
 				s.Cwd = r.Cwd
 			}
-			m := &r.Message
-			if m.Model != "" && m.Model != "<synthetic>" {
-				models[m.Model] = true
-			}
-			q := reqs[r.RequestRef]
-			if q == nil {
-				q = last
-			}
-			for _, c := range m.Content {
-				if c.Type != "tool_use" {
-					continue
-				}
-				// A ToolSearch the request did not offer (tool search off)
-				// is a call of an absent tool, not a search.
-				if c.Name == "ToolSearch" && (q == nil || q.inline == nil || q.inline[c.Name]) {
-					s.Searches++
-					pending[c.ID] = true
-					continue
-				}
-				if q != nil && q.inline != nil && !q.inline[c.Name] && !loaded[c.Name] {
-					s.BlindCalls++
-				}
-			}
-			if m.Usage != nil && m.ID != "" {
-				u := &TurnUsage{Model: m.Model, Input: m.Usage.Input, Output: m.Usage.Output, CacheRead: m.Usage.CacheRead}
-				if d := m.Usage.Detail; d != nil && d.M5+d.H1 == m.Usage.CacheCreation {
-					u.CacheWrite5m, u.CacheWrite1h = d.M5, d.H1
-				} else {
-					u.CacheWrite5m = m.Usage.CacheCreation
-				}
-				if _, ok := answers[m.ID]; !ok {
-					answerOrder = append(answerOrder, m.ID)
-					answerEmpty[m.ID] = true
-				}
-				if len(m.Content) > 0 {
-					answerEmpty[m.ID] = false
-				}
-				answers[m.ID] = u
-				if q != nil {
-					answerReq[m.ID] = q
-				}
-			}
-		}
-		var prev *TurnUsage
-		for _, id := range answerOrder {
-			u := answers[id]
-			if !s.Requests && prev != nil && !answerEmpty[id] {
-				// Without request records the answers of a file follow one
-				// another: the break rule compares each with the one before.
-				if lost, ok := breakLost(prev, u); ok {
-					s.Breaks = append(s.Breaks, Break{Turn: len(s.Usage), Lost: lost})
-				}
-			}
-			if !answerEmpty[id] {
-				prev = u
-			}
-			if q := answerReq[id]; q != nil {
-				if q.model != "" {
-					u.Model = q.model
-				}
-				q.usage, q.empty = u, answerEmpty[id]
-				q.usageIdx = len(s.Usage)
-			}
-			s.Usage = append(s.Usage, *u)
-			if !s.Requests {
-				s.Turns++
-			}
+			s.note(r.Timestamp, r.Version)
+			tr.record(&r, p)
 		}
 	}
-	// Cache breaks, along each request's lineage (its base).
-	for _, q := range order {
-		if q.usage == nil || q.base == nil {
-			continue
-		}
-		b := q.base
-		for b != nil && (b.usage == nil || b.empty) {
-			b = b.base
-		}
-		if b == nil {
-			continue
-		}
-		if lost, ok := breakLost(b.usage, q.usage); ok {
-			s.Breaks = append(s.Breaks, Break{Turn: q.usageIdx, Lost: lost})
-		}
-	}
-	for m := range models {
-		s.Models = append(s.Models, m)
-	}
-	sort.Strings(s.Models)
+	tr.endRound(true)
+	s.summarise(tr)
 	for k, n := range unknown {
 		s.Unknown = append(s.Unknown, k+" ×"+strconv.Itoa(n))
 	}
@@ -358,84 +126,148 @@ func Summarize(e Entry) (*Summary, error) {
 	return s, nil
 }
 
-// breakLost applies the timeline's cache-break rule to a turn's usage u
-// after its baseline's bu: the tokens lost, and whether it is a break.
-func breakLost(bu, u *TurnUsage) (int64, bool) {
-	due := min(bu.CacheRead+bu.CacheWrite5m+bu.CacheWrite1h, u.Input+u.CacheRead+u.CacheWrite5m+u.CacheWrite1h)
-	if float64(u.CacheRead) < breakRatio*float64(due) && due-u.CacheRead >= breakMinTokens {
-		return due - u.CacheRead, true
-	}
-	return 0, false
-}
-
-// extendChain hashes more message hashes onto a chain.
-func extendChain(c [32]byte, hashes []string) [32]byte {
-	for _, h := range hashes {
-		c = sha256.Sum256(append(c[:], h...))
-	}
-	return c
-}
-
-// chainAt is the chain of the first k messages of request q.
-func chainAt(q *sumReq, k int) [32]byte {
-	for q != nil {
-		switch {
-		case k == q.count:
-			return q.chain
-		case k > q.keep && k <= q.count:
-			var c [32]byte
-			if q.from != nil {
-				c = chainAt(q.from, q.keep)
+// summarise works out the listing's figures from the transcript's
+// requests: the rules are the timeline's (a search is counted on the
+// request that first carries its result; a call is blind when the catalog
+// lists the tool and nothing loaded it; a cache break is measured against
+// the latest answered request of the conversation).
+func (s *Summary) summarise(tr *transcript) {
+	s.Turns = len(tr.reqs)
+	s.CatalogRecorded = tr.catalogSeen
+	models := map[string]bool{}
+	usage := map[*request]int{}
+	empty := map[*request]bool{}
+	for _, q := range tr.reqs {
+		if !q.transcript {
+			s.Requests = true
+		}
+		for _, res := range q.results {
+			name := tr.calls[res.id]
+			if (name == searchToolName || name == mcpSearchToolName) && !res.none || len(res.refs) > 0 {
+				s.Searches++
+				if len(res.refs) == 0 {
+					s.EmptySearches++
+				}
 			}
-			return extendChain(c, q.tail[:k-q.keep])
-		case q.from == nil:
-			return extendChain([32]byte{}, q.tail[:min(k, len(q.tail))])
-		}
-		q = q.from
-	}
-	return [32]byte{}
-}
-
-// continues finds the earlier request of the same file that q, which
-// starts afresh (a resumed session), continues, as the timeline links
-// them: the latest whose messages q's extend, else the latest that added
-// a message q's history holds (a session resumed on another model has
-// some of its history rewritten). It returns nil for none.
-func continues(order []*sumReq, q *sumReq, file int) *sumReq {
-	if len(q.tail) < 2 {
-		return nil
-	}
-	prefix := map[[32]byte]int{}
-	has := map[string]bool{}
-	c := [32]byte{}
-	for i, h := range q.tail {
-		has[h] = true
-		if i < len(q.tail)-1 {
-			c = sha256.Sum256(append(c[:], h...))
-			prefix[c] = i + 1
-		}
-	}
-	for i := len(order) - 1; i >= 0; i-- {
-		p := order[i]
-		if p.file != file || p.count == 0 {
-			continue
-		}
-		if n, ok := prefix[p.chain]; ok && n == p.count {
-			return p
-		}
-	}
-	for i := len(order) - 1; i >= 0; i-- {
-		p := order[i]
-		if p.file != file || len(p.tail) == 0 {
-			continue
-		}
-		for _, h := range p.tail {
-			if has[h] {
-				return p
+			if res.none {
+				if st := q.state(); st == nil || !st.catalog[name] {
+					s.BlindCalls++ // a call of a tool that does not exist
+				}
 			}
 		}
+		if len(q.answer) == 0 {
+			continue
+		}
+		a := readAnswer(q.answer)
+		if a.model != "" {
+			models[a.model] = true
+		}
+		if a.usage == nil {
+			continue
+		}
+		st := q.state()
+		for _, name := range a.calls {
+			if st != nil && st.catalog[name] && !st.loaded[name] && !slices.Contains(st.restored, name) {
+				s.BlindCalls++
+			}
+		}
+		usage[q] = len(s.Usage)
+		empty[q] = a.empty
+		s.Usage = append(s.Usage, *a.usage)
+		if a.empty || st == nil {
+			continue
+		}
+		base := st.prev
+		for base != nil && empty[base] {
+			base = base.state().prev
+		}
+		bi, ok := usage[base]
+		if base == nil || !ok {
+			continue
+		}
+		bu, u := &s.Usage[bi], &s.Usage[usage[q]]
+		if st.compacted && bu.Model == u.Model {
+			// After a compaction the history restarts on purpose: only
+			// a change of model is a break then.
+			continue
+		}
+		if lost, ok := timeline.CacheBreak(bu.CacheRead, bu.CacheWrite5m+bu.CacheWrite1h, u.CacheRead, u.Input+u.CacheRead+u.CacheWrite5m+u.CacheWrite1h); ok {
+			s.Breaks = append(s.Breaks, Break{Turn: usage[q], Lost: lost})
+		}
 	}
-	return nil
+	for m := range models {
+		s.Models = append(s.Models, m)
+	}
+	sort.Strings(s.Models)
+}
+
+// answer is what the listing reads of an answer: the model, the final
+// usage (its last record's), the tools it called, and whether it was
+// empty.
+type answer struct {
+	model string
+	usage *TurnUsage
+	calls []string
+	empty bool
+}
+
+// readAnswer reads an answer written as the records rs.
+func readAnswer(rs []*record) answer {
+	a := answer{empty: true}
+	for _, r := range rs {
+		var m struct {
+			Model   string `json:"model"`
+			Content []struct {
+				Type string `json:"type"`
+				Name string `json:"name"`
+			} `json:"content"`
+			Usage *struct {
+				Input         int64 `json:"input_tokens"`
+				Output        int64 `json:"output_tokens"`
+				CacheRead     int64 `json:"cache_read_input_tokens"`
+				CacheCreation int64 `json:"cache_creation_input_tokens"`
+				Detail        *struct {
+					M5 int64 `json:"ephemeral_5m_input_tokens"`
+					H1 int64 `json:"ephemeral_1h_input_tokens"`
+				} `json:"cache_creation"`
+				Speed         string `json:"speed"`
+				ServerToolUse *struct {
+					WebSearch int64 `json:"web_search_requests"`
+				} `json:"server_tool_use"`
+			} `json:"usage"`
+		}
+		if json.Unmarshal(r.Message, &m) != nil {
+			continue
+		}
+		if m.Model != "" {
+			a.model = m.Model
+		}
+		if len(m.Content) > 0 {
+			a.empty = false
+		}
+		for _, c := range m.Content {
+			if c.Type == "tool_use" {
+				a.calls = append(a.calls, c.Name)
+			}
+		}
+		if m.Usage != nil {
+			u := &TurnUsage{Model: a.model, Input: m.Usage.Input, Output: m.Usage.Output, CacheRead: m.Usage.CacheRead,
+				At: parseTime(r.Timestamp), Speed: m.Usage.Speed}
+			if st := m.Usage.ServerToolUse; st != nil {
+				u.WebSearches = st.WebSearch
+			}
+			if d := m.Usage.Detail; d != nil && d.M5+d.H1 == m.Usage.CacheCreation {
+				u.CacheWrite5m, u.CacheWrite1h = d.M5, d.H1
+			} else {
+				u.CacheWrite5m = m.Usage.CacheCreation
+			}
+			a.usage = u
+		}
+	}
+	if a.usage != nil {
+		a.usage.Model = a.model
+	}
+	return a
 }
 
 func (s *Summary) note(ts, version string) {
@@ -452,188 +284,9 @@ func (s *Summary) note(ts, version string) {
 	}
 }
 
-// markSearchResults reads a user record holding tool results: a pending
-// ToolSearch's result counts as empty when it references nothing.
-func markSearchResults(line []byte, pending, loaded map[string]bool, s *Summary) {
-	var r struct {
-		Message struct {
-			Content json.RawMessage `json:"content"`
-		} `json:"message"`
-	}
-	if json.Unmarshal(line, &r) != nil {
-		s.BadLines++
-		return
-	}
-	var blocks []struct {
-		Type      string          `json:"type"`
-		ToolUseID string          `json:"tool_use_id"`
-		Content   json.RawMessage `json:"content"`
-	}
-	if json.Unmarshal(r.Message.Content, &blocks) != nil {
-		return
-	}
-	for _, b := range blocks {
-		if b.Type != "tool_result" {
-			continue
-		}
-		var inner []struct {
-			Type     string `json:"type"`
-			ToolName string `json:"tool_name"`
-		}
-		_ = json.Unmarshal(b.Content, &inner)
-		refs := 0
-		for _, c := range inner {
-			if c.Type == "tool_reference" {
-				loaded[c.ToolName] = true
-				refs++
-			}
-		}
-		if pending[b.ToolUseID] {
-			delete(pending, b.ToolUseID)
-			if refs == 0 {
-				s.EmptySearches++
-			}
-		}
-	}
-}
-
-// other reads a record that is neither a request nor an answer: its type
-// (counted when unknown) and the session's directory. A line that holds
-// a known type's marker is taken as that type without being parsed
-// (attachments hold whole tool definitions); opening the session reads
-// every record properly.
-func (s *Summary) other(line []byte, unknown map[string]int) {
-	if s.Cwd == "" && bytes.Contains(line, []byte(`"cwd":`)) {
-		var c struct {
-			Cwd string `json:"cwd"`
-		}
-		if json.Unmarshal(line, &c) == nil {
-			s.Cwd = c.Cwd
-		}
-	}
-	for _, m := range knownMarkers {
-		if bytes.Contains(line, m) {
-			return
-		}
-	}
-	var t struct {
-		Type string `json:"type"`
-	}
-	if json.Unmarshal(line, &t) != nil {
-		s.BadLines++
-		return
-	}
-	if !knownTypes[t.Type] {
-		unknown[t.Type]++
-	}
-}
-
-// Cost prices the session's answers and its cache breaks with tab: the
-// whole cost, what the breaks cost (their lost tokens billed again
-// instead of read), whether every answered turn had a price, and the
-// models priced as another of their family (estimated), "model as other".
-func (s *Summary) Cost(tab *pricing.Table) (usd, breaks float64, ok bool, estimated []string) {
-	ok = true
-	for _, u := range s.Usage {
-		c, p, priced := tab.Cost(u.Model, u.pricing())
-		if !priced {
-			ok = false
-			continue
-		}
-		if e := u.Model + " as " + p.Model.Model; p.Estimated && !slices.Contains(estimated, e) {
-			estimated = append(estimated, e)
-		}
-		usd += c.Total
-	}
-	for _, b := range s.Breaks {
-		if b.Turn < 0 || b.Turn >= len(s.Usage) {
-			continue
-		}
-		u := s.Usage[b.Turn]
-		if c, priced := tab.BreakCost(u.Model, u.pricing(), b.Lost); priced {
-			breaks += c
-		}
-	}
-	return usd, breaks, ok, estimated
-}
-
-func (u TurnUsage) pricing() pricing.Usage {
-	return pricing.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite5m: u.CacheWrite5m, CacheWrite1h: u.CacheWrite1h}
-}
-
-// Tokens sums the usage: input, output, cache reads and cache writes.
-func (s *Summary) Tokens() (in, out, read, write int64) {
-	for _, u := range s.Usage {
-		in += u.Input
-		out += u.Output
-		read += u.CacheRead
-		write += u.CacheWrite5m + u.CacheWrite1h
-	}
-	return
-}
-
-// readShape reads a shape record's hash and its tools' names, inline or
-// deferred, without decoding the rest: the system prompt and the tools'
-// schemas are most of a shape's bytes (80 KB a record in Claude Code
-// 2.1.328, a shape per change of the tool set), and decoding them took
-// half of a first listing's time. It walks the record's structure only,
-// and reports false for a record whose structure it cannot follow or
-// whose tools are not an array; unlike a decoder it does not check the
-// rest of the record's syntax (opening the session does).
-func readShape(line []byte) (hash string, sh *sumShape, ok bool) {
-	sh = &sumShape{inline: map[string]bool{}, deferred: map[string]bool{}}
-	end := eachMember(line, skipSpace(line, 0), func(key []byte, v int) int {
-		switch string(key) {
-		case "shapeHash":
-			e := valueEnd(line, v)
-			if e >= 0 && line[v] == '"' {
-				hash = jsonString(line[v:e])
-			}
-			return e
-		case "shape":
-			if line[v] != '{' {
-				return valueEnd(line, v)
-			}
-			return eachMember(line, v, func(key []byte, v int) int {
-				if e := valueEnd(line, v); string(key) != "tools" || e >= 0 && string(line[v:e]) == "null" {
-					return e
-				}
-				return eachElement(line, v, func(v int) int {
-					if line[v] != '{' {
-						return -1
-					}
-					var name string
-					deferred := false
-					e := eachMember(line, v, func(key []byte, v int) int {
-						e := valueEnd(line, v)
-						switch {
-						case e < 0:
-						case string(key) == "name" && line[v] == '"':
-							name = jsonString(line[v:e])
-						case string(key) == "defer_loading":
-							deferred = string(line[v:e]) == "true"
-						}
-						return e
-					})
-					if e >= 0 {
-						if deferred {
-							sh.deferred[name] = true
-						} else {
-							sh.inline[name] = true
-						}
-					}
-					return e
-				})
-			})
-		}
-		return valueEnd(line, v)
-	})
-	return hash, sh, end >= 0
-}
-
 // jsonString is the value of the JSON string literal b (quotes included).
 func jsonString(b []byte) string {
-	if bytes.IndexByte(b, '\\') < 0 {
+	if bytes.IndexByte(b, '\\') < 0 && utf8.Valid(b) {
 		return string(b[1 : len(b)-1])
 	}
 	var s string

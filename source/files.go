@@ -2,8 +2,6 @@ package source
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,9 +33,6 @@ func (f *Files) Name() string { return f.s.Path }
 
 // Stream hands every request the files hold, rebuilt, to fn.
 func (f *Files) Stream(ctx context.Context, fn func(*exchange.Exchange) error) ([]Problem, error) {
-	if !f.s.Requests {
-		return f.problems(), fmt.Errorf("%s: %w", f.s.Path, ErrNoRequests)
-	}
 	err := f.s.Stream(ctx, fn)
 	return f.problems(), err
 }
@@ -47,7 +42,7 @@ func (f *Files) problems() []Problem {
 	for _, p := range f.s.Problems {
 		ps = append(ps, Problem{Problem: p.String()})
 	}
-	if u := sessionfiles.UnknownSummary(f.s.Unknown); u != "" {
+	if u := sessionfiles.UnknownSummary(f.s.Unknown, f.s.Version); u != "" {
 		ps = append(ps, Problem{Problem: u})
 	}
 	return ps
@@ -58,23 +53,6 @@ func (f *Files) Get(_ context.Context, id int64) (*exchange.Exchange, error) { r
 
 // Close does nothing: the files are read whole when opened.
 func (f *Files) Close() error { return nil }
-
-// ErrNoRequests is returned for session files without request records.
-var ErrNoRequests = errors.New("the session files hold no request records (Claude Code before 2.1.300, or the records were off): the requests, catalog and working set are not in them; 'tsinspect sessions' shows what they hold")
-
-// Open opens what a command was given: a capture file, or a Claude Code
-// session (a .jsonl path, "latest", a session ID or a prefix of one, found
-// under the directory sessionfiles.Root names).
-func Open(arg string) (Source, error) {
-	path, err := Resolve(arg)
-	if err != nil {
-		return nil, err
-	}
-	if strings.HasSuffix(path, ".jsonl") && sessionfiles.Sniff(path) {
-		return OpenFiles(path)
-	}
-	return OpenCapture(path)
-}
 
 // Resolve is the file arg names: itself when it exists (or does not look
 // like a session), else the main file of the Claude Code session it names.
@@ -103,18 +81,6 @@ func Resolve(arg string) (string, error) {
 		return "", err
 	}
 	return e.Path, nil
-}
-
-// IsSessionFile reports whether path is a Claude Code session file, or a
-// .jsonl file that does not exist yet (one to wait for).
-func IsSessionFile(path string) bool {
-	if !strings.HasSuffix(path, ".jsonl") {
-		return false
-	}
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return true
-	}
-	return sessionfiles.Sniff(path)
 }
 
 // IsSession reports whether src is a Claude Code session read from its

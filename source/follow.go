@@ -23,15 +23,6 @@ type Following interface {
 	Close()
 }
 
-// Follow starts following the capture at path, or the Claude Code session
-// it names (see Resolve).
-func Follow(path string) Following {
-	if p, err := Resolve(path); err == nil && IsSessionFile(p) {
-		return &filesFollower{path: p}
-	}
-	return &Follower{path: path}
-}
-
 // Follower keeps up with a capture file that is being written: each Poll
 // reads what was added or changed since the last and rebuilds the
 // session, decoding only the new and changed exchanges. The file may not

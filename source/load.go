@@ -54,20 +54,3 @@ func Salvage(db *store.DB, warn io.Writer) ([]exchange.Exchange, error) {
 	}
 	return exs, nil
 }
-
-// Summaries lists the exchanges of a Claude Code session read from its
-// files at path, as a capture's rows (store.DB.Summaries).
-func Summaries(path string) ([]store.Summary, error) {
-	f, err := OpenFiles(path)
-	if err != nil {
-		return nil, err
-	}
-	var rows []store.Summary
-	_, err = f.Stream(context.Background(), func(ex *exchange.Exchange) error {
-		rows = append(rows, store.Summary{ID: ex.ID, Source: ex.Source, Start: ex.Start, FirstByte: ex.FirstByte, End: ex.End,
-			Method: ex.Method, URL: ex.URL, Host: ex.Host, Status: ex.Status, ReqBytes: int64(len(ex.ReqBody)),
-			RespBytes: int64(len(ex.RespBody)), State: ex.State, Error: ex.Error})
-		return nil
-	})
-	return rows, err
-}

@@ -1,7 +1,6 @@
 package source
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 
@@ -22,27 +21,17 @@ func (e *OpenError) Unwrap() error { return e.Err }
 // partial ones: scan calls fn with each, and returns the rows it could not
 // read, in one line ("" for none). close closes what was opened.
 func OpenScan(path string) (scan func(fn func(*exchange.Exchange) error) (string, error), close func() error, err error) {
-	if IsSessionFile(path) {
-		f, err := OpenFiles(path)
-		if err != nil {
-			return nil, nil, err
-		}
-		return func(fn func(*exchange.Exchange) error) (string, error) {
-			problems, err := f.Stream(context.Background(), fn)
-			return Summary(problems), err
-		}, func() error { return nil }, nil
-	}
-	db, err := store.OpenReadOnly(path)
+	src, err := Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	return func(fn func(*exchange.Exchange) error) (string, error) {
-		damage, err := db.Scan(context.Background(), store.ScanOptions{Salvage: true, Partial: true}, fn)
-		if len(damage) > 0 {
-			return store.DamageSummary(damage), err
+		if p, ok := src.(partialScanner); ok {
+			return p.scanPartial(context.Background(), fn)
 		}
-		return "", err
-	}, db.Close, nil
+		problems, err := src.Stream(context.Background(), fn)
+		return Summary(problems), err
+	}, src.Close, nil
 }
 
 // Exchanges reads every exchange of the capture file or Claude Code
@@ -50,33 +39,21 @@ func OpenScan(path string) (scan func(fn func(*exchange.Exchange) error) (string
 // started_at metadata, a session's ID. What cannot be opened is an
 // *OpenError.
 func Exchanges(path string) (exs []exchange.Exchange, started string, err error) {
-	if IsSessionFile(path) {
-		f, err := OpenFiles(path)
-		if err != nil {
-			return nil, "", &OpenError{err}
-		}
-		// A session's trace is named by its ID.
-		started = f.Session().ID
-		if _, err := f.Stream(context.Background(), func(ex *exchange.Exchange) error {
-			// The bodies are the stream's only until this returns.
-			c := *ex
-			c.ReqBody, c.RespBody, c.ReqRef = bytes.Clone(ex.ReqBody), bytes.Clone(ex.RespBody), exchange.BodyRef{}
-			exs = append(exs, c)
-			return nil
-		}); err != nil {
-			return nil, "", err
-		}
-		return exs, started, nil
-	}
-	db, err := store.OpenReadOnly(path)
+	src, err := Open(path)
 	if err != nil {
 		return nil, "", &OpenError{err}
 	}
-	defer db.Close()
-	if exs, err = db.Exchanges(context.Background()); err != nil {
+	defer src.Close()
+	ctx := context.Background()
+	if _, err := src.Stream(ctx, func(ex *exchange.Exchange) error {
+		exs = append(exs, cloned(ex))
+		return nil
+	}); err != nil {
 		return nil, "", err
 	}
-	started, _ = db.Meta(context.Background(), "started_at")
+	if e, ok := src.(exporter); ok {
+		started = e.traceSeed(ctx)
+	}
 	return exs, started, nil
 }
 
@@ -86,24 +63,22 @@ func Exchanges(path string) (exs []exchange.Exchange, started string, err error)
 // opened. What cannot be opened, and a session that cannot be read, is an
 // *OpenError.
 func Rows(path string) (rows []store.Summary, damaged func() string, close func() error, err error) {
-	if IsSessionFile(path) {
-		if rows, err = Summaries(path); err != nil {
-			return nil, nil, nil, &OpenError{err}
-		}
-		return rows, func() string { return "" }, func() error { return nil }, nil
-	}
-	db, err := store.OpenReadOnly(path)
+	src, err := Open(path)
 	if err != nil {
 		return nil, nil, nil, &OpenError{err}
 	}
-	if rows, err = db.Summaries(context.Background(), 0); err != nil {
-		db.Close()
+	l, ok := src.(lister)
+	if !ok {
+		src.Close()
+		return nil, nil, nil, &OpenError{fmt.Errorf("%s: a %s lists no rows", path, KindOf(path).Name)}
+	}
+	rows, damaged, err = l.rows(context.Background())
+	if err != nil {
+		src.Close()
+		if _, files := src.(*Files); files {
+			return nil, nil, nil, &OpenError{err}
+		}
 		return nil, nil, nil, err
 	}
-	return rows, func() string {
-		if damage, err := db.DamagedRows(context.Background()); err == nil && len(damage) > 0 {
-			return fmt.Sprintf("%d damaged (a row whose body is missing is not listed): %s", len(damage), store.DamageNames(damage))
-		}
-		return ""
-	}, db.Close, nil
+	return rows, damaged, src.Close, nil
 }

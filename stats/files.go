@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/tsinspect/tsinspect/pricing"
+	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/source"
 )
 
@@ -29,11 +30,34 @@ func Files(args []string) ([]File, error) {
 	for _, a := range args {
 		fi, err := os.Stat(a)
 		if err != nil {
-			return nil, fmt.Errorf("stats: %w", err)
+			// A Claude Code session: "latest", an ID or a prefix of one.
+			p, rerr := source.Resolve(a)
+			if rerr != nil {
+				return nil, fmt.Errorf("stats: %w", rerr)
+			}
+			if p == a {
+				return nil, fmt.Errorf("stats: %w", err)
+			}
+			out = append(out, File{Path: p, Name: a})
+			continue
 		}
 		if !fi.IsDir() {
 			out = append(out, File{Path: a, Name: a})
 			continue
+		}
+		// Claude Code's session files in the directory (a projects
+		// directory, or one project's), with their subagents.
+		if entries, err := sessionfiles.List(a); err == nil {
+			for _, e := range entries {
+				if !sessionfiles.Sniff(e.Path) {
+					continue // another tool's JSON Lines
+				}
+				rel, rerr := filepath.Rel(a, e.Path)
+				if rerr != nil {
+					rel = e.Path
+				}
+				out = append(out, File{Path: e.Path, Name: rel, Found: true})
+			}
 		}
 		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {

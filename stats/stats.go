@@ -42,7 +42,7 @@ type Table struct {
 	Prices      string `json:"prices,omitempty"`
 	PricesTaken string `json:"prices_taken,omitempty"`
 	// Estimated lists the models not in the price table that were priced
-	// as the newest model of their family, as "MODEL as PRICED_AS".
+	// as their nearest neighbour in it, as "MODEL as PRICED_AS".
 	Estimated []string `json:"estimated"`
 
 	servers map[string]*Counts // per server: captures offering, loading
@@ -115,7 +115,7 @@ type CacheBreaks struct {
 	// USD is what the breaks cost in US dollars: their tokens_lost billed
 	// again (as cache writes or uncached input) instead of read. Unpriced
 	// counts the breaks on a model the price table does not know, left
-	// out of USD; Estimated those on a model priced as the newest of its
+	// out of USD; Estimated those on a model priced as a neighbour of its
 	// family.
 	USD       float64 `json:"usd"`
 	Unpriced  int     `json:"unpriced"`
@@ -138,7 +138,7 @@ type Group struct {
 	// USD is what the turns cost in US dollars, BreakUSD what the cache
 	// breaks among them cost; Unpriced counts the turns without a price,
 	// Estimated those whose model is not in the price table and was
-	// priced as the newest model of its family.
+	// priced as a neighbour in the table.
 	USD       float64 `json:"usd"`
 	BreakUSD  float64 `json:"break_usd"`
 	Unpriced  int     `json:"unpriced"`

@@ -156,25 +156,25 @@ func TestClientFromBillingHeader(t *testing.T) {
 }
 
 // TestEstimatedModelMarked: a model the price table does not know is
-// priced as the newest of its family and marked ≈, as in turns and the
+// priced as its nearest neighbour in the table and marked ≈, as in turns and the
 // report, with the table's date.
 func TestEstimatedModelMarked(t *testing.T) {
 	exs := session.DemoExchanges(t)
 	for i := range exs {
-		exs[i].ReqBody = bytes.ReplaceAll(exs[i].ReqBody, []byte(`"model":"claude-sonnet-4-5"`), []byte(`"model":"claude-opus-5-5"`))
+		exs[i].ReqBody = bytes.ReplaceAll(exs[i].ReqBody, []byte(`"model":"claude-sonnet-4-5"`), []byte(`"model":"claude-opus-5-7"`))
 	}
 	tab := stats.New(pricing.Default())
 	tab.Add("opus.db", "", timeline.Build(exs))
 	tab.Finish()
 	if len(tab.Models) != 1 || tab.Models[0].Estimated != tab.Models[0].Turns || tab.Models[0].Unpriced != 0 ||
-		strings.Join(tab.Estimated, ",") != "claude-opus-5-5 as claude-opus-4-5" || tab.PricesTaken != "2025-11-24" || tab.CacheBreaks.Estimated != 1 {
+		strings.Join(tab.Estimated, ",") != "claude-opus-5-7 as claude-opus-5-5" || tab.PricesTaken != "2026-11-26" || tab.CacheBreaks.Estimated != 1 {
 		t.Fatalf("models %+v, estimated %v, taken %q, breaks %+v", tab.Models, tab.Estimated, tab.PricesTaken, tab.CacheBreaks)
 	}
 	var text bytes.Buffer
 	if err := tab.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"claude-opus-5-5", "≈$", "≈ Not in the price table, priced as the newest model of their family: claude-opus-5-5 as claude-opus-4-5.", "built-in prices taken 2025-11-24"} {
+	for _, want := range []string{"claude-opus-5-7", "≈$", "≈ Not in the price table, priced as a neighbour: claude-opus-5-7 as claude-opus-5-5.", "built-in prices taken 2026-11-26"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}

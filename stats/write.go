@@ -106,7 +106,7 @@ func (t *Table) WriteText(w io.Writer) error {
 	if t.Priced {
 		fmt.Fprintf(tw, "Dollars: %s; input, output, cache reads and writes at list prices; a break costs its lost tokens billed again instead of read.\n", t.Prices)
 		if len(t.Estimated) > 0 {
-			fmt.Fprintf(tw, "≈ Not in the price table, priced as the newest model of their family: %s.\n", strings.Join(t.Estimated, ", "))
+			fmt.Fprintf(tw, "≈ Not in the price table, priced as a neighbour: %s.\n", strings.Join(t.Estimated, ", "))
 		}
 		var unpriced []string
 		for _, g := range t.Models {
@@ -124,7 +124,7 @@ func (t *Table) WriteText(w io.Writer) error {
 	return nil
 }
 
-// approx is "≈" when a figure priced a model as another of its family.
+// approx is "≈" when a figure priced a model as a neighbour in the table.
 func approx(b bool) string {
 	if b {
 		return "≈"

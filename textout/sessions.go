@@ -8,18 +8,21 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 )
 
-// Sessions writes the listing for a terminal, and a total line.
-func Sessions(w io.Writer, rows []sessionfiles.Row) error {
+// Sessions writes the listing for a terminal, a total line naming the
+// price table (prices, as pricing.Table.Describe gives it), and the
+// models priced as a neighbour (≈) or not at all (≥).
+func Sessions(w io.Writer, rows []sessionfiles.Row, prices string) error {
 	cols := []column{{head: "SESSION"}, {head: "PROJECT"}, {head: "START"}, {head: "TIME", right: true}, {head: "TURNS", right: true},
 		{head: "AGENTS", right: true}, {head: "MODELS"}, {head: "VERSION"}, {head: "COST", right: true}, {head: "BREAKS", right: true},
 		{head: "BLIND", right: true}, {head: "SEARCH", right: true}, {head: "EMPTY", right: true}}
 	table := [][]string{header(cols)}
 	var total, breaks float64
-	var estimated []string
+	var estimated, unpriced []string
 	turns := 0
 	for _, r := range rows {
 		cost := pricing.Format(r.CostUSD, true)
@@ -32,6 +35,11 @@ func Sessions(w io.Writer, rows []sessionfiles.Row) error {
 		for _, p := range r.PricedAs {
 			if !slices.Contains(estimated, p) {
 				estimated = append(estimated, p)
+			}
+		}
+		for _, p := range r.Unpriced {
+			if !slices.Contains(unpriced, p) {
+				unpriced = append(unpriced, p)
 			}
 		}
 		br := "0"
@@ -56,21 +64,86 @@ func Sessions(w io.Writer, rows []sessionfiles.Row) error {
 	if len(rows) == 1 {
 		noun = "session"
 	}
-	if _, err := fmt.Fprintf(w, "%d %s, %d turns, %s at list prices (built-in table or --prices), of which cache breaks %s\n", len(rows), noun, turns, pricing.Format(total, true), pricing.Format(breaks, true)); err != nil {
+	mark := ""
+	if len(unpriced) > 0 {
+		mark = "≥"
+	} else if len(estimated) > 0 {
+		mark = "≈"
+	}
+	if _, err := fmt.Fprintf(w, "%d %s, %d turns, %s%s at %s, of which cache breaks %s\n", len(rows), noun, turns, mark, pricing.Format(total, true), prices, pricing.Format(breaks, true)); err != nil {
 		return err
 	}
+	if err := pricedNotes(w, estimated, unpriced); err != nil {
+		return err
+	}
+	return rowNotes(w, rows)
+}
+
+// pricedNotes writes the lines that say which models were priced as a
+// neighbour (≈) and which had no price (≥: left out, or at standard
+// rates for fast mode).
+func pricedNotes(w io.Writer, estimated, unpriced []string) error {
+	slices.Sort(estimated)
+	slices.Sort(unpriced)
 	if len(estimated) > 0 {
 		if _, err := fmt.Fprintf(w, "≈: %s\n", strings.Join(estimated, ", ")); err != nil {
+			return err
+		}
+	}
+	if len(unpriced) > 0 {
+		if _, err := fmt.Fprintf(w, "≥ no price for %s: left out of the cost, or at standard rates for fast mode (see 'tsinspect prices')\n", strings.Join(unpriced, ", ")); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// blind is the blind calls, "-" when the files hold no requests (no
-// working set to check the calls against).
+// rowNotes writes the lines that explain the marks of the rows: *, BLIND
+// -, and the lines left out.
+func rowNotes(w io.Writer, rows []sessionfiles.Row) error {
+	var starred, dashed, bad int
+	for _, r := range rows {
+		if !r.Requests {
+			starred++
+		}
+		if !r.CatalogRecorded {
+			dashed++
+		}
+		bad += r.BadLines
+	}
+	if starred > 0 {
+		if _, err := fmt.Fprintln(w, "*: no request records (Claude Code before 2.1.300, or the records were off): read from the transcript, without the system prompt or the tools sent"); err != nil {
+			return err
+		}
+	}
+	if dashed > 0 {
+		if _, err := fmt.Fprintln(w, "BLIND -: the release wrote no deferred-tool catalog, so no call can be told to be blind"); err != nil {
+			return err
+		}
+	}
+	if bad > 0 {
+		first := ""
+		for _, r := range rows {
+			if r.FirstBadLine != "" {
+				first = r.FirstBadLine
+				break
+			}
+		}
+		if _, err := fmt.Fprintf(w, "%s left out (not JSON records; first: %s): the figures count the rest\n", numfmt.Count(bad, "line", "lines"), first); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// blind is the blind calls, "-" when the files hold no catalog to check
+// the calls against (releases that wrote none).
 func blind(r sessionfiles.Row) string {
-	if !r.Requests {
+	if !r.CatalogRecorded {
+		// Only calls the client refused as unknown tools are known.
+		if r.BlindCalls > 0 {
+			return "≥" + strconv.Itoa(r.BlindCalls)
+		}
 		return "-"
 	}
 	return strconv.Itoa(r.BlindCalls)

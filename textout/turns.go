@@ -44,6 +44,11 @@ func Turns(w io.Writer, r *report.Report, prices string, whole bool) error {
 		if _, err := fmt.Fprintf(w, "US dollars at %s%s\n", prices, notes); err != nil {
 			return err
 		}
+		if note := transcriptNote(r); note != "" {
+			if _, err := fmt.Fprintln(w, note); err != nil {
+				return err
+			}
+		}
 	}
 	return writeThreadsTable(w, r)
 }
@@ -74,8 +79,8 @@ func writeTurnsTable(w io.Writer, r *report.Report) error {
 			strconv.Itoa(t.Index),
 			t.Thread,
 			orDash(decode.ShortModel(t.Model)),
-			sizeDelta(t.Catalog.Count, len(t.Catalog.Added), len(t.Catalog.Removed)),
-			sizeDelta(t.WorkingSet.Count, len(t.WorkingSet.Added), len(t.WorkingSet.Removed)),
+			catalogCell(t),
+			workingCell(t),
 			strconv.Itoa(len(t.ToolSearches)),
 			strconv.Itoa(len(t.ToolCalls)),
 			numfmt.Thousands(u.InputTokens),
@@ -102,6 +107,46 @@ func writeTurnsTable(w io.Writer, r *report.Report) error {
 		rows = append(rows, total)
 	}
 	return writeTable(w, turnsColumns, rows)
+}
+
+// catalogCell is a turn's catalog size and change, "-" when its release
+// wrote none.
+func catalogCell(t report.Turn) string {
+	if t.Catalog.NotRecorded {
+		return "-"
+	}
+	return sizeDelta(t.Catalog.Count, len(t.Catalog.Added), len(t.Catalog.Removed))
+}
+
+// workingCell is a turn's working-set size and change, marked * when only
+// its deferred tools are known (a turn made from a transcript).
+func workingCell(t report.Turn) string {
+	c := sizeDelta(t.WorkingSet.Count, len(t.WorkingSet.Added), len(t.WorkingSet.Removed))
+	if t.WorkingSet.DeferredOnly {
+		if i := strings.IndexByte(c, ' '); i >= 0 {
+			return c[:i] + "*" + c[i:]
+		}
+		return c + "*"
+	}
+	return c
+}
+
+// transcriptNote says what the marks of turns made from a transcript
+// mean, "" when no turn shown is one.
+func transcriptNote(r *report.Report) string {
+	ws, cat := false, false
+	for _, t := range r.Turns {
+		ws = ws || t.WorkingSet.DeferredOnly
+		cat = cat || t.Catalog.NotRecorded
+	}
+	var parts []string
+	if ws {
+		parts = append(parts, "WS*: the deferred tools loaded only (made from Claude Code's transcript, which does not hold the tools sent)")
+	}
+	if cat {
+		parts = append(parts, "CAT -: this release wrote no deferred-tool catalog, so no call can be told to be blind")
+	}
+	return strings.Join(parts, "; ")
 }
 
 // writeThreadsTable writes, after a blank line, one line per thread with a

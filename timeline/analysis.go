@@ -167,7 +167,9 @@ func (in *info) classify() {
 		}
 	}
 	in.continued = startsContinued(r.Messages)
-	in.side = in.compaction || in.nonDeferred == 0 || (r.MaxTokens > 0 && r.MaxTokens < sideMaxTokens)
+	// A request made from a transcript is no side query (Claude Code
+	// writes none there), and its tools are not known.
+	in.side = in.compaction || (r.Transcript == nil && in.nonDeferred == 0) || (r.MaxTokens > 0 && r.MaxTokens < sideMaxTokens)
 }
 
 // sameRequest reports whether two turns sent the same request apart from

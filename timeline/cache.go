@@ -30,6 +30,10 @@ const (
 	// before the messages changed too (the betas), so that nothing was
 	// read.
 	CauseCompaction = "compaction"
+	// CauseNotRecorded: turns made from a transcript, where nothing the
+	// transcript holds changed; what it does not hold (the system prompt,
+	// the tools, the betas) may have.
+	CauseNotRecorded = "not_recorded"
 )
 
 // The break rule's thresholds: a break is a cache read below breakRatio of
@@ -42,6 +46,19 @@ const (
 	// for a cached prefix, the breakpoint's own block included.
 	lookback = 20
 )
+
+// CacheBreak applies the break rule to a request whose prompt read read of
+// total tokens from the cache, after a baseline request that read
+// baseRead and wrote baseWrite: the tokens lost, and whether that is a
+// break. What was due is what the baseline left in the cache, capped by
+// this prompt (see ruleCacheBreak). The session listing applies it too.
+func CacheBreak(baseRead, baseWrite, read, total int64) (lost int64, ok bool) {
+	due := min(baseRead+baseWrite, total)
+	if float64(read) < breakRatio*float64(due) && due-read >= breakMinTokens {
+		return due - read, true
+	}
+	return 0, false
+}
 
 // Cache lifetimes.
 const (
@@ -91,7 +108,7 @@ func ruleCacheBreak(v ruleView, k int) []Flag {
 	u := in.d.Response.Usage
 	due := min(bu.CacheReadInputTokens+bu.CacheCreationInputTokens, u.TotalInput())
 	read := u.CacheReadInputTokens
-	if !(float64(read) < breakRatio*float64(due) && due-read >= breakMinTokens) {
+	if _, ok := CacheBreak(bu.CacheReadInputTokens, bu.CacheCreationInputTokens, read, u.TotalInput()); !ok {
 		return nil
 	}
 	cause, why := breakCause(bi, in)
@@ -168,6 +185,9 @@ func breakCause(p, t *info) (cause, why string) {
 		return CauseMessages, why
 	}
 	gap := t.start.Sub(p.start)
+	if pr.Transcript != nil || tr.Transcript != nil {
+		return transcriptCause(gap)
+	}
 	if ttl := markerTTL(p.d.Request.CacheMarkers); gap > ttl {
 		return CauseTTL, fmt.Sprintf("%s passed since that turn started, longer than the %s cache lifetime its cache_control markers set", durationText(gap), durationText(ttl))
 	}
@@ -184,6 +204,20 @@ func breakCause(p, t *info) (cause, why string) {
 		why += " (or by the change of " + changed + ", which the API does not document as part of the cached prefix)"
 	}
 	return CauseUnexplained, why
+}
+
+// transcriptCause is the cause of a break between turns made from a
+// transcript whose model and messages are the same, gap apart: what the
+// transcript does not hold (the system prompt, tools, betas, the cache's
+// lifetime) decides.
+func transcriptCause(gap time.Duration) (cause, why string) {
+	switch {
+	case gap > ttl1h:
+		return CauseTTL, fmt.Sprintf("%s passed since that turn started, longer than any cache lifetime", durationText(gap))
+	case gap > ttl5m:
+		return CauseTTL, fmt.Sprintf("%s passed since that turn started, longer than the 5-minute cache lifetime (the transcript does not say whether the cache lived 5 minutes or an hour)", durationText(gap))
+	}
+	return CauseNotRecorded, fmt.Sprintf("the model and the messages are the same and only %s passed, but the transcript does not hold the system prompt, the tools or the betas, so the cause is not known from it", durationText(max(gap, 0)))
 }
 
 // otherSettingsChanged lists the top-level request settings outside the

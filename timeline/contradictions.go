@@ -135,6 +135,12 @@ func ruleDeferredInline(v ruleView, k int) []Flag {
 func ruleUnknownReference(v ruleView, k int) []Flag {
 	in := v.turn(k)
 	d := in.d
+	if d.Request.Transcript != nil {
+		// Made from a transcript: the tools sent are not known, and the
+		// catalog is written when Claude Code notes a change (MCP tools
+		// may join it after they were found), or not at all.
+		return nil
+	}
 	inTools := map[string]bool{}
 	for _, t := range d.Request.Tools {
 		inTools[t.Name] = true

@@ -5,10 +5,12 @@ import (
 	"github.com/tsinspect/tsinspect/pricing"
 )
 
-// PricingUsage converts a response's usage to what [pricing] bills. Cache
-// writes without a TTL breakdown count as 5-minute writes.
+// PricingUsage converts a response's usage to what [pricing] bills: its
+// tokens, fast mode and web searches. Cache writes without a TTL
+// breakdown count as 5-minute writes.
 func PricingUsage(u decode.Usage) pricing.Usage {
-	pu := pricing.Usage{Input: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CacheReadInputTokens}
+	pu := pricing.Usage{Input: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CacheReadInputTokens,
+		Speed: u.Speed, WebSearches: u.WebSearchRequests}
 	if cc := u.CacheCreation; cc != nil && cc.Ephemeral5m+cc.Ephemeral1h == u.CacheCreationInputTokens {
 		pu.CacheWrite5m, pu.CacheWrite1h = cc.Ephemeral5m, cc.Ephemeral1h
 	} else {
@@ -23,7 +25,17 @@ func TurnCost(tab *pricing.Table, t *Turn) (c pricing.Cost, p pricing.Price, ok 
 	if tab == nil || t == nil || t.Decoded == nil {
 		return pricing.Cost{}, pricing.Price{}, false
 	}
-	return tab.Cost(t.Decoded.Request.Model, PricingUsage(t.Decoded.Response.Usage))
+	return tab.Cost(t.Decoded.Request.Model, turnUsage(t))
+}
+
+// turnUsage is what pricing bills for turn t: its usage, made when its
+// request was sent (which chooses between a model's dated rates).
+func turnUsage(t *Turn) pricing.Usage {
+	u := PricingUsage(t.Decoded.Response.Usage)
+	if t.Exchange != nil {
+		u.At = t.Exchange.Start
+	}
+	return u
 }
 
 // FlagCost is what a flag of turn t of session s cost in US dollars:
@@ -36,7 +48,7 @@ func FlagCost(tab *pricing.Table, s *Session, t *Turn, f Flag) (usd float64, ok 
 	if _, _, ok := TurnCost(tab, t); !ok {
 		return 0, false
 	}
-	u := PricingUsage(t.Decoded.Response.Usage)
+	u := turnUsage(t)
 	switch f.Kind {
 	case FlagCacheBreak:
 		return tab.BreakCost(t.Decoded.Request.Model, u, f.TokensLost)
@@ -46,7 +58,7 @@ func FlagCost(tab *pricing.Table, s *Session, t *Turn, f Flag) (usd float64, ok 
 		var am string
 		var au pricing.Usage
 		if a := s.Turn(f.Answer); a != nil && a.Decoded != nil {
-			am, au = a.Decoded.Request.Model, PricingUsage(a.Decoded.Response.Usage)
+			am, au = a.Decoded.Request.Model, turnUsage(a)
 		}
 		return BlindCost(tab, t.Decoded.Request.Model, u, f, am, au)
 	}

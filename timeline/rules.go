@@ -183,6 +183,16 @@ func ruleUnknownTool(v ruleView, k int) []Flag {
 	in := v.turn(k)
 	var out []Flag
 	for _, c := range in.d.ToolCalls {
+		if c.Via == decode.ViaUnrecorded {
+			// A request made from a transcript: the tools sent are not
+			// known, and only the client's answer tells a tool that does
+			// not exist.
+			if l, res := v.resultFor(k, c.ID); l >= 0 && strings.Contains(res.Text, "No such tool available") {
+				out = append(out, Flag{Tool: c.Name, Detail: fmt.Sprintf("The model called %s, which is not in the deferred-tool catalog (%s), and the client answered in %s that it has no such tool (the transcript does not hold the tools sent).",
+					c.Name, numfmt.Count(len(in.d.Catalog), "tool", "tools"), v.ref(l))})
+			}
+			continue
+		}
 		if c.Server || c.Loaded || c.InCatalog {
 			continue
 		}

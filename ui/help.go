@@ -18,7 +18,7 @@ func helpText(rows []keyRow) string {
 // replaced by what the price table says of itself.
 const helpLegend = `[::b]Turn list[-:-:-]  CAT catalog, WORK working set (+added since the thread's
 previous turn), PROMPT tokens: cache read █, created ▓, uncached input ░;
-COST $, PRICES (≈ its family's newest model).
+COST $, PRICES (≈ a neighbour in the table).
 Flags ✖ error ▲ warning ● info. Mouse: click a row or tab, wheel scrolls.`
 
 // newHelp makes the help overlay: the text in a bordered box, centred,

@@ -78,7 +78,7 @@ func TestTurnsPricesLine(t *testing.T) {
 	// at their recorded sizes, the demo server's at echo's), at the
 	// cache-write rate on the first request of each thread and on the
 	// broken one, the read rate elsewhere.
-	want := "US dollars at built-in prices taken 2025-11-24; of the total, cache breaks $0.0770 and blind calls $0; deferral saved ≈$0.1462"
+	want := "US dollars at built-in prices taken 2026-11-26; of the total, cache breaks $0.0770 and blind calls $0; deferral saved ≈$0.1462"
 	if last := lines[len(lines)-1]; last != want {
 		t.Errorf("prices line %q, want %q", last, want)
 	}

@@ -56,7 +56,8 @@ type cliEnv struct {
 func commands() []command {
 	return []command{
 		{"record", "record a Claude Code session through a MITM or reverse proxy, or from the bodies it writes", runRecord},
-		{"sessions", "list the sessions Claude Code keeps on disk, newest first: cost, cache breaks, blind calls, searches", runSessions},
+		{"sessions", "list the sessions Claude Code keeps on disk, newest first: cost, cache breaks, blind calls, searches; --by day|week|month", runSessions},
+		{"prices", "show the price table in force (its date, source and rules) and which models of your sessions it cannot price", runPrices},
 		{"exchanges", "list the recorded exchanges of a capture, one per line", runExchanges},
 		{"turns", "list the Messages API turns of a capture: catalog, working set, tokens, flags", runTurns},
 		{"searches", "list every tool search and what it loaded; --tools: were these tools found and called?", runSearches},
@@ -70,7 +71,7 @@ func commands() []command {
 		{"ca", "show the interception CA: path, fingerprint, how to trust it", runCA},
 		{"import", "import a pcap, pcapng, HAR, claude-trace, claude-tap, mitmproxy flow dump, VCR cassette or raw-bodies directory into a capture", runImport},
 		{"export", "export a capture as HAR 1.2, or send it to an OpenTelemetry collector (--format otlp)", runExport},
-		{"stats", "one table across many captures: MCP tools, flags per 100 turns, cache breaks, clients, models", runStats},
+		{"stats", "one table across many captures and sessions: MCP tools, flags per 100 turns, cache breaks, clients, models", runStats},
 		{"replay-server", "answer a client with a capture's recorded responses, in recorded time", runReplayServer},
 		{"compact", "compress, in place, the bodies of a capture written by an older tsinspect", runCompact},
 		{"version", "print the version", func(env *cliEnv, _ []string) error {

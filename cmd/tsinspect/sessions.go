@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/tsinspect/tsinspect/internal/numfmt"
+	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/textout"
 )
@@ -19,8 +21,18 @@ prices, cache breaks and what they cost, blind calls (tools called before
 their schema was loaded), searches and searches that found nothing.
 
 A release marked * wrote no request records (before 2.1.300, or the
-records were off): its figures come from the transcript alone. A cost
-marked ≥ leaves out answers of a model with no price.
+records were off): its figures come from the transcript alone. Costs are
+at the built-in prices (their date is on the total line), or those of
+--prices FILE or of your price file (see 'tsinspect prices'). A cost
+marked ≥ leaves out answers of a model with no price (named under the
+table), ≈ has answers priced as a neighbour in the table.
+
+--by day, week or month sums every session's answers per period instead,
+each answer in the period of its own timestamp in the local time zone
+(--timezone), weeks starting on Sunday (--week-start), as ccusage's
+daily, weekly and monthly reports count them; --per model or project
+splits each period. --since keeps the answers since WHEN, --limit the
+newest N periods.
 
 The listing keeps an index in the user's cache directory (not in
 ~/.claude, which tsinspect never writes): a second listing reads only the
@@ -31,10 +43,12 @@ stats and export take it the same way.
 Examples:
   tsinspect sessions
   tsinspect sessions --sort cost --limit 10
-  tsinspect sessions --project myrepo --since 7d --json`
+  tsinspect sessions --project myrepo --since 7d --json
+  tsinspect sessions --by day --since 30d
+  tsinspect sessions --by month --per model --json`
 
 func runSessions(env *cliEnv, args []string) error {
-	flags := newFlags(env, "sessions", "[DIR] [--json] [--sort time|cost|flags|turns] [--project TEXT] [--since WHEN] [--limit N]", sessionsAbout)
+	flags := newFlags(env, "sessions", "[DIR] [--json] [--sort time|cost|flags|turns] [--project TEXT] [--since WHEN] [--limit N] [--by day|week|month [--per model|project]]", sessionsAbout)
 	asJSON := flags.Bool("json", false, "write JSON Lines, one session a line, instead of a table")
 	sortBy := flags.String("sort", "time", "order: `time` (newest first), cost, flags (cache breaks, blind calls and empty searches) or turns")
 	projectText := flags.String("project", "", "only sessions whose project directory contains `TEXT`")
@@ -42,6 +56,10 @@ func runSessions(env *cliEnv, args []string) error {
 	limit := flags.Int("limit", 0, "show at most `N` sessions (0: all)")
 	noIndex := flags.Bool("no-index", false, "read every session afresh, neither using nor updating the index")
 	prices := pricesFlag(flags)
+	by := flags.String("by", "", "sum the answers per `PERIOD`: day, week or month")
+	per := flags.String("per", "", "with --by, one row per period and `model` or project")
+	tz := flags.String("timezone", "", "with --by, the time `ZONE` days begin in (an IANA name such as UTC or Europe/Paris; default: local)")
+	weekStart := flags.String("week-start", "sunday", "with --by week, the first `DAY` of a week")
 	pos, err := parseInterspersed(flags, args)
 	if err != nil {
 		return err
@@ -57,45 +75,43 @@ func runSessions(env *cliEnv, args []string) error {
 	if *limit < 0 {
 		return usageError("sessions: --limit %d: want 0 or more", *limit)
 	}
+	bopts, err := bucketOptions(*by, *per, *tz, *weekStart, *sortBy)
+	if err != nil {
+		return err
+	}
 	var from time.Time
 	if *since != "" {
 		if from, err = sessionfiles.ParseSince(*since, time.Now()); err != nil {
 			return usageError("sessions: --since %q: %v", *since, err)
 		}
 	}
+	bopts.Project = *projectText
+	bopts.From = from
 	tab, err := loadPrices(*prices)
 	if err != nil {
 		return err
 	}
-	root := ""
-	if len(pos) == 1 {
-		root = pos[0]
-	} else if root, err = sessionfiles.Root(os.Getenv); err != nil {
-		return err
-	}
-	entries, err := sessionfiles.List(root)
+	started := time.Now()
+	root, entries, sums, st, err := readSessions(env, pos, *noIndex)
 	if err != nil {
 		return err
 	}
-	ixPath := ""
-	if !*noIndex {
-		if ixPath, err = sessionfiles.IndexPath(); err != nil {
-			fmt.Fprintf(env.stderr, "tsinspect: warning: %v: reading every session\n", err)
-		}
-	}
-	ix := sessionfiles.LoadIndex(ixPath)
-	started := time.Now()
-	sums, st := sessionfiles.Scan(entries, ix, nil)
-	if err := ix.Save(); err != nil {
-		fmt.Fprintf(env.stderr, "tsinspect: warning: %v\n", err)
-	}
-	for _, e := range st.Failed {
-		fmt.Fprintf(env.stderr, "tsinspect: warning: %v\n", e)
+	if bopts.By != "" {
+		return writeBuckets(env, sums, tab, bopts, *limit, *asJSON, len(entries) == 0, root)
 	}
 	rows := sessionfiles.Rows(sums, tab, *projectText, from)
 	sessionfiles.SortRows(rows, *sortBy)
 	if *limit > 0 && len(rows) > *limit {
 		rows = rows[:*limit]
+	}
+	var newest time.Time
+	for _, r := range rows {
+		if r.End.After(newest) {
+			newest = r.End
+		}
+	}
+	if note := tab.Staleness(newest); note != "" {
+		fmt.Fprintf(env.stderr, "tsinspect: note: %s\n", note)
 	}
 	if *asJSON {
 		return textout.JSONLines(env.stdout, rows)
@@ -104,11 +120,96 @@ func runSessions(env *cliEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "tsinspect: no Claude Code sessions under %s\n", root)
 		return nil
 	}
-	if err := textout.Sessions(env.stdout, rows); err != nil {
+	if err := textout.Sessions(env.stdout, rows, tab.Describe()); err != nil {
 		return err
 	}
 	if st.Read > 0 {
 		fmt.Fprintf(env.stderr, "read %d %s (%s) in %s; %d from the index\n", st.Read, numfmt.Plural(st.Read, "session", "sessions"), numfmt.Bytes(st.Bytes), time.Since(started).Round(time.Millisecond), st.Cached)
 	}
 	return nil
+}
+
+// bucketOptions checks the --by flags of sessions (before any output).
+func bucketOptions(by, per, tz, weekStart, sortBy string) (sessionfiles.BucketOptions, error) {
+	o := sessionfiles.BucketOptions{By: by, Per: per, Loc: time.Local}
+	if by == "" {
+		if per != "" || tz != "" || weekStart != "sunday" {
+			return o, usageError("sessions: --per, --timezone and --week-start go with --by day|week|month")
+		}
+		return o, nil
+	}
+	if err := sessionfiles.CheckBy(by, per); err != nil {
+		return o, usageError("sessions: %v", err)
+	}
+	if sortBy != "time" {
+		return o, usageError("sessions: --sort goes with the list of sessions, not with --by (periods come oldest first)")
+	}
+	if tz != "" {
+		loc, err := time.LoadLocation(tz)
+		if err != nil {
+			return o, usageError("sessions: --timezone %q: not a time zone (want an IANA name such as UTC or America/New_York)", tz)
+		}
+		o.Loc = loc
+	}
+	days := map[string]time.Weekday{"sunday": time.Sunday, "monday": time.Monday, "tuesday": time.Tuesday, "wednesday": time.Wednesday,
+		"thursday": time.Thursday, "friday": time.Friday, "saturday": time.Saturday}
+	d, ok := days[strings.ToLower(weekStart)]
+	if !ok {
+		return o, usageError("sessions: --week-start %q: want a day of the week (sunday, monday, ...)", weekStart)
+	}
+	o.WeekStart = d
+	return o, nil
+}
+
+// writeBuckets writes the periods of sessions --by.
+func writeBuckets(env *cliEnv, sums []*sessionfiles.Summary, tab *pricing.Table, o sessionfiles.BucketOptions, limit int, asJSON, none bool, root string) error {
+	bs, st, err := sessionfiles.Buckets(sums, tab, o)
+	if err != nil {
+		return err
+	}
+	bs = sessionfiles.LastPeriods(bs, limit)
+	if st.NoTime > 0 {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: %d %s without a timestamp %s in no period\n", st.NoTime, numfmt.Plural(st.NoTime, "answer", "answers"), numfmt.Plural(st.NoTime, "is", "are"))
+	}
+	if note := tab.Staleness(st.Newest); note != "" {
+		fmt.Fprintf(env.stderr, "tsinspect: note: %s\n", note)
+	}
+	if asJSON {
+		return textout.JSONLines(env.stdout, bs)
+	}
+	if none {
+		fmt.Fprintf(env.stderr, "tsinspect: no Claude Code sessions under %s\n", root)
+		return nil
+	}
+	return textout.SessionBuckets(env.stdout, bs, o.By, o.Per, tab.Describe())
+}
+
+// readSessions summarises the sessions under pos[0] (or Claude Code's
+// directory), through the index unless noIndex, warning about the
+// sessions it could not read.
+func readSessions(env *cliEnv, pos []string, noIndex bool) (root string, entries []sessionfiles.Entry, sums []*sessionfiles.Summary, st sessionfiles.ScanStats, err error) {
+	if len(pos) == 1 {
+		root = pos[0]
+	} else if root, err = sessionfiles.Root(os.Getenv); err != nil {
+		return
+	}
+	if entries, err = sessionfiles.List(root); err != nil {
+		return
+	}
+	ixPath := ""
+	if !noIndex {
+		if ixPath, err = sessionfiles.IndexPath(); err != nil {
+			fmt.Fprintf(env.stderr, "tsinspect: warning: %v: reading every session\n", err)
+			err = nil
+		}
+	}
+	ix := sessionfiles.LoadIndex(ixPath)
+	sums, st = sessionfiles.Scan(entries, ix, nil)
+	if err := ix.Save(); err != nil {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: %v\n", err)
+	}
+	for _, e := range st.Failed {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: %v\n", e)
+	}
+	return root, entries, sums, st, nil
 }

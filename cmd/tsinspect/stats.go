@@ -5,14 +5,16 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/stats"
 )
 
 const statsAbout = `
 Sum many captures into one table: a team's sessions, a CI run's. Give
-capture files, or directories whose *.db files (searched recursively) are
-read; a file there that is not a capture is skipped with a warning.
+capture files, Claude Code sessions (a .jsonl file, a session ID or a
+prefix of one, latest), or directories: their *.db files (searched
+recursively) and the Claude Code sessions in them (a projects directory,
+or one project's) are read; a file there that cannot be read is skipped
+with a warning.
 
   MCP tools    per MCP server and tool: in how many captures it was
                offered (in the catalog or the working set), how many
@@ -39,9 +41,9 @@ Examples:
   tsinspect stats a.db b.db --json > stats.json`
 
 func runStats(env *cliEnv, args []string) error {
-	flags := newFlags(env, "stats", "CAPTURE|DIR... [--json] [--prices FILE]", statsAbout)
+	flags := newFlags(env, "stats", "CAPTURE|SESSION|DIR... [--json] [--prices FILE]", statsAbout)
 	asJSON := flags.Bool("json", false, "write JSON instead of a table")
-	pricesPath := flags.String("prices", "", "price table `FILE` (JSON, the form of the built-in one) instead of the built-in prices")
+	pricesPath := pricesFlag(flags)
 	pos, err := parseInterspersed(flags, args)
 	if err != nil {
 		return err
@@ -56,11 +58,9 @@ func runStats(env *cliEnv, args []string) error {
 	if len(files) == 0 {
 		return readError("stats", pos[0], fmt.Errorf("stats: no capture (*.db) in %s", strings.Join(pos, ", ")))
 	}
-	prices := pricing.Default()
-	if *pricesPath != "" {
-		if prices, err = pricing.Load(*pricesPath); err != nil {
-			return fmt.Errorf("stats: --prices: %w", err)
-		}
+	prices, err := loadPrices(*pricesPath)
+	if err != nil {
+		return fmt.Errorf("stats: prices: %w", err)
 	}
 	t, warnings, err := stats.Of(files, prices)
 	for _, w := range warnings {

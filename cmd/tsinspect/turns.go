@@ -30,9 +30,9 @@ List the Messages API turns of a capture, one per line:
   INPUT, CACHE-RD, CACHE-NEW, OUTPUT
            usage: uncached input, cache read, cache written, output tokens
   COST     the turn's price in US dollars from the built-in price table
-           (or --prices FILE); "≈" when the model is not in the table and
-           is priced as the newest model of its family, "-" when it has no
-           price
+           (or --prices FILE, or the prices.json of 'tsinspect prices');
+           "≈" when the model is not in the table and is priced as a
+           neighbour in it, "-" when it has no price
   STOP     stop reason; else "HTTP 529" and the like, "error: TYPE" for
            an error event, "incomplete" for a cut stream
   FLAGS    kinds of the flags raised on the turn, with a count when >1
@@ -145,13 +145,11 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // pricesFlag declares --prices on fs.
 func pricesFlag(fs *flag.FlagSet) *string {
-	return fs.String("prices", "", "price table `FILE` (JSON, the form of the built-in one) instead of the built-in prices")
+	return fs.String("prices", "", "price `FILE`: the built-in table's JSON form, or LiteLLM's model_prices_and_context_window.json; default: your price file if you have one, else the built-in prices (see 'tsinspect prices')")
 }
 
-// loadPrices returns the table in path, or the built-in one for "".
+// loadPrices returns the table in path, or for "" the user's price file
+// or the built-in table.
 func loadPrices(path string) (*pricing.Table, error) {
-	if path == "" {
-		return pricing.Default(), nil
-	}
-	return pricing.Load(path)
+	return pricing.LoadFor(path)
 }

@@ -7,9 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
-	"time"
 
 	"github.com/tsinspect/tsinspect/fixtures/democapture"
 	"github.com/tsinspect/tsinspect/importer"
@@ -71,11 +69,8 @@ the turn list marks each turn that differs from its counterpart in OTHER
 		}
 		compared = b.Session()
 	}
-	session := source.IsSessionFile(path)
-	title := filepath.Base(path)
-	if session {
-		title = "session " + strings.TrimSuffix(title, ".jsonl")
-	}
+	kind := source.KindOf(path)
+	title := kind.Title(path)
 	tab, err := loadPrices(*prices)
 	if err != nil {
 		return err
@@ -85,13 +80,12 @@ the turn list marks each turn that differs from its counterpart in OTHER
 	if *follow {
 		// It waits for a capture that is not there yet; a file of another
 		// format never becomes one.
-		var poll time.Duration
-		if session {
-			poll = 100 * time.Millisecond
-		} else if what := importer.Importable(path); what != "" {
-			return readError("open", pos[0], errors.New(what))
+		if kind.Name == source.KindCapture {
+			if what := importer.Importable(path); what != "" {
+				return readError("open", pos[0], errors.New(what))
+			}
 		}
-		return ui.RunLive(ctx, path, ui.Options{Title: "following " + title, Prices: tab, Poll: poll})
+		return ui.RunLive(ctx, path, ui.Options{Title: "following " + title, Prices: tab, Poll: kind.Poll})
 	}
 	if err := ui.Open(ctx, path, ui.Options{Title: title, Prices: tab, Compare: compared, CompareName: filepath.Base(*other)}); err != nil {
 		return readError("open", pos[0], err)

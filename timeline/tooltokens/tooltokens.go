@@ -116,6 +116,9 @@ type Tokens struct {
 	// body's bytes (images and documents aside) per prompt token, at least
 	// CharsPerToken.
 	BytesPerToken float64
+	// NotRecorded: the request's tools are not known (a request made from
+	// a transcript); every figure above but Prompt is 0.
+	NotRecorded bool
 }
 
 // Turn is the figures of one turn of the session.
@@ -208,7 +211,10 @@ func Compute(s *timeline.Session, counts Counts) *Figures {
 			continue
 		}
 		ft := Turn{Index: t.Index, Thread: t.Thread}
-		if t.Decoded != nil {
+		switch {
+		case t.Decoded != nil && t.Decoded.Request.Transcript != nil:
+			ft.Tokens = Tokens{Prompt: t.Decoded.Response.Usage.TotalInput(), NotRecorded: true}
+		case t.Decoded != nil:
 			ds.turn(&ft, t.Decoded)
 		}
 		f.byIndex[t.Index] = len(f.Turns)

@@ -104,6 +104,9 @@ func WorkingSet(t *timeline.Turn, q string) []Line {
 	l := heading(&d, t, "Working set", q)
 	l.add(RoleText, ": "+numfmt.Count(len(dt.WorkingSet), "tool", "tools"))
 	changes(l, t, len(t.WorkingAdded), len(t.WorkingRemoved))
+	if dt.Request.Transcript != nil {
+		d.text(RoleDim, "Made from Claude Code's transcript, which does not hold the tools sent: these are the deferred tools loaded (by a search, or kept by a compaction); the tools sent whole are not recorded.")
+	}
 	added := func(name string) bool { return slices.Contains(t.WorkingAdded, name) }
 
 	groups := []struct {
@@ -184,7 +187,11 @@ func WorkingSet(t *timeline.Turn, q string) []Line {
 	}
 	if len(dt.WorkingSet) == 0 && len(t.WorkingRemoved) == 0 {
 		d.blank()
-		d.text(RoleDim, "No tools in this request.")
+		if dt.Request.Transcript != nil {
+			d.text(RoleDim, "No deferred tool loaded yet.")
+		} else {
+			d.text(RoleDim, "No tools in this request.")
+		}
 	}
 	return d.lines
 }
@@ -215,8 +222,16 @@ func Catalog(t *timeline.Turn, q string, width int) []Line {
 		}
 	}
 	l := heading(&d, t, "Catalog", q)
+	if tr := dt.Request.Transcript; tr != nil && !tr.CatalogRecorded {
+		l.add(RoleText, ": not recorded")
+		d.text(RoleDim, "This Claude Code release wrote no deferred-tool catalog in its transcript (deferred_tools_delta records start with 2.1.150), so a call cannot be told to be blind.")
+		return d.lines
+	}
 	l.addf(RoleText, ": %s, %d loaded", numfmt.Count(len(dt.Catalog), "deferred tool", "deferred tools"), len(loaded))
 	changes(l, t, len(t.CatalogAdded), len(t.CatalogRemoved))
+	if dt.Request.Transcript != nil {
+		d.text(RoleDim, "From the transcript's deferred_tools_delta records, written as Claude Code announces them.")
+	}
 	if len(dt.CatalogEvents) > 0 {
 		l := d.line()
 		l.add(RoleDim, "announced by ")

@@ -96,9 +96,16 @@ func Cell(t *timeline.Turn, c Column, loc *time.Location, inFlight bool) Line {
 	case ColModel:
 		l.add(RoleText, decode.ShortModel(model(d)))
 	case ColCatalog:
+		if tr := d.Request.Transcript; tr != nil && !tr.CatalogRecorded {
+			l.add(RoleDim, "-") // the release wrote no catalog
+			break
+		}
 		sizeCell(&l, len(d.Catalog), len(t.CatalogAdded), t.Prev != 0)
 	case ColWorking:
 		sizeCell(&l, len(d.WorkingSet), len(t.WorkingAdded), t.Prev != 0)
+		if d.Request.Transcript != nil {
+			l.add(RoleDim, "*") // the deferred tools loaded only
+		}
 	case ColPrompt:
 		u := d.Response.Usage
 		// A response still arriving in a live capture already names its
@@ -157,7 +164,7 @@ func Progress(t *timeline.Turn) string {
 }
 
 // CostCell returns the turn's price in US dollars for the turn list:
-// "$0.0123", "≈$0.0123" when the model is priced as another of its family,
+// "$0.0123", "≈$0.0123" when the model is priced as a neighbour in the table,
 // "-" when it has no price, "…" while a replay has not reached the
 // response.
 func CostCell(t *timeline.Turn, tab *pricing.Table, inFlight bool) Line {
@@ -181,7 +188,7 @@ func CostCell(t *timeline.Turn, tab *pricing.Table, inFlight bool) Line {
 
 // SessionCost sums the prices of the session's turns, or of one thread's
 // when thread is not ""; estimated is set when a model was priced as
-// another of its family, ok when any turn had a price.
+// a neighbour in the table, ok when any turn had a price.
 func SessionCost(s *timeline.Session, thread string, tab *pricing.Table) (usd float64, estimated, ok bool) {
 	if s == nil {
 		return 0, false, false

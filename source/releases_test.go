@@ -1,0 +1,155 @@
+package source
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/tsinspect/tsinspect/internal/golden"
+	"github.com/tsinspect/tsinspect/sessionfiles"
+	"github.com/tsinspect/tsinspect/timeline"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// releaseFiles lists the main session files under testdata/releases: what
+// real Claude Code releases wrote, driven against tsinspect's stand-in
+// for the Messages API through the same scenarios (a select: search, a
+// keyword search, one that found nothing, a blind call, a search that left
+// out a named tool, a subagent, two at once, a session resumed on another
+// model, a compaction, an HTTP 500, a cut stream and an empty reply, an
+// HTTP 400 on every attempt, 529s and an error event). Paths are replaced
+// by /home/user; nothing else was changed.
+func releaseFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "releases", "*", "projects", "*", "*.jsonl"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no release files: %v", err)
+	}
+	sort.Strings(files)
+	return files
+}
+
+// TestEveryReleaseOpens opens the session files of every release,
+// 1.0.128 to 2.1.299 (none of which writes request records), and checks,
+// file by file, the timeline built from the transcript against its
+// golden, and the listing's figures against the timeline's.
+func TestEveryReleaseOpens(t *testing.T) {
+	var out strings.Builder
+	for _, f := range releaseFiles(t) {
+		rel, _ := filepath.Rel(filepath.Join("testdata", "releases"), f)
+		sess, row := readRelease(t, f)
+		fmt.Fprintf(&out, "== %s\n%s\n", filepath.ToSlash(rel), row)
+		for _, tu := range sess.Turns {
+			fmt.Fprintf(&out, "%s\n", turnLine(sess, tu))
+		}
+	}
+	golden.Check(t, filepath.Join("testdata", "releases.golden"), out.String(), *update)
+}
+
+// readRelease reads the session of main file f as the timeline and as
+// the listing, checks that they agree, and returns the timeline and the
+// listing's line.
+func readRelease(t *testing.T, f string) (*timeline.Session, string) {
+	t.Helper()
+	b, problems, err := ReadFile(context.Background(), f)
+	if err != nil {
+		t.Fatalf("%s: %v", f, err)
+	}
+	if s := Summary(problems); s != "" {
+		t.Errorf("%s: %s", f, s)
+	}
+	sess := b.Session()
+	info, err := os.Stat(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := sessionfiles.List(f)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("%s (%d bytes) is not listed: %v", f, info.Size(), err)
+	}
+	entry := &entries[0]
+	sum, err := sessionfiles.Summarize(*entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in, out, read, write int64
+	searches, empty, blind, breaks := 0, 0, 0, 0
+	for _, tu := range sess.Turns {
+		u := tu.Decoded.Response.Usage
+		in, out, read, write = in+u.InputTokens, out+u.OutputTokens, read+u.CacheReadInputTokens, write+u.CacheCreationInputTokens
+		searches += len(tu.NewSearches)
+		for _, fl := range tu.Flags {
+			switch fl.Kind {
+			case timeline.FlagEmptySearch:
+				empty++
+			case timeline.FlagCallBeforeLoad, timeline.FlagUnknownTool:
+				blind++
+			case timeline.FlagCacheBreak:
+				breaks++
+			}
+		}
+	}
+	li, lo, lr, lw := sum.Tokens()
+	listing := fmt.Sprintf("turns %d tokens %d/%d/%d/%d searches %d empty %d blind %d breaks %d",
+		sum.Turns, li, lo, lr, lw, sum.Searches, sum.EmptySearches, sum.BlindCalls, len(sum.Breaks))
+	timelineSays := fmt.Sprintf("turns %d tokens %d/%d/%d/%d searches %d empty %d blind %d breaks %d",
+		len(sess.Turns), in, out, read, write, searches, empty, blind, breaks)
+	if listing != timelineSays {
+		t.Errorf("%s: the listing says\n  %s\nthe timeline\n  %s", f, listing, timelineSays)
+	}
+	return sess, fmt.Sprintf("listing: %s subagents %d models %v catalog %v version %s", listing, sum.Subagents, sum.Models, sum.CatalogRecorded, sum.Version)
+}
+
+// turnLine is what a turn of a release's session shows: its thread, model,
+// status, stop reason, usage, catalog, working set, searches, calls and
+// flags.
+func turnLine(s *timeline.Session, tu *timeline.Turn) string {
+	d := tu.Decoded
+	kind := ""
+	if th := s.Thread(tu.Thread); th != nil {
+		kind = th.Kind
+	}
+	u := d.Response.Usage
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d %s(%s) %s status=%d stop=%s usage=%d/%d/%d/%d", tu.Index, tu.Thread, kind, d.Request.Model,
+		tu.Exchange.Status, d.Response.StopReason, u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens)
+	catalog := fmt.Sprint(len(d.Catalog))
+	if tr := d.Request.Transcript; tr != nil && !tr.CatalogRecorded {
+		catalog = "-"
+	}
+	fmt.Fprintf(&b, " catalog=%s", catalog)
+	var ws []string
+	for _, w := range d.WorkingSet {
+		ws = append(ws, w.Name+":"+w.Via)
+	}
+	if len(ws) > 0 {
+		fmt.Fprintf(&b, " ws=%v", ws)
+	}
+	for _, sr := range tu.NewSearches {
+		fmt.Fprintf(&b, " search(%s %q → %v)", sr.Tool, sr.Query, sr.Results)
+	}
+	for _, c := range d.ToolCalls {
+		fmt.Fprintf(&b, " call(%s %s)", c.Name, c.Via)
+	}
+	if tu.Exchange.Error != "" {
+		fmt.Fprintf(&b, " error=%q", tu.Exchange.Error)
+	}
+	var kinds []string
+	for _, f := range tu.Flags {
+		k := f.Kind
+		if f.Cause != "" {
+			k += ":" + f.Cause
+		}
+		kinds = append(kinds, k)
+	}
+	if len(kinds) > 0 {
+		fmt.Fprintf(&b, " flags=%v", kinds)
+	}
+	return b.String()
+}
