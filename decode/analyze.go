@@ -334,6 +334,10 @@ func searches(t *Turn) {
 	// The client search tools the request offers besides ToolSearch
 	// (another client's, such as pydantic-ai's search_tools).
 	clientTools := otherClientSearchTools(r.Tools)
+	// A call of ToolSearch where the request offers tools but not it (tool
+	// search off) is a call of an absent tool, not a search: the client
+	// refuses it ("No such tool available") and nothing is looked for.
+	absent := len(r.Tools) > 0 && !offers(r.Tools, ClientSearchTool)
 	serverSearch := map[string]string{} // tool name -> mode
 	for _, tool := range r.Tools {
 		switch {
@@ -349,7 +353,11 @@ func searches(t *Turn) {
 		switch b.Type {
 		case "tool_use":
 			res, ok := results[b.ID]
-			if b.Name != ClientSearchTool && b.Name != mcpSearchTool && !clientTools[b.Name] && !(ok && res.block.Type == "tool_result" && len(res.block.References) > 0) {
+			referenced := ok && res.block.Type == "tool_result" && len(res.block.References) > 0
+			if b.Name != ClientSearchTool && b.Name != mcpSearchTool && !clientTools[b.Name] && !referenced {
+				return
+			}
+			if b.Name == ClientSearchTool && absent && !referenced {
 				return
 			}
 			if ok && len(res.block.References) == 0 && strings.Contains(res.block.Text, noSuchToolText) {
@@ -412,6 +420,16 @@ func searches(t *Turn) {
 		consider(&t.Response.Content[j], Location{Response: true, Message: -1, Block: j})
 	}
 	t.Searches = t.cache.searchPointers(list)
+}
+
+// offers reports whether tools holds one named name.
+func offers(tools []Tool, name string) bool {
+	for _, t := range tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // noMatchTexts start the text results of client searches that found

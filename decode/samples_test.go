@@ -394,6 +394,49 @@ func TestClientSearchResults(t *testing.T) {
 	}
 }
 
+// TestAbsentToolSearchIsNoSearch: with tool search off the request offers
+// no ToolSearch; the model's call of it is a call of an absent tool, which
+// Claude Code refuses, not a search that loaded nothing. With no tools at
+// all (a compaction summary) the history's searches still count, and so
+// does a result that loaded tools.
+func TestAbsentToolSearchIsNoSearch(t *testing.T) {
+	history := `"messages":[
+	 {"role":"user","content":"go"},
+	 {"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"ToolSearch","input":{"query":"select:mcp__demo__echo","max_results":5}}]},
+	 {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":"<tool_use_error>Error: No such tool available: ToolSearch</tool_use_error>"}]}]}`
+	off := DecodeRequest([]byte(`{"model":"m","max_tokens":1,"tools":[{"name":"mcp__demo__echo","input_schema":{}}],` + history))
+	noProblems(t, "tool search off", off)
+	if len(off.Searches) != 0 || len(off.NewSearches) != 0 {
+		t.Errorf("tool search off: searches %+v", off.Searches)
+	}
+	// A search that failed otherwise, where ToolSearch is offered or no
+	// tool is (a compaction summary), is a search.
+	failed := strings.Replace(history, "Error: No such tool available: ToolSearch", "InputValidationError: max_results is too large", 1)
+	on := DecodeRequest([]byte(`{"model":"m","max_tokens":1,"tools":[{"name":"ToolSearch","input_schema":{}},{"name":"mcp__demo__echo","input_schema":{}}],` + failed))
+	if len(on.NewSearches) != 1 || !on.NewSearches[0].IsError {
+		t.Errorf("ToolSearch offered: searches %+v", on.NewSearches)
+	}
+	none := DecodeRequest([]byte(`{"model":"m","max_tokens":1,` + failed))
+	if len(none.NewSearches) != 1 {
+		t.Errorf("no tools at all: searches %+v", none.NewSearches)
+	}
+	// The call in the response, its result not yet sent, of a ToolSearch
+	// the request does not offer: no search either.
+	call := DecodeRequest([]byte(`{"model":"m","max_tokens":1,"tools":[{"name":"mcp__demo__echo","input_schema":{}}],"messages":[{"role":"user","content":"go"}]}`))
+	call.Response.Content = []Block{{Type: "tool_use", ID: "t9", Name: "ToolSearch"}}
+	searches(call)
+	if len(call.Searches) != 0 {
+		t.Errorf("a call of an absent ToolSearch in the response: searches %+v", call.Searches)
+	}
+	loaded := DecodeRequest([]byte(`{"model":"m","max_tokens":1,"tools":[{"name":"mcp__demo__echo","input_schema":{}}],"messages":[
+	 {"role":"user","content":"go"},
+	 {"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"ToolSearch","input":{"query":"select:mcp__demo__echo"}}]},
+	 {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"tool_reference","tool_name":"mcp__demo__echo"}]}]}]}`))
+	if len(loaded.NewSearches) != 1 || len(loaded.NewSearches[0].Results) != 1 {
+		t.Errorf("a search that loaded echo, ToolSearch since gone: searches %+v", loaded.NewSearches)
+	}
+}
+
 func TestRequestKinds(t *testing.T) {
 	body := []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"betas":["b1"],"stop_sequences":["X"],"cache_control":{"type":"ephemeral","ttl":"1h"},"diagnostics":{"previous_message_id":"msg_0"}}`)
 	cases := map[string]string{

@@ -149,6 +149,13 @@ func (r *Result) redact(v *redact.Values) {
 			c.Item = t(c.Item)
 		}
 		c.A, c.B, c.Detail = t(c.A), t(c.B), t(c.Detail)
+		// A system prompt's or a description's own lines are text a
+		// redacted export never carries.
+		if len(c.Lines) > 0 {
+			c.Detail += "; the lines that changed are left out: --redact off shows them"
+			c.Lines = nil
+		}
+		c.Added, c.Removed = toolNames(v, c.Added), toolNames(v, c.Removed)
 	}
 	for i := range r.Threads {
 		for j := range r.Threads[i].Rows {
@@ -157,6 +164,7 @@ func (r *Result) redact(v *redact.Values) {
 			for k := range row.Fields {
 				f := &row.Fields[k]
 				f.A, f.B = t(f.A), t(f.B)
+				f.Added, f.Removed = toolNames(v, f.Added), toolNames(v, f.Removed)
 			}
 		}
 	}
@@ -172,6 +180,14 @@ func (r *Result) redact(v *redact.Values) {
 			}
 		}
 	}
+}
+
+// toolNames passes tool names through v.
+func toolNames(v *redact.Values, names []string) []string {
+	for i, n := range names {
+		names[i] = v.Tool(n)
+	}
+	return names
 }
 
 // WriteJSON writes the result as indented JSON.

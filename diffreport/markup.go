@@ -17,6 +17,15 @@ type section struct {
 	head  []string
 	rows  [][]string
 	empty string // said when there are no rows
+	// blocks are written after the rows: the changed lines of a system
+	// block or a tool description.
+	blocks []codeBlock
+}
+
+// codeBlock is lines written as they are, under a title.
+type codeBlock struct {
+	title string
+	lines []string
 }
 
 // sections lays the result out for Markdown and HTML.
@@ -38,10 +47,11 @@ func (r *Result) sections() []section {
 		sum.rows = append(sum.rows, []string{strings.TrimSpace(f.Name), value(f.A, f.Unit), value(f.B, f.Unit), d})
 	}
 	shape := section{title: "Request shape", head: []string{"threads", "area", "change"}, empty: "The same."}
-	for _, c := range r.Shape {
-		line := changeLine(c)
-		_, line, _ = strings.Cut(line, ": ")
-		shape.rows = append(shape.rows, []string{strings.Join(c.Threads, ", "), c.Area, line})
+	for _, sl := range r.shapeLines() {
+		shape.rows = append(shape.rows, []string{strings.Join(sl.threads, ", "), sl.area, sl.text})
+		if len(sl.lines) > 0 {
+			shape.blocks = append(shape.blocks, codeBlock{title: sl.area + ": " + sl.text, lines: sl.lines})
+		}
 	}
 	turns := section{title: "Turns, aligned per thread", head: []string{"thread", "turns (A / B)", "", "what differs"}}
 	for _, t := range r.Threads {
@@ -51,9 +61,10 @@ func (r *Result) sections() []section {
 		} else if t.B != "" && t.B != t.A {
 			name += " / " + t.B
 		}
-		for _, row := range t.Rows {
+		fields := r.briefRows(t)
+		for i, row := range t.Rows {
 			var what []string
-			for _, f := range row.Fields {
+			for _, f := range fields[i] {
 				what = append(what, fmt.Sprintf("%s: A %s, B %s", f.Name, f.A, f.B))
 			}
 			if row.What != "" {
@@ -115,6 +126,9 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 			}
 			fmt.Fprintf(bw, "| %s |\n", strings.Join(cs, " | "))
 		}
+		for _, b := range s.blocks {
+			fmt.Fprintf(bw, "\n%s:\n\n~~~diff\n%s\n~~~\n", b.title, strings.ReplaceAll(strings.Join(b.lines, "\n"), "~~~", "~ ~ ~"))
+		}
 	}
 	return bw.Flush()
 }
@@ -163,6 +177,9 @@ func (r *Result) WriteHTML(w io.Writer) error {
 			bw.WriteString("</tr>\n")
 		}
 		bw.WriteString("</table>\n")
+		for _, b := range s.blocks {
+			fmt.Fprintf(bw, "<p>%s:</p>\n<pre>%s</pre>\n", e(b.title), e(strings.Join(b.lines, "\n")))
+		}
 	}
 	bw.WriteString("</body></html>\n")
 	return bw.Flush()

@@ -69,9 +69,12 @@ func (r *Result) WriteText(w io.Writer, width int) error {
 	if len(r.Shape) == 0 {
 		p("  the same\n")
 	}
-	for _, c := range r.Shape {
-		for _, l := range wrap(changeLine(c), width-2, "    ") {
+	for _, sl := range r.shapeLines() {
+		for _, l := range wrap(shapeLineText(sl), width-2, "    ") {
 			p("  %s\n", l)
+		}
+		for _, l := range sl.lines {
+			p("      %s\n", cut(l, width-6))
 		}
 	}
 
@@ -87,11 +90,12 @@ func (r *Result) WriteText(w io.Writer, width int) error {
 			name = t.A + " / " + t.B
 		}
 		p("  thread %s (%s)\n", name, t.Kind)
-		for _, row := range t.Rows {
+		fields := r.briefRows(t)
+		for i, row := range t.Rows {
 			for _, l := range wrap(rowLine(row), width-4, "    ") {
 				p("    %s\n", l)
 			}
-			for _, f := range row.Fields {
+			for _, f := range fields[i] {
 				lw := 14
 				for i, side := range []string{f.A, f.B} {
 					label := ""

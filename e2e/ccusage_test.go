@@ -46,7 +46,7 @@ func ccusagePath(tb testing.TB) string {
 	if os.Getenv("TSINSPECT_REQUIRE_CCUSAGE") != "" {
 		tb.Fatal(msg)
 	}
-	tb.Skip(msg + "; set TSINSPECT_REQUIRE_CCUSAGE=1 to make this a failure")
+	skipFor(tb, "ccusage "+ccusageVersion, installCcusage, msg+"; set TSINSPECT_REQUIRE_CCUSAGE=1 to make this a failure")
 	return ""
 }
 

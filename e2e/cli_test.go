@@ -64,6 +64,7 @@ func TestBadInputGivesOneLineError(t *testing.T) {
 		{"remote listen", []string{"record", "--db", "x.db", "--listen", "0.0.0.0:9"}, 2, "not a loopback address"},
 		{"unwritable db", []string{"record", "--db", filepath.Join(dir, "missing", "dir", "s.db"), "--ca-dir", ca}, 1, "open " + filepath.Join(dir, "missing", "dir", "s.db") + ": "},
 		{"port in use", []string{"record", "--db", filepath.Join(dir, "p.db"), "--ca-dir", ca, "--listen", busy.Addr().String()}, 1, "address already in use"},
+		{"stand-in port in use", []string{"standin", "--listen", busy.Addr().String(), "--mcp-config", filepath.Join(dir, "m.json")}, 1, "is taken (by another stand-in still running?): serve on another port with --listen 127.0.0.1:PORT, and give record --upstream http://127.0.0.1:PORT"},
 		{"command not found", []string{"record", "--db", filepath.Join(dir, "c.db"), "--ca-dir", ca, "--", "no-such-command-xyz"}, 1, `command "no-such-command-xyz" not found`},
 		{"command without --", []string{"record", "--db", filepath.Join(dir, "c.db"), "claude"}, 2, "put the command after '--'"},
 		{"proxy flag in bodies mode", []string{"record", "--db", filepath.Join(dir, "b.db"), "--mode", "bodies", "--intercept", "api.example.com", "--", "true"}, 2, "--intercept applies to the proxy modes, not to --mode bodies"},

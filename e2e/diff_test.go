@@ -204,7 +204,7 @@ func TestDiffReleases(t *testing.T) {
 		if os.Getenv("TSINSPECT_REQUIRE_CLAUDE_NEWEST") == "1" {
 			t.Fatal("TSINSPECT_CLAUDE_NEWEST is not set: install the newest @anthropic-ai/claude-code and point it at its claude")
 		}
-		t.Skip("set TSINSPECT_CLAUDE_NEWEST to the newest Claude Code's claude to compare with it")
+		skipFor(t, "the newest Claude Code", installNewest, "set TSINSPECT_CLAUDE_NEWEST to the newest Claude Code's claude to compare with it")
 	}
 	t.Parallel()
 	newest := *kit

@@ -32,7 +32,7 @@ func findChromium(t *testing.T) string {
 	if os.Getenv("TSINSPECT_REQUIRE_CHROMIUM") != "" {
 		t.Fatal("chromium not found: install Debian's chromium package (apt-get install -y chromium)")
 	}
-	t.Skip("chromium not installed (apt-get install -y chromium); set TSINSPECT_REQUIRE_CHROMIUM=1 to make this a failure")
+	skipFor(t, "Chromium", installChromium, "chromium not installed (apt-get install -y chromium); set TSINSPECT_REQUIRE_CHROMIUM=1 to make this a failure")
 	return ""
 }
 

@@ -580,7 +580,7 @@ func findMitmdump(t *testing.T) (string, string) {
 		if os.Getenv("TSINSPECT_REQUIRE_MITMPROXY") != "" {
 			t.Fatal(why + " (TSINSPECT_REQUIRE_MITMPROXY is set)")
 		}
-		t.Skip(why + ": install Debian's mitmproxy package (apt-get install mitmproxy) to run this test; TSINSPECT_REQUIRE_MITMPROXY=1 makes it a failure")
+		skipFor(t, "mitmproxy", installMitmproxy, why+": install Debian's mitmproxy package (apt-get install mitmproxy) to run this test; TSINSPECT_REQUIRE_MITMPROXY=1 makes it a failure")
 	}
 	bin, err := exec.LookPath("mitmdump")
 	if err != nil {

@@ -31,5 +31,26 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	kit.Skips.Tell("e2e", code)
 	os.Exit(code)
+}
+
+// What to install for the tools the tests skip without (.ci/run installs
+// them all, under ~/.cache/tsinspect-ci).
+const (
+	installTmux      = "apt-get install tmux"
+	installCurl      = "apt-get install curl"
+	installChromium  = "apt-get install chromium fonts-dejavu-core"
+	installMitmproxy = "apt-get install mitmproxy"
+	installCcusage   = "npm install --prefix ~/.cache/tsinspect-ci/ccusage-" + ccusageVersion + " ccusage@" + ccusageVersion + " @ccusage/ccusage-linux-x64@" + ccusageVersion + " (or TSINSPECT_CCUSAGE=its ccusage)"
+	installOtelcol   = "build it with go.opentelemetry.io/collector/cmd/builder@v0.160.0 from .ci/otelcol-builder.yaml as .ci/run does (or TSINSPECT_OTELCOL=its binary)"
+	installNewest    = "npm install --prefix ~/.cache/tsinspect-ci/claude-2.1.331 @anthropic-ai/claude-code@2.1.331, then TSINSPECT_CLAUDE_NEWEST=its node_modules/.bin/claude"
+	installOld       = "npm install --prefix ~/.cache/tsinspect-ci/claude-2.1.299 @anthropic-ai/claude-code@2.1.299, then TSINSPECT_CLAUDE_OLD=its node_modules/.bin/claude"
+)
+
+// skipFor skips tb for want of tool, counted among what the package tells
+// at its end (session.Skips).
+func skipFor(tb testing.TB, tool, install, msg string) {
+	tb.Helper()
+	kit.Skips.Skip(tb, tool, install, msg)
 }

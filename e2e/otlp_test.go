@@ -49,7 +49,7 @@ func otelcolPath(tb testing.TB) string {
 	if os.Getenv("TSINSPECT_REQUIRE_OTELCOL") != "" {
 		tb.Fatal(msg)
 	}
-	tb.Skip(msg + "; set TSINSPECT_REQUIRE_OTELCOL=1 to make this a failure")
+	skipFor(tb, "the OpenTelemetry Collector", installOtelcol, msg+"; set TSINSPECT_REQUIRE_OTELCOL=1 to make this a failure")
 	return ""
 }
 

@@ -25,7 +25,7 @@ const apiCall = `curl -s -o /dev/null -X POST "$ANTHROPIC_BASE_URL/v1/messages" 
 // is) gets no line of tsinspect's on its screen: they go to FILE.log.
 func TestRecordTurnLines(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("curl is not installed")
+		skipFor(t, "curl", installCurl, "curl is not installed")
 	}
 	_, url := session.StandIn(t, fixtures.Script{Routes: map[fixtures.Route][]fixtures.Step{
 		fixtures.RouteMain: fixtures.Steps(fixtures.Text("Hello."), fixtures.Text("Hello again.")),
@@ -64,7 +64,7 @@ func TestRecordTurnLines(t *testing.T) {
 		if os.Getenv("TSINSPECT_REQUIRE_CLAUDE") == "1" || os.Getenv("CI") != "" {
 			t.Fatal("tmux is not installed; CI installs it (.ci/run)")
 		}
-		t.Skip("tmux is not installed")
+		skipFor(t, "tmux", installTmux, "tmux is not installed")
 	}
 	sock := filepath.Join(t.TempDir(), "tmux.sock")
 	tm := func(args ...string) ([]byte, error) {

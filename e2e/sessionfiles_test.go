@@ -63,6 +63,31 @@ func sessionScenarios() []scenario {
 				t.Errorf("%d search_missed flags, want 1", n)
 			}
 		}},
+		{name: "absent", runs: func() []run {
+			// Tool search off, and the model calls ToolSearch all the same:
+			// a call of an absent tool, refused, and no search.
+			return []run{{script: fixtures.Script{Routes: map[fixtures.Route][]fixtures.Step{fixtures.RouteMain: fixtures.Steps(
+				fixtures.ToolSearch("select:mcp__demo__echo", 5),
+				fixtures.CallTool("mcp__demo__echo", map[string]any{"text": "hi"}),
+				fixtures.Text("done"),
+			)}}, opts: session.Options{Env: []string{"ENABLE_TOOL_SEARCH=false"}}}}
+		}, check: func(t *testing.T, r *report.Report) {
+			if got := flagCount(r); got != "tool_search_off unknown_tool" {
+				t.Errorf("flags %s, want tool_search_off and one unknown_tool", got)
+			}
+		}},
+		{name: "repeated", runs: func() []run {
+			return []run{{script: fixtures.Script{Routes: map[fixtures.Route][]fixtures.Step{fixtures.RouteMain: fixtures.Steps(
+				fixtures.ToolSearch("select:mcp__demo__echo", 5),
+				fixtures.CallTool("mcp__demo__echo", map[string]any{"text": "hi"}),
+				fixtures.ToolSearch("select:mcp__demo__echo", 5),
+				fixtures.Text("done"),
+			)}}}}
+		}, check: func(t *testing.T, r *report.Report) {
+			if got := flagCount(r); got != "search_repeated" {
+				t.Errorf("flags %s, want one search_repeated", got)
+			}
+		}},
 		{name: "parallel", runs: func() []run {
 			return []run{{script: fixtures.Script{Routes: map[fixtures.Route][]fixtures.Step{
 				fixtures.RouteMain:     fixtures.Steps(fixtures.Together(agent(1, "general-purpose"), agent(2, "Explore")), fixtures.Text("Both subagents reported.")),
@@ -142,7 +167,7 @@ func TestSessionFilesAgreeWithRecorder(t *testing.T) {
 				if os.Getenv("TSINSPECT_REQUIRE_CLAUDE_NEWEST") == "1" {
 					t.Fatal("TSINSPECT_CLAUDE_NEWEST is not set: install the newest @anthropic-ai/claude-code and point it at its claude")
 				}
-				t.Skip("set TSINSPECT_CLAUDE_NEWEST to the newest Claude Code's claude to compare with it too")
+				skipFor(t, "the newest Claude Code", installNewest, "set TSINSPECT_CLAUDE_NEWEST to the newest Claude Code's claude to compare with it too")
 			}
 			sessionFilesAgree(t, k)
 		})
@@ -160,7 +185,7 @@ func sessionFilesAgree(t *testing.T, k *session.Kit) {
 				t.Fatalf("report capture: exit %d: %s", code, stderr)
 			}
 			captured := parseReport(t, out)
-			if sc.check != nil && sc.name == "missed" {
+			if sc.check != nil && slices.Contains([]string{"missed", "absent", "repeated"}, sc.name) {
 				sc.check(t, captured)
 			}
 			ck := threadKinds(captured)
@@ -263,6 +288,19 @@ func sessionFilesAgree(t *testing.T, k *session.Kit) {
 			}
 		})
 	}
+}
+
+// flagCount lists the kinds of r's flags, sorted, each as often as it
+// was raised.
+func flagCount(r *report.Report) string {
+	var kinds []string
+	for _, tu := range r.Turns {
+		for _, f := range tu.Flags {
+			kinds = append(kinds, f.Kind)
+		}
+	}
+	sort.Strings(kinds)
+	return strings.Join(kinds, " ")
 }
 
 func emptyReply(tu report.Turn) bool {
@@ -543,7 +581,7 @@ func TestSessionFilesBefore2_1_300(t *testing.T) {
 		if os.Getenv("TSINSPECT_REQUIRE_CLAUDE_OLD") == "1" {
 			t.Fatal("TSINSPECT_CLAUDE_OLD is not set: install @anthropic-ai/claude-code@2.1.299 and point it at its claude")
 		}
-		t.Skip("set TSINSPECT_CLAUDE_OLD to a Claude Code before 2.1.300 to test its session files")
+		skipFor(t, "a Claude Code before 2.1.300", installOld, "set TSINSPECT_CLAUDE_OLD to a Claude Code before 2.1.300 to test its session files")
 	}
 	k := *kit
 	k.Claude = p

@@ -51,7 +51,7 @@ func TestTryItWithoutAPIKey(t *testing.T) {
 		if os.Getenv("TSINSPECT_REQUIRE_CLAUDE") == "1" || os.Getenv("CI") != "" {
 			t.Fatal("tmux is not installed; CI installs it (.ci/run)")
 		}
-		t.Skip("tmux is not installed")
+		skipFor(t, "tmux", installTmux, "tmux is not installed")
 	}
 	kit.RequireClaude(t)
 	cmds := readmeCommands(t, "Try it without an API key")
@@ -155,6 +155,33 @@ func TestTryItWithoutAPIKey(t *testing.T) {
 		t.Errorf("the try-it session: %d turns, search loaded echo %v, echo called %v, costs %+v\nscreen:\n%s", len(r.Turns), searched, called, r.Costs, screen())
 	}
 	checkTryItFigures(t, filepath.Join(dir, "try.db"), r)
+	checkTryItConfigDir(t, dir, home)
+}
+
+// checkTryItConfigDir holds the try-it to its word: Claude Code kept the
+// stand-in's session in the throwaway configuration directory the README
+// names, and nothing of it in the user's own ~/.claude, where 'tsinspect
+// sessions' and ccusage would count it.
+func checkTryItConfigDir(t *testing.T, dir, home string) {
+	t.Helper()
+	own, _ := filepath.Glob(filepath.Join(home, ".claude", "projects", "*", "*.jsonl"))
+	if len(own) > 0 || fileExists(filepath.Join(home, ".claude.json")) {
+		t.Errorf("the try-it wrote into the user's own Claude Code directory: %v", own)
+	}
+	kept, _ := filepath.Glob(filepath.Join(dir, "try-claude", "projects", "*", "*.jsonl"))
+	if len(kept) != 1 {
+		t.Fatalf("session files in try-claude/projects: %v, want one", kept)
+	}
+	code, out, stderr := runCLI(t, "sessions", filepath.Join(dir, "try-claude", "projects"), "--json", "--no-index")
+	id := strings.TrimSuffix(filepath.Base(kept[0]), ".jsonl")
+	if code != 0 || strings.Count(out, "\n") != 1 || !strings.Contains(out, id) {
+		t.Errorf("sessions try-claude/projects: exit %d, %s\n%s", code, stderr, out)
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // checkTryItFigures holds the figures of the try-it session (41 MCP tools

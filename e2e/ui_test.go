@@ -21,7 +21,7 @@ func TestUITmux(t *testing.T) {
 		if os.Getenv("TSINSPECT_REQUIRE_CLAUDE") == "1" || os.Getenv("CI") != "" {
 			t.Fatal("tmux is not installed; CI installs it (.ci/run)")
 		}
-		t.Skip("tmux is not installed")
+		skipFor(t, "tmux", installTmux, "tmux is not installed")
 	}
 	cases := []struct {
 		cols, lines int

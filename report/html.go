@@ -47,6 +47,7 @@ func (r *Report) WriteHTML(w io.Writer, opts RenderOptions) error {
 		"wbr":         breakable,
 		"indentJSON":  indentJSON,
 		"convSummary": convSummary,
+		"list":        func(ls ...cardList) []cardList { return ls },
 		"firstItems":  func(items []flagItem) []flagItem { return items[:min(len(items), shownFlags)] },
 		"moreItems":   func(items []flagItem) []flagItem { return items[min(len(items), shownFlags):] },
 	}).Parse(htmlTemplate)
@@ -158,7 +159,31 @@ type htmlView struct {
 	CostNotes []string
 	// Timing sums up the turns' timing.
 	Timing string
+	// The lists the summary cards name: the threads, the models, the
+	// tools searches loaded, the betas.
+	ThreadList, ModelList, LoadedList, BetaList cardList
 }
+
+// cardItems is how many names a summary card lists; past it, the card
+// names the first ones and links to the whole list under the cards, so
+// that a card stays a card however long the session.
+const cardItems = 4
+
+// cardList is a list a summary card names.
+type cardList struct {
+	ID    string // the id of the whole list under the cards
+	What  string // what the list is, after its count: "tools searches loaded"
+	Items []string
+}
+
+// Long reports whether the card names only the first items.
+func (c cardList) Long() bool { return len(c.Items) > cardItems }
+
+// First is what the card names of a long list.
+func (c cardList) First() []string { return c.Items[:min(len(c.Items), cardItems-1)] }
+
+// More is how many items the card leaves to the whole list.
+func (c cardList) More() int { return len(c.Items) - len(c.First()) }
 
 type htmlThread struct {
 	threadView
@@ -187,6 +212,10 @@ func (r *Report) htmlView(opts RenderOptions) htmlView {
 		v.CostNotes = cs
 	}
 	v.Timing = r.timingSummary()
+	v.ModelList = cardList{ID: "all-models", What: "models", Items: v.Models}
+	v.LoadedList = cardList{ID: "all-loaded", What: "tools searches loaded", Items: v.Loaded}
+	v.BetaList = cardList{ID: "all-betas", What: "betas", Items: r.Capture.Betas}
+	v.ThreadList = cardList{ID: "all-threads", What: "threads"}
 	v.Searches, v.EmptySearch = r.searchCounts()
 	v.Errs, v.Warns, v.Infos = r.severityCounts()
 	for _, t := range r.TokenSummary.Threads {
@@ -224,11 +253,12 @@ func (r *Report) htmlView(opts RenderOptions) htmlView {
 			ht.HasConversation = ht.HasConversation || t.Conversation != nil
 		}
 		v.Threads = append(v.Threads, ht)
+		v.ThreadList.Items = append(v.ThreadList.Items, fmt.Sprintf("%s (%s, %s, %s)", tv.ID, tv.Label, tv.Client, numfmt.Count(len(tv.Turns), "turn", "turns")))
 	}
 	return v
 }
 
-const htmlTemplate = `{{define "msg"}}<div class="msg {{.Role}}"><div class="who">{{.Role}}</div>
+const htmlTemplate = `{{define "cardlist"}}{{if .Long}}{{join .First ", "}} <a href="#{{.ID}}">and {{.More}} more</a>{{else}}{{join .Items ", "}}{{end}}{{end}}{{define "msg"}}<div class="msg {{.Role}}"><div class="who">{{.Role}}</div>
 {{range .Parts}}{{if eq .Kind "text"}}<pre>{{.Text}}</pre>
 {{else if eq .Kind "thinking"}}<details><summary>thinking</summary><pre>{{.Text}}</pre></details>
 {{else if eq .Kind "tool_use"}}<div class="call">→ call <code>{{.Name}}</code></div><pre>{{indentJSON .Text}}</pre>
@@ -320,16 +350,17 @@ details.conv[open] summary { margin-bottom: 6px; }
 
 <h2 id="summary">Summary</h2>
 <div class="cards">
-<div class="card"><b>{{len .R.Threads}} {{plural (len .R.Threads) "thread" "threads"}}</b><span>{{range $i, $t := .Threads}}{{if $i}}, {{end}}{{$t.ID}} ({{$t.Label}}, {{$t.Client}}, {{len $t.Turns}} {{plural (len $t.Turns) "turn" "turns"}}){{end}}</span></div>
-<div class="card"><b>{{.R.Capture.Turns}} {{plural .R.Capture.Turns "turn" "turns"}}</b><span>{{range $i, $m := .Models}}{{if $i}}, {{end}}{{$m}}{{end}}</span></div>
-<div class="card"><b>{{.Searches}} tool {{plural .Searches "search" "searches"}}</b><span>{{.EmptySearch}} loaded nothing; loaded: {{if .Loaded}}{{join .Loaded ", "}}{{else}}none{{end}}</span></div>
+<div class="card"><b>{{len .R.Threads}} {{plural (len .R.Threads) "thread" "threads"}}</b><span>{{template "cardlist" .ThreadList}}</span></div>
+<div class="card"><b>{{.R.Capture.Turns}} {{plural .R.Capture.Turns "turn" "turns"}}</b><span>{{template "cardlist" .ModelList}}</span></div>
+<div class="card"><b>{{.Searches}} tool {{plural .Searches "search" "searches"}}</b><span>{{.EmptySearch}} loaded nothing; loaded: {{if .Loaded}}{{template "cardlist" .LoadedList}}{{else}}none{{end}}</span></div>
 <div class="card"><b class="{{if .Errs}}bad{{end}}">{{add (add .Errs .Warns) .Infos}} {{plural (add (add .Errs .Warns) .Infos) "flag" "flags"}}</b><span>{{.Errs}} {{plural .Errs "error" "errors"}}, {{.Warns}} {{plural .Warns "warning" "warnings"}}, {{.Infos}} info</span></div>
 <div class="card"><b>{{thousands .Usage.CacheReadInputTokens}}</b><span>cache read tokens; {{thousands .Usage.CacheCreationInputTokens}} written, {{thousands .Usage.InputTokens}} uncached input, {{thousands .Usage.OutputTokens}} output</span></div>
 {{with .Timing}}<div class="card"><b>{{$.R.Capture.Turns}} {{plural $.R.Capture.Turns "turn" "turns"}} timed</b><span>{{.}}</span></div>{{end}}
-{{with .R.Capture.Clients}}<div class="card"><b>{{join . ", "}}</b><span>client; betas: {{if $.R.Capture.Betas}}{{join $.R.Capture.Betas ", "}}{{else}}none{{end}}</span></div>{{end}}
+{{with .R.Capture.Clients}}<div class="card"><b>{{join . ", "}}</b><span>client; betas: {{if $.R.Capture.Betas}}{{template "cardlist" $.BetaList}}{{else}}none{{end}}</span></div>{{end}}
 {{with .R.Costs}}<div class="card"><b>{{usd .TotalUSD}}</b><span>US dollars{{if .CacheBreaks}}; cache breaks {{usd .CacheBreaksUSD}}{{end}}{{if .BlindCalls}}; blind calls {{usd .BlindCallsUSD}}{{end}}; {{.DeferralText}}</span></div>{{end}}
 </div>
-{{with .CostNotes}}<p class="muted">{{join . " "}}</p>{{end}}
+{{range $l := list .ThreadList .ModelList .LoadedList .BetaList}}{{if .Long}}<details class="list"><summary>The {{len .Items}} {{.What}}</summary><p id="{{.ID}}">{{join .Items ", "}}</p></details>
+{{end}}{{end}}{{with .CostNotes}}<p class="muted">{{join . " "}}</p>{{end}}
 
 {{range .Threads}}{{$th := .}}
 <h2 id="thread-{{.ID}}">Thread {{.ID}} <span class="muted">({{.Label}}, {{.Client}}, {{len .Turns}} {{plural (len .Turns) "turn" "turns"}}{{if .Models}}, {{join .Models ", "}}{{end}})</span></h2>

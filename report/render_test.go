@@ -211,3 +211,48 @@ func TestHTMLManyFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLCardsBounded: a session that loaded 41 tools through searches and
+// ran 20 threads keeps its summary cards short: a few names, a count and a
+// link to the whole list under the cards, which holds every name.
+func TestHTMLCardsBounded(t *testing.T) {
+	s := synthetic(420)
+	for i := 0; i < 18; i++ {
+		s.Threads = append(s.Threads, &timeline.Thread{ID: fmt.Sprintf("sub%d", i+1), Kind: timeline.KindSubagent})
+	}
+	r := Build(s, "1")
+	loaded := r.loadedTools()
+	if len(loaded) < 40 {
+		t.Fatalf("%d tools loaded, want 40 or more", len(loaded))
+	}
+	var buf bytes.Buffer
+	if err := r.WriteHTML(&buf, RenderOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h := buf.String()
+	start := strings.Index(h, `<div class="cards">`)
+	end := strings.Index(h[start:], "\n</div>\n") + start
+	cards := h[start:end]
+	for _, c := range strings.Split(cards, "\n")[1:] {
+		if n := strings.Count(c, ", "); n > 2*cardItems {
+			t.Errorf("a card lists %d items: %s", n, c)
+		}
+	}
+	for _, want := range []string{fmt.Sprintf(`<a href="#all-loaded">and %d more</a>`, len(loaded)-cardItems+1), fmt.Sprintf(`<a href="#all-threads">and %d more</a>`, 20-cardItems+1)} {
+		if !strings.Contains(cards, want) {
+			t.Errorf("cards lack %q:\n%s", want, cards)
+		}
+	}
+	all := regexp.MustCompile(`<details class="list"><summary>The (\d+) tools searches loaded</summary><p id="all-loaded">([^<]*)</p></details>`).FindStringSubmatch(h)
+	if all == nil || all[1] != fmt.Sprint(len(loaded)) || strings.Count(all[2], ", ")+1 != len(loaded) || !strings.Contains(all[2], loaded[len(loaded)-1]) {
+		t.Errorf("the whole list of loaded tools: %q", all)
+	}
+	// A short list stays on its card, with no list under the cards.
+	buf.Reset()
+	if err := Build(synthetic(30), "1").WriteHTML(&buf, RenderOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), `<details class="list">`) || strings.Contains(buf.String(), "#all-") {
+		t.Error("a short session's cards link to a list")
+	}
+}

@@ -244,7 +244,7 @@ func Resolve(root, arg string) (Entry, error) {
 	case 1:
 		return found[0], nil
 	}
-	return Entry{}, fmt.Errorf("open session %s: %d sessions start so (%s, %s, …): give more of the ID", arg, len(found), found[0].ID, found[1].ID)
+	return Entry{}, &notOne{fmt.Sprintf("open session %s: %d sessions start so, give more of the ID; %s", arg, len(found), Candidates(found))}
 }
 
 // LooksLikeSession reports whether arg reads as a session reference rather

@@ -56,8 +56,20 @@ func (f *Files) Close() error { return nil }
 
 // Resolve is the file arg names: itself when it exists (or does not look
 // like a session), else the main file of the Claude Code session it names.
+//
+// A missing file named like the start of a session ID too short to name
+// one (sessionfiles.ShortPrefix) is an error saying which sessions it
+// could be, when any could.
 func Resolve(arg string) (string, error) {
-	if _, err := os.Stat(arg); err == nil || !sessionfiles.LooksLikeSession(arg) || strings.ContainsRune(arg, filepath.Separator) {
+	_, statErr := os.Stat(arg)
+	if statErr != nil && sessionfiles.ShortPrefix(arg) {
+		if root, err := sessionfiles.Root(os.Getenv); err == nil {
+			if err := sessionfiles.TooShort(root, arg); err != nil {
+				return "", err
+			}
+		}
+	}
+	if statErr == nil || !sessionfiles.LooksLikeSession(arg) || strings.ContainsRune(arg, filepath.Separator) {
 		return arg, nil
 	}
 	root, err := sessionfiles.Root(os.Getenv)

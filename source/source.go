@@ -89,6 +89,10 @@ func (c *Capture) Get(ctx context.Context, id int64) (*exchange.Exchange, error)
 // Close closes the file.
 func (c *Capture) Close() error { return c.db.Close() }
 
+// Len is about how many exchanges the file holds (the highest ID), for a
+// reading's progress.
+func (c *Capture) Len(ctx context.Context) (int64, error) { return c.db.LastID(ctx) }
+
 // Read streams src into a new timeline.Builder that drops the bodies of
 // Messages exchanges once decoded (memory follows what the session holds,
 // not the sum of its requests, each of which repeats the history) and

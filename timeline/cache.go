@@ -25,6 +25,11 @@ const (
 	// lookback, so the previous entry could not be found.
 	CauseLookback    = "lookback_exceeded"
 	CauseUnexplained = "unexplained"
+	// CauseCompaction: the turn continues a thread after a compaction,
+	// which replaced the whole history with a summary, and the prefix
+	// before the messages changed too (the betas), so that nothing was
+	// read.
+	CauseCompaction = "compaction"
 	// CauseNotRecorded: turns made from a transcript, where nothing the
 	// transcript holds changed; what it does not hold (the system prompt,
 	// the tools, the betas) may have.
@@ -109,9 +114,17 @@ func ruleCacheBreak(v ruleView, k int) []Flag {
 	cause, why := breakCause(bi, in)
 	// After compaction the history restarts on purpose, and Claude Code
 	// renders its system prompt afresh (its snapshot lasts until the
-	// compaction): only a change of model, tools or betas is a break then.
-	if in.t.Link == LinkCompaction && (cause == CauseMessages || cause == CauseSystem) {
-		return nil
+	// compaction): only a change of model, tools or betas is a break then,
+	// and one of the betas is the compaction's as much as theirs.
+	if in.t.Link == LinkCompaction {
+		switch cause {
+		case CauseMessages, CauseSystem:
+			return nil
+		case CauseBetas:
+			// The history was replaced whole; the betas are only what
+			// else changed with it.
+			cause, why = CauseCompaction, "the compaction before this turn replaced the whole history with a summary, and "+why
+		}
 	}
 	lost := due - read
 	d := fmt.Sprintf("Cache read fell from %s to %s tokens (%s) against %s: %s.", numfmt.Thousands(due), numfmt.Thousands(read), signed(-lost), v.ref(base), why)

@@ -25,6 +25,10 @@ type ruleView interface {
 	// earlierFlag reports whether an earlier turn of k's thread has a flag
 	// of kind, naming the tool name when name is not "".
 	earlierFlag(k int, kind, name string) bool
+	// earlierSearch finds the first earlier turn of k's thread that
+	// carried the answer to a search asking what key does (searchKey): that
+	// turn and the search, or -1.
+	earlierSearch(k int, key string) (int, decode.Search)
 }
 
 // flagRun is one run of the flag kinds' checks over the turns of a
@@ -36,6 +40,15 @@ type flagRun struct {
 	flagged map[flagKey]bool
 	// est measures the parts of turns for the blind-call figures.
 	est *Estimates
+	// searched holds, by thread and searchKey, the first turn flag has
+	// been through that carried a search's answer.
+	searched map[searchAt]int
+}
+
+// searchAt names the searches of one thread that ask the same.
+type searchAt struct {
+	thread *Thread
+	key    string
 }
 
 // turn returns the analysis of turn k.
@@ -45,6 +58,7 @@ func (run *flagRun) turn(k int) *info { return run.infos[k] }
 // every turn, and gives each flag its kind's name and severity.
 func (run *flagRun) flag() {
 	run.flagged = map[flagKey]bool{}
+	run.searched = map[searchAt]int{}
 	for k, in := range run.infos {
 		for _, r := range flagKinds {
 			for _, f := range r.check(run, k) {
@@ -53,7 +67,14 @@ func (run *flagRun) flag() {
 			}
 		}
 		run.blindOutcome(k)
-		// Later turns of the thread look these up (earlierFlag).
+		// Later turns of the thread look these up (earlierFlag,
+		// earlierSearch).
+		for _, s := range in.t.NewSearches {
+			at := searchAt{in.thread, searchKey(s)}
+			if _, seen := run.searched[at]; !seen && s.HasResult {
+				run.searched[at] = k
+			}
+		}
 		for _, f := range in.t.Flags {
 			run.flagged[flagKey{in.thread, f.Kind, ""}] = true
 			if f.Kind == FlagDeferredInline || f.Kind == FlagReferenceNotSent {
@@ -207,4 +228,22 @@ func (run *flagRun) resultFor(k int, id string) (int, *decode.Block) {
 // gathered so far are those of the earlier turns.
 func (run *flagRun) earlierFlag(k int, kind, name string) bool {
 	return run.flagged[flagKey{run.infos[k].thread, kind, name}]
+}
+
+// earlierSearch finds the first earlier turn of k's thread that carried the
+// answer to a search asking what key does.
+//
+// The rules run turn by turn in capture order, so the searches flag has
+// gathered so far are those of the earlier turns.
+func (run *flagRun) earlierSearch(k int, key string) (int, decode.Search) {
+	j, ok := run.searched[searchAt{run.infos[k].thread, key}]
+	if !ok {
+		return -1, decode.Search{}
+	}
+	for _, s := range run.infos[j].t.NewSearches {
+		if searchKey(s) == key {
+			return j, s
+		}
+	}
+	return -1, decode.Search{}
 }

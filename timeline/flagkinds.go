@@ -94,6 +94,14 @@ var flagKinds = [...]FlagKind{
 		Todo:     "Load tools by name with `select:A,B` (every named tool is returned), or raise `max_results` to at least the number of tools named. If the model keeps searching with keywords that are tool names, a non-deferred tool or a clearer description may serve it better.",
 	},
 	{
+		Kind:     FlagSearchRepeated,
+		Severity: SeverityInfo,
+		check:    ruleSearchRepeated,
+		When:     "a search asks what an earlier search of its thread asked and was answered (the same tool and query; a `select:` list in any order, keywords in any case) (`search`: the one asked again)",
+		Why:      "The model searched again for what it had already searched for in this thread and been answered: a round trip, and the tokens of a whole request, for nothing new. It usually means the model lost track of what it loaded (a long context, a compaction) or did not trust the first answer.",
+		Todo:     "Read the first search's answer. If it loaded the tools and they are still in the working set, the model does not see them as loaded: look at what it was told after that search. If it found nothing, the model keeps looking for a capability that is not there: give it the tool, or a name and description that match how it asks.",
+	},
+	{
 		Kind:     FlagCacheBreak,
 		Severity: SeverityWarning,
 		check:    ruleCacheBreak,

@@ -30,20 +30,25 @@ var flagCases = []struct {
 	{kind: timeline.FlagRetry, fires: map[string]int{"sdk-flaky": 3, "claude-code-parallel-subagents": 2}},
 	// get_exchange_rate is deferred and no search loaded it.
 	{kind: timeline.FlagCallBeforeLoad, fires: map[string]int{"sdk-flaky": 1}},
-	// book_flight is offered nowhere.
-	{kind: timeline.FlagUnknownTool, fires: map[string]int{"sdk-flaky": 1}},
+	// book_flight is offered nowhere; with tool search off, Claude Code
+	// offers no ToolSearch and the model called it twice.
+	{kind: timeline.FlagUnknownTool, fires: map[string]int{"sdk-flaky": 1, "claude-code-search-absent": 2}},
 	// Empty replies ending on "\n\nHuman:", which no request set; never
 	// the poem of sdk-agent, which ends on the stop sequence it asked for.
 	{kind: timeline.FlagStopSequence, fires: map[string]int{"sdk-flaky": 1, "claude-code-parallel-subagents": 4}},
 	// The server-side regex search for flights found nothing; the one of
-	// sdk-agent found get_weather.
+	// sdk-agent found get_weather. Never the calls of an absent ToolSearch
+	// (claude-code-search-absent): no search ran.
 	{kind: timeline.FlagEmptySearch, fires: map[string]int{"sdk-flaky": 1}},
+	// echo loaded, called, then asked for again with the same select:
+	// query; never the two refused calls of the absent ToolSearch.
+	{kind: timeline.FlagSearchRepeated, fires: map[string]int{"claude-code-search-repeated": 1}},
 	// The stand-in evicted the cache entry; never the growing prompts of
 	// the other captures, nor the first turns of subagents.
 	{kind: timeline.FlagCacheBreak, fires: map[string]int{"sdk-flaky": 1}},
 	// Claude Code with ENABLE_TOOL_SEARCH=false, and with auto below the
 	// threshold; never on an SDK app, nor where ToolSearch is on.
-	{kind: timeline.FlagToolSearchOff, fires: map[string]int{"claude-code-tool-search-off": 1, "claude-code-auto-inline": 1}},
+	{kind: timeline.FlagToolSearchOff, fires: map[string]int{"claude-code-tool-search-off": 1, "claude-code-auto-inline": 1, "claude-code-search-absent": 1}},
 	// Claude Code with ENABLE_TOOL_SEARCH=auto below the threshold: every
 	// schema inline, no ToolSearch, and still the deferred-tools reminder.
 	{kind: timeline.FlagCatalogNoSearch, fires: map[string]int{"claude-code-auto-inline": 1}},

@@ -73,6 +73,46 @@ func TestRecordClaudeCode(t *testing.T) {
 	storeCapture(t, "claude-code-tool-search-off", session.ReadCapture(t, db2), neutral(res2))
 }
 
+// TestRecordClaudeCodeSearches records testdata/claude-code-search-absent:
+// the demo MCP server's tools with ENABLE_TOOL_SEARCH=false while the
+// model calls ToolSearch twice anyway (Claude Code refuses both: "No such
+// tool available"), then echo; and testdata/claude-code-search-repeated:
+// with tool search on, the model loads echo, calls it, then asks for echo
+// again with the same select: query and calls it again.
+func TestRecordClaudeCodeSearches(t *testing.T) {
+	if !*record {
+		t.Skip("records with -record only")
+	}
+	requireClaude(t)
+	const echo = "mcp__demo__echo"
+	dir := t.TempDir()
+	neutral := func(res session.Result) [][2]string {
+		return [][2]string{{res.Home, "/home/user"}, {res.Dir, "/project"}, {strings.ReplaceAll(res.Dir, "/", "-"), "-project"},
+			{fmt.Sprintf("/claude-%d/", os.Getuid()), "/claude-1000/"}}
+	}
+	u := standIn(t, map[fixtures.Route][]fixtures.Step{
+		fixtures.RouteMain: fixtures.Steps(fixtures.ToolSearch("select:"+echo, 5), fixtures.ToolSearch("select:"+echo, 5),
+			fixtures.CallTool(echo, map[string]any{"text": "hi"}), fixtures.Text("The echo tool answered.")),
+	}, fixtures.Options{})
+	db := filepath.Join(dir, "absent.db")
+	res := kit.Record(t, u, session.Options{DB: db, Mode: "mitm", Timeout: 2 * time.Minute, Actions: 3, Env: []string{"ENABLE_TOOL_SEARCH=false"}})
+	if res.Err != nil {
+		t.Fatalf("%v\n%s", res.Err, res.Output)
+	}
+	storeCapture(t, "claude-code-search-absent", session.ReadCapture(t, db), neutral(res))
+
+	u2 := standIn(t, map[fixtures.Route][]fixtures.Step{
+		fixtures.RouteMain: fixtures.Steps(fixtures.ToolSearch("select:"+echo, 5), fixtures.CallTool(echo, map[string]any{"text": "hi"}),
+			fixtures.ToolSearch("select:"+echo, 5), fixtures.CallTool(echo, map[string]any{"text": "hi again"}), fixtures.Text("The echo tool answered twice.")),
+	}, fixtures.Options{})
+	db2 := filepath.Join(dir, "repeated.db")
+	res2 := kit.Record(t, u2, session.Options{DB: db2, Mode: "mitm", Timeout: 2 * time.Minute, Actions: 3})
+	if res2.Err != nil {
+		t.Fatalf("%v\n%s", res2.Err, res2.Output)
+	}
+	storeCapture(t, "claude-code-search-repeated", session.ReadCapture(t, db2), neutral(res2))
+}
+
 // TestRecordClaudeCodeAuto records testdata/claude-code-auto-inline: the
 // demo MCP server's 41 tools with ENABLE_TOOL_SEARCH=auto, below the
 // threshold, so Claude Code sends every schema inline and no ToolSearch,

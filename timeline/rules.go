@@ -22,6 +22,7 @@ const (
 	FlagAPIError         = "api_error"
 	FlagRetry            = "retry"
 	FlagToolSearchOff    = "tool_search_off"
+	FlagSearchRepeated   = "search_repeated"
 )
 
 func ruleAPIError(v ruleView, k int) []Flag {
@@ -297,6 +298,56 @@ func ruleSearchMissed(v ruleView, k int) []Flag {
 		out = append(out, Flag{Tool: missing[0], Detail: d})
 	}
 	return out
+}
+
+// ruleSearchRepeated raises a flag for a search that asks what an earlier
+// search of its thread asked and had its answer to: the same tool, mode
+// and query (a select: list's names in any order, a keyword query's words
+// in any case and spacing).
+func ruleSearchRepeated(v ruleView, k int) []Flag {
+	in := v.turn(k)
+	var out []Flag
+	for _, s := range in.t.NewSearches {
+		if !s.HasResult {
+			continue
+		}
+		j, first := v.earlierSearch(k, searchKey(s))
+		if j < 0 || first.ToolUseID == s.ToolUseID && s.ToolUseID != "" {
+			continue
+		}
+		d := fmt.Sprintf("%s %q asks again what %s asked (%q)", s.Tool, s.Query, v.ref(j), first.Query)
+		if len(first.Results) == 0 {
+			d += ", which loaded nothing"
+		} else {
+			d += ", which loaded " + strings.Join(first.Results, ", ")
+			// The call was made in the turn before this one: were those
+			// tools still loaded then?
+			if p := in.t.Prev - 1; p >= 0 && p < k {
+				still := true
+				for _, n := range first.Results {
+					still = still && v.turn(p).d.InWorkingSet(n)
+				}
+				if still {
+					d += fmt.Sprintf("; %s still in the working set when the model asked again", plural(len(first.Results), "it was", "all were"))
+				}
+			}
+		}
+		out = append(out, Flag{Search: s.ToolUseID, Detail: d + "."})
+	}
+	return out
+}
+
+// searchKey is what a search asks: its tool and mode, and its query with
+// a select: list's names sorted, or a keyword query's words lower-cased
+// and single-spaced.
+func searchKey(s decode.Search) string {
+	q := strings.Join(strings.Fields(strings.ToLower(s.Query)), " ")
+	if len(s.Selected) > 0 {
+		names := slices.Clone(s.Selected)
+		slices.Sort(names)
+		q = "select:" + strings.Join(slices.Compact(names), ",")
+	}
+	return s.Tool + "\x00" + s.Mode + "\x00" + q
 }
 
 // searchNames are the words of a search that could name tools: a select:

@@ -17,6 +17,15 @@ type fakeView struct {
 	turns   []*info
 	results map[fakeCall]fakeResult
 	flagged map[fakeFlag]bool
+	// searched answers earlierSearch: by turn asking and searchKey, the
+	// earlier turn.
+	searched map[fakeSearch]int
+}
+
+// fakeSearch is a search key asked about from turn k.
+type fakeSearch struct {
+	k   int
+	key string
 }
 
 // fakeCall is a tool use id asked about from turn k.
@@ -42,6 +51,19 @@ func (v *fakeView) turn(k int) *info { return v.turns[k] }
 func (v *fakeView) ref(k int) string { return fmt.Sprintf("turn <%d>", k) }
 func (v *fakeView) earlierFlag(k int, kind, name string) bool {
 	return v.flagged[fakeFlag{k, kind, name}]
+}
+
+func (v *fakeView) earlierSearch(k int, key string) (int, decode.Search) {
+	j, ok := v.searched[fakeSearch{k, key}]
+	if !ok {
+		return -1, decode.Search{}
+	}
+	for _, s := range v.turns[j].t.NewSearches {
+		if searchKey(s) == key {
+			return j, s
+		}
+	}
+	return -1, decode.Search{}
 }
 
 func (v *fakeView) resultFor(k int, id string) (int, *decode.Block) {
@@ -201,5 +223,48 @@ func TestRuleSearchMissedOnAView(t *testing.T) {
 	in.t.NewSearches = []decode.Search{{Tool: "ToolSearch", Query: "select:WebFetch,mcp__x__a", Mode: "select", Selected: []string{"WebFetch", "mcp__x__a"}, HasResult: true, Results: []string{"WebFetch"}}}
 	if got := ruleSearchMissed(v, 0); len(got) != 1 || got[0].Tool != "mcp__x__a" {
 		t.Errorf("select: %+v", got)
+	}
+}
+
+// TestRuleSearchRepeatedOnAView: a search that asks again what an earlier
+// turn of the thread asked, in other words (a select: list in another
+// order, keywords in another case), is flagged with what the first one
+// loaded, and whether that was still loaded; a new question is not.
+func TestRuleSearchRepeatedOnAView(t *testing.T) {
+	sel := func(id string, names ...string) decode.Search {
+		return decode.Search{ToolUseID: id, Tool: "ToolSearch", Query: "select:" + strings.Join(names, ","), Mode: "select", Selected: names, HasResult: true, Results: names}
+	}
+	first := fakeTurn(1, 200, &decode.Turn{})
+	first.t.NewSearches = []decode.Search{sel("t1", "mcp__x__a", "mcp__x__b")}
+	caller := fakeTurn(2, 200, &decode.Turn{WorkingSet: []decode.WorkingTool{{Name: "mcp__x__a"}, {Name: "mcp__x__b"}}})
+	again := fakeTurn(3, 200, &decode.Turn{})
+	again.t.Prev = 2
+	again.t.NewSearches = []decode.Search{sel("t2", "mcp__x__b", "mcp__x__a")}
+	v := &fakeView{turns: []*info{first, caller, again}, searched: map[fakeSearch]int{{2, searchKey(first.t.NewSearches[0])}: 0}}
+	got := ruleSearchRepeated(v, 2)
+	want := `ToolSearch "select:mcp__x__b,mcp__x__a" asks again what turn <0> asked ("select:mcp__x__a,mcp__x__b"), which loaded mcp__x__a, mcp__x__b; all were still in the working set when the model asked again.`
+	if len(got) != 1 || got[0].Detail != want || got[0].Search != "t2" {
+		t.Fatalf("got %+v\nwant %q", got, want)
+	}
+	// A keyword query in other case and spacing asks the same.
+	kw := func(id, q string) decode.Search {
+		return decode.Search{ToolUseID: id, Tool: "ToolSearch", Query: q, Mode: "keyword", HasResult: true}
+	}
+	if searchKey(kw("a", "Weather  forecast")) != searchKey(kw("b", "weather forecast")) {
+		t.Error("keyword queries in other case and spacing differ")
+	}
+	first.t.NewSearches = []decode.Search{kw("t1", "weather forecast")}
+	again.t.NewSearches = []decode.Search{kw("t2", "Weather forecast")}
+	v.searched = map[fakeSearch]int{{2, searchKey(first.t.NewSearches[0])}: 0}
+	if got := ruleSearchRepeated(v, 2); len(got) != 1 || !strings.HasSuffix(got[0].Detail, `("weather forecast"), which loaded nothing.`) {
+		t.Errorf("keyword: %+v", got)
+	}
+	// Another question, or none asked before: no flag.
+	again.t.NewSearches = []decode.Search{kw("t2", "weather today")}
+	if got := ruleSearchRepeated(v, 2); got != nil {
+		t.Errorf("another query: %+v", got)
+	}
+	if searchKey(kw("a", "x")) == searchKey(decode.Search{Tool: "tool_search_tool_regex", Query: "x", Mode: "regex"}) {
+		t.Error("a server search and a ToolSearch of the same text ask the same")
 	}
 }

@@ -122,7 +122,8 @@ type Flag struct {
 	// when the response carried one; Agrees says whether it matches Cause.
 	CacheMissReason string `json:"cache_miss_reason,omitempty"`
 	Agrees          *bool  `json:"agrees,omitempty"`
-	// Search is the tool_use id of the search an empty_search is about.
+	// Search is the tool_use id of the search an empty_search or a
+	// search_repeated is about.
 	Search string `json:"search,omitempty"`
 
 	// What a blind call (call_before_load, unknown_tool) led to. Answer

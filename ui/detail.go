@@ -45,7 +45,11 @@ func (d *detailText) render(w, h int) []view.Line {
 	m := d.a.m
 	t := m.Selected()
 	if t == nil {
-		return []view.Line{{{Text: emptyText(m), Role: view.RoleDim}}}
+		text := emptyText(m)
+		if d.a.loading != "" {
+			text = "Reading the session: its turns appear when it is read (the header says how far)."
+		}
+		return []view.Line{{{Text: text, Role: view.RoleDim}}}
 	}
 	s, q := m.Session(), m.DetailQuery()
 	switch m.Tab() {

@@ -118,7 +118,7 @@ func keyTable() []keyRow {
 		{keys: "Esc", where: everywhere,
 			doc: "clear the filter of the turn list or of the tab with the focus; with none, move the focus back to the turn list, or clear the status line",
 			do:  (*app).escape},
-		{keys: fmt.Sprintf("1-%d", view.NumTabs+1), where: everywhere, help: "Working set, Catalog, Searches, Cache, Flags, Raw, Talk, Compare",
+		{keys: fmt.Sprintf("1-%d", view.NumTabs+1), where: everywhere, help: "tabs: Working set, Catalog, Searches, Cache, Flags, Raw,\nTalk, and Compare with open --compare",
 			doc:  "open tab 1 Working set, 2 Catalog, 3 Searches, 4 Cache, 5 Flags, 6 Raw or 7 Conversation; with `open A --compare B`, 8 Compare",
 			foot: footSlot{"tab", 8, 0},
 			do:   func(a *app, ev *tcell.EventKey) { a.m.SetTab(view.Tab(ev.Rune() - '1')) }},

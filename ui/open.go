@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sync/atomic"
+	"time"
 
+	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/source"
 	"github.com/tsinspect/tsinspect/timeline/compare"
 	"github.com/tsinspect/tsinspect/timeline/view"
@@ -28,14 +32,20 @@ func Open(ctx context.Context, path string, opts Options) error {
 }
 
 // OpenSource is Open over any source, which the caller closes after it
-// returns; name is what the "loading" status calls it.
+// returns; name is what the "loading" status calls it. Until the session
+// is read, the header says how far the reading is.
 func OpenSource(ctx context.Context, src source.Source, name string, opts Options) error {
 	m := view.New(nil)
 	m.SetStatus("loading " + name + " …")
 	a := newApp(m, opts)
+	a.loading = "reading …"
 	failed := make(chan error, 1)
 	err := a.run(ctx, func(done <-chan struct{}) {
-		b, problems, err := source.Read(ctx, src)
+		cs := &counting{Source: src, total: total(ctx, src)}
+		read := make(chan struct{})
+		go a.showProgress(cs, read, done)
+		b, problems, err := source.Read(ctx, cs)
+		close(read)
 		if err != nil {
 			failed <- err
 			a.stop()
@@ -49,6 +59,7 @@ func OpenSource(ctx context.Context, src source.Source, name string, opts Option
 			cmp = view.NewComparison(compare.Compare(compare.Side{Session: s}, compare.Side{Session: opts.Compare}, compare.Options{}), opts.CompareName)
 		}
 		a.tv.QueueUpdateDraw(func() {
+			a.loading = ""
 			a.m.SetSession(s)
 			if cmp != nil {
 				a.m.SetComparison(cmp)
@@ -64,5 +75,73 @@ func OpenSource(ctx context.Context, src source.Source, name string, opts Option
 		return fmt.Errorf("ui: open: %w", lerr)
 	default:
 		return nil
+	}
+}
+
+// counting is a source that counts the exchanges it has handed on, and
+// knows how many it holds (total, 0 when unknown).
+type counting struct {
+	source.Source
+	n     atomic.Int64
+	total int64
+}
+
+// Stream hands on the source's exchanges, counting them.
+func (c *counting) Stream(ctx context.Context, fn func(*exchange.Exchange) error) ([]source.Problem, error) {
+	return c.Source.Stream(ctx, func(ex *exchange.Exchange) error {
+		c.n.Add(1)
+		return fn(ex)
+	})
+}
+
+// progress says how far the reading is: "reading 3,400 of 14,000
+// requests (24 %)".
+func (c *counting) progress() string {
+	n := c.n.Load()
+	if c.total <= 0 {
+		return fmt.Sprintf("reading: %s requests so far", numfmt.Thousands(n))
+	}
+	n = min(n, c.total)
+	return fmt.Sprintf("reading %s of %s requests (%d %%)", numfmt.Thousands(n), numfmt.Thousands(c.total), n*100/c.total)
+}
+
+// total is how many exchanges src holds, when it can tell; 0 otherwise.
+func total(ctx context.Context, src source.Source) int64 {
+	switch s := src.(type) {
+	case *source.Files:
+		return int64(s.Session().Len())
+	case interface {
+		Len(context.Context) (int64, error)
+	}:
+		if n, err := s.Len(ctx); err == nil {
+			return n
+		}
+	}
+	return 0
+}
+
+// progressEvery is how often the header's reading progress is redrawn.
+const progressEvery = 100 * time.Millisecond
+
+// showProgress redraws the header's reading progress until read or done
+// is closed.
+func (a *app) showProgress(c *counting, read, done <-chan struct{}) {
+	tick := time.NewTicker(progressEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-read:
+			return
+		case <-done:
+			return
+		case <-tick.C:
+			text := c.progress()
+			a.tv.QueueUpdateDraw(func() {
+				if a.loading != "" {
+					a.loading = text
+					a.chrome()
+				}
+			})
+		}
 	}
 }

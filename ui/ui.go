@@ -116,6 +116,10 @@ type app struct {
 	deferral view.Deferral
 	// note is the latest of Options.Notes, shown in the header.
 	note string
+	// loading, while a session is read, says how far the reading is; the
+	// header shows it instead of the counts and dollars of the session
+	// not yet there.
+	loading string
 	// saveDir is where the Raw tab saves.
 	saveDir string
 
@@ -292,14 +296,9 @@ func (a *app) chrome() {
 func headerLine(a *app) view.Line {
 	m := a.m
 	s := m.Session()
-	type part struct {
-		line  view.Line
-		short view.Line // what it shortens to, before it is dropped
-		keep  int       // the higher, the longer it stays
-	}
-	var parts []part
+	var parts []headerPart
 	add := func(keep int, short view.Line, spans ...view.Span) {
-		parts = append(parts, part{line: spans, short: short, keep: keep})
+		parts = append(parts, headerPart{line: spans, short: short, keep: keep})
 	}
 	span := func(r view.Role, f string, args ...any) view.Span {
 		return view.Span{Text: fmt.Sprintf(f, args...), Role: r}
@@ -313,6 +312,10 @@ func headerLine(a *app) view.Line {
 	}
 	if m.Replaying() {
 		add(90, nil, span(view.RoleTitle, "  %s", m.Replay()))
+	}
+	if a.loading != "" {
+		add(70, nil, span(view.RoleWarning, "  %s", a.loading))
+		return fitHeader(a, parts)
 	}
 	flags := span(view.RoleDim, "no flags")
 	if n := m.Flags(); n > 0 {
@@ -359,6 +362,20 @@ func headerLine(a *app) view.Line {
 		dollars := approx + pricing.Format(usd, true)
 		add(99, view.Line{span(view.RoleDim, "  %s", dollars)}, span(view.RoleDim, "  %s %s", dollars, where))
 	}
+	return fitHeader(a, parts)
+}
+
+// headerPart is a part of the header line: its text, what it shortens to
+// before it is dropped, and how long it stays (the higher, the longer).
+type headerPart struct {
+	line  view.Line
+	short view.Line
+	keep  int
+}
+
+// fitHeader joins the parts of the header line, shortened and dropped
+// from the least important until they fit the header's width.
+func fitHeader(a *app, parts []headerPart) view.Line {
 	width := func() int {
 		n := 0
 		for _, p := range parts {

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/tsinspect/tsinspect/fixtures"
@@ -32,19 +34,29 @@ Scripts (--scenario):
   keyword     a keyword search that finds echo, the call, an answer
   flaky       toolsearch with each step failing once first (HTTP 500, a
               cut stream, an empty stop_sequence reply)
+  subagent    main loads echo and starts a subagent (allow Agent too:
+              --allowedTools ToolSearch,mcp__demo__echo,Agent), which
+              loads echo in its own thread and calls it
+  cachebreak  toolsearch with the stand-in dropping its prompt cache
+              before the call: that turn reads nothing from the cache, a
+              cache break nothing in the request explains
 
 It serves until Ctrl-C. See "Try it without an API key" in the README.
 
-Example (three commands; the first in the background or another terminal):
+Example (three commands; the first in the background or another terminal).
+CLAUDE_CONFIG_DIR gives Claude Code a throwaway configuration directory,
+so that the stand-in's session is kept in ./try-claude and not among your
+own in ~/.claude (where 'tsinspect sessions', ccusage and other dashboards
+would count its made-up spending):
   tsinspect standin --mcp-config mcp.json &
-  ANTHROPIC_API_KEY=sk-ant-standin tsinspect record --db try.db --upstream http://127.0.0.1:8642 -- \
+  CLAUDE_CONFIG_DIR=$PWD/try-claude ANTHROPIC_API_KEY=sk-ant-standin tsinspect record --db try.db --upstream http://127.0.0.1:8642 -- \
       claude -p "Show me what the demo MCP tools can do." --mcp-config mcp.json --allowedTools ToolSearch,mcp__demo__echo
   tsinspect open try.db`
 
 func runStandin(env *cliEnv, args []string) error {
 	fs := newFlags(env, "standin", "[--listen ADDR] [--scenario NAME] [--mcp-config FILE] | --mcp", standinAbout)
 	listen := fs.String("listen", "127.0.0.1:8642", "`address` to serve the stand-in API on (loopback only)")
-	scenario := fs.String("scenario", "demo", "the `script` to answer from: demo, toolsearch, keyword or flaky")
+	scenario := fs.String("scenario", "demo", "the `script` to answer from: "+orList(fixtures.ScenarioNames()))
 	mcpConfig := fs.String("mcp-config", "", "write a Claude Code MCP configuration for the demo MCP server to `FILE`")
 	mcp := fs.Bool("mcp", false, "be the demo MCP server on standard input and output instead")
 	actions := fs.Int("actions", 40, "--mcp: the number of action_N tools besides echo")
@@ -73,7 +85,7 @@ func runStandin(env *cliEnv, args []string) error {
 	}
 	sc, ok := fixtures.Scenario(*scenario)
 	if !ok {
-		return usageError("standin: --scenario %q: want demo, toolsearch, keyword or flaky", *scenario)
+		return usageError("standin: --scenario %q: want %s", *scenario, orList(fixtures.ScenarioNames()))
 	}
 	if host, port, err := net.SplitHostPort(*listen); err != nil || !recording.ValidPort(port) {
 		return usageError("standin: --listen %q: want HOST:PORT, e.g. 127.0.0.1:8642", *listen)
@@ -88,6 +100,9 @@ func runStandin(env *cliEnv, args []string) error {
 	// The address first: a port in use leaves no configuration behind.
 	srv := fixtures.NewServer(sc, fixtures.Options{})
 	url, err := srv.Listen(*listen)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("standin: %s is taken (by another stand-in still running?): serve on another port with --listen 127.0.0.1:PORT, and give record --upstream http://127.0.0.1:PORT", *listen)
+	}
 	if err != nil {
 		return fmt.Errorf("standin: %w", err)
 	}
@@ -101,10 +116,19 @@ func runStandin(env *cliEnv, args []string) error {
 	if *mcpConfig != "" {
 		fmt.Fprintf(env.stderr, "  demo MCP server configuration: %s\n", *mcpConfig)
 	}
-	fmt.Fprintf(env.stderr, "  record against it: tsinspect record --db try.db --upstream %s -- claude -p ...\n", url)
+	fmt.Fprintf(env.stderr, "  record against it: CLAUDE_CONFIG_DIR=$PWD/try-claude ANTHROPIC_API_KEY=sk-ant-standin tsinspect record --db try.db --upstream %s -- claude -p ...\n", url)
+	fmt.Fprintf(env.stderr, "  (CLAUDE_CONFIG_DIR keeps the stand-in's session out of your own ~/.claude)\n")
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sig)
 	<-sig
 	return nil
+}
+
+// orList is "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }

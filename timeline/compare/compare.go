@@ -101,6 +101,14 @@ type Change struct {
 	B string `json:"b,omitempty"`
 	// Detail says more: "+120 tokens", "description, schema".
 	Detail string `json:"detail,omitempty"`
+	// Lines are the lines that changed, for a changed system block or
+	// tool description: "- " A's, "+ " B's, a few of them, each cut to
+	// what a line shows around where it changed.
+	Lines []string `json:"lines,omitempty"`
+	// Added and Removed are the names a changed catalog has in B only and
+	// in A only.
+	Added   []string `json:"added,omitempty"`
+	Removed []string `json:"removed,omitempty"`
 }
 
 // Row operations.
@@ -141,6 +149,10 @@ type Field struct {
 	Name string `json:"name"`
 	A    string `json:"a"`
 	B    string `json:"b"`
+	// Added and Removed are, for a list (catalog, working set), the names
+	// B's has and A's lacks, and the other way round; B ends with them.
+	Added   []string `json:"added,omitempty"`
+	Removed []string `json:"removed,omitempty"`
 }
 
 // ToolDiff is how one tool was searched for and found on each side.
@@ -243,7 +255,7 @@ func mergeChanges(have, add []Change) []Change {
 		found := false
 		for i := range have {
 			h := &have[i]
-			if h.Area == c.Area && h.Item == c.Item && h.Op == c.Op && h.A == c.A && h.B == c.B && h.Detail == c.Detail {
+			if h.Area == c.Area && h.Item == c.Item && h.Op == c.Op && h.A == c.A && h.B == c.B && h.Detail == c.Detail && slices.Equal(h.Lines, c.Lines) {
 				h.Threads = append(h.Threads, c.Threads...)
 				found = true
 				break

@@ -170,7 +170,8 @@ func shapeChanges(p threadPair, sa, sb *timeline.Session) []Change {
 	}
 	if added, removed := setDiff(a.catalog, b.catalog); len(added)+len(removed) > 0 {
 		add(Change{Area: AreaCatalog, Item: "catalog", Op: "changed", A: fmt.Sprintf("%d tools", len(a.catalog)),
-			B: fmt.Sprintf("%d tools", len(b.catalog)), Detail: strings.TrimSuffix(strings.TrimPrefix(changeText(added, removed), " ("), ")")})
+			B: fmt.Sprintf("%d tools", len(b.catalog)), Detail: strings.TrimSuffix(strings.TrimPrefix(changeText(added, removed), " ("), ")"),
+			Added: added, Removed: removed})
 	}
 	switch {
 	case a.announcement != b.announcement:
@@ -288,7 +289,7 @@ func systemChanges(a, b *shape) []Change {
 		if i != j {
 			item = fmt.Sprintf("block %d (A's %d)", j, i)
 		}
-		out = append(out, Change{Area: AreaSystem, Item: item, Op: "changed", Detail: strings.Join(what, "; ")})
+		out = append(out, Change{Area: AreaSystem, Item: item, Op: "changed", Detail: strings.Join(what, "; "), Lines: lineDiff(x.text, y.text)})
 	}
 	for j, u := range usedB {
 		if !u {
@@ -334,7 +335,7 @@ func toolChanges(a, b *shape) []Change {
 		for k := range my {
 			keys[k] = true
 		}
-		var what []string
+		var what, lines []string
 		var ks []string
 		for k := range keys {
 			ks = append(ks, k)
@@ -350,13 +351,17 @@ func toolChanges(a, b *shape) []Change {
 				w = "schema"
 			case "description":
 				w = "description " + b.tokens(len(my[k])-len(mx[k]))
+				var dx, dy string
+				if json.Unmarshal(mx[k], &dx) == nil && json.Unmarshal(my[k], &dy) == nil {
+					lines = lineDiff(dx, dy)
+				}
 			}
 			what = append(what, w)
 		}
 		if len(what) == 0 {
 			continue
 		}
-		out = append(out, Change{Area: AreaTools, Item: n, Op: "changed", Detail: strings.Join(what, ", ")})
+		out = append(out, Change{Area: AreaTools, Item: n, Op: "changed", Detail: strings.Join(what, ", "), Lines: lines})
 	}
 	return out
 }

@@ -223,6 +223,13 @@ func what(f *facts) string {
 	return strings.Join(parts, "; ")
 }
 
+// The names of the fields that are lists of tools (Field.Added,
+// Field.Removed).
+const (
+	FieldCatalog    = "catalog"
+	FieldWorkingSet = "working set"
+)
+
 // fields lists what differs between two aligned turns.
 func fields(a, b *facts) []Field {
 	var out []Field
@@ -235,10 +242,12 @@ func fields(a, b *facts) []Field {
 	add("status", fmt.Sprint(a.status), fmt.Sprint(b.status))
 	add("stop reason", a.stop, b.stop)
 	if added, removed := setDiff(a.catalog, b.catalog); len(added)+len(removed) > 0 {
-		out = append(out, Field{Name: "catalog", A: fmt.Sprintf("%d tools", len(a.catalog)), B: fmt.Sprintf("%d tools", len(b.catalog)) + changeText(added, removed)})
+		out = append(out, Field{Name: FieldCatalog, A: fmt.Sprintf("%d tools", len(a.catalog)), B: fmt.Sprintf("%d tools", len(b.catalog)) + changeText(added, removed),
+			Added: added, Removed: removed})
 	}
 	if added, removed := setDiff(a.working, b.working); len(added)+len(removed) > 0 {
-		out = append(out, Field{Name: "working set", A: fmt.Sprintf("%d tools", len(a.working)), B: fmt.Sprintf("%d tools", len(b.working)) + changeText(added, removed)})
+		out = append(out, Field{Name: FieldWorkingSet, A: fmt.Sprintf("%d tools", len(a.working)), B: fmt.Sprintf("%d tools", len(b.working)) + changeText(added, removed),
+			Added: added, Removed: removed})
 	}
 	if !slices.Equal(a.searches, b.searches) {
 		out = append(out, Field{Name: "searches", A: listText(a.searches), B: listText(b.searches)})

@@ -42,6 +42,10 @@ type Shape struct {
 	Thinking string // JSON of the thinking parameter, "" for none
 	EchoDesc string // the description of mcp__demo__echo once loaded
 	IDSeed   int    // makes the ids and times of one session differ from another's
+	// Catalog, when set, replaces the deferred tools announced (Catalog).
+	Catalog []string
+	// Inline names more tools sent with their schemas on every request.
+	Inline []string
 }
 
 // DefaultShape is the shape of Claude Code 2.1.328's requests.
@@ -57,11 +61,15 @@ var Catalog = []string{"mcp__demo__echo", "mcp__demo__action_0", "mcp__demo__act
 // Session builds the session of steps with shape sh.
 func Session(sh Shape, steps ...Step) *timeline.Session {
 	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC).Add(time.Duration(sh.IDSeed) * time.Hour)
+	catalog := Catalog
+	if sh.Catalog != nil {
+		catalog = sh.Catalog
+	}
 	billing := fmt.Sprintf("x-anthropic-billing-header: cc_version=%s.b1f; cc_entrypoint=sdk-cli; cch=%05x;", sh.Version, sh.IDSeed*7919)
 	system := []any{obj{"type": "text", "text": billing},
 		obj{"type": "text", "text": sh.System, "cache_control": obj{"type": "ephemeral"}}}
 	announce := "<system-reminder>\nThe following deferred tools are now available via ToolSearch. Their schemas are NOT loaded — calling them directly will fail with InputValidationError. Use ToolSearch with query \"select:<name>[,<name>...]\" to load tool schemas before calling them:\n" +
-		strings.Join(Catalog, "\n") + "\n</system-reminder>"
+		strings.Join(catalog, "\n") + "\n</system-reminder>"
 	messages := []any{obj{"role": "user", "content": []any{obj{"type": "text", "text": announce}, obj{"type": "text", "text": "use the demo tools"}}}}
 	loaded := []string{}
 	var exs []exchange.Exchange
@@ -69,6 +77,9 @@ func Session(sh Shape, steps ...Step) *timeline.Session {
 		tools := []any{
 			obj{"name": "Bash", "description": "Run a command.", "input_schema": obj{"type": "object"}},
 			obj{"name": "ToolSearch", "description": "Search for deferred tools.", "input_schema": obj{"type": "object"}},
+		}
+		for _, n := range sh.Inline {
+			tools = append(tools, obj{"name": n, "description": "The " + n + " tool.", "input_schema": obj{"type": "object"}})
 		}
 		for _, n := range loaded {
 			desc := "The " + n + " tool."
