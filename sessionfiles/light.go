@@ -96,3 +96,72 @@ func lightModel(params json.RawMessage) string {
 	_ = json.Unmarshal(params, &p)
 	return p.Model
 }
+
+// lightMessage is what the transcript reads of an answer's record: its
+// message's ID and model, its content blocks as written with their type,
+// ID and name, and its usage as written.
+type lightMessage struct {
+	id, model string
+	content   [][]byte
+	blocks    []lightBlock
+	usage     []byte
+}
+
+// lightBlock is a content block's type, ID and name.
+type lightBlock struct {
+	typ, id, name string
+}
+
+// readMessage walks an answer's message the way lightRecord walks a
+// record; ok is false when it is not a JSON object.
+func readMessage(msg []byte) (m lightMessage, ok bool) {
+	end := eachMember(msg, skipSpace(msg, 0), func(key []byte, v int) int {
+		e := valueEnd(msg, v)
+		if e < 0 {
+			return -1
+		}
+		switch string(key) {
+		case "id":
+			if msg[v] == '"' {
+				m.id = jsonString(msg[v:e])
+			}
+		case "model":
+			if msg[v] == '"' {
+				m.model = jsonString(msg[v:e])
+			}
+		case "usage":
+			m.usage = msg[v:e]
+		case "content":
+			if msg[v] != '[' {
+				return e
+			}
+			m.content, m.blocks = m.content[:0], m.blocks[:0]
+			eachElement(msg, v, func(b int) int {
+				be := valueEnd(msg, b)
+				if be < 0 {
+					return -1
+				}
+				var lb lightBlock
+				eachMember(msg, b, func(key []byte, v int) int {
+					e := valueEnd(msg, v)
+					if e >= 0 && msg[v] == '"' {
+						switch string(key) {
+						case "type":
+							lb.typ = jsonString(msg[v:e])
+						case "id":
+							lb.id = jsonString(msg[v:e])
+						case "name":
+							lb.name = jsonString(msg[v:e])
+						}
+					}
+					return e
+				})
+				m.content = append(m.content, msg[b:be])
+				m.blocks = append(m.blocks, lb)
+				return be
+			})
+		}
+		return e
+	})
+	return m, end >= 0
+}

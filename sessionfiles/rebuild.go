@@ -76,6 +76,7 @@ type request struct {
 	msgs   []int32
 	at     time.Time
 	answer []*record // assistant records of the answer's message
+	read   []lightMessage // what the transcript read of each
 	errRec *record
 	empty  bool // followed by Claude Code's "no visible output" message
 	// transcript: made from the transcript (the files hold no api-request

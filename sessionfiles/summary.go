@@ -165,7 +165,7 @@ func (s *Summary) summarise(tr *transcript) {
 		if len(q.answer) == 0 {
 			continue
 		}
-		a := readAnswer(q.answer)
+		a := readAnswer(q.answer, q.read)
 		if a.model != "" {
 			models[a.model] = true
 		}
@@ -225,40 +225,29 @@ type answer struct {
 	problems []string
 }
 
-// readAnswer reads an answer written as the records rs, a member at a
-// time, so that one member of an unexpected type costs only itself.
-func readAnswer(rs []*record) answer {
+// readAnswer reads an answer from what the transcript read of its
+// records (ms) and their records (rs): the last record's usage, through
+// decode.ParseUsage, the parser the timeline uses.
+func readAnswer(rs []*record, ms []lightMessage) answer {
 	a := answer{empty: true}
-	for _, r := range rs {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(r.Message, &m) != nil {
-			a.problems = append(a.problems, "the message is not a JSON object")
-			continue
+	for i, m := range ms {
+		if m.model != "" {
+			a.model = m.model
 		}
-		var model string
-		if json.Unmarshal(m["model"], &model) == nil && model != "" {
-			a.model = model
-		}
-		var content []json.RawMessage
-		if json.Unmarshal(m["content"], &content) == nil && len(content) > 0 {
+		if len(m.blocks) > 0 {
 			a.empty = false
-			for _, raw := range content {
-				var c struct {
-					Type string `json:"type"`
-					Name string `json:"name"`
-				}
-				if json.Unmarshal(raw, &c) == nil && c.Type == "tool_use" {
-					a.calls = append(a.calls, c.Name)
-				}
+		}
+		for _, b := range m.blocks {
+			if b.typ == "tool_use" {
+				a.calls = append(a.calls, b.name)
 			}
 		}
-		raw, ok := m["usage"]
-		if !ok || string(raw) == "null" {
+		if len(m.usage) == 0 || string(m.usage) == "null" {
 			continue
 		}
-		du, problems := decode.ParseUsage(raw)
+		du, problems := decode.ParseUsage(m.usage)
 		u := &TurnUsage{Input: du.InputTokens, Output: du.OutputTokens, CacheRead: du.CacheReadInputTokens,
-			At: parseTime(r.Timestamp), Speed: du.Speed, WebSearches: du.WebSearchRequests}
+			At: parseTime(rs[i].Timestamp), Speed: du.Speed, WebSearches: du.WebSearchRequests}
 		if d := du.CacheCreation; d != nil && d.Ephemeral5m+d.Ephemeral1h == du.CacheCreationInputTokens {
 			u.CacheWrite5m, u.CacheWrite1h = d.Ephemeral5m, d.Ephemeral1h
 		} else {

@@ -492,15 +492,11 @@ func (tr *transcript) messagesOf(n *tnode) []int32 {
 }
 
 func (tr *transcript) assistant(r *record, parent *tnode, file string) *tnode {
-	var m struct {
-		ID      string            `json:"id"`
-		Model   string            `json:"model"`
-		Content []json.RawMessage `json:"content"`
-	}
-	if len(r.Message) == 0 || json.Unmarshal(r.Message, &m) != nil {
+	m, ok := readMessage(r.Message)
+	if !ok {
 		return parent
 	}
-	if m.Model == syntheticModel {
+	if m.model == syntheticModel {
 		// Claude Code's own message: no API answer, and not sent back.
 		// One that tells of a request that failed (an HTTP 400 is written
 		// only so) stands for that request, unless an api_error record
@@ -520,24 +516,19 @@ func (tr *transcript) assistant(r *record, parent *tnode, file string) *tnode {
 		}
 		return parent
 	}
-	for _, raw := range m.Content {
-		var b struct {
-			Type string `json:"type"`
-			ID   string `json:"id"`
-			Name string `json:"name"`
-		}
-		if json.Unmarshal(raw, &b) == nil && b.Type == "tool_use" && b.ID != "" {
-			tr.calls[b.ID] = b.Name
-			if b.Name == searchToolName || b.Name == mcpSearchToolName {
-				tr.searches[b.ID] = true
+	for _, b := range m.blocks {
+		if b.typ == "tool_use" && b.id != "" {
+			tr.calls[b.id] = b.name
+			if b.name == searchToolName || b.name == mcpSearchToolName {
+				tr.searches[b.id] = true
 			}
 		}
 	}
 	if r.RequestSessionID != "" && r.SessionID != "" && r.RequestSessionID != r.SessionID {
 		// Copied from the session this one was forked from: billed to
 		// that one; part of the history, not a request of this session.
-	} else if m.ID != "" {
-		q := tr.answers[m.ID]
+	} else if m.id != "" {
+		q := tr.answers[m.id]
 		if q == nil {
 			q = tr.records[r.RequestRef]
 			if q == nil || r.RequestRef == "" {
@@ -547,26 +538,26 @@ func (tr *transcript) assistant(r *record, parent *tnode, file string) *tnode {
 				// request too: they asked the model that answered it.
 				for i := len(tr.reqs) - 2; i >= 0 && tr.reqs[i].from == parent; i-- {
 					if p := tr.reqs[i]; p.transcript && len(p.answer) == 0 && p.hint == "" {
-						p.hint = m.Model
+						p.hint = m.model
 					}
 				}
-			} else if len(q.answer) > 0 && messageID(q.answer[0].Message) != m.ID {
-				q.answer = q.answer[:0]
+			} else if len(q.answer) > 0 && q.read[0].id != m.id {
+				q.answer, q.read = q.answer[:0], q.read[:0]
 			}
-			tr.answers[m.ID] = q
+			tr.answers[m.id] = q
 			if q.from == nil || q.answerFrom == nil {
 				q.answerFrom = parent
 			}
 		}
-		q.answer = append(q.answer, r)
+		q.answer, q.read = append(q.answer, r), append(q.read, m)
 	}
-	n := tr.open(parent, "assistant", m.ID)
+	n := tr.open(parent, "assistant", m.id)
 	if tr.add != nil {
-		for _, raw := range m.Content {
+		for _, raw := range m.content {
 			n.run = append(slices.Clip(n.run), raw)
 		}
 	}
-	if q := tr.answers[m.ID]; q != nil {
+	if q := tr.answers[m.id]; q != nil {
 		n.prev, n.compacted = q, false
 	}
 	return n
