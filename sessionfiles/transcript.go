@@ -432,7 +432,7 @@ func (tr *transcript) open(parent *tnode, role, asst string) *tnode {
 		n.runMsg = -1
 		return &n
 	}
-	if parent.role != "" {
+	if parent.role != "" && tr.add != nil {
 		n.msgs = n.msgs.push(parent)
 	}
 	n.run, n.role, n.asst, n.runMsg = nil, role, asst, -1
