@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"sync"
 )
 
@@ -25,11 +26,14 @@ type Indexed struct {
 	Size    int64    `json:"size"`
 	ModTime int64    `json:"mtime_ns"`
 	Summary *Summary `json:"summary"`
+	// Resume, kept for the most recently written sessions only, lets the
+	// next listing read only what their files appended.
+	Resume *Resume
 }
 
 // indexVersion changes when Summary does: an index of another version is
 // read afresh.
-const indexVersion = 3
+const indexVersion = 4
 
 // IndexPath is the index's file in the user's cache directory
 // (XDG_CACHE_HOME or ~/.cache on Linux).
@@ -86,7 +90,9 @@ func (ix *Index) Save() error {
 
 // ScanStats counts what a Scan read and what it took from the index.
 type ScanStats struct {
-	Read, Cached int
+	// Read counts the sessions read (Resumed of them from where the last
+	// listing stopped), Cached those taken from the index.
+	Read, Cached, Resumed int
 	Bytes        int64 // bytes of the sessions read
 	Failed       []error
 }
@@ -98,6 +104,24 @@ func Scan(entries []Entry, ix *Index, progress func(done, total int)) ([]*Summar
 	out := make([]*Summary, len(entries))
 	var st ScanStats
 	var todo []int
+	// The sessions written last may grow: they keep what lets a later
+	// listing read only what they append.
+	keep := map[string]bool{}
+	byTime := make([]int, len(entries))
+	for i := range byTime {
+		byTime[i] = i
+	}
+	sort.SliceStable(byTime, func(a, b int) bool { return entries[byTime[a]].ModTime.After(entries[byTime[b]].ModTime) })
+	for _, i := range byTime[:min(keepResumes, len(byTime))] {
+		keep[entries[i].Path] = true
+	}
+	for p, c := range ix.Entries {
+		if c.Resume != nil && !keep[p] {
+			c.Resume = nil
+			ix.Entries[p] = c
+			ix.dirty = true
+		}
+	}
 	for i, e := range entries {
 		if c, ok := ix.Entries[e.Path]; ok && c.Size == e.Size && c.ModTime == e.ModTime.UnixNano() && c.Summary != nil {
 			out[i] = c.Summary
@@ -124,16 +148,29 @@ func Scan(entries []Entry, ix *Index, progress func(done, total int)) ([]*Summar
 				i := todo[next]
 				next++
 				mu.Unlock()
-				s, err := Summarize(entries[i])
+				e := entries[i]
+				mu.Lock()
+				prev := ix.Entries[e.Path]
+				mu.Unlock()
+				from := prev.Resume
+				if prev.Summary == nil || e.Size < prev.Size {
+					from = nil
+				}
+				s, res, resumed, err := summarize(e, from, keep[e.Path])
 				mu.Lock()
 				if err != nil {
-					st.Failed = append(st.Failed, fmt.Errorf("%s: %w", entries[i].Path, err))
+					st.Failed = append(st.Failed, fmt.Errorf("%s: %w", e.Path, err))
 				} else {
 					out[i] = s
-					ix.Entries[entries[i].Path] = Indexed{Size: entries[i].Size, ModTime: entries[i].ModTime.UnixNano(), Summary: s}
+					ix.Entries[e.Path] = Indexed{Size: e.Size, ModTime: e.ModTime.UnixNano(), Summary: s, Resume: res}
 					ix.dirty = true
 					st.Read++
-					st.Bytes += entries[i].Size
+					if resumed {
+						st.Resumed++
+						st.Bytes += e.Size - prev.Size
+					} else {
+						st.Bytes += e.Size
+					}
 				}
 				if progress != nil {
 					progress(st.Read+len(st.Failed), len(todo))

@@ -92,6 +92,8 @@ type request struct {
 	// hint is the model of a made request that got no answer, when a
 	// retry of it did.
 	hint string
+	// seq numbers the request among its file's.
+	seq int
 }
 
 // state is the transcript's state the request's answer was made in.

@@ -3,7 +3,6 @@ package sessionfiles
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -80,27 +79,77 @@ type Break struct {
 // transcript's reading (see transcript.go) that opening the session rests
 // on, without rebuilding the requests.
 func Summarize(e Entry) (*Summary, error) {
-	s := &Summary{ID: e.ID, Path: e.Path, Project: e.Project, Subagents: len(e.Agents)}
+	s, _, _, err := summarize(e, nil, false)
+	return s, err
+}
+
+// summarize is Summarize going on from where from stopped (nil: from the
+// start; a from that does not fit the files is read afresh: resumed says
+// which); with keep it also returns what a later call needs to go on from
+// here.
+func summarize(e Entry, from *Resume, keep bool) (s *Summary, res *Resume, resumed bool, err error) {
+	s = &Summary{ID: e.ID, Path: e.Path, Project: e.Project, Subagents: len(e.Agents)}
 	tr := newTranscript(nil)
 	unknown := map[string]int{}
+	var marks map[string]FileMark
+	if from != nil {
+		var ok bool
+		if marks, ok = resumeFiles(e, from); !ok {
+			from, marks = nil, nil
+		}
+	}
+	resumed = from != nil
+	if keep {
+		res = &Resume{}
+	}
+	fileIndex := map[string]int{}
+	if from != nil {
+		// What the files said before, and the transcript's records so
+		// far, read again.
+		s.Start, s.End, s.Version, s.Cwd = timeOf(from.Start), timeOf(from.End), from.Version, from.Cwd
+		s.BadLines, s.FirstBadLine = from.BadLines, from.FirstBadLine
+		for k, n := range from.Unknown {
+			unknown[k] = n
+		}
+		for _, l := range from.Log {
+			if l.File < 0 || l.File >= len(from.Files) {
+				continue
+			}
+			r := l.R
+			if res != nil {
+				res.Log = append(res.Log, Logged{File: l.File, R: r})
+			}
+			tr.record(&r, from.Files[l.File].Path)
+		}
+		if res != nil {
+			res.Files = append(res.Files, from.Files...)
+			for i, f := range from.Files {
+				fileIndex[f.Path] = i
+			}
+		}
+	}
 	for fi, p := range append([]string{e.Path}, e.Agents...) {
-		data, err := os.ReadFile(p)
+		mark := marks[p]
+		data, err := readFrom(p, mark.Offset)
 		if err != nil {
 			if fi == 0 {
-				return nil, err
+				return nil, nil, false, err
 			}
 			continue
 		}
-		n := 0
+		n := mark.Lines
+		consumed := mark.Offset
 		for len(data) > 0 {
 			var line []byte
 			if i := bytes.IndexByte(data, '\n'); i >= 0 {
 				line, data = data[:i], data[i+1:]
+				consumed += int64(i) + 1
 			} else {
 				line, data = data, nil
 				if !json.Valid(line) {
 					break // still being written
 				}
+				consumed += int64(len(line))
 			}
 			n++
 			if len(bytes.TrimSpace(line)) == 0 {
@@ -121,7 +170,26 @@ func Summarize(e Entry) (*Summary, error) {
 				s.Cwd = r.Cwd
 			}
 			s.note(r.Timestamp, r.Version)
+			if res != nil && logged(r.Type) && len(res.Log) < maxResumeLog {
+				i, ok := fileIndex[p]
+				if !ok {
+					i = len(res.Files)
+					fileIndex[p] = i
+					res.Files = append(res.Files, FileMark{Path: p})
+				}
+				res.Log = append(res.Log, Logged{File: i, R: trimmed(&r, tr)})
+			}
 			tr.record(&r, p)
+		}
+		if res != nil {
+			i, ok := fileIndex[p]
+			if !ok {
+				i = len(res.Files)
+				fileIndex[p] = i
+				res.Files = append(res.Files, FileMark{Path: p})
+			}
+			res.Files[i].Offset, res.Files[i].Lines = consumed, n
+			res.Files[i].Head = fileHead(p, consumed)
 		}
 	}
 	tr.endRound(true)
@@ -130,7 +198,38 @@ func Summarize(e Entry) (*Summary, error) {
 		s.Unknown = append(s.Unknown, k+" ×"+strconv.Itoa(n))
 	}
 	sort.Strings(s.Unknown)
-	return s, nil
+	if res != nil {
+		if len(res.Log) >= maxResumeLog {
+			res = nil
+		} else {
+			res.Start, res.End, res.Version, res.Cwd = unixOf(s.Start), unixOf(s.End), s.Version, s.Cwd
+			res.Unknown, res.BadLines, res.FirstBadLine = unknown, s.BadLines, s.FirstBadLine
+		}
+	}
+	return s, res, resumed, nil
+}
+
+// logged reports whether the transcript reads records of type t.
+func logged(t string) bool {
+	switch t {
+	case "user", "assistant", "attachment", "system", "api-request":
+		return true
+	}
+	return false
+}
+
+func timeOf(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
+}
+
+func unixOf(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
 }
 
 // summarise works out the listing's figures from the transcript's
@@ -144,7 +243,24 @@ func (s *Summary) summarise(tr *transcript) {
 	models := map[string]bool{}
 	usage := map[*request]int{}
 	empty := map[*request]bool{}
-	for _, q := range tr.reqs {
+	// In the order they were sent, as the timeline has them, whatever
+	// order the files were read in: by time, then the main file's first,
+	// then each file's own order.
+	reqs := slices.Clone(tr.reqs)
+	sort.SliceStable(reqs, func(i, j int) bool {
+		a, b := reqs[i], reqs[j]
+		if !a.at.Equal(b.at) {
+			return a.at.Before(b.at)
+		}
+		if a.file != b.file {
+			if a.file == s.Path || b.file == s.Path {
+				return a.file == s.Path
+			}
+			return a.file < b.file
+		}
+		return a.seq < b.seq
+	})
+	for _, q := range reqs {
 		if !q.transcript {
 			s.Requests = true
 		}

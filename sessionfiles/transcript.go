@@ -114,6 +114,8 @@ type transcript struct {
 	// request made from the transcript takes as the time it was sent.
 	last  map[string]*request
 	clock map[string]time.Time
+	// fileSeq numbers each file's requests.
+	fileSeq map[string]int
 	// answers are the requests by the message ID of their answer;
 	// records the requests by the ID of their api-request record.
 	answers map[string]*request
@@ -151,7 +153,7 @@ type waitingRecord struct {
 }
 
 func newTranscript(add func([]byte) int32) *transcript {
-	return &transcript{add: add, nodes: map[string]*tnode{}, tip: map[string]*tnode{}, last: map[string]*request{}, clock: map[string]time.Time{},
+	return &transcript{add: add, nodes: map[string]*tnode{}, tip: map[string]*tnode{}, last: map[string]*request{}, clock: map[string]time.Time{}, fileSeq: map[string]int{},
 		answers: map[string]*request{}, records: map[string]*request{}, calls: map[string]string{},
 		counted: map[string]bool{}, seen: map[string]bool{}, searches: map[string]bool{}, waiting: map[string][]waitingRecord{}}
 }
@@ -298,6 +300,8 @@ func (tr *transcript) newRequest(q *request) {
 			q.results = append(q.results, res)
 		}
 	}
+	tr.fileSeq[q.file]++
+	q.seq = tr.fileSeq[q.file]
 	tr.reqs = append(tr.reqs, q)
 	tr.last[q.file] = q
 	if tr.onRequest != nil {

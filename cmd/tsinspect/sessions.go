@@ -124,7 +124,11 @@ func runSessions(env *cliEnv, args []string) error {
 		return err
 	}
 	if st.Read > 0 {
-		fmt.Fprintf(env.stderr, "read %d %s (%s) in %s; %d from the index\n", st.Read, numfmt.Plural(st.Read, "session", "sessions"), numfmt.Bytes(st.Bytes), time.Since(started).Round(time.Millisecond), st.Cached)
+		resumed := ""
+		if st.Resumed > 0 {
+			resumed = fmt.Sprintf(", %d of them from where the last listing stopped", st.Resumed)
+		}
+		fmt.Fprintf(env.stderr, "read %d %s (%s%s) in %s; %d from the index\n", st.Read, numfmt.Plural(st.Read, "session", "sessions"), numfmt.Bytes(st.Bytes), resumed, time.Since(started).Round(time.Millisecond), st.Cached)
 	}
 	return nil
 }

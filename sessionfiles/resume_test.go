@@ -1,0 +1,97 @@
+package sessionfiles
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestResumeAgreesWithReadingWhole grows real session files (the main
+// file and a subagent's) a few lines at a time, cutting lines in the
+// middle and answers between their records, and lists them after each
+// step with the index: the session is read from where the last listing
+// stopped, and its summary is what reading it whole gives. A file
+// replaced by another is read whole.
+func TestResumeAgreesWithReadingWhole(t *testing.T) {
+	src := filepath.Join("..", "source", "testdata", "releases", "2.1.299", "projects", "-home-user-subagent")
+	mains, _ := filepath.Glob(filepath.Join(src, "*.jsonl"))
+	subs, _ := filepath.Glob(filepath.Join(src, "*", "subagents", "*.jsonl"))
+	if len(mains) != 1 || len(subs) == 0 {
+		t.Fatalf("test data: %v %v", mains, subs)
+	}
+	whole := map[string][]byte{}
+	for _, f := range append(mains, subs...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole[f] = b
+	}
+	dir := filepath.Join(t.TempDir(), "projects", "p")
+	dst := func(f string) string { r, _ := filepath.Rel(src, f); return filepath.Join(dir, r) }
+	for _, f := range append(mains, subs...) {
+		os.MkdirAll(filepath.Dir(dst(f)), 0o700)
+		os.WriteFile(dst(f), nil, 0o600)
+	}
+	ix := LoadIndex(filepath.Join(t.TempDir(), "index.gob"))
+	resumed := 0
+	for step := 1; ; step++ {
+		grew := false
+		for _, f := range append(mains, subs...) {
+			have, _ := os.ReadFile(dst(f))
+			if len(have) == len(whole[f]) {
+				continue
+			}
+			// A few records more, and half of the next line.
+			n := len(have)
+			for k := 0; k < 3 && n < len(whole[f]); k++ {
+				if i := bytes.IndexByte(whole[f][n:], '\n'); i >= 0 {
+					n += i + 1
+				} else {
+					n = len(whole[f])
+				}
+			}
+			if step%2 == 0 && n < len(whole[f]) {
+				if i := bytes.IndexByte(whole[f][n:], '\n'); i > 4 {
+					n += i / 2
+				}
+			}
+			os.WriteFile(dst(f), whole[f][:n], 0o600)
+			grew = true
+		}
+		if !grew {
+			break
+		}
+		es, err := List(filepath.Dir(dir))
+		if err != nil || len(es) != 1 {
+			t.Fatalf("list: %v %d", err, len(es))
+		}
+		sums, st := Scan(es, ix, nil)
+		resumed += st.Resumed
+		fresh, err := Summarize(es[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := json.Marshal(sums[0])
+		b, _ := json.Marshal(fresh)
+		if !bytes.Equal(a, b) {
+			t.Fatalf("step %d: resumed\n%s\nread whole\n%s", step, a, b)
+		}
+	}
+	if resumed < 3 {
+		t.Errorf("only %d listings went on from the last", resumed)
+	}
+	// Replaced by another session's file, longer: read whole.
+	other, _ := os.ReadFile(filepath.Join("..", "source", "testdata", "releases", "2.1.299", "projects", "-home-user-compact", "5f0c4a8e-2b7d-4c1e-9a3f-6d8b1e2c7a91.jsonl"))
+	os.WriteFile(dst(mains[0]), append(other, whole[mains[0]]...), 0o600)
+	es, _ := List(filepath.Dir(dir))
+	sums, st := Scan(es, ix, nil)
+	fresh, _ := Summarize(es[0])
+	a, _ := json.Marshal(sums[0])
+	b, _ := json.Marshal(fresh)
+	if st.Resumed != 0 || !bytes.Equal(a, b) {
+		t.Errorf("replaced file: %d resumed;\n%s\n%s", st.Resumed, a, b)
+	}
+}
