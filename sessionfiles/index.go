@@ -93,8 +93,8 @@ type ScanStats struct {
 	// Read counts the sessions read (Resumed of them from where the last
 	// listing stopped), Cached those taken from the index.
 	Read, Cached, Resumed int
-	Bytes        int64 // bytes of the sessions read
-	Failed       []error
+	Bytes                 int64 // bytes of the sessions read
+	Failed                []error
 }
 
 // Scan summarises entries, in parallel, taking unchanged sessions from ix

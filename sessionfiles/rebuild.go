@@ -75,7 +75,7 @@ type request struct {
 	file   string
 	msgs   []int32
 	at     time.Time
-	answer []*record // assistant records of the answer's message
+	answer []*record      // assistant records of the answer's message
 	read   []lightMessage // what the transcript read of each
 	errRec *record
 	empty  bool // followed by Claude Code's "no visible output" message
