@@ -92,8 +92,10 @@ type request struct {
 	// hint is the model of a made request that got no answer, when a
 	// retry of it did.
 	hint string
-	// seq numbers the request among its file's.
-	seq int
+	// seq numbers the request among its file's; dirty is set when the
+	// transcript changed what it knew of the request after it was made.
+	seq   int
+	dirty bool
 }
 
 // state is the transcript's state the request's answer was made in.
@@ -181,6 +183,14 @@ func (s *Session) Refresh() (int, error) {
 	// the files are read whole, after a round when they are followed.
 	s.tr.endRound(!s.Live)
 	s.flushRequests()
+	// An ended request the transcript learned more of since (a failed
+	// attempt's model, from its retry's answer) is rebuilt again.
+	for i, q := range s.reqs {
+		if q.dirty {
+			from = min(from, i)
+			q.dirty = false
+		}
+	}
 	s.Partial = false
 	for _, fs := range s.files {
 		s.Partial = s.Partial || fs.partial

@@ -542,7 +542,7 @@ func (tr *transcript) assistant(r *record, parent *tnode, file string) *tnode {
 				// request too: they asked the model that answered it.
 				for i := len(tr.reqs) - 2; i >= 0 && tr.reqs[i].from == parent; i-- {
 					if p := tr.reqs[i]; p.transcript && len(p.answer) == 0 && p.hint == "" {
-						p.hint = m.model
+						p.hint, p.dirty = m.model, true
 					}
 				}
 			} else if len(q.answer) > 0 && q.read[0].id != m.id {

@@ -219,6 +219,9 @@ func TestInvalidUTF8ToolName(t *testing.T) {
 
 // sessionLine is a session's turns in one line each.
 func sessionLine(s *timeline.Session) string {
+	if s == nil {
+		return "(no session)"
+	}
 	var b strings.Builder
 	for _, tu := range s.Turns {
 		b.WriteString(turnLine(s, tu) + "\n")

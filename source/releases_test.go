@@ -154,3 +154,51 @@ func turnLine(s *timeline.Session, tu *timeline.Turn) string {
 	}
 	return b.String()
 }
+
+// TestFollowTranscriptLineByLine follows session files without request
+// records as they are written, a line at a time, and ends with the
+// timeline that reading them whole gives (a failed attempt learns its
+// model from its retry's answer, written later).
+func TestFollowTranscriptLineByLine(t *testing.T) {
+	for _, rel := range []string{
+		"2.1.299/projects/-home-user-flaky/45a0fa3c-3569-4097-809e-6a2c1c79df51.jsonl",
+		"2.1.299/projects/-home-user-compact/5f0c4a8e-2b7d-4c1e-9a3f-6d8b1e2c7a91.jsonl",
+	} {
+		src := filepath.Join("testdata", "releases", rel)
+		whole, _ := readRelease(t, src)
+		want := sessionLine(whole)
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(t.TempDir(), "projects", "p", filepath.Base(src))
+		os.MkdirAll(filepath.Dir(dst), 0o700)
+		os.WriteFile(dst, nil, 0o600)
+		f := Follow(dst)
+		ctx := context.Background()
+		var got *timeline.Session
+		lines := strings.SplitAfter(string(b), "\n")
+		for i, l := range lines {
+			fh, err := os.OpenFile(dst, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fh.WriteString(l)
+			fh.Close()
+			if i%3 != 0 && i != len(lines)-1 {
+				continue
+			}
+			s, err := f.Poll(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s != nil {
+				got = s
+			}
+		}
+		f.Close()
+		if got == nil || sessionLine(got) != want {
+			t.Errorf("%s followed:\n%s\nread whole:\n%s", rel, sessionLine(got), want)
+		}
+	}
+}
