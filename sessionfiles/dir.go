@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -268,8 +269,10 @@ func LooksLikeSession(arg string) bool {
 func filepathBase(p string) string { return filepath.Base(p) }
 
 // Sniff reports whether the file at path reads as a Claude Code session
-// file: its first record has a type Claude Code writes and a session ID
-// (other tools' JSON Lines logs, claude-trace's among them, do not).
+// file: its first records have types Claude Code writes, and one of them
+// a session ID (other tools' JSON Lines logs, claude-trace's among them,
+// do not). Records that carry no session ID (summaries, file history
+// snapshots) may come first.
 func Sniff(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {
@@ -277,21 +280,27 @@ func Sniff(path string) bool {
 	}
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 64<<10)
-	for i := 0; i < 5; i++ {
+	known := false
+	for i := 0; i < 20; i++ {
 		line, err := br.ReadSlice('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
 			var r struct {
 				Type      string `json:"type"`
 				SessionID string `json:"sessionId"`
 			}
-			if json.Unmarshal(line, &r) != nil {
-				return false
+			if json.Unmarshal(line, &r) != nil || !knownTypes[r.Type] {
+				// Not a record, or a line longer than the buffer: a
+				// session only when one before said so.
+				return known && errors.Is(err, bufio.ErrBufferFull)
 			}
-			return knownTypes[r.Type] && (r.SessionID != "" || r.Type == "summary")
+			if r.SessionID != "" {
+				return true
+			}
+			known = r.Type == "summary" || r.Type == "file-history-snapshot" || r.Type == "queue-operation" || known
 		}
 		if err != nil {
-			return false
+			return known && (errors.Is(err, io.EOF) || errors.Is(err, bufio.ErrBufferFull))
 		}
 	}
-	return false
+	return known
 }

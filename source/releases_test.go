@@ -202,3 +202,30 @@ func TestFollowTranscriptLineByLine(t *testing.T) {
 		}
 	}
 }
+
+// TestPublicSessionsOpen opens session files of real work with real
+// models that their authors published (testdata/public, 1.0.98 to
+// 2.1.219: inline sidechains, a subagent, compactions, API error storms,
+// ToolSearch with and without the catalog, blind calls of MCP tools),
+// their texts replaced (see testdata/public/README.md): each file's
+// timeline is held to a golden, and the listing to the timeline.
+func TestPublicSessionsOpen(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "public", "*", "*.jsonl"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no public files: %v", err)
+	}
+	sort.Strings(files)
+	var out strings.Builder
+	for _, f := range files {
+		if _, problems, err := ReadFile(context.Background(), f); err != nil || Summary(problems) != "" {
+			t.Errorf("%s: %v %s", f, err, Summary(problems))
+		}
+		rel, _ := filepath.Rel(filepath.Join("testdata", "public"), f)
+		sess, row := readRelease(t, f)
+		fmt.Fprintf(&out, "== %s\n%s\n", filepath.ToSlash(rel), row)
+		for _, tu := range sess.Turns {
+			fmt.Fprintf(&out, "%s\n", turnLine(sess, tu))
+		}
+	}
+	golden.Check(t, filepath.Join("testdata", "public.golden"), out.String(), *update)
+}

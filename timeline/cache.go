@@ -186,7 +186,7 @@ func breakCause(p, t *info) (cause, why string) {
 	}
 	gap := t.start.Sub(p.start)
 	if pr.Transcript != nil || tr.Transcript != nil {
-		return transcriptCause(gap)
+		return transcriptCause(gap, t.d.Response.CacheMissReason)
 	}
 	if ttl := markerTTL(p.d.Request.CacheMarkers); gap > ttl {
 		return CauseTTL, fmt.Sprintf("%s passed since that turn started, longer than the %s cache lifetime its cache_control markers set", durationText(gap), durationText(ttl))
@@ -210,7 +210,11 @@ func breakCause(p, t *info) (cause, why string) {
 // transcript whose model and messages are the same, gap apart: what the
 // transcript does not hold (the system prompt, tools, betas, the cache's
 // lifetime) decides.
-func transcriptCause(gap time.Duration) (cause, why string) {
+func transcriptCause(gap time.Duration, api *decode.CacheMissReason) (cause, why string) {
+	if api != nil && api.Type != "" {
+		// Claude Code wrote the API's own diagnosis with the answer.
+		return api.Type, fmt.Sprintf("the API's diagnostics name the cause (cache_miss_reason %s); the transcript does not hold the requests to show what changed", api.Type)
+	}
 	switch {
 	case gap > ttl1h:
 		return CauseTTL, fmt.Sprintf("%s passed since that turn started, longer than any cache lifetime", durationText(gap))
