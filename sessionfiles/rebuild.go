@@ -43,10 +43,17 @@ type Session struct {
 	// Confirmed counts the rebuilt requests whose digest matched,
 	// Unconfirmed those whose did not (or that had none).
 	Confirmed, Unconfirmed int
-	// Problems are the parts that could not be read; Unknown counts
-	// records of types tsinspect does not know, by type.
-	Problems []Problem
-	Unknown  map[string]int
+	// Problems are the parts that could not be read (the first
+	// maxProblems; MoreProblems counts the rest); Unknown counts records
+	// of types tsinspect does not know, by type.
+	Problems     []Problem
+	MoreProblems int
+	// voids counts the request records that hold nothing (see void),
+	// left out by the last Stream; missingShape the requests naming a
+	// shape the files do not hold, by shape.
+	voids        int
+	missingShape map[string]*missing
+	Unknown      map[string]int
 	// Partial: a file's last line was unfinished.
 	Partial bool
 	// Live: the files are being written, so a request with no answer yet
@@ -126,10 +133,25 @@ func Open(path string) (*Session, error) {
 	}
 	for _, p := range append([]string{s.Path}, s.Agents...) {
 		if fs := s.files[p]; fs != nil && fs.partial {
-			s.Problems = append(s.Problems, Problem{File: p, What: "its last line is unfinished (Claude Code is still writing it, or was cut off): left out"})
+			s.problem(Problem{File: p, What: "its last line is unfinished (Claude Code is still writing it, or was cut off): left out"})
 		}
 	}
 	return s, nil
+}
+
+// maxProblems bounds the problems a session keeps; the rest are counted
+// (MoreProblems).
+const maxProblems = 100
+
+// problem notes what could not be read.
+func (s *Session) problem(ps ...Problem) {
+	for _, p := range ps {
+		if len(s.Problems) < maxProblems {
+			s.Problems = append(s.Problems, p)
+		} else {
+			s.MoreProblems++
+		}
+	}
 }
 
 // newSession is an empty session whose main file is path.
@@ -167,13 +189,14 @@ func (s *Session) Refresh() (int, error) {
 			if p == s.Path && fs.offset == 0 {
 				return 0, fmt.Errorf("read session: %w", err)
 			}
-			s.Problems = append(s.Problems, Problem{File: p, What: err.Error()})
+			s.problem(Problem{File: p, What: err.Error()})
 			continue
 		}
 		fs.offset += sc.consumed
 		read += sc.consumed
 		fs.partial = sc.partial
-		s.Problems = append(s.Problems, sc.problems...)
+		s.problem(sc.problems...)
+		s.MoreProblems += sc.more
 		for k, n := range sc.unknown {
 			s.Unknown[k] += n
 		}
@@ -183,6 +206,17 @@ func (s *Session) Refresh() (int, error) {
 	// the files are read whole, after a round when they are followed.
 	s.tr.endRound(!s.Live)
 	s.flushRequests()
+	// Requests whose shape the files do not hold, one line a shape.
+	for h, m := range s.missingShape {
+		if m.n > m.said {
+			what := "request " + short(m.first) + ": its shape " + short(h) + " (system and tools) is not in the files"
+			if m.n > 1 {
+				what = fmt.Sprintf("%d requests (the first %s) name the shape %s (system and tools), which is not in the files", m.n, short(m.first), short(h))
+			}
+			s.problem(Problem{File: m.file, What: what})
+			m.said = m.n
+		}
+	}
 	// An ended request the transcript learned more of since (a failed
 	// attempt's model, from its retry's answer) is rebuilt again.
 	for i, q := range s.reqs {
@@ -203,6 +237,18 @@ func (s *Session) Refresh() (int, error) {
 		sort.SliceStable(tail, func(i, j int) bool { return tail[i].at.Before(tail[j].at) })
 	}
 	return from, nil
+}
+
+// void reports whether a request record holds nothing at all: no shape
+// the files hold, no messages, and no answer, error or empty reply
+// (Claude Code writes none such; a file of them is damage, and showing
+// each as a turn would cost far more than the file).
+func (q *request) void(s *Session) bool {
+	if q.transcript || len(q.msgs) > 0 || len(q.answer) > 0 || q.errRec != nil || q.empty {
+		return false
+	}
+	_, ok := s.shapes[q.rec.ShapeHash]
+	return !ok
 }
 
 // ended reports whether the request has its answer, an error or an empty
@@ -261,7 +307,7 @@ func (s *Session) ingest(f *fileState, recs []record) {
 				sys, err1 := canonValue(orNull(r.Shape.System), false)
 				tools, err2 := canonValue(orNull(r.Shape.Tools), false)
 				if err1 != nil || err2 != nil {
-					s.Problems = append(s.Problems, Problem{File: f.path, What: "request shape " + short(r.ShapeHash) + " does not parse"})
+					s.problem(Problem{File: f.path, What: "request shape " + short(r.ShapeHash) + " does not parse"})
 					continue
 				}
 				s.shapes[r.ShapeHash] = &shape{system: sys, tools: tools}
@@ -332,7 +378,7 @@ func (s *Session) flushRequests() {
 		if q.rec.Base != "" {
 			b := s.tr.records[q.rec.Base]
 			if b == nil {
-				s.Problems = append(s.Problems, Problem{File: q.file, What: "request " + short(q.rec.ID) + " builds on request " + short(q.rec.Base) + ", which is not in the files"})
+				s.problem(Problem{File: q.file, What: "request " + short(q.rec.ID) + " builds on request " + short(q.rec.Base) + ", which is not in the files"})
 			} else {
 				keep := min(max(q.rec.Keep, 0), len(b.msgs))
 				msgs = append(make([]int32, 0, keep+len(q.rec.Tail)), b.msgs[:keep]...)
@@ -341,19 +387,38 @@ func (s *Session) flushRequests() {
 		for _, h := range q.rec.Tail {
 			i, ok := s.index[h]
 			if !ok {
-				s.Problems = append(s.Problems, Problem{File: q.file, What: "request " + short(q.rec.ID) + ": message " + short(h) + " is not in the files (left out)"})
+				s.problem(Problem{File: q.file, What: "request " + short(q.rec.ID) + ": message " + short(h) + " is not in the files (left out)"})
 				continue
 			}
 			msgs = append(msgs, i)
 		}
 		q.msgs = msgs
 		if _, ok := s.shapes[q.rec.ShapeHash]; !ok {
-			s.Problems = append(s.Problems, Problem{File: q.file, What: "request " + short(q.rec.ID) + ": its shape " + short(q.rec.ShapeHash) + " (system and tools) is not in the files"})
+			if s.missingShape == nil {
+				s.missingShape = map[string]*missing{}
+			}
+			m := s.missingShape[q.rec.ShapeHash]
+			if m == nil {
+				m = &missing{file: q.file, first: q.rec.ID}
+				s.missingShape[q.rec.ShapeHash] = m
+			}
+			m.n++
 		}
 	}
 	s.reqs = append(s.reqs, s.newReqs...)
 	s.newReqs = s.newReqs[:0]
 }
+
+// missing counts the requests that name something the files do not hold:
+// the first of them, its file, and how many were said.
+type missing struct {
+	file, first string
+	n, said     int
+}
+
+// Voids counts the request records the last Stream left out because they
+// hold nothing.
+func (s *Session) Voids() int { return s.voids }
 
 // Len is the number of requests the files hold.
 func (s *Session) Len() int { return len(s.reqs) }
@@ -368,11 +433,21 @@ func (s *Session) Stream(ctx context.Context, fn func(*exchange.Exchange) error)
 	// and its body's buffer is reused once it leaves.
 	recent := make([]built, 8)
 	next := 0
+	void := 0
+	defer func() {
+		if void > 0 {
+			s.voids = void
+		}
+	}()
 	for i := range s.reqs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		q := s.reqs[i]
+		if !s.Live && q.void(s) {
+			void++
+			continue
+		}
 		var base *built
 		if q.rec.Base != "" {
 			for j := range recent {

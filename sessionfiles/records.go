@@ -145,6 +145,7 @@ type scanned struct {
 	path     string
 	records  []record
 	problems []Problem
+	more     int // problems past maxProblems
 	unknown  map[string]int
 	// partial: the last line had no newline and did not parse (Claude
 	// Code is still writing it); it is not consumed.
@@ -191,7 +192,11 @@ func scanRecords(r io.Reader, s *scanned) error {
 				s.partial = true
 				return nil
 			case uerr != nil:
-				s.problems = append(s.problems, Problem{s.path, n, "not a JSON record: " + shortErr(uerr)})
+				if len(s.problems) < maxProblems {
+					s.problems = append(s.problems, Problem{s.path, n, "not a JSON record: " + shortErr(uerr)})
+				} else {
+					s.more++
+				}
 			default:
 				if !knownTypes[rec.Type] {
 					s.unknown[rec.Type]++

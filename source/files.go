@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,6 +42,12 @@ func (f *Files) problems() []Problem {
 	var ps []Problem
 	for _, p := range f.s.Problems {
 		ps = append(ps, Problem{Problem: p.String()})
+	}
+	if n := f.s.Voids(); n > 0 {
+		ps = append(ps, Problem{Problem: fmt.Sprintf("%d request records hold nothing (no shape in the files, no messages, no answer): left out", n)})
+	}
+	if f.s.MoreProblems > 0 {
+		ps = append(ps, Problem{Problem: fmt.Sprintf("and %d more problems", f.s.MoreProblems)})
 	}
 	if u := sessionfiles.UnknownSummary(f.s.Unknown, f.s.Version); u != "" {
 		ps = append(ps, Problem{Problem: u})

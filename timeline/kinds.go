@@ -1,8 +1,10 @@
 package timeline
 
 import (
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tsinspect/tsinspect/exchange"
 )
@@ -44,25 +46,28 @@ func kinds(threads []*Thread, infos []*info) {
 		}
 	}
 	nSub, nSide, nConv := 0, 0, 0
+	// The agent threads before the one at hand, by system prompt: the
+	// latest end of each, and the two prompts that end latest (enough to
+	// find one other than the thread's own). Threads come in the order of
+	// their first turn.
+	var running runningPrompts
 	for _, th := range threads {
 		f := first[th]
 		switch {
 		case th == main:
 			th.Kind, th.ID = KindMain, "main"
-			continue
 		case agent[th] && !sub[th]:
 			// Started while another agent thread with a different system
 			// prompt was running: a subagent without a billing header.
-			for _, o := range threads {
-				if o == th || !agent[o] {
-					continue
-				}
-				of := first[o]
-				if !of.start.After(f.start) && !last[o].end.Before(f.start) && of.sysKey != f.sysKey && of.t.Index < f.t.Index {
-					sub[th] = true
-					break
-				}
+			if end, ok := running.otherThan(f.sysKey); ok && !end.Before(f.start) {
+				sub[th] = true
 			}
+		}
+		if agent[th] {
+			running.add(f.sysKey, last[th].end)
+		}
+		if th == main {
+			continue
 		}
 		switch q := querySource(f); {
 		case q == "":
@@ -108,4 +113,46 @@ func querySource(in *info) string {
 // a -p / SDK run (sdk).
 func mainSource(q string) bool {
 	return q == "sdk" || q == "repl_main_thread" || strings.HasPrefix(q, "repl_main_thread:")
+}
+
+// runningPrompts keeps, for agent threads seen so far, the latest end of
+// the threads of each system prompt, and the two prompts whose threads end
+// latest.
+type runningPrompts struct {
+	end  map[digest]time.Time
+	best []promptEnd // at most two, latest first
+}
+
+type promptEnd struct {
+	key digest
+	end time.Time
+}
+
+// add notes a thread of system prompt key that ended at end.
+func (r *runningPrompts) add(key digest, end time.Time) {
+	if r.end == nil {
+		r.end = map[digest]time.Time{}
+	}
+	if e, ok := r.end[key]; ok && !end.After(e) {
+		return
+	}
+	r.end[key] = end
+	kept := []promptEnd{{key, end}}
+	for _, b := range r.best {
+		if b.key != key {
+			kept = append(kept, b)
+		}
+	}
+	sort.SliceStable(kept, func(i, j int) bool { return kept[i].end.After(kept[j].end) })
+	r.best = kept[:min(2, len(kept))]
+}
+
+// otherThan is the latest end of a thread whose system prompt is not key.
+func (r *runningPrompts) otherThan(key digest) (time.Time, bool) {
+	for _, b := range r.best {
+		if b.key != key {
+			return b.end, true
+		}
+	}
+	return time.Time{}, false
 }
