@@ -43,6 +43,11 @@ const (
 	LinkCompaction = "compaction"
 )
 
+// oneMessageFailed is the byPart key under which the turns of one message
+// that failed or came back empty are kept (no prefix of a real message
+// list hashes to it): the only ones a first request can retry.
+var oneMessageFailed = digest{0xff, 'o', 'n', 'e'}
+
 // linker links turns into threads: it holds the indexes each turn is
 // linked through, of the turns before it.
 type linker struct {
@@ -154,6 +159,9 @@ func (l *linker) link() []*Thread {
 // index adds turn k to the indexes later turns are linked through.
 func (l *linker) index(k int, in *info) {
 	l.addTo(l.byFull, in.full(), k)
+	if len(in.msgHash) == 1 && (in.failed || in.empty) {
+		l.addTo(l.byPart, oneMessageFailed, k)
+	}
 	for i := 1; i < len(in.pre); i++ {
 		l.addTo(l.byPart, in.pre[i-1], k)
 	}
@@ -340,8 +348,12 @@ func (l *linker) retryOf(k int) int {
 	best := -1
 	if n == 1 {
 		now := strings.TrimSpace(strings.Join(lastUserTexts(in.d.Request.Messages), "\n"))
-		for q := k - 1; q >= 0; q-- {
-			if !ok(q) || len(l.infos[q].msgHash) != 1 {
+		// Only the earlier failed or empty turns of one message can be
+		// asked again so: byPart keeps them under oneMessageFailed.
+		cands := l.byPart[oneMessageFailed]
+		for i := len(cands) - 1; i >= 0; i-- {
+			q := cands[i]
+			if q >= k || !ok(q) || len(l.infos[q].msgHash) != 1 {
 				continue
 			}
 			was := strings.TrimSpace(strings.Join(lastUserTexts(l.infos[q].d.Request.Messages), "\n"))
