@@ -565,12 +565,19 @@ func (s *Session) rebuild(i int, buf []byte, base *built) (*exchange.Exchange, b
 	case q.errRec != nil:
 		ex.End = parseTime(q.errRec.Timestamp)
 		status, body, msg := apiError(q.errRec.Error)
+		retry := retryText(q.errRec)
 		if status > 0 {
 			ex.Status, ex.RespBody = status, body
 			ex.RespHeaders = []exchange.Header{{Name: "Content-Type", Value: "application/json"}}
 			ex.State = exchange.StateComplete
+			if retry != "" {
+				ex.RespHeaders = append(ex.RespHeaders, exchange.Header{Name: RetryHeader, Value: retry})
+			}
 		} else {
 			ex.Error = msg
+			if retry != "" {
+				ex.Error += "; Claude Code's " + retry
+			}
 			ex.State = exchange.StateUpstreamFailed
 		}
 	case q.empty:
@@ -596,6 +603,27 @@ func (s *Session) rebuild(i int, buf []byte, base *built) (*exchange.Exchange, b
 		ex.Chunks = []exchange.Chunk{{Offset: 0, Size: len(ex.RespBody), At: ex.End}}
 	}
 	return ex, ok, b
+}
+
+// RetryHeader is the response header a failed attempt read from Claude
+// Code's files carries Claude Code's retry in ("attempt 1 of 10, the next
+// after 523 ms"): it is not the API's.
+const RetryHeader = "X-Tsinspect-Claude-Code-Retry"
+
+// retryText says an api_error record's retry: "attempt 1 of 10, the next
+// after 523 ms", "" when the record does not say.
+func retryText(r *record) string {
+	if r.RetryAttempt == 0 {
+		return ""
+	}
+	s := "attempt " + strconv.Itoa(r.RetryAttempt)
+	if r.MaxRetries > 0 {
+		s += " of " + strconv.Itoa(r.MaxRetries)
+	}
+	if r.RetryInMs > 0 {
+		s += ", the next after " + strconv.FormatInt(int64(r.RetryInMs+0.5), 10) + " ms"
+	}
+	return s
 }
 
 // requestHeaders are the headers the files tell: the betas, the session,
@@ -946,6 +974,9 @@ func apiError(raw json.RawMessage) (int, []byte, string) {
 	msg := e.Formatted
 	if msg == "" {
 		msg = e.Message
+	}
+	if msg == "" {
+		msg = "a failure Claude Code did not describe"
 	}
 	if e.Connection != nil && e.Connection.Code != "" && !strings.Contains(msg, e.Connection.Code) {
 		msg += " (" + e.Connection.Code + ")"

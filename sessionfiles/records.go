@@ -78,8 +78,11 @@ type record struct {
 	// assistant
 	RequestID  string `json:"requestId"`
 	RequestRef string `json:"requestRef"`
-	// system api_error
-	Error json.RawMessage `json:"error"`
+	// system api_error: the error, and Claude Code's retry of it
+	Error        json.RawMessage `json:"error"`
+	RetryAttempt int             `json:"retryAttempt"`
+	MaxRetries   int             `json:"maxRetries"`
+	RetryInMs    float64         `json:"retryInMs"`
 	// attachment
 	Attachment json.RawMessage `json:"attachment"`
 }
@@ -185,6 +188,16 @@ func scanRecords(r io.Reader, s *scanned) error {
 			trimmed := bytes.TrimSpace(line)
 			var rec record
 			uerr := json.Unmarshal(trimmed, &rec)
+			if uerr != nil && complete && json.Valid(trimmed) {
+				// A record with a member of an unexpected type costs that
+				// member only.
+				var bad []string
+				rec, bad = lenientRecord(trimmed)
+				uerr = nil
+				if len(bad) > 0 && len(s.problems) < maxProblems {
+					s.problems = append(s.problems, Problem{s.path, n, "left out, of an unexpected type: " + strings.Join(bad, ", ")})
+				}
+			}
 			switch {
 			case len(trimmed) == 0:
 			case uerr != nil && !complete:
@@ -212,6 +225,31 @@ func scanRecords(r io.Reader, s *scanned) error {
 			return err
 		}
 	}
+}
+
+// lenientRecord decodes a record member by member, leaving out the
+// members whose type is not the one tsinspect reads (named in bad).
+func lenientRecord(line []byte) (rec record, bad []string) {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(line, &members) != nil {
+		return rec, nil
+	}
+	keep := map[string]json.RawMessage{}
+	for k, v := range members {
+		var one record
+		b, err := json.Marshal(map[string]json.RawMessage{k: v})
+		if err == nil && json.Unmarshal(b, &one) == nil {
+			keep[k] = v
+		} else {
+			bad = append(bad, k)
+		}
+	}
+	sort.Strings(bad)
+	b, err := json.Marshal(keep)
+	if err == nil {
+		_ = json.Unmarshal(b, &rec)
+	}
+	return rec, bad
 }
 
 // readLine reads one line with its newline; a line over maxLine is an

@@ -255,3 +255,21 @@ func TestRequestRecordsOfNothing(t *testing.T) {
 		t.Errorf("%d problems: %s", len(problems), s)
 	}
 }
+
+// TestMemberOfAnUnexpectedType: a record one of whose members has a type
+// tsinspect does not read (a retry delay written as a string) costs that
+// member, named with its file and line, not the record.
+func TestMemberOfAnUnexpectedType(t *testing.T) {
+	plain, _ := readRelease(t, filepath.Join("testdata", "releases", "2.1.299/projects/-home-user-flaky/45a0fa3c-3569-4097-809e-6a2c1c79df51.jsonl"))
+	f := release(t, "2.1.299/projects/-home-user-flaky/45a0fa3c-3569-4097-809e-6a2c1c79df51.jsonl", func(_ string, b []byte) []byte {
+		return regexp.MustCompile(`"retryInMs":(\d+)`).ReplaceAll(b, []byte(`"retryInMs":"$1 ms"`))
+	})
+	s, _ := readRelease(t, f)
+	if len(s.Turns) != len(plain.Turns) {
+		t.Errorf("%d turns, want %d", len(s.Turns), len(plain.Turns))
+	}
+	_, problems, _ := ReadFile(context.Background(), f)
+	if got := Summary(problems); !strings.Contains(got, "line 15: left out, of an unexpected type: retryInMs") {
+		t.Errorf("problems: %s", got)
+	}
+}
