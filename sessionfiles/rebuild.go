@@ -53,6 +53,7 @@ type Session struct {
 	// shape the files do not hold, by shape.
 	voids        int
 	missingShape map[string]*missing
+	saidDups     int
 	Unknown      map[string]int
 	// Partial: a file's last line was unfinished.
 	Partial bool
@@ -206,6 +207,10 @@ func (s *Session) Refresh() (int, error) {
 	// the files are read whole, after a round when they are followed.
 	s.tr.endRound(!s.Live)
 	s.flushRequests()
+	if d := s.tr.dups; d > s.saidDups {
+		s.problem(Problem{File: s.Path, What: fmt.Sprintf("%d records read again (the UUID or request ID of an earlier one): counted once", d-s.saidDups)})
+		s.saidDups = d
+	}
 	// Requests whose shape the files do not hold, one line a shape.
 	for h, m := range s.missingShape {
 		if m.n > m.said {

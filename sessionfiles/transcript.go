@@ -3,12 +3,13 @@ package sessionfiles
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/tsinspect/tsinspect/exchange"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tsinspect/tsinspect/exchange"
 )
 
 // The transcript is the one reading of a session's conversation records
@@ -45,8 +46,9 @@ const (
 )
 
 // tnode is the state of a conversation after one of its records: what a
-// request sent from there would hold. Nodes are never changed once made;
-// a child shares what it does not change.
+// request sent from there would hold. A node is not changed once a child
+// is made from it (but for runMsg, made once when first needed); a child
+// shares what it does not change.
 type tnode struct {
 	// msgs are the request's messages before the open one, newest first,
 	// as the nodes that hold them open; run is the open message's content
@@ -131,10 +133,12 @@ type transcript struct {
 	reqs []*request
 	made int
 	// catalogSeen: some record announced deferred tools (releases before
-	// 2.1.2xx wrote none).
+	// 2.1.150 wrote none).
 	catalogSeen bool
 	// dups counts records read twice (the same UUID).
 	dups int
+	// root is the state of a conversation before its first record.
+	root *tnode
 	// onRequest, when set, is told of each new request.
 	onRequest func(q *request)
 	// waiting are the records whose parent was not read yet, by the
@@ -153,13 +157,10 @@ type waitingRecord struct {
 }
 
 func newTranscript(add func([]byte) int32) *transcript {
-	return &transcript{add: add, nodes: map[string]*tnode{}, tip: map[string]*tnode{}, last: map[string]*request{}, clock: map[string]time.Time{}, fileSeq: map[string]int{},
+	return &transcript{root: &tnode{runMsg: -1}, add: add, nodes: map[string]*tnode{}, tip: map[string]*tnode{}, last: map[string]*request{}, clock: map[string]time.Time{}, fileSeq: map[string]int{},
 		answers: map[string]*request{}, records: map[string]*request{}, calls: map[string]string{},
 		counted: map[string]bool{}, seen: map[string]bool{}, searches: map[string]bool{}, waiting: map[string][]waitingRecord{}}
 }
-
-// root is the state of a conversation before its first record.
-var rootNode = &tnode{runMsg: -1}
 
 // parentOf is the node a record continues: the one its parentUuid names,
 // a new conversation's root for null, the file's tip for a record with no
@@ -170,15 +171,15 @@ func (tr *transcript) parentOf(r *record, file string) *tnode {
 		if n := tr.tip[file]; n != nil {
 			return n
 		}
-		return rootNode
+		return tr.root
 	}
 	if r.ParentUUID.UUID == "" {
-		return rootNode
+		return tr.root
 	}
 	if n := tr.nodes[r.ParentUUID.UUID]; n != nil {
 		return n
 	}
-	return rootNode
+	return tr.root
 }
 
 // record reads one record of file, or keeps it until its parent is read.
@@ -348,7 +349,7 @@ func (tr *transcript) user(r *record, parent *tnode, file string) *tnode {
 	if bytes.Contains(m.Content, []byte(emptyReplyText)) {
 		if q := tr.last[file]; q != nil && q.rec != nil && !q.transcript && len(q.answer) == 0 && q.errRec == nil && !q.empty {
 			q.empty = true
-		} else if parent != rootNode {
+		} else if parent != tr.root {
 			q := tr.madeRequest(parent, file, r)
 			q.empty = true
 			tr.newRequest(q)
@@ -613,7 +614,7 @@ func (tr *transcript) system(r *record, parent *tnode, file string) *tnode {
 			if p := tr.nodes[r.LogicalParentUUID]; p != nil {
 				logical = p
 			}
-		} else if p := tr.tip[file]; p != nil && parent == rootNode {
+		} else if p := tr.tip[file]; p != nil && parent == tr.root {
 			logical = p
 		}
 		var meta struct {

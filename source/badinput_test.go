@@ -174,9 +174,13 @@ func TestRecordsTwice(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			twice, _ := readRelease(t, release(t, sub, edit))
+			f := release(t, sub, edit)
+			twice, _ := readRelease(t, f)
 			if got, want := sessionLine(twice), sessionLine(once); got != want {
 				t.Errorf("twice:\n%s\nonce:\n%s", got, want)
+			}
+			if _, problems, _ := ReadFile(context.Background(), f); !strings.Contains(Summary(problems), "read again") {
+				t.Errorf("the records read twice go unsaid: %q", Summary(problems))
 			}
 		})
 	}
