@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/tsinspect/tsinspect/decode"
@@ -162,6 +163,9 @@ type htmlView struct {
 	// The lists the summary cards name: the threads, the models, the
 	// tools searches loaded, the betas.
 	ThreadList, ModelList, LoadedList, BetaList cardList
+	// BetasNotRecorded: every turn was made from a transcript, which does
+	// not hold the betas nor the tools sent.
+	BetasNotRecorded bool
 }
 
 // cardItems is how many names a summary card lists; past it, the card
@@ -215,6 +219,7 @@ func (r *Report) htmlView(opts RenderOptions) htmlView {
 	v.ModelList = cardList{ID: "all-models", What: "models", Items: v.Models}
 	v.LoadedList = cardList{ID: "all-loaded", What: "tools searches loaded", Items: v.Loaded}
 	v.BetaList = cardList{ID: "all-betas", What: "betas", Items: r.Capture.Betas}
+	v.BetasNotRecorded = len(r.Turns) > 0 && !slices.ContainsFunc(r.Turns, func(t Turn) bool { return !t.WorkingSet.DeferredOnly })
 	v.ThreadList = cardList{ID: "all-threads", What: "threads"}
 	v.Searches, v.EmptySearch = r.searchCounts()
 	v.Errs, v.Warns, v.Infos = r.severityCounts()
@@ -243,7 +248,10 @@ func (r *Report) htmlView(opts RenderOptions) htmlView {
 			ht.Charts = []*chart{
 				toolsChart(id+"-tools", tv.Turns, v.FlagNumbers),
 				cacheChart(id+"-cache", tv.Turns, v.FlagNumbers),
-				defsChart(id+"-defs", tv.Turns, v.FlagNumbers),
+			}
+			// Turns made from a transcript hold no tools to measure.
+			if slices.ContainsFunc(tv.Turns, func(t *Turn) bool { return !t.ToolTokens.NotRecorded }) {
+				ht.Charts = append(ht.Charts, defsChart(id+"-defs", tv.Turns, v.FlagNumbers))
 			}
 		}
 		for _, t := range tv.Turns {
@@ -356,7 +364,7 @@ details.conv[open] summary { margin-bottom: 6px; }
 <div class="card"><b class="{{if .Errs}}bad{{end}}">{{add (add .Errs .Warns) .Infos}} {{plural (add (add .Errs .Warns) .Infos) "flag" "flags"}}</b><span>{{.Errs}} {{plural .Errs "error" "errors"}}, {{.Warns}} {{plural .Warns "warning" "warnings"}}, {{.Infos}} info</span></div>
 <div class="card"><b>{{thousands .Usage.CacheReadInputTokens}}</b><span>cache read tokens; {{thousands .Usage.CacheCreationInputTokens}} written, {{thousands .Usage.InputTokens}} uncached input, {{thousands .Usage.OutputTokens}} output</span></div>
 {{with .Timing}}<div class="card"><b>{{$.R.Capture.Turns}} {{plural $.R.Capture.Turns "turn" "turns"}} timed</b><span>{{.}}</span></div>{{end}}
-{{with .R.Capture.Clients}}<div class="card"><b>{{join . ", "}}</b><span>client; betas: {{if $.R.Capture.Betas}}{{template "cardlist" $.BetaList}}{{else}}none{{end}}</span></div>{{end}}
+{{with .R.Capture.Clients}}<div class="card"><b>{{join . ", "}}</b><span>client; betas: {{if $.R.Capture.Betas}}{{template "cardlist" $.BetaList}}{{else if $.BetasNotRecorded}}not recorded{{else}}none{{end}}</span></div>{{end}}
 {{with .R.Costs}}<div class="card"><b>{{usd .TotalUSD}}</b><span>US dollars{{if .CacheBreaks}}; cache breaks {{usd .CacheBreaksUSD}}{{end}}{{if .BlindCalls}}; blind calls {{usd .BlindCallsUSD}}{{end}}; {{.DeferralText}}</span></div>{{end}}
 </div>
 {{range $l := list .ThreadList .ModelList .LoadedList .BetaList}}{{if .Long}}<details class="list"><summary>The {{len .Items}} {{.What}}</summary><p id="{{.ID}}">{{join .Items ", "}}</p></details>
@@ -400,7 +408,7 @@ details.conv[open] summary { margin-bottom: 6px; }
 <td class="n">{{len .ToolSearches}}</td>
 <td>{{range $i, $c := .ToolCalls}}{{if $i}}, {{end}}<code>{{wbr $c.Name}}</code>{{with callNote $c}} <span class="bad">({{.}})</span>{{end}}{{end}}</td>
 <td class="n">{{thousands .Usage.InputTokens}}</td><td class="n">{{thousands .Usage.CacheReadInputTokens}}</td><td class="n">{{thousands .Usage.CacheCreationInputTokens}}</td><td class="n">{{thousands .Usage.OutputTokens}}</td><td class="n">{{cost .Cost}}</td><td class="nw">{{timing .Timing}}</td>
-<td class="n">{{thousands .ToolTokens.Sent}}</td><td class="n">{{marked .ToolTokens.Inlined .ToolTokens.Unknown .ToolTokens.Estimated}}</td>
+{{if .ToolTokens.NotRecorded}}<td class="n">-</td><td class="n">-</td>{{else}}<td class="n">{{thousands .ToolTokens.Sent}}</td><td class="n">{{marked .ToolTokens.Inlined .ToolTokens.Unknown .ToolTokens.Estimated}}</td>{{end}}
 <td>{{range $i, $n := index $th.Nums .Index}}{{if $i}} {{end}}<a href="#flag-{{$n}}">⚑{{$n}}</a>{{end}} {{range kinds .}}<span class="badge {{sevClass (kindSev .)}}">{{.}}</span> {{end}}</td>
 </tr>{{end}}</tbody>
 <tfoot><tr><td></td><td>total</td><td></td><td></td><td></td><td></td><td></td><td class="n">{{thousands .Usage.InputTokens}}</td><td class="n">{{thousands .Usage.CacheReadInputTokens}}</td><td class="n">{{thousands .Usage.CacheCreationInputTokens}}</td><td class="n">{{thousands .Usage.OutputTokens}}</td><td class="n">{{threadCost .Turns}}</td><td></td><td class="n">{{thousands .Tokens.Sent}}</td><td class="n">{{marked .Tokens.Inlined (len .Tokens.Unknown) (len .Tokens.Estimated)}}</td><td></td></tr></tfoot>
@@ -417,7 +425,8 @@ details.conv[open] summary { margin-bottom: 6px; }
 </details>{{end}}
 {{end}}
 <h2 id="tokens">Tool-definition tokens</h2>
-<p>What the tool definitions cost, summed over each thread's requests (per request in the turn tables), what the same requests would have carried with every deferred tool inlined, and what deferral saved and cost.</p>
+{{if .BetasNotRecorded}}<p>Not known: every turn was made from Claude Code's transcript, which does not hold the tools sent.</p>
+{{else}}<p>What the tool definitions cost, summed over each thread's requests (per request in the turn tables), what the same requests would have carried with every deferred tool inlined, and what deferral saved and cost.</p>
 <table>
 <thead><tr><th>Thread</th><th class="n">Requests</th><th class="n">Sent</th><th class="n">All inlined</th><th class="n">Saved by deferral</th><th class="n">Saved (USD)</th><th class="n">Loaded schemas</th><th class="n">Search tool</th><th class="n">Catalog announcement</th><th class="n">Searches</th><th class="n">Catalog tools never seen</th></tr></thead>
 <tbody>{{range .TokenThreads}}<tr><td>{{.Thread}}</td><td class="n">{{.Turns}}</td><td class="n">{{thousands .Sent}}</td><td class="n">{{marked .Inlined (len .Unknown) (len .Estimated)}}</td><td class="n">{{marked .Saved (len .Unknown) (len .Estimated)}}</td><td class="n">{{savedUSD $.R .}}</td><td class="n">{{thousands .Loaded}}</td><td class="n">{{thousands .SearchTool}}</td><td class="n">{{thousands .Announcement}}</td><td class="n">{{.Searches}}</td><td class="n">{{add (len .Unknown) (len .Estimated)}}</td></tr>{{end}}</tbody>
@@ -426,7 +435,7 @@ details.conv[open] summary { margin-bottom: 6px; }
 <p class="muted">{{.R.TokenSummary.Method}}{{if .R.TokenSummary.CountTokensUsed}} {{.R.TokenSummary.CountTokensUsed}} definition sizes come from recorded count_tokens answers.{{end}}</p>
 {{if .Unknown}}<details><summary>The {{len .Unknown}} {{plural (len .Unknown) "tool" "tools"}} of unknown size</summary><p>{{range $i, $n := .Unknown}}{{if $i}}, {{end}}<code>{{$n}}</code>{{end}}</p></details>{{end}}
 {{if .Estimated}}<details><summary>The {{len .Estimated}} {{plural (len .Estimated) "tool" "tools"}} counted at an estimated size</summary><p>{{range $i, $n := .Estimated}}{{if $i}}, {{end}}<code>{{$n}}</code>{{end}}</p></details>{{end}}
-
+{{end}}
 </main>
 </body>
 </html>

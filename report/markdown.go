@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/tsinspect/tsinspect/decode"
@@ -118,9 +119,23 @@ func (m *mdWriter) flags(r *Report) {
 	}
 }
 
+// defsText is a turn's tool-definition figure, "-" when the turn's tools
+// are not recorded.
+func defsText(tt ToolTokens, s string) string {
+	if tt.NotRecorded {
+		return "-"
+	}
+	return s
+}
+
 func (m *mdWriter) tokens(r *Report) {
 	m.p("## Tool-definition tokens")
 	m.p("")
+	if len(r.Turns) > 0 && !slices.ContainsFunc(r.Turns, func(t Turn) bool { return !t.ToolTokens.NotRecorded }) {
+		m.p("Not known: every turn was made from Claude Code's transcript, which does not hold the tools sent.")
+		m.p("")
+		return
+	}
 	m.p("What the tool definitions cost, summed over each thread's requests (per request in the thread tables below), what the same requests would have carried with every deferred tool inlined, and what deferral saved and cost.")
 	m.p("")
 	m.p("| Thread | Requests | Sent | All inlined | Saved by deferral | Saved (USD) | Loaded schemas | Search tool | Catalog announcement | Searches | Catalog tools never seen |")
@@ -201,7 +216,7 @@ func (m *mdWriter) thread(r *Report, v threadView) {
 			len(t.ToolSearches), orDash(strings.Join(calls, ", ")),
 			numfmt.Thousands(t.Usage.InputTokens), numfmt.Thousands(t.Usage.CacheReadInputTokens),
 			numfmt.Thousands(t.Usage.CacheCreationInputTokens), numfmt.Thousands(t.Usage.OutputTokens), costText(t.Cost), mdText(timingText(t.Timing)),
-			numfmt.Thousands(t.ToolTokens.Sent), TokensText(t.ToolTokens.Inlined, t.ToolTokens.Unknown, t.ToolTokens.Estimated),
+			defsText(t.ToolTokens, numfmt.Thousands(t.ToolTokens.Sent)), defsText(t.ToolTokens, TokensText(t.ToolTokens.Inlined, t.ToolTokens.Unknown, t.ToolTokens.Estimated)),
 			orDash(strings.Join(flags, ", ")))
 	}
 	u := usageTotals(v.Turns)
