@@ -289,7 +289,11 @@ func (r *Report) costSentences() []string {
 		}
 		out = append(out, s)
 	}
-	out = append(out, capitalize(c.DeferralText())+" ("+DeferralCostMeaning+").")
+	if c.DeferralUnknown > 0 && c.DeferralSavedUSD == 0 && !c.DeferralSavedLowerBound && !c.DeferralSavedEstimated {
+		out = append(out, capitalize(c.DeferralText())+".")
+	} else {
+		out = append(out, capitalize(c.DeferralText())+" ("+DeferralCostMeaning+").")
+	}
 	if len(c.Estimated) > 0 {
 		out = append(out, fmt.Sprintf("Not in the price table, priced as a neighbour (≈): %s.", joinComma(c.Estimated)))
 	}
