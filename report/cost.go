@@ -289,7 +289,7 @@ func (r *Report) costSentences() []string {
 		}
 		out = append(out, s)
 	}
-	if c.DeferralUnknown > 0 && c.DeferralSavedUSD == 0 && !c.DeferralSavedLowerBound && !c.DeferralSavedEstimated {
+	if !c.deferralKnown() {
 		out = append(out, capitalize(c.DeferralText())+".")
 	} else {
 		out = append(out, capitalize(c.DeferralText())+" ("+DeferralCostMeaning+").")
@@ -361,7 +361,7 @@ func (c *Costs) DeferralText() string {
 	if c == nil {
 		return ""
 	}
-	if c.DeferralUnknown > 0 && c.DeferralSavedUSD == 0 && !c.DeferralSavedLowerBound && !c.DeferralSavedEstimated {
+	if !c.deferralKnown() {
 		return "what deferral saved is not known (the transcript does not hold the tools sent)"
 	}
 	mark := Mark(boolInt(c.DeferralSavedLowerBound), boolInt(c.DeferralSavedEstimated))
@@ -370,6 +370,12 @@ func (c *Costs) DeferralText() string {
 		s += fmt.Sprintf(" (%s made from the transcript left out)", numfmt.Count(c.DeferralUnknown, "turn", "turns"))
 	}
 	return s
+}
+
+// deferralKnown reports whether any turn gave a deferral figure: not when
+// every turn was made from a transcript.
+func (c *Costs) deferralKnown() bool {
+	return c.DeferralUnknown == 0 || c.DeferralSavedUSD != 0 || c.DeferralSavedLowerBound || c.DeferralSavedEstimated
 }
 
 // SavedPhrase writes a deferral saving in US dollars with its mark (see
