@@ -277,3 +277,25 @@ func TestMemberOfAnUnexpectedType(t *testing.T) {
 		t.Errorf("problems: %s", got)
 	}
 }
+
+// TestBedrockIDs: Bedrock and Vertex sessions have no request IDs and
+// their own message and tool IDs (msg_bdrk_…, toolu_bdrk_…): the same
+// timeline.
+func TestBedrockIDs(t *testing.T) {
+	plain, _ := readRelease(t, filepath.Join("testdata", "releases", demo))
+	f := release(t, demo, func(_ string, b []byte) []byte {
+		b = regexp.MustCompile(`,"requestId":"[^"]*"`).ReplaceAll(b, nil)
+		b = bytes.ReplaceAll(b, []byte(`"msg_`), []byte(`"msg_bdrk_`))
+		return bytes.ReplaceAll(b, []byte(`"toolu_`), []byte(`"toolu_bdrk_`))
+	})
+	s, _ := readRelease(t, f)
+	if got, want := len(s.Turns), len(plain.Turns); got != want || got == 0 {
+		t.Fatalf("%d turns, want %d", got, want)
+	}
+	for i, tu := range s.Turns {
+		p := plain.Turns[i]
+		if tu.Decoded.Response.Usage.TotalInput() != p.Decoded.Response.Usage.TotalInput() || len(tu.NewSearches) != len(p.NewSearches) || len(tu.Flags) != len(p.Flags) {
+			t.Errorf("turn %d differs: %s\nwant %s", tu.Index, turnLine(s, tu), turnLine(plain, p))
+		}
+	}
+}
