@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/internal/crash"
 )
 
 // URL is the address every rebuilt request gets: the files do not say
@@ -59,6 +60,7 @@ type Session struct {
 	reqs   []*request
 	byID   map[string]*request
 	files  map[string]*fileState
+	rd     readState // how the files are read and followed (refresh.go)
 }
 
 type shape struct {
@@ -80,73 +82,17 @@ type request struct {
 // fileState is how far one file was read, and what pairing needs across
 // reads.
 type fileState struct {
-	path   string
-	offset int64
-	last   *request // the last request of the file
-	run    []any    // the content of the current run of user records
-	asst   map[string][]*record
+	path string
+	read fileRead // how far it was read, and what it was (refresh.go)
+	last *request // the last request of the file
+	run  []any    // the content of the current run of user records
+	asst map[string][]*record
 }
 
 // Open reads the session whose main file is path, with its subagents'
 // files (path without ".jsonl", then subagents/*.jsonl).
 func Open(path string) (*Session, error) {
-	s := &Session{Path: path, ID: strings.TrimSuffix(filepathBase(path), ".jsonl"), Unknown: map[string]int{},
-		shapes: map[string]*shape{}, index: map[string]int32{}, byID: map[string]*request{}, files: map[string]*fileState{}}
-	if _, err := s.Refresh(); err != nil {
-		return nil, err
-	}
-	if s.Partial {
-		s.Problems = append(s.Problems, Problem{File: s.Path, What: "its last line is unfinished (Claude Code is still writing it, or was cut off): left out"})
-	}
-	return s, nil
-}
-
-// Refresh reads what was appended to the files since the last read (a
-// last line still being written is left for the next), and the files of
-// subagents that appeared. It returns the index of the first request
-// that is new or whose answer may have changed: requests before it are
-// as they were. When nothing was appended it returns Len().
-func (s *Session) Refresh() (int, error) {
-	s.Agents = agentFiles(s.Path)
-	var read int64
-	from := len(s.reqs)
-	for i, q := range s.reqs {
-		if !q.ended() {
-			from = i
-			break
-		}
-	}
-	for _, p := range append([]string{s.Path}, s.Agents...) {
-		fs := s.files[p]
-		if fs == nil {
-			fs = &fileState{path: p, asst: map[string][]*record{}}
-			s.files[p] = fs
-		}
-		sc, err := scanFileFrom(p, fs.offset)
-		if err != nil {
-			if p == s.Path && fs.offset == 0 {
-				return 0, fmt.Errorf("read session: %w", err)
-			}
-			s.Problems = append(s.Problems, Problem{File: p, What: err.Error()})
-			continue
-		}
-		fs.offset += sc.consumed
-		read += sc.consumed
-		s.Partial = sc.partial
-		s.Problems = append(s.Problems, sc.problems...)
-		for k, n := range sc.unknown {
-			s.Unknown[k] += n
-		}
-		s.ingest(fs, sc.records)
-	}
-	if read == 0 {
-		return len(s.reqs), nil
-	}
-	if from < len(s.reqs) {
-		tail := s.reqs[from:]
-		sort.SliceStable(tail, func(i, j int) bool { return tail[i].at.Before(tail[j].at) })
-	}
-	return from, nil
+	return openWith(path, 0)
 }
 
 // ended reports whether the request has its answer, an error or an empty
@@ -268,7 +214,10 @@ func (s *Session) ingest(f *fileState, recs []record) {
 			if b == nil {
 				s.Problems = append(s.Problems, Problem{File: q.file, What: "request " + short(q.rec.ID) + " builds on request " + short(q.rec.Base) + ", which is not in the files"})
 			} else {
-				keep := min(q.rec.Keep, len(b.msgs))
+				keep := min(max(q.rec.Keep, 0), len(b.msgs))
+				if q.rec.Keep < 0 {
+					s.Problems = append(s.Problems, Problem{File: q.file, What: fmt.Sprintf("request %s keeps %d messages of request %s: read as none", short(q.rec.ID), q.rec.Keep, short(q.rec.Base))})
+				}
 				msgs = append(make([]int32, 0, keep+len(q.rec.Tail)), b.msgs[:keep]...)
 			}
 		}
@@ -294,7 +243,8 @@ func (s *Session) Len() int { return len(s.reqs) }
 // sent; the exchange and its bodies are fn's only until it returns (the
 // buffers are reused). It also works out
 // Confirmed and Unconfirmed.
-func (s *Session) Stream(ctx context.Context, fn func(*exchange.Exchange) error) error {
+func (s *Session) Stream(ctx context.Context, fn func(*exchange.Exchange) error) (err error) {
+	defer crash.Recover("read session "+s.Path, &err)
 	s.Confirmed, s.Unconfirmed = 0, 0
 	// The last few bodies built: a request's base is usually among them,
 	// and its body's buffer is reused once it leaves.
@@ -362,11 +312,12 @@ func (s *Session) Exchange(i int) *exchange.Exchange {
 }
 
 // Get rebuilds the exchange with the given ID (1 is the first request).
-func (s *Session) Get(id int64) (*exchange.Exchange, error) {
+func (s *Session) Get(id int64) (ex *exchange.Exchange, err error) {
+	defer crash.Recover("read session "+s.Path, &err)
 	if id < 1 || id > int64(len(s.reqs)) {
 		return nil, fmt.Errorf("exchange %d: not in the session (1 to %d)", id, len(s.reqs))
 	}
-	ex, _ := s.exchange(int(id - 1))
+	ex, _ = s.exchange(int(id - 1))
 	return ex, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -119,7 +118,7 @@ func Summarize(e Entry) (*Summary, error) {
 	models := map[string]bool{}
 	unknown := map[string]int{}
 	for fi, p := range append([]string{e.Path}, e.Agents...) {
-		data, err := os.ReadFile(p)
+		data, err := readWhole(p)
 		if err != nil {
 			if fi == 0 {
 				return nil, err

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 )
 
@@ -18,8 +20,15 @@ type Files struct {
 	s *sessionfiles.Session
 }
 
-// OpenFiles reads the session whose main file is path.
+// OpenFiles reads the session whose main file is path. A file that does
+// not read as a session file is an error that says what it holds instead.
 func OpenFiles(path string) (*Files, error) {
+	if err := sessionfiles.Recognise(path); err != nil {
+		if errors.Is(err, sessionfiles.ErrNotSession) {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return nil, err
+	}
 	s, err := sessionfiles.Open(path)
 	if err != nil {
 		return nil, err
@@ -66,11 +75,11 @@ var ErrNoRequests = errors.New("the session files hold no request records (Claud
 // session (a .jsonl path, "latest", a session ID or a prefix of one, found
 // under the directory sessionfiles.Root names).
 func Open(arg string) (Source, error) {
-	path, err := Resolve(arg)
+	path, err := Resolve(arg, nil)
 	if err != nil {
 		return nil, err
 	}
-	if strings.HasSuffix(path, ".jsonl") && sessionfiles.Sniff(path) {
+	if IsSessionFile(path) {
 		return OpenFiles(path)
 	}
 	return OpenCapture(path)
@@ -78,7 +87,9 @@ func Open(arg string) (Source, error) {
 
 // Resolve is the file arg names: itself when it exists (or does not look
 // like a session), else the main file of the Claude Code session it names.
-func Resolve(arg string) (string, error) {
+// For "latest", the newer sessions passed over because they could not be
+// read are named in one warning line on warn (nil: not named).
+func Resolve(arg string, warn io.Writer) (string, error) {
 	if _, err := os.Stat(arg); err == nil || !sessionfiles.LooksLikeSession(arg) || strings.ContainsRune(arg, filepath.Separator) {
 		return arg, nil
 	}
@@ -90,19 +101,22 @@ func Resolve(arg string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if len(e.Passed) > 0 && warn != nil {
+		var ps []Problem
+		for _, p := range e.Passed {
+			ps = append(ps, Problem{Problem: p.File + ": " + p.What})
+		}
+		fmt.Fprintf(warn, "tsinspect: warning: %s: passed over %d newer %s that cannot be read: %s\n", arg, len(e.Passed), numfmt.Plural(len(e.Passed), "session", "sessions"), Summary(ps))
+	}
 	return e.Path, nil
 }
 
-// IsSessionFile reports whether path is a Claude Code session file, or a
-// .jsonl file that does not exist yet (one to wait for).
+// IsSessionFile reports whether path names a Claude Code session file (a
+// .jsonl file, or one that does not exist yet: one to wait for), which is
+// read as one or refused with what it holds instead, never taken for a
+// capture.
 func IsSessionFile(path string) bool {
-	if !strings.HasSuffix(path, ".jsonl") {
-		return false
-	}
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return true
-	}
-	return sessionfiles.Sniff(path)
+	return strings.HasSuffix(path, ".jsonl")
 }
 
 // IsSession reports whether src is a Claude Code session read from its

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/internal/crash"
 	"github.com/tsinspect/tsinspect/store"
 )
 
@@ -27,7 +28,8 @@ func OpenScan(path string) (scan func(fn func(*exchange.Exchange) error) (string
 		if err != nil {
 			return nil, nil, err
 		}
-		return func(fn func(*exchange.Exchange) error) (string, error) {
+		return func(fn func(*exchange.Exchange) error) (_ string, err error) {
+			defer crash.Recover("read "+path, &err)
 			problems, err := f.Stream(context.Background(), fn)
 			return Summary(problems), err
 		}, func() error { return nil }, nil
@@ -36,7 +38,8 @@ func OpenScan(path string) (scan func(fn func(*exchange.Exchange) error) (string
 	if err != nil {
 		return nil, nil, err
 	}
-	return func(fn func(*exchange.Exchange) error) (string, error) {
+	return func(fn func(*exchange.Exchange) error) (_ string, err error) {
+		defer crash.Recover("read "+path, &err)
 		damage, err := db.Scan(context.Background(), store.ScanOptions{Salvage: true, Partial: true}, fn)
 		if len(damage) > 0 {
 			return store.DamageSummary(damage), err
@@ -50,6 +53,7 @@ func OpenScan(path string) (scan func(fn func(*exchange.Exchange) error) (string
 // started_at metadata, a session's ID. What cannot be opened is an
 // *OpenError.
 func Exchanges(path string) (exs []exchange.Exchange, started string, err error) {
+	defer crash.Recover("read "+path, &err)
 	if IsSessionFile(path) {
 		f, err := OpenFiles(path)
 		if err != nil {
@@ -86,6 +90,7 @@ func Exchanges(path string) (exs []exchange.Exchange, started string, err error)
 // opened. What cannot be opened, and a session that cannot be read, is an
 // *OpenError.
 func Rows(path string) (rows []store.Summary, damaged func() string, close func() error, err error) {
+	defer crash.Recover("read "+path, &err)
 	if IsSessionFile(path) {
 		if rows, err = Summaries(path); err != nil {
 			return nil, nil, nil, &OpenError{err}

@@ -174,7 +174,7 @@ func runExport(env *cliEnv, args []string) error {
 			return fmt.Errorf("export: %w", err)
 		}
 	}
-	path, err := source.Resolve(pos[0])
+	path, err := source.Resolve(pos[0], env.stderr)
 	if err != nil {
 		return readError("export", pos[0], fmt.Errorf("export: %w", err))
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tsinspect/tsinspect/internal/crash"
 	"github.com/tsinspect/tsinspect/internal/memlimit"
 	"github.com/tsinspect/tsinspect/internal/suggest"
 )
@@ -113,13 +114,26 @@ func main() {
 
 // run executes one command line and returns the exit status. Errors are
 // printed as one line.
-func run(env *cliEnv, args []string) int {
+func run(env *cliEnv, args []string) (code int) {
+	// A panic is a bug whatever the input: one line that says so, where,
+	// and how to report it, then exit 1 (the readers turn their own
+	// panics into errors; this is for the rest).
+	defer func() {
+		if r := recover(); r != nil {
+			op := "tsinspect"
+			if len(args) > 0 {
+				op = args[0]
+			}
+			fmt.Fprintf(env.stderr, "tsinspect: %s\n", crash.Error(op, r))
+			code = 1
+		}
+	}()
 	err := dispatch(env, args)
 	if err == nil {
 		return 0
 	}
 	var ee *exitError
-	code := 1
+	code = 1
 	if errors.As(err, &ee) {
 		code = ee.code
 		if ee.err == nil {
@@ -144,7 +158,7 @@ func internalPackage(name string) bool {
 	// Every package of the module but the commands: TestEveryPackageNamed
 	// fails when one is added without its name here.
 	switch name {
-	case "capture", "claudetap", "claudetools", "claudetrace", "compare", "comparetest", "contentcoding", "corpus", "coverage",
+	case "capture", "claudetap", "claudetools", "claudetrace", "compare", "comparetest", "contentcoding", "corpus", "coverage", "crash",
 		"decode", "democapture", "diffreport", "exchange", "filter", "fixtures", "golden", "har", "httpflow", "importer",
 		"longsession", "mcpclient", "mcpserver", "memlimit", "mitmflow", "numfmt", "otlp", "outfile",
 		"pcap", "pcaptest", "pricing", "rawbodies", "realsession", "recon", "recording", "redact", "replayserver",

@@ -73,9 +73,13 @@ func runSessions(env *cliEnv, args []string) error {
 	} else if root, err = sessionfiles.Root(os.Getenv); err != nil {
 		return err
 	}
-	entries, err := sessionfiles.List(root)
+	listing, err := sessionfiles.Find(root)
 	if err != nil {
 		return err
+	}
+	entries := listing.Entries
+	if sk := listing.SkippedSummary(); sk != "" {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: %s\n", sk)
 	}
 	ixPath := ""
 	if !*noIndex {
@@ -84,6 +88,7 @@ func runSessions(env *cliEnv, args []string) error {
 		}
 	}
 	ix := sessionfiles.LoadIndex(ixPath)
+	ix.Prune(root, entries)
 	started := time.Now()
 	sums, st := sessionfiles.Scan(entries, ix, nil)
 	if err := ix.Save(); err != nil {

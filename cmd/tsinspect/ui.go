@@ -59,7 +59,7 @@ the turn list marks each turn that differs from its counterpart in OTHER
 	if *follow && *other != "" {
 		return usageError("open: --compare works on a session as it stands, not with --follow")
 	}
-	path, err := source.Resolve(pos[0])
+	path, err := source.Resolve(pos[0], env.stderr)
 	if err != nil {
 		return readError("open", pos[0], err)
 	}

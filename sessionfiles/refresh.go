@@ -1,0 +1,171 @@
+package sessionfiles
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/tsinspect/tsinspect/internal/crash"
+)
+
+// readState is how a session's files are read: the longest line read,
+// and how many times following them had to start over.
+type readState struct {
+	limit      int // the longest line read (0: maxLine)
+	generation int
+	restarted  bool // since the last Refresh returned
+}
+
+// fileRead is how far one file was read and what it was then.
+type fileRead struct {
+	at   cursor
+	info fs.FileInfo // the file last read (nil: never read)
+	gone bool        // it was found missing, and said so
+	// failed is the last error reading it, said once.
+	failed string
+}
+
+// newSession is a session of the main file path, with nothing read yet.
+func newSession(path string) *Session {
+	return &Session{Path: path, ID: strings.TrimSuffix(filepathBase(path), ".jsonl"), Unknown: map[string]int{},
+		shapes: map[string]*shape{}, index: map[string]int32{}, byID: map[string]*request{}, files: map[string]*fileState{}}
+}
+
+// openWith is Open reading lines of at most limit bytes (0: maxLine).
+func openWith(path string, limit int) (s *Session, err error) {
+	s = newSession(path)
+	s.rd.limit = limit
+	if _, err := s.Refresh(); err != nil {
+		return nil, err
+	}
+	if s.Partial {
+		s.Problems = append(s.Problems, Problem{File: s.Path, What: "its last line is unfinished (Claude Code is still writing it, or was cut off): left out"})
+	}
+	return s, nil
+}
+
+// Generation counts the times following the files started over from the
+// start (a file was cut or replaced): a follower that kept what earlier
+// reads gave drops it when this changes.
+func (s *Session) Generation() int { return s.rd.generation }
+
+// Refresh reads what was appended to the files since the last read (a
+// last line still being written is left for the next), and the files of
+// subagents that appeared. It returns the index of the first request
+// that is new or whose answer may have changed: requests before it are
+// as they were. When nothing was appended it returns Len().
+//
+// A file that is shorter than what was read of it (cut), or that is
+// another file under the same name (replaced, or gone and back), makes
+// the session start over from every file's start: the turns are those of
+// the files as they now are, Generation changes, it returns 0 and one
+// problem says why. A file that is gone is said once; what was read of it
+// stays. Problems name lines counted from the file's start.
+func (s *Session) Refresh() (from int, err error) {
+	defer crash.Recover("read session "+s.Path, &err)
+	if why, ok := s.changedUnder(); ok {
+		s.startOver(why)
+	}
+	s.Agents = agentFiles(s.Path)
+	var read int64
+	from = len(s.reqs)
+	for i, q := range s.reqs {
+		if !q.ended() {
+			from = i
+			break
+		}
+	}
+	for _, p := range append([]string{s.Path}, s.Agents...) {
+		f := s.files[p]
+		if f == nil {
+			f = &fileState{path: p, asst: map[string][]*record{}}
+			s.files[p] = f
+		}
+		sc, info, err := scanFileFrom(p, f.read.at, s.rd.limit)
+		if err != nil {
+			if p == s.Path && f.read.info == nil {
+				return 0, fmt.Errorf("read session: %w", err)
+			}
+			s.unreadable(f, err)
+			continue
+		}
+		f.read.info, f.read.gone, f.read.failed = info, false, ""
+		f.read.at = sc.at
+		read += sc.consumed
+		s.Partial = sc.partial
+		s.Problems = append(s.Problems, sc.problems...)
+		for k, n := range sc.unknown {
+			s.Unknown[k] += n
+		}
+		s.ingest(f, sc.records)
+	}
+	if s.rd.restarted {
+		s.rd.restarted = false
+		from = 0
+	} else if read == 0 {
+		return len(s.reqs), nil
+	}
+	if from < len(s.reqs) {
+		tail := s.reqs[from:]
+		sort.SliceStable(tail, func(i, j int) bool { return tail[i].at.Before(tail[j].at) })
+	}
+	return from, nil
+}
+
+// changedUnder reports whether a file read before is now shorter than
+// what was read of it, or another file, with the problem that says so.
+func (s *Session) changedUnder() (Problem, bool) {
+	paths := make([]string, 0, len(s.files))
+	for p := range s.files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths) // the main file's name sorts before its subagents'
+	for _, p := range paths {
+		f := s.files[p]
+		if f.read.info == nil {
+			continue
+		}
+		info, err := os.Stat(p)
+		if err != nil {
+			continue // gone: said when it is read
+		}
+		switch {
+		case f.read.gone && !os.SameFile(info, f.read.info):
+			return Problem{File: p, What: "came back after it was gone: read again from the start"}, true
+		case !os.SameFile(info, f.read.info):
+			return Problem{File: p, What: "was replaced by another file of its name: read again from the start"}, true
+		case info.Size() < f.read.at.offset:
+			return Problem{File: p, What: fmt.Sprintf("was cut (%d bytes, %d read before): read again from the start", info.Size(), f.read.at.offset)}, true
+		}
+	}
+	return Problem{}, false
+}
+
+// startOver forgets everything read: the next read is from every file's
+// start, and why is the one problem it begins with.
+func (s *Session) startOver(why Problem) {
+	fresh := newSession(s.Path)
+	fresh.Live = s.Live
+	fresh.rd = readState{limit: s.rd.limit, generation: s.rd.generation + 1, restarted: true}
+	*s = *fresh
+	s.Problems = append(s.Problems, why)
+}
+
+// unreadable notes that a file read before (or a subagent's) could not be
+// read now: once for a file gone, once for each new error.
+func (s *Session) unreadable(f *fileState, err error) {
+	if errors.Is(err, fs.ErrNotExist) {
+		if f.read.info != nil && !f.read.gone {
+			f.read.gone = true
+			s.Problems = append(s.Problems, Problem{File: f.path, What: "is gone (deleted or renamed): what was read of it stays; it is read again if it comes back"})
+		}
+		return
+	}
+	if msg := err.Error(); msg != f.read.failed {
+		f.read.failed = msg
+		s.Problems = append(s.Problems, Problem{File: f.path, What: msg})
+	}
+}
