@@ -8,12 +8,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tsinspect/tsinspect/internal/termsafe"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 )
 
 // Sessions writes the listing for a terminal, and a total line.
 func Sessions(w io.Writer, rows []sessionfiles.Row) error {
+	w = termsafe.Writer(w)
 	cols := []column{{head: "SESSION"}, {head: "PROJECT"}, {head: "START"}, {head: "TIME", right: true}, {head: "TURNS", right: true},
 		{head: "AGENTS", right: true}, {head: "MODELS"}, {head: "VERSION"}, {head: "COST", right: true}, {head: "BREAKS", right: true},
 		{head: "BLIND", right: true}, {head: "SEARCH", right: true}, {head: "EMPTY", right: true}}

@@ -88,3 +88,16 @@ func TestFollowingABadSessionGoesOn(t *testing.T) {
 		t.Fatal("RunLive did not return")
 	}
 }
+
+// Issue 30, row 10: what the timeline shows from the files is shown, never
+// obeyed: tcell writes a cell's bytes to the terminal as they are.
+func TestTaggedTextEscapesControls(t *testing.T) {
+	th := theme{}
+	got := th.tagged(view.Line{{Text: "mcp__x__\x1b]52;c;cHduZWQ=\x07echo\u202e\u009b"}, {Text: "[red]not a tag", Role: view.RoleWarning}})
+	if strings.ContainsAny(got, "\x1b\x07\u202e\u009b") {
+		t.Errorf("%q", got)
+	}
+	if !strings.Contains(got, `mcp__x__\u001b]52;c;cHduZWQ=\u0007echo\u202e\u009b`) || !strings.Contains(got, "[red[]not a tag") {
+		t.Errorf("%q", got)
+	}
+}

@@ -80,7 +80,7 @@ func runImport(env *cliEnv, args []string) error {
 	if err := store.CheckTarget(*db); err != nil {
 		return captureError("import", *db, err)
 	}
-	rep, err := importer.ImportInto(context.Background(), in, *db, importer.Options{KeyLog: *keylog, Progress: env.stderr})
+	rep, err := importer.ImportInto(context.Background(), in, *db, importer.Options{KeyLog: *keylog, Progress: env.progress})
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/tsinspect/tsinspect/internal/crash"
 	"github.com/tsinspect/tsinspect/internal/memlimit"
 	"github.com/tsinspect/tsinspect/internal/suggest"
+	"github.com/tsinspect/tsinspect/internal/termsafe"
 )
 
 // version is the tsinspect release this binary was built from.
@@ -52,6 +53,9 @@ type command struct {
 type cliEnv struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	// progress is standard error without termsafe's escapes, for a
+	// progress bar redrawn in place.
+	progress io.Writer
 }
 
 func commands() []command {
@@ -115,6 +119,12 @@ func main() {
 // run executes one command line and returns the exit status. Errors are
 // printed as one line.
 func run(env *cliEnv, args []string) (code int) {
+	// Whatever a table, a warning or an error quotes from a file is shown,
+	// never obeyed by the terminal: both streams pass through
+	// termsafe.Writer (JSON written through it means the same). The
+	// import's progress bar, which redraws with a carriage return, writes
+	// to standard error as it is.
+	env = &cliEnv{stdin: env.stdin, stdout: termsafe.Writer(env.stdout), stderr: termsafe.Writer(env.stderr), progress: env.stderr}
 	// A panic is a bug whatever the input: one line that says so, where,
 	// and how to report it, then exit 1 (the readers turn their own
 	// panics into errors; this is for the rest).
@@ -162,7 +172,7 @@ func internalPackage(name string) bool {
 		"decode", "democapture", "diffreport", "exchange", "filter", "fixtures", "golden", "har", "httpflow", "importer",
 		"longsession", "mcpclient", "mcpserver", "memlimit", "mitmflow", "numfmt", "otlp", "outfile",
 		"pcap", "pcaptest", "pricing", "rawbodies", "realsession", "recon", "recording", "redact", "replayserver",
-		"report", "session", "sessionfiles", "sharing", "shell", "source", "stats", "suggest", "store", "textout", "timeline", "tlsrec", "toolsearch", "tooltokens", "ui", "vcr", "view":
+		"report", "session", "sessionfiles", "sharing", "shell", "source", "stats", "suggest", "store", "termsafe", "textout", "timeline", "tlsrec", "toolsearch", "tooltokens", "ui", "vcr", "view":
 		return true
 	}
 	return false
