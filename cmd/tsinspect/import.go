@@ -71,6 +71,9 @@ func runImport(env *cliEnv, args []string) error {
 	if *db == "" {
 		return usageError("import: --db FILE is required")
 	}
+	if err := outsideClaudeDir("import", "--db", *db); err != nil {
+		return err
+	}
 	in := pos[0]
 	if _, err := os.Stat(in); err != nil {
 		return fmt.Errorf("import: %w", err)
@@ -168,6 +171,9 @@ func runExport(env *cliEnv, args []string) error {
 	}
 	if redactSet {
 		return usageError("export: --redact is for --format otlp; a HAR holds the exchanges as recorded (credentials never included)")
+	}
+	if err := outsideClaudeDir("export", "--out", *outPath); err != nil {
+		return err
 	}
 	if *outPath != "" && *outPath != "-" {
 		if err := outfile.Check(*outPath); err != nil {

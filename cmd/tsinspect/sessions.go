@@ -87,6 +87,10 @@ func runSessions(env *cliEnv, args []string) error {
 			fmt.Fprintf(env.stderr, "tsinspect: warning: %v: reading every session\n", err)
 		}
 	}
+	if dir, in := sessionfiles.Inside(ixPath, os.Getenv); ixPath != "" && in {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: the session index %s would be in Claude Code's directory %s, which tsinspect never writes into: reading every session\n", ixPath, dir)
+		ixPath = ""
+	}
 	ix := sessionfiles.LoadIndex(ixPath)
 	ix.Prune(root, entries)
 	started := time.Now()

@@ -80,6 +80,9 @@ func runStandin(env *cliEnv, args []string) error {
 	} else if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return usageError("standin: --listen %q is not a loopback address", *listen)
 	}
+	if err := outsideClaudeDir("standin", "--mcp-config", *mcpConfig); err != nil {
+		return err
+	}
 	if *mcpConfig != "" {
 		if err := outfile.Check(*mcpConfig); err != nil {
 			return fmt.Errorf("standin: mcp config: %w", err)
