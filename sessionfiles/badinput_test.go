@@ -504,3 +504,34 @@ func TestIndexIsPrunedAndSavedWhole(t *testing.T) {
 		t.Errorf("left in the cache directory: %v", names)
 	}
 }
+
+// A file rewritten in place, as long as before or longer, is told by its
+// first bytes.
+func TestFollowSeesAFileRewrittenInPlace(t *testing.T) {
+	w := twoTurns(t)
+	p := w.save(t, "")
+	s, err := Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same records, but the first one's timestamp changed: another
+	// session written over this one, byte count and inode alike.
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte(strings.Replace(string(data), "10:00:00.000Z", "11:00:00.000Z", 1)), 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if from, err := s.Refresh(); err != nil || from != 0 || s.Generation() != 1 || len(s.Problems) != 1 || !strings.Contains(s.Problems[0].What, "was rewritten") {
+		t.Fatalf("from %d, generation %d, problems %v, %v", from, s.Generation(), s.Problems, err)
+	}
+	if from, _ := s.Refresh(); from != s.Len() || s.Generation() != 1 {
+		t.Errorf("read again with nothing changed: from %d, generation %d", from, s.Generation())
+	}
+}

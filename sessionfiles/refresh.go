@@ -1,8 +1,10 @@
 package sessionfiles
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"sort"
@@ -23,6 +25,7 @@ type readState struct {
 type fileRead struct {
 	at   cursor
 	info fs.FileInfo // the file last read (nil: never read)
+	head []byte      // its first bytes, to tell a file rewritten in place
 	gone bool        // it was found missing, and said so
 	// failed is the last error reading it, said once.
 	failed string
@@ -94,6 +97,9 @@ func (s *Session) Refresh() (from int, err error) {
 		}
 		f.read.info, f.read.gone, f.read.failed = info, false, ""
 		f.read.at = sc.at
+		if len(f.read.head) < headSize && int64(len(f.read.head)) < f.read.at.offset {
+			f.read.head = readHead(p, int(min(f.read.at.offset, headSize)))
+		}
 		read += sc.consumed
 		s.Partial = sc.partial
 		s.Problems = append(s.Problems, sc.problems...)
@@ -133,12 +139,16 @@ func (s *Session) changedUnder() (Problem, bool) {
 			continue // gone: said when it is read
 		}
 		switch {
-		case f.read.gone && !os.SameFile(info, f.read.info):
+		case f.read.gone:
+			// Another file, even where the system gave it the inode of
+			// the one deleted.
 			return Problem{File: p, What: "came back after it was gone: read again from the start"}, true
 		case !os.SameFile(info, f.read.info):
 			return Problem{File: p, What: "was replaced by another file of its name: read again from the start"}, true
 		case info.Size() < f.read.at.offset:
 			return Problem{File: p, What: fmt.Sprintf("was cut (%d bytes, %d read before): read again from the start", info.Size(), f.read.at.offset)}, true
+		case len(f.read.head) > 0 && !bytes.Equal(readHead(p, len(f.read.head)), f.read.head):
+			return Problem{File: p, What: "was rewritten (it no longer begins as it did): read again from the start"}, true
 		}
 	}
 	return Problem{}, false
@@ -168,4 +178,20 @@ func (s *Session) unreadable(f *fileState, err error) {
 		f.read.failed = msg
 		s.Problems = append(s.Problems, Problem{File: f.path, What: msg})
 	}
+}
+
+// headSize is how much of a file's start is kept to tell it was rewritten.
+const headSize = 256
+
+// readHead is the first n bytes of the regular file at path (fewer if it
+// is shorter, nil if it cannot be read).
+func readHead(path string, n int) []byte {
+	f, _, err := openRegular(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	m, _ := io.ReadFull(f, b)
+	return b[:m]
 }
