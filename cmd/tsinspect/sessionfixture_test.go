@@ -70,8 +70,14 @@ func writeSession(t *testing.T, config string, f sessionFixture) string {
 	call := map[string]any{"type": "tool_use", "id": "toolu_2", "name": f.tool, "input": map[string]any{"text": f.prompt}}
 	rec(map[string]any{"type": "assistant", "requestRef": "r2", "requestId": "req_2", "timestamp": "2026-11-20T10:00:05.000Z", "version": f.version,
 		"message": map[string]any{"id": "msg_2", "role": "assistant", "model": "claude-sonnet-4-5", "content": []any{call}, "stop_reason": f.stop, "usage": usage}})
-	rec(map[string]any{"type": "user", "timestamp": "2026-11-20T10:00:06.000Z", "message": map[string]any{"role": "user", "content": []any{
-		map[string]any{"type": "tool_result", "tool_use_id": "toolu_2", "content": f.result}}}})
+	result := map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": "toolu_2", "content": f.result}}}
+	rec(map[string]any{"type": "user", "timestamp": "2026-11-20T10:00:06.000Z", "message": result})
+	rec(map[string]any{"type": "api-request-blob", "hash": "h4", "message": map[string]any{"role": "assistant", "content": []any{call}}})
+	rec(map[string]any{"type": "api-request-blob", "hash": "h5", "message": result})
+	rec(map[string]any{"type": "api-request", "id": "r3", "timestamp": "2026-11-20T10:00:07.000Z", "version": f.version,
+		"querySource": "sdk", "shapeHash": "s1", "params": params, "base": "r2", "keep": 3, "tail": []string{"h4", "h5"}})
+	rec(map[string]any{"type": "assistant", "requestRef": "r3", "requestId": "req_3", "timestamp": "2026-11-20T10:00:08.000Z", "version": f.version,
+		"message": map[string]any{"id": "msg_3", "role": "assistant", "model": "claude-sonnet-4-5", "content": []any{map[string]any{"type": "text", "text": "Done: " + f.result}}, "stop_reason": "end_turn", "usage": usage}})
 	if f.unknownType != "" {
 		rec(map[string]any{"type": f.unknownType})
 	}
