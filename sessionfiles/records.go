@@ -231,6 +231,13 @@ func readLine(br *bufio.Reader, limit int) ([]byte, error) {
 	var out []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
+		if need := len(out) + len(chunk); need > cap(out) {
+			// Doubling, but never past what the limit needs: a line
+			// at the limit holds about its size, not twice it.
+			grown := make([]byte, len(out), min(max(2*cap(out), need), max(limit+br.Size(), need)))
+			copy(grown, out)
+			out = grown
+		}
 		out = append(out, chunk...)
 		if len(out) > limit {
 			return out, nil
