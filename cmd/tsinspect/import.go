@@ -83,7 +83,7 @@ func runImport(env *cliEnv, args []string) error {
 	if err := store.CheckTarget(*db); err != nil {
 		return captureError("import", *db, err)
 	}
-	rep, err := importer.ImportInto(context.Background(), in, *db, importer.Options{KeyLog: *keylog, Progress: env.progress})
+	rep, err := importer.ImportInto(context.Background(), in, *db, importer.Options{KeyLog: *keylog, Progress: progressTo(env)})
 	if err != nil {
 		return err
 	}
@@ -308,4 +308,11 @@ func harPolicy(p redact.Policy) string {
 		return "bodies as recorded"
 	}
 	return "redacted " + string(p) + ": texts removed, secrets and paths pseudonymised"
+}
+
+// progressTo is where import draws its progress bar: standard error as it
+// is (the bar redraws itself with a carriage return).
+func progressTo(env *cliEnv) io.Writer {
+	_, stderr := env.raw()
+	return stderr
 }

@@ -53,9 +53,24 @@ type command struct {
 type cliEnv struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	// progress is standard error without termsafe's escapes, for a
-	// progress bar redrawn in place.
-	progress io.Writer
+	// rawStdout and rawStderr are the streams without termsafe's
+	// escapes, for what is not text read from a file: a recorded
+	// command's own output (a full-screen program draws with escape
+	// sequences), the MCP server's protocol, a progress bar redrawn in
+	// place. nil: stdout and stderr are the raw streams.
+	rawStdout, rawStderr io.Writer
+}
+
+// raw returns the streams without termsafe's escapes.
+func (e *cliEnv) raw() (stdout, stderr io.Writer) {
+	stdout, stderr = e.stdout, e.stderr
+	if e.rawStdout != nil {
+		stdout = e.rawStdout
+	}
+	if e.rawStderr != nil {
+		stderr = e.rawStderr
+	}
+	return stdout, stderr
 }
 
 func commands() []command {
@@ -121,10 +136,10 @@ func main() {
 func run(env *cliEnv, args []string) (code int) {
 	// Whatever a table, a warning or an error quotes from a file is shown,
 	// never obeyed by the terminal: both streams pass through
-	// termsafe.Writer (JSON written through it means the same). The
-	// import's progress bar, which redraws with a carriage return, writes
-	// to standard error as it is.
-	env = &cliEnv{stdin: env.stdin, stdout: termsafe.Writer(env.stdout), stderr: termsafe.Writer(env.stderr), progress: env.stderr}
+	// termsafe.Writer (JSON written through it means the same); see
+	// cliEnv.raw for what does not.
+	rawOut, rawErr := env.raw()
+	env = &cliEnv{stdin: env.stdin, stdout: termsafe.Writer(rawOut), stderr: termsafe.Writer(rawErr), rawStdout: rawOut, rawStderr: rawErr}
 	// A panic is a bug whatever the input: one line that says so, where,
 	// and how to report it, then exit 1 (the readers turn their own
 	// panics into errors; this is for the rest).

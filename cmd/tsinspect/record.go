@@ -147,9 +147,12 @@ func runRecord(env *cliEnv, args []string) error {
 			return fmt.Errorf("record: command %q not found", f.command[0])
 		}
 	}
+	// The recorded command's output is its own: it passes as it is (a
+	// full-screen program draws with escape sequences).
+	rawOut, rawErr := env.raw()
 	cfg := recording.Config{DB: f.db, Durable: f.durable, Mode: f.mode, Listen: f.listen, Upstream: f.upstream,
 		CADir: f.caDir, UpstreamCA: f.upstreamCA, Intercept: splitList(f.intercept), Quiet: f.quiet, UI: f.ui,
-		Command: f.command, Prices: f.prices, Version: version, Stdin: env.stdin, Stdout: env.stdout, Stderr: env.stderr,
+		Command: f.command, Prices: f.prices, Version: version, Stdin: env.stdin, Stdout: rawOut, Stderr: rawErr,
 		RunUI: func(ctx context.Context, title string, notes <-chan string, wake <-chan struct{}) error {
 			return ui.RunLive(ctx, f.db, ui.Options{Title: title, Notes: notes, Wake: wake, SaveDir: saveDir()})
 		},

@@ -66,7 +66,8 @@ func runStandin(env *cliEnv, args []string) error {
 		return usageError("standin: --actions goes with --mcp")
 	}
 	if *mcp {
-		if err := mcpserver.Serve(env.stdin, env.stdout, *actions); err != nil {
+		rawOut, _ := env.raw()
+		if err := mcpserver.Serve(env.stdin, rawOut, *actions); err != nil {
 			return fmt.Errorf("standin: %w", err)
 		}
 		return nil
