@@ -383,9 +383,11 @@ func TestImportDamage(t *testing.T) {
 }
 
 // TestHARRoundTrip exports a capture as HAR and imports it again: with
-// --exact every exchange comes back as it was; by default every body is in
-// the file once, and a response compressed on the wire comes back decoded
-// (as HAR keeps it), all else as it was. No credential is in the HAR.
+// --redact off --exact every exchange comes back as it was; with --redact
+// off alone every body is in the file once, and a response compressed on
+// the wire comes back decoded (as HAR keeps it), all else as it was; by
+// default (redacted) the same turns and searches come back. No credential
+// is in any HAR.
 func TestHARRoundTrip(t *testing.T) {
 	tt := captureTLS(t, &tls.Config{MinVersion: tls.VersionTLS13}, 0)
 	dir := t.TempDir()
@@ -395,11 +397,15 @@ func TestHARRoundTrip(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	har := filepath.Join(dir, "s.har")
-	code, _, stderr := runCLI(t, "export", src, "--format", "har", "--exact", "--out", har)
+	code, _, stderr := runCLI(t, "export", src, "--format", "har", "--redact", "off", "--exact", "--out", har)
 	if code != 0 {
 		t.Fatal(stderr)
 	}
-	assertOneLine(t, stderr, fmt.Sprintf("exported %d exchanges to %s", len(tt.sent), har))
+	warning, exported, _ := strings.Cut(stderr, "\n")
+	if !strings.Contains(warning, "warning: --redact off: the HAR holds every body as recorded") {
+		t.Errorf("no warning for the raw export: %q", stderr)
+	}
+	assertOneLine(t, exported, fmt.Sprintf("exported %d exchanges to %s (bodies as recorded)", len(tt.sent), har))
 	b, _ := os.ReadFile(har)
 	if bytes.Contains(b, []byte(session.APIKey)) {
 		t.Fatal("the API key is in the HAR")
@@ -413,7 +419,7 @@ func TestHARRoundTrip(t *testing.T) {
 	if err := json.Unmarshal(b, &doc); err != nil || doc.Log.Version != "1.2" || len(doc.Log.Entries) != len(tt.sent) {
 		t.Fatalf("HAR: %v, version %q, %d entries", err, doc.Log.Version, len(doc.Log.Entries))
 	}
-	_, stdout, _ := runCLI(t, "export", src, "--format", "har", "--exact")
+	_, stdout, _ := runCLI(t, "export", src, "--format", "har", "--redact", "off", "--exact")
 	if stdout != string(b) {
 		t.Error("export to standard output differs from --out")
 	}
@@ -436,9 +442,9 @@ func TestHARRoundTrip(t *testing.T) {
 			t.Errorf("exchange %d changed:\n got %+v\nwant %+v", i+1, g, w)
 		}
 	}
-	// The default HAR: smaller, and the same but for compressed bodies.
+	// Without --exact: smaller, and the same but for compressed bodies.
 	compact := filepath.Join(dir, "compact.har")
-	if code, _, stderr := runCLI(t, "export", src, "--format", "har", "--out", compact); code != 0 {
+	if code, _, stderr := runCLI(t, "export", src, "--format", "har", "--redact", "off", "--out", compact); code != 0 {
 		t.Fatal(stderr)
 	}
 	if cb, _ := os.ReadFile(compact); len(cb) >= len(b) || bytes.Contains(cb, []byte(`"requestBody"`)) {
@@ -452,6 +458,26 @@ func TestHARRoundTrip(t *testing.T) {
 		w := want[i]
 		if !bytes.Equal(g.ReqBody, w.ReqBody) || !bytes.Equal(g.Body(), w.Body()) || g.Status != w.Status || !g.Start.Equal(w.Start) || g.State != w.State {
 			t.Errorf("exchange %d from the default HAR: body or metadata changed", i+1)
+		}
+	}
+	// Redacted (the default): the same turns and searches come back.
+	redacted := filepath.Join(dir, "redacted.har")
+	if code, _, stderr := runCLI(t, "export", src, "--format", "har", "--out", redacted); code != 0 {
+		t.Fatal(stderr)
+	}
+	back3 := filepath.Join(dir, "back3.db")
+	if code, _, stderr := runCLI(t, "import", redacted, "--db", back3); code != 0 {
+		t.Fatal(stderr)
+	}
+	for _, cmd := range []string{"searches", "exchanges"} {
+		_, w, _ := runCLI(t, cmd, src)
+		_, g, _ := runCLI(t, cmd, back3)
+		if cmd == "exchanges" {
+			// The redacted bodies are shorter: compare all but the sizes.
+			w, g = strings.Join(strings.Fields(w)[:8], " "), strings.Join(strings.Fields(g)[:8], " ")
+		}
+		if w != g {
+			t.Errorf("%s of the redacted HAR's import:\n%s\nwant\n%s", cmd, g, w)
 		}
 	}
 	if code, _, stderr := runCLI(t, "export", src, "--format", "csv"); code != 2 || !strings.Contains(stderr, `--format "csv"`) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
+	"github.com/tsinspect/tsinspect/internal/termsafe"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
@@ -31,8 +32,11 @@ type mdWriter struct {
 	w *bufio.Writer
 }
 
+// p writes a line. Every line of the report passes here: what the
+// capture holds is shown, never obeyed (control characters, bidirectional
+// overrides and bytes that are not UTF-8 are written as escapes).
 func (m *mdWriter) p(format string, args ...any) {
-	fmt.Fprintf(m.w, format, args...)
+	m.w.WriteString(termsafe.Text(fmt.Sprintf(format, args...)))
 	m.w.WriteByte('\n')
 }
 

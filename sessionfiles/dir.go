@@ -41,64 +41,83 @@ type Entry struct {
 	ModTime time.Time
 	Agents  []string
 	legacy  []Entry // Claude Code 2.0's subagent files, while listing
+	// Passed names the newer sessions Resolve passed over for "latest"
+	// because they could not be read.
+	Passed []Problem
+}
+
+// Listing is what Find found under a directory: the sessions, and what
+// was passed over (files named *.jsonl that are not regular files,
+// directories that could not be read, links that loop).
+type Listing struct {
+	Entries []Entry
+	Skipped []Problem
+}
+
+// SkippedSummary says in one line what a listing passed over, "" for
+// nothing.
+func (l Listing) SkippedSummary() string {
+	if len(l.Skipped) == 0 {
+		return ""
+	}
+	var parts []string
+	for i, p := range l.Skipped {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(l.Skipped)-3))
+			break
+		}
+		parts = append(parts, p.File+": "+p.What)
+	}
+	return fmt.Sprintf("%d %s not read: %s", len(l.Skipped), plural(len(l.Skipped), "path", "paths"), strings.Join(parts, "; "))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // List finds every session under root (a projects directory, one
-// project's directory, or a single .jsonl file), newest first.
+// project's directory, or a single .jsonl file), newest first; see Find.
 func List(root string) ([]Entry, error) {
+	l, err := Find(root)
+	return l.Entries, err
+}
+
+// Find finds every session under root (a projects directory, one
+// project's directory, or a single .jsonl file), newest first. Symbolic
+// links are followed, to directories as to files (a projects directory
+// kept elsewhere, project directories linked in), each directory listed
+// once however many links lead to it; a link back to a directory it is in
+// is a loop, not followed. Only regular files are sessions: a named pipe
+// or a device named *.jsonl is passed over and named in Skipped.
+func Find(root string) (Listing, error) {
 	if abs, err := filepath.Abs(root); err == nil {
 		root = abs
 	}
 	info, err := os.Stat(root)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("list sessions: %w: %s does not exist (is Claude Code installed and used here? CLAUDE_CONFIG_DIR or a DIR argument point elsewhere)", ErrNoSession, root)
+		return Listing{}, fmt.Errorf("list sessions: %w: %s does not exist (is Claude Code installed and used here? CLAUDE_CONFIG_DIR or a DIR argument point elsewhere)", ErrNoSession, root)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
+		return Listing{}, fmt.Errorf("list sessions: %w", err)
 	}
 	if !info.IsDir() {
-		return []Entry{entryOf(root, info)}, nil
+		if !info.Mode().IsRegular() {
+			return Listing{}, fmt.Errorf("list sessions: %s: %w (%s)", root, ErrNotRegular, kindOf(info.Mode()))
+		}
+		return Listing{Entries: []Entry{entryOf(root, info)}}, nil
 	}
-	var out []Entry
-	// A session's subagents' files, by the session's directory
-	// (<id>/subagents/*.jsonl), read as the walk passes them.
-	agents := map[string][]fs.FileInfo{}
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == root {
-				return err
-			}
-			return nil
-		}
-		if d.IsDir() {
-			if d.Name() == "subagents" {
-				list, _ := os.ReadDir(p)
-				for _, a := range list {
-					if info, err := a.Info(); err == nil && !a.IsDir() && strings.HasSuffix(a.Name(), ".jsonl") {
-						agents[filepath.Dir(p)] = append(agents[filepath.Dir(p)], info)
-					}
-				}
-				return filepath.SkipDir
-			}
-			// Deeper trees are not Claude Code's.
-			if strings.Count(strings.TrimPrefix(p, root), string(filepath.Separator)) > 2 {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(d.Name(), ".jsonl") {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return nil
-		}
-		out = append(out, Entry{ID: strings.TrimSuffix(d.Name(), ".jsonl"), Path: p, Project: filepath.Base(filepath.Dir(p)), Size: info.Size(), ModTime: info.ModTime()})
-		return nil
-	})
+	real, err := filepath.EvalSymlinks(root)
 	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
+		return Listing{}, fmt.Errorf("list sessions: %w", err)
 	}
+	w := &walker{seen: map[string]bool{}, agents: map[string][]fs.FileInfo{}}
+	if err := w.dir(root, real, 0); err != nil {
+		return Listing{}, fmt.Errorf("list sessions: %w", err)
+	}
+	out := w.out
 	// Claude Code 2.0 wrote a subagent's file beside its session's, as
 	// agent-<id>.jsonl, tied to it by the session ID of its records.
 	byID := map[string]int{}
@@ -121,7 +140,7 @@ func List(root string) ([]Entry, error) {
 	for i := range out {
 		e := &out[i]
 		dir := strings.TrimSuffix(e.Path, ".jsonl")
-		for _, a := range agents[dir] {
+		for _, a := range w.agents[dir] {
 			e.Agents = append(e.Agents, filepath.Join(dir, "subagents", a.Name()))
 			e.Size += a.Size()
 			if a.ModTime().After(e.ModTime) {
@@ -139,7 +158,117 @@ func List(root string) ([]Entry, error) {
 		sort.Strings(e.Agents)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ModTime.After(out[j].ModTime) })
-	return out, nil
+	return Listing{Entries: out, Skipped: w.skipped}, nil
+}
+
+// walker is one Find's walk: the sessions found, the subagents' files by
+// their session's directory (<id>/subagents/*.jsonl), the directories
+// listed by their real path, and what was passed over.
+type walker struct {
+	out     []Entry
+	agents  map[string][]fs.FileInfo
+	seen    map[string]bool
+	skipped []Problem
+}
+
+// maxDepth is how deep below the root directories are listed: Claude
+// Code's are projects/<project>/<session-id>/subagents; deeper trees are
+// not its.
+const maxDepth = 2
+
+// dir lists the directory at p (real: its path with no link in it), depth
+// levels below the root.
+func (w *walker) dir(p, real string, depth int) error {
+	w.seen[real] = true
+	list, err := os.ReadDir(p)
+	if err != nil {
+		if depth == 0 {
+			return err
+		}
+		w.skipped = append(w.skipped, Problem{File: p, What: "cannot be read: " + unwrapPath(err)})
+		return nil
+	}
+	for _, d := range list {
+		child, childReal := filepath.Join(p, d.Name()), filepath.Join(real, d.Name())
+		mode := d.Type()
+		var info fs.FileInfo
+		if mode&fs.ModeSymlink != 0 {
+			if info, err = os.Stat(child); err != nil {
+				if strings.HasSuffix(d.Name(), ".jsonl") {
+					w.skipped = append(w.skipped, Problem{File: child, What: "a link to nothing that can be read: " + unwrapPath(err)})
+				}
+				continue
+			}
+			mode = info.Mode().Type()
+			if mode.IsDir() {
+				if childReal, err = filepath.EvalSymlinks(child); err != nil {
+					continue
+				}
+			}
+		}
+		switch {
+		case mode.IsDir() && d.Name() == "subagents":
+			w.subagents(child, p)
+		case mode.IsDir():
+			if depth+1 > maxDepth {
+				continue
+			}
+			if within(real, childReal) {
+				w.skipped = append(w.skipped, Problem{File: child, What: "a link to " + childReal + ", which holds it (a loop): not followed"})
+				continue
+			}
+			if w.seen[childReal] {
+				continue // listed through another link
+			}
+			if err := w.dir(child, childReal, depth+1); err != nil {
+				return err
+			}
+		case strings.HasSuffix(d.Name(), ".jsonl"):
+			if !mode.IsRegular() {
+				w.skipped = append(w.skipped, Problem{File: child, What: kindOf(mode) + ", not a regular file"})
+				continue
+			}
+			if info == nil {
+				if info, err = d.Info(); err != nil {
+					continue
+				}
+			}
+			w.out = append(w.out, Entry{ID: strings.TrimSuffix(d.Name(), ".jsonl"), Path: child, Project: filepath.Base(p), Size: info.Size(), ModTime: info.ModTime()})
+		}
+	}
+	return nil
+}
+
+// subagents reads a session's subagents directory p, beside the session
+// directory sessionDir.
+func (w *walker) subagents(p, sessionDir string) {
+	list, _ := os.ReadDir(p)
+	for _, a := range list {
+		if !strings.HasSuffix(a.Name(), ".jsonl") {
+			continue
+		}
+		info, err := os.Stat(filepath.Join(p, a.Name()))
+		if err != nil {
+			continue
+		}
+		if !info.Mode().IsRegular() {
+			if !info.IsDir() {
+				w.skipped = append(w.skipped, Problem{File: filepath.Join(p, a.Name()), What: kindOf(info.Mode()) + ", not a regular file"})
+			}
+			continue
+		}
+		w.agents[sessionDir] = append(w.agents[sessionDir], info)
+	}
+}
+
+// unwrapPath is an error's message without the path a *fs.PathError
+// repeats.
+func unwrapPath(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 func entryOf(p string, info fs.FileInfo) Entry {
@@ -210,8 +339,9 @@ func firstSessionID(path string) string {
 var ErrNoSession = errors.New("no Claude Code session")
 
 // Resolve finds the session arg names under root: a path to a .jsonl
-// file, "latest" (the most recently written), a session ID or an
-// unambiguous prefix of one.
+// file, "latest" (the most recently written session that can be read:
+// the newer ones passed over are in the Entry's Passed), a session ID or
+// an unambiguous prefix of one.
 func Resolve(root, arg string) (Entry, error) {
 	if strings.HasSuffix(arg, ".jsonl") {
 		info, err := os.Stat(arg)
@@ -228,7 +358,16 @@ func Resolve(root, arg string) (Entry, error) {
 		if len(list) == 0 {
 			return Entry{}, fmt.Errorf("open session: %w: no sessions under %s", ErrNoSession, root)
 		}
-		return list[0], nil
+		var passed []Problem
+		for _, e := range list {
+			if err := Recognise(e.Path); err != nil {
+				passed = append(passed, Problem{File: e.Path, What: unwrapPath(err)})
+				continue
+			}
+			e.Passed = passed
+			return e, nil
+		}
+		return Entry{}, fmt.Errorf("open session: %w: none of the %d under %s can be read (the newest, %s: %s)", ErrNoSession, len(list), root, filepath.Base(passed[0].File), passed[0].What)
 	}
 	var found []Entry
 	for _, e := range list {
@@ -268,39 +407,125 @@ func LooksLikeSession(arg string) bool {
 
 func filepathBase(p string) string { return filepath.Base(p) }
 
+// ErrNotSession is returned by Recognise for a file that does not read as
+// a Claude Code session file.
+var ErrNotSession = errors.New("not a Claude Code session file")
+
 // Sniff reports whether the file at path reads as a Claude Code session
-// file: its first records have types Claude Code writes, and one of them
-// a session ID (other tools' JSON Lines logs, claude-trace's among them,
-// do not). Records that carry no session ID (summaries, file history
-// snapshots) may come first.
-func Sniff(path string) bool {
-	f, err := os.Open(path)
+// file (see Recognise).
+func Sniff(path string) bool { return Recognise(path) == nil }
+
+// sniffLines is how many lines Recognise looks through for a record;
+// sniffHead how much of a long first line it reads.
+const (
+	sniffLines = 20
+	sniffHead  = 1 << 20
+)
+
+// Recognise says whether the regular file at path reads as a Claude Code
+// session file: its first records have types Claude Code writes, and one
+// of them a session ID (other tools' JSON Lines logs, claude-trace's among
+// them, do not); records that carry none (summaries, file history
+// snapshots, queue operations) may come first. It is nil when it does, or
+// an error that says why not: one that wraps ErrNotSession with what the
+// file holds instead, or the error of opening it (ErrNotRegular for a pipe
+// or a device).
+func Recognise(path string) error {
+	f, _, err := openRegular(path)
 	if err != nil {
-		return false
+		return err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
-	known := false
-	for i := 0; i < 20; i++ {
+	br := bufio.NewReaderSize(io.LimitReader(f, sniffLines*sniffHead), sniffHead)
+	known := false // a record of a type that carries no session ID
+	for i := 0; i < sniffLines; i++ {
 		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A first record longer than what is read of it (a pasted
+			// prompt): its leading members name it.
+			return recogniseHead(line)
+		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			var r struct {
 				Type      string `json:"type"`
 				SessionID string `json:"sessionId"`
 			}
-			if json.Unmarshal(line, &r) != nil || !knownTypes[r.Type] {
-				// Not a record, or a line longer than the buffer: a
-				// session only when one before said so.
-				return known && errors.Is(err, bufio.ErrBufferFull)
+			if uerr := json.Unmarshal(line, &r); uerr != nil {
+				if err != nil && !bytes.HasSuffix(line, []byte("\n")) {
+					return fmt.Errorf("%w: its only line is unfinished", ErrNotSession)
+				}
+				return fmt.Errorf("%w: its first line is not a JSON record (%s)", ErrNotSession, shortErr(uerr))
 			}
-			if r.SessionID != "" {
-				return true
+			if knownTypes[r.Type] && r.SessionID == "" && sessionless[r.Type] {
+				known = true
+				continue
 			}
-			known = r.Type == "summary" || r.Type == "file-history-snapshot" || r.Type == "queue-operation" || known
+			return recognised(r.Type, r.SessionID != "")
 		}
 		if err != nil {
-			return known && (errors.Is(err, io.EOF) || errors.Is(err, bufio.ErrBufferFull))
+			if known {
+				return nil
+			}
+			if i == 0 && len(line) == 0 {
+				return fmt.Errorf("%w: it is empty", ErrNotSession)
+			}
+			return fmt.Errorf("%w: it holds no record", ErrNotSession)
 		}
 	}
-	return known
+	if known {
+		return nil
+	}
+	return fmt.Errorf("%w: its first %d lines are blank", ErrNotSession, sniffLines)
+}
+
+// sessionless are the record types Claude Code writes without a session
+// ID, which may come before the first record that has one.
+var sessionless = map[string]bool{"summary": true, "file-history-snapshot": true, "queue-operation": true}
+
+// recognised says whether a first record of type typ, with a session ID
+// or not, is one Claude Code writes.
+func recognised(typ string, hasSession bool) error {
+	switch {
+	case typ == "":
+		return fmt.Errorf("%w: its first record has no type", ErrNotSession)
+	case !knownTypes[typ]:
+		return fmt.Errorf("%w: its first record's type %q is not one Claude Code writes", ErrNotSession, typ)
+	case !hasSession && typ != "summary":
+		return fmt.Errorf("%w: its first record (%s) has no sessionId", ErrNotSession, typ)
+	}
+	return nil
+}
+
+// recogniseHead reads the members of a record cut short: the type and the
+// session ID, as far as they come before the cut.
+func recogniseHead(head []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return fmt.Errorf("%w: its first line is not a JSON record", ErrNotSession)
+	}
+	typ, session := "", false
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			break
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			break
+		}
+		switch k {
+		case "type":
+			_ = json.Unmarshal(v, &typ)
+		case "sessionId":
+			var id string
+			session = json.Unmarshal(v, &id) == nil && id != ""
+		}
+		if typ != "" && session {
+			break
+		}
+	}
+	if typ != "" && !session && knownTypes[typ] {
+		return nil // the session ID comes after the cut
+	}
+	return recognised(typ, session)
 }

@@ -8,7 +8,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
+
+	"github.com/tsinspect/tsinspect/internal/crash"
 )
 
 // Index keeps each session's Summary keyed by its files' size and time, so
@@ -78,14 +81,61 @@ func (ix *Index) Save() error {
 	if err := os.MkdirAll(filepath.Dir(ix.path), 0o700); err != nil {
 		return fmt.Errorf("save session index: %w", err)
 	}
-	tmp := ix.path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+	// A temporary file of this process's own, beside the index: two
+	// listings at once each rename a whole index into place, never
+	// one half-written by the other.
+	f, err := os.CreateTemp(filepath.Dir(ix.path), "."+filepath.Base(ix.path)+".tmp-*")
+	if err != nil {
 		return fmt.Errorf("save session index: %w", err)
 	}
-	if err := os.Rename(tmp, ix.path); err != nil {
-		return fmt.Errorf("save session index: %w", err)
+	tmp := f.Name()
+	_, werr := f.Write(b)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, ix.path)
+	}
+	if werr != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("save session index: %w", werr)
 	}
 	return nil
+}
+
+// Prune drops the entries of sessions under root (a directory as List
+// was given it, or one file) that are not among entries, List's listing
+// of root: sessions deleted since. Entries of other directories stay. It
+// returns how many it dropped.
+func (ix *Index) Prune(root string, entries []Entry) int {
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
+	listed := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		listed[e.Path] = true
+	}
+	n := 0
+	for p := range ix.Entries {
+		if listed[p] || !within(p, root) {
+			continue
+		}
+		delete(ix.Entries, p)
+		n++
+	}
+	if n > 0 {
+		ix.dirty = true
+	}
+	return n
+}
+
+// within reports whether path is root or under it.
+func within(path, root string) bool {
+	if path == root {
+		return true
+	}
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // ScanStats counts what a Scan read and what it took from the index.
@@ -156,7 +206,7 @@ func Scan(entries []Entry, ix *Index, progress func(done, total int)) ([]*Summar
 				if prev.Summary == nil || e.Size < prev.Size {
 					from = nil
 				}
-				s, res, resumed, err := summarize(e, from, keep[e.Path])
+				s, res, resumed, err := summarizeSafe(e, from, keep[e.Path])
 				mu.Lock()
 				if err != nil {
 					st.Failed = append(st.Failed, fmt.Errorf("%s: %w", e.Path, err))
@@ -187,4 +237,11 @@ func Scan(entries []Entry, ix *Index, progress func(done, total int)) ([]*Summar
 		}
 	}
 	return kept, st
+}
+
+// summarizeSafe is summarize with a panic made the session's error: one
+// session that trips a bug costs only its own row.
+func summarizeSafe(e Entry, from *Resume, keep bool) (s *Summary, res *Resume, resumed bool, err error) {
+	defer crash.Recover("summarize session", &err)
+	return summarize(e, from, keep)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/internal/crash"
 )
 
 // URL is the address every rebuilt request gets: the files do not say
@@ -69,6 +70,7 @@ type Session struct {
 	tr     *transcript
 	// newReqs are the requests of records read since the last Refresh.
 	newReqs []*request
+	rd      readState // how the files are read and followed (refresh.go)
 }
 
 type shape struct {
@@ -117,8 +119,8 @@ func (q *request) state() *tnode {
 // fileState is how far one file was read, and what pairing needs across
 // reads.
 type fileState struct {
-	path   string
-	offset int64
+	path string
+	read fileRead // how far it was read, and what it was (refresh.go)
 	// partial: the file's last line was unfinished when last read.
 	partial bool
 	run     []any // the content of the current run of user records
@@ -128,120 +130,7 @@ type fileState struct {
 // Open reads the session whose main file is path, with its subagents'
 // files (path without ".jsonl", then subagents/*.jsonl).
 func Open(path string) (*Session, error) {
-	s := newSession(path)
-	if _, err := s.Refresh(); err != nil {
-		return nil, err
-	}
-	for _, p := range append([]string{s.Path}, s.Agents...) {
-		if fs := s.files[p]; fs != nil && fs.partial {
-			s.problem(Problem{File: p, What: "its last line is unfinished (Claude Code is still writing it, or was cut off): left out"})
-		}
-	}
-	return s, nil
-}
-
-// maxProblems bounds the problems a session keeps; the rest are counted
-// (MoreProblems).
-const maxProblems = 100
-
-// problem notes what could not be read.
-func (s *Session) problem(ps ...Problem) {
-	for _, p := range ps {
-		if len(s.Problems) < maxProblems {
-			s.Problems = append(s.Problems, p)
-		} else {
-			s.MoreProblems++
-		}
-	}
-}
-
-// newSession is an empty session whose main file is path.
-func newSession(path string) *Session {
-	s := &Session{Path: path, ID: strings.TrimSuffix(filepathBase(path), ".jsonl"), Unknown: map[string]int{},
-		shapes: map[string]*shape{}, index: map[string]int32{}, files: map[string]*fileState{}}
-	s.tr = newTranscript(s.addMessage)
-	s.tr.onRequest = func(q *request) { s.newReqs = append(s.newReqs, q) }
-	return s
-}
-
-// Refresh reads what was appended to the files since the last read (a
-// last line still being written is left for the next), and the files of
-// subagents that appeared. It returns the index of the first request
-// that is new or whose answer may have changed: requests before it are
-// as they were. When nothing was appended it returns Len().
-func (s *Session) Refresh() (int, error) {
-	s.Agents = agentFiles(s.Path)
-	var read int64
-	from := len(s.reqs)
-	for i, q := range s.reqs {
-		if !q.ended() {
-			from = i
-			break
-		}
-	}
-	for _, p := range append([]string{s.Path}, s.Agents...) {
-		fs := s.files[p]
-		if fs == nil {
-			fs = &fileState{path: p, asst: map[string][]*record{}}
-			s.files[p] = fs
-		}
-		sc, err := scanFileFrom(p, fs.offset)
-		if err != nil {
-			if p == s.Path && fs.offset == 0 {
-				return 0, fmt.Errorf("read session: %w", err)
-			}
-			s.problem(Problem{File: p, What: err.Error()})
-			continue
-		}
-		fs.offset += sc.consumed
-		read += sc.consumed
-		fs.partial = sc.partial
-		s.problem(sc.problems...)
-		s.MoreProblems += sc.more
-		for k, n := range sc.unknown {
-			s.Unknown[k] += n
-		}
-		s.ingest(fs, sc.records)
-	}
-	// Records whose parent never came are read as they are: at once when
-	// the files are read whole, after a round when they are followed.
-	s.tr.endRound(!s.Live)
-	s.flushRequests()
-	if d := s.tr.dups; d > s.saidDups {
-		s.problem(Problem{File: s.Path, What: fmt.Sprintf("%d records read again (the UUID or request ID of an earlier one): counted once", d-s.saidDups)})
-		s.saidDups = d
-	}
-	// Requests whose shape the files do not hold, one line a shape.
-	for h, m := range s.missingShape {
-		if m.n > m.said {
-			what := "request " + short(m.first) + ": its shape " + short(h) + " (system and tools) is not in the files"
-			if m.n > 1 {
-				what = fmt.Sprintf("%d requests (the first %s) name the shape %s (system and tools), which is not in the files", m.n, short(m.first), short(h))
-			}
-			s.problem(Problem{File: m.file, What: what})
-			m.said = m.n
-		}
-	}
-	// An ended request the transcript learned more of since (a failed
-	// attempt's model, from its retry's answer) is rebuilt again.
-	for i, q := range s.reqs {
-		if q.dirty {
-			from = min(from, i)
-			q.dirty = false
-		}
-	}
-	s.Partial = false
-	for _, fs := range s.files {
-		s.Partial = s.Partial || fs.partial
-	}
-	if read == 0 {
-		return len(s.reqs), nil
-	}
-	if from < len(s.reqs) {
-		tail := s.reqs[from:]
-		sort.SliceStable(tail, func(i, j int) bool { return tail[i].at.Before(tail[j].at) })
-	}
-	return from, nil
+	return openWith(path, 0)
 }
 
 // void reports whether a request record holds nothing at all: no shape
@@ -386,6 +275,9 @@ func (s *Session) flushRequests() {
 				s.problem(Problem{File: q.file, What: "request " + short(q.rec.ID) + " builds on request " + short(q.rec.Base) + ", which is not in the files"})
 			} else {
 				keep := min(max(q.rec.Keep, 0), len(b.msgs))
+				if q.rec.Keep < 0 {
+					s.problem(Problem{File: q.file, What: fmt.Sprintf("request %s keeps %d messages of request %s: read as none", short(q.rec.ID), q.rec.Keep, short(q.rec.Base))})
+				}
 				msgs = append(make([]int32, 0, keep+len(q.rec.Tail)), b.msgs[:keep]...)
 			}
 		}
@@ -432,7 +324,8 @@ func (s *Session) Len() int { return len(s.reqs) }
 // sent; the exchange and its bodies are fn's only until it returns (the
 // buffers are reused). It also works out
 // Confirmed and Unconfirmed.
-func (s *Session) Stream(ctx context.Context, fn func(*exchange.Exchange) error) error {
+func (s *Session) Stream(ctx context.Context, fn func(*exchange.Exchange) error) (err error) {
+	defer crash.Recover("read session "+s.Path, &err)
 	s.Confirmed, s.Unconfirmed = 0, 0
 	// The last few bodies built: a request's base is usually among them,
 	// and its body's buffer is reused once it leaves.
@@ -512,11 +405,12 @@ func (s *Session) Exchange(i int) *exchange.Exchange {
 }
 
 // Get rebuilds the exchange with the given ID (1 is the first request).
-func (s *Session) Get(id int64) (*exchange.Exchange, error) {
+func (s *Session) Get(id int64) (ex *exchange.Exchange, err error) {
+	defer crash.Recover("read session "+s.Path, &err)
 	if id < 1 || id > int64(len(s.reqs)) {
 		return nil, fmt.Errorf("exchange %d: not in the session (1 to %d)", id, len(s.reqs))
 	}
-	ex, _ := s.exchange(int(id - 1))
+	ex, _ = s.exchange(int(id - 1))
 	return ex, nil
 }
 

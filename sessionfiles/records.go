@@ -19,7 +19,7 @@ import (
 	"fmt"
 	"github.com/tsinspect/tsinspect/exchange"
 	"io"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -154,36 +154,88 @@ type scanned struct {
 	// Code is still writing it); it is not consumed.
 	partial  bool
 	consumed int64
+	// at is where the read started and ends: the lines before it (so that
+	// problems name a line of the whole file) and an over-long line being
+	// skipped.
+	at cursor
+	// limit is the longest line read (0: maxLine).
+	limit int
+}
+
+// cursor is how far a file was read: its offset, the lines before it,
+// and whether it stands inside an over-long line, named already, whose
+// rest is skipped up to its newline.
+type cursor struct {
+	offset   int64
+	lines    int
+	skipping bool
 }
 
 // maxLine bounds one record (a request's blob holds a whole tool result).
+// A longer line is named and skipped; the rest of the file is read.
 const maxLine = 256 << 20
 
-// scanFileFrom reads the records of one session file from offset on.
-// Lines that do not parse are problems; the rest is read.
-func scanFileFrom(path string, offset int64) (*scanned, error) {
-	f, err := os.Open(path)
+// scanFileFrom reads the records of one session file from at on, up to
+// the size the file had when opened (what is appended while it is read is
+// left for the next read), with lines of at most limit bytes (0:
+// maxLine). Lines that do not parse, and longer ones, are problems; the
+// rest is read. It returns what the opened file is, to tell a file
+// replaced or cut since the last read.
+func scanFileFrom(path string, at cursor, limit int) (*scanned, fs.FileInfo, error) {
+	f, info, err := openRegular(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
-	if offset > 0 {
-		if _, err := f.Seek(offset, io.SeekStart); err != nil {
-			return nil, err
+	s := &scanned{path: path, unknown: map[string]int{}, at: at, limit: limit}
+	if info.Size() < at.offset {
+		return s, info, nil // cut: the caller starts over
+	}
+	if at.offset > 0 {
+		if _, err := f.Seek(at.offset, io.SeekStart); err != nil {
+			return nil, nil, err
 		}
 	}
-	s := &scanned{path: path, unknown: map[string]int{}}
-	err = scanRecords(f, s)
-	return s, err
+	err = scanRecords(io.LimitReader(f, info.Size()-at.offset), s)
+	return s, info, err
 }
 
+// scanRecords reads records from r into s, from where s.at stands;
+// s.consumed and s.at say how far it got.
 func scanRecords(r io.Reader, s *scanned) error {
 	br := bufio.NewReaderSize(r, 1<<20)
-	n := 0
+	limit := s.limit
+	if limit <= 0 {
+		limit = maxLine
+	}
 	for {
-		line, err := readLine(br)
+		if s.at.skipping {
+			n, found, err := skipLine(br)
+			s.consumed += n
+			s.at.offset += n
+			if found {
+				s.at.skipping = false
+			}
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		line, err := readLine(br, limit)
+		if len(line) > limit {
+			// Too long to hold: named once, by its line, and skipped
+			// to its newline, now or in the reads that follow.
+			s.at.lines++
+			s.problem(Problem{s.path, s.at.lines, fmt.Sprintf("a line longer than %s: left out", sizeName(limit))})
+			s.consumed += int64(len(line))
+			s.at.offset += int64(len(line))
+			s.at.skipping = line[len(line)-1] != '\n'
+			continue
+		}
 		if len(line) > 0 {
-			n++
 			complete := line[len(line)-1] == '\n'
 			trimmed := bytes.TrimSpace(line)
 			var rec record
@@ -194,8 +246,8 @@ func scanRecords(r io.Reader, s *scanned) error {
 				var bad []string
 				rec, bad = lenientRecord(trimmed)
 				uerr = nil
-				if len(bad) > 0 && len(s.problems) < maxProblems {
-					s.problems = append(s.problems, Problem{s.path, n, "left out, of an unexpected type: " + strings.Join(bad, ", ")})
+				if len(bad) > 0 {
+					s.problem(Problem{s.path, s.at.lines + 1, "left out, of an unexpected type: " + strings.Join(bad, ", ")})
 				}
 			}
 			switch {
@@ -205,18 +257,18 @@ func scanRecords(r io.Reader, s *scanned) error {
 				s.partial = true
 				return nil
 			case uerr != nil:
-				if len(s.problems) < maxProblems {
-					s.problems = append(s.problems, Problem{s.path, n, "not a JSON record: " + shortErr(uerr)})
-				} else {
-					s.more++
-				}
+				s.problem(Problem{s.path, s.at.lines + 1, "not a JSON record: " + shortErr(uerr)})
 			default:
 				if !knownTypes[rec.Type] {
 					s.unknown[rec.Type]++
 				}
 				s.records = append(s.records, rec)
 			}
+			if complete {
+				s.at.lines++
+			}
 			s.consumed += int64(len(line))
+			s.at.offset += int64(len(line))
 		}
 		if errors.Is(err, io.EOF) {
 			return nil
@@ -252,20 +304,61 @@ func lenientRecord(line []byte) (rec record, bad []string) {
 	return rec, bad
 }
 
-// readLine reads one line with its newline; a line over maxLine is an
-// error.
-func readLine(br *bufio.Reader) ([]byte, error) {
+// readLine reads one line with its newline. It stops once the line is
+// longer than limit: the caller tells so by its length.
+func readLine(br *bufio.Reader, limit int) ([]byte, error) {
 	var out []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
+		if need := len(out) + len(chunk); need > cap(out) {
+			// Doubling, but never past what the limit needs: a line
+			// at the limit holds about its size, not twice it.
+			grown := make([]byte, len(out), min(max(2*cap(out), need), max(limit+br.Size(), need)))
+			copy(grown, out)
+			out = grown
+		}
 		out = append(out, chunk...)
-		if len(out) > maxLine {
-			return nil, fmt.Errorf("a line longer than %d MB", maxLine>>20)
+		if len(out) > limit {
+			return out, nil
 		}
 		if !errors.Is(err, bufio.ErrBufferFull) {
 			return out, err
 		}
 	}
+}
+
+// problem notes a problem of the scan, up to maxProblems; the rest are
+// counted.
+func (s *scanned) problem(p Problem) {
+	if len(s.problems) < maxProblems {
+		s.problems = append(s.problems, p)
+	} else {
+		s.more++
+	}
+}
+
+// skipLine reads past the rest of a line without keeping it: n bytes,
+// found when its newline was among them.
+func skipLine(br *bufio.Reader) (n int64, found bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		n += int64(len(chunk))
+		if err == nil {
+			return n, true, nil
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return n, false, err
+		}
+	}
+}
+
+// sizeName is a byte count for a message: "256 MB", or "64 kB" for the
+// small limits of tests.
+func sizeName(n int) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%d MB", n>>20)
+	}
+	return fmt.Sprintf("%d kB", n>>10)
 }
 
 func shortErr(err error) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -127,7 +128,7 @@ func resumeFiles(e Entry, r *Resume) (map[string]FileMark, bool) {
 // fileHead is the hash of the first min(n, headBytes) bytes of the file
 // at path (zero when it cannot be read).
 func fileHead(path string, n int64) [32]byte {
-	f, err := os.Open(path)
+	f, _, err := openRegular(path)
 	if err != nil {
 		return [32]byte{}
 	}
@@ -139,19 +140,29 @@ func fileHead(path string, n int64) [32]byte {
 	return headHash(head)
 }
 
-// readFrom reads the file at path from offset on.
+// readFrom reads the regular file at path from offset on, up to the size
+// it had when it was opened (readWhole from an offset).
 func readFrom(path string, offset int64) ([]byte, error) {
-	f, err := os.Open(path)
+	if offset == 0 {
+		return readWhole(path)
+	}
+	f, info, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if offset > 0 {
-		if _, err := f.Seek(offset, io.SeekStart); err != nil {
-			return nil, err
-		}
+	if info.Size() <= offset {
+		return nil, nil
 	}
-	return io.ReadAll(f)
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, info.Size()-offset)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return buf[:n], nil
 }
 
 // String says how far r read, for tests and messages.

@@ -242,7 +242,7 @@ func TestResolve(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"abcd1234-0000-4000-8000-000000000001", "abcd9999-0000-4000-8000-000000000002"} {
-		if err := os.WriteFile(filepath.Join(proj, id+".jsonl"), []byte("{}\n"), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(proj, id+".jsonl"), []byte(`{"type":"queue-operation","sessionId":"`+id+`"}`+"\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -2,12 +2,15 @@ package source
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 )
 
@@ -17,8 +20,18 @@ type Files struct {
 	s *sessionfiles.Session
 }
 
-// OpenFiles reads the session whose main file is path.
+// OpenFiles reads the session whose main file is path. A file that does
+// not read as a session file is an error that says what it holds instead.
 func OpenFiles(path string) (*Files, error) {
+	// An empty file is a session with nothing in it yet.
+	info, err := os.Stat(path)
+	empty := err == nil && info.Mode().IsRegular() && info.Size() == 0
+	if err := sessionfiles.Recognise(path); err != nil && !empty {
+		if errors.Is(err, sessionfiles.ErrNotSession) {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return nil, err
+	}
 	s, err := sessionfiles.Open(path)
 	if err != nil {
 		return nil, err
@@ -63,11 +76,13 @@ func (f *Files) Close() error { return nil }
 
 // Resolve is the file arg names: itself when it exists (or does not look
 // like a session), else the main file of the Claude Code session it names.
+// For "latest", the newer sessions passed over because they could not be
+// read are named in one warning line on warn (nil: not named).
 //
 // A missing file named like the start of a session ID too short to name
 // one (sessionfiles.ShortPrefix) is an error saying which sessions it
 // could be, when any could.
-func Resolve(arg string) (string, error) {
+func Resolve(arg string, warn io.Writer) (string, error) {
 	_, statErr := os.Stat(arg)
 	if statErr != nil && sessionfiles.ShortPrefix(arg) {
 		if root, err := sessionfiles.Root(os.Getenv); err == nil {
@@ -87,7 +102,22 @@ func Resolve(arg string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if len(e.Passed) > 0 && warn != nil {
+		var ps []Problem
+		for _, p := range e.Passed {
+			ps = append(ps, Problem{Problem: p.File + ": " + p.What})
+		}
+		fmt.Fprintf(warn, "tsinspect: warning: %s: passed over %d newer %s that cannot be read: %s\n", arg, len(e.Passed), numfmt.Plural(len(e.Passed), "session", "sessions"), Summary(ps))
+	}
 	return e.Path, nil
+}
+
+// IsSessionFile reports whether path names a Claude Code session file (a
+// .jsonl file, or one that does not exist yet: one to wait for), which is
+// read as one or refused with what it holds instead, never taken for a
+// capture.
+func IsSessionFile(path string) bool {
+	return strings.HasSuffix(path, ".jsonl")
 }
 
 // IsSession reports whether src is a Claude Code session read from its

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/internal/crash"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/timeline"
@@ -61,7 +62,8 @@ func progressOf(ex *exchange.Exchange) progress {
 
 // Poll reads what changed since the last call and returns the rebuilt
 // session, or nil when nothing changed (or the file does not exist yet).
-func (f *Follower) Poll(ctx context.Context) (*timeline.Session, error) {
+func (f *Follower) Poll(ctx context.Context) (_ *timeline.Session, err error) {
+	defer crash.Recover("follow "+f.path, &err)
 	if f.db == nil {
 		db, err := store.OpenReadOnly(f.path)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -144,15 +146,18 @@ func (f *Follower) Close() {
 
 // filesFollower follows a Claude Code session as Claude Code writes its
 // files: each Poll reads what was appended and rebuilds the requests that
-// are new or were still waiting for their answer.
+// are new or were still waiting for their answer. When the files start
+// over (one was cut or replaced) the turns are built afresh.
 type filesFollower struct {
-	path  string
-	s     *sessionfiles.Session
-	b     *timeline.Builder
-	added int
+	path       string
+	s          *sessionfiles.Session
+	b          *timeline.Builder
+	added      int
+	generation int
 }
 
-func (f *filesFollower) Poll(ctx context.Context) (*timeline.Session, error) {
+func (f *filesFollower) Poll(ctx context.Context) (_ *timeline.Session, err error) {
+	defer crash.Recover("follow "+f.path, &err)
 	from := 0
 	if f.s == nil {
 		s, err := sessionfiles.Open(f.path)
@@ -164,14 +169,19 @@ func (f *filesFollower) Poll(ctx context.Context) (*timeline.Session, error) {
 		}
 		s.Live = true
 		f.s = s
-		f.b = timeline.NewBuilder(false)
-		f.b.SetLoader(func(id int64) (*exchange.Exchange, error) { return s.Get(id) })
+		f.newBuilder()
 	} else {
 		n, err := f.s.Refresh()
 		if err != nil {
 			return nil, fmt.Errorf("follow: %w", err)
 		}
 		from = n
+		if g := f.s.Generation(); g != f.generation {
+			// The files started over: so do the turns.
+			f.generation = g
+			f.newBuilder()
+			from = 0
+		}
 	}
 	if from >= f.s.Len() && f.added == f.s.Len() && f.added > 0 {
 		return nil, nil
@@ -180,7 +190,10 @@ func (f *filesFollower) Poll(ctx context.Context) (*timeline.Session, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		ex := f.s.Exchange(i)
+		ex, err := f.s.Get(int64(i + 1))
+		if err != nil {
+			return nil, fmt.Errorf("follow: %w", err)
+		}
 		if i < f.added {
 			f.b.Update(ex)
 		} else {
@@ -189,6 +202,14 @@ func (f *filesFollower) Poll(ctx context.Context) (*timeline.Session, error) {
 	}
 	f.added = f.s.Len()
 	return f.b.Session(), nil
+}
+
+// newBuilder starts the turns afresh.
+func (f *filesFollower) newBuilder() {
+	s := f.s
+	f.b = timeline.NewBuilder(false)
+	f.b.SetLoader(func(id int64) (*exchange.Exchange, error) { return s.Get(id) })
+	f.added = 0
 }
 
 func (f *filesFollower) Status() string {

@@ -3,16 +3,12 @@ package source
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/tsinspect/tsinspect/exchange"
-	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/store"
 )
 
@@ -52,17 +48,12 @@ func Kinds() []Kind {
 			About: "Claude Code's own session files (~/.claude/projects/…/SESSION.jsonl, with its subagents' files), read in place: each request rebuilt from its request records (2.1.300 and later) or made from the transcript",
 			Title: func(p string) string { return "session " + strings.TrimSuffix(filepath.Base(p), ".jsonl") },
 			Poll:  100 * time.Millisecond,
-			recognise: func(p string) bool {
-				if !strings.HasSuffix(p, ".jsonl") {
-					return false
-				}
-				info, err := os.Stat(p)
-				// A session file not written yet (one to wait for), or an
-				// empty one (Claude Code wrote nothing yet), is a session.
-				return errors.Is(err, fs.ErrNotExist) || err == nil && info.Size() == 0 || sessionfiles.Sniff(p)
-			},
-			open:   func(p string) (Source, error) { return OpenFiles(p) },
-			follow: func(p string) Following { return &filesFollower{path: p} },
+			// A .jsonl file is read as one, or refused with what it holds
+			// instead (OpenFiles), never taken for a capture; one not
+			// written yet is one to wait for.
+			recognise: IsSessionFile,
+			open:      func(p string) (Source, error) { return OpenFiles(p) },
+			follow:    func(p string) Following { return &filesFollower{path: p} },
 		},
 		{
 			Name:      KindCapture,
@@ -90,7 +81,7 @@ func KindOf(path string) Kind {
 // session (a .jsonl path, "latest", a session ID or a prefix of one, found
 // under the directory sessionfiles.Root names).
 func Open(arg string) (Source, error) {
-	path, err := Resolve(arg)
+	path, err := Resolve(arg, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +91,7 @@ func Open(arg string) (Source, error) {
 // Follow starts following the capture at path, or the Claude Code session
 // it names (see Resolve); a file that is not there yet is waited for.
 func Follow(path string) Following {
-	if p, err := Resolve(path); err == nil {
+	if p, err := Resolve(path, nil); err == nil {
 		path = p
 	}
 	return KindOf(path).follow(path)

@@ -17,7 +17,11 @@ import (
 // and named in one line on warn (nil: not named): one bad row does not
 // cost the rest.
 func Load(path string, warn io.Writer) (*timeline.Builder, error) {
-	b, problems, err := ReadFile(context.Background(), path)
+	resolved, err := Resolve(path, warn)
+	if err != nil {
+		return nil, err
+	}
+	b, problems, err := ReadFile(context.Background(), resolved)
 	if len(problems) > 0 && warn != nil {
 		fmt.Fprintf(warn, "tsinspect: warning: %s: %s\n", path, Summary(problems))
 	}

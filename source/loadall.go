@@ -21,7 +21,14 @@ func LoadAll(paths []string, warn io.Writer) (bs []*timeline.Builder, errs []err
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			b, problems, err := ReadFile(context.Background(), path)
+			mu.Lock()
+			resolved, err := Resolve(path, warn)
+			mu.Unlock()
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			b, problems, err := ReadFile(context.Background(), resolved)
 			if len(problems) > 0 {
 				mu.Lock()
 				fmt.Fprintf(warn, "tsinspect: warning: %s: %s\n", path, Summary(problems))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/internal/crash"
 	"github.com/tsinspect/tsinspect/store"
 )
 
@@ -25,7 +26,8 @@ func OpenScan(path string) (scan func(fn func(*exchange.Exchange) error) (string
 	if err != nil {
 		return nil, nil, err
 	}
-	return func(fn func(*exchange.Exchange) error) (string, error) {
+	return func(fn func(*exchange.Exchange) error) (_ string, err error) {
+		defer crash.Recover("read "+path, &err)
 		if p, ok := src.(partialScanner); ok {
 			return p.scanPartial(context.Background(), fn)
 		}
@@ -39,6 +41,7 @@ func OpenScan(path string) (scan func(fn func(*exchange.Exchange) error) (string
 // started_at metadata, a session's ID. What cannot be opened is an
 // *OpenError.
 func Exchanges(path string) (exs []exchange.Exchange, started string, err error) {
+	defer crash.Recover("read "+path, &err)
 	src, err := Open(path)
 	if err != nil {
 		return nil, "", &OpenError{err}
@@ -63,6 +66,7 @@ func Exchanges(path string) (exs []exchange.Exchange, started string, err error)
 // opened. What cannot be opened, and a session that cannot be read, is an
 // *OpenError.
 func Rows(path string) (rows []store.Summary, damaged func() string, close func() error, err error) {
+	defer crash.Recover("read "+path, &err)
 	src, err := Open(path)
 	if err != nil {
 		return nil, nil, nil, &OpenError{err}

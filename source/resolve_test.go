@@ -20,18 +20,18 @@ func TestResolveShortPrefix(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(proj, "3f2a91c0-0000-4000-8000-000000000001.jsonl"), []byte("{}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Resolve("3f")
+	_, err := Resolve("3f", nil)
 	if err == nil || !strings.Contains(err.Error(), `"3f" is too short for a session ID (give at least 4 characters); it is the start of 3f2a91c0 (-home-user-project`) {
 		t.Errorf("3f: %v", err)
 	}
-	if p, err := Resolve("9e"); err != nil || p != "9e" {
+	if p, err := Resolve("9e", nil); err != nil || p != "9e" {
 		t.Errorf("9e, no session: %q %v", p, err)
 	}
 	t.Chdir(t.TempDir())
 	if err := os.WriteFile("3f", nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := Resolve("3f"); err != nil || p != "3f" {
+	if p, err := Resolve("3f", nil); err != nil || p != "3f" {
 		t.Errorf("3f, a file: %q %v", p, err)
 	}
 }

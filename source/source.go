@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/internal/crash"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/timeline"
 )
@@ -117,8 +118,11 @@ func ReadFile(ctx context.Context, path string) (*timeline.Builder, []Problem, e
 }
 
 // into streams src into b.
-func into(ctx context.Context, src Source, b *timeline.Builder) (*timeline.Builder, []Problem, error) {
-	problems, err := src.Stream(ctx, func(ex *exchange.Exchange) error {
+func into(ctx context.Context, src Source, b *timeline.Builder) (_ *timeline.Builder, problems []Problem, err error) {
+	// A bug that a capture or session trips is one error line, not a
+	// crash (and not one that leaves a terminal in raw mode).
+	defer crash.Recover("read "+src.Name(), &err)
+	problems, err = src.Stream(ctx, func(ex *exchange.Exchange) error {
 		b.Add(ex)
 		return nil
 	})

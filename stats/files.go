@@ -31,7 +31,7 @@ func Files(args []string) ([]File, error) {
 		fi, err := os.Stat(a)
 		if err != nil {
 			// A Claude Code session: "latest", an ID or a prefix of one.
-			p, rerr := source.Resolve(a)
+			p, rerr := source.Resolve(a, nil)
 			if rerr != nil {
 				return nil, fmt.Errorf("stats: %w", rerr)
 			}

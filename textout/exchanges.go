@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/internal/numfmt"
+	"github.com/tsinspect/tsinspect/internal/termsafe"
 	"github.com/tsinspect/tsinspect/store"
 )
 
@@ -15,6 +16,7 @@ import (
 // exchange: time (local), method, path, status, response bytes, duration
 // and state, with the error of one that did not complete.
 func Exchanges(w io.Writer, rows []store.Summary) error {
+	w = termsafe.Writer(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tTIME\tMETHOD\tPATH\tSTATUS\tBYTES\tDURATION\tSTATE")
 	for _, r := range rows {

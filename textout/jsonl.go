@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/coverage"
+	"github.com/tsinspect/tsinspect/internal/termsafe"
 	"github.com/tsinspect/tsinspect/store"
 )
 
@@ -65,7 +66,9 @@ type jsonTool struct {
 // JSONLines writes each value on a line of its own (the turns of 'turns
 // --json' are the report's turn objects, written so).
 func JSONLines[T any](w io.Writer, xs []T) error {
-	enc := json.NewEncoder(w)
+	// encoding/json escapes the C0 controls; the Writer escapes the
+	// C1 and bidirectional ones as JSON does, so the values are the same.
+	enc := json.NewEncoder(termsafe.Writer(w))
 	enc.SetEscapeHTML(false)
 	for _, x := range xs {
 		if err := enc.Encode(x); err != nil {

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/tsinspect/tsinspect/internal/numfmt"
+	"github.com/tsinspect/tsinspect/internal/termsafe"
 	"github.com/tsinspect/tsinspect/report"
 	"github.com/tsinspect/tsinspect/toolsearch"
 )
@@ -21,6 +22,7 @@ import (
 // that only a number tells apart, of which a search returns maxResults
 // at most.
 func Probe(w io.Writer, pool []toolsearch.Tool, sizes map[string]int, findings []toolsearch.Finding, window, maxResults int) error {
+	w = termsafe.Writer(w)
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tTOKENS\tFOUND BY\tPROBLEMS")

@@ -8,12 +8,14 @@ import (
 
 	"github.com/tsinspect/tsinspect/coverage"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
+	"github.com/tsinspect/tsinspect/internal/termsafe"
 	"github.com/tsinspect/tsinspect/toolsearch"
 )
 
 // Searches writes the searches table of the searches command, a line per
 // search, and a line counting them and those that loaded nothing.
 func Searches(w io.Writer, searches []*coverage.Search) error {
+	w = termsafe.Writer(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TURN\tTHREAD\tSEARCH\tMODE\tQUERY\tRESULT")
 	empty := 0
@@ -54,6 +56,7 @@ func Searches(w io.Writer, searches []*coverage.Search) error {
 // and a line counting those found, loaded, called, called blind and
 // untouched.
 func Tools(w io.Writer, tools []*coverage.Tool) error {
+	w = termsafe.Writer(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tDEFERRED\tTURNS\tFOUND BY\tLOADED\tCALLS\tBLIND")
 	var found, loaded, called, blind, untouched int
@@ -102,6 +105,7 @@ func Tools(w io.Writer, tools []*coverage.Tool) error {
 // naming the keyword scoring alg and how it was chosen, each search with
 // its candidates, then a summary line.
 func Explained(w io.Writer, alg toolsearch.Algorithm, how string, es []toolsearch.Explained) error {
+	w = termsafe.Writer(w)
 	if _, err := fmt.Fprintf(w, "\nKeyword scoring %q: %s.\n", alg, how); err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/internal/numfmt"
+	"github.com/tsinspect/tsinspect/internal/termsafe"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 )
@@ -17,6 +18,7 @@ import (
 // price table (prices, as pricing.Table.Describe gives it), and the
 // models priced as a neighbour (≈) or not at all (≥).
 func Sessions(w io.Writer, rows []sessionfiles.Row, prices string) error {
+	w = termsafe.Writer(w)
 	cols := []column{{head: "SESSION"}, {head: "PROJECT"}, {head: "START"}, {head: "TIME", right: true}, {head: "TURNS", right: true},
 		{head: "AGENTS", right: true}, {head: "MODELS"}, {head: "VERSION"}, {head: "COST", right: true}, {head: "BREAKS", right: true},
 		{head: "BLIND", right: true}, {head: "SEARCH", right: true}, {head: "EMPTY", right: true}}

@@ -10,9 +10,9 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
+	"github.com/tsinspect/tsinspect/internal/termsafe"
 	"github.com/tsinspect/tsinspect/report"
 )
 
@@ -36,13 +36,16 @@ func writeTable(w io.Writer, cols []column, rows [][]string) error {
 	widths := make([]int, len(cols))
 	for _, row := range rows {
 		for i, cell := range row {
-			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
+			widths[i] = max(widths[i], utf8.RuneCountInString(termsafe.Line(cell)))
 		}
 	}
 	var b strings.Builder
 	for _, row := range rows {
 		b.Reset()
 		for i, cell := range row {
+			// What the files hold is shown, never obeyed: a control
+			// character in a name is written as its escape.
+			cell = termsafe.Line(cell)
 			pad := widths[i] - utf8.RuneCountInString(cell)
 			switch {
 			case i == 0:
@@ -112,12 +115,14 @@ func orDash(s string) string {
 // cell makes s fit a table cell: control characters become spaces and
 // it is cut to limit runes with an ellipsis.
 func cell(s string, limit int) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
+	// Line breaks and tabs read as spaces; any other control is shown
+	// as its escape.
+	s = termsafe.Line(strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == '\t' {
 			return ' '
 		}
 		return r
-	}, s)
+	}, s))
 	if r := []rune(s); len(r) > limit {
 		s = string(r[:limit-1]) + "…"
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
+	"github.com/tsinspect/tsinspect/internal/termsafe"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/report"
 )
@@ -29,6 +30,7 @@ var threadsColumns = []column{{"THREAD", false}, {"KIND", false}, {"TURNS", true
 // deferral saved when whole (every turn of the capture is shown); then,
 // after a blank line, a line per thread with a turn shown.
 func Turns(w io.Writer, r *report.Report, prices string, whole bool) error {
+	w = termsafe.Writer(w)
 	if err := writeTurnsTable(w, r); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
 
+	"github.com/tsinspect/tsinspect/internal/termsafe"
 	"github.com/tsinspect/tsinspect/timeline/view"
 )
 
@@ -74,7 +75,8 @@ func (th theme) tagged(l view.Line) string {
 	for _, s := range l {
 		tag := th.tag(s.Role)
 		b.WriteString(tag)
-		b.WriteString(tview.Escape(s.Text))
+		// Shown, never obeyed: tcell writes a cell's bytes as they are.
+		b.WriteString(tview.Escape(termsafe.Text(s.Text)))
 		if tag != "" {
 			b.WriteString("[-:-:-]")
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
 
+	"github.com/tsinspect/tsinspect/internal/crash"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/timeline"
@@ -243,13 +244,31 @@ func (a *app) run(ctx context.Context, background func(done <-chan struct{})) er
 		case <-done:
 		}
 	}()
+	// A panic in the background (reading or following the session) ends
+	// the interface, which gives the terminal back, and is returned as
+	// one error; one in the event loop itself is tview's to undo (it
+	// restores the screen before the panic goes on).
+	crashed := make(chan error, 1)
 	if background != nil {
-		go background(done)
+		go func() {
+			defer func() {
+				if r := recover(); r != nil {
+					crashed <- crash.Error("ui", r)
+					a.stop()
+				}
+			}()
+			background(done)
+		}()
 	}
 	if err := a.tv.Run(); err != nil {
 		return fmt.Errorf("ui: start the terminal: %w", err)
 	}
-	return nil
+	select {
+	case err := <-crashed:
+		return err
+	default:
+		return nil
+	}
 }
 
 // stop ends the event loop from another goroutine. It goes through the

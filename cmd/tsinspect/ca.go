@@ -32,6 +32,9 @@ client that trusted the old CA must then trust the new one.`)
 	if err := recording.CheckHosts(splitList(*intercept)); err != nil {
 		return usageError("ca: %v", err)
 	}
+	if err := outsideClaudeDir("ca", "--ca-dir", *caDir); err != nil {
+		return err
+	}
 	dir, err := capture.CADir(*caDir)
 	if err != nil {
 		return err

@@ -27,6 +27,12 @@ they are); compacting only makes them smaller and faster to read.`)
 		return usageError("compact: want one capture FILE (see 'tsinspect compact -h')")
 	}
 	path := pos[0]
+	if err := notASessionFile("compact", path); err != nil {
+		return err
+	}
+	if err := outsideClaudeDir("compact", "FILE", path); err != nil {
+		return err
+	}
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("compact: %w", err)
 	}

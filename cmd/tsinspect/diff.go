@@ -109,6 +109,9 @@ func diff(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := outsideClaudeDir("diff", "--out", *out); err != nil {
+		return err
+	}
 	if *out != "" && *out != "-" {
 		if err := outfile.Check(*out); err != nil {
 			return fmt.Errorf("diff: %w", err)

@@ -27,7 +27,7 @@ never renamed or removed; new ones may appear.`)
 	if len(pos) != 1 {
 		return usageError("exchanges: want one capture FILE (see 'tsinspect exchanges -h')")
 	}
-	path, err := source.Resolve(pos[0])
+	path, err := source.Resolve(pos[0], env.stderr)
 	if err != nil {
 		return readError("exchanges", pos[0], err)
 	}

@@ -71,6 +71,9 @@ func runImport(env *cliEnv, args []string) error {
 	if *db == "" {
 		return usageError("import: --db FILE is required")
 	}
+	if err := outsideClaudeDir("import", "--db", *db); err != nil {
+		return err
+	}
 	in := pos[0]
 	if _, err := os.Stat(in); err != nil {
 		return fmt.Errorf("import: %w", err)
@@ -80,7 +83,7 @@ func runImport(env *cliEnv, args []string) error {
 	if err := store.CheckTarget(*db); err != nil {
 		return captureError("import", *db, err)
 	}
-	rep, err := importer.ImportInto(context.Background(), in, *db, importer.Options{KeyLog: *keylog, Progress: env.stderr})
+	rep, err := importer.ImportInto(context.Background(), in, *db, importer.Options{KeyLog: *keylog, Progress: progressTo(env)})
 	if err != nil {
 		return err
 	}
@@ -100,16 +103,29 @@ Write the exchanges of a capture FILE in another format, or send them to
 an OpenTelemetry collector.
 
 har   HAR 1.2 opens in browsers' developer tools and HAR viewers: each
-      body once, in the HAR's own fields (about 1.05 to 1.2 times the
-      bodies' size), and the exact times, chunks and states in a
-      "_tsinspect" field, so that 'tsinspect import' gives the same
-      exchanges back, but for a response compressed on the wire, which
-      HAR keeps decoded. --exact also copies every body as it crossed the
-      wire into that field (base64; about 2.4 times the bodies), for a
-      byte-exact round trip. Credentials are never included: the capture holds
-      only fingerprints of them. --out follows the same rules as 'report
-      --out': a regular file is replaced whole, a device or pipe is
-      written through, a directory or read-only file is refused.
+      exchange's method, URL, headers, status, times and bodies, and the
+      exact times, chunks and states in a "_tsinspect" field.
+      Redacted by default (--redact default or strict): the bodies keep
+      what tool search did (block and message types, models, tool names,
+      IDs, usage, stop reasons, ToolSearch queries scrubbed as in a
+      report) and every other text is replaced by "[N bytes removed]":
+      prompts, files read, tool inputs and results, thinking, the system
+      prompt, tool descriptions. Secrets, paths, e-mail addresses and
+      hosts in header values, queries and errors become pseudonyms such
+      as [secret-1]. 'tsinspect import' of it gives the same turns,
+      searches and usage, not the text.
+      --redact off writes the bodies as recorded, with a warning: whatever
+      went into the conversation (API keys in a tool's output, an
+      environment dump, a file's contents) is in the file. Only then,
+      'import' gives the same exchanges back (but for a response
+      compressed on the wire, which HAR keeps decoded), and --exact also
+      copies every body as it crossed the wire into "_tsinspect" (base64;
+      about 2.4 times the bodies), for a byte-exact round trip.
+      Credential headers (x-api-key, authorization, cookies) are never
+      included under any policy: the capture holds only fingerprints of
+      them, and a session's files hold none. --out follows the same rules
+      as 'report --out': a regular file is replaced whole, a device or
+      pipe is written through, a directory or read-only file is refused.
 otlp  the session as one trace, sent over OTLP/HTTP (protobuf), or
       OTLP/gRPC with OTEL_EXPORTER_OTLP_PROTOCOL=grpc, to --endpoint or
       to what the OTEL_EXPORTER_OTLP_* variables say: a root span for
@@ -136,12 +152,12 @@ Examples:
   tsinspect export s.db --format otlp --endpoint http://127.0.0.1:4318`
 
 func runExport(env *cliEnv, args []string) error {
-	fs := newFlags(env, "export", "FILE --format har [--out F] [--exact] | --format otlp [--endpoint URL] [--redact POLICY]", exportAbout)
+	fs := newFlags(env, "export", "FILE --format har [--out F] [--redact POLICY] [--exact] | --format otlp [--endpoint URL] [--redact POLICY]", exportAbout)
 	format := fs.String("format", "har", "output `format`: har or otlp")
 	outPath := fs.String("out", "", "har: write to `F` (default standard output)")
 	endpoint := fs.String("endpoint", "", "otlp: the collector's `URL` (default: OTEL_EXPORTER_OTLP_ENDPOINT, else "+otlp.DefaultEndpoint+", or "+otlp.DefaultGRPCEndpoint+" for grpc)")
-	policyName := fs.String("redact", string(redact.Default), "otlp: redaction `policy`: default, strict or off")
-	exact := fs.Bool("exact", false, "har: also keep every body byte for byte as it crossed the wire (base64 in the _tsinspect field; the HAR grows to about 2.3 times the default), so that a compressed response comes back exactly on import")
+	policyName := fs.String("redact", string(redact.Default), "redaction `policy`: default, strict or off (off: the bodies as recorded, secrets included)")
+	exact := fs.Bool("exact", false, "har, with --redact off: also keep every body byte for byte as it crossed the wire (base64 in the _tsinspect field; the HAR grows to about 2.3 times the default), so that a compressed response comes back exactly on import")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -149,7 +165,6 @@ func runExport(env *cliEnv, args []string) error {
 	if len(pos) != 1 {
 		return usageError("export: want one capture FILE (see 'tsinspect export -h')")
 	}
-	redactSet := flagSet(fs, "redact")
 	switch *format {
 	case "har":
 	case "otlp":
@@ -166,15 +181,22 @@ func runExport(env *cliEnv, args []string) error {
 	if *endpoint != "" {
 		return usageError("export: --endpoint is for --format otlp")
 	}
-	if redactSet {
-		return usageError("export: --redact is for --format otlp; a HAR holds the exchanges as recorded (credentials never included)")
+	policy, err := redact.ParsePolicy(*policyName)
+	if err != nil {
+		return usageError("export: --redact %q: want default, strict or off", *policyName)
+	}
+	if *exact && policy != redact.Off {
+		return usageError("export: --exact copies every body as recorded: give --redact off with it")
+	}
+	if err := outsideClaudeDir("export", "--out", *outPath); err != nil {
+		return err
 	}
 	if *outPath != "" && *outPath != "-" {
 		if err := outfile.Check(*outPath); err != nil {
 			return fmt.Errorf("export: %w", err)
 		}
 	}
-	path, err := source.Resolve(pos[0])
+	path, err := source.Resolve(pos[0], env.stderr)
 	if err != nil {
 		return readError("export", pos[0], fmt.Errorf("export: %w", err))
 	}
@@ -186,6 +208,12 @@ func runExport(env *cliEnv, args []string) error {
 	}
 	defer closeScan()
 	n := 0
+	var redactor *redact.Exchanges
+	if policy != redact.Off {
+		redactor = redact.NewExchanges(policy)
+	} else {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: --redact off: the HAR holds every body as recorded: prompts, files read, tool inputs and outputs, and any secret in them\n")
+	}
 	write := func(w io.Writer) error {
 		hw, err := har.NewWriter(w, version, har.Options{Exact: *exact})
 		if err != nil {
@@ -193,6 +221,9 @@ func runExport(env *cliEnv, args []string) error {
 		}
 		problems, err := scan(func(ex *exchange.Exchange) error {
 			n++
+			if redactor != nil {
+				ex = redactor.Exchange(ex)
+			}
 			return hw.Add(ex)
 		})
 		if err != nil {
@@ -212,7 +243,7 @@ func runExport(env *cliEnv, args []string) error {
 	if err := outfile.WriteWith(*outPath, write); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	fmt.Fprintf(env.stderr, "tsinspect: exported %d %s to %s\n", n, numfmt.Plural(n, "exchange", "exchanges"), *outPath)
+	fmt.Fprintf(env.stderr, "tsinspect: exported %d %s to %s (%s)\n", n, numfmt.Plural(n, "exchange", "exchanges"), *outPath, harPolicy(policy))
 	return nil
 }
 
@@ -269,4 +300,19 @@ func runReplayServer(env *cliEnv, args []string) error {
 		return fmt.Errorf("replay-server: listen on %s: %w", *listen, recording.UnwrapOp(err))
 	}
 	return srv.Run(ln, pos[0], env.stdout, env.stderr)
+}
+
+// harPolicy says in a few words what a HAR exported under p holds.
+func harPolicy(p redact.Policy) string {
+	if p == redact.Off {
+		return "bodies as recorded"
+	}
+	return "redacted " + string(p) + ": texts removed, secrets and paths pseudonymised"
+}
+
+// progressTo is where import draws its progress bar: standard error as it
+// is (the bar redraws itself with a carriage return).
+func progressTo(env *cliEnv) io.Writer {
+	_, stderr := env.raw()
+	return stderr
 }

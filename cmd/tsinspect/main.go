@@ -12,8 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tsinspect/tsinspect/internal/crash"
 	"github.com/tsinspect/tsinspect/internal/memlimit"
 	"github.com/tsinspect/tsinspect/internal/suggest"
+	"github.com/tsinspect/tsinspect/internal/termsafe"
 )
 
 // version is the tsinspect release this binary was built from.
@@ -51,6 +53,24 @@ type command struct {
 type cliEnv struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	// rawStdout and rawStderr are the streams without termsafe's
+	// escapes, for what is not text read from a file: a recorded
+	// command's own output (a full-screen program draws with escape
+	// sequences), the MCP server's protocol, a progress bar redrawn in
+	// place. nil: stdout and stderr are the raw streams.
+	rawStdout, rawStderr io.Writer
+}
+
+// raw returns the streams without termsafe's escapes.
+func (e *cliEnv) raw() (stdout, stderr io.Writer) {
+	stdout, stderr = e.stdout, e.stderr
+	if e.rawStdout != nil {
+		stdout = e.rawStdout
+	}
+	if e.rawStderr != nil {
+		stderr = e.rawStderr
+	}
+	return stdout, stderr
 }
 
 func commands() []command {
@@ -114,13 +134,32 @@ func main() {
 
 // run executes one command line and returns the exit status. Errors are
 // printed as one line.
-func run(env *cliEnv, args []string) int {
+func run(env *cliEnv, args []string) (code int) {
+	// Whatever a table, a warning or an error quotes from a file is shown,
+	// never obeyed by the terminal: both streams pass through
+	// termsafe.Writer (JSON written through it means the same); see
+	// cliEnv.raw for what does not.
+	rawOut, rawErr := env.raw()
+	env = &cliEnv{stdin: env.stdin, stdout: termsafe.Writer(rawOut), stderr: termsafe.Writer(rawErr), rawStdout: rawOut, rawStderr: rawErr}
+	// A panic is a bug whatever the input: one line that says so, where,
+	// and how to report it, then exit 1 (the readers turn their own
+	// panics into errors; this is for the rest).
+	defer func() {
+		if r := recover(); r != nil {
+			op := "tsinspect"
+			if len(args) > 0 {
+				op = args[0]
+			}
+			fmt.Fprintf(env.stderr, "tsinspect: %s\n", crash.Error(op, r))
+			code = 1
+		}
+	}()
 	err := dispatch(env, args)
 	if err == nil {
 		return 0
 	}
 	var ee *exitError
-	code := 1
+	code = 1
 	if errors.As(err, &ee) {
 		code = ee.code
 		if ee.err == nil {
@@ -145,11 +184,11 @@ func internalPackage(name string) bool {
 	// Every package of the module but the commands: TestEveryPackageNamed
 	// fails when one is added without its name here.
 	switch name {
-	case "capture", "claudetap", "claudetools", "claudetrace", "compare", "comparetest", "contentcoding", "corpus", "coverage",
+	case "capture", "claudetap", "claudetools", "claudetrace", "compare", "comparetest", "contentcoding", "corpus", "coverage", "crash",
 		"decode", "democapture", "diffreport", "exchange", "filter", "fixtures", "golden", "har", "httpflow", "importer",
 		"longsession", "mcpclient", "mcpserver", "memlimit", "mitmflow", "numfmt", "otlp", "outfile",
 		"pcap", "pcaptest", "pricing", "rawbodies", "realsession", "recon", "recording", "redact", "replayserver",
-		"report", "session", "sessionfiles", "sharing", "shell", "source", "stats", "suggest", "store", "textout", "timeline", "tlsrec", "toolsearch", "tooltokens", "ui", "vcr", "view":
+		"report", "session", "sessionfiles", "sharing", "shell", "source", "stats", "suggest", "store", "termsafe", "textout", "timeline", "tlsrec", "toolsearch", "tooltokens", "ui", "vcr", "view":
 		return true
 	}
 	return false

@@ -37,7 +37,7 @@ func exportOTLP(env *cliEnv, path, endpoint, policyName string) error {
 	if err != nil {
 		return err
 	}
-	resolved, err := source.Resolve(path)
+	resolved, err := source.Resolve(path, env.stderr)
 	if err != nil {
 		return readError("export", path, fmt.Errorf("export: %w", err))
 	}

@@ -105,6 +105,12 @@ func runRecord(env *cliEnv, args []string) error {
 	if len(f.command) > 0 && !dashDashGiven(args) {
 		return usageError("record: unexpected argument %q: put the command after '--', e.g. tsinspect record --db s.db -- claude", f.command[0])
 	}
+	if err := outsideClaudeDir("record", "--db", f.db); err != nil {
+		return err
+	}
+	if err := outsideClaudeDir("record", "--ca-dir", f.caDir); err != nil {
+		return err
+	}
 	if f.db == "" {
 		return usageError("record: --db FILE is required")
 	}
@@ -141,11 +147,14 @@ func runRecord(env *cliEnv, args []string) error {
 			return fmt.Errorf("record: command %q not found", f.command[0])
 		}
 	}
+	// The recorded command's output is its own: it passes as it is (a
+	// full-screen program draws with escape sequences).
+	rawOut, rawErr := env.raw()
 	cfg := recording.Config{DB: f.db, Durable: f.durable, Mode: f.mode, Listen: f.listen, Upstream: f.upstream,
 		CADir: f.caDir, UpstreamCA: f.upstreamCA, Intercept: splitList(f.intercept), Quiet: f.quiet, UI: f.ui,
-		Command: f.command, Prices: f.prices, Version: version, Stdin: env.stdin, Stdout: env.stdout, Stderr: env.stderr,
+		Command: f.command, Prices: f.prices, Version: version, Stdin: env.stdin, Stdout: rawOut, Stderr: rawErr,
 		RunUI: func(ctx context.Context, title string, notes <-chan string, wake <-chan struct{}) error {
-			return ui.RunLive(ctx, f.db, ui.Options{Title: title, Notes: notes, Wake: wake})
+			return ui.RunLive(ctx, f.db, ui.Options{Title: title, Notes: notes, Wake: wake, SaveDir: saveDir()})
 		},
 		FollowBodies: followBodies}
 	if f.otlp != "" {

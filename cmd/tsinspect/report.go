@@ -113,6 +113,9 @@ func runReport(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := outsideClaudeDir("report", "--out", *out); err != nil {
+		return err
+	}
 	if *out != "" && *out != "-" {
 		if err := outfile.Check(*out); err != nil {
 			return fmt.Errorf("report: %w", err)

@@ -197,8 +197,13 @@ func readSessions(env *cliEnv, pos []string, noIndex bool) (root string, entries
 	} else if root, err = sessionfiles.Root(os.Getenv); err != nil {
 		return
 	}
-	if entries, err = sessionfiles.List(root); err != nil {
+	listing, err := sessionfiles.Find(root)
+	if err != nil {
 		return
+	}
+	entries = listing.Entries
+	if sk := listing.SkippedSummary(); sk != "" {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: %s\n", sk)
 	}
 	ixPath := ""
 	if !noIndex {
@@ -207,7 +212,12 @@ func readSessions(env *cliEnv, pos []string, noIndex bool) (root string, entries
 			err = nil
 		}
 	}
+	if dir, in := sessionfiles.Inside(ixPath, os.Getenv); ixPath != "" && in {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: the session index %s would be in Claude Code's directory %s, which tsinspect never writes into: reading every session\n", ixPath, dir)
+		ixPath = ""
+	}
 	ix := sessionfiles.LoadIndex(ixPath)
+	ix.Prune(root, entries)
 	sums, st = sessionfiles.Scan(entries, ix, nil)
 	if err := ix.Save(); err != nil {
 		fmt.Fprintf(env.stderr, "tsinspect: warning: %v\n", err)

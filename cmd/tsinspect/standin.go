@@ -78,7 +78,8 @@ func runStandin(env *cliEnv, args []string) error {
 		return usageError("standin: --actions goes with --mcp")
 	}
 	if *mcp {
-		if err := mcpserver.Serve(env.stdin, env.stdout, *actions); err != nil {
+		rawOut, _ := env.raw()
+		if err := mcpserver.Serve(env.stdin, rawOut, *actions); err != nil {
 			return fmt.Errorf("standin: %w", err)
 		}
 		return nil
@@ -91,6 +92,9 @@ func runStandin(env *cliEnv, args []string) error {
 		return usageError("standin: --listen %q: want HOST:PORT, e.g. 127.0.0.1:8642", *listen)
 	} else if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return usageError("standin: --listen %q is not a loopback address", *listen)
+	}
+	if err := outsideClaudeDir("standin", "--mcp-config", *mcpConfig); err != nil {
+		return err
 	}
 	if *mcpConfig != "" {
 		if err := outfile.Check(*mcpConfig); err != nil {

@@ -57,7 +57,7 @@ the turn list marks each turn that differs from its counterpart in OTHER
 	if *follow && *other != "" {
 		return usageError("open: --compare works on a session as it stands, not with --follow")
 	}
-	path, err := source.Resolve(pos[0])
+	path, err := source.Resolve(pos[0], env.stderr)
 	if err != nil {
 		return readError("open", pos[0], err)
 	}
@@ -85,9 +85,9 @@ the turn list marks each turn that differs from its counterpart in OTHER
 				return readError("open", pos[0], errors.New(what))
 			}
 		}
-		return ui.RunLive(ctx, path, ui.Options{Title: "following " + title, Prices: tab, Poll: kind.Poll})
+		return ui.RunLive(ctx, path, ui.Options{Title: "following " + title, Prices: tab, Poll: kind.Poll, SaveDir: saveDir()})
 	}
-	if err := ui.Open(ctx, path, ui.Options{Title: title, Prices: tab, Compare: compared, CompareName: filepath.Base(*other)}); err != nil {
+	if err := ui.Open(ctx, path, ui.Options{Title: title, Prices: tab, Compare: compared, CompareName: filepath.Base(*other), SaveDir: saveDir()}); err != nil {
 		return readError("open", pos[0], err)
 	}
 	return nil
@@ -133,7 +133,7 @@ else works as in 'tsinspect open'.
 	if err != nil {
 		return err
 	}
-	return ui.Replay(ctx, b.Session(), ui.Options{Title: filepath.Base(pos[0]), Speed: *speed, Prices: tab})
+	return ui.Replay(ctx, b.Session(), ui.Options{Title: filepath.Base(pos[0]), Speed: *speed, Prices: tab, SaveDir: saveDir()})
 }
 
 func runDemo(env *cliEnv, args []string) error {
@@ -161,7 +161,7 @@ subagent, and loses its prompt cache on the last turn.
 	}
 	ctx, stop := uiContext()
 	defer stop()
-	return ui.Open(ctx, path, ui.Options{Title: "demo"})
+	return ui.Open(ctx, path, ui.Options{Title: "demo", SaveDir: saveDir()})
 }
 
 // uiContext is cancelled by SIGTERM or SIGHUP, so that the terminal is

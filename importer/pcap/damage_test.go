@@ -124,18 +124,17 @@ func TestDamagedCaptures(t *testing.T) {
 	})
 
 	t.Run("wrong secrets", func(t *testing.T) {
-		wrong := []byte(strings.Map(func(r rune) rune {
-			if r == 'a' {
-				return 'b'
-			}
-			return r
-		}, string(keyLog)))
-		// Keep the client randoms right: only the secrets change.
+		// Keep the client randoms right: only the secrets change, each in
+		// its first hex digit (a secret is random: changing a given digit
+		// would leave one without it right now and then).
 		var fixed []string
-		good := strings.Split(strings.TrimSpace(string(keyLog)), "\n")
-		for i, line := range strings.Split(strings.TrimSpace(string(wrong)), "\n") {
-			g, w := strings.Fields(good[i]), strings.Fields(line)
-			fixed = append(fixed, g[0]+" "+g[1]+" "+w[2])
+		for _, line := range strings.Split(strings.TrimSpace(string(keyLog)), "\n") {
+			g := strings.Fields(line)
+			first := "0"
+			if g[2][0] == '0' {
+				first = "1"
+			}
+			fixed = append(fixed, g[0]+" "+g[1]+" "+first+g[2][1:])
 		}
 		res := readBytes(t, file, []byte(strings.Join(fixed, "\n")))
 		if len(res.Exchanges) != 0 || skipped(res, "do not decrypt") != full.Connections {
