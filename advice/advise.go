@@ -117,8 +117,11 @@ type Advice struct {
 
 // Evidence is one session behind a piece of advice.
 type Evidence struct {
-	// Session is what 'tsinspect open' takes.
+	// Session is the session's ID (or a capture's path); Open is what
+	// 'tsinspect open' takes: the shortest prefix of the ID, 8
+	// characters at least, that no other session read shares.
 	Session string `json:"session"`
+	Open    string `json:"open"`
 	Project string `json:"project,omitempty"`
 	// Turns are the turns that show it (1-based, as in the timeline).
 	Turns []int `json:"turns,omitempty"`
@@ -180,6 +183,16 @@ func Advise(facts []*Facts, o Options) *Result {
 	a.blindCalls()
 	a.cacheBreaks()
 	a.toolSearch()
+	prefixes := openPrefixes(fs)
+	for i := range r.Advice {
+		for j := range r.Advice[i].Evidence {
+			e := &r.Advice[i].Evidence[j]
+			e.Open = prefixes[e.Session]
+			if e.Open == "" {
+				e.Open = e.Session
+			}
+		}
+	}
 	order := map[string]int{}
 	for i, k := range Kinds() {
 		order[k] = i
@@ -202,6 +215,37 @@ func Advise(facts []*Facts, o Options) *Result {
 		return li.Subject < lj.Subject
 	})
 	return r
+}
+
+// openPrefixes gives each session ID its shortest prefix of 8
+// characters or more that no other ID of fs starts with (the whole ID
+// when it is a prefix of another).
+func openPrefixes(fs []*Facts) map[string]string {
+	ids := make([]string, 0, len(fs))
+	for _, f := range fs {
+		ids = append(ids, f.ID)
+	}
+	sort.Strings(ids)
+	ids = slices.Compact(ids)
+	common := func(a, b string) int {
+		n := 0
+		for n < len(a) && n < len(b) && a[n] == b[n] {
+			n++
+		}
+		return n
+	}
+	out := make(map[string]string, len(ids))
+	for i, id := range ids {
+		need := 8
+		if i > 0 {
+			need = max(need, common(ids[i-1], id)+1)
+		}
+		if i+1 < len(ids) {
+			need = max(need, common(ids[i+1], id)+1)
+		}
+		out[id] = id[:min(need, len(id))]
+	}
+	return out
 }
 
 // adviser holds the state of one Advise.

@@ -172,6 +172,10 @@ type Search struct {
 	// DescriptionKnown: a request of the session sent Wanted's schema, so
 	// its description was scored.
 	DescriptionKnown bool `json:"description_known,omitempty"`
+	// Sent: Wanted was already in the working set when the model
+	// searched for it (a tool sent whole in every request, or loaded
+	// before): the search was needless.
+	Sent bool `json:"sent,omitempty"`
 	// WouldFind: with the terms that did not score added to Wanted's
 	// description, the query returns Wanted from the catalog of the turn.
 	WouldFind bool `json:"would_find,omitempty"`
@@ -226,13 +230,15 @@ type Deferral struct {
 	SavedTokens int64   `json:"saved_tokens"`
 	Estimated   bool    `json:"estimated,omitempty"`
 	LowerBound  bool    `json:"lower_bound,omitempty"`
-	// (off) GrossUSD and GrossTokens are the schemas of MCP tools not yet
+	// (off) GrossUSD and GrossTokens are the schemas of the deferrable
+	// tools (MCP tools, and those Claude Code's release defers) not yet
 	// called in their thread that deferring would have kept out of each
 	// request, less their catalog lines; Requests and RateSum count those
 	// requests and sum their prefix rates (to charge the search tool's
 	// definition to each); RoundTrips and RoundTripUSD are the searches
-	// deferring would have added: one per MCP tool and thread, priced at
-	// the prompt of the request whose response first called it.
+	// deferring would have added: one per deferrable tool and thread,
+	// priced as the prompt of the request whose response first called it
+	// read from the cache.
 	GrossUSD     float64 `json:"gross_usd,omitempty"`
 	GrossTokens  int64   `json:"gross_tokens,omitempty"`
 	Requests     int     `json:"requests,omitempty"`
@@ -544,8 +550,12 @@ func (x *extractor) searches() {
 			if len(sr.Results) == 0 {
 				q := Search{Turn: a.Index, Thread: a.Thread, Kind: timeline.FlagEmptySearch, Query: sr.Query, Mode: sr.Mode,
 					MaxResults: int(sr.MaxResults), RoundTripTokens: tokens, RoundTripUSD: usd}
-				q.Wanted, q.WantedAt = x.nextLoaded(a)
-				x.explain(&q, a, defs, rel, alg)
+				if name := x.alreadySent(a, sr); name != "" {
+					q.Wanted, q.Sent = name, true
+				} else {
+					q.Wanted, q.WantedAt = x.nextLoaded(a)
+					x.explain(&q, a, defs, rel, alg)
+				}
 				x.f.Searches = append(x.f.Searches, q)
 				continue
 			}
@@ -617,6 +627,28 @@ func (x *extractor) nextLoaded(a *timeline.Turn) (string, int) {
 		}
 	}
 	return "", 0
+}
+
+// alreadySent finds a tool a search named (a select: name, or a word of
+// the query equal to a tool's name, in any case) that the request which
+// made the search already sent whole: "" when none.
+func (x *extractor) alreadySent(a *timeline.Turn, sr decode.Search) string {
+	p := x.s.Turn(a.Prev)
+	if p == nil || !messages(p) {
+		return ""
+	}
+	words := sr.Selected
+	if len(words) == 0 {
+		words = strings.FieldsFunc(sr.Query, func(r rune) bool { return r == ' ' || r == ',' || r == '+' })
+	}
+	for _, w := range words {
+		for _, ws := range p.Decoded.WorkingSet {
+			if strings.EqualFold(ws.Name, w) && ws.Name != decode.ClientSearchTool {
+				return ws.Name
+			}
+		}
+	}
+	return ""
 }
 
 // loadedAt is the first turn of a's thread after a whose working set
@@ -795,10 +827,17 @@ func (x *extractor) deferral() {
 	}
 }
 
-// offDeferral estimates what deferring the MCP tools would have saved in
-// the threads where tool search was off.
+// offDeferral estimates what deferring tools would have saved in the
+// threads where tool search was off: the MCP tools and Claude Code's own
+// deferrable tools (those its release defers when tool search is on).
 func (x *extractor) offDeferral(off map[string]bool) {
 	s, df := x.s, &x.f.Deferral
+	rel, _ := claudetools.For(firstOr(x.f.Releases))
+	own := map[string]bool{}
+	for _, t := range rel.Tools {
+		own[t.Name] = true
+	}
+	deferrable := func(name string) bool { return serverOf(name) != "" || own[name] }
 	called := map[string]map[string]bool{}
 	est := timeline.NewEstimates()
 	for _, t := range s.Turns {
@@ -818,7 +857,7 @@ func (x *extractor) offDeferral(off map[string]bool) {
 		rate := x.rateOf(t)
 		bytesRate, _ := est.PromptRate(d)
 		for _, def := range ft.Definitions {
-			if def.Deferred || serverOf(def.Name) == "" {
+			if def.Deferred || def.Placeholder || !deferrable(def.Name) {
 				continue
 			}
 			pool += def.Tokens
@@ -834,16 +873,20 @@ func (x *extractor) offDeferral(off map[string]bool) {
 			df.GrossTokens += kept - lines
 			df.GrossUSD += float64(kept-lines) * rate / 1e6
 		}
-		// A first call of an MCP tool in the thread: deferring would have
-		// put a search, and its round trip, before it.
+		// A first call of a deferrable tool in the thread: deferring would
+		// have put a search before it, and the round trip of a request
+		// like this one, its prefix read from the cache.
 		for _, c := range d.ToolCalls {
-			if c.Server || serverOf(c.Name) == "" || called[t.Thread][c.Name] {
+			if c.Server || !deferrable(c.Name) || called[t.Thread][c.Name] {
 				continue
 			}
 			called[t.Thread][c.Name] = true
-			usd, _ := promptCost(x.tab, t)
 			df.RoundTrips++
-			df.RoundTripUSD += usd
+			if x.tab != nil && billed(t) {
+				if r, ok := x.tab.Rates(d.Request.Model, usageOf(t)); ok {
+					df.RoundTripUSD += float64(d.Response.Usage.TotalInput()) * r.CacheRead / 1e6
+				}
+			}
 		}
 	}
 }

@@ -9,18 +9,23 @@ import (
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
+// group is the searches that wanted one tool, or asked the same.
+type group struct {
+	wanted string
+	key    string
+	hits   map[*Facts][]Search
+}
+
 // searchMisses advises, per tool the model wanted, what to put in its
 // description so that the searches that missed it find it; searches after
 // which nothing was ever loaded are grouped by their words.
 func (a *adviser) searchMisses() {
-	type group struct {
-		wanted string
-		key    string
-		hits   map[*Facts][]Search
-	}
 	groups := map[string]*group{}
 	for _, f := range a.fs {
 		for _, q := range f.Searches {
+			if q.Sent {
+				q.Wanted += " (sent whole)"
+			}
 			key := q.Wanted
 			if key == "" {
 				key = "query: " + queryKey(q.Query)
@@ -42,7 +47,7 @@ func (a *adviser) searchMisses() {
 		g := groups[k]
 		subject := g.wanted
 		if subject == "" {
-			subject = fmt.Sprintf("%q (nothing loaded later)", strings.TrimPrefix(g.key, "query: "))
+			subject = fmt.Sprintf("%q (nothing loaded later)", g.firstQuery(a.fs))
 		}
 		if !a.enough(KindSearchMisses, subject, len(g.hits)) {
 			continue
@@ -53,7 +58,7 @@ func (a *adviser) searchMisses() {
 		termMiss := map[string]int{}
 		queries := map[string]int{}
 		var ev []Evidence
-		cutByLimit, never := 0, 0
+		cutByLimit, never, sent := 0, 0, 0
 		for _, f := range inOrder(a.fs, g.hits) {
 			qs := g.hits[f]
 			e := Evidence{Session: f.ID, Project: f.Project}
@@ -65,7 +70,9 @@ func (a *adviser) searchMisses() {
 				e.USD += q.RoundTripUSD
 				e.Turns = append(e.Turns, q.Turn)
 				queries[q.Query]++
-				if q.WantedAt == 0 {
+				if q.Sent {
+					sent++
+				} else if q.WantedAt == 0 {
 					never++
 				}
 				if len(qtexts) < 3 {
@@ -118,6 +125,11 @@ func (a *adviser) searchMisses() {
 			adv.Figures = append(adv.Figures, "queries: "+topQueries(queries, 5))
 		}
 		switch {
+		case sent > 0:
+			tool := strings.TrimSuffix(g.wanted, " (sent whole)")
+			adv.Title = fmt.Sprintf("Tell the model that %s needs no search", tool)
+			adv.Why = fmt.Sprintf("%s asked for %s, which the request that searched already carried whole (it is not deferred): the search found nothing and cost a round trip.", numfmt.Count(n, "search", "searches"), tool)
+			adv.Do = fmt.Sprintf("Say in CLAUDE.md that %s is always available and needs no ToolSearch.", tool)
 		case g.wanted == "":
 			adv.Title = fmt.Sprintf("Give the model what it searches for as %s, or tell it there is none", subject)
 			adv.Why = fmt.Sprintf("%s found nothing, and no later search of the thread loaded anything: the model reached for a capability none of your tools offers.", numfmt.Count(n, "search", "searches"))
@@ -149,6 +161,16 @@ func (a *adviser) searchMisses() {
 		}
 		a.r.Advice = append(a.r.Advice, adv)
 	}
+}
+
+// firstQuery is the group's first query as the model wrote it.
+func (g *group) firstQuery(fs []*Facts) string {
+	for _, f := range inOrder(fs, g.hits) {
+		for _, q := range g.hits[f] {
+			return q.Query
+		}
+	}
+	return ""
 }
 
 // queryKey normalises a query to group the searches that ask the same:

@@ -70,7 +70,11 @@ func turnsText(ts []int) string {
 // OpenCommand is the command that opens an evidence's session, with the
 // turns to look at: "tsinspect open 5ac86603 (turns 2, 14)".
 func (e Evidence) OpenCommand() string {
-	s := "tsinspect open " + ShortID(e.Session)
+	id := e.Open
+	if id == "" {
+		id = ShortID(e.Session)
+	}
+	s := "tsinspect open " + id
 	if t := turnsText(e.Turns); t != "" {
 		s += " (" + t + ")"
 	}

@@ -115,14 +115,14 @@ func (a *adviser) toolSearch() {
 			g = -v.value
 			toOff++
 		} else {
-			note = fmt.Sprintf("tool search off, MCP tools %.1f %% of the window; deferring would have been worth ≈%s", v.share, usd(v.value))
+			note = fmt.Sprintf("tool search off, deferrable tools %.1f %% of the window; deferring would have been worth ≈%s", v.share, usd(v.value))
 			toOn++
 		}
 		ev = append(ev, Evidence{Session: v.f.ID, Project: v.f.Project, USD: g, Note: note})
 	}
 	adv := Advice{Kind: KindToolSearch, Subject: setting, Sessions: len(changed), Of: len(vs),
 		SavesUSD: gain, PerSessionUSD: gain / float64(len(changed)), Evidence: evidence(ev),
-		Assumes: "deferral's worth in a session is the tool-definition tokens it kept out of each request less the search tool and the catalog lines, less what its searches cost; where tool search was off, the same estimated from the MCP schemas sent whole, with one search round trip per MCP tool and thread; auto:N defers when the deferred tools exceed N % of the context window (200k tokens, 1M with the 1M-context beta).",
+		Assumes: "deferral's worth in a session is the tool-definition tokens it kept out of each request less the search tool and the catalog lines, less what its searches cost; where tool search was off, the same estimated from the schemas of the MCP tools and Claude Code's own deferrable tools sent whole, with one search per such tool and thread called, its round trip priced as the calling request's prompt read from the cache; auto:N defers when the deferred tools exceed N % of the context window (200k tokens, 1M with the 1M-context beta).",
 	}
 	switch {
 	case best == 100:
@@ -131,7 +131,7 @@ func (a *adviser) toolSearch() {
 		adv.Do = "Set ENABLE_TOOL_SEARCH=false in the environment (or the env block of settings.json) of these projects: every tool is then sent whole, and nothing needs a search."
 	case best == 0:
 		adv.Title = "Turn tool search on: " + setting
-		adv.Why = fmt.Sprintf("In %s, tool search was off and MCP tools were sent whole in every request; deferring them would have cost less.", numfmt.Count(toOn, "session", "sessions"))
+		adv.Why = fmt.Sprintf("In %s, tool search was off and the MCP tools (and Claude Code's own deferrable tools) were sent whole in every request; deferring them would have cost less.", numfmt.Count(toOn, "session", "sessions"))
 		adv.Do = "Leave ENABLE_TOOL_SEARCH unset or set it to true (behind a proxy or gateway set in ANTHROPIC_BASE_URL Claude Code turns it off unless it is set)."
 	default:
 		adv.Title = "Defer tools only past a threshold: " + setting
