@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"io"
 	"strings"
 
@@ -222,4 +223,55 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 
 func mdEscape(s string) string {
 	return strings.NewReplacer("*", `\*`, "_", `\_`).Replace(s)
+}
+
+// htmlPage is the advice as one self-contained page.
+var htmlPage = template.Must(template.New("advice").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Advice from {{.R.Sessions}} sessions</title>
+<style>
+body{font:14px/1.45 system-ui,sans-serif;max-width:72em;margin:2em auto;padding:0 1em;color:#222}
+h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em;border-bottom:1px solid #ddd}
+.advice{margin:1em 0;padding:.6em .9em;border-left:4px solid #4a7;background:#f7faf8}
+.advice.cost{border-color:#c84}.head{font-weight:600}.fig{color:#444}.ev code{background:#eee;padding:0 .2em}
+.note{color:#666}
+</style></head><body>
+<h1>Advice</h1>
+<p>{{.R.Summary}} A piece of advice rests on at least {{.R.MinSessions}} sessions.{{if .Redaction}} {{.Redaction}}{{end}}</p>
+{{range .R.Notes}}<p class="note">{{.}}.</p>{{end}}
+{{if not .R.Advice}}<p>No pattern shows in {{.R.MinSessions}} sessions or more.</p>{{end}}
+{{range .Kinds}}<h2>{{.Title}}</h2>
+{{range .Advice}}<div class="advice{{if .Costs}} cost{{end}}">
+<div class="head">{{.A.Title}} — {{.A.Headline}}</div>
+<div>Seen: {{.A.Why}}</div><div>Do: {{.A.Do}}</div>
+{{range .A.Figures}}<div class="fig">Figures: {{.}}</div>{{end}}
+<div class="fig">Assumes: {{.A.Assumes}}</div>
+<div class="ev">Evidence: {{range $i, $e := .A.Evidence}}{{if $i}}, {{end}}<code>{{$e.OpenCommand}}</code>{{end}}</div>
+</div>{{end}}{{end}}
+{{if .R.LeftOut}}<h2>Left out</h2><ul>{{range .R.LeftOut}}<li>{{.Subject}} ({{.Kind}}): {{.Reason}}</li>{{end}}</ul>{{end}}
+</body></html>
+`))
+
+// WriteHTML writes the advice as one self-contained HTML page; redaction,
+// when not "", says how it was redacted.
+func (r *Result) WriteHTML(w io.Writer, redaction string) error {
+	type item struct {
+		A     Advice
+		Costs bool
+	}
+	type kind struct {
+		Title  string
+		Advice []item
+	}
+	var kinds []kind
+	for _, a := range r.Advice {
+		if len(kinds) == 0 || kinds[len(kinds)-1].Title != KindTitle(a.Kind) {
+			kinds = append(kinds, kind{Title: KindTitle(a.Kind)})
+		}
+		k := &kinds[len(kinds)-1]
+		k.Advice = append(k.Advice, item{A: a, Costs: Costs(a.Kind)})
+	}
+	if err := htmlPage.Execute(w, map[string]any{"R": r, "Kinds": kinds, "Redaction": redaction}); err != nil {
+		return fmt.Errorf("advice: write html: %w", err)
+	}
+	return nil
 }

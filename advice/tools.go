@@ -247,7 +247,7 @@ func (a *adviser) neverUsed() {
 		if whole {
 			adv.Title = fmt.Sprintf("Drop the %s MCP server where you do not use it", name)
 			adv.Why = fmt.Sprintf("%s announced its %s; none was ever called.", numfmt.Count(len(sessions), "session", "sessions"), numfmt.Count(len(s.tools), "tool", "tools"))
-			adv.Do = fmt.Sprintf("Remove %q from the MCP configuration of the projects that do not need it (claude mcp remove %s, or its entry in .mcp.json or ~/.claude.json), or keep it out with --strict-mcp-config.", name, name)
+			adv.Do = fmt.Sprintf("Remove %q from the MCP configuration of the projects that do not need it (claude mcp remove %s, or its entry in the project's .mcp.json or in .claude.json in your home directory), or keep it out with --strict-mcp-config.", name, name)
 		} else {
 			adv.Title = fmt.Sprintf("Turn off the %s MCP server's tools you never call", name)
 			adv.Why = fmt.Sprintf("%s announced them; the server's other tools were called, these never were: %s.", numfmt.Count(len(sessions), "session", "sessions"), names(toolNames, 8))

@@ -470,6 +470,23 @@ func TestAdviseScenarios(t *testing.T) {
 		}
 	}
 	t.Logf("advise --project patterns:\n%s", first)
+
+	// The report of the directory is the same advice, redacted: no
+	// session's ID, no project, no path.
+	code, md, stderr := runCLI(t, "report", projects, "--format", "markdown")
+	if code != 0 || !strings.Contains(md, "## Advice") || !strings.Contains(md, `Load mcp\_\_demo\_\_echo up front`) || !strings.Contains(md, "[session-1]") {
+		t.Fatalf("report of the directory: exit %d: %s\n%s", code, stderr, md)
+	}
+	for _, rs := range reports {
+		for id := range rs {
+			if strings.Contains(md, id[:8]) {
+				t.Errorf("the redacted report names session %s", id)
+			}
+		}
+	}
+	if strings.Contains(md, filepath.Base(base)) || strings.Contains(md, "patterns") || strings.Contains(md, base) {
+		t.Errorf("the redacted report names a project or path:\n%s", md)
+	}
 }
 
 // listTree lists the files under dir with their sizes and times.

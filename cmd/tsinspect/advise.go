@@ -8,6 +8,7 @@ import (
 	"github.com/tsinspect/tsinspect/advice"
 	"github.com/tsinspect/tsinspect/gather"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
+	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 )
 
@@ -95,17 +96,43 @@ func runAdvise(env *cliEnv, args []string) error {
 	} else if root, err = sessionfiles.Root(os.Getenv); err != nil {
 		return err
 	}
+	r, err := adviseFrom(env, root, adviseQuery{project: *projectText, since: *since, from: from, minSessions: *minSessions, noCache: *noCache}, tab)
+	if err != nil || r == nil {
+		return err
+	}
+	switch {
+	case *asJSON:
+		return r.WriteJSON(env.stdout)
+	case *asMarkdown:
+		return r.WriteMarkdown(env.stdout)
+	}
+	return r.WriteText(env.stdout, advice.TextOptions{Evidence: *evidence, PerKind: *top})
+}
+
+// adviseQuery is which sessions advice is read from, and how.
+type adviseQuery struct {
+	project, since string
+	from           time.Time
+	minSessions    int
+	noCache        bool
+}
+
+// adviseFrom reads the sessions under root that q keeps, in parallel
+// (with a progress line on a terminal, and the cache unless q.noCache),
+// and returns their advice; nil, with a line on standard error, when no
+// session is left.
+func adviseFrom(env *cliEnv, root string, q adviseQuery, tab *pricing.Table) (*advice.Result, error) {
 	items, err := gather.Items(root)
 	if err != nil {
-		return fmt.Errorf("advise: %w", err)
+		return nil, fmt.Errorf("advise: %w", err)
 	}
-	items = gather.Filter(items, *projectText, from)
+	items = gather.Filter(items, q.project, q.from)
 	if len(items) == 0 {
-		fmt.Fprintf(env.stderr, "tsinspect: no sessions under %s%s\n", root, filterText(*projectText, *since))
-		return nil
+		fmt.Fprintf(env.stderr, "tsinspect: no sessions under %s%s\n", root, filterText(q.project, q.since))
+		return nil, nil
 	}
 	cachePath := ""
-	if !*noCache {
+	if !q.noCache {
 		if cachePath, err = gather.CachePath(); err != nil {
 			fmt.Fprintf(env.stderr, "tsinspect: warning: %v: reading every session\n", err)
 		}
@@ -135,24 +162,17 @@ func runAdvise(env *cliEnv, args []string) error {
 	for _, w := range st.Warnings {
 		fmt.Fprintf(env.stderr, "tsinspect: warning: %s\n", w)
 	}
-	if !from.IsZero() {
+	if !q.from.IsZero() {
 		kept := facts[:0]
 		for _, f := range facts {
-			if !f.End.Before(from) {
+			if !f.End.Before(q.from) {
 				kept = append(kept, f)
 			}
 		}
 		facts = kept
 	}
-	r := advice.Advise(facts, advice.Options{MinSessions: *minSessions, Prices: tab.Describe()})
 	fmt.Fprintf(env.stderr, "read %s (%s) in %s; %d from the cache\n", numfmt.Count(st.Read, "session", "sessions"), numfmt.Bytes(st.Bytes), time.Since(started).Round(time.Millisecond), st.Cached)
-	switch {
-	case *asJSON:
-		return r.WriteJSON(env.stdout)
-	case *asMarkdown:
-		return r.WriteMarkdown(env.stdout)
-	}
-	return r.WriteText(env.stdout, advice.TextOptions{Evidence: *evidence, PerKind: *top})
+	return advice.Advise(facts, advice.Options{MinSessions: q.minSessions, Prices: tab.Describe()}), nil
 }
 
 // filterText says which filters left nothing.
