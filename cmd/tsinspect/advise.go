@@ -115,12 +115,14 @@ type adviseQuery struct {
 	from           time.Time
 	minSessions    int
 	noCache        bool
+	// quiet: say nothing when no session is found (the caller does).
+	quiet bool
 }
 
 // adviseFrom reads the sessions under root that q keeps, in parallel
 // (with a progress line on a terminal, and the cache unless q.noCache),
-// and returns their advice; nil, with a line on standard error, when no
-// session is left.
+// and returns their advice; nil, with a line on standard error unless
+// q.quiet, when no session is left.
 func adviseFrom(env *cliEnv, root string, q adviseQuery, tab *pricing.Table) (*advice.Result, error) {
 	items, err := gather.Items(root)
 	if err != nil {
@@ -128,7 +130,9 @@ func adviseFrom(env *cliEnv, root string, q adviseQuery, tab *pricing.Table) (*a
 	}
 	items = gather.Filter(items, q.project, q.from)
 	if len(items) == 0 {
-		fmt.Fprintf(env.stderr, "tsinspect: no sessions under %s%s\n", root, filterText(q.project, q.since))
+		if !q.quiet {
+			fmt.Fprintf(env.stderr, "tsinspect: no sessions under %s%s\n", root, filterText(q.project, q.since))
+		}
 		return nil, nil
 	}
 	cachePath := ""

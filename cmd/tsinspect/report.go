@@ -87,7 +87,7 @@ Examples:
 // reportAdvice writes the report of a directory of sessions: the advice
 // across them (see 'tsinspect advise'), redacted under policy.
 func reportAdvice(env *cliEnv, dir, format, out string, policy redact.Policy, tab *pricing.Table) error {
-	r, err := adviseFrom(env, dir, adviseQuery{minSessions: advice.DefaultMinSessions}, tab)
+	r, err := adviseFrom(env, dir, adviseQuery{minSessions: advice.DefaultMinSessions, quiet: true}, tab)
 	if err != nil {
 		return err
 	}
