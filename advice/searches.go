@@ -323,6 +323,9 @@ func (a *adviser) blindCalls() {
 		if unpriced > 0 {
 			adv.Figures = append(adv.Figures, fmt.Sprintf("%s not priced (no answer in the session, or no price for its model)", numfmt.Count(unpriced, "call", "calls")))
 		}
+		if ran := n - refused; ran > 0 {
+			adv.Why += fmt.Sprintf(" Claude Code ran %s all the same, on input the model wrote without seeing the schema: nothing was paid twice, but the arguments may be wrong.", numfmt.Count(ran, "call", "calls"))
+		}
 		if serverOf(tool) != "" {
 			adv.Do = fmt.Sprintf("Load it up front (`_meta[\"anthropic/alwaysLoad\"]: true` in the %s MCP server), or say in CLAUDE.md to load it with ToolSearch select:%s before calling it.", serverOf(tool), tool)
 		} else {
