@@ -1,6 +1,7 @@
 package advice_test
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -243,5 +244,32 @@ func TestOneSessionIsNoPattern(t *testing.T) {
 	}
 	if !strings.Contains(text.String(), "No advice: no pattern shows in 3 sessions or more.") {
 		t.Errorf("text:\n%s", text.String())
+	}
+}
+
+// TestNeverUsedByOrigin: a server never called is dropped where it comes
+// from: a claude.ai connector in claude.ai, a plugin's with the plugin,
+// the desktop app's not at all, the user's from the MCP configuration.
+func TestNeverUsedByOrigin(t *testing.T) {
+	var fs []*advice.Facts
+	for i := range 3 {
+		f := &advice.Facts{Ref: advice.Ref{ID: fmt.Sprint("s", i)}, Turns: 1}
+		for _, srv := range []string{"claude_ai_Slack", "plugin_figma_figma", "ccd_session_mgmt", "scheduled-tasks", "mine"} {
+			f.Tools = append(f.Tools, advice.Tool{Name: "mcp__" + srv + "__x", Server: srv, Deferred: true, Requests: 2, Waiting: 2, WaitingRate: 0.6})
+		}
+		fs = append(fs, f)
+	}
+	r := advice.Advise(fs, advice.Options{})
+	want := map[string]string{
+		"mcp__claude_ai_Slack":    "Disconnect the claude.ai connector Slack where you do not use it",
+		"mcp__plugin_figma_figma": "Disable the figma plugin where you do not use its MCP server",
+		"mcp__ccd_session_mgmt":   "The Claude desktop app's ccd_session_mgmt server is never used",
+		"mcp__scheduled-tasks":    "The Claude desktop app's scheduled-tasks server is never used",
+		"mcp__mine":               "Drop the mine MCP server where you do not use it",
+	}
+	for subject, title := range want {
+		if a := find(r, advice.KindNeverUsed, subject); a == nil || a.Title != title {
+			t.Errorf("%s: %+v, want %q", subject, a, title)
+		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 
 // FactsVersion changes whenever Facts, or the way Of fills them, does: a
 // cache of facts of another version is read afresh.
-const FactsVersion = 1
+const FactsVersion = 2
 
 // Where a tool's schema size comes from (Tool.SchemaFrom).
 const (
@@ -210,6 +210,9 @@ type Break struct {
 	Cause      string `json:"cause"`
 	Model      string `json:"model"`
 	TokensLost int64  `json:"tokens_lost"`
+	// Read is what the request still read from the cache: more than 0,
+	// the start of the prompt was kept and what followed was lost.
+	Read int64 `json:"read"`
 	// USD is what it cost: the lost tokens billed again instead of read.
 	USD    float64 `json:"usd"`
 	Priced bool    `json:"priced"`
@@ -766,7 +769,8 @@ func (x *extractor) flags(t *timeline.Turn) {
 			x.f.Blind = append(x.f.Blind, Blind{Turn: t.Index, Tool: fl.Tool, Release: t.Client.Version, Refused: fl.Refused, USD: usd, Priced: ok})
 		case timeline.FlagCacheBreak:
 			usd, ok := timeline.FlagCost(x.tab, x.s, t, fl)
-			x.f.Breaks = append(x.f.Breaks, Break{Turn: t.Index, Cause: fl.Cause, Model: t.Decoded.Request.Model, TokensLost: fl.TokensLost, USD: usd, Priced: ok})
+			x.f.Breaks = append(x.f.Breaks, Break{Turn: t.Index, Cause: fl.Cause, Model: t.Decoded.Request.Model, TokensLost: fl.TokensLost,
+				Read: t.Decoded.Response.Usage.CacheReadInputTokens, USD: usd, Priced: ok})
 		}
 	}
 }

@@ -376,7 +376,7 @@ func causeText(cause string) (title, why, do string) {
 			"Compact less often (start new sessions for new tasks), or earlier, when less is lost."
 	case timeline.CauseNotRecorded:
 		return "Breaks the session files cannot explain",
-			"The model and messages were the same and the gap short, but the files do not hold the system prompt, tools or betas (no request records), so the cause is not known from them.",
+			"The model and the messages the files hold were the same and their times show no long pause, but the files do not hold the system prompt, tools or betas (no request records), so the cause is not known from them.",
 			"Record such sessions with Claude Code 2.1.300 or later (which writes request records) or through 'tsinspect record' to see the cause."
 	case timeline.CauseUnexplained:
 		return "Breaks on the API's side",
@@ -429,6 +429,17 @@ func (a *adviser) cacheBreaks() {
 			ev = append(ev, e)
 		}
 		title, why, do := causeText(cause)
+		partial := 0
+		for _, f := range a.fs {
+			for _, b := range f.Breaks {
+				if b.Cause == cause && b.Read > 0 {
+					partial++
+				}
+			}
+		}
+		if cause == timeline.CauseNotRecorded && partial > 0 {
+			why += fmt.Sprintf(" In %d of the %d the request still read part of its prompt from the cache: its start (the tools, the system prompt, the first messages) was kept and what came after was lost, which points at the history changing (old tool results cleared by context management, a rewind) rather than the tools or the system prompt.", partial, g.n)
+		}
 		adv := Advice{Kind: KindCacheBreaks, Subject: cause, Title: title, Do: do, Sessions: len(g.hits), Of: len(g.hits),
 			Why:      why,
 			SavesUSD: g.usd, SavesTokens: g.tokens, PerSessionUSD: g.usd / float64(len(g.hits)),

@@ -245,9 +245,8 @@ func (a *adviser) neverUsed() {
 			Evidence: evidence(ev),
 		}
 		if whole {
-			adv.Title = fmt.Sprintf("Drop the %s MCP server where you do not use it", name)
+			adv.Title, adv.Do = dropServer(name)
 			adv.Why = fmt.Sprintf("%s announced its %s; none was ever called.", numfmt.Count(len(sessions), "session", "sessions"), numfmt.Count(len(s.tools), "tool", "tools"))
-			adv.Do = fmt.Sprintf("Remove %q from the MCP configuration of the projects that do not need it (claude mcp remove %s, or its entry in the project's .mcp.json or in .claude.json in your home directory), or keep it out with --strict-mcp-config.", name, name)
 		} else {
 			adv.Title = fmt.Sprintf("Turn off the %s MCP server's tools you never call", name)
 			adv.Why = fmt.Sprintf("%s announced them; the server's other tools were called, these never were: %s.", numfmt.Count(len(sessions), "session", "sessions"), names(toolNames, 8))
@@ -264,4 +263,26 @@ func (a *adviser) neverUsed() {
 		adv.PerMonthUSD = a.monthly(perSession)
 		a.r.Advice = append(a.r.Advice, adv)
 	}
+}
+
+// dropServer says what to do with an MCP server never used, by where its
+// name says it comes from: a claude.ai connector (claude_ai_*), a
+// plugin's server (plugin_PLUGIN_SERVER), one the Claude desktop app adds
+// to its sessions, or the user's MCP configuration.
+func dropServer(name string) (title, do string) {
+	switch {
+	case strings.HasPrefix(name, "claude_ai_"):
+		c := strings.TrimPrefix(name, "claude_ai_")
+		return fmt.Sprintf("Disconnect the claude.ai connector %s where you do not use it", c),
+			fmt.Sprintf("Claude Code brings %q in from your claude.ai account's connectors, not from your MCP configuration: disconnect it in claude.ai's connector settings if you do not use it from Claude Code.", c)
+	case strings.HasPrefix(name, "plugin_"):
+		plugin, _, _ := strings.Cut(strings.TrimPrefix(name, "plugin_"), "_")
+		return fmt.Sprintf("Disable the %s plugin where you do not use its MCP server", plugin),
+			fmt.Sprintf("The server %s comes with the %q plugin: disable the plugin (/plugin) in the projects that do not use it.", name, plugin)
+	case strings.HasPrefix(name, "ccd_") || name == "scheduled-tasks" || name == "mcp-registry":
+		return fmt.Sprintf("The Claude desktop app's %s server is never used", name),
+			"The Claude desktop app adds this server to its sessions; it is not in your MCP configuration, and the figure is what it costs you unless the app lets you turn it off."
+	}
+	return fmt.Sprintf("Drop the %s MCP server where you do not use it", name),
+		fmt.Sprintf("Remove %q from the MCP configuration of the projects that do not need it (claude mcp remove %s, or its entry in the project's .mcp.json or in .claude.json in your home directory), or keep it out with --strict-mcp-config.", name, name)
 }
