@@ -273,3 +273,22 @@ func TestNeverUsedByOrigin(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnToolNotLoadedUpFront: Claude Code's own deferred tools cannot be
+// marked to load up front: a pattern of searches for WebFetch is left
+// out, and says why.
+func TestOwnToolNotLoadedUpFront(t *testing.T) {
+	var fs []*advice.Facts
+	for i := range 3 {
+		fs = append(fs, &advice.Facts{Ref: advice.Ref{ID: fmt.Sprint("s", i)}, Turns: 3, Tools: []advice.Tool{{Name: "WebFetch", Deferred: true,
+			Requests: 3, Waiting: 1, WaitingRate: 3.75, Calls: 1, UsedThreads: 1, SearchedThreads: 1, SearchTurns: []int{2},
+			RoundTrips: 1, RoundTripUSD: 0.01, SchemaTokens: 500, SchemaFrom: advice.SizeEstimate}}})
+	}
+	r := advice.Advise(fs, advice.Options{})
+	if a := find(r, advice.KindLoadUpFront, "WebFetch"); a != nil {
+		t.Errorf("advised: %+v", a)
+	}
+	if l := leftOut(r, advice.KindLoadUpFront, "WebFetch"); l == nil || !strings.Contains(l.Reason, "Claude Code's own") || l.Sessions != 3 {
+		t.Errorf("left out: %+v", r.LeftOut)
+	}
+}

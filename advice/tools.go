@@ -78,7 +78,7 @@ func sizePhrase(from string) string {
 // cost more than carrying the schema in every request would.
 func (a *adviser) loadUpFront() {
 	for _, ta := range a.toolsAcross() {
-		if ta.server == "" || len(ta.searched) == 0 {
+		if len(ta.searched) == 0 {
 			continue
 		}
 		// "Most sessions where it is used".
@@ -86,6 +86,11 @@ func (a *adviser) loadUpFront() {
 			continue
 		}
 		if !a.enough(KindLoadUpFront, ta.name, len(ta.searched)) {
+			continue
+		}
+		if ta.server == "" {
+			a.r.LeftOut = append(a.r.LeftOut, LeftOut{Kind: KindLoadUpFront, Subject: ta.name, Sessions: len(ta.searched),
+				Reason: "one of Claude Code's own deferred tools: nothing marks it to load up front (ENABLE_TOOL_SEARCH=false sends every tool whole)"})
 			continue
 		}
 		if ta.sizeFrom == "" {
