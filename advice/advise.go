@@ -107,6 +107,8 @@ type Advice struct {
 	// PerMonthUSD, when set, is what it saves over the 30 days up to the
 	// newest session read.
 	PerMonthUSD *float64 `json:"per_month_usd,omitempty"`
+	// PerMonthSessions counts the sessions of those 30 days it rests on.
+	PerMonthSessions int `json:"per_month_sessions,omitempty"`
 	// Figures say how the figure is made, a line each; Assumes states its
 	// assumptions in one line. Estimated: it rests on estimated sizes.
 	Figures   []string `json:"figures"`
@@ -271,19 +273,20 @@ func (a *adviser) enough(kind, subject string, n int) bool {
 }
 
 // monthly sums per-session figures over the sessions of the 30 days up
-// to the newest one read.
-func (a *adviser) monthly(perSession map[*Facts]float64) *float64 {
+// to the newest one read, and counts them.
+func (a *adviser) monthly(perSession map[*Facts]float64) (*float64, int) {
 	if a.newest.IsZero() {
-		return nil
+		return nil, 0
 	}
 	from := a.newest.Add(-30 * 24 * time.Hour)
-	sum := 0.0
+	sum, n := 0.0, 0
 	for _, f := range inOrder(a.fs, perSession) {
 		if !f.End.Before(from) {
 			sum += perSession[f]
+			n++
 		}
 	}
-	return &sum
+	return &sum, n
 }
 
 // inOrder lists the keys of m in the order of fs, so that sums over

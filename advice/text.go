@@ -43,6 +43,18 @@ func (a Advice) Headline() string {
 	return s
 }
 
+// MonthText says what the advice saves over the 30 days up to the newest
+// session read, and over how many of its sessions.
+func (a Advice) MonthText() string {
+	if a.PerMonthUSD == nil {
+		return ""
+	}
+	if a.PerMonthSessions == 0 {
+		return "none of its sessions in the 30 days up to the newest session read"
+	}
+	return fmt.Sprintf("%s in the 30 days up to the newest session read (%s)", usd(*a.PerMonthUSD), numfmt.Count(a.PerMonthSessions, "session", "sessions"))
+}
+
 // ShortID shortens a session ID for a person, as the session listing
 // does: the first 8 characters of a UUID; a capture's path is kept.
 func ShortID(id string) string {
@@ -130,7 +142,7 @@ func (r *Result) WriteText(w io.Writer, o TextOptions) error {
 			fmt.Fprintf(bw, "   Figures: %s\n", f)
 		}
 		if a.PerMonthUSD != nil {
-			fmt.Fprintf(bw, "   Per session %s; in the 30 days up to the newest session %s\n", usd(a.PerSessionUSD), usd(*a.PerMonthUSD))
+			fmt.Fprintf(bw, "   Per session %s; %s\n", usd(a.PerSessionUSD), a.MonthText())
 		}
 		fmt.Fprintf(bw, "   Assumes: %s\n", a.Assumes)
 		for i, e := range a.Evidence {

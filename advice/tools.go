@@ -145,7 +145,7 @@ func (a *adviser) loadUpFront() {
 			Evidence:  evidence(ev),
 		}
 		adv.PerSessionUSD = saves / float64(len(ta.offered))
-		adv.PerMonthUSD = a.monthly(perSession)
+		adv.PerMonthUSD, adv.PerMonthSessions = a.monthly(perSession)
 		a.r.Advice = append(a.r.Advice, adv)
 	}
 }
@@ -265,7 +265,7 @@ func (a *adviser) neverUsed() {
 			parts = append(parts, fmt.Sprintf("their schemas in up to %s requests that sent them whole", numfmt.Thousands(int64(inlineReqs))))
 		}
 		adv.Figures = []string{fmt.Sprintf("%s: %s tokens, %s", strings.Join(parts, "; "), tokens(toks), usd(total))}
-		adv.PerMonthUSD = a.monthly(perSession)
+		adv.PerMonthUSD, adv.PerMonthSessions = a.monthly(perSession)
 		a.r.Advice = append(a.r.Advice, adv)
 	}
 }
