@@ -177,8 +177,45 @@ func adviseJSON(t *testing.T, projects string, args ...string) *advice.Result {
 // project of its own, and checks the advice and every figure of it
 // against the sessions' reports, worked out by hand: alone, that one
 // session gives no advice.
+//
+// It runs with the pinned release and with the one $TSINSPECT_CLAUDE_NEWEST
+// names (skipped without it, a failure under
+// TSINSPECT_REQUIRE_CLAUDE_NEWEST=1).
 func TestAdviseScenarios(t *testing.T) {
 	kit.RequireClaude(t)
+	releases := map[string]*session.Kit{"pinned": kit}
+	if p := os.Getenv("TSINSPECT_CLAUDE_NEWEST"); p != "" {
+		k := *kit
+		k.Claude = p
+		releases["newest"] = &k
+	}
+	for _, name := range []string{"pinned", "newest"} {
+		k := releases[name]
+		t.Run(name, func(t *testing.T) {
+			if k == nil {
+				if os.Getenv("TSINSPECT_REQUIRE_CLAUDE_NEWEST") == "1" {
+					t.Fatal("TSINSPECT_CLAUDE_NEWEST is not set: install the newest @anthropic-ai/claude-code and point it at its claude")
+				}
+				skipFor(t, "the newest Claude Code", installNewest, "set TSINSPECT_CLAUDE_NEWEST to the newest Claude Code's claude to advise from its sessions too")
+			}
+			adviseScenarios(t, k)
+		})
+	}
+}
+
+// clientRelease is the Claude Code release of a report's first turn that
+// names one ("claude-cli/2.1.328 (external, sdk-cli)").
+func clientRelease(r *report.Report) string {
+	for _, tu := range r.Turns {
+		if v, ok := strings.CutPrefix(tu.Client, "claude-cli/"); ok {
+			v, _, _ = strings.Cut(v, " ")
+			return v
+		}
+	}
+	return ""
+}
+
+func adviseScenarios(t *testing.T, k *session.Kit) {
 	base := t.TempDir()
 	patterns, off, alone := filepath.Join(base, "patterns"), filepath.Join(base, "off"), filepath.Join(base, "alone")
 	for _, d := range []string{patterns, off, alone} {
@@ -195,7 +232,7 @@ func TestAdviseScenarios(t *testing.T) {
 		runs = append(runs, run{script: offScript(), opts: session.Options{Dir: off, Servers: servers, Env: []string{"ENABLE_TOOL_SEARCH=false"}}})
 	}
 	runs = append(runs, run{script: patternsScript(), opts: session.Options{Dir: alone, Servers: servers}})
-	rec := recordRunsWith(t, kit, runs...)
+	rec := recordRunsWith(t, k, runs...)
 	projects := filepath.Join(rec.home, ".claude", "projects")
 
 	// Each session's report, by project.
@@ -221,6 +258,10 @@ func TestAdviseScenarios(t *testing.T) {
 		t.Fatalf("sessions by project: %d patterns, %d off, %d alone", len(reports["patterns"]), len(reports["off"]), len(reports["alone"]))
 	}
 
+	var release string
+	for _, rep := range reports["patterns"] {
+		release = clientRelease(rep)
+	}
 	r := adviseJSON(t, projects, "--project", "patterns")
 	if r.Sessions != 3 {
 		t.Fatalf("advice read %d sessions, want 3", r.Sessions)
@@ -351,8 +392,8 @@ func TestAdviseScenarios(t *testing.T) {
 		t.Fatalf("no blind-call advice: %+v", r.Advice)
 	}
 	closeTo(t, "blind calls", a.SavesUSD, blindUSD, 1e-9)
-	if got := evidenceOf(a); !slices.Equal(got, wantBlind) || !strings.Contains(a.Why, "by release: "+session.ClaudeVersion+": 3") {
-		t.Errorf("blind calls rest on %v (%q), want %v on %s", got, a.Why, wantBlind, session.ClaudeVersion)
+	if got := evidenceOf(a); release == "" || !slices.Equal(got, wantBlind) || !strings.Contains(a.Why, "by release: "+release+": 3") {
+		t.Errorf("blind calls rest on %v (%q), want %v on %s", got, a.Why, wantBlind, release)
 	}
 
 	a = findAdvice(r, advice.KindCacheBreaks, "unexplained")
@@ -384,9 +425,9 @@ func TestAdviseScenarios(t *testing.T) {
 			searchTool = max(searchTool, tu.ToolTokens.SearchTool)
 		}
 	}
-	// The tools Claude Code 2.1.328 defers besides the MCP tools.
+	// The tools this Claude Code release defers besides the MCP tools.
 	own := map[string]bool{}
-	rel, _ := claudetools.For(session.ClaudeVersion)
+	rel, _ := claudetools.For(release)
 	for _, tl := range rel.Tools {
 		own[tl.Name] = true
 	}
