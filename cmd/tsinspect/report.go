@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
+	"github.com/tsinspect/tsinspect/advice"
 	"github.com/tsinspect/tsinspect/internal/outfile"
+	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/report"
 	"github.com/tsinspect/tsinspect/source"
@@ -15,7 +18,8 @@ import (
 )
 
 const reportAbout = `
-Write a report of a capture FILE: its threads (main agent, subagents, side
+Write a report of a capture FILE (or of a directory of sessions: see
+below): its threads (main agent, subagents, side
 queries) and, for every Messages API turn, the model, status, stop reason
 and usage, the deferred-tool catalog and the working set with what changed
 since the thread's previous turn, the tool searches whose results the turn
@@ -58,6 +62,12 @@ when any turn carries a flag of one of the given kinds, and says which
 kinds on which turns on standard error: use it in CI to make a session that
 went wrong fail the build.
 
+Given a DIR of sessions (a projects directory, one project's, or capture
+files) instead of one FILE, the report is the advice across them, as
+'tsinspect advise' reads it (patterns seen in at least 3 sessions, each
+with what it saves and the sessions and turns it rests on), redacted as
+above: the sessions' IDs become pseudonyms, their projects are left out.
+
 Formats:
   json      (default) the full report
   markdown  for a GitHub issue: a summary, the flags with what they mean
@@ -71,14 +81,48 @@ Examples:
   tsinspect report session.db > report.json
   tsinspect report --format markdown --out report.md session.db
   tsinspect report --format html --redact strict --out report.html session.db
-  tsinspect report --fail-on cache_break,call_before_load session.db`
+  tsinspect report --fail-on cache_break,call_before_load session.db
+  tsinspect report ~/.claude/projects --format markdown --out advice.md`
+
+// reportAdvice writes the report of a directory of sessions: the advice
+// across them (see 'tsinspect advise'), redacted under policy.
+func reportAdvice(env *cliEnv, dir, format, out string, policy redact.Policy, tab *pricing.Table) error {
+	r, err := adviseFrom(env, dir, adviseQuery{minSessions: advice.DefaultMinSessions, quiet: true}, tab)
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		return readError("report", dir, fmt.Errorf("report: no sessions in %s", dir))
+	}
+	shared := redact.Advice(r, policy)
+	if policy == redact.Off {
+		fmt.Fprintln(env.stderr, "tsinspect: warning: --redact off: the report names your sessions and projects; do not share it as it is")
+	}
+	write := func(w io.Writer) error {
+		switch format {
+		case "json":
+			return shared.WriteJSON(w)
+		case "markdown":
+			return shared.WriteMarkdown(w)
+		default:
+			return shared.WriteHTML(w, redact.Describe(policy))
+		}
+	}
+	if out == "" || out == "-" {
+		return write(env.stdout)
+	}
+	if err := outfile.WriteWith(out, write); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
 
 // Exit status of 'report --fail-on' when a flag of a listed kind exists.
 const exitFlagged = 3
 
 func runReport(env *cliEnv, args []string) error {
 	about := strings.Replace(reportAbout, "\nExamples:", "\nFlag kinds:\n"+textout.WrapList(timeline.Kinds(), "  ", 74)+"\n\nExamples:", 1)
-	fs := newFlags(env, "report", "FILE [--format json|markdown|html] [--out FILE] [--redact POLICY] [--fail-on KINDS] [--prices FILE]", about)
+	fs := newFlags(env, "report", "FILE|DIR [--format json|markdown|html] [--out FILE] [--redact POLICY] [--fail-on KINDS] [--prices FILE]", about)
 	format := fs.String("format", "json", "report `format`: json, markdown or html")
 	out := fs.String("out", "", "write the report to `FILE` instead of standard output, atomically (- for standard output)")
 	policyName := fs.String("redact", string(redact.Default), "redaction `policy`: default, strict or off")
@@ -120,6 +164,12 @@ func runReport(env *cliEnv, args []string) error {
 		if err := outfile.Check(*out); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
+	}
+	if fi, err := os.Stat(pos[0]); err == nil && fi.IsDir() {
+		if len(kinds) > 0 {
+			return usageError("report: --fail-on goes with one session, not a directory of them")
+		}
+		return reportAdvice(env, pos[0], *format, *out, policy, tab)
 	}
 	b, err := source.Load(pos[0], env.stderr)
 	if err != nil {

@@ -34,7 +34,7 @@ var owners = map[string]string{
 
 // pure are the packages that decode, link and present: no file, network,
 // database or process, and none of the packages that do those.
-var pure = []string{"decode", "timeline", "timeline/view", "timeline/tooltokens", "timeline/compare", "filter", "toolsearch"}
+var pure = []string{"decode", "timeline", "timeline/view", "timeline/tooltokens", "timeline/compare", "filter", "toolsearch", "advice"}
 
 // impure is what a pure package must not import.
 var impure = []string{"os", "os/exec", "os/signal", "io/fs", "net", "net/http", "database/sql", "path/filepath",

@@ -1,0 +1,947 @@
+package advice
+
+import (
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/pricing"
+	"github.com/tsinspect/tsinspect/timeline"
+	"github.com/tsinspect/tsinspect/timeline/tooltokens"
+	"github.com/tsinspect/tsinspect/toolsearch"
+	"github.com/tsinspect/tsinspect/toolsearch/claudetools"
+)
+
+// FactsVersion changes whenever Facts, or the way Of fills them, does: a
+// cache of facts of another version is read afresh.
+const FactsVersion = 2
+
+// Where a tool's schema size comes from (Tool.SchemaFrom).
+const (
+	// SizeRequest: a request of the session sent the schema.
+	SizeRequest = "request"
+	// SizeFiles: the session's files hold the definition apart from any
+	// request (Claude Code's deferred_tools_record attachments), counted
+	// at one token per 2.5 bytes.
+	SizeFiles = "files"
+	// SizeEstimate: the average of the deferred schemas the session sent
+	// from the same MCP server (else from any).
+	SizeEstimate = "estimate"
+)
+
+// Deferral modes (Deferral.Mode).
+const (
+	// ModeOn: tool search was on: deferred tools were announced and a
+	// search tool offered.
+	ModeOn = "on"
+	// ModeOff: MCP tools were sent whole with no search tool (the
+	// tool_search_off flag).
+	ModeOff = "off"
+)
+
+// Context windows assumed for ENABLE_TOOL_SEARCH=auto:N.
+const (
+	window200k = 200_000
+	window1m   = 1_000_000
+)
+
+// Ref names a session for a person and for 'tsinspect open'.
+type Ref struct {
+	// ID is what 'tsinspect open' takes: a Claude Code session ID, or a
+	// capture file's path.
+	ID string `json:"id"`
+	// Project is the session's project directory as Claude Code names it
+	// (the working directory, / as -), "" for a capture.
+	Project string `json:"project,omitempty"`
+}
+
+// FactsOptions say how Of prices and measures a session.
+type FactsOptions struct {
+	// Prices prices the figures; nil leaves every dollar figure 0.
+	Prices *pricing.Table
+	// Schemas gives, by tool name, the size in bytes of deferred tools'
+	// definitions that the session's files hold apart from its requests
+	// (Claude Code's deferred_tools_record attachments): used where no
+	// request of the session carries the schema.
+	Schemas map[string]int
+}
+
+// Facts is what the advice needs of one session. Its fields are plain
+// values, so that facts can be cached and read back.
+type Facts struct {
+	Ref
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// Releases are the Claude Code versions of its threads; Models the
+	// request models.
+	Releases []string `json:"releases"`
+	Models   []string `json:"models"`
+	// Turns counts the Messages API turns, Transcript those made from a
+	// transcript (Claude Code's files without request records: the tools
+	// sent are not known).
+	Turns      int `json:"turns"`
+	Transcript int `json:"transcript_turns,omitempty"`
+	// USD is what the turns cost; Unpriced counts the billed turns whose
+	// model has no price.
+	USD      float64 `json:"usd"`
+	Unpriced int     `json:"unpriced_turns,omitempty"`
+	// Tools are the deferred tools (announced in the catalog) and the MCP
+	// tools of the session, by name.
+	Tools []Tool `json:"tools"`
+	// Searches are the tool searches that loaded nothing or left out a
+	// catalog tool they named.
+	Searches []Search `json:"searches"`
+	// Blind are the calls made before the tool's schema was loaded
+	// (call_before_load flags).
+	Blind []Blind `json:"blind"`
+	// Breaks are the cache breaks (cache_break flags).
+	Breaks []Break `json:"breaks"`
+	// Deferral is what deferring tools saved, or would have.
+	Deferral Deferral `json:"deferral"`
+}
+
+// Tool is what one tool cost and did in a session.
+type Tool struct {
+	Name string `json:"name"`
+	// Server is the MCP server of an mcp__server__tool, "" for another.
+	Server string `json:"server,omitempty"`
+	// Deferred: announced in the deferred-tool catalog.
+	Deferred bool `json:"deferred,omitempty"`
+	// Requests counts the billed requests that offered it (in the catalog
+	// or with its schema).
+	Requests int `json:"requests"`
+	// Waiting counts the billed requests that announced it without its
+	// schema; WaitingRate sums the rate each paid for the start of its
+	// prompt, in US dollars per million tokens. Loaded up front, its
+	// schema would ride in these requests.
+	Waiting     int     `json:"waiting"`
+	WaitingRate float64 `json:"waiting_rate"`
+	// Inline counts the billed requests that sent its schema without a
+	// search loading it (tool search off, or a tool loaded up front);
+	// InlineTokens and InlineUSD are what that schema cost them.
+	Inline       int     `json:"inline,omitempty"`
+	InlineTokens int64   `json:"inline_tokens,omitempty"`
+	InlineUSD    float64 `json:"inline_usd,omitempty"`
+	// Calls counts its calls.
+	Calls int `json:"calls"`
+	// UsedThreads counts the threads that called it; SearchedThreads
+	// those where a search loaded it before its first call there.
+	UsedThreads     int `json:"used_threads,omitempty"`
+	SearchedThreads int `json:"searched_threads,omitempty"`
+	// SearchTurns are the turns whose requests carried those searches'
+	// results.
+	SearchTurns []int `json:"search_turns,omitempty"`
+	// RoundTrips, RoundTripTokens and RoundTripUSD are its share of what
+	// those searches cost: the requests made only to carry a search's
+	// result (their prompt), and the search calls' output tokens, shared
+	// among the tools each search loaded that the thread then called.
+	RoundTrips      float64 `json:"round_trips,omitempty"`
+	RoundTripTokens int64   `json:"round_trip_tokens,omitempty"`
+	RoundTripUSD    float64 `json:"round_trip_usd,omitempty"`
+	// SchemaTokens is its definition's size in tokens, SchemaFrom where
+	// that comes from (SizeRequest, SizeFiles, SizeEstimate; "" unknown).
+	SchemaTokens int64  `json:"schema_tokens,omitempty"`
+	SchemaFrom   string `json:"schema_from,omitempty"`
+}
+
+// Search is a tool search that loaded nothing (empty_search) or left out
+// a catalog tool it named (search_missed).
+type Search struct {
+	// Turn is the turn whose request carried its result.
+	Turn   int    `json:"turn"`
+	Thread string `json:"thread"`
+	// Kind is timeline.FlagEmptySearch or timeline.FlagSearchMissed.
+	Kind       string `json:"kind"`
+	Query      string `json:"query"`
+	Mode       string `json:"mode"`
+	MaxResults int    `json:"max_results,omitempty"`
+	// Missing are the catalog tools the query named and did not load.
+	Missing []string `json:"missing,omitempty"`
+	// Wanted is the tool the model wanted: for a search that loaded
+	// nothing, what the thread's next search that loaded anything loaded
+	// (the first of it the thread then called); for one that left out
+	// tools, the first left out. WantedAt is the turn that later loaded
+	// it, 0 when none did.
+	Wanted   string `json:"wanted,omitempty"`
+	WantedAt int    `json:"wanted_at,omitempty"`
+	// Terms are a keyword query's terms, each with whether it scores for
+	// Wanted under ToolSearch's keyword scoring.
+	Terms []Term `json:"terms,omitempty"`
+	// DescriptionKnown: a request of the session sent Wanted's schema, so
+	// its description was scored.
+	DescriptionKnown bool `json:"description_known,omitempty"`
+	// Sent: Wanted was already in the working set when the model
+	// searched for it (a tool sent whole in every request, or loaded
+	// before): the search was needless.
+	Sent bool `json:"sent,omitempty"`
+	// WouldFind: with the terms that did not score added to Wanted's
+	// description, the query returns Wanted from the catalog of the turn.
+	WouldFind bool `json:"would_find,omitempty"`
+	// RoundTripTokens and RoundTripUSD are what the search cost: the
+	// request made only to carry its result, and the call's output.
+	RoundTripTokens int64   `json:"round_trip_tokens,omitempty"`
+	RoundTripUSD    float64 `json:"round_trip_usd,omitempty"`
+}
+
+// Term is one term of a keyword query.
+type Term struct {
+	Term   string `json:"term"`
+	Scores bool   `json:"scores"`
+}
+
+// Blind is a call of a deferred tool whose schema was not loaded.
+type Blind struct {
+	Turn    int    `json:"turn"`
+	Tool    string `json:"tool"`
+	Release string `json:"release,omitempty"`
+	// Refused: Claude Code answered it with an error.
+	Refused bool `json:"refused,omitempty"`
+	// USD is what it wasted (timeline.BlindCost); Priced is false when
+	// that is not known (no answer in the session, or no price).
+	USD    float64 `json:"usd"`
+	Priced bool    `json:"priced"`
+}
+
+// Break is a cache break.
+type Break struct {
+	Turn       int    `json:"turn"`
+	Cause      string `json:"cause"`
+	Model      string `json:"model"`
+	TokensLost int64  `json:"tokens_lost"`
+	// Read is what the request still read from the cache: more than 0,
+	// the start of the prompt was kept and what followed was lost.
+	Read int64 `json:"read"`
+	// USD is what it cost: the lost tokens billed again instead of read.
+	USD    float64 `json:"usd"`
+	Priced bool    `json:"priced"`
+}
+
+// Deferral is what deferring tools saved in a session (tool search on),
+// or would have saved (off).
+type Deferral struct {
+	// Mode is ModeOn, ModeOff, or "" when the session had neither deferred
+	// nor MCP tools.
+	Mode string `json:"mode,omitempty"`
+	// Known: the requests' tools are known (not a transcript alone).
+	Known bool `json:"known"`
+	// SavedUSD and SavedTokens (on): what deferral saved, tooltokens'
+	// figures priced as the report prices them (negative: it cost).
+	// Estimated: some sizes are estimates; LowerBound: some are unknown.
+	SavedUSD    float64 `json:"saved_usd"`
+	SavedTokens int64   `json:"saved_tokens"`
+	Estimated   bool    `json:"estimated,omitempty"`
+	LowerBound  bool    `json:"lower_bound,omitempty"`
+	// (off) GrossUSD and GrossTokens are the schemas of the deferrable
+	// tools (MCP tools, and those Claude Code's release defers) not yet
+	// called in their thread that deferring would have kept out of each
+	// request, less their catalog lines; Requests and RateSum count those
+	// requests and sum their prefix rates (to charge the search tool's
+	// definition to each); RoundTrips and RoundTripUSD are the searches
+	// deferring would have added: one per deferrable tool and thread,
+	// priced as the prompt of the request whose response first called it
+	// read from the cache.
+	GrossUSD     float64 `json:"gross_usd,omitempty"`
+	GrossTokens  int64   `json:"gross_tokens,omitempty"`
+	Requests     int     `json:"requests,omitempty"`
+	RateSum      float64 `json:"rate_sum,omitempty"`
+	RoundTrips   int     `json:"round_trips,omitempty"`
+	RoundTripUSD float64 `json:"round_trip_usd,omitempty"`
+	// PoolTokens is the size of the tools deferral puts behind the search
+	// (the catalog's, on; the MCP tools sent whole, off), in the largest
+	// request; Window the context window assumed for auto:N.
+	PoolTokens int64 `json:"pool_tokens"`
+	Window     int64 `json:"window"`
+	// SearchToolTokens is the size of the search tool's definition where
+	// the session sent it.
+	SearchToolTokens int64 `json:"search_tool_tokens,omitempty"`
+	// Searches counts the client searches with a result, SearchUSD what
+	// they cost (their round trips and calls): the price of deferral that
+	// SavedUSD does not count.
+	Searches  int     `json:"searches,omitempty"`
+	SearchUSD float64 `json:"search_usd,omitempty"`
+}
+
+// serverOf is the MCP server of a tool name, "" for another tool.
+func serverOf(name string) string {
+	rest, ok := strings.CutPrefix(name, "mcp__")
+	if !ok {
+		return ""
+	}
+	server, _, ok := strings.Cut(rest, "__")
+	if !ok {
+		return ""
+	}
+	return server
+}
+
+// usageOf is what pricing bills for turn t.
+func usageOf(t *timeline.Turn) pricing.Usage {
+	u := timeline.PricingUsage(t.Decoded.Response.Usage)
+	if t.Exchange != nil {
+		u.At = t.Exchange.Start
+	}
+	return u
+}
+
+// promptCost is the price of a turn's prompt alone (its usage less the
+// output), and its prompt tokens.
+func promptCost(tab *pricing.Table, t *timeline.Turn) (usd float64, tokens int64) {
+	if t == nil || t.Decoded == nil {
+		return 0, 0
+	}
+	tokens = t.Decoded.Response.Usage.TotalInput()
+	if c, _, ok := timeline.TurnCost(tab, t); ok {
+		usd = c.Total - c.Output
+	}
+	return usd, tokens
+}
+
+// extractor holds the state of one Of.
+type extractor struct {
+	s    *timeline.Session
+	tab  *pricing.Table
+	f    *Facts
+	figs *tooltokens.Figures
+	// tools by name, into f.Tools at the end.
+	tools map[string]*Tool
+	// firstCall is, per thread and tool, the first turn whose response
+	// called it, and whether that call was blind.
+	firstCall map[string]map[string]int
+	// searched marks, per thread, the tools a search loaded before their
+	// first call there.
+	searched map[string]map[string]bool
+	// sizes holds the schema sizes the session's requests show.
+	sizes map[string]int64
+}
+
+func (x *extractor) tool(name string) *Tool {
+	t := x.tools[name]
+	if t == nil {
+		t = &Tool{Name: name, Server: serverOf(name)}
+		x.tools[name] = t
+	}
+	return t
+}
+
+// Of reads what the advice needs of session s. It holds no pointer into
+// s: the session can be dropped once Of returns.
+func Of(s *timeline.Session, ref Ref, o FactsOptions) *Facts {
+	f := &Facts{Ref: ref, Releases: []string{}, Models: []string{}, Tools: []Tool{}, Searches: []Search{}, Blind: []Blind{}, Breaks: []Break{}}
+	if s == nil {
+		return f
+	}
+	f.Start, f.End = s.FirstAt, s.LastAt
+	x := &extractor{s: s, tab: o.Prices, f: f, figs: tooltokens.Compute(s, nil), tools: map[string]*Tool{},
+		firstCall: map[string]map[string]int{}, searched: map[string]map[string]bool{}, sizes: map[string]int64{}}
+	for _, th := range s.Threads {
+		if th.Client.ClaudeCode() && th.Client.Version != "" && !slices.Contains(f.Releases, th.Client.Version) {
+			f.Releases = append(f.Releases, th.Client.Version)
+		}
+	}
+	for _, t := range s.Turns {
+		if !messages(t) {
+			continue
+		}
+		x.requests(t)
+	}
+	x.searches()
+	for _, t := range s.Turns {
+		if !messages(t) {
+			continue
+		}
+		x.flags(t)
+	}
+	x.deferral()
+	x.finishTools(o.Schemas)
+	sort.Strings(f.Releases)
+	sort.Strings(f.Models)
+	return f
+}
+
+// messages reports whether t is a decoded Messages API turn.
+func messages(t *timeline.Turn) bool {
+	return t != nil && t.Decoded != nil && t.Decoded.Request.Kind == decode.KindMessages
+}
+
+// billed reports whether t's response carried usage: a request nobody
+// knows to have been billed saves or costs nothing.
+func billed(t *timeline.Turn) bool { return t.Decoded.Response.Usage.TotalInput() > 0 }
+
+// rateOf is the rate t paid for the start of its prompt, in US dollars
+// per million tokens; 0 without a price.
+func (x *extractor) rateOf(t *timeline.Turn) float64 {
+	if x.tab == nil || !billed(t) {
+		return 0
+	}
+	r, ok := x.tab.PrefixRate(t.Decoded.Request.Model, usageOf(t))
+	if !ok {
+		return 0
+	}
+	return r
+}
+
+// requests counts what each request carried of each tool, and its cost.
+func (x *extractor) requests(t *timeline.Turn) {
+	f, d := x.f, t.Decoded
+	f.Turns++
+	if d.Request.Transcript != nil {
+		f.Transcript++
+	}
+	if m := d.Request.Model; m != "" && !slices.Contains(f.Models, m) {
+		f.Models = append(f.Models, m)
+	}
+	if billed(t) {
+		if c, _, ok := timeline.TurnCost(x.tab, t); ok {
+			f.USD += c.Total
+		} else if x.tab != nil {
+			f.Unpriced++
+		}
+	}
+	ft := x.figs.Turn(t.Index)
+	defTokens := map[string]int64{}
+	if ft != nil {
+		for _, def := range ft.Definitions {
+			if def.Placeholder || def.Name == "" {
+				continue
+			}
+			if _, ok := defTokens[def.Name]; !ok {
+				defTokens[def.Name] = def.Tokens
+			}
+			if (def.Deferred || serverOf(def.Name) != "") && def.Tokens > 0 {
+				if _, ok := x.sizes[def.Name]; !ok {
+					x.sizes[def.Name] = def.Tokens
+				}
+			}
+		}
+	}
+	// Calls, per thread, first.
+	for _, c := range d.ToolCalls {
+		if c.Server {
+			continue
+		}
+		if !c.InCatalog && serverOf(c.Name) == "" && x.tools[c.Name] == nil {
+			continue
+		}
+		x.tool(c.Name).Calls++
+		fc := x.firstCall[t.Thread]
+		if fc == nil {
+			fc = map[string]int{}
+			x.firstCall[t.Thread] = fc
+		}
+		if _, ok := fc[c.Name]; !ok {
+			fc[c.Name] = t.Index
+		}
+	}
+	if !billed(t) {
+		return
+	}
+	rate := x.rateOf(t)
+	offered := map[string]bool{}
+	for _, name := range d.Catalog {
+		tl := x.tool(name)
+		tl.Deferred = true
+		offered[name] = true
+		if !d.InWorkingSet(name) {
+			tl.Waiting++
+			tl.WaitingRate += rate
+		}
+	}
+	for _, w := range d.WorkingSet {
+		if w.Name == decode.ClientSearchTool || isServerSearch(d, w.Name) {
+			continue
+		}
+		if !w.Deferred && serverOf(w.Name) == "" && x.tools[w.Name] == nil {
+			continue // Claude Code's own tools, always sent
+		}
+		tl := x.tool(w.Name)
+		offered[w.Name] = true
+		if w.Via == decode.ViaAlways && !w.Deferred {
+			n := defTokens[w.Name]
+			tl.Inline++
+			tl.InlineTokens += n
+			tl.InlineUSD += float64(n) * rate / 1e6
+		}
+	}
+	for name := range offered {
+		x.tool(name).Requests++
+	}
+}
+
+// isServerSearch reports whether name is one of d's server tool-search
+// tools.
+func isServerSearch(d *decode.Turn, name string) bool {
+	for _, t := range d.Request.Tools {
+		if t.Name == name && t.ServerSearch {
+			return true
+		}
+	}
+	return false
+}
+
+// searchTrip is what a client search cost, found in turn a (whose
+// request carries its result): the request a when the turn before made
+// only searches (shared among them), and the search call's output.
+func (x *extractor) searchTrip(a *timeline.Turn, sr decode.Search) (usd float64, tokens int64) {
+	p := x.s.Turn(a.Prev)
+	if p == nil || !messages(p) {
+		return 0, 0
+	}
+	pd := p.Decoded
+	searches, others := 0, 0
+	for _, c := range pd.ToolCalls {
+		switch {
+		case c.Server:
+		case c.Name == sr.Tool || c.Name == decode.ClientSearchTool:
+			searches++
+		default:
+			others++
+		}
+	}
+	if others == 0 && searches > 0 {
+		pu, pt := promptCost(x.tab, a)
+		usd += pu / float64(searches)
+		tokens += pt / int64(searches)
+	}
+	// The call's own output tokens.
+	for _, c := range pd.ToolCalls {
+		if c.ID != sr.ToolUseID || c.Block < 0 || c.Block >= len(pd.Response.Content) {
+			continue
+		}
+		outRate, _ := timeline.OutputRate(pd)
+		b := &pd.Response.Content[c.Block]
+		n := len(b.Raw)
+		if n == 0 {
+			n = len(b.Name) + len(b.Input)
+		}
+		out := timeline.Tokens(n, outRate)
+		tokens += out
+		if x.tab != nil {
+			if r, ok := x.tab.Rates(pd.Request.Model, usageOf(p)); ok {
+				usd += float64(out) * r.Output / 1e6
+			}
+		}
+	}
+	return usd, tokens
+}
+
+// searches works out, for each client search, what it cost and which
+// tools it loaded ahead of their first call (a round trip loading them up
+// front would spare), and keeps those that loaded nothing or left out a
+// tool they named.
+func (x *extractor) searches() {
+	s := x.s
+	defs := toolsearch.Definitions(s)
+	rel, _ := claudetools.For(firstOr(x.f.Releases))
+	alg, _ := toolsearch.ForVersion(firstOr(x.f.Releases))
+	for _, a := range s.Turns {
+		if !messages(a) {
+			continue
+		}
+		for _, sr := range a.NewSearches {
+			if !sr.HasResult {
+				continue
+			}
+			var usd float64
+			var tokens int64
+			if !sr.Server {
+				usd, tokens = x.searchTrip(a, sr)
+				x.f.Deferral.Searches++
+				x.f.Deferral.SearchUSD += usd
+			}
+			if len(sr.Results) == 0 {
+				q := Search{Turn: a.Index, Thread: a.Thread, Kind: timeline.FlagEmptySearch, Query: sr.Query, Mode: sr.Mode,
+					MaxResults: int(sr.MaxResults), RoundTripTokens: tokens, RoundTripUSD: usd}
+				if name := x.alreadySent(a, sr); name != "" {
+					q.Wanted, q.Sent = name, true
+				} else {
+					q.Wanted, q.WantedAt = x.nextLoaded(a)
+					x.explain(&q, a, defs, rel, alg)
+				}
+				x.f.Searches = append(x.f.Searches, q)
+				continue
+			}
+			if missing := x.leftOut(a, sr); len(missing) > 0 {
+				q := Search{Turn: a.Index, Thread: a.Thread, Kind: timeline.FlagSearchMissed, Query: sr.Query, Mode: sr.Mode,
+					MaxResults: int(sr.MaxResults), Missing: missing, Wanted: missing[0]}
+				q.WantedAt = x.loadedAt(a, missing[0])
+				q.RoundTripUSD, q.RoundTripTokens = x.loadTrip(q.WantedAt, missing[0])
+				x.f.Searches = append(x.f.Searches, q)
+			}
+			if sr.Server {
+				continue
+			}
+			// The tools this search loaded that the thread then called,
+			// not loaded before it.
+			p := s.Turn(a.Prev)
+			var wanted []string
+			for _, name := range sr.Results {
+				at, called := x.firstCall[a.Thread][name]
+				if !called || at < a.Index || x.searched[a.Thread][name] {
+					continue
+				}
+				if p != nil && messages(p) && p.Decoded.InWorkingSet(name) {
+					continue
+				}
+				wanted = append(wanted, name)
+			}
+			for _, name := range wanted {
+				if x.searched[a.Thread] == nil {
+					x.searched[a.Thread] = map[string]bool{}
+				}
+				x.searched[a.Thread][name] = true
+				tl := x.tool(name)
+				tl.SearchTurns = append(tl.SearchTurns, a.Index)
+				share := 1 / float64(len(wanted))
+				tl.RoundTrips += share
+				tl.RoundTripUSD += usd * share
+				tl.RoundTripTokens += int64(float64(tokens) * share)
+			}
+		}
+	}
+}
+
+func firstOr(ss []string) string {
+	if len(ss) == 0 {
+		return ""
+	}
+	return ss[len(ss)-1]
+}
+
+// nextLoaded finds what the thread of turn a loaded with its next search
+// that loaded anything: the first of its tools the thread then called,
+// else its first; and the turn that carried it.
+func (x *extractor) nextLoaded(a *timeline.Turn) (string, int) {
+	for _, t := range x.s.Turns {
+		if t.Index <= a.Index || t.Thread != a.Thread || !messages(t) {
+			continue
+		}
+		for _, sr := range t.NewSearches {
+			if len(sr.Results) == 0 {
+				continue
+			}
+			for _, name := range sr.Results {
+				if at, ok := x.firstCall[t.Thread][name]; ok && at >= t.Index {
+					return name, t.Index
+				}
+			}
+			return sr.Results[0], t.Index
+		}
+	}
+	return "", 0
+}
+
+// alreadySent finds a tool a search named (a select: name, or a word of
+// the query equal to a tool's name, in any case) that the request which
+// made the search already sent whole: "" when none.
+func (x *extractor) alreadySent(a *timeline.Turn, sr decode.Search) string {
+	p := x.s.Turn(a.Prev)
+	if p == nil || !messages(p) {
+		return ""
+	}
+	words := sr.Selected
+	if len(words) == 0 {
+		words = strings.FieldsFunc(sr.Query, func(r rune) bool { return r == ' ' || r == ',' || r == '+' })
+	}
+	for _, w := range words {
+		for _, ws := range p.Decoded.WorkingSet {
+			if strings.EqualFold(ws.Name, w) && ws.Name != decode.ClientSearchTool {
+				return ws.Name
+			}
+		}
+	}
+	return ""
+}
+
+// loadedAt is the first turn of a's thread after a whose working set
+// holds name, 0 if none.
+func (x *extractor) loadedAt(a *timeline.Turn, name string) int {
+	for _, t := range x.s.Turns {
+		if t.Index > a.Index && t.Thread == a.Thread && messages(t) && t.Decoded.InWorkingSet(name) {
+			return t.Index
+		}
+	}
+	return 0
+}
+
+// loadTrip is what the search that loaded name on turn at cost (0 when
+// no search did: a tool restored, or never loaded).
+func (x *extractor) loadTrip(at int, name string) (float64, int64) {
+	t := x.s.Turn(at)
+	if t == nil || !messages(t) {
+		return 0, 0
+	}
+	for _, sr := range t.NewSearches {
+		if !sr.Server && slices.Contains(sr.Results, name) {
+			return x.searchTrip(t, sr)
+		}
+	}
+	return 0, 0
+}
+
+// leftOut lists the catalog tools a search named (a select: list, or
+// keywords that are tool names) that it did not load and that were not
+// loaded already.
+func (x *extractor) leftOut(a *timeline.Turn, sr decode.Search) []string {
+	d := a.Decoded
+	names := sr.Selected
+	if sr.Mode != decode.ModeSelect {
+		names = strings.FieldsFunc(sr.Query, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' || r == '\n' })
+	}
+	var out []string
+	for _, n := range names {
+		n = strings.TrimPrefix(n, "+")
+		if !d.InCatalog(n) || slices.Contains(sr.Results, n) || d.InWorkingSet(n) || slices.Contains(out, n) {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// explain scores a keyword query's terms against the wanted tool, and
+// tries the query again with the terms that scored nothing added to the
+// tool's description.
+func (x *extractor) explain(q *Search, a *timeline.Turn, defs map[string]toolsearch.Tool, rel claudetools.Release, alg toolsearch.Algorithm) {
+	if q.Wanted == "" || (q.Mode != decode.ModeKeyword && q.Mode != decode.ModeRequired) {
+		return
+	}
+	toolFor := func(name string) toolsearch.Tool {
+		if t, ok := defs[name]; ok {
+			return t
+		}
+		for _, t := range rel.Tools {
+			if t.Name == name {
+				return toolsearch.Tool{Name: name, Description: t.Description}
+			}
+		}
+		return toolsearch.Tool{Name: name, DescriptionUnknown: true}
+	}
+	w := toolFor(q.Wanted)
+	q.DescriptionKnown = !w.DescriptionUnknown
+	var missing []string
+	for _, term := range strings.Fields(strings.ToLower(q.Query)) {
+		term = strings.TrimPrefix(term, "+")
+		if term == "" || slices.ContainsFunc(q.Terms, func(t Term) bool { return t.Term == term }) {
+			continue
+		}
+		ok, _ := toolsearch.Loads(alg, term, w.Name, toolsearch.DefaultMaxResults, []toolsearch.Tool{w})
+		q.Terms = append(q.Terms, Term{Term: term, Scores: ok})
+		if !ok {
+			missing = append(missing, term)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	// The catalog the model searched: the request before the one that
+	// carried the result (it made the call).
+	catalog := a.Decoded.Catalog
+	if p := x.s.Turn(a.Prev); p != nil && messages(p) {
+		catalog = p.Decoded.Catalog
+	}
+	better := w
+	better.Description = strings.TrimSpace(better.Description + " " + strings.Join(missing, " "))
+	better.DescriptionUnknown = false
+	pool := make([]toolsearch.Tool, 0, len(catalog)+1)
+	for _, name := range catalog {
+		if name == w.Name {
+			continue
+		}
+		pool = append(pool, toolFor(name))
+	}
+	pool = append(pool, better)
+	sort.SliceStable(pool, func(i, j int) bool { return pool[i].Name < pool[j].Name })
+	limit := q.MaxResults
+	if limit <= 0 {
+		limit = toolsearch.DefaultMaxResults
+	}
+	q.WouldFind, _ = toolsearch.Loads(alg, q.Query, w.Name, limit, pool)
+}
+
+// flags keeps turn t's blind calls and cache breaks, priced.
+func (x *extractor) flags(t *timeline.Turn) {
+	for _, fl := range t.Flags {
+		switch fl.Kind {
+		case timeline.FlagCallBeforeLoad:
+			usd, ok := timeline.FlagCost(x.tab, x.s, t, fl)
+			x.f.Blind = append(x.f.Blind, Blind{Turn: t.Index, Tool: fl.Tool, Release: t.Client.Version, Refused: fl.Refused, USD: usd, Priced: ok})
+		case timeline.FlagCacheBreak:
+			usd, ok := timeline.FlagCost(x.tab, x.s, t, fl)
+			x.f.Breaks = append(x.f.Breaks, Break{Turn: t.Index, Cause: fl.Cause, Model: t.Decoded.Request.Model, TokensLost: fl.TokensLost,
+				Read: t.Decoded.Response.Usage.CacheReadInputTokens, USD: usd, Priced: ok})
+		}
+	}
+}
+
+// deferral works out what deferring tools saved in the session, or what
+// it would have saved where tool search was off.
+func (x *extractor) deferral() {
+	s, f := x.s, x.f
+	df := &f.Deferral
+	df.Window = window200k
+	off := map[string]bool{} // threads with tool search off
+	for _, t := range s.Turns {
+		if !messages(t) {
+			continue
+		}
+		for _, fl := range t.Flags {
+			if fl.Kind == timeline.FlagToolSearchOff {
+				off[t.Thread] = true
+			}
+		}
+		d := t.Decoded
+		if strings.Contains(d.Request.Model, "[1m]") || slices.ContainsFunc(d.Request.Betas, func(b string) bool { return strings.HasPrefix(b, "context-1m") }) {
+			df.Window = window1m
+		}
+		if len(d.Catalog) > 0 && (d.InWorkingSet(decode.ClientSearchTool) || slices.ContainsFunc(d.Request.Tools, func(tl decode.Tool) bool { return tl.ServerSearch })) {
+			df.Mode = ModeOn
+		}
+	}
+	if df.Mode == "" && len(off) > 0 {
+		df.Mode = ModeOff
+	}
+	switch df.Mode {
+	case ModeOn:
+		for _, t := range s.Turns {
+			if !messages(t) {
+				continue
+			}
+			ft := x.figs.Turn(t.Index)
+			if ft == nil || t.Decoded.Request.Transcript != nil || ft.Tokens.NotRecorded {
+				continue
+			}
+			tt := ft.Tokens
+			df.Known = true
+			df.SearchToolTokens = max(df.SearchToolTokens, tt.SearchTool)
+			df.PoolTokens = max(df.PoolTokens, tt.Inlined-(tt.Sent-tt.Loaded-tt.SearchTool))
+			df.Estimated = df.Estimated || tt.Estimated > 0
+			df.LowerBound = df.LowerBound || tt.Unknown > 0
+			if !billed(t) {
+				continue
+			}
+			df.SavedTokens += tt.Saved
+			if usd, ok := tooltokens.SavedUSD(x.tab, t.Decoded.Request.Model, usageOf(t), tt.Saved); ok {
+				df.SavedUSD += usd
+			}
+		}
+	case ModeOff:
+		x.offDeferral(off)
+	}
+}
+
+// offDeferral estimates what deferring tools would have saved in the
+// threads where tool search was off: the MCP tools and Claude Code's own
+// deferrable tools (those its release defers when tool search is on).
+func (x *extractor) offDeferral(off map[string]bool) {
+	s, df := x.s, &x.f.Deferral
+	rel, _ := claudetools.For(firstOr(x.f.Releases))
+	own := map[string]bool{}
+	for _, t := range rel.Tools {
+		own[t.Name] = true
+	}
+	deferrable := func(name string) bool { return serverOf(name) != "" || own[name] }
+	called := map[string]map[string]bool{}
+	est := timeline.NewEstimates()
+	for _, t := range s.Turns {
+		if !messages(t) || !off[t.Thread] {
+			continue
+		}
+		ft := x.figs.Turn(t.Index)
+		if ft == nil || ft.Tokens.NotRecorded {
+			continue
+		}
+		df.Known = true
+		d := t.Decoded
+		if called[t.Thread] == nil {
+			called[t.Thread] = map[string]bool{}
+		}
+		var pool, kept, lines int64
+		rate := x.rateOf(t)
+		bytesRate, _ := est.PromptRate(d)
+		for _, def := range ft.Definitions {
+			if def.Deferred || def.Placeholder || !deferrable(def.Name) {
+				continue
+			}
+			pool += def.Tokens
+			if !called[t.Thread][def.Name] {
+				kept += def.Tokens
+				lines += timeline.Tokens(len(def.Name)+1, bytesRate)
+			}
+		}
+		df.PoolTokens = max(df.PoolTokens, pool)
+		if billed(t) && pool > 0 {
+			df.Requests++
+			df.RateSum += rate
+			df.GrossTokens += kept - lines
+			df.GrossUSD += float64(kept-lines) * rate / 1e6
+		}
+		// A first call of a deferrable tool in the thread: deferring would
+		// have put a search before it, and the round trip of a request
+		// like this one, its prefix read from the cache.
+		for _, c := range d.ToolCalls {
+			if c.Server || !deferrable(c.Name) || called[t.Thread][c.Name] {
+				continue
+			}
+			called[t.Thread][c.Name] = true
+			df.RoundTrips++
+			if x.tab != nil && billed(t) {
+				if r, ok := x.tab.Rates(d.Request.Model, usageOf(t)); ok {
+					df.RoundTripUSD += float64(d.Response.Usage.TotalInput()) * r.CacheRead / 1e6
+				}
+			}
+		}
+	}
+}
+
+// finishTools fills in each tool's schema size and per-thread figures and
+// sorts them into f.Tools.
+func (x *extractor) finishTools(files map[string]int) {
+	// Average known deferred sizes, by server ("" for all), for the tools
+	// whose schema the session never shows.
+	type sum struct{ n, tokens int64 }
+	avg := map[string]*sum{}
+	for name, n := range x.sizes {
+		for _, k := range []string{"", "mcp__" + serverOf(name)} {
+			if k == "mcp__" {
+				continue
+			}
+			a := avg[k]
+			if a == nil {
+				a = &sum{}
+				avg[k] = a
+			}
+			a.n++
+			a.tokens += n
+		}
+	}
+	for _, tl := range x.tools {
+		switch n, ok := x.sizes[tl.Name]; {
+		case ok:
+			tl.SchemaTokens, tl.SchemaFrom = n, SizeRequest
+		case files[tl.Name] > 0:
+			tl.SchemaTokens, tl.SchemaFrom = timeline.Tokens(files[tl.Name], 1/timeline.CharsPerToken), SizeFiles
+		default:
+			a := avg["mcp__"+tl.Server]
+			if tl.Server == "" || a == nil {
+				a = avg[""]
+			}
+			if a != nil && a.n > 0 {
+				tl.SchemaTokens, tl.SchemaFrom = (a.tokens+a.n/2)/a.n, SizeEstimate
+			}
+		}
+		for _, fc := range x.firstCall {
+			if _, ok := fc[tl.Name]; ok {
+				tl.UsedThreads++
+			}
+		}
+		for _, sd := range x.searched {
+			if sd[tl.Name] {
+				tl.SearchedThreads++
+			}
+		}
+		x.f.Tools = append(x.f.Tools, *tl)
+	}
+	sort.Slice(x.f.Tools, func(i, j int) bool { return x.f.Tools[i].Name < x.f.Tools[j].Name })
+}

@@ -1,0 +1,289 @@
+package advice
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+
+	"github.com/tsinspect/tsinspect/internal/numfmt"
+)
+
+// Costs reports whether a kind of advice is about what something cost
+// (searches that miss, blind calls, cache breaks) rather than what a
+// change saves; both are what following the advice spares.
+func Costs(kind string) bool {
+	switch kind {
+	case KindSearchMisses, KindBlindCalls, KindCacheBreaks:
+		return true
+	}
+	return false
+}
+
+// Headline is a piece of advice's figure in a few words: "saves $0.0123
+// over 3 sessions" or "cost $1.20 over 5 sessions".
+func (a Advice) Headline() string {
+	verb := "saves"
+	if Costs(a.Kind) {
+		verb = "cost"
+	}
+	if a.SavesUSD < 0 {
+		return fmt.Sprintf("costs %s over %s", usd(-a.SavesUSD), numfmt.Count(a.Sessions, "session", "sessions"))
+	}
+	s := fmt.Sprintf("%s %s", verb, usd(a.SavesUSD))
+	if a.Estimated {
+		s = fmt.Sprintf("%s ≈%s", verb, usd(a.SavesUSD))
+	}
+	s += " over " + numfmt.Count(a.Sessions, "session", "sessions")
+	if a.Of > a.Sessions {
+		s += fmt.Sprintf(" of %d", a.Of)
+	}
+	return s
+}
+
+// MonthText says what the advice saves over the 30 days up to the newest
+// session read, and over how many of its sessions.
+func (a Advice) MonthText() string {
+	if a.PerMonthUSD == nil {
+		return ""
+	}
+	if a.PerMonthSessions == 0 {
+		return "none of its sessions in the 30 days up to the newest session read"
+	}
+	return fmt.Sprintf("%s in the 30 days up to the newest session read (%s)", usd(*a.PerMonthUSD), numfmt.Count(a.PerMonthSessions, "session", "sessions"))
+}
+
+// ShortID shortens a session ID for a person, as the session listing
+// does: the first 8 characters of a UUID; a capture's path is kept.
+func ShortID(id string) string {
+	if len(id) == 36 && strings.Count(id, "-") == 4 {
+		return id[:8]
+	}
+	return id
+}
+
+// turnsText writes a list of turns: "turn 3", "turns 2, 5, 9".
+func turnsText(ts []int) string {
+	if len(ts) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(ts))
+	for i, t := range ts {
+		if i == 6 {
+			parts = append(parts, fmt.Sprintf("%d more", len(ts)-6))
+			break
+		}
+		parts = append(parts, fmt.Sprint(t))
+	}
+	return numfmt.Plural(len(ts), "turn ", "turns ") + strings.Join(parts, ", ")
+}
+
+// OpenCommand is the command that opens an evidence's session, with the
+// turns to look at: "tsinspect open 5ac86603 (turns 2, 14)".
+func (e Evidence) OpenCommand() string {
+	id := e.Open
+	if id == "" {
+		id = ShortID(e.Session)
+	}
+	s := "tsinspect open " + id
+	if t := turnsText(e.Turns); t != "" {
+		s += " (" + t + ")"
+	}
+	return s
+}
+
+// TextOptions tune WriteText.
+type TextOptions struct {
+	// Evidence is how many sessions each piece of advice names (0: 3).
+	Evidence int
+	// PerKind is how many pieces of advice of each kind are written, the
+	// ones that save most (0: all).
+	PerKind int
+}
+
+// WriteText writes the advice for a terminal.
+func (r *Result) WriteText(w io.Writer, o TextOptions) error {
+	if o.Evidence <= 0 {
+		o.Evidence = 3
+	}
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "%s\n", r.Summary())
+	fmt.Fprintf(bw, "A piece of advice rests on at least %s (--min-sessions); each says what it saves or what the pattern cost.\n",
+		numfmt.Count(r.MinSessions, "session", "sessions"))
+	for _, n := range r.Notes {
+		fmt.Fprintf(bw, "Note: %s.\n", n)
+	}
+	if len(r.Advice) == 0 {
+		fmt.Fprintf(bw, "\nNo advice: no pattern shows in %s or more.\n", numfmt.Count(r.MinSessions, "session", "sessions"))
+	}
+	kind, n, ofKind := "", 0, 0
+	more := func() {
+		if o.PerKind > 0 && ofKind > o.PerKind {
+			fmt.Fprintf(bw, "… and %d more of this kind, saving less (--top 0 lists them all)\n", ofKind-o.PerKind)
+		}
+	}
+	for _, a := range r.Advice {
+		if a.Kind != kind {
+			more()
+			kind, ofKind = a.Kind, 0
+			fmt.Fprintf(bw, "\n%s\n", strings.ToUpper(KindTitle(kind)))
+		}
+		ofKind++
+		if o.PerKind > 0 && ofKind > o.PerKind {
+			continue
+		}
+		n++
+		fmt.Fprintf(bw, "%d. %s — %s\n", n, a.Title, a.Headline())
+		fmt.Fprintf(bw, "   Seen: %s\n", a.Why)
+		fmt.Fprintf(bw, "   Do: %s\n", a.Do)
+		for _, f := range a.Figures {
+			fmt.Fprintf(bw, "   Figures: %s\n", f)
+		}
+		if a.PerMonthUSD != nil {
+			fmt.Fprintf(bw, "   Per session %s; %s\n", usd(a.PerSessionUSD), a.MonthText())
+		}
+		fmt.Fprintf(bw, "   Assumes: %s\n", a.Assumes)
+		for i, e := range a.Evidence {
+			if i == o.Evidence {
+				fmt.Fprintf(bw, "   … and %s more (--json lists them all)\n", numfmt.Count(len(a.Evidence)-i, "session", "sessions"))
+				break
+			}
+			line := "   Evidence: " + e.OpenCommand()
+			if e.Note != "" {
+				line += ": " + e.Note
+			}
+			fmt.Fprintln(bw, line)
+		}
+	}
+	more()
+	if len(r.LeftOut) > 0 {
+		fmt.Fprintf(bw, "\nLeft out (%d):\n", len(r.LeftOut))
+		for i, l := range r.LeftOut {
+			if i == 10 {
+				fmt.Fprintf(bw, "  … and %d more (--json lists them all)\n", len(r.LeftOut)-i)
+				break
+			}
+			fmt.Fprintf(bw, "  %s %s: %s\n", KindTitle(l.Kind), l.Subject, l.Reason)
+		}
+	}
+	return bw.Flush()
+}
+
+// Summary says in one line what the advice was read from.
+func (r *Result) Summary() string {
+	s := fmt.Sprintf("Advice from %s", numfmt.Count(r.Sessions, "session", "sessions"))
+	if !r.From.IsZero() {
+		s += fmt.Sprintf(", %s to %s", r.From.Local().Format("2006-01-02"), r.To.Local().Format("2006-01-02"))
+	}
+	s += fmt.Sprintf(" (%s turns, %s", numfmt.Thousands(int64(r.Turns)), usd(r.USD))
+	if r.Prices != "" {
+		s += " at " + r.Prices
+	}
+	return s + ")."
+}
+
+// WriteJSON writes the result as indented JSON.
+func (r *Result) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("advice: write json: %w", err)
+	}
+	return nil
+}
+
+// WriteMarkdown writes the advice as a section of a Markdown report.
+func (r *Result) WriteMarkdown(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "## Advice\n\n%s A piece of advice rests on at least %s.\n\n", r.Summary(), numfmt.Count(r.MinSessions, "session", "sessions"))
+	for _, n := range r.Notes {
+		fmt.Fprintf(bw, "> %s.\n\n", n)
+	}
+	if len(r.Advice) == 0 {
+		fmt.Fprintf(bw, "No pattern shows in %s or more.\n", numfmt.Count(r.MinSessions, "session", "sessions"))
+	}
+	kind := ""
+	for _, a := range r.Advice {
+		if a.Kind != kind {
+			kind = a.Kind
+			fmt.Fprintf(bw, "### %s\n\n", KindTitle(kind))
+		}
+		fmt.Fprintf(bw, "**%s** — %s\n\n", mdEscape(a.Title), a.Headline())
+		fmt.Fprintf(bw, "- Seen: %s\n- Do: %s\n", a.Why, a.Do)
+		for _, f := range a.Figures {
+			fmt.Fprintf(bw, "- Figures: %s\n", f)
+		}
+		fmt.Fprintf(bw, "- Assumes: %s\n", a.Assumes)
+		var ev []string
+		for i, e := range a.Evidence {
+			if i == 5 {
+				ev = append(ev, fmt.Sprintf("and %d more", len(a.Evidence)-i))
+				break
+			}
+			ev = append(ev, "`"+e.OpenCommand()+"`")
+		}
+		fmt.Fprintf(bw, "- Evidence: %s\n\n", strings.Join(ev, ", "))
+	}
+	if len(r.LeftOut) > 0 {
+		fmt.Fprintf(bw, "Left out: %s (too few sessions, or not paying).\n", numfmt.Count(len(r.LeftOut), "piece of advice", "pieces of advice"))
+	}
+	return bw.Flush()
+}
+
+func mdEscape(s string) string {
+	return strings.NewReplacer("*", `\*`, "_", `\_`).Replace(s)
+}
+
+// htmlPage is the advice as one self-contained page.
+var htmlPage = template.Must(template.New("advice").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Advice from {{.R.Sessions}} sessions</title>
+<style>
+body{font:14px/1.45 system-ui,sans-serif;max-width:72em;margin:2em auto;padding:0 1em;color:#222}
+h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em;border-bottom:1px solid #ddd}
+.advice{margin:1em 0;padding:.6em .9em;border-left:4px solid #4a7;background:#f7faf8}
+.advice.cost{border-color:#c84}.head{font-weight:600}.fig{color:#444}.ev code{background:#eee;padding:0 .2em}
+.note{color:#666}
+</style></head><body>
+<h1>Advice</h1>
+<p>{{.R.Summary}} A piece of advice rests on at least {{.R.MinSessions}} sessions.{{if .Redaction}} {{.Redaction}}{{end}}</p>
+{{range .R.Notes}}<p class="note">{{.}}.</p>{{end}}
+{{if not .R.Advice}}<p>No pattern shows in {{.R.MinSessions}} sessions or more.</p>{{end}}
+{{range .Kinds}}<h2>{{.Title}}</h2>
+{{range .Advice}}<div class="advice{{if .Costs}} cost{{end}}">
+<div class="head">{{.A.Title}} — {{.A.Headline}}</div>
+<div>Seen: {{.A.Why}}</div><div>Do: {{.A.Do}}</div>
+{{range .A.Figures}}<div class="fig">Figures: {{.}}</div>{{end}}
+<div class="fig">Assumes: {{.A.Assumes}}</div>
+<div class="ev">Evidence: {{range $i, $e := .A.Evidence}}{{if $i}}, {{end}}<code>{{$e.OpenCommand}}</code>{{end}}</div>
+</div>{{end}}{{end}}
+{{if .R.LeftOut}}<h2>Left out</h2><ul>{{range .R.LeftOut}}<li>{{.Subject}} ({{.Kind}}): {{.Reason}}</li>{{end}}</ul>{{end}}
+</body></html>
+`))
+
+// WriteHTML writes the advice as one self-contained HTML page; redaction,
+// when not "", says how it was redacted.
+func (r *Result) WriteHTML(w io.Writer, redaction string) error {
+	type item struct {
+		A     Advice
+		Costs bool
+	}
+	type kind struct {
+		Title  string
+		Advice []item
+	}
+	var kinds []kind
+	for _, a := range r.Advice {
+		if len(kinds) == 0 || kinds[len(kinds)-1].Title != KindTitle(a.Kind) {
+			kinds = append(kinds, kind{Title: KindTitle(a.Kind)})
+		}
+		k := &kinds[len(kinds)-1]
+		k.Advice = append(k.Advice, item{A: a, Costs: Costs(a.Kind)})
+	}
+	if err := htmlPage.Execute(w, map[string]any{"R": r, "Kinds": kinds, "Redaction": redaction}); err != nil {
+		return fmt.Errorf("advice: write html: %w", err)
+	}
+	return nil
+}

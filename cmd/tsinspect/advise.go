@@ -1,0 +1,202 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/tsinspect/tsinspect/advice"
+	"github.com/tsinspect/tsinspect/gather"
+	"github.com/tsinspect/tsinspect/internal/numfmt"
+	"github.com/tsinspect/tsinspect/pricing"
+	"github.com/tsinspect/tsinspect/sessionfiles"
+)
+
+const adviseAbout = `
+Read many sessions for what to change in your setup, each piece of advice
+with what it saves (or what the pattern cost) in tokens and US dollars at
+the prices in force, the sessions and turns it rests on, and its
+assumptions in one line:
+
+  load up front       MCP tools searched for before their first call in
+                      most sessions that use them, where the searches cost
+                      more than carrying the schema in every request
+  never used          MCP servers (or tools) announced in many sessions
+                      and never called: what their catalog lines cost
+  searches that miss  searches that found nothing or left out a tool they
+                      named, by the tool the model wanted: the words to
+                      put in its description
+  blind calls         tools called before their schema was loaded, by
+                      tool and Claude Code release
+  cache breaks        by cause, costliest first, with what usually causes
+                      each in Claude Code
+  tool search         where ENABLE_TOOL_SEARCH (true, false or auto:N)
+                      would have cost less
+
+One session is no pattern: a piece of advice rests on at least
+--min-sessions sessions (default 3) and says how many; what rests on
+fewer is listed as left out.
+
+The sessions are those under DIR (a projects directory, one project's, or
+capture files), else $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects.
+They are read in parallel, one per CPU, with a progress line on a
+terminal; what each session holds for the advice is kept in the user's
+cache directory (never in ~/.claude), so a second run reads only the
+sessions that changed (--no-cache reads them all). Evidence names each
+session as 'tsinspect open' takes it, with its turns.
+
+Examples:
+  tsinspect advise
+  tsinspect advise --since 30d --project myrepo
+  tsinspect advise ~/work/captures --min-sessions 5 --json`
+
+func runAdvise(env *cliEnv, args []string) error {
+	flags := newFlags(env, "advise", "[DIR] [--since WHEN] [--project TEXT] [--min-sessions N] [--json|--markdown] [--prices FILE]", adviseAbout)
+	asJSON := flags.Bool("json", false, "write the advice as JSON")
+	asMarkdown := flags.Bool("markdown", false, "write the advice as a Markdown section, for a report or an issue")
+	projectText := flags.String("project", "", "only sessions whose project directory contains `TEXT`")
+	since := flags.String("since", "", "only sessions active since `WHEN`: a date (2026-11-01) or a span back from now (36h, 7d)")
+	minSessions := flags.Int("min-sessions", advice.DefaultMinSessions, "advise only from patterns seen in at least `N` sessions")
+	evidence := flags.Int("evidence", 3, "name at most `N` sessions per piece of advice in the text (--json names all)")
+	top := flags.Int("top", 5, "write at most `N` pieces of advice of each kind in the text, those that save most (0: all)")
+	noCache := flags.Bool("no-cache", false, "read every session afresh, neither using nor updating the cache")
+	prices := pricesFlag(flags)
+	pos, err := parseInterspersed(flags, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 1 {
+		return usageError("advise: want at most one directory (see 'tsinspect advise -h')")
+	}
+	if *asJSON && *asMarkdown {
+		return usageError("advise: --json and --markdown: pick one")
+	}
+	if *minSessions < 1 {
+		return usageError("advise: --min-sessions %d: want 1 or more", *minSessions)
+	}
+	if *top < 0 {
+		return usageError("advise: --top %d: want 0 or more", *top)
+	}
+	if *evidence < 1 {
+		return usageError("advise: --evidence %d: want 1 or more", *evidence)
+	}
+	var from time.Time
+	if *since != "" {
+		if from, err = sessionfiles.ParseSince(*since, time.Now()); err != nil {
+			return usageError("advise: --since %q: %v", *since, err)
+		}
+	}
+	tab, err := loadPrices(*prices)
+	if err != nil {
+		return err
+	}
+	root := ""
+	if len(pos) == 1 {
+		root = pos[0]
+	} else if root, err = sessionfiles.Root(os.Getenv); err != nil {
+		return err
+	}
+	r, err := adviseFrom(env, root, adviseQuery{project: *projectText, since: *since, from: from, minSessions: *minSessions, noCache: *noCache}, tab)
+	if err != nil || r == nil {
+		return err
+	}
+	switch {
+	case *asJSON:
+		return r.WriteJSON(env.stdout)
+	case *asMarkdown:
+		return r.WriteMarkdown(env.stdout)
+	}
+	return r.WriteText(env.stdout, advice.TextOptions{Evidence: *evidence, PerKind: *top})
+}
+
+// adviseQuery is which sessions advice is read from, and how.
+type adviseQuery struct {
+	project, since string
+	from           time.Time
+	minSessions    int
+	noCache        bool
+	// quiet: say nothing when no session is found (the caller does).
+	quiet bool
+}
+
+// adviseFrom reads the sessions under root that q keeps, in parallel
+// (with a progress line on a terminal, and the cache unless q.noCache),
+// and returns their advice; nil, with a line on standard error unless
+// q.quiet, when no session is left.
+func adviseFrom(env *cliEnv, root string, q adviseQuery, tab *pricing.Table) (*advice.Result, error) {
+	items, err := gather.Items(root)
+	if err != nil {
+		return nil, fmt.Errorf("advise: %w", err)
+	}
+	items = gather.Filter(items, q.project, q.from)
+	if len(items) == 0 {
+		if !q.quiet {
+			fmt.Fprintf(env.stderr, "tsinspect: no sessions under %s%s\n", root, filterText(q.project, q.since))
+		}
+		return nil, nil
+	}
+	cachePath := ""
+	if !q.noCache {
+		if cachePath, err = gather.CachePath(); err != nil {
+			fmt.Fprintf(env.stderr, "tsinspect: warning: %v: reading every session\n", err)
+		}
+	}
+	started := time.Now()
+	o := gather.Options{Prices: tab, Cache: cachePath}
+	if isTerminal(env.stderr) {
+		last := time.Time{}
+		o.Progress = func(p gather.Progress) {
+			if p.Done < p.Total && time.Since(last) < 200*time.Millisecond {
+				return
+			}
+			last = time.Now()
+			fmt.Fprintf(env.stderr, "\rreading sessions: %d of %d (%s read)\x1b[K", p.Done, p.Total, numfmt.Bytes(p.Bytes))
+			if p.Done == p.Total {
+				fmt.Fprint(env.stderr, "\r\x1b[K")
+			}
+		}
+	}
+	facts, st, err := gather.Read(items, o)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: %v\n", err)
+	}
+	for _, e := range st.Failed {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: skipped %v\n", e)
+	}
+	for _, w := range st.Warnings {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: %s\n", w)
+	}
+	if !q.from.IsZero() {
+		kept := facts[:0]
+		for _, f := range facts {
+			if !f.End.Before(q.from) {
+				kept = append(kept, f)
+			}
+		}
+		facts = kept
+	}
+	fmt.Fprintf(env.stderr, "read %s (%s) in %s; %d from the cache\n", numfmt.Count(st.Read, "session", "sessions"), numfmt.Bytes(st.Bytes), time.Since(started).Round(time.Millisecond), st.Cached)
+	return advice.Advise(facts, advice.Options{MinSessions: q.minSessions, Prices: tab.Describe()}), nil
+}
+
+// filterText says which filters left nothing.
+func filterText(project, since string) string {
+	s := ""
+	if project != "" {
+		s += fmt.Sprintf(" in a project containing %q", project)
+	}
+	if since != "" {
+		s += " active since " + since
+	}
+	return s
+}
+
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

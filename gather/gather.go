@@ -1,0 +1,340 @@
+// Package gather reads many sessions into advice.Facts: Claude Code's
+// session files and capture files, in parallel, one session's timeline at
+// a time per worker (dropped once its facts are read), with the facts
+// cached in the user's cache directory keyed by each session's size and
+// time, so that a second reading reads only the sessions that changed.
+package gather
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/gob"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tsinspect/tsinspect/advice"
+	"github.com/tsinspect/tsinspect/pricing"
+	"github.com/tsinspect/tsinspect/sessionfiles"
+	"github.com/tsinspect/tsinspect/source"
+)
+
+// Item is one session to read: a Claude Code session (its main file, with
+// its subagents' files) or a capture file.
+type Item struct {
+	// Path is the session's main file or the capture's.
+	Path string
+	// ID is what 'tsinspect open' takes: the session ID, or the capture's
+	// path.
+	ID      string
+	Project string
+	// Size and ModTime cover the session's files, subagents' included.
+	Size    int64
+	ModTime time.Time
+	// entry is the session's listing entry (zero for a capture).
+	entry *sessionfiles.Entry
+}
+
+// Items lists the sessions under dir: the Claude Code sessions in it (a
+// projects directory, one project's, or a session file) and the capture
+// files (*.db) found in it, searched recursively. A session file another
+// tool wrote is left out.
+func Items(dir string) ([]Item, error) {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("gather: %w", err)
+	}
+	var out []Item
+	if !info.IsDir() && strings.HasSuffix(dir, ".db") {
+		return []Item{{Path: dir, ID: dir, Size: info.Size(), ModTime: info.ModTime()}}, nil
+	}
+	entries, err := sessionfiles.List(dir)
+	if err != nil {
+		return nil, fmt.Errorf("gather: %w", err)
+	}
+	for i := range entries {
+		e := entries[i]
+		if !sessionfiles.Sniff(e.Path) {
+			continue
+		}
+		out = append(out, Item{Path: e.Path, ID: e.ID, Project: e.Project, Size: e.Size, ModTime: e.ModTime, entry: &e})
+	}
+	if !info.IsDir() {
+		return out, nil
+	}
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.Type().IsRegular() && strings.HasSuffix(d.Name(), ".db") {
+			if fi, err := d.Info(); err == nil {
+				out = append(out, Item{Path: p, ID: p, Size: fi.Size(), ModTime: fi.ModTime()})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gather: %w", err)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ModTime.After(out[j].ModTime) })
+	return out, nil
+}
+
+// Filter keeps the items whose project holds text (as Claude Code names
+// project directories: every character but letters and digits as -) and
+// that were written at or after from (zero: any time).
+func Filter(items []Item, project string, from time.Time) []Item {
+	want := projectName(project)
+	var out []Item
+	for _, it := range items {
+		if project != "" && !strings.Contains(it.Project, project) && !strings.Contains(it.Project, want) && !strings.Contains(it.Path, project) {
+			continue
+		}
+		if !from.IsZero() && it.ModTime.Before(from) {
+			continue
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+// projectName writes text as Claude Code names a project directory.
+func projectName(text string) string {
+	b := []byte(text)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			b[i] = '-'
+		}
+	}
+	return string(b)
+}
+
+// Options say how Read reads.
+type Options struct {
+	// Prices prices the facts.
+	Prices *pricing.Table
+	// Cache is the cache file ("" for none); see CachePath.
+	Cache string
+	// Workers is how many sessions are read at once (0: one per CPU).
+	Workers int
+	// Progress, when set, is called after each session read or taken
+	// from the cache, one call at a time.
+	Progress func(p Progress)
+}
+
+// Progress is how far a Read has come.
+type Progress struct {
+	Done, Total int
+	// Bytes is the size of the sessions read so far (not those taken
+	// from the cache).
+	Bytes int64
+}
+
+// Stats says what a Read did.
+type Stats struct {
+	// Read counts the sessions read, Cached those taken from the cache;
+	// Bytes is the size of those read.
+	Read, Cached int
+	Bytes        int64
+	// Failed holds the sessions that could not be read, Warnings the rows
+	// or lines left out of those that could, a line each.
+	Failed   []error
+	Warnings []string
+}
+
+// CachePath is the facts cache's file in the user's cache directory,
+// beside the session listing's index (never in Claude Code's directory).
+func CachePath() (string, error) {
+	ix, err := sessionfiles.IndexPath()
+	if err != nil {
+		return "", fmt.Errorf("gather: %w", err)
+	}
+	return filepath.Join(filepath.Dir(ix), "advice-facts.gob"), nil
+}
+
+// cache is the facts cache: per path, the facts of the session as it was
+// at that size and time, read at those prices by that version of Of.
+type cache struct {
+	Version int
+	Entries map[string]cached
+}
+
+type cached struct {
+	Size    int64
+	ModTime int64
+	Prices  string
+	Facts   *advice.Facts
+}
+
+// pricesKey fingerprints a price table: facts priced at another table
+// are read again.
+func pricesKey(tab *pricing.Table) string {
+	if tab == nil {
+		return ""
+	}
+	b, err := json.Marshal(tab)
+	if err != nil {
+		return tab.Describe()
+	}
+	sum := sha256.Sum256(append(b, tab.Describe()...))
+	return hex.EncodeToString(sum[:8])
+}
+
+func loadCache(path string) *cache {
+	c := &cache{Version: advice.FactsVersion, Entries: map[string]cached{}}
+	if path == "" {
+		return c
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return c
+	}
+	var got cache
+	if gob.NewDecoder(bytes.NewReader(b)).Decode(&got) == nil && got.Version == advice.FactsVersion && got.Entries != nil {
+		c.Entries = got.Entries
+	}
+	return c
+}
+
+// save writes the cache through a temporary file renamed into place,
+// keeping only the entries of files that still exist.
+func (c *cache) save(path string) error {
+	for p := range c.Entries {
+		if _, err := os.Stat(p); err != nil {
+			delete(c.Entries, p)
+		}
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(c); err != nil {
+		return fmt.Errorf("save advice cache: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("save advice cache: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, buf.Bytes(), 0o600); err != nil {
+		return fmt.Errorf("save advice cache: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("save advice cache: %w", err)
+	}
+	return nil
+}
+
+// Read reads the facts of every item, in parallel, taking unchanged
+// sessions from the cache and saving the rest in it. The facts come in
+// the order of items, those that failed left out. An error is returned
+// only when the cache cannot be saved (the facts are good all the same).
+func Read(items []Item, o Options) ([]*advice.Facts, Stats, error) {
+	c := loadCache(o.Cache)
+	key := pricesKey(o.Prices)
+	out := make([]*advice.Facts, len(items))
+	var st Stats
+	var todo []int
+	for i, it := range items {
+		if e, ok := c.Entries[it.Path]; ok && e.Size == it.Size && e.ModTime == it.ModTime.UnixNano() && e.Prices == key && e.Facts != nil {
+			f := *e.Facts
+			f.Ref = advice.Ref{ID: it.ID, Project: it.Project}
+			out[i] = &f
+			st.Cached++
+			continue
+		}
+		todo = append(todo, i)
+	}
+	workers := o.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, max(len(todo), 1))
+	var mu sync.Mutex
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	changed := false
+	report := func() {
+		if o.Progress != nil {
+			o.Progress(Progress{Done: st.Cached + st.Read + len(st.Failed), Total: len(items), Bytes: st.Bytes})
+		}
+	}
+	mu.Lock()
+	report()
+	mu.Unlock()
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				it := items[i]
+				f, warning, err := readOne(it, o.Prices)
+				mu.Lock()
+				if err != nil {
+					st.Failed = append(st.Failed, fmt.Errorf("%s: %w", it.Path, err))
+				} else {
+					out[i] = f
+					c.Entries[it.Path] = cached{Size: it.Size, ModTime: it.ModTime.UnixNano(), Prices: key, Facts: f}
+					changed = true
+					st.Read++
+					st.Bytes += it.Size
+				}
+				if warning != "" {
+					st.Warnings = append(st.Warnings, it.Path+": "+warning)
+				}
+				report()
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, i := range todo {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	var kept []*advice.Facts
+	for _, f := range out {
+		if f != nil {
+			kept = append(kept, f)
+		}
+	}
+	sort.Strings(st.Warnings)
+	if o.Cache != "" && changed {
+		if err := c.save(o.Cache); err != nil {
+			return kept, st, err
+		}
+	}
+	return kept, st, nil
+}
+
+// readOne reads one session's facts; its timeline is dropped when it
+// returns.
+func readOne(it Item, tab *pricing.Table) (*advice.Facts, string, error) {
+	b, problems, err := source.ReadFile(context.Background(), it.Path)
+	if err != nil {
+		return nil, "", err
+	}
+	warning := ""
+	if len(problems) > 0 {
+		warning = source.Summary(problems)
+	}
+	s := b.Session()
+	fo := advice.FactsOptions{Prices: tab}
+	ref := advice.Ref{ID: it.ID, Project: it.Project}
+	f := advice.Of(s, ref, fo)
+	// Where no request of the files carries the tools (a transcript
+	// alone), the schemas a search loaded may still be in the files.
+	if it.entry != nil && f.Transcript > 0 {
+		if sizes, err := sessionfiles.DeferredSchemas(*it.entry); err == nil && len(sizes) > 0 {
+			fo.Schemas = sizes
+			f = advice.Of(s, ref, fo)
+		}
+	}
+	return f, warning, nil
+}
