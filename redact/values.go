@@ -45,3 +45,14 @@ func (v *Values) Tool(n string) string {
 	}
 	return v.a.tool(n)
 }
+
+// FreeText scrubs free text as a report's flag details are: every quoted
+// excerpt is replaced by its length, unless it is a lower-case word or one
+// of a few fixed phrases of the client, then the rest is scrubbed as Text
+// does.
+func (v *Values) FreeText(t string) string {
+	if v.a == nil {
+		return t
+	}
+	return v.a.freeText(t)
+}
