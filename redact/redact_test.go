@@ -363,6 +363,10 @@ func TestValuesFreeText(t *testing.T) {
 	if !strings.Contains(got, `"[32 characters removed]"`) || !strings.Contains(got, "mcp__demo__echo") {
 		t.Errorf("FreeText = %s, want the quote replaced by its length and the tool kept", got)
 	}
+	v.KeepQueries([]string{"find the echo tool"})
+	if got := v.FreeText(`ToolSearch "find the echo tool" loaded nothing; "a secret" stays out`); got != `ToolSearch "find the echo tool" loaded nothing; "[8 characters removed]" stays out` {
+		t.Errorf("FreeText with a query = %s", got)
+	}
 	if off := NewValues(Off, nil, nil); off.FreeText(`"x" /home/a`) != `"x" /home/a` {
 		t.Errorf("FreeText under Off changed the text")
 	}

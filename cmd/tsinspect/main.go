@@ -57,6 +57,7 @@ func commands() []command {
 	return []command{
 		{"record", "record a Claude Code session through a MITM or reverse proxy, or from the bodies it writes", runRecord},
 		{"sessions", "list the sessions Claude Code keeps on disk, newest first: cost, cache breaks, blind calls, searches; --by day|week|month", runSessions},
+		{"serve", "a web view of every session, live, in the browser: turns, tabs, cost per day, compare; read-only", runServe},
 		{"prices", "show the price table in force (its date, source and rules) and which models of your sessions it cannot price", runPrices},
 		{"exchanges", "list the recorded exchanges of a capture, one per line", runExchanges},
 		{"turns", "list the Messages API turns of a capture: catalog, working set, tokens, flags", runTurns},
@@ -149,7 +150,7 @@ func internalPackage(name string) bool {
 		"decode", "democapture", "diffreport", "exchange", "filter", "fixtures", "golden", "har", "httpflow", "importer",
 		"longsession", "mcpclient", "mcpserver", "memlimit", "mitmflow", "numfmt", "otlp", "outfile",
 		"pcap", "pcaptest", "pricing", "rawbodies", "realsession", "recon", "recording", "redact", "replayserver",
-		"report", "session", "sessionfiles", "sharing", "shell", "source", "stats", "suggest", "store", "textout", "timeline", "tlsrec", "toolsearch", "tooltokens", "ui", "vcr", "view":
+		"report", "session", "sessionfiles", "sharing", "shell", "source", "stats", "suggest", "store", "textout", "timeline", "tlsrec", "toolsearch", "tooltokens", "ui", "vcr", "view", "web":
 		return true
 	}
 	return false
