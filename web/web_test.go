@@ -132,14 +132,14 @@ type sessionsJSON struct {
 		Flagged bool     `json:"flagged"`
 		Capture bool     `json:"capture"`
 	} `json:"rows"`
-	Total  string `json:"total"`
+	Total  string                 `json:"total"`
 	Chart  []struct{ Day string } `json:"chart"`
 	Counts struct {
 		Sessions, Turns int
 	} `json:"counts"`
 }
 
-// The sessions page's rows are 'tsinspect sessions'' rows: the same
+// The sessions page's rows are 'tsinspect sessions” rows: the same
 // sessions, turns and figures, with the capture beside them; its filters
 // are the command's.
 func TestSessionsData(t *testing.T) {
