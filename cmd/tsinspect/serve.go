@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -68,8 +69,8 @@ func runServe(env *cliEnv, args []string) error {
 	if err != nil {
 		return usageError("serve: --redact %q: want default, strict or off", *policyName)
 	}
-	host, _, err := net.SplitHostPort(*listen)
-	if err != nil {
+	host, port, err := net.SplitHostPort(*listen)
+	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
 		return usageError("serve: --listen %q: want host:port, e.g. %s", *listen, defaultServeAddr)
 	}
 	if host != "localhost" && net.ParseIP(host) == nil {
