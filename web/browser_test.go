@@ -132,12 +132,13 @@ func (b *browser) clean(expected ...string) {
 	}
 }
 
-// eval evaluates a script into a value of type T.
+// eval evaluates a script into a value of type T (a promise's, once it
+// settles).
 func eval[T any](b *browser, script string) T {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
 	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](script))
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](script, chromedp.EvalAwaitPromise))
 	if err != nil {
 		b.t.Fatalf("evaluate %s: %v (the page logged: %v)", script, err, b.logged())
 	}

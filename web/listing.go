@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -137,25 +138,14 @@ func (l *listing) refresh(ctx context.Context, minAge time.Duration) (uint64, er
 	for _, err := range st.Failed {
 		problems = append(problems, err.Error())
 	}
+	l.known = l.itemsOf(sums)
 	var items []*item
-	known := map[*sessionfiles.Summary]*item{}
 	for _, s := range sums {
-		it, ok := l.known[s]
-		if !ok {
-			rows := sessionfiles.Rows([]*sessionfiles.Summary{s}, l.tab, "", time.Time{})
-			if len(rows) == 1 {
-				it = &item{path: s.Path, sum: s, row: rows[0]}
-				it.shown = l.display(it)
-				it.days, _, _ = sessionfiles.Buckets([]*sessionfiles.Summary{s}, l.tab, sessionfiles.BucketOptions{By: "day", Loc: time.Local})
-			}
-		}
-		known[s] = it
-		if it != nil {
+		if it := l.known[s]; it != nil {
 			it.row.Subagents = s.Subagents // the listing's own, from the files
 			items = append(items, it)
 		}
 	}
-	l.known = known
 	for i, f := range l.files {
 		c, ok := l.captures[f]
 		if !ok || c.stamp != stamps[i] {
@@ -192,6 +182,54 @@ func (l *listing) refresh(ctx context.Context, minAge time.Duration) (uint64, er
 	l.gen++
 	l.last = ScanStats{Sessions: len(items), Read: st.Read, Cached: st.Cached, Bytes: st.Bytes, Problems: problems, Took: time.Since(started)}
 	return l.gen, nil
+}
+
+// itemsOf returns the items of sums (nil for a file that holds no
+// conversation): those of the last reading for the summaries it had, the
+// others' figures worked out anew, on every core (pricing each answer is
+// most of a first reading's time here). The project shown is worked out
+// in order, so that pseudonyms are numbered as the list runs.
+func (l *listing) itemsOf(sums []*sessionfiles.Summary) map[*sessionfiles.Summary]*item {
+	out := make(map[*sessionfiles.Summary]*item, len(sums))
+	var todo []*sessionfiles.Summary
+	for _, s := range sums {
+		if it, ok := l.known[s]; ok {
+			out[s] = it
+		} else {
+			todo = append(todo, s)
+		}
+	}
+	made := make([]*item, len(todo))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				s := todo[i]
+				rows := sessionfiles.Rows([]*sessionfiles.Summary{s}, l.tab, "", time.Time{})
+				if len(rows) != 1 {
+					continue
+				}
+				it := &item{path: s.Path, sum: s, row: rows[0]}
+				it.days, _, _ = sessionfiles.Buckets([]*sessionfiles.Summary{s}, l.tab, sessionfiles.BucketOptions{By: "day", Loc: time.Local})
+				made[i] = it
+			}
+		}()
+	}
+	for i := range todo {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, s := range todo {
+		if it := made[i]; it != nil {
+			it.shown = l.display(it)
+		}
+		out[s] = made[i]
+	}
+	return out
 }
 
 // urlSafe keeps the characters of s that need no escaping in a path.

@@ -69,11 +69,12 @@
         this.rows.set(i, r);
       }
     }
-    // show scrolls row i into view.
-    show(i) {
+    // show scrolls row i into view (to the middle with center).
+    show(i, center) {
       const top = i * this.h;
       const b = this.body;
-      if (top < b.scrollTop) b.scrollTop = top;
+      if (center) b.scrollTop = Math.max(0, top - (b.clientHeight - this.h) / 2);
+      else if (top < b.scrollTop) b.scrollTop = top;
       else if (top + this.h > b.scrollTop + b.clientHeight) b.scrollTop = top + this.h - b.clientHeight;
       this.draw();
     }
@@ -186,6 +187,10 @@
       notes.replaceChildren(...(data.notes || []).map((n) => el("li", "", n)));
       $("#status", root).textContent = data.rows.length === 0 ? "No session matches." : "Updated " + new Date().toLocaleTimeString() + "; new sessions appear as Claude Code writes them.";
       list.setCount(data.rows.length);
+      // When the rows were first on the page, in ms since the page was
+      // asked for: what the tests and the benchmark read.
+      if (!root.dataset.ready) root.dataset.ready = Math.round(performance.now());
+      root.dataset.loads = (+root.dataset.loads || 0) + 1;
     }
 
     function head(columns) {
@@ -210,7 +215,7 @@
         tr.append(el("td", "", k), el("td", "", v));
         t.appendChild(tr);
       };
-      add("sessions", c.sessions + (c.sessions !== c.listed ? " of " + c.listed : ""));
+      add("sessions", c.sessions.toLocaleString("en-US") + (c.sessions !== c.listed ? " of " + c.listed.toLocaleString("en-US") : ""));
       add("turns", c.turns.toLocaleString("en-US"));
       add("cost", c.cost + " (cache breaks " + c.breaks_cost + ")");
       const n = (k, one, many) => k.toLocaleString("en-US") + " " + (k === 1 ? one : many);
@@ -275,7 +280,12 @@
     }
 
     let timer = 0;
-    form.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(load, 250); });
+    form.addEventListener("input", (ev) => {
+      clearTimeout(timer);
+      // Typing waits for a pause; a choice (a sort, a box) counts at once.
+      if (ev.target.type === "text") timer = setTimeout(load, 250);
+      else load();
+    });
     form.addEventListener("submit", (ev) => { ev.preventDefault(); load(); });
     compareBtn.addEventListener("click", () => {
       const [a, b] = [...checked];
@@ -376,9 +386,10 @@
       }
       threads.value = chosen;
       filter();
+      if (!root.dataset.ready) root.dataset.ready = Math.round(performance.now()); // as on the sessions page
       const last = data.turns.length ? data.turns[data.turns.length - 1].i : 0;
       if (want && data.turns.some((t) => t.i === want)) {
-        select(want);
+        select(want, true);
         want = 0;
       } else if (!sel && last) {
         select(data.turns[0].i);
@@ -393,12 +404,12 @@
       return visible.findIndex((k) => data.turns[k].i === i);
     }
 
-    function select(i) {
+    function select(i, center) {
       sel = i;
       follow = data.turns.length > 0 && data.turns[data.turns.length - 1].i === i;
       for (const r of list.rows.values()) r.classList.toggle("sel", parseInt(r.dataset.i, 10) === i);
       const row = rowOf(i);
-      if (row >= 0) list.show(row);
+      if (row >= 0) list.show(row, center);
       const link = base + "/turn/" + i;
       history.replaceState(null, "", link);
       $("#permalink", root).href = link;
@@ -450,6 +461,7 @@
       const scroll = box.scrollTop;
       box.innerHTML = body; // the server's HTML: the view's text, escaped
       if (tab === "raw") box.scrollTop = scroll;
+      box.dataset.shown = sel + "/" + tab; // which turn's tab is shown, for the tests
     }
 
     root.querySelector(".tabs").addEventListener("click", (ev) => {
@@ -477,8 +489,9 @@
     for (const id of ["#thread", "#flagged"]) $(id, root).addEventListener("change", filter);
     $("#filter", root).addEventListener("input", filter);
     document.addEventListener("keydown", (ev) => {
-      if (ev.target.closest("input, select, textarea") || ev.ctrlKey || ev.metaKey || ev.altKey) {
-        if (ev.key === "Escape") ev.target.blur();
+      const target = ev.target instanceof Element ? ev.target : document.body;
+      if (target.closest("input, select, textarea") || ev.ctrlKey || ev.metaKey || ev.altKey) {
+        if (ev.key === "Escape") target.blur();
         return;
       }
       const k = ev.key;
@@ -495,7 +508,7 @@
     });
     window.addEventListener("hashchange", () => {
       const h = /^#turn-(\d+)$/.exec(location.hash);
-      if (h && data) select(parseInt(h[1], 10));
+      if (h && data) select(parseInt(h[1], 10), true);
     });
 
     load();
