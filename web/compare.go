@@ -76,7 +76,8 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 	v.Chosen = true
 	v.AName, v.BName = a+"  "+s.list.titleOf(ia), b+"  "+s.list.titleOf(ib)
 	in := func(it *item, name string) diffreport.Input {
-		o := s.open.get(it.key, it.path)
+		o, release := s.open.get(it.key, it.path)
+		defer release()
 		o.mu.Lock()
 		defer o.mu.Unlock()
 		o.refresh(s.ctx, s.opts.Policy)

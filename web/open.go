@@ -36,13 +36,17 @@ type opened struct {
 	err      error
 	status   string
 	used     time.Time
-	watchers int
 	red      *redactor
 	redFull  bool // red knows the private values of a session with turns
 	deferral view.Deferral
 	// turnsJSON caches the turn list of generation turnsGen.
 	turnsJSON []byte
 	turnsGen  uint64
+
+	// users counts the requests using the session (a page's live updates
+	// for as long as it is open): one in use is never let go. Guarded by
+	// openSessions.mu.
+	users int
 }
 
 // openSessions holds the sessions being shown.
@@ -54,37 +58,46 @@ type openSessions struct {
 }
 
 // get returns the session at path, opening it (and letting the least
-// used one go when too many are open).
-func (o *openSessions) get(key, path string) *opened {
+// used one go when too many are open), for the caller to use until it
+// calls release.
+func (o *openSessions) get(key, path string) (s *opened, release func()) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if s, ok := o.m[key]; ok && s.path == path {
-		return s
-	}
-	if len(o.m) >= maxOpen {
-		var oldest *opened
-		for _, s := range o.m {
-			s.mu.Lock()
-			free := s.watchers == 0
-			used := s.used
-			s.mu.Unlock()
-			if free && (oldest == nil || used.Before(oldest.used)) {
-				oldest = s
+	s, ok := o.m[key]
+	if !ok || s.path != path {
+		if len(o.m) >= maxOpen {
+			var oldest *opened
+			var oldestUsed time.Time
+			for _, c := range o.m {
+				if c.users > 0 {
+					continue
+				}
+				c.mu.Lock()
+				used := c.used
+				c.mu.Unlock()
+				if oldest == nil || used.Before(oldestUsed) {
+					oldest, oldestUsed = c, used
+				}
+			}
+			if oldest != nil {
+				o.close(oldest)
 			}
 		}
-		if oldest != nil {
-			o.close(oldest)
+		s = &opened{key: key, path: path, poll: source.KindOf(path).Poll, used: time.Now()}
+		if s.poll <= 0 {
+			s.poll = 250 * time.Millisecond
 		}
+		o.m[key] = s
 	}
-	s := &opened{key: key, path: path, poll: source.KindOf(path).Poll, used: time.Now()}
-	if s.poll <= 0 {
-		s.poll = 250 * time.Millisecond
+	s.users++
+	return s, func() {
+		o.mu.Lock()
+		s.users--
+		o.mu.Unlock()
 	}
-	o.m[key] = s
-	return s
 }
 
-// close lets a session go (o.mu held).
+// close lets a session go (o.mu held; no request uses it).
 func (o *openSessions) close(s *opened) {
 	delete(o.m, s.key)
 	s.mu.Lock()
@@ -100,8 +113,11 @@ func (o *openSessions) sweep() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, s := range o.m {
+		if s.users > 0 {
+			continue
+		}
 		s.mu.Lock()
-		stale := s.watchers == 0 && time.Since(s.used) > idle
+		stale := time.Since(s.used) > idle
 		s.mu.Unlock()
 		if stale {
 			o.close(s)

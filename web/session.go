@@ -126,7 +126,8 @@ func (s *Server) turnsData(w http.ResponseWriter, r *http.Request) {
 	if it == nil {
 		return
 	}
-	o := s.open.get(it.key, it.path)
+	o, release := s.open.get(it.key, it.path)
+	defer release()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.refresh(s.ctx, s.opts.Policy)
@@ -233,7 +234,8 @@ func (s *Server) tabData(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusNotFound, "no turn "+r.PathValue("n"))
 		return
 	}
-	o := s.open.get(it.key, it.path)
+	o, release := s.open.get(it.key, it.path)
+	defer release()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.refresh(s.ctx, s.opts.Policy)
@@ -291,16 +293,9 @@ func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	o := s.open.get(it.key, it.path)
-	o.mu.Lock()
-	o.watchers++
+	o, release := s.open.get(it.key, it.path)
+	defer release()
 	poll := o.poll
-	o.mu.Unlock()
-	defer func() {
-		o.mu.Lock()
-		o.watchers--
-		o.mu.Unlock()
-	}()
 	var sent uint64
 	beat := time.Now()
 	tick := time.NewTicker(poll)

@@ -95,6 +95,9 @@ func runServe(env *cliEnv, args []string) error {
 		if err != nil {
 			return err
 		}
+		if _, err := sessionfiles.List(root); err != nil {
+			return err // says where it looked, and why that may be
+		}
 		pos = []string{root}
 	}
 	for _, p := range pos {
@@ -107,9 +110,15 @@ func runServe(env *cliEnv, args []string) error {
 		}
 		if info.IsDir() || source.KindOf(p).Name == source.KindSession {
 			opts.Roots = append(opts.Roots, p)
-		} else {
-			opts.Files = append(opts.Files, p)
+			continue
 		}
+		// A file must be one source opens: a capture, not a pcap to import.
+		src, err := source.Open(p)
+		if err != nil {
+			return readError("serve", p, err)
+		}
+		src.Close()
+		opts.Files = append(opts.Files, p)
 	}
 	if !*noIndex {
 		if opts.Index, err = sessionfiles.IndexPath(); err != nil {
