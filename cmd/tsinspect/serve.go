@@ -33,7 +33,8 @@ Everything is in the binary: no network is needed.
 
 It only reads: it answers GET alone and writes nothing to disk (the
 listing's index in your cache directory is read, not written: 'tsinspect
-sessions' keeps it). It listens on 127.0.0.1 by default and refuses a
+sessions' keeps it; SQLite makes its -wal and -shm files beside a capture
+it opens, as every command that reads one does). It listens on 127.0.0.1 by default and refuses a
 request whose Host header does not name the address it serves (a page of
 another site reaching it through DNS rebinding). Any other --listen
 address needs a token, made afresh and printed once with the address to
