@@ -159,7 +159,7 @@ func (s *Server) turns(o *opened) *turnsView {
 	v.Turns = make([]turnRow, 0, len(ss.Turns))
 	for _, t := range ss.Turns {
 		inFlight := t.Exchange != nil && t.Exchange.State == exchange.StateInFlight
-		row := turnRow{Index: t.Index, Thread: t.Thread, Cells: make([]string, view.NumColumns)}
+		row := turnRow{Index: t.Index, Thread: o.red.text(t.Thread), Cells: make([]string, view.NumColumns)}
 		for c := view.Column(0); c < view.NumColumns; c++ {
 			var l view.Line
 			switch c {
