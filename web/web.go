@@ -7,9 +7,11 @@
 // needs no network. It only reads, and shows what a report may show unless
 // started unredacted.
 //
-// A page is a handler and a template: a row in Server.routes, a file in
-// templates/ that defines "content" (and "title"), and the layout around
-// it (layout.html) says the redaction on every page.
+// A page is a handler and a template: a row in Server.routes, and a file
+// in templates/ that defines "content", which the handler renders with
+// Server.render (its title and data); the layout around it (layout.html)
+// says the redaction on every page. A template can write the view's
+// styled text with the "lines" function.
 package web
 
 import (
