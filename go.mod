@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/andybalholm/brotli v1.2.8
+	github.com/chromedp/chromedp v0.23.0
 	github.com/elazarl/goproxy v1.9.2
 	github.com/gdamore/tcell/v2 v2.13.10
 	github.com/gopacket/gopacket v1.7.7
@@ -18,7 +19,9 @@ require (
 )
 
 require (
+	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/gdamore/encoding v1.0.1 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/lucasb-eyer/go-colorful v1.3.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	golang.org/x/net v0.59.0 // indirect

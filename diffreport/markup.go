@@ -10,50 +10,52 @@ import (
 	"github.com/tsinspect/tsinspect/timeline/compare"
 )
 
-// section is one part of the result as rows of cells, the form both
-// Markdown and HTML write.
-type section struct {
-	title string
-	head  []string
-	rows  [][]string
-	empty string // said when there are no rows
-	// blocks are written after the rows: the changed lines of a system
+// Section is one part of the result as rows of cells, the form Markdown
+// and HTML write (and tsinspect serve's Compare page).
+type Section struct {
+	Title string
+	Head  []string
+	Rows  [][]string
+	Empty string // said when there are no rows
+	// Blocks are written after the rows: the changed lines of a system
 	// block or a tool description.
-	blocks []codeBlock
+	Blocks []CodeBlock
 }
 
-// codeBlock is lines written as they are, under a title.
-type codeBlock struct {
-	title string
-	lines []string
+// CodeBlock is lines written as they are, under a title: a diff's lines,
+// each starting "-", "+" or " ", or a line saying what was left out.
+type CodeBlock struct {
+	Title string
+	Lines []string
 }
 
-// sections lays the result out for Markdown and HTML.
-func (r *Result) sections() []section {
-	sum := section{title: "Summary", head: []string{"", "A", "B", "B − A"}}
+// Sections lays the result out as tables: the summary side by side, the
+// request shape, the turns aligned per thread, and with --tools the tools.
+func (r *Result) Sections() []Section {
+	sum := Section{Title: "Summary", Head: []string{"", "A", "B", "B − A"}}
 	for _, f := range r.Summary {
 		if f.Unit == compare.UnitList {
 			d := ""
 			if f.Differs {
 				d = "differs"
 			}
-			sum.rows = append(sum.rows, []string{strings.TrimSpace(f.Name), f.AText, f.BText, d})
+			sum.Rows = append(sum.Rows, []string{strings.TrimSpace(f.Name), f.AText, f.BText, d})
 			continue
 		}
 		d := ""
 		if f.Differs {
 			d = signed(f.B-f.A, f.Unit)
 		}
-		sum.rows = append(sum.rows, []string{strings.TrimSpace(f.Name), value(f.A, f.Unit), value(f.B, f.Unit), d})
+		sum.Rows = append(sum.Rows, []string{strings.TrimSpace(f.Name), value(f.A, f.Unit), value(f.B, f.Unit), d})
 	}
-	shape := section{title: "Request shape", head: []string{"threads", "area", "change"}, empty: "The same."}
+	shape := Section{Title: "Request shape", Head: []string{"threads", "area", "change"}, Empty: "The same."}
 	for _, sl := range r.shapeLines() {
-		shape.rows = append(shape.rows, []string{strings.Join(sl.threads, ", "), sl.area, sl.text})
+		shape.Rows = append(shape.Rows, []string{strings.Join(sl.threads, ", "), sl.area, sl.text})
 		if len(sl.lines) > 0 {
-			shape.blocks = append(shape.blocks, codeBlock{title: sl.area + ": " + sl.text, lines: sl.lines})
+			shape.Blocks = append(shape.Blocks, CodeBlock{Title: sl.area + ": " + sl.text, Lines: sl.lines})
 		}
 	}
-	turns := section{title: "Turns, aligned per thread", head: []string{"thread", "turns (A / B)", "", "what differs"}}
+	turns := Section{Title: "Turns, aligned per thread", Head: []string{"thread", "turns (A / B)", "", "what differs"}}
 	for _, t := range r.Threads {
 		name := t.A
 		if name == "" {
@@ -73,25 +75,26 @@ func (r *Result) sections() []section {
 			if row.Op == compare.OpSame && row.Count > 1 {
 				what = append(what, fmt.Sprintf("%d turns the same", row.Count))
 			}
-			turns.rows = append(turns.rows, []string{name, turnPair(row), row.Op, strings.Join(what, "; ")})
+			turns.Rows = append(turns.Rows, []string{name, turnPair(row), row.Op, strings.Join(what, "; ")})
 		}
 	}
-	out := []section{sum, shape, turns}
+	out := []Section{sum, shape, turns}
 	if r.ToolsPrefix != "" {
-		tools := section{title: fmt.Sprintf("Tools starting %q", r.ToolsPrefix), head: []string{"tool", "A", "B", ""}, empty: "None in either session."}
+		tools := Section{Title: fmt.Sprintf("Tools starting %q", r.ToolsPrefix), Head: []string{"tool", "A", "B", ""}, Empty: "None in either session."}
 		for _, td := range r.Tools {
 			d := ""
 			if td.Differs {
 				d = "differs"
 			}
-			tools.rows = append(tools.rows, []string{td.Name, toolText(td.A), toolText(td.B), d})
+			tools.Rows = append(tools.Rows, []string{td.Name, toolText(td.A), toolText(td.B), d})
 		}
 		out = append(out, tools)
 	}
 	return out
 }
 
-func (r *Result) verdict() string {
+// Verdict says in a sentence whether the sessions differ.
+func (r *Result) Verdict() string {
 	if r.Same {
 		return "The sessions are the same in what tsinspect compares."
 	}
@@ -105,29 +108,29 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 		s = strings.ReplaceAll(s, "|", "\\|")
 		return strings.ReplaceAll(s, "\n", " ")
 	}
-	fmt.Fprintf(bw, "# tsinspect diff\n\nA: `%s`  \nB: `%s`\n\n%s\n", r.A, r.B, r.verdict())
+	fmt.Fprintf(bw, "# tsinspect diff\n\nA: `%s`  \nB: `%s`\n\n%s\n", r.A, r.B, r.Verdict())
 	if r.Prices != "" {
 		fmt.Fprintf(bw, "\nPrices: %s\n", r.Prices)
 	}
 	if r.Redaction != "" {
 		fmt.Fprintf(bw, "\n%s\n", r.Redaction)
 	}
-	for _, s := range r.sections() {
-		fmt.Fprintf(bw, "\n## %s\n\n", s.title)
-		if len(s.rows) == 0 {
-			fmt.Fprintf(bw, "%s\n", s.empty)
+	for _, s := range r.Sections() {
+		fmt.Fprintf(bw, "\n## %s\n\n", s.Title)
+		if len(s.Rows) == 0 {
+			fmt.Fprintf(bw, "%s\n", s.Empty)
 			continue
 		}
-		fmt.Fprintf(bw, "| %s |\n|%s\n", strings.Join(s.head, " | "), strings.Repeat(" --- |", len(s.head)))
-		for _, row := range s.rows {
+		fmt.Fprintf(bw, "| %s |\n|%s\n", strings.Join(s.Head, " | "), strings.Repeat(" --- |", len(s.Head)))
+		for _, row := range s.Rows {
 			cs := make([]string, len(row))
 			for i, c := range row {
 				cs[i] = cell(c)
 			}
 			fmt.Fprintf(bw, "| %s |\n", strings.Join(cs, " | "))
 		}
-		for _, b := range s.blocks {
-			fmt.Fprintf(bw, "\n%s:\n\n~~~diff\n%s\n~~~\n", b.title, strings.ReplaceAll(strings.Join(b.lines, "\n"), "~~~", "~ ~ ~"))
+		for _, b := range s.Blocks {
+			fmt.Fprintf(bw, "\n%s:\n\n~~~diff\n%s\n~~~\n", b.Title, strings.ReplaceAll(strings.Join(b.Lines, "\n"), "~~~", "~ ~ ~"))
 		}
 	}
 	return bw.Flush()
@@ -144,25 +147,25 @@ func (r *Result) WriteHTML(w io.Writer) error {
 <h1>tsinspect diff</h1>
 <p>A: <code>%s</code><br>B: <code>%s</code></p>
 <p><strong>%s</strong></p>
-`, e(r.A), e(r.B), e(r.verdict()))
+`, e(r.A), e(r.B), e(r.Verdict()))
 	if r.Prices != "" {
 		fmt.Fprintf(bw, "<p>Prices: %s</p>\n", e(r.Prices))
 	}
 	if r.Redaction != "" {
 		fmt.Fprintf(bw, "<p>%s</p>\n", e(r.Redaction))
 	}
-	for _, s := range r.sections() {
-		fmt.Fprintf(bw, "<h2>%s</h2>\n", e(s.title))
-		if len(s.rows) == 0 {
-			fmt.Fprintf(bw, "<p>%s</p>\n", e(s.empty))
+	for _, s := range r.Sections() {
+		fmt.Fprintf(bw, "<h2>%s</h2>\n", e(s.Title))
+		if len(s.Rows) == 0 {
+			fmt.Fprintf(bw, "<p>%s</p>\n", e(s.Empty))
 			continue
 		}
 		bw.WriteString("<table><tr>")
-		for _, h := range s.head {
+		for _, h := range s.Head {
 			fmt.Fprintf(bw, "<th>%s</th>", e(h))
 		}
 		bw.WriteString("</tr>\n")
-		for _, row := range s.rows {
+		for _, row := range s.Rows {
 			class := ""
 			if len(row) > 2 {
 				switch row[2] {
@@ -177,8 +180,8 @@ func (r *Result) WriteHTML(w io.Writer) error {
 			bw.WriteString("</tr>\n")
 		}
 		bw.WriteString("</table>\n")
-		for _, b := range s.blocks {
-			fmt.Fprintf(bw, "<p>%s:</p>\n<pre>%s</pre>\n", e(b.title), e(strings.Join(b.lines, "\n")))
+		for _, b := range s.Blocks {
+			fmt.Fprintf(bw, "<p>%s:</p>\n<pre>%s</pre>\n", e(b.Title), e(strings.Join(b.Lines, "\n")))
 		}
 	}
 	bw.WriteString("</body></html>\n")

@@ -72,6 +72,9 @@ func TestBadInputGivesOneLineError(t *testing.T) {
 		{"exchanges on a text file", []string{"exchanges", notCapture}, 1, "not a tsinspect capture file"},
 		{"exchanges on a missing file", []string{"exchanges", filepath.Join(dir, "none.db")}, 1, "does not exist"},
 		{"exchanges with an unknown flag after FILE", []string{"exchanges", filepath.Join(dir, "none.db"), "--jsonl"}, 2, "flag provided but not defined: -jsonl (did you mean --json?)"},
+		{"serve port in use", []string{"serve", dir, "--listen", busy.Addr().String()}, 1, "address already in use (is another tsinspect serve running? --listen 127.0.0.1:0 picks a free port)"},
+		{"serve a text file", []string{"serve", notCapture, "--listen", "127.0.0.1:0"}, 1, "not a tsinspect capture file"},
+		{"serve a missing directory", []string{"serve", filepath.Join(dir, "none"), "--listen", "127.0.0.1:0"}, 1, "none does not exist"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

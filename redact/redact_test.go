@@ -353,3 +353,21 @@ func checkFilled(t *testing.T, v reflect.Value, path string) {
 		}
 	}
 }
+
+func TestValuesFreeText(t *testing.T) {
+	v := NewValues(Default, nil, nil)
+	got := v.FreeText(`called mcp__demo__echo with "my secret plan for /home/alice/x" at /home/alice/src`)
+	if strings.Contains(got, "secret plan") || strings.Contains(got, "/home/alice") {
+		t.Errorf("FreeText kept private text: %s", got)
+	}
+	if !strings.Contains(got, `"[32 characters removed]"`) || !strings.Contains(got, "mcp__demo__echo") {
+		t.Errorf("FreeText = %s, want the quote replaced by its length and the tool kept", got)
+	}
+	v.KeepQueries([]string{"find the echo tool"})
+	if got := v.FreeText(`ToolSearch "find the echo tool" loaded nothing; "a secret" stays out`); got != `ToolSearch "find the echo tool" loaded nothing; "[8 characters removed]" stays out` {
+		t.Errorf("FreeText with a query = %s", got)
+	}
+	if off := NewValues(Off, nil, nil); off.FreeText(`"x" /home/a`) != `"x" /home/a` {
+		t.Errorf("FreeText under Off changed the text")
+	}
+}

@@ -45,3 +45,23 @@ func (v *Values) Tool(n string) string {
 	}
 	return v.a.tool(n)
 }
+
+// KeepQueries names the search queries of the sessions: FreeText keeps a
+// quoted excerpt that is one of them (scrubbed), as a report keeps the
+// queries its flag details quote.
+func (v *Values) KeepQueries(qs []string) {
+	if v.a != nil {
+		v.a.queries = append(v.a.queries, qs...)
+	}
+}
+
+// FreeText scrubs free text as a report's flag details are: every quoted
+// excerpt is replaced by its length, unless it is a search query named by
+// KeepQueries, a lower-case word or one of a few fixed phrases of the
+// client, then the rest is scrubbed as Text does.
+func (v *Values) FreeText(t string) string {
+	if v.a == nil {
+		return t
+	}
+	return v.a.freeText(t)
+}

@@ -27,13 +27,6 @@ func Sessions(w io.Writer, rows []sessionfiles.Row, prices string) error {
 	var estimated, unpriced []string
 	turns := 0
 	for _, r := range rows {
-		cost := pricing.Format(r.CostUSD, true)
-		switch {
-		case !r.CostKnown:
-			cost = "≥" + cost
-		case len(r.PricedAs) > 0:
-			cost = "≈" + cost
-		}
 		for _, p := range r.PricedAs {
 			if !slices.Contains(estimated, p) {
 				estimated = append(estimated, p)
@@ -44,17 +37,11 @@ func Sessions(w io.Writer, rows []sessionfiles.Row, prices string) error {
 				unpriced = append(unpriced, p)
 			}
 		}
-		br := "0"
-		if r.CacheBreaks > 0 {
-			br = fmt.Sprintf("%d %s", r.CacheBreaks, pricing.Format(r.BreaksUSD, true))
-		}
-		version := orDash(r.Version)
-		if !r.Requests {
-			version += "*"
-		}
-		table = append(table, []string{r.ID[:min(8, len(r.ID))], cell(project(r), 28), r.Start.Local().Format("2006-01-02 15:04"), duration(r.End.Sub(r.Start)),
-			strconv.Itoa(r.Turns), strconv.Itoa(r.Subagents), cell(shortModels(r.Models), 24), version, cost, br,
-			blind(r), strconv.Itoa(r.Searches), strconv.Itoa(r.EmptySearches)})
+		cells := SessionCells(r)
+		cells[0] = r.ID[:min(8, len(r.ID))]
+		cells[1] = cell(cells[1], 28)
+		cells[6] = cell(cells[6], 24)
+		table = append(table, cells)
 		total += r.CostUSD
 		breaks += r.BreaksUSD
 		turns += r.Turns
@@ -79,6 +66,39 @@ func Sessions(w io.Writer, rows []sessionfiles.Row, prices string) error {
 		return err
 	}
 	return rowNotes(w, rows)
+}
+
+// SessionColumns are the headings of the session listing's columns, the
+// order SessionCells gives them in.
+func SessionColumns() []string {
+	return []string{"SESSION", "PROJECT", "START", "TIME", "TURNS", "AGENTS", "MODELS", "VERSION", "COST", "BREAKS", "BLIND", "SEARCH", "EMPTY"}
+}
+
+// SessionCells are the cells of one session in the listing, as the table
+// writes them but whole (the ID, the project and the models uncut): its
+// start in local time, the cost marked ≥ (a model without a price) or ≈
+// (priced as a neighbour), the cache breaks with what they cost, the blind
+// calls ("-" when the release wrote no catalog), a version marked * when
+// the files hold no request records.
+func SessionCells(r sessionfiles.Row) []string {
+	cost := pricing.Format(r.CostUSD, true)
+	switch {
+	case !r.CostKnown:
+		cost = "≥" + cost
+	case len(r.PricedAs) > 0:
+		cost = "≈" + cost
+	}
+	br := "0"
+	if r.CacheBreaks > 0 {
+		br = fmt.Sprintf("%d %s", r.CacheBreaks, pricing.Format(r.BreaksUSD, true))
+	}
+	version := orDash(r.Version)
+	if !r.Requests {
+		version += "*"
+	}
+	return []string{r.ID, orDash(project(r)), r.Start.Local().Format("2006-01-02 15:04"), duration(r.End.Sub(r.Start)),
+		strconv.Itoa(r.Turns), strconv.Itoa(r.Subagents), orDash(shortModels(r.Models)), version, cost, br,
+		blind(r), strconv.Itoa(r.Searches), strconv.Itoa(r.EmptySearches)}
 }
 
 // pricedNotes writes the lines that say which models were priced as a

@@ -131,6 +131,13 @@ func TestBadFlagsRefusedFirst(t *testing.T) {
 		{"ca", "--ca-dir", ca, "extra"},
 		{"compact"},
 		{"compact", capture, capture},
+		{"serve", dir, "--redact", "some"},
+		{"serve", dir, "--listen", "nope"},
+		{"serve", dir, "--listen", "8080"},
+		{"serve", dir, "--listen", "example.com:80"},
+		{"serve", dir, "--listen", "127.0.0.1:99999"},
+		{"serve", dir, "--allow-host", "a.example:80"},
+		{"serve", dir, "--no-index=maybe"},
 	}
 	before := tree(t, dir)
 	for _, args := range cases {

@@ -32,6 +32,13 @@ var owners = map[string]string{
 	"google.golang.org/protobuf":     "otlp",
 }
 
+// testOnly names, for each outside library only tests use (an import path
+// prefix), the one package whose tests may import it: no package's own
+// code may.
+var testOnly = map[string]string{
+	"github.com/chromedp/": "web", // chromedp and its cdproto: the web view's tests drive Chromium
+}
+
 // pure are the packages that decode, link and present: no file, network,
 // database or process, and none of the packages that do those.
 var pure = []string{"decode", "timeline", "timeline/view", "timeline/tooltokens", "timeline/compare", "filter", "toolsearch", "advice"}
@@ -49,16 +56,21 @@ var onlyFrom = map[string][]string{
 	"importer": {"cmd/tsinspect", "importer"},
 	// The terminal UI is the command's (and the benchmarks').
 	"ui": {"cmd/tsinspect", "bench/"},
+	// So is the web view.
+	"web": {"cmd/tsinspect"},
 }
 
 // forbidden are imports that must not exist: the UI reads captures through
 // package source, never from the store itself, and shows what it shows
-// through its view model (timeline/view), never through the report.
-var forbidden = [][2]string{{"ui", "store"}, {"ui", "report"}}
+// through its view model (timeline/view), never through the report; the
+// web view reads through package source too.
+var forbidden = [][2]string{{"ui", "store"}, {"ui", "report"}, {"web", "store"}}
 
 type pkg struct {
-	ImportPath string
-	Imports    []string
+	ImportPath   string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
 }
 
 func listPackages(t *testing.T) []pkg {
@@ -117,6 +129,10 @@ func TestOneOwnerPerLibrary(t *testing.T) {
 	}
 	for m, ps := range importers {
 		sort.Strings(ps)
+		if prefix, ok := testOnlyPrefix(m); ok {
+			t.Errorf("%s is imported by %v: only the tests of %s may import it", m, ps, testOnly[prefix])
+			continue
+		}
 		owner, ok := owners[m]
 		if !ok {
 			t.Errorf("%s is imported by %v and has no owner: name one in owners (and docs/ARCHITECTURE.md)", m, ps)
@@ -131,6 +147,39 @@ func TestOneOwnerPerLibrary(t *testing.T) {
 	for m, owner := range owners {
 		if len(importers[m]) == 0 {
 			t.Errorf("owners names %s for %s, which nothing imports: remove it", owner, m)
+		}
+	}
+}
+
+// testOnlyPrefix returns the testOnly prefix an import path starts with.
+func testOnlyPrefix(path string) (string, bool) {
+	for prefix := range testOnly {
+		if strings.HasPrefix(path, prefix) {
+			return prefix, true
+		}
+	}
+	return "", false
+}
+
+// TestTestOnly holds the libraries only tests use to the tests of their
+// one package.
+func TestTestOnly(t *testing.T) {
+	used := map[string]bool{}
+	for _, p := range listPackages(t) {
+		for _, imp := range append(append([]string(nil), p.TestImports...), p.XTestImports...) {
+			prefix, ok := testOnlyPrefix(imp)
+			if !ok {
+				continue
+			}
+			used[prefix] = true
+			if owner := testOnly[prefix]; p.ImportPath != owner {
+				t.Errorf("the tests of %s import %s, which only the tests of %s may import", p.ImportPath, imp, owner)
+			}
+		}
+	}
+	for m, owner := range testOnly {
+		if !used[m] {
+			t.Errorf("testOnly names %s for %s, whose tests do not import it: remove it", owner, m)
 		}
 	}
 }

@@ -23,6 +23,19 @@ func isCacheFlag(f timeline.Flag) bool {
 // previous request of the thread, as a diff of the two requests there.
 // (The Flags tab has each flag's full story.)
 func Cache(s *timeline.Session, t *timeline.Turn, width, height int) []Line {
+	return cache(s, t, width, height, "")
+}
+
+// CacheWithoutText is Cache without the text of the prefix that changed
+// (a system prompt, a message, a tool definition: what a redacted view
+// never shows): where the diff would be, it says note.
+func CacheWithoutText(s *timeline.Session, t *timeline.Turn, width, height int, note string) []Line {
+	return cache(s, t, width, height, note)
+}
+
+// cache is Cache, with the diff of the prefix replaced by note when note
+// is set.
+func cache(s *timeline.Session, t *timeline.Turn, width, height int, note string) []Line {
 	var d doc
 	thread := threadTurns(s, t)
 	l := d.line()
@@ -95,6 +108,10 @@ func Cache(s *timeline.Session, t *timeline.Turn, width, height int) []Line {
 	l = d.line()
 	l.add(RoleText, "  first difference at ")
 	l.add(RoleWarning, pc.Where)
+	if note != "" {
+		d.line().add(RoleDim, "  "+note)
+		return d.lines
+	}
 	for _, dl := range Diff(pc.Old, pc.New, 2, 40) {
 		l := d.line()
 		switch dl.Op {

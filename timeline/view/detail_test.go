@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/timeline"
 )
@@ -210,4 +211,48 @@ func TestCacheGapAgrees(t *testing.T) {
 		t.Errorf("flag detail %q lacks the gap %q", t2.Flags[0].Detail, gap)
 	}
 	wantLines(t, "cache #2", Cache(s, t2, 60, 4), "Prefix vs #1  ("+gap+" after it started)")
+}
+
+// CacheWithoutText names where the prefix changed and says the note
+// instead of the text that changed.
+func TestCacheWithoutText(t *testing.T) {
+	s := threeTurns(t)
+	sys := "You are a test agent, now with a secret."
+	t3 := s.Turn(3)
+	d := *t3.Decoded
+	d.Request.System = append([]decode.SystemBlock(nil), d.Request.System...)
+	d.Request.System[0].Text = sys
+	t3.Decoded = &d
+	full := Text(Cache(s, t3, 60, 4))
+	if !strings.Contains(full, "first difference at system[0]") || !strings.Contains(full, "secret") {
+		t.Fatalf("Cache lacks the change:\n%s", full)
+	}
+	got := Text(CacheWithoutText(s, t3, 60, 4, "the text is left out"))
+	if strings.Contains(got, "secret") || strings.Contains(got, "test agent") {
+		t.Errorf("CacheWithoutText shows the text:\n%s", got)
+	}
+	wantLines(t, "cache without text", CacheWithoutText(s, t3, 60, 4, "the text is left out"), "first difference at system[0]", "  the text is left out")
+}
+
+// SetOpen opens a node inside a closed one: it shows once its parents are
+// open, whatever order they were opened in.
+func TestRawSetOpen(t *testing.T) {
+	s := threeTurns(t)
+	r := NewRaw()
+	r.SetTurn(s.Turns[1])
+	r.SetOpen("request/body/messages/0", true)
+	r.SetOpen("request/body/messages", true)
+	var got []string
+	for _, l := range r.Lines(60) {
+		got = append(got, l.Text.String())
+	}
+	if text := strings.Join(got, "\n"); !strings.Contains(text, "▾ [0]") || !strings.Contains(text, "content: [2]") {
+		t.Errorf("opened nodes not shown:\n%s", text)
+	}
+	r.SetOpen("request", false)
+	for _, l := range r.Lines(60) {
+		if strings.HasPrefix(l.Path, "request/") {
+			t.Errorf("closed request still shows %s", l.Path)
+		}
+	}
 }

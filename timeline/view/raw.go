@@ -104,6 +104,13 @@ func (r *Raw) Toggle(path string) {
 	}
 }
 
+// SetOpen opens or closes the node at path, whether or not it is visible
+// (what is inside a closed node shows when that node opens).
+func (r *Raw) SetOpen(path string, open bool) {
+	r.open[path] = open
+	r.valid = false
+}
+
 // Lines returns the visible lines; long strings are cut to width.
 func (r *Raw) Lines(width int) []RawLine {
 	if r.valid && width == r.width {

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/tsinspect/tsinspect/internal/numfmt"
+	"github.com/tsinspect/tsinspect/redact"
+	"github.com/tsinspect/tsinspect/sessionfiles"
+	"github.com/tsinspect/tsinspect/source"
+	"github.com/tsinspect/tsinspect/web"
+)
+
+const serveAbout = `
+Serve a web view of every session, live, in the browser: the sessions
+Claude Code keeps under DIR (or $CLAUDE_CONFIG_DIR/projects, or
+~/.claude/projects) and any capture FILE given, listed as 'tsinspect
+sessions' lists them (sortable, filtered by project, since, model and
+flags, their cost per day as a chart, and totals); each session's turns
+with the terminal timeline's columns, flags and tabs (working set,
+catalog, searches, cache, flags, conversation, raw), a link to each turn,
+and new turns as Claude Code writes them; two sessions compared as
+'tsinspect diff' compares them. New sessions appear without a restart.
+Everything is in the binary: no network is needed.
+
+It only reads: it answers GET alone and writes nothing to disk (the
+listing's index in your cache directory is read, not written: 'tsinspect
+sessions' keeps it; SQLite makes its -wal and -shm files beside a capture
+it opens, as every command that reads one does). It listens on 127.0.0.1 by default and refuses a
+request whose Host header does not name the address it serves (a page of
+another site reaching it through DNS rebinding). Any other --listen
+address needs a token, made afresh and printed once with the address to
+open: a browser keeps it in a cookie, a script sends it as
+'Authorization: Bearer TOKEN'.
+
+The pages are redacted as 'tsinspect report' redacts (--redact default or
+strict): no conversation, raw exchange or prompt text; paths, e-mail
+addresses, identifiers and secrets replaced by pseudonyms. --redact off
+shows everything, and every page says so.
+
+Examples:
+  tsinspect serve
+  tsinspect serve ~/.claude/projects session.db
+  tsinspect serve --redact off
+  tsinspect serve --listen 0.0.0.0:8644 --allow-host mybox.local`
+
+// defaultServeAddr is where serve listens unless told otherwise.
+const defaultServeAddr = "127.0.0.1:8644"
+
+func runServe(env *cliEnv, args []string) error {
+	flags := newFlags(env, "serve", "[DIR|FILE]... [--listen ADDR] [--redact default|strict|off] [--allow-host NAMES] [--prices FILE] [--no-index]", serveAbout)
+	listen := flags.String("listen", defaultServeAddr, "listen on `ADDR` (host:port; port 0 picks a free one); an address other than loopback needs the token printed at the start")
+	policyName := flags.String("redact", "default", "redaction `policy` of every page: default, strict or off (everything shown)")
+	allow := flags.String("allow-host", "", "more `NAMES` (comma-separated) the Host header may give for this server, e.g. a name other machines reach it by")
+	noIndex := flags.Bool("no-index", false, "read every session afresh, not from the listing's index")
+	prices := pricesFlag(flags)
+	pos, err := parseInterspersed(flags, args)
+	if err != nil {
+		return err
+	}
+	policy, err := redact.ParsePolicy(*policyName)
+	if err != nil {
+		return usageError("serve: --redact %q: want default, strict or off", *policyName)
+	}
+	host, port, err := net.SplitHostPort(*listen)
+	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+		return usageError("serve: --listen %q: want host:port, e.g. %s", *listen, defaultServeAddr)
+	}
+	if host != "localhost" && net.ParseIP(host) == nil {
+		return usageError("serve: --listen %q: want an IP address (127.0.0.1, 0.0.0.0, ::1) or localhost", *listen)
+	}
+	var hosts []string
+	for _, h := range strings.Split(*allow, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			if strings.ContainsAny(h, "/: ") {
+				return usageError("serve: --allow-host %q: want host names without a port", h)
+			}
+			hosts = append(hosts, h)
+		}
+	}
+	tab, err := loadPrices(*prices)
+	if err != nil {
+		return err
+	}
+	opts := web.Options{Prices: tab, Policy: policy, AllowHosts: hosts, Version: version}
+	if len(pos) == 0 {
+		root, err := sessionfiles.Root(os.Getenv)
+		if err != nil {
+			return err
+		}
+		if _, err := sessionfiles.List(root); err != nil {
+			return err // says where it looked, and why that may be
+		}
+		pos = []string{root}
+	}
+	for _, p := range pos {
+		info, err := os.Stat(p)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("serve: %s does not exist", p)
+			}
+			return fmt.Errorf("serve: %w", err)
+		}
+		if info.IsDir() || source.KindOf(p).Name == source.KindSession {
+			opts.Roots = append(opts.Roots, p)
+			continue
+		}
+		// A file must be one source opens: a capture, not a pcap to import.
+		src, err := source.Open(p)
+		if err != nil {
+			return readError("serve", p, err)
+		}
+		src.Close()
+		opts.Files = append(opts.Files, p)
+	}
+	if !*noIndex {
+		if opts.Index, err = sessionfiles.IndexPath(); err != nil {
+			fmt.Fprintf(env.stderr, "tsinspect: warning: %v: reading every session\n", err)
+		}
+	}
+	if !web.Loopback(*listen) {
+		if opts.Token, err = web.NewToken(); err != nil {
+			return err
+		}
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("serve: %w (is another tsinspect serve running? --listen 127.0.0.1:0 picks a free port)", err)
+	}
+	defer ln.Close()
+	opts.Addr = ln.Addr().String()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	srv, err := web.New(ctx, opts)
+	if err != nil {
+		return err
+	}
+	st := srv.Listing()
+	for _, p := range st.Problems {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: %s\n", p)
+	}
+	if st.Read > 0 {
+		fmt.Fprintf(env.stderr, "read %s (%s) in %s; %d from the index\n", numfmt.Count(st.Read, "session", "sessions"), numfmt.Bytes(st.Bytes), st.Took.Round(1e6), st.Cached)
+	}
+	what := "redacted (" + string(policy) + ")"
+	if policy == redact.Off {
+		what = "NOT redacted (--redact off): the pages show what was said, paths and secrets"
+	}
+	fmt.Fprintf(env.stdout, "Serving %s of %s, %s\n", numfmt.Count(st.Sessions, "session", "sessions"), strings.Join(pos, ", "), what)
+	for _, u := range serveURLs(opts.Addr, opts.Token) {
+		fmt.Fprintf(env.stdout, "  %s\n", u)
+	}
+	if opts.Token != "" {
+		fmt.Fprintln(env.stdout, "The token is in the address and printed only here: whoever has it can read these pages.")
+	}
+	fmt.Fprintln(env.stdout, "Ctrl-C stops.")
+	return srv.Serve(ctx, ln)
+}
+
+// serveURLs are the addresses to open: the one served, or for a server
+// on every interface each address of this machine's.
+func serveURLs(addr, token string) []string {
+	host, port, _ := net.SplitHostPort(addr)
+	suffix := "/"
+	if token != "" {
+		suffix = "/?token=" + token
+	}
+	hosts := []string{host}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		hosts = nil
+		if addrs, err := net.InterfaceAddrs(); err == nil {
+			for _, a := range addrs {
+				if n, ok := a.(*net.IPNet); ok && !n.IP.IsLinkLocalUnicast() {
+					hosts = append(hosts, n.IP.String())
+				}
+			}
+		}
+	}
+	var out []string
+	for _, h := range hosts {
+		out = append(out, "http://"+net.JoinHostPort(h, port)+suffix)
+	}
+	return out
+}

@@ -1,0 +1,522 @@
+// tsinspect serve: the pages' script. Plain JavaScript, no library, no
+// build step: the server embeds this file as it is.
+"use strict";
+
+(function () {
+  const $ = (sel, root) => (root || document).querySelector(sel);
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  async function getJSON(url) {
+    const r = await fetch(url, { cache: "no-store" });
+    let body;
+    try {
+      body = await r.json();
+    } catch (e) {
+      throw new Error(r.status + " " + r.statusText);
+    }
+    if (!r.ok) throw new Error(body.error || r.statusText);
+    return body;
+  }
+
+  // VList is a list of rows of one height of which only those in view
+  // (and a few around) are in the page: a list of 10,000 rows costs what
+  // a screenful does.
+  class VList {
+    constructor(root, rowHeight, render) {
+      this.body = $(".vbody", root);
+      this.head = $(".vhead", root);
+      this.inner = el("div", "vinner");
+      this.body.appendChild(this.inner);
+      this.h = rowHeight;
+      this.render = render;
+      this.n = 0;
+      this.rows = new Map();
+      this.body.addEventListener("scroll", () => this.draw());
+      window.addEventListener("resize", () => this.draw());
+    }
+    setCount(n) {
+      this.n = n;
+      this.inner.style.height = n * this.h + "px";
+      this.redraw();
+    }
+    redraw() {
+      for (const r of this.rows.values()) r.remove();
+      this.rows.clear();
+      this.draw();
+    }
+    draw() {
+      const top = this.body.scrollTop;
+      const height = this.body.clientHeight || 600;
+      const first = Math.max(0, Math.floor(top / this.h) - 10);
+      const last = Math.min(this.n, Math.ceil((top + height) / this.h) + 10);
+      for (const [i, r] of this.rows) {
+        if (i < first || i >= last) {
+          r.remove();
+          this.rows.delete(i);
+        }
+      }
+      for (let i = first; i < last; i++) {
+        if (this.rows.has(i)) continue;
+        const r = this.render(i);
+        r.style.top = i * this.h + "px";
+        this.inner.appendChild(r);
+        this.rows.set(i, r);
+      }
+    }
+    // show scrolls row i into view (to the middle with center).
+    show(i, center) {
+      const top = i * this.h;
+      const b = this.body;
+      if (center) b.scrollTop = Math.max(0, top - (b.clientHeight - this.h) / 2);
+      else if (top < b.scrollTop) b.scrollTop = top;
+      else if (top + this.h > b.scrollTop + b.clientHeight) b.scrollTop = top + this.h - b.clientHeight;
+      this.draw();
+    }
+  }
+
+  // events follows a stream of server-sent events, saying on the page
+  // whether it is connected.
+  function events(url, handlers, live) {
+    const es = new EventSource(url);
+    for (const [name, fn] of Object.entries(handlers)) {
+      es.addEventListener(name, (ev) => fn(JSON.parse(ev.data)));
+    }
+    if (live) {
+      es.onopen = () => { live.textContent = "● live"; live.className = "live"; };
+      es.onerror = () => { live.textContent = "○ reconnecting…"; live.className = "live off"; };
+    }
+    return es;
+  }
+
+  // ---- The sessions page ----
+
+  const sortOf = { START: "time", COST: "cost", BREAKS: "flags", BLIND: "flags", EMPTY: "flags", TURNS: "turns" };
+  const rightCols = new Set(["TIME", "TURNS", "AGENTS", "COST", "BREAKS", "BLIND", "SEARCH", "EMPTY"]);
+
+  function sessionsPage(root) {
+    const form = $("#filters", root);
+    const params = new URLSearchParams(location.search);
+    for (const name of ["project", "since", "model", "sort"]) {
+      if (params.get(name)) form.elements[name].value = params.get(name);
+    }
+    form.elements.flagged.checked = params.get("flagged") === "1";
+    const checked = new Set();
+    const compareBtn = $("#compare-btn", root);
+    let data = null;
+    let gen = -1;
+
+    const list = new VList($("#list", root), 22, (i) => {
+      const s = data.rows[i];
+      const row = el("div", "vrow" + (s.flagged ? " flagged" : "") + (s.capture ? " capture" : ""));
+      const box = el("div");
+      const cb = el("input");
+      cb.type = "checkbox";
+      cb.checked = checked.has(s.key);
+      cb.title = "check two to compare them";
+      cb.addEventListener("click", (ev) => {
+        ev.stopPropagation();
+        if (cb.checked) checked.add(s.key); else checked.delete(s.key);
+        compareBtn.disabled = checked.size !== 2;
+      });
+      box.appendChild(cb);
+      row.appendChild(box);
+      s.cells.forEach((c, k) => {
+        const cell = el("div", rightCols.has(data.columns[k]) ? "r" : "");
+        if (k === 0) {
+          const a = el("a", "", c.slice(0, 8));
+          a.href = "/s/" + encodeURIComponent(s.key);
+          a.title = c;
+          cell.appendChild(a);
+        } else {
+          cell.textContent = c;
+          cell.title = c;
+        }
+        row.appendChild(cell);
+      });
+      row.addEventListener("click", () => { location.href = "/s/" + encodeURIComponent(s.key); });
+      return row;
+    });
+
+    function query() {
+      const q = new URLSearchParams();
+      for (const name of ["project", "since", "model"]) {
+        const v = form.elements[name].value.trim();
+        if (v) q.set(name, v);
+      }
+      if (form.elements.flagged.checked) q.set("flagged", "1");
+      if (form.elements.sort.value !== "time") q.set("sort", form.elements.sort.value);
+      return q;
+    }
+
+    let loading = false, again = false;
+    async function load() {
+      if (loading) { again = true; return; }
+      loading = true;
+      try {
+        await loadNow();
+      } finally {
+        loading = false;
+        if (again) { again = false; load(); }
+      }
+    }
+
+    async function loadNow() {
+      const q = query();
+      history.replaceState(null, "", q.toString() ? "?" + q : location.pathname);
+      const problem = $("#problem", root);
+      try {
+        data = await getJSON("/api/sessions?" + q);
+      } catch (e) {
+        problem.textContent = e.message;
+        problem.hidden = false;
+        return;
+      }
+      problem.hidden = !(data.problems && data.problems.length);
+      if (!problem.hidden) problem.textContent = data.problems.length + " could not be read: " + data.problems.slice(0, 3).join("; ");
+      gen = data.gen;
+      head(data.columns);
+      totals(data);
+      chart(data.chart, data.chart_of);
+      const notes = $("#notes", root);
+      notes.replaceChildren(...(data.notes || []).map((n) => el("li", "", n)));
+      $("#status", root).textContent = data.rows.length === 0 ? "No session matches." : "Updated " + new Date().toLocaleTimeString() + "; new sessions appear as Claude Code writes them.";
+      list.setCount(data.rows.length);
+      // When the rows were first on the page, in ms since the page was
+      // asked for: what the tests and the benchmark read.
+      if (!root.dataset.ready) root.dataset.ready = Math.round(performance.now());
+      root.dataset.loads = (+root.dataset.loads || 0) + 1;
+    }
+
+    function head(columns) {
+      const h = list.head;
+      h.replaceChildren(el("div"));
+      for (const c of columns) {
+        const d = el("div", rightCols.has(c) ? "r" : "", c);
+        if (sortOf[c]) {
+          d.classList.add("sortable");
+          d.title = "sort by " + sortOf[c];
+          d.addEventListener("click", () => { form.elements.sort.value = sortOf[c]; load(); });
+        }
+        h.appendChild(d);
+      }
+    }
+
+    function totals(d) {
+      const c = d.counts;
+      const t = el("table");
+      const add = (k, v) => {
+        const tr = el("tr");
+        tr.append(el("td", "", k), el("td", "", v));
+        t.appendChild(tr);
+      };
+      add("sessions", c.sessions.toLocaleString("en-US") + (c.sessions !== c.listed ? " of " + c.listed.toLocaleString("en-US") : ""));
+      add("turns", c.turns.toLocaleString("en-US"));
+      add("cost", c.cost + " (cache breaks " + c.breaks_cost + ")");
+      const n = (k, one, many) => k.toLocaleString("en-US") + " " + (k === 1 ? one : many);
+      add("flags", n(c.cache_breaks, "cache break", "cache breaks") + ", " + n(c.blind_calls, "blind call", "blind calls") + ", " +
+        c.empty_searches + " of " + n(c.searches, "search", "searches") + " found nothing");
+      add("tokens", c.tokens);
+      const total = el("p", "dim", d.total);
+      $("#totals", root).replaceChildren(t, total);
+    }
+
+    // chart draws the cost per day as bars on a time axis (a day without
+    // answers is an empty slot), at least two weeks wide.
+    function chart(days, of) {
+      $("#chart-of", root).textContent = "(" + of + ")";
+      const box = $("#chart", root);
+      if (!days || days.length === 0) {
+        box.replaceChildren(el("p", "dim", "No answer in the period."));
+        return;
+      }
+      const dayMs = 86400000;
+      const at = (d) => Date.UTC(+d.slice(0, 4), +d.slice(5, 7) - 1, +d.slice(8, 10));
+      const last = at(days[days.length - 1].day);
+      const span = Math.round((last - at(days[0].day)) / dayMs) + 1;
+      const slots = Math.max(span, 14);
+      const ns = "http://www.w3.org/2000/svg";
+      const W = 800, H = 110, left = 44, bottom = 16;
+      const svg = document.createElementNS(ns, "svg");
+      svg.setAttribute("viewBox", "0 0 " + W + " " + H);
+      svg.setAttribute("preserveAspectRatio", "none");
+      svg.setAttribute("role", "img");
+      const max = Math.max(...days.map((d) => d.usd), 0.01);
+      const bw = (W - left) / slots;
+      const x = (d) => left + (slots - 1 - Math.round((last - at(d.day)) / dayMs)) * bw;
+      const mk = (tag, attrs) => {
+        const e = document.createElementNS(ns, tag);
+        for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+        return e;
+      };
+      for (const f of [0, 0.5, 1]) {
+        const y = (H - bottom) * (1 - f);
+        svg.appendChild(mk("line", { x1: left, x2: W, y1: y, y2: y, class: "grid" }));
+        const label = mk("text", { x: left - 4, y: y + (f === 1 ? 9 : 3), "text-anchor": "end", class: "axis" });
+        label.textContent = "$" + (max * f).toFixed(max * f >= 10 ? 0 : 2);
+        svg.appendChild(label);
+      }
+      for (const d of days) {
+        const h = (H - bottom) * (d.usd / max);
+        const r = mk("rect", { x: x(d) + bw * 0.1, width: Math.max(bw * 0.8, 0.5), y: H - bottom - h, height: Math.max(h, d.usd > 0 ? 1 : 0), class: "bar" });
+        const title = document.createElementNS(ns, "title");
+        title.textContent = d.text;
+        r.appendChild(title);
+        svg.appendChild(r);
+      }
+      const every = Math.max(1, Math.ceil(slots / 10));
+      for (let i = slots - 1; i >= 0; i -= every) {
+        const day = new Date(last - (slots - 1 - i) * dayMs).toISOString().slice(5, 10);
+        const t = mk("text", { x: left + i * bw + bw / 2, y: H - 3, "text-anchor": "middle", class: "axis" });
+        t.textContent = day;
+        svg.appendChild(t);
+      }
+      box.replaceChildren(svg);
+    }
+
+    let timer = 0;
+    form.addEventListener("input", (ev) => {
+      clearTimeout(timer);
+      // Typing waits for a pause; a choice (a sort, a box) counts at once.
+      if (ev.target.type === "text") timer = setTimeout(load, 250);
+      else load();
+    });
+    form.addEventListener("submit", (ev) => { ev.preventDefault(); load(); });
+    compareBtn.addEventListener("click", () => {
+      const [a, b] = [...checked];
+      location.href = "/compare?a=" + encodeURIComponent(a) + "&b=" + encodeURIComponent(b);
+    });
+    load();
+    events("/events/sessions", { listing: (ev) => { if (ev.gen !== gen) load(); } });
+  }
+
+  // ---- A session's page ----
+
+  const tabNames = ["working", "catalog", "searches", "cache", "flags", "conversation", "raw"];
+
+  function sessionPage(root) {
+    const key = root.dataset.key;
+    const base = "/s/" + encodeURIComponent(key);
+    let data = null;
+    let visible = []; // indexes into data.turns
+    let sel = 0; // selected turn's index (1-based), 0 for none
+    let tab = "working";
+    let follow = false; // the last turn is selected: select the next one when it arrives
+    const raw = new Map(); // raw tab: path -> open
+    let want = parseInt(root.dataset.turn, 10) || 0;
+    const m = /^#turn-(\d+)$/.exec(location.hash);
+    if (m) want = parseInt(m[1], 10);
+
+    const list = new VList($("#turns", root), 22, (i) => {
+      const t = data.turns[visible[i]];
+      const row = el("div", "vrow" + (t.sev ? " sev-" + t.sev : "") + (t.i === sel ? " sel" : ""));
+      row.id = "turn-" + t.i;
+      row.dataset.i = t.i;
+      t.c.forEach((html, k) => {
+        const cell = el("div", data.right[k] ? "r" : "");
+        cell.innerHTML = html; // the server's HTML: the view's text, escaped
+        row.appendChild(cell);
+      });
+      row.addEventListener("click", () => select(t.i));
+      return row;
+    });
+
+    function text(t) {
+      if (!t.text) {
+        const d = document.createElement("div");
+        d.innerHTML = t.c.join(" ");
+        t.text = (d.textContent + " " + t.th).toLowerCase();
+      }
+      return t.text;
+    }
+
+    function filter() {
+      const th = $("#thread", root).value;
+      const flagged = $("#flagged", root).checked;
+      const q = $("#filter", root).value.trim().toLowerCase();
+      visible = [];
+      data.turns.forEach((t, k) => {
+        if (th && t.th !== th) return;
+        if (flagged && !t.sev) return;
+        if (q && !text(t).includes(q)) return;
+        visible.push(k);
+      });
+      $("#shown", root).textContent = visible.length === data.turns.length ? "" : visible.length + " of " + data.turns.length + " shown";
+      list.setCount(visible.length);
+    }
+
+    let loading = false, again = false;
+    async function load() {
+      if (loading) { again = true; return; }
+      loading = true;
+      try {
+        await loadNow();
+      } finally {
+        loading = false;
+        if (again) { again = false; load(); }
+      }
+    }
+
+    async function loadNow() {
+      const problem = $("#problem", root);
+      try {
+        data = await getJSON("/api" + base + "/turns");
+      } catch (e) {
+        problem.textContent = e.message;
+        problem.hidden = false;
+        return;
+      }
+      problem.hidden = !data.error;
+      problem.textContent = data.error || "";
+      $("#header", root).textContent = data.waiting ? "Waiting for the file to appear…" : data.header + (data.status ? " · skipped: " + data.status : "");
+      list.head.replaceChildren(...data.columns.map((c, k) => el("div", data.right[k] ? "r" : "", c)));
+      const threads = $("#thread", root);
+      const chosen = threads.value;
+      threads.replaceChildren(el("option", "", "all"));
+      threads.options[0].value = "";
+      for (const th of data.threads) {
+        const o = el("option", "", th.id + " (" + th.kind + ", " + th.turns + ")");
+        o.value = th.id;
+        threads.appendChild(o);
+      }
+      threads.value = chosen;
+      filter();
+      if (!root.dataset.ready) root.dataset.ready = Math.round(performance.now()); // as on the sessions page
+      const last = data.turns.length ? data.turns[data.turns.length - 1].i : 0;
+      if (want && data.turns.some((t) => t.i === want)) {
+        select(want, true);
+        want = 0;
+      } else if (!sel && last) {
+        select(data.turns[0].i);
+      } else if (follow && last && sel !== last) {
+        select(last);
+      } else if (sel) {
+        loadTab(); // the selected turn may have been answered since
+      }
+    }
+
+    function rowOf(i) {
+      return visible.findIndex((k) => data.turns[k].i === i);
+    }
+
+    function select(i, center) {
+      sel = i;
+      follow = data.turns.length > 0 && data.turns[data.turns.length - 1].i === i;
+      for (const r of list.rows.values()) r.classList.toggle("sel", parseInt(r.dataset.i, 10) === i);
+      const row = rowOf(i);
+      if (row >= 0) list.show(row, center);
+      const link = base + "/turn/" + i;
+      history.replaceState(null, "", link);
+      $("#permalink", root).href = link;
+      $("#permalink", root).textContent = "link to turn " + i;
+      loadTab();
+    }
+
+    function move(delta) {
+      if (!visible.length) return;
+      let r = rowOf(sel);
+      r = Math.max(0, Math.min(visible.length - 1, (r < 0 ? 0 : r) + delta));
+      select(data.turns[visible[r]].i);
+    }
+
+    function nextFlag(dir) {
+      if (!visible.length) return;
+      const start = rowOf(sel);
+      for (let k = 1; k <= visible.length; k++) {
+        const r = (((start + dir * k) % visible.length) + visible.length) % visible.length;
+        const t = data.turns[visible[r]];
+        if (t.sev) { select(t.i); return; }
+      }
+    }
+
+    let tabReq = 0;
+    async function loadTab() {
+      if (!sel) return;
+      for (const b of root.querySelectorAll(".tabs button")) b.classList.toggle("on", b.dataset.tab === tab);
+      $("#allwrap", root).hidden = tab !== "conversation";
+      $("#rawtools", root).hidden = tab !== "raw";
+      const q = new URLSearchParams();
+      const dq = $("#dq", root).value.trim();
+      if (dq) q.set("q", dq);
+      if (tab === "conversation" && $("#all", root).checked) q.set("all", "1");
+      if (tab === "raw") {
+        for (const [p, open] of raw) q.append(open ? "open" : "close", p);
+      }
+      const n = ++tabReq;
+      const box = $("#tab", root);
+      const r = await fetch("/api" + base + "/turn/" + sel + "/" + tab + "?" + q, { cache: "no-store" });
+      const body = await r.text();
+      if (n !== tabReq) return; // a later one was asked for
+      if (!r.ok) {
+        let msg = body;
+        try { msg = JSON.parse(body).error; } catch (e) { /* as it is */ }
+        box.replaceChildren(el("p", "problem", msg));
+        return;
+      }
+      const scroll = box.scrollTop;
+      box.innerHTML = body; // the server's HTML: the view's text, escaped
+      if (tab === "raw") box.scrollTop = scroll;
+      box.dataset.shown = sel + "/" + tab; // which turn's tab is shown, for the tests
+    }
+
+    root.querySelector(".tabs").addEventListener("click", (ev) => {
+      const b = ev.target.closest("button");
+      if (!b) return;
+      tab = b.dataset.tab;
+      $("#tab", root).scrollTop = 0;
+      loadTab();
+    });
+    $("#tab", root).addEventListener("click", (ev) => {
+      const line = ev.target.closest(".rl.fold");
+      if (!line) return;
+      raw.set(line.dataset.path, !line.classList.contains("open"));
+      loadTab();
+    });
+    $("#expand", root).addEventListener("click", () => {
+      raw.clear();
+      for (const l of root.querySelectorAll(".rl.fold")) raw.set(l.dataset.path, true);
+      loadTab();
+    });
+    $("#collapse", root).addEventListener("click", () => { raw.clear(); loadTab(); });
+    let timer = 0;
+    $("#dq", root).addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(loadTab, 200); });
+    $("#all", root).addEventListener("change", loadTab);
+    for (const id of ["#thread", "#flagged"]) $(id, root).addEventListener("change", filter);
+    $("#filter", root).addEventListener("input", filter);
+    document.addEventListener("keydown", (ev) => {
+      const target = ev.target instanceof Element ? ev.target : document.body;
+      if (target.closest("input, select, textarea") || ev.ctrlKey || ev.metaKey || ev.altKey) {
+        if (ev.key === "Escape") target.blur();
+        return;
+      }
+      const k = ev.key;
+      if (k === "j" || k === "ArrowDown") move(1);
+      else if (k === "k" || k === "ArrowUp") move(-1);
+      else if (k === "PageDown") move(10);
+      else if (k === "PageUp") move(-10);
+      else if (k === "n") nextFlag(1);
+      else if (k === "N") nextFlag(-1);
+      else if (k === "/") $("#filter", root).focus();
+      else if (k >= "1" && k <= String(tabNames.length)) { tab = tabNames[parseInt(k, 10) - 1]; loadTab(); }
+      else return;
+      ev.preventDefault();
+    });
+    window.addEventListener("hashchange", () => {
+      const h = /^#turn-(\d+)$/.exec(location.hash);
+      if (h && data) select(parseInt(h[1], 10), true);
+    });
+
+    load();
+    events("/events" + base, { session: (ev) => { if (!data || ev.gen !== data.gen) load(); } }, $("#live", root));
+  }
+
+  const page = document.querySelector("[data-page]");
+  if (!page) return;
+  if (page.dataset.page === "sessions") sessionsPage(page);
+  if (page.dataset.page === "session") sessionPage(page);
+})();

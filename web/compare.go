@@ -1,0 +1,116 @@
+package web
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/tsinspect/tsinspect/diffreport"
+	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/timeline"
+	"github.com/tsinspect/tsinspect/timeline/compare"
+)
+
+// compareView is what the Compare page's template gets.
+type compareView struct {
+	A, B      string // keys
+	AName     string
+	BName     string
+	Sessions  []otherSession // to choose from
+	Verdict   string
+	Prices    string
+	Redaction string
+	Sections  []cmpSection
+	Same      bool
+	Chosen    bool
+	Problem   string
+}
+
+// cmpSection is a section of the comparison with each row's class (a
+// turn changed, inserted or deleted).
+type cmpSection struct {
+	diffreport.Section
+	Lines []cmpRow
+}
+
+type cmpRow struct {
+	Class string
+	Cells []string
+}
+
+// diffClass is a line of a changed system block or description, with the
+// class its mark gives it.
+func diffClass(line string) string {
+	switch {
+	case strings.HasPrefix(line, "-"):
+		return "removed"
+	case strings.HasPrefix(line, "+"):
+		return "added"
+	}
+	return "dim"
+}
+
+// comparePage sets two sessions side by side as 'tsinspect diff' does
+// (package diffreport), redacted as the server's policy says: ?a=KEY&b=KEY.
+func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
+	a, b := r.URL.Query().Get("a"), r.URL.Query().Get("b")
+	v := compareView{A: a, B: b}
+	s.list.mu.Lock()
+	for _, it := range s.list.items {
+		v.Sessions = append(v.Sessions, otherSession{Key: it.key, Name: it.key + "  " + it.shown})
+	}
+	s.list.mu.Unlock()
+	if a == "" || b == "" {
+		s.render(w, http.StatusOK, "compare", "Compare", v)
+		return
+	}
+	ia, ib := s.list.lookup(a), s.list.lookup(b)
+	if ia == nil || ib == nil {
+		missing := a
+		if ia != nil {
+			missing = b
+		}
+		v.Problem = "No session listed here is called " + missing + "."
+		s.render(w, http.StatusNotFound, "compare", "Compare", v)
+		return
+	}
+	v.Chosen = true
+	v.AName, v.BName = a+"  "+s.list.titleOf(ia), b+"  "+s.list.titleOf(ib)
+	in := func(it *item, name string) diffreport.Input {
+		o, release := s.open.get(it.key, it.path)
+		defer release()
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.refresh(s.ctx, s.opts.Policy)
+		ss := o.session()
+		return diffreport.Input{Name: name, Session: ss, Exchanges: exchangesOf(ss)}
+	}
+	res := diffreport.Build(in(ia, v.AName), in(ib, v.BName), diffreport.Options{Prices: s.opts.Prices, Policy: s.opts.Policy, Version: s.opts.Version})
+	v.Verdict, v.Prices, v.Redaction, v.Same = res.Verdict(), res.Prices, res.Redaction, res.Same
+	for _, sec := range res.Sections() {
+		cs := cmpSection{Section: sec}
+		for _, row := range sec.Rows {
+			class := ""
+			if len(row) > 2 {
+				switch row[2] {
+				case compare.OpChanged, compare.OpInserted, compare.OpDeleted:
+					class = "op-" + row[2]
+				}
+			}
+			cs.Lines = append(cs.Lines, cmpRow{Class: class, Cells: row})
+		}
+		v.Sections = append(v.Sections, cs)
+	}
+	s.render(w, http.StatusOK, "compare", "Compare", v)
+}
+
+// exchangesOf are the exchanges of a session's turns (without their
+// bodies), for the private values redaction looks for.
+func exchangesOf(s *timeline.Session) []*exchange.Exchange {
+	out := make([]*exchange.Exchange, 0, len(s.Turns))
+	for _, t := range s.Turns {
+		if t.Exchange != nil {
+			out = append(out, t.Exchange)
+		}
+	}
+	return out
+}

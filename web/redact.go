@@ -1,0 +1,119 @@
+package web
+
+import (
+	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/redact"
+	"github.com/tsinspect/tsinspect/timeline"
+	"github.com/tsinspect/tsinspect/timeline/view"
+)
+
+// withheld is said where a redacted page leaves out what was said.
+const withheld = "Left out of a redacted view, as a report leaves it out: start tsinspect serve with --redact off to see it."
+
+// redactor applies the server's redaction policy to what a page shows,
+// as 'tsinspect report' redacts: under redact.Off nothing; otherwise every
+// text a page shows goes through the report's scrubber (paths, e-mail
+// addresses, secrets, the session's own identifiers become pseudonyms; a
+// flag's detail loses its quotes as a report's does), and what was said
+// (the conversation, the raw exchange, the text of a changed prompt
+// prefix) is not shown at all. A redactor is not safe for concurrent use:
+// its pseudonyms are numbered as they are first needed.
+type redactor struct {
+	policy redact.Policy
+	v      *redact.Values
+}
+
+// newRedactor returns the redactor of policy p for session s (nil for a
+// listing): the private values redaction looks for are s's own, and the
+// strict policy numbers the MCP servers of s's tools.
+func newRedactor(p redact.Policy, s *timeline.Session) *redactor {
+	if p == redact.Off || p == "" {
+		return &redactor{policy: redact.Off}
+	}
+	var known *redact.Known
+	var tools, queries []string
+	if s != nil {
+		var exs []*exchange.Exchange
+		decoded := map[*exchange.Exchange]*decode.Turn{}
+		seen := map[string]bool{}
+		for _, t := range s.Turns {
+			if t.Exchange == nil || t.Decoded == nil {
+				continue
+			}
+			exs = append(exs, t.Exchange)
+			for _, q := range t.NewSearches {
+				if q.Query != "" {
+					queries = append(queries, q.Query)
+				}
+			}
+			decoded[t.Exchange] = t.Decoded
+			for _, n := range t.Decoded.Catalog {
+				if !seen[n] {
+					seen[n] = true
+					tools = append(tools, n)
+				}
+			}
+			for _, tl := range t.Decoded.Request.Tools {
+				if !seen[tl.Name] {
+					seen[tl.Name] = true
+					tools = append(tools, tl.Name)
+				}
+			}
+		}
+		known = redact.CollectDecoded(exs, func(ex *exchange.Exchange) *decode.Turn { return decoded[ex] })
+	}
+	v := redact.NewValues(p, known, tools)
+	v.KeepQueries(queries)
+	return &redactor{policy: p, v: v}
+}
+
+// on reports whether the redactor removes anything.
+func (r *redactor) on() bool { return r.policy != redact.Off }
+
+// text scrubs one text.
+func (r *redactor) text(s string) string {
+	if !r.on() {
+		return s
+	}
+	return r.v.Text(s)
+}
+
+// lines scrubs the text of every span of ls (a copy; ls is not changed).
+func (r *redactor) lines(ls []view.Line) []view.Line {
+	if !r.on() {
+		return ls
+	}
+	out := make([]view.Line, len(ls))
+	for i, l := range ls {
+		nl := make(view.Line, len(l))
+		for j, sp := range l {
+			nl[j] = view.Span{Text: r.v.Text(sp.Text), Role: sp.Role}
+		}
+		out[i] = nl
+	}
+	return out
+}
+
+// line scrubs one line.
+func (r *redactor) line(l view.Line) view.Line {
+	if !r.on() {
+		return l
+	}
+	return r.lines([]view.Line{l})[0]
+}
+
+// flagged returns t with its flags' details scrubbed as a report's are
+// (quotes replaced by their length): a copy, t is not changed.
+func (r *redactor) flagged(t *timeline.Turn) *timeline.Turn {
+	if !r.on() || len(t.Flags) == 0 {
+		return t
+	}
+	c := *t
+	c.Flags = make([]timeline.Flag, len(t.Flags))
+	for i, f := range t.Flags {
+		f.Detail = r.v.FreeText(f.Detail)
+		c.Flags[i] = f
+	}
+	return &c
+}

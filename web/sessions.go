@@ -1,0 +1,148 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/tsinspect/tsinspect/sessionfiles"
+)
+
+// listingAge is how stale the listing may be when a page asks for it: it
+// is read again (what changed) at most this often.
+const listingAge = time.Second
+
+// sessionsPage is the list of every session.
+func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
+	s.render(w, http.StatusOK, "sessions", "Sessions", nil)
+}
+
+// sessionsData is the sessions page's rows, totals and chart, for the
+// filters of the query: project, since, model, flagged, sort (as
+// 'tsinspect sessions' has them).
+func (s *Server) sessionsData(w http.ResponseWriter, r *http.Request) {
+	v := r.URL.Query()
+	q := query{Project: v.Get("project"), Model: v.Get("model"), Flagged: v.Get("flagged") == "1", Sort: v.Get("sort")}
+	switch q.Sort {
+	case "":
+		q.Sort = "time"
+	case "time", "cost", "flags", "turns":
+	default:
+		jsonError(w, http.StatusBadRequest, fmt.Sprintf("sort %q: want time, cost, flags or turns", q.Sort))
+		return
+	}
+	if since := v.Get("since"); since != "" {
+		from, err := sessionfiles.ParseSince(since, time.Now())
+		if err != nil {
+			jsonError(w, http.StatusBadRequest, fmt.Sprintf("since %q: %v", since, err))
+			return
+		}
+		q.From = from
+	}
+	if _, err := s.list.refresh(r.Context(), listingAge); err != nil {
+		jsonError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	out, err := s.list.view(q)
+	if err != nil {
+		jsonError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, out)
+}
+
+// sessionsEvents tells a sessions page when the listing changed (a new
+// session, one that grew), looking every two seconds while the page is
+// open.
+func (s *Server) sessionsEvents(w http.ResponseWriter, r *http.Request) {
+	send, ok := eventStream(w)
+	if !ok {
+		return
+	}
+	gen, _ := s.list.refresh(r.Context(), listingAge)
+	if send("listing", fmt.Sprintf(`{"gen":%d}`, gen)) != nil {
+		return
+	}
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	beat := time.Now()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+		}
+		g, err := s.list.refresh(r.Context(), listingAge)
+		switch {
+		case err != nil:
+			if send("problem", jsonText(err.Error())) != nil {
+				return
+			}
+		case g != gen:
+			gen = g
+			if send("listing", fmt.Sprintf(`{"gen":%d}`, gen)) != nil {
+				return
+			}
+			beat = time.Now()
+		case time.Since(beat) > 15*time.Second:
+			if send("", "") != nil {
+				return
+			}
+			beat = time.Now()
+		}
+	}
+}
+
+// eventStream starts a stream of server-sent events; send writes one
+// (an empty event is a comment that keeps the connection alive).
+func eventStream(w http.ResponseWriter) (send func(event, data string) error, ok bool) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "tsinspect serve: no streaming on this connection", http.StatusInternalServerError)
+		return nil, false
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	fl.Flush()
+	return func(event, data string) error {
+		var err error
+		if event == "" {
+			_, err = fmt.Fprint(w, ": alive\n\n")
+		} else {
+			_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data)
+		}
+		if err == nil {
+			fl.Flush()
+		}
+		return err
+	}, true
+}
+
+// writeJSON writes v as JSON.
+func writeJSON(w http.ResponseWriter, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		jsonError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(b)
+}
+
+// jsonError writes {"error": msg}.
+func jsonError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `{"error":%s}`, jsonText(msg))
+}
+
+// jsonText is s as a JSON string.
+func jsonText(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

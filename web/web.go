@@ -1,0 +1,229 @@
+// Package web is tsinspect's web view, 'tsinspect serve': every session of
+// a listing (as 'tsinspect sessions' lists them, with their cost per day),
+// one session's turns with the terminal timeline's columns, flags and tabs
+// (package timeline/view draws them; this package only turns its text into
+// HTML), updated as the session is written, and two sessions compared as
+// 'tsinspect diff' compares them. Its pages and scripts are embedded: it
+// needs no network. It only reads, and shows what a report may show unless
+// started unredacted.
+//
+// A page is a handler and a template: a row in Server.routes, and a file
+// in templates/ that defines "content", which the handler renders with
+// Server.render (its title and data); the layout around it (layout.html)
+// says the redaction on every page. A template can write the view's
+// styled text with the "lines" function.
+package web
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/tsinspect/tsinspect/pricing"
+	"github.com/tsinspect/tsinspect/redact"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed assets
+var assetFS embed.FS
+
+// Options say what a Server shows and to whom.
+type Options struct {
+	// Roots are directories of Claude Code sessions (a projects directory,
+	// one project's) or single session files, listed as 'tsinspect
+	// sessions' lists them.
+	Roots []string
+	// Files are capture files (or anything else package source opens),
+	// listed beside the sessions.
+	Files []string
+	// Index is the listing's index file, read at the start and never
+	// written ("" for none): its updates stay in memory.
+	Index string
+	// Prices prices every figure.
+	Prices *pricing.Table
+	// Policy is the redaction of every page (redact.Default unless the
+	// user switched it off).
+	Policy redact.Policy
+	// Addr is the address served, host:port as bound: a request's Host
+	// header must name it (or a name of AllowHosts).
+	Addr       string
+	AllowHosts []string
+	// Token, when set, is required of every request (?token=, a cookie,
+	// or Authorization: Bearer).
+	Token string
+	// Version is tsinspect's.
+	Version string
+}
+
+// Server serves the web view.
+type Server struct {
+	opts   Options
+	ctx    context.Context
+	hosts  *hosts
+	list   *listing
+	open   *openSessions
+	pages  map[string]*template.Template
+	assets http.Handler
+}
+
+// New reads the listing once and returns the server; ctx bounds its life
+// (the sessions it follows are read with it).
+func New(ctx context.Context, opts Options) (*Server, error) {
+	if opts.Prices == nil {
+		return nil, errors.New("web: no price table")
+	}
+	if opts.Policy == "" {
+		opts.Policy = redact.Default
+	}
+	h, err := newHosts(opts.Addr, opts.AllowHosts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, ctx: ctx, hosts: h, list: newListing(&opts),
+		open: &openSessions{ctx: ctx, policy: opts.Policy, m: map[string]*opened{}}}
+	if s.pages, err = parsePages(); err != nil {
+		return nil, err
+	}
+	sub, err := fs.Sub(assetFS, "assets")
+	if err != nil {
+		return nil, fmt.Errorf("web: %w", err)
+	}
+	s.assets = http.StripPrefix("/assets/", http.FileServer(http.FS(sub)))
+	if _, err := s.list.refresh(ctx, 0); err != nil {
+		return nil, fmt.Errorf("web: %w", err)
+	}
+	return s, nil
+}
+
+// Listing says what reading the listing did, the last time.
+func (s *Server) Listing() ScanStats { return s.list.stats() }
+
+// route is one page or endpoint: a pattern of net/http's ServeMux and its
+// handler.
+type route struct {
+	pattern string
+	handler http.HandlerFunc
+}
+
+// routes is every address the server answers.
+func (s *Server) routes() []route {
+	return []route{
+		{"GET /{$}", s.sessionsPage},
+		{"GET /api/sessions", s.sessionsData},
+		{"GET /events/sessions", s.sessionsEvents},
+		{"GET /s/{key}", s.sessionPage},
+		{"GET /s/{key}/turn/{n}", s.sessionPage},
+		{"GET /api/s/{key}/turns", s.turnsData},
+		{"GET /api/s/{key}/turn/{n}/{tab}", s.tabData},
+		{"GET /events/s/{key}", s.sessionEvents},
+		{"GET /compare", s.comparePage},
+		{"GET /assets/", s.assets.ServeHTTP},
+	}
+}
+
+// Handler is the server's handler, every request guarded (see guard).
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	for _, r := range s.routes() {
+		mux.HandleFunc(r.pattern, r.handler)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.message(w, http.StatusNotFound, "Not found", "There is no page at "+r.URL.Path+".")
+	})
+	return s.guard(mux)
+}
+
+// Serve serves on ln until ctx is done, then stops: the pages that are
+// open lose their live updates and the sessions read are let go.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	sweep := time.NewTicker(time.Minute)
+	defer sweep.Stop()
+	defer s.open.closeAll()
+	for {
+		select {
+		case err := <-done:
+			return fmt.Errorf("web: serve: %w", err)
+		case <-sweep.C:
+			s.open.sweep()
+		case <-ctx.Done():
+			stop, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			if err := srv.Shutdown(stop); err != nil {
+				srv.Close()
+			}
+			<-done
+			return nil
+		}
+	}
+}
+
+// page is what every template gets: the page's own data and what the
+// layout says on every page.
+type page struct {
+	Title     string
+	Redaction string
+	Redacted  bool
+	Version   string
+	Data      any
+}
+
+// parsePages parses each page's template with the layout.
+func parsePages() (map[string]*template.Template, error) {
+	names, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, fmt.Errorf("web: templates: %w", err)
+	}
+	pages := map[string]*template.Template{}
+	for _, n := range names {
+		base := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
+		if base == "layout" {
+			continue
+		}
+		t, err := template.New("layout.html").Funcs(template.FuncMap{"lines": linesHTML, "diffclass": diffClass}).ParseFS(templateFS, "templates/layout.html", n)
+		if err != nil {
+			return nil, fmt.Errorf("web: template %s: %w", n, err)
+		}
+		pages[base] = t
+	}
+	return pages, nil
+}
+
+// render writes a page.
+func (s *Server) render(w http.ResponseWriter, status int, name, title string, data any) {
+	p := page{Title: title, Redaction: s.redaction(), Redacted: s.opts.Policy != redact.Off, Version: s.opts.Version, Data: data}
+	var b strings.Builder
+	if err := s.pages[name].Execute(&b, p); err != nil {
+		http.Error(w, "tsinspect serve: page "+name+": "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	fmt.Fprint(w, b.String())
+}
+
+// message writes a page that says one thing (an error, a page not found).
+func (s *Server) message(w http.ResponseWriter, status int, title, text string) {
+	s.render(w, status, "message", title, text)
+}
+
+// redaction says on every page what was removed.
+func (s *Server) redaction() string {
+	if s.opts.Policy == redact.Off {
+		return "Not redacted (--redact off): these pages show what was said, paths, e-mail addresses, identifiers and secrets as recorded."
+	}
+	return redact.Describe(s.opts.Policy) + " The conversation and the raw exchanges are left out: --redact off shows them."
+}
