@@ -237,7 +237,8 @@ func mdEscape(s string) string {
 	return strings.NewReplacer("*", `\*`, "_", `\_`).Replace(s)
 }
 
-// htmlPage is the advice as one self-contained page.
+// htmlPage is the advice as one self-contained page; its "body" is the
+// advice alone, for a page of another's (the web view's).
 var htmlPage = template.Must(template.New("advice").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Advice from {{.R.Sessions}} sessions</title>
 <style>
@@ -247,7 +248,8 @@ h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em;border-bottom:1px solid 
 .advice.cost{border-color:#c84}.head{font-weight:600}.fig{color:#444}.ev code{background:#eee;padding:0 .2em}
 .note{color:#666}
 </style></head><body>
-<h1>Advice</h1>
+{{template "body" .}}</body></html>
+{{define "body"}}<h1>Advice</h1>
 <p>{{.R.Summary}} A piece of advice rests on at least {{.R.MinSessions}} sessions.{{if .Redaction}} {{.Redaction}}{{end}}</p>
 {{range .R.Notes}}<p class="note">{{.}}.</p>{{end}}
 {{if not .R.Advice}}<p>No pattern shows in {{.R.MinSessions}} sessions or more.</p>{{end}}
@@ -260,12 +262,22 @@ h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em;border-bottom:1px solid 
 <div class="ev">Evidence: {{range $i, $e := .A.Evidence}}{{if $i}}, {{end}}<code>{{$e.OpenCommand}}</code>{{end}}</div>
 </div>{{end}}{{end}}
 {{if .R.LeftOut}}<h2>Left out</h2><ul>{{range .R.LeftOut}}<li>{{.Subject}} ({{.Kind}}): {{.Reason}}</li>{{end}}</ul>{{end}}
-</body></html>
-`))
+{{end}}`))
 
 // WriteHTML writes the advice as one self-contained HTML page; redaction,
 // when not "", says how it was redacted.
 func (r *Result) WriteHTML(w io.Writer, redaction string) error {
+	return r.writeHTML(w, "advice", redaction)
+}
+
+// WriteHTMLBody writes the advice as WriteHTML does, without the page
+// around it: for a page of another's, which says how it was redacted.
+func (r *Result) WriteHTMLBody(w io.Writer) error {
+	return r.writeHTML(w, "body", "")
+}
+
+// writeHTML executes the template name of htmlPage over r.
+func (r *Result) writeHTML(w io.Writer, name, redaction string) error {
 	type item struct {
 		A     Advice
 		Costs bool
@@ -282,7 +294,7 @@ func (r *Result) WriteHTML(w io.Writer, redaction string) error {
 		k := &kinds[len(kinds)-1]
 		k.Advice = append(k.Advice, item{A: a, Costs: Costs(a.Kind)})
 	}
-	if err := htmlPage.Execute(w, map[string]any{"R": r, "Kinds": kinds, "Redaction": redaction}); err != nil {
+	if err := htmlPage.ExecuteTemplate(w, name, map[string]any{"R": r, "Kinds": kinds, "Redaction": redaction}); err != nil {
 		return fmt.Errorf("advice: write html: %w", err)
 	}
 	return nil

@@ -122,8 +122,10 @@ func projectName(text string) string {
 type Options struct {
 	// Prices prices the facts.
 	Prices *pricing.Table
-	// Cache is the cache file ("" for none); see CachePath.
-	Cache string
+	// Cache is the cache file ("" for none); see CachePath. With
+	// ReadOnly it is read and never written (the web view writes nothing).
+	Cache    string
+	ReadOnly bool
 	// Workers is how many sessions are read at once (0: one per CPU).
 	Workers int
 	// Progress, when set, is called after each session read or taken
@@ -305,7 +307,7 @@ func Read(items []Item, o Options) ([]*advice.Facts, Stats, error) {
 		}
 	}
 	sort.Strings(st.Warnings)
-	if o.Cache != "" && changed {
+	if o.Cache != "" && changed && !o.ReadOnly {
 		if err := c.save(o.Cache); err != nil {
 			return kept, st, err
 		}

@@ -73,6 +73,7 @@ type Server struct {
 	open   *openSessions
 	pages  map[string]*template.Template
 	assets http.Handler
+	advice advising
 }
 
 // New reads the listing once and returns the server; ctx bounds its life
@@ -126,6 +127,7 @@ func (s *Server) routes() []route {
 		{"GET /api/s/{key}/turn/{n}/{tab}", s.tabData},
 		{"GET /events/s/{key}", s.sessionEvents},
 		{"GET /compare", s.comparePage},
+		{"GET /advice", s.advicePage},
 		{"GET /assets/", s.assets.ServeHTTP},
 	}
 }

@@ -455,3 +455,48 @@ func TestCompare(t *testing.T) {
 		t.Errorf("compare with nothing: %d", code)
 	}
 }
+
+// TestAdvicePage: the advice page reads the sessions served in the
+// background, says how far it got meanwhile, then shows the advice
+// across them as 'tsinspect advise' gives it, redacted; it writes nothing
+// (the facts cache is read, never written).
+func TestAdvicePage(t *testing.T) {
+	dir, capture := fixture(t)
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	s := serve(t, web.Options{Roots: []string{dir}, Files: []string{capture}})
+	deadline := time.Now().Add(60 * time.Second)
+	var body string
+	for {
+		code, b, _ := get(t, s, "GET", "/advice", "")
+		if code != http.StatusOK {
+			t.Fatalf("GET /advice: %d %s", code, b)
+		}
+		body = b
+		if !strings.Contains(b, "advice-progress") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the advice was not read within 60 s: %s", b)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, want := range []string{"<h1>Advice</h1>", "6 sessions", "rests on at least 3 sessions", `href="/advice"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the advice page lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "error") {
+		t.Errorf("the advice page says an error:\n%s", body)
+	}
+	var files []string
+	filepath.WalkDir(cache, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if len(files) != 0 {
+		t.Errorf("serve wrote %v", files)
+	}
+}
