@@ -183,55 +183,37 @@ func queryKey(q string) string {
 
 // topTerms lists the terms that missed most often, most first.
 func topTerms(m map[string]int, n int) []string {
-	type tc struct {
-		t string
-		c int
+	ts := byCount(m)
+	return ts[:min(n, len(ts))]
+}
+
+// byCount lists the keys of m, the highest count first, then by name.
+func byCount(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
 	}
-	var ts []tc
-	for t, c := range m {
-		ts = append(ts, tc{t, c})
-	}
-	sort.Slice(ts, func(i, j int) bool {
-		if ts[i].c != ts[j].c {
-			return ts[i].c > ts[j].c
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
 		}
-		return ts[i].t < ts[j].t
+		return keys[i] < keys[j]
 	})
-	var out []string
-	for i, x := range ts {
-		if i == n {
-			break
-		}
-		out = append(out, x.t)
-	}
-	return out
+	return keys
 }
 
 // topQueries lists the commonest queries with their counts.
 func topQueries(m map[string]int, n int) string {
-	type qc struct {
-		q string
-		c int
-	}
-	var qs []qc
-	for q, c := range m {
-		qs = append(qs, qc{q, c})
-	}
-	sort.Slice(qs, func(i, j int) bool {
-		if qs[i].c != qs[j].c {
-			return qs[i].c > qs[j].c
-		}
-		return qs[i].q < qs[j].q
-	})
+	qs := byCount(m)
 	var out []string
 	for i, x := range qs {
 		if i == n {
 			out = append(out, fmt.Sprintf("%d more", len(qs)-n))
 			break
 		}
-		s := fmt.Sprintf("%q", x.q)
-		if x.c > 1 {
-			s += fmt.Sprintf(" ×%d", x.c)
+		s := fmt.Sprintf("%q", x)
+		if m[x] > 1 {
+			s += fmt.Sprintf(" ×%d", m[x])
 		}
 		out = append(out, s)
 	}
