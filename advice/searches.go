@@ -2,6 +2,8 @@ package advice
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -38,11 +40,7 @@ func (a *adviser) searchMisses() {
 			g.hits[f] = append(g.hits[f], q)
 		}
 	}
-	keys := make([]string, 0, len(groups))
-	for k := range groups {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(groups))
 	for _, k := range keys {
 		g := groups[k]
 		subject := g.wanted
@@ -251,11 +249,7 @@ func (a *adviser) blindCalls() {
 			g.releases[rel]++
 		}
 	}
-	toolNames := make([]string, 0, len(groups))
-	for t := range groups {
-		toolNames = append(toolNames, t)
-	}
-	sort.Strings(toolNames)
+	toolNames := slices.Sorted(maps.Keys(groups))
 	for _, tool := range toolNames {
 		g := groups[tool]
 		if !a.enough(KindBlindCalls, tool, len(g.hits)) {
@@ -285,11 +279,7 @@ func (a *adviser) blindCalls() {
 			}
 			ev = append(ev, e)
 		}
-		var rels []string
-		for r := range g.releases {
-			rels = append(rels, r)
-		}
-		sort.Strings(rels)
+		rels := slices.Sorted(maps.Keys(g.releases))
 		var byRel []string
 		for _, r := range rels {
 			byRel = append(byRel, fmt.Sprintf("%s: %d", r, g.releases[r]))
@@ -390,11 +380,7 @@ func (a *adviser) cacheBreaks() {
 			g.n++
 		}
 	}
-	causes := make([]string, 0, len(groups))
-	for c := range groups {
-		causes = append(causes, c)
-	}
-	sort.Strings(causes)
+	causes := slices.Sorted(maps.Keys(groups))
 	for _, cause := range causes {
 		g := groups[cause]
 		if !a.enough(KindCacheBreaks, cause, len(g.hits)) {
