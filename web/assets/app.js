@@ -24,6 +24,22 @@
     return body;
   }
 
+  // oneAtATime wraps an async loader so that one call runs at a time: a
+  // call made while one runs is folded into a single rerun after it.
+  function oneAtATime(run) {
+    let running = false, again = false;
+    return async function go() {
+      if (running) { again = true; return; }
+      running = true;
+      try {
+        await run();
+      } finally {
+        running = false;
+        if (again) { again = false; go(); }
+      }
+    };
+  }
+
   // VList is a list of rows of one height of which only those in view
   // (and a few around) are in the page: a list of 10,000 rows costs what
   // a screenful does.
@@ -154,17 +170,7 @@
       return q;
     }
 
-    let loading = false, again = false;
-    async function load() {
-      if (loading) { again = true; return; }
-      loading = true;
-      try {
-        await loadNow();
-      } finally {
-        loading = false;
-        if (again) { again = false; load(); }
-      }
-    }
+    const load = oneAtATime(() => loadNow());
 
     async function loadNow() {
       const q = query();
@@ -350,17 +356,7 @@
       list.setCount(visible.length);
     }
 
-    let loading = false, again = false;
-    async function load() {
-      if (loading) { again = true; return; }
-      loading = true;
-      try {
-        await loadNow();
-      } finally {
-        loading = false;
-        if (again) { again = false; load(); }
-      }
-    }
+    const load = oneAtATime(() => loadNow());
 
     async function loadNow() {
       const problem = $("#problem", root);
