@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
+	"time"
 )
 
 // TestResumeAgreesWithReadingWhole grows real session files (the main
@@ -93,5 +95,80 @@ func TestResumeAgreesWithReadingWhole(t *testing.T) {
 	b, _ := json.Marshal(fresh)
 	if st.Resumed != 0 || !bytes.Equal(a, b) {
 		t.Errorf("replaced file: %d resumed;\n%s\n%s", st.Resumed, a, b)
+	}
+}
+
+// TestResumeAgreesOnPublicFiles grows every public session of real work
+// (source/testdata/public: progress records in the chain, parallel
+// results, compactions, subagents) in a dozen steps, touches it, and
+// lists it after each step with the index: the listing that goes on from
+// the index is what reading the files whole gives, and so is the listing
+// of a file touched without a change.
+func TestResumeAgreesOnPublicFiles(t *testing.T) {
+	mains, _ := filepath.Glob(filepath.Join("..", "source", "testdata", "public", "*", "*.jsonl"))
+	if len(mains) == 0 {
+		t.Fatal("no public session files")
+	}
+	for _, main := range mains {
+		src := filepath.Dir(main)
+		subs, _ := filepath.Glob(filepath.Join(src, "*", "subagents", "*.jsonl"))
+		files := append([]string{main}, subs...)
+		t.Run(filepath.Base(src), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "projects", "p")
+			dst := func(f string) string { r, _ := filepath.Rel(src, f); return filepath.Join(dir, r) }
+			whole := map[string][]byte{}
+			for _, f := range files {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				whole[f] = b
+				os.MkdirAll(filepath.Dir(dst(f)), 0o700)
+				os.WriteFile(dst(f), nil, 0o600)
+			}
+			ix := LoadIndex(filepath.Join(t.TempDir(), "index.gob"))
+			check := func(what string) {
+				t.Helper()
+				es, err := List(filepath.Dir(dir))
+				if err != nil || len(es) != 1 {
+					t.Fatalf("%s: list: %v %d", what, err, len(es))
+				}
+				sums, _ := Scan(es, ix, nil)
+				fresh, err := Summarize(es[0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				a, _ := json.Marshal(sums[0])
+				b, _ := json.Marshal(fresh)
+				if !bytes.Equal(a, b) {
+					t.Fatalf("%s: from the index\n%s\nread whole\n%s", what, a, b)
+				}
+			}
+			const steps = 12
+			for step := 1; step <= steps; step++ {
+				for _, f := range files {
+					n := len(whole[f]) * step / steps
+					if step < steps {
+						// Up to the end of a line, and now and then half the next.
+						if i := bytes.IndexByte(whole[f][n:], '\n'); i >= 0 {
+							n += i + 1
+							if step%3 == 0 {
+								if j := bytes.IndexByte(whole[f][n:], '\n'); j > 4 {
+									n += j / 2
+								}
+							}
+						}
+					}
+					os.WriteFile(dst(f), whole[f][:n], 0o600)
+				}
+				check("step " + strconv.Itoa(step))
+			}
+			later := time.Now().Add(time.Minute)
+			for _, f := range files {
+				os.Chtimes(dst(f), later, later)
+			}
+			check("touched")
+			check("listed again")
+		})
 	}
 }

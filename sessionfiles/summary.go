@@ -170,7 +170,7 @@ func summarize(e Entry, from *Resume, keep bool) (s *Summary, res *Resume, resum
 				s.Cwd = r.Cwd
 			}
 			s.note(r.Timestamp, r.Version)
-			if res != nil && logged(r.Type) && len(res.Log) < maxResumeLog {
+			if res != nil && logged(&r) && len(res.Log) < maxResumeLog {
 				i, ok := fileIndex[p]
 				if !ok {
 					i = len(res.Files)
@@ -209,13 +209,15 @@ func summarize(e Entry, from *Resume, keep bool) (s *Summary, res *Resume, resum
 	return s, res, resumed, nil
 }
 
-// logged reports whether the transcript reads records of type t.
-func logged(t string) bool {
-	switch t {
+// logged reports whether the transcript reads r: a record of a type it
+// reads, or any record that is a link of the chain (progress records and
+// others with a UUID, which later records may name as their parent).
+func logged(r *record) bool {
+	switch r.Type {
 	case "user", "assistant", "attachment", "system", "api-request":
 		return true
 	}
-	return false
+	return r.UUID != "" && r.ParentUUID.Set
 }
 
 func timeOf(ns int64) time.Time {

@@ -60,6 +60,18 @@ type tnode struct {
 	role   string
 	asst   string
 	runMsg int32
+	// prevAsst is the ID of the assistant message the open user message
+	// answers: the results of its calls go to the API in that message,
+	// wherever their records hang (see withSideResults).
+	prevAsst string
+	// asstNode is the node of that assistant message's last record before
+	// the open user message; held the user content (tool results, as
+	// blocks and as results) written between records of one answer
+	// (Claude Code runs a call while the answer still streams), which goes
+	// to the API at the start of the user message after the whole answer.
+	asstNode    *tnode
+	held        [][]byte
+	heldResults []tresult
 	// catalog and loaded are the deferred tools announced, and loaded by
 	// a tool_reference, since the conversation (or its last compaction)
 	// began; restored those a compaction kept loaded.
@@ -123,6 +135,21 @@ type transcript struct {
 	answers map[string]*request
 	records map[string]*request
 	calls   map[string]string // tool_use ID -> tool name
+	// callsOf are the tool_use IDs of each answer (by message ID), in
+	// order; resultRec the user record that holds each call's result.
+	callsOf   map[string][]string
+	resultRec map[string]*resultRecord
+	// times are the records' times by UUID: a request made from the
+	// transcript was sent at the time of the record it continues.
+	times map[string]time.Time
+	// merged are the nodes made by withSideResults, by the node they
+	// were made from.
+	merged map[*tnode]mergedNode
+	// asstBlocks are each answer's content blocks as read, by message ID,
+	// and whole the nodes of answers with blocks on side branches made
+	// whole (when requests are rebuilt).
+	asstBlocks map[string][][]byte
+	whole      map[*tnode]*tnode
 	// searches are the ToolSearch calls whose result was not read yet.
 	searches map[string]bool
 	// counted are the tool_use IDs whose result a request carried.
@@ -149,6 +176,14 @@ type transcript struct {
 	round   int
 }
 
+// resultRecord is a user record holding tool results: its blocks (when
+// requests are rebuilt), its results and its time.
+type resultRecord struct {
+	blocks  [][]byte
+	results []tresult
+	at      time.Time
+}
+
 // waitingRecord is a record read before its parent.
 type waitingRecord struct {
 	r     *record
@@ -159,7 +194,9 @@ type waitingRecord struct {
 func newTranscript(add func([]byte) int32) *transcript {
 	return &transcript{root: &tnode{runMsg: -1}, add: add, nodes: map[string]*tnode{}, tip: map[string]*tnode{}, last: map[string]*request{}, clock: map[string]time.Time{}, fileSeq: map[string]int{},
 		answers: map[string]*request{}, records: map[string]*request{}, calls: map[string]string{},
-		counted: map[string]bool{}, seen: map[string]bool{}, searches: map[string]bool{}, waiting: map[string][]waitingRecord{}}
+		counted: map[string]bool{}, seen: map[string]bool{}, searches: map[string]bool{}, waiting: map[string][]waitingRecord{},
+		callsOf: map[string][]string{}, resultRec: map[string]*resultRecord{}, times: map[string]time.Time{}, merged: map[*tnode]mergedNode{},
+		asstBlocks: map[string][][]byte{}, whole: map[*tnode]*tnode{}}
 }
 
 // parentOf is the node a record continues: the one its parentUuid names,
@@ -205,36 +242,69 @@ func (tr *transcript) record(r *record, file string) {
 
 // endRound ends a round of reading (a file read whole, or what a
 // followed file appended): records that waited a whole round for a parent
-// that never came are read as they are (their chain starts afresh). With
-// all true every waiting record is.
+// that never came are read as they are (their chain starts afresh: a
+// file whose first record names a parent outside it, a resumed or cut
+// file), and the records waiting for them in turn follow them as their
+// children. With all true every waiting record is.
 func (tr *transcript) endRound(all bool) {
 	for len(tr.waiting) > 0 {
-		var ready []waitingRecord
-		for p, ws := range tr.waiting {
-			var keep []waitingRecord
-			for _, w := range ws {
-				if all || w.round < tr.round {
-					ready = append(ready, w)
-				} else {
-					keep = append(keep, w)
-				}
-			}
-			if len(keep) == 0 {
-				delete(tr.waiting, p)
-			} else {
-				tr.waiting[p] = keep
-			}
+		ready := tr.readyWaiting(all, true)
+		if len(ready) == 0 {
+			// Records waiting for one another (a loop of parents): each
+			// starts afresh.
+			ready = tr.readyWaiting(all, false)
 		}
 		if len(ready) == 0 {
 			break
 		}
 		sort.SliceStable(ready, func(i, j int) bool { return ready[i].r.Timestamp < ready[j].r.Timestamp })
 		for _, w := range ready {
+			if w.r.UUID != "" && tr.seen[w.r.UUID] {
+				tr.dups++
+				continue
+			}
 			w.r.ParentUUID = parentRef{Set: true}
 			tr.record(w.r, w.file)
 		}
 	}
 	tr.round++
+}
+
+// readyWaiting takes out of tr.waiting the records to read as they are:
+// those that waited a whole round (every one with all), and with roots
+// only those whose parent is not itself waiting (it will bring them).
+func (tr *transcript) readyWaiting(all, roots bool) []waitingRecord {
+	var waitingUUID map[string]bool
+	if roots {
+		waitingUUID = map[string]bool{}
+		for _, ws := range tr.waiting {
+			for _, w := range ws {
+				if w.r.UUID != "" {
+					waitingUUID[w.r.UUID] = true
+				}
+			}
+		}
+	}
+	var ready []waitingRecord
+	for p, ws := range tr.waiting {
+		if waitingUUID[p] {
+			continue
+		}
+		var keep []waitingRecord
+		for _, w := range ws {
+			if all || w.round < tr.round {
+				ready = append(ready, w)
+			} else {
+				keep = append(keep, w)
+			}
+		}
+		if len(keep) == 0 {
+			delete(tr.waiting, p)
+		} else {
+			tr.waiting[p] = keep
+		}
+	}
+	return ready
 }
 
 // read reads one record of file whose parent (if any) was read.
@@ -250,6 +320,9 @@ func (tr *transcript) read(r *record, file string) {
 			return
 		}
 		tr.seen[r.UUID] = true
+		if at := parseTime(r.Timestamp); !at.IsZero() {
+			tr.times[r.UUID] = at
+		}
 	}
 	switch r.Type {
 	case "api-request":
@@ -259,12 +332,18 @@ func (tr *transcript) read(r *record, file string) {
 			}
 			return
 		}
-		q := &request{rec: r, file: file, at: parseTime(r.Timestamp), from: tr.tip[file]}
+		q := &request{rec: r, file: file, at: parseTime(r.Timestamp), from: tr.withSideResults(tr.tip[file])}
 		tr.records[r.ID] = q
 		tr.newRequest(q)
 		return
 	case "user", "assistant", "attachment", "system":
 	default:
+		// Every other record of the chain (progress of a tool, a hook or a
+		// subagent, and types of newer releases) is a link of it: the
+		// records after it continue the conversation through it.
+		if r.UUID != "" && r.ParentUUID.Set {
+			tr.nodes[r.UUID] = tr.parentOf(r, file)
+		}
 		return
 	}
 	parent := tr.parentOf(r, file)
@@ -314,10 +393,7 @@ func (tr *transcript) newRequest(q *request) {
 // record r tells of.
 func (tr *transcript) madeRequest(n *tnode, file string, r *record) *request {
 	tr.made++
-	at := tr.clock[file]
-	if at.IsZero() {
-		at = parseTime(r.Timestamp)
-	}
+	at := tr.sentAt(n, r, file)
 	rec := &record{ID: transcriptIDTag + strconv.Itoa(tr.made), Timestamp: r.Timestamp, Version: r.Version, SessionID: r.SessionID}
 	if r.IsSidechain || r.AgentID != "" {
 		// A subagent's request, as Claude Code names their query source.
@@ -350,7 +426,7 @@ func (tr *transcript) user(r *record, parent *tnode, file string) *tnode {
 		if q := tr.last[file]; q != nil && q.rec != nil && !q.transcript && len(q.answer) == 0 && q.errRec == nil && !q.empty {
 			q.empty = true
 		} else if parent != tr.root {
-			q := tr.madeRequest(parent, file, r)
+			q := tr.madeRequest(tr.withSideResults(parent), file, r)
 			q.empty = true
 			tr.newRequest(q)
 		}
@@ -366,7 +442,156 @@ func (tr *transcript) user(r *record, parent *tnode, file string) *tnode {
 	if tr.add != nil {
 		blocks = rawBlocks(m.Content)
 	}
+	if len(results) > 0 {
+		rr := &resultRecord{blocks: blocks, results: results, at: parseTime(r.Timestamp)}
+		for _, res := range results {
+			if tr.resultRec[res.id] == nil {
+				tr.resultRec[res.id] = rr
+			}
+		}
+	}
 	return tr.userContent(parent, blocks, results)
+}
+
+// withSideResults is n with the results of every call of the answer its
+// open user message answers, wherever their records hang: Claude Code
+// writes the results of parallel calls as records of their own, each
+// under its own tool_use record (or under one another), and continues
+// from one of them, but sends them all in one user message. n itself when
+// nothing is missing.
+func (tr *transcript) withSideResults(n *tnode) *tnode {
+	if n == nil || n.role != "user" || n.prevAsst == "" {
+		return n
+	}
+	calls := tr.callsOf[n.prevAsst]
+	have := make(map[string]bool, len(n.results))
+	for _, res := range n.results {
+		have[res.id] = true
+	}
+	var side []*resultRecord
+	for _, id := range calls {
+		if rr := tr.resultRec[id]; rr != nil && !have[id] && !slices.Contains(side, rr) {
+			side = append(side, rr)
+		}
+	}
+	if len(side) == 0 {
+		return n
+	}
+	if c, ok := tr.merged[n]; ok && c.side == len(side) {
+		// The same state as before: requests sent from it are told apart
+		// by the node they were sent from.
+		return c.node
+	}
+	m := *n
+	m.runMsg = -1
+	m.results = slices.Clip(n.results)
+	var blocks [][]byte
+	for _, rr := range side {
+		for _, res := range rr.results {
+			if have[res.id] {
+				continue
+			}
+			have[res.id] = true
+			m.results = append(m.results, res)
+			if len(res.refs) > 0 {
+				m.loaded = cloneSet(m.loaded)
+				for _, name := range res.refs {
+					m.loaded[name] = true
+				}
+			}
+		}
+		if rr.at.After(m.at) {
+			m.at = rr.at
+		}
+		blocks = append(blocks, rr.blocks...)
+	}
+	if tr.add != nil {
+		m.run = resultsInCallOrder(append(slices.Clip(n.run), blocks...), calls)
+	}
+	tr.merged[n] = mergedNode{node: &m, side: len(side)}
+	return &m
+}
+
+// wholeAnswer is n, an assistant message's node, with every block of its
+// answer read so far: records of one answer may hang on side branches
+// (a call whose result the next answer does not continue from), but the
+// API got the answer whole. n itself when its chain holds them all.
+func (tr *transcript) wholeAnswer(n *tnode) *tnode {
+	if n.role != "assistant" || n.asst == "" {
+		return n
+	}
+	all := tr.asstBlocks[n.asst]
+	if len(all) <= len(n.run) {
+		return n
+	}
+	if w := tr.whole[n]; w != nil && len(w.run) == len(all) {
+		return w
+	}
+	w := *n
+	w.run, w.runMsg = slices.Clip(all), -1
+	tr.whole[n] = &w
+	return &w
+}
+
+// mergedNode is a node with the results of side branches (withSideResults)
+// and how many records of them it holds.
+type mergedNode struct {
+	node *tnode
+	side int
+}
+
+// resultsInCallOrder is blocks with the tool results first, in the order
+// of the calls they answer, each once, and then the other blocks.
+func resultsInCallOrder(blocks [][]byte, calls []string) [][]byte {
+	order := make(map[string]int, len(calls))
+	for i, id := range calls {
+		order[id] = i
+	}
+	byCall := make([][]byte, len(calls))
+	var others [][]byte
+	for _, b := range blocks {
+		var head struct {
+			Type      string `json:"type"`
+			ToolUseID string `json:"tool_use_id"`
+		}
+		if json.Unmarshal(b, &head) == nil && head.Type == "tool_result" {
+			if i, ok := order[head.ToolUseID]; ok {
+				if byCall[i] == nil {
+					byCall[i] = b
+				}
+				continue
+			}
+		}
+		others = append(others, b)
+	}
+	out := make([][]byte, 0, len(blocks))
+	for _, b := range byCall {
+		if b != nil {
+			out = append(out, b)
+		}
+	}
+	return append(out, others...)
+}
+
+// sentAt is when a request made from the transcript, sent from n, was
+// sent: the time of the record it continues (the last of its chain, or
+// of the results gathered from side branches), else that of r, the record
+// that tells of it, else the file's latest time.
+func (tr *transcript) sentAt(n *tnode, r *record, file string) time.Time {
+	at := time.Time{}
+	if p := r.ParentUUID.UUID; p != "" {
+		at = tr.times[p]
+	}
+	if n != nil && n.at.After(at) && !at.IsZero() {
+		at = n.at
+	}
+	if at.IsZero() {
+		at = parseTime(r.Timestamp)
+	}
+	if at.IsZero() {
+		at = tr.clock[file]
+	}
+	return at
 }
 
 // rawBlocks is a message's content as blocks, as written: a string is one
@@ -438,11 +663,17 @@ func (tr *transcript) open(parent *tnode, role, asst string) *tnode {
 		return &n
 	}
 	if parent.role != "" && tr.add != nil {
-		n.msgs = n.msgs.push(parent)
+		n.msgs = n.msgs.push(tr.wholeAnswer(parent))
 	}
 	n.run, n.role, n.asst, n.runMsg = nil, role, asst, -1
 	if role == "user" {
-		n.results = nil
+		n.results, n.prevAsst, n.asstNode = nil, "", nil
+		if parent.role == "assistant" {
+			n.prevAsst, n.asstNode = parent.asst, parent
+			// What was held while the answer streamed opens the message.
+			n.run, n.results = parent.held, parent.heldResults
+		}
+		n.held, n.heldResults = nil, nil
 	}
 	return &n
 }
@@ -510,6 +741,7 @@ func (tr *transcript) assistant(r *record, parent *tnode, file string) *tnode {
 		if !r.IsAPIErrorMessage {
 			return parent
 		}
+		parent = tr.withSideResults(parent)
 		switch q := tr.last[file]; {
 		case q != nil && !q.transcript && len(q.answer) == 0 && q.errRec == nil && !q.empty:
 			q.errRec, q.synthetic = r, true // its request record
@@ -521,8 +753,26 @@ func (tr *transcript) assistant(r *record, parent *tnode, file string) *tnode {
 		}
 		return parent
 	}
+	if m.id != "" && parent.role == "user" && parent.prevAsst == m.id && parent.asstNode != nil {
+		// More of an answer after the results of its first calls: one
+		// assistant message, the results held for the user message after
+		// it.
+		base := *parent.asstNode
+		base.held = append(slices.Clip(base.held), parent.run...)
+		base.heldResults = append(slices.Clip(base.heldResults), parent.results...)
+		base.loaded, base.catalog, base.restored, base.at = parent.loaded, parent.catalog, parent.restored, parent.at
+		parent = &base
+	} else if m.id != "" && tr.answers[m.id] == nil {
+		parent = tr.withSideResults(parent)
+	}
+	if tr.add != nil && m.id != "" {
+		tr.asstBlocks[m.id] = append(tr.asstBlocks[m.id], m.content...)
+	}
 	for _, b := range m.blocks {
 		if b.typ == "tool_use" && b.id != "" {
+			if _, ok := tr.calls[b.id]; !ok && m.id != "" {
+				tr.callsOf[m.id] = append(tr.callsOf[m.id], b.id)
+			}
 			tr.calls[b.id] = b.name
 			if b.name == searchToolName || b.name == mcpSearchToolName {
 				tr.searches[b.id] = true
@@ -627,7 +877,7 @@ func (tr *transcript) system(r *record, parent *tnode, file string) *tnode {
 			q.errRec = r
 			return parent
 		}
-		q := tr.madeRequest(parent, file, r)
+		q := tr.madeRequest(tr.withSideResults(parent), file, r)
 		q.errRec = r
 		tr.newRequest(q)
 	}
