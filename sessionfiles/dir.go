@@ -40,7 +40,11 @@ type Entry struct {
 	Size    int64  // the main file's size, with its subagents' files
 	ModTime time.Time
 	Agents  []string
-	legacy  []Entry // Claude Code 2.0's subagent files, while listing
+	// SubagentsOnly: the main file is absent and only the subagents'
+	// files (<id>/subagents/agent-*.jsonl) are there; Path names the
+	// main file as it would be.
+	SubagentsOnly bool
+	legacy        []Entry // Claude Code 2.0's subagent files, while listing
 	// Passed names the newer sessions Resolve passed over for "latest"
 	// because they could not be read.
 	Passed []Problem
@@ -156,6 +160,31 @@ func Find(root string) (Listing, error) {
 		}
 		e.legacy = nil
 		sort.Strings(e.Agents)
+	}
+	// A session whose main file is gone (or was never kept) and whose
+	// subagents' files are there is listed from those.
+	have := map[string]bool{}
+	for _, e := range out {
+		have[strings.TrimSuffix(e.Path, ".jsonl")] = true
+	}
+	var orphans []string
+	for dir := range w.agents {
+		if !have[dir] {
+			orphans = append(orphans, dir)
+		}
+	}
+	sort.Strings(orphans)
+	for _, dir := range orphans {
+		e := Entry{ID: filepath.Base(dir), Path: dir + ".jsonl", Project: filepath.Base(filepath.Dir(dir)), SubagentsOnly: true}
+		for _, a := range w.agents[dir] {
+			e.Agents = append(e.Agents, filepath.Join(dir, "subagents", a.Name()))
+			e.Size += a.Size()
+			if a.ModTime().After(e.ModTime) {
+				e.ModTime = a.ModTime()
+			}
+		}
+		sort.Strings(e.Agents)
+		out = append(out, e)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ModTime.After(out[j].ModTime) })
 	return Listing{Entries: out, Skipped: w.skipped}, nil
@@ -283,6 +312,12 @@ func entryOf(p string, info fs.FileInfo) Entry {
 		}
 	}
 	return e
+}
+
+// mainAbsent reports whether the main file at path is absent while
+// subagents' files are there: a session kept as its subagents' files.
+func mainAbsent(agents []string, err error) bool {
+	return len(agents) > 0 && errors.Is(err, fs.ErrNotExist)
 }
 
 // agentFiles are the subagents' files of the session whose main file is
@@ -432,6 +467,10 @@ const (
 // or a device).
 func Recognise(path string) error {
 	f, _, err := openRegular(path)
+	if agents := agentFiles(path); err != nil && mainAbsent(agents, err) {
+		// A session kept as its subagents' files alone.
+		return Recognise(agents[0])
+	}
 	if err != nil {
 		return err
 	}

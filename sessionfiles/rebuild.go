@@ -33,6 +33,9 @@ type Session struct {
 	ID     string
 	Path   string
 	Agents []string
+	// SubagentsOnly: the main file is absent, and the session is read
+	// from its subagents' files alone.
+	SubagentsOnly bool
 	// Requests reports whether the files hold the request records
 	// (Claude Code 2.1.300 and later); without them only the transcript
 	// can be read.

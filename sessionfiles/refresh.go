@@ -109,6 +109,13 @@ func (s *Session) Refresh() (from int, err error) {
 		}
 		sc, info, err := scanFileFrom(p, f.read.at, s.rd.limit)
 		if err != nil {
+			if p == s.Path && f.read.info == nil && mainAbsent(s.Agents, err) {
+				if !s.SubagentsOnly {
+					s.SubagentsOnly = true
+					s.problem(Problem{File: p, What: "absent: the session is read from its subagents' files alone"})
+				}
+				continue
+			}
 			if p == s.Path && f.read.info == nil {
 				return 0, fmt.Errorf("read session: %w", err)
 			}

@@ -51,6 +51,9 @@ type Summary struct {
 	// FirstUsageProblem says the first: the cost counts what could be.
 	UsageProblems     int    `json:"usage_problems,omitempty"`
 	FirstUsageProblem string `json:"first_usage_problem,omitempty"`
+	// SubagentsOnly: the main file is absent; the session is read from
+	// its subagents' files alone.
+	SubagentsOnly bool `json:"subagents_only,omitempty"`
 }
 
 // TurnUsage is one answer's final usage.
@@ -132,6 +135,10 @@ func summarize(e Entry, from *Resume, keep bool) (s *Summary, res *Resume, resum
 		mark := marks[p]
 		data, err := readFrom(p, mark.Offset)
 		if err != nil {
+			if fi == 0 && mainAbsent(e.Agents, err) {
+				s.SubagentsOnly = true
+				continue
+			}
 			if fi == 0 {
 				return nil, nil, false, err
 			}

@@ -97,8 +97,17 @@ func SessionCells(r sessionfiles.Row) []string {
 		version += "*"
 	}
 	return []string{r.ID, orDash(project(r)), r.Start.Local().Format("2006-01-02 15:04"), duration(r.End.Sub(r.Start)),
-		strconv.Itoa(r.Turns), strconv.Itoa(r.Subagents), orDash(shortModels(r.Models)), version, cost, br,
+		strconv.Itoa(r.Turns), agents(r), orDash(shortModels(r.Models)), version, cost, br,
 		blind(r), strconv.Itoa(r.Searches), strconv.Itoa(r.EmptySearches)}
+}
+
+// agents is the AGENTS cell: the subagents, marked † when the main file
+// is absent.
+func agents(r sessionfiles.Row) string {
+	if r.SubagentsOnly {
+		return strconv.Itoa(r.Subagents) + "†"
+	}
+	return strconv.Itoa(r.Subagents)
 }
 
 // pricedNotes writes the lines that say which models were priced as a
@@ -123,10 +132,13 @@ func pricedNotes(w io.Writer, estimated, unpriced []string) error {
 // rowNotes writes the lines that explain the marks of the rows: *, BLIND
 // -, and the lines left out.
 func rowNotes(w io.Writer, rows []sessionfiles.Row) error {
-	var starred, dashed, bad int
+	var starred, dashed, bad, orphans int
 	for _, r := range rows {
 		if !r.Requests {
 			starred++
+		}
+		if r.SubagentsOnly {
+			orphans++
 		}
 		if !r.CatalogRecorded {
 			dashed++
@@ -135,6 +147,11 @@ func rowNotes(w io.Writer, rows []sessionfiles.Row) error {
 	}
 	if starred > 0 {
 		if _, err := fmt.Fprintln(w, "*: no request records (Claude Code before 2.1.300, or the records were off): read from the transcript, without the system prompt or the tools sent"); err != nil {
+			return err
+		}
+	}
+	if orphans > 0 {
+		if _, err := fmt.Fprintln(w, "AGENTS †: the session's main file is absent: read from its subagents' files alone"); err != nil {
 			return err
 		}
 	}
