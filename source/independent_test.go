@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -287,6 +288,11 @@ func CheckSession(path string) (*CkSession, error) {
 			if r.Type == "assistant" && r.IsAPIErrorMessage {
 				out.Failed++
 			}
+			// Claude Code's nudge after an answer with nothing in it: the
+			// request before it came back empty.
+			if r.Type == "user" && r.Message != nil && bytes.Contains(r.Message.Content, []byte("Your previous response had no visible output")) {
+				out.Failed++
+			}
 		}
 		turns, searches := ckReadFile(f, seen)
 		out.Turns = append(out.Turns, turns...)
@@ -351,6 +357,12 @@ func ckEmbedded(recs []*ckRecord) []*ckRecord {
 func ckSplitThreads(f ckFile, byUUID map[string]*ckRecord) {
 	if f.agent {
 		key := "file:" + filepath.Base(f.path)
+		if strings.HasPrefix(filepath.Base(f.path), "agent-acompact") {
+			// The compaction's summary request, which Claude Code keeps as
+			// a subagent's file: the main conversation asked to summarise
+			// itself (its prefix, its cache), not an agent of its own.
+			key = "main"
+		}
 		for _, r := range f.recs {
 			r.thread = key
 		}
@@ -519,6 +531,12 @@ func ckReadFile(f ckFile, seen map[string]bool) ([]*CkTurn, int) {
 			}
 			continue
 		}
+		if r.Type == "system" && r.Subtype == "compact_boundary" {
+			// The history restarts, and Claude Code announces the catalog
+			// again after it.
+			delete(catalogs, r.thread)
+			continue
+		}
 		if r.Type != "assistant" || r.Message == nil || r.Message.ID == "" || r.Message.Model == "<synthetic>" || r.IsAPIErrorMessage || seen[r.Message.ID] {
 			continue
 		}
@@ -601,21 +619,56 @@ func ckReadFile(f ckFile, seen map[string]bool) ([]*CkTurn, int) {
 				}
 			}
 		}
+		// A tool the catalog does not list (its MCP server not connected,
+		// or gone) is not sent, loaded or not.
+		cat := catalogs[r.thread]
 		for n := range ws {
+			if t.CatalogRecorded && !cat[n] {
+				continue
+			}
 			t.WorkingSet = append(t.WorkingSet, n)
 		}
 		sort.Strings(t.WorkingSet)
 
+		// The request went when the last result it carries was written.
+		if last := ckLastAnswer(parent, byUUID, r.Message.ID); last != "" {
+			for _, u := range usesOf(last) {
+				for _, res := range results[u.ID] {
+					if at := ckTime(res.rec.Timestamp); res.rec.line <= r.line && at.After(t.Time) && parent != nil {
+						t.Time = at
+					}
+				}
+			}
+		}
+
 		// The calls.
-		cat := catalogs[r.thread]
 		for _, u := range usesOf(r.Message.ID) {
-			c := CkCall{Name: u.Name, Loaded: ws[u.Name]}
+			c := CkCall{Name: u.Name, Loaded: slices.Contains(t.WorkingSet, u.Name)}
 			c.Blind = t.CatalogRecorded && cat[u.Name] && !c.Loaded
 			t.Calls = append(t.Calls, c)
 		}
 		turns = append(turns, t)
 	}
 	return turns, searches
+}
+
+// ckLastAnswer is the message id of the last answer on the chain from
+// parent (other than self): the one whose results the request carries.
+func ckLastAnswer(parent *ckRecord, byUUID map[string]*ckRecord, self string) string {
+	seen := map[*ckRecord]bool{}
+	for cur := parent; cur != nil && !seen[cur]; cur = byUUID[cur.ParentUUID] {
+		seen[cur] = true
+		if cur.Type == "system" && cur.Subtype == "compact_boundary" {
+			return ""
+		}
+		if cur.Type == "assistant" && cur.Message != nil && cur.Message.ID != "" && cur.Message.ID != self {
+			return cur.Message.ID
+		}
+		if cur.ParentUUID == "" {
+			return ""
+		}
+	}
+	return ""
 }
 
 // ckTime parses a record's timestamp (RFC 3339, UTC "Z"); zero if it
@@ -635,7 +688,7 @@ func ckTime(s string) time.Time {
 func TestIndependentCheckerRules(t *testing.T) {
 	lines := []string{
 		`{"type":"user","uuid":"u1","parentUuid":null,"isSidechain":false,"timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"go"}}`,
-		`{"type":"attachment","uuid":"at1","parentUuid":"u1","isSidechain":false,"timestamp":"2026-01-01T00:00:00Z","attachment":{"type":"deferred_tools_delta","addedNames":["X","Y"]}}`,
+		`{"type":"attachment","uuid":"at1","parentUuid":"u1","isSidechain":false,"timestamp":"2026-01-01T00:00:00Z","attachment":{"type":"deferred_tools_delta","addedNames":["X","Y","Z"]}}`,
 		`{"type":"assistant","uuid":"a1","parentUuid":"at1","isSidechain":false,"timestamp":"2026-01-01T00:00:05Z","message":{"id":"msg_A","model":"m","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"ToolSearch","input":{"query":"select:X"}}]}}`,
 		`{"type":"assistant","uuid":"a2","parentUuid":"a1","isSidechain":false,"timestamp":"2026-01-01T00:00:06Z","message":{"id":"msg_A","model":"m","role":"assistant","content":[{"type":"tool_use","id":"t2","name":"Bash","input":{}}]}}`,
 		`{"type":"user","uuid":"r1","parentUuid":"a1","isSidechain":false,"timestamp":"2026-01-01T00:00:07Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"tool_reference","tool_name":"X"}]}]}}`,
@@ -646,7 +699,8 @@ func TestIndependentCheckerRules(t *testing.T) {
 		`{"type":"assistant","uuid":"c1","parentUuid":"r3","isSidechain":false,"timestamp":"2026-01-01T00:00:25Z","message":{"id":"msg_C","model":"m","role":"assistant","content":[{"type":"text","text":"done"}]}}`,
 		`{"type":"system","subtype":"compact_boundary","uuid":"cb","parentUuid":null,"logicalParentUuid":"c1","isSidechain":false,"timestamp":"2026-01-01T00:01:00Z","compactMetadata":{"preCompactDiscoveredTools":["Z"]}}`,
 		`{"type":"user","uuid":"s1","parentUuid":"cb","isSidechain":false,"timestamp":"2026-01-01T00:01:01Z","message":{"role":"user","content":"summary"}}`,
-		`{"type":"assistant","uuid":"d1","parentUuid":"s1","isSidechain":false,"timestamp":"2026-01-01T00:01:05Z","message":{"id":"msg_D","model":"m","role":"assistant","content":[{"type":"tool_use","id":"t5","name":"X","input":{}}]}}`,
+		`{"type":"attachment","uuid":"at2","parentUuid":"s1","isSidechain":false,"timestamp":"2026-01-01T00:01:01Z","attachment":{"type":"deferred_tools_delta","addedNames":["X","Y","Z"]}}`,
+		`{"type":"assistant","uuid":"d1","parentUuid":"at2","isSidechain":false,"timestamp":"2026-01-01T00:01:05Z","message":{"id":"msg_D","model":"m","role":"assistant","content":[{"type":"tool_use","id":"t5","name":"X","input":{}}]}}`,
 		`{"type":"user","uuid":"q1","parentUuid":null,"isSidechain":true,"timestamp":"2026-01-01T00:02:00Z","message":{"role":"user","content":"task"}}`,
 		`{"type":"assistant","uuid":"e1","parentUuid":"q1","isSidechain":true,"timestamp":"2026-01-01T00:02:05Z","message":{"id":"msg_E","model":"m","role":"assistant","content":[{"type":"text","text":"sub"}]}}`,
 		`{"type":"progress","uuid":"p2","parentUuid":"d1","isSidechain":false,"timestamp":"2026-01-01T00:03:00Z","data":{"type":"agent_progress","agentId":"abc","message":{"type":"assistant","uuid":"f1","parentUuid":null,"timestamp":"2026-01-01T00:03:00Z","message":{"id":"msg_F","model":"m","role":"assistant","content":[{"type":"text","text":"hi"}]}}}}`,

@@ -36,6 +36,10 @@ type info struct {
 	compaction bool // a compaction request
 	continued  bool // history restarted after compaction
 	subHeader  bool // billing header says cc_is_subagent=true
+	// agent names the subagent a request made from a transcript came from
+	// (its query source "agent:<id>"): two agents' requests never join
+	// one thread, even when they send the same messages (2.0's warm-ups).
+	agent string
 
 	sysIdx   []int    // original indexes of the non-billing system blocks
 	sysHash  []digest // their canonical hashes
@@ -170,6 +174,9 @@ func (in *info) classify() {
 	// A request made from a transcript is no side query (Claude Code
 	// writes none there), and its tools are not known.
 	in.side = in.compaction || (r.Transcript == nil && in.nonDeferred == 0) || (r.MaxTokens > 0 && r.MaxTokens < sideMaxTokens)
+	if qs := querySource(in); r.Transcript != nil && strings.HasPrefix(qs, "agent:") && len(qs) > len("agent:") {
+		in.agent = qs
+	}
 }
 
 // sameRequest reports whether two turns sent the same request apart from

@@ -278,7 +278,7 @@ func (l *linker) byPrefix(k int, side bool) (int, string) {
 		best, bestRank := -1, 0
 		for _, p := range l.byFull[in.prefixKey(i)] {
 			pi := l.infos[p]
-			if pi.side != side {
+			if pi.side != side || pi.agent != in.agent {
 				continue
 			}
 			rank := 1 // prefix
@@ -342,7 +342,7 @@ func (l *linker) retryOf(k int) int {
 	}
 	ok := func(q int) bool {
 		qi := l.infos[q]
-		return qi.side == in.side && len(qi.msgHash) == n && (qi.failed || qi.empty) &&
+		return qi.side == in.side && qi.agent == in.agent && len(qi.msgHash) == n && (qi.failed || qi.empty) &&
 			l.tip[qi.thread] == q && !qi.end.After(in.start) && qi.sameRequest(in) && qi.t.Exchange.State != exchange.StateInFlight
 	}
 	best := -1
