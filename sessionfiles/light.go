@@ -73,6 +73,10 @@ func lightRecord(line []byte, r *record) (ok bool) {
 			r.Message = val
 		case "attachment":
 			r.Attachment = val
+		case "data":
+			if bytes.Contains(val, []byte(`"agent_progress"`)) {
+				r.Data = val
+			}
 		case "compactMetadata":
 			r.CompactMetadata = val
 		case "error":

@@ -85,6 +85,10 @@ type record struct {
 	RetryInMs    float64         `json:"retryInMs"`
 	// attachment
 	Attachment json.RawMessage `json:"attachment"`
+	// progress: what a tool, a hook or (2.1.37–2.1.81) a subagent did;
+	// agent_progress carries the subagent's messages (see
+	// transcript.embedded).
+	Data json.RawMessage `json:"data"`
 }
 
 // parentRef is a record's parentUuid: Set when the record has the field

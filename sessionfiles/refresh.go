@@ -93,6 +93,7 @@ func (s *Session) Refresh() (from int, err error) {
 		s.startOver(why)
 	}
 	s.Agents = agentFiles(s.Path)
+	s.tr.agentIDs = agentIDsOf(s.Agents)
 	var read int64
 	from = len(s.reqs)
 	for i, q := range s.reqs {

@@ -97,6 +97,18 @@ func trimmed(r *record, tr *transcript) record {
 		if !bytes.Contains(r.Attachment, []byte(`"deferred_tools_delta"`)) {
 			c.Attachment = nil
 		}
+	case "progress":
+		if e, ok := embeddedRecord(r); ok && !tr.agentIDs[e.AgentID] {
+			// What the listing reads of the subagent's record, as of any.
+			t := trimmed(&e, tr)
+			data, _ := json.Marshal(map[string]any{"type": "agent_progress", "agentId": e.AgentID,
+				"message": map[string]any{"type": t.Type, "message": t.Message, "uuid": t.UUID, "timestamp": t.Timestamp}})
+			c.Data = data
+		} else {
+			c.Data = nil
+		}
+	default:
+		c.Data = nil
 	}
 	return c
 }

@@ -93,6 +93,7 @@ func Summarize(e Entry) (*Summary, error) {
 func summarize(e Entry, from *Resume, keep bool) (s *Summary, res *Resume, resumed bool, err error) {
 	s = &Summary{ID: e.ID, Path: e.Path, Project: e.Project, Subagents: len(e.Agents)}
 	tr := newTranscript(nil)
+	tr.agentIDs = agentIDsOf(e.Agents)
 	unknown := map[string]int{}
 	var marks map[string]FileMark
 	if from != nil {

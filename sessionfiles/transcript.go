@@ -174,6 +174,9 @@ type transcript struct {
 	// reading it came in.
 	waiting map[string][]waitingRecord
 	round   int
+	// agentIDs are the subagents whose own files the session has: their
+	// messages embedded in the main file's progress records are copies.
+	agentIDs map[string]bool
 }
 
 // resultRecord is a user record holding tool results: its blocks (when
@@ -344,6 +347,9 @@ func (tr *transcript) read(r *record, file string) {
 		if r.UUID != "" && r.ParentUUID.Set {
 			tr.nodes[r.UUID] = tr.parentOf(r, file)
 		}
+		if r.Type == "progress" && len(r.Data) > 0 {
+			tr.embedded(r, file)
+		}
 		return
 	}
 	parent := tr.parentOf(r, file)
@@ -367,6 +373,59 @@ func (tr *transcript) read(r *record, file string) {
 		tr.nodes[r.UUID] = n
 	}
 	tr.tip[file] = n
+}
+
+// embeddedRecord is the subagent's record a progress record of Claude
+// Code 2.1.37–2.1.81 carries (data.type "agent_progress": data.agentId,
+// and data.message {type, message, uuid, timestamp}), as a sidechain
+// record of that agent; false for any other progress.
+func embeddedRecord(r *record) (record, bool) {
+	var d struct {
+		Type    string `json:"type"`
+		AgentID string `json:"agentId"`
+		Message struct {
+			Type      string          `json:"type"`
+			Message   json.RawMessage `json:"message"`
+			UUID      string          `json:"uuid"`
+			Timestamp string          `json:"timestamp"`
+			RequestID string          `json:"requestId"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(r.Data, &d) != nil || d.Type != "agent_progress" || d.AgentID == "" || len(d.Message.Message) == 0 {
+		return record{}, false
+	}
+	if d.Message.Type != "user" && d.Message.Type != "assistant" {
+		return record{}, false
+	}
+	e := record{Type: d.Message.Type, Message: d.Message.Message, UUID: d.Message.UUID, Timestamp: d.Message.Timestamp,
+		RequestID: d.Message.RequestID, IsSidechain: true, AgentID: d.AgentID, SessionID: r.SessionID, Version: r.Version}
+	if e.Timestamp == "" {
+		e.Timestamp = r.Timestamp
+	}
+	return e, true
+}
+
+// embedded reads the subagent's record progress record r carries, in the
+// agent's own conversation (one after the other, as its records name no
+// parent), unless the session has the agent's own file.
+func (tr *transcript) embedded(r *record, file string) {
+	e, ok := embeddedRecord(r)
+	if !ok || tr.agentIDs[e.AgentID] {
+		return
+	}
+	tr.record(&e, file+"#agent-"+e.AgentID)
+}
+
+// agentIDsOf are the IDs of the subagents whose files are paths
+// (agent-<id>.jsonl).
+func agentIDsOf(paths []string) map[string]bool {
+	ids := map[string]bool{}
+	for _, p := range paths {
+		if id, ok := strings.CutPrefix(strings.TrimSuffix(filepathBase(p), ".jsonl"), "agent-"); ok {
+			ids[id] = true
+		}
+	}
+	return ids
 }
 
 // newRequest adds q, counting the results its last user message carries.
