@@ -68,6 +68,35 @@ def scrub_content(c):
         return [scrub_block(x) for x in c]
     return c
 
+# progress records (hook_progress, bash_progress, agent_progress, mcp_progress,
+# query_update, search_results_received, waiting_for_task, …): the kind, the
+# hook's event and name, counts and durations stay; an agent_progress's
+# embedded message is scrubbed as an ordinary record (its chain, model, usage,
+# stop reason, tool names and ToolSearch calls stay); other texts become
+# placeholders; a hook's command is dropped.
+PROGRESS_KEEP = ("type", "hookEvent", "hookName", "agentId", "status", "serverName", "toolName",
+ "taskType", "taskId", "agentType", "model", "parentToolUseID", "toolUseID")
+PROGRESS_DROP = ("command",)
+
+def scrub_progress_data(d):
+    if not isinstance(d, dict):
+        return {}
+    out = {}
+    for k, v in d.items():
+        if k in PROGRESS_DROP:
+            continue
+        if k == "message" and isinstance(v, dict):
+            out[k] = scrub_record(dict(v))
+        elif k == "normalizedMessages" and isinstance(v, list):
+            out[k] = [scrub_record(dict(x)) if isinstance(x, dict) else None for x in v]
+        elif v is None or isinstance(v, (bool, int, float)):
+            out[k] = v
+        elif isinstance(v, str):
+            out[k] = v if k in PROGRESS_KEEP else scrub_text(v)
+        else:
+            out[k] = scrub_input(v)
+    return out
+
 def scrub_record(r):
     for k in ("cwd",):
         if k in r: r[k] = "/home/user/project"
@@ -105,7 +134,7 @@ def scrub_record(r):
     if r.get("type") in ("file-history-snapshot",):
         r["snapshot"] = {"messageId": (r.get("snapshot") or {}).get("messageId"), "trackedFileBackups": {}, "timestamp": (r.get("snapshot") or {}).get("timestamp")}
     if r.get("type") == "progress":
-        r["data"] = {}
+        r["data"] = scrub_progress_data(r.get("data"))
     if r.get("type") in ("summary",):
         r["summary"] = "[summary]"
     if "todos" in r: r["todos"] = []
