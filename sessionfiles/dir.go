@@ -101,6 +101,9 @@ func Find(root string) (Listing, error) {
 		root = abs
 	}
 	info, err := os.Stat(root)
+	if e, ok := subagentsOnly(root, err); ok {
+		return Listing{Entries: []Entry{e}}, nil
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return Listing{}, fmt.Errorf("list sessions: %w: %s does not exist (is Claude Code installed and used here? CLAUDE_CONFIG_DIR or a DIR argument point elsewhere)", ErrNoSession, root)
 	}
@@ -300,6 +303,28 @@ func unwrapPath(err error) string {
 	return err.Error()
 }
 
+// subagentsOnly is the entry of the session whose main file path is
+// absent (err from its stat) and whose subagents' files are there.
+func subagentsOnly(path string, err error) (Entry, bool) {
+	if !strings.HasSuffix(path, ".jsonl") {
+		return Entry{}, false
+	}
+	agents := agentFiles(path)
+	if !mainAbsent(agents, err) {
+		return Entry{}, false
+	}
+	e := Entry{ID: strings.TrimSuffix(filepath.Base(path), ".jsonl"), Path: path, Project: filepath.Base(filepath.Dir(path)), Agents: agents, SubagentsOnly: true}
+	for _, a := range agents {
+		if ai, err := os.Stat(a); err == nil {
+			e.Size += ai.Size()
+			if ai.ModTime().After(e.ModTime) {
+				e.ModTime = ai.ModTime()
+			}
+		}
+	}
+	return e, true
+}
+
 func entryOf(p string, info fs.FileInfo) Entry {
 	e := Entry{ID: strings.TrimSuffix(filepath.Base(p), ".jsonl"), Path: p, Project: filepath.Base(filepath.Dir(p)), Size: info.Size(), ModTime: info.ModTime()}
 	e.Agents = agentFiles(p)
@@ -380,6 +405,9 @@ var ErrNoSession = errors.New("no Claude Code session")
 func Resolve(root, arg string) (Entry, error) {
 	if strings.HasSuffix(arg, ".jsonl") {
 		info, err := os.Stat(arg)
+		if e, ok := subagentsOnly(arg, err); ok {
+			return e, nil
+		}
 		if err != nil {
 			return Entry{}, fmt.Errorf("open session: %w", err)
 		}

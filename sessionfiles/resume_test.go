@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -109,10 +111,22 @@ func TestResumeAgreesOnPublicFiles(t *testing.T) {
 	if len(mains) == 0 {
 		t.Fatal("no public session files")
 	}
+	// and the sessions kept as their subagents' files alone
+	orphans, _ := filepath.Glob(filepath.Join("..", "source", "testdata", "public", "*", "*", "subagents"))
+	for _, o := range orphans {
+		if main := filepath.Dir(o) + ".jsonl"; !slices.Contains(mains, main) {
+			if _, err := os.Stat(main); err != nil {
+				mains = append(mains, main)
+			}
+		}
+	}
 	for _, main := range mains {
 		src := filepath.Dir(main)
-		subs, _ := filepath.Glob(filepath.Join(src, "*", "subagents", "*.jsonl"))
-		files := append([]string{main}, subs...)
+		subs, _ := filepath.Glob(filepath.Join(strings.TrimSuffix(main, ".jsonl"), "subagents", "*.jsonl"))
+		files := subs
+		if _, err := os.Stat(main); err == nil {
+			files = append([]string{main}, subs...)
+		}
 		t.Run(filepath.Base(src), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "projects", "p")
 			dst := func(f string) string { r, _ := filepath.Rel(src, f); return filepath.Join(dir, r) }

@@ -325,9 +325,9 @@ func (s *Summary) summarise(tr *transcript) {
 			continue
 		}
 		bu, u := &s.Usage[bi], &s.Usage[usage[q]]
-		if st.compacted && bu.Model == u.Model {
-			// After a compaction the history restarts on purpose: only
-			// a change of model is a break then.
+		if st.compacted {
+			// After a compaction the history restarts on purpose: a
+			// compaction, never a break (as the timeline has it).
 			continue
 		}
 		if lost, ok := timeline.CacheBreak(bu.CacheRead, bu.CacheWrite5m+bu.CacheWrite1h, u.CacheRead, u.Input+u.CacheRead+u.CacheWrite5m+u.CacheWrite1h); ok {

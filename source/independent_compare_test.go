@@ -21,9 +21,8 @@ import (
 // holds it (e.g. TSINSPECT_CHECK=25-v2.1.219).
 func independentFiles(t *testing.T) []string {
 	t.Helper()
-	var files []string
+	files := publicSessions(t)
 	for _, pat := range []string{
-		filepath.Join("testdata", "public", "*", "*.jsonl"),
 		filepath.Join("testdata", "releases", "*", "projects", "*", "*.jsonl"),
 	} {
 		m, err := filepath.Glob(pat)

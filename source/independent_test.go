@@ -36,7 +36,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -277,6 +279,9 @@ func CheckSession(path string) (*CkSession, error) {
 	files := append(append([]ckFile(nil), all[1:]...), all[0])
 	for _, f := range files {
 		recs, err := ckReadLines(f.path)
+		if err != nil && !f.agent && len(all) > 1 && errors.Is(err, fs.ErrNotExist) {
+			continue // a session kept as its subagents' files alone
+		}
 		if err != nil {
 			return nil, err
 		}
