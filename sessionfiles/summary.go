@@ -315,10 +315,8 @@ func (s *Summary) summarise(tr *transcript) {
 			continue
 		}
 		bu, u := &s.Usage[bi], &s.Usage[usage[q]]
-		if st.compacted && bu.Model == u.Model {
-			// After a compaction the history restarts on purpose: only
-			// a change of model is a break then.
-			continue
+		if st.compacted && !timeline.CompactionBreak(bu.Model, u.Model) {
+			continue // the timeline's rule: a compaction is no break
 		}
 		if lost, ok := timeline.CacheBreak(bu.CacheRead, bu.CacheWrite5m+bu.CacheWrite1h, u.CacheRead, u.Input+u.CacheRead+u.CacheWrite5m+u.CacheWrite1h); ok {
 			s.Breaks = append(s.Breaks, Break{Turn: usage[q], Lost: lost})
