@@ -99,3 +99,36 @@ func TestTranscriptManualCompactIsNoBreak(t *testing.T) {
 		t.Errorf("the turn after /compact is linked %q, want compaction", last.Link)
 	}
 }
+
+// search writes a ToolSearch for query whose result loads loaded, and the
+// answer after it calling next.
+func search(h *handmade, query string, loaded []string, next string) {
+	h.answer(3*time.Second, opus, 20000, 0, 900, []any{map[string]any{"type": "tool_use", "id": "toolu_s", "name": "ToolSearch", "input": map[string]any{"query": query, "max_results": 1}}}, nil)
+	var refs []any
+	for _, n := range loaded {
+		refs = append(refs, map[string]any{"type": "tool_reference", "tool_name": n})
+	}
+	h.user(time.Second, []any{map[string]any{"type": "tool_result", "tool_use_id": "toolu_s", "content": refs}})
+	h.answer(3*time.Second, opus, 20900, 0, 300, []any{map[string]any{"type": "tool_use", "id": "toolu_n", "name": next, "input": map[string]any{"url": "x"}}}, nil)
+}
+
+// A 2.1.79 session (no catalog written) whose keyword search names two of
+// Claude Code's tools and loads one: search_partial, in the timeline and
+// the listing; a search that loads all it names: none.
+func TestSearchPartialFromTranscript(t *testing.T) {
+	h := newHandmade(t, "2.1.79")
+	h.user(0, "look it up")
+	search(h, "WebSearch WebFetch", []string{"WebFetch"}, "WebFetch")
+	s := h.write()
+	fs := flagsOf(s, timeline.FlagSearchPartial)
+	if len(fs) != 1 || len(fs[0].Missing) != 1 || fs[0].Missing[0] != "WebSearch" || !strings.Contains(fs[0].Detail, "called WebFetch") {
+		t.Fatalf("got %+v, want WebSearch left out, then WebFetch called", fs)
+	}
+
+	h = newHandmade(t, "2.1.79")
+	h.user(0, "look it up")
+	search(h, "select:WebSearch", []string{"WebSearch"}, "WebSearch")
+	if fs := flagsOf(h.write(), timeline.FlagSearchPartial); len(fs) != 0 {
+		t.Fatalf("a search that loaded what it named: %+v", fs)
+	}
+}
