@@ -132,3 +132,31 @@ func TestSearchPartialFromTranscript(t *testing.T) {
 		t.Fatalf("a search that loaded what it named: %+v", fs)
 	}
 }
+
+// Claude Code's own messages for errors the API answered ("Not logged
+// in", "Credit balance is too low", overloaded) are api_errors with its
+// text, not broken streams; a connection that failed stays one.
+func TestSyntheticAPIErrors(t *testing.T) {
+	for _, tc := range []struct {
+		text, kind, says string
+	}{
+		{"Not logged in · Please run /login", timeline.FlagAPIError, "HTTP 401 (authentication_error: Claude Code wrote: Not logged in · Please run /login"},
+		{"Credit balance is too low", timeline.FlagAPIError, "HTTP 400 (invalid_request_error: Claude Code wrote: Credit balance is too low"},
+		{"Repeated 529 Overloaded errors", timeline.FlagAPIError, "HTTP 529 (overloaded_error"},
+		{"API Error: Unable to connect to API (ECONNRESET)", timeline.FlagStreamIncomplete, "ECONNRESET"},
+	} {
+		h := newHandmade(t, "2.1.217")
+		h.user(0, "hello")
+		h.add(time.Second, "", map[string]any{"type": "assistant", "isApiErrorMessage": true,
+			"message": map[string]any{"id": "msg_err", "type": "message", "role": "assistant", "model": "<synthetic>", "content": text(tc.text),
+				"usage": map[string]any{"input_tokens": 0, "output_tokens": 0}}})
+		s := h.write()
+		fs := flagsOf(s, tc.kind)
+		if len(fs) != 1 || !strings.Contains(fs[0].Detail, tc.says) {
+			t.Errorf("%q: got %+v, want one %s saying %q", tc.text, fs, tc.kind, tc.says)
+		}
+		if tc.kind == timeline.FlagAPIError && len(flagsOf(s, timeline.FlagStreamIncomplete)) > 0 {
+			t.Errorf("%q: still a broken stream", tc.text)
+		}
+	}
+}
