@@ -16,7 +16,7 @@ import (
 
 // FactsVersion changes whenever Facts, or the way Of fills them, does: a
 // cache of facts of another version is read afresh.
-const FactsVersion = 2
+const FactsVersion = 3
 
 // Where a tool's schema size comes from (Tool.SchemaFrom).
 const (
@@ -147,17 +147,18 @@ type Tool struct {
 }
 
 // Search is a tool search that loaded nothing (empty_search) or left out
-// a catalog tool it named (search_missed).
+// tools it named (search_partial).
 type Search struct {
 	// Turn is the turn whose request carried its result.
 	Turn   int    `json:"turn"`
 	Thread string `json:"thread"`
-	// Kind is timeline.FlagEmptySearch or timeline.FlagSearchMissed.
+	// Kind is timeline.FlagEmptySearch or timeline.FlagSearchPartial.
 	Kind       string `json:"kind"`
 	Query      string `json:"query"`
 	Mode       string `json:"mode"`
 	MaxResults int    `json:"max_results,omitempty"`
-	// Missing are the catalog tools the query named and did not load.
+	// Missing are the tools the query named and did not load (the
+	// search_partial flag's).
 	Missing []string `json:"missing,omitempty"`
 	// Wanted is the tool the model wanted: for a search that loaded
 	// nothing, what the thread's next search that loaded anything loaded
@@ -563,7 +564,7 @@ func (x *extractor) searches() {
 				continue
 			}
 			if missing := x.leftOut(a, sr); len(missing) > 0 {
-				q := Search{Turn: a.Index, Thread: a.Thread, Kind: timeline.FlagSearchMissed, Query: sr.Query, Mode: sr.Mode,
+				q := Search{Turn: a.Index, Thread: a.Thread, Kind: timeline.FlagSearchPartial, Query: sr.Query, Mode: sr.Mode,
 					MaxResults: int(sr.MaxResults), Missing: missing, Wanted: missing[0]}
 				q.WantedAt = x.loadedAt(a, missing[0])
 				q.RoundTripUSD, q.RoundTripTokens = x.loadTrip(q.WantedAt, missing[0])
@@ -680,24 +681,16 @@ func (x *extractor) loadTrip(at int, name string) (float64, int64) {
 	return 0, 0
 }
 
-// leftOut lists the catalog tools a search named (a select: list, or
-// keywords that are tool names) that it did not load and that were not
-// loaded already.
+// leftOut lists the tools a search named and did not load, as the
+// timeline's search_partial flag on the turn that carried its result says
+// (the rule is the timeline's: timeline.SearchLeftOut).
 func (x *extractor) leftOut(a *timeline.Turn, sr decode.Search) []string {
-	d := a.Decoded
-	names := sr.Selected
-	if sr.Mode != decode.ModeSelect {
-		names = strings.FieldsFunc(sr.Query, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' || r == '\n' })
-	}
-	var out []string
-	for _, n := range names {
-		n = strings.TrimPrefix(n, "+")
-		if !d.InCatalog(n) || slices.Contains(sr.Results, n) || d.InWorkingSet(n) || slices.Contains(out, n) {
-			continue
+	for _, f := range a.Flags {
+		if f.Kind == timeline.FlagSearchPartial && f.Search == sr.ToolUseID {
+			return f.Missing
 		}
-		out = append(out, n)
 	}
-	return out
+	return nil
 }
 
 // explain scores a keyword query's terms against the wanted tool, and

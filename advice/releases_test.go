@@ -90,7 +90,7 @@ func checkAgainstTimeline(t *testing.T, name string, s *timeline.Session, f *adv
 		kinds[q.Kind]++
 	}
 	if len(f.Blind) != flags[timeline.FlagCallBeforeLoad] || len(f.Breaks) != flags[timeline.FlagCacheBreak] ||
-		kinds[timeline.FlagEmptySearch] != flags[timeline.FlagEmptySearch] || kinds[timeline.FlagSearchMissed] != flags[timeline.FlagSearchMissed] {
+		kinds[timeline.FlagEmptySearch] != flags[timeline.FlagEmptySearch] || kinds[timeline.FlagSearchPartial] != flags[timeline.FlagSearchPartial] {
 		t.Errorf("%s: facts %d blind, %d breaks, %v searches; timeline flags %v", name, len(f.Blind), len(f.Breaks), kinds, flags)
 	}
 	if f.Turns != turns || fmt.Sprintf("%.9f", f.USD) != fmt.Sprintf("%.9f", usd) {

@@ -79,7 +79,7 @@ func (a *adviser) searchMisses() {
 				switch q.Kind {
 				case timeline.FlagEmptySearch:
 					empty++
-				case timeline.FlagSearchMissed:
+				case timeline.FlagSearchPartial:
 					missed++
 					if q.MaxResults > 0 && q.MaxResults < len(q.Missing)+1 {
 						cutByLimit++

@@ -51,16 +51,16 @@ func sessionScenarios() []scenario {
 			n := 0
 			for _, tu := range r.Turns {
 				for _, f := range tu.Flags {
-					if f.Kind == "search_missed" {
+					if f.Kind == "search_partial" {
 						n++
 						if f.CostUSD == nil || *f.CostUSD <= 0 {
-							t.Errorf("search_missed without the cost of the turns after it: %+v", f)
+							t.Errorf("search_partial without the cost of the turns after it: %+v", f)
 						}
 					}
 				}
 			}
 			if n != 1 {
-				t.Errorf("%d search_missed flags, want 1", n)
+				t.Errorf("%d search_partial flags, want 1", n)
 			}
 		}},
 		{name: "absent", runs: func() []run {
@@ -368,7 +368,7 @@ func transcriptFacts(tu report.Turn) string {
 	var kinds []string
 	for _, f := range tu.Flags {
 		switch f.Kind {
-		case "call_before_load", "empty_search", "search_missed", "stop_sequence_anomaly", "api_error", "stream_incomplete", "retry":
+		case "call_before_load", "empty_search", "search_partial", "stop_sequence_anomaly", "api_error", "stream_incomplete", "retry":
 			kinds = append(kinds, f.Kind)
 		}
 	}

@@ -206,7 +206,7 @@ func (r *Report) Price(tab *pricing.Table) {
 	r.Costs = c
 }
 
-// priceMissed gives each search_missed flag what the turns of its thread
+// priceMissed gives each search_partial flag what the turns of its thread
 // after it cost until one could call the tool left out (all of the
 // thread's remaining turns when none could): the work done without it.
 func (r *Report) priceMissed() {
@@ -214,7 +214,7 @@ func (r *Report) priceMissed() {
 		t := &r.Turns[i]
 		for j := range t.Flags {
 			f := &t.Flags[j]
-			if f.Kind != timeline.FlagSearchMissed {
+			if f.Kind != timeline.FlagSearchPartial {
 				continue
 			}
 			usd := 0.0

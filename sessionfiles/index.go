@@ -36,7 +36,9 @@ type Indexed struct {
 
 // indexVersion changes when Summary does: an index of another version is
 // read afresh.
-const indexVersion = 4
+// 5: the chain read through progress records, parallel results as one
+// message, agent_progress subagents, partial searches.
+const indexVersion = 5
 
 // IndexPath is the index's file in the user's cache directory
 // (XDG_CACHE_HOME or ~/.cache on Linux).

@@ -446,7 +446,11 @@ func (s *Session) rebuild(i int, buf []byte, base *built) (*exchange.Exchange, b
 	switch {
 	case q.synthetic:
 		ex.End = parseTime(q.errRec.Timestamp)
-		if status, body, msg := syntheticError(q.errRec); status > 0 {
+		status, body, msg := syntheticError(q.errRec)
+		if status == 0 {
+			status, body = knownError(msg)
+		}
+		if status > 0 {
 			ex.Status, ex.RespBody = status, body
 			ex.RespHeaders = []exchange.Header{{Name: "Content-Type", Value: "application/json"}}
 			ex.State = exchange.StateComplete
@@ -942,4 +946,34 @@ func mustJSON(v any) json.RawMessage {
 	var buf bytes.Buffer
 	writeCanon(&buf, v, false)
 	return buf.Bytes()
+}
+
+// claudeCodeErrors are the texts Claude Code writes, as its own
+// isApiErrorMessage message, for an error the API answered, with the
+// status and error type the API answers them with: an error, not a
+// broken stream. A text not here (a connection that failed) stays one.
+var claudeCodeErrors = []struct {
+	text   string
+	status int
+	typ    string
+}{
+	{"Not logged in", 401, "authentication_error"},
+	{"Invalid API key", 401, "authentication_error"},
+	{"OAuth token has expired", 401, "authentication_error"},
+	{"Credit balance is too low", 400, "invalid_request_error"},
+	{"overloaded", 529, "overloaded_error"},
+	{"Overloaded", 529, "overloaded_error"},
+}
+
+// knownError is the status and error body of the API error Claude Code's
+// text msg tells of (claudeCodeErrors), its text as the message; 0 when
+// it is none of them.
+func knownError(msg string) (int, []byte) {
+	for _, e := range claudeCodeErrors {
+		if strings.Contains(msg, e.text) {
+			b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]string{"type": e.typ, "message": msg}})
+			return e.status, b
+		}
+	}
+	return 0, nil
 }

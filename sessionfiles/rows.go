@@ -40,10 +40,14 @@ type Row struct {
 	BlindCalls    int     `json:"blind_calls"`
 	Searches      int     `json:"searches"`
 	EmptySearches int     `json:"empty_searches"`
-	InputTokens   int64   `json:"input_tokens"`
-	OutputTokens  int64   `json:"output_tokens"`
-	CacheRead     int64   `json:"cache_read_input_tokens"`
-	CacheWrite    int64   `json:"cache_creation_input_tokens"`
+	// PartialSearches counts the searches that loaded part of the tools
+	// they named (search_partial), PartialMissing the tools left out.
+	PartialSearches int      `json:"partial_searches,omitempty"`
+	PartialMissing  []string `json:"partial_missing,omitempty"`
+	InputTokens     int64    `json:"input_tokens"`
+	OutputTokens    int64    `json:"output_tokens"`
+	CacheRead       int64    `json:"cache_read_input_tokens"`
+	CacheWrite      int64    `json:"cache_creation_input_tokens"`
 	// PricedAs lists the models priced as a neighbour in the table ("model
 	// as other"): the cost is then an estimate.
 	PricedAs []string `json:"priced_as,omitempty"`
@@ -70,6 +74,7 @@ func RowOf(s *Summary, tab *pricing.Table) Row {
 	r := Row{ID: s.ID, Path: s.Path, Project: s.Project, Cwd: s.Cwd, Start: s.Start, End: s.End, Version: s.Version,
 		Requests: s.Requests, CatalogRecorded: s.CatalogRecorded, Turns: s.Turns, Subagents: s.Subagents, SubagentsOnly: s.SubagentsOnly, Models: s.Models, CostUSD: p.USD, CostKnown: p.Known(),
 		PricesTaken: tab.Taken, CacheBreaks: len(s.Breaks), BreaksUSD: p.BreaksUSD, BlindCalls: s.BlindCalls, Searches: s.Searches, EmptySearches: s.EmptySearches,
+		PartialSearches: s.PartialSearches, PartialMissing: s.PartialMissing,
 		InputTokens: in, OutputTokens: out, CacheRead: read, CacheWrite: write, Unknown: s.Unknown, PricedAs: p.PricedAs, Unpriced: p.Unpriced,
 		BadLines: s.BadLines, FirstBadLine: s.FirstBadLine, UsageProblems: s.UsageProblems, FirstUsageProblem: s.FirstUsageProblem}
 	if s.UsageProblems > 0 {
@@ -86,7 +91,7 @@ func SortRows(rows []Row, by string) {
 		case "cost":
 			return r.CostUSD
 		case "flags":
-			return float64(r.CacheBreaks + r.BlindCalls + r.EmptySearches)
+			return float64(r.CacheBreaks + r.BlindCalls + r.EmptySearches + r.PartialSearches)
 		case "turns":
 			return float64(r.Turns)
 		}

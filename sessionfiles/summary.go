@@ -38,6 +38,11 @@ type Summary struct {
 	BlindCalls    int     `json:"blind_calls"`
 	Searches      int     `json:"searches"`
 	EmptySearches int     `json:"empty_searches"`
+	// PartialSearches counts the searches that named tools and loaded
+	// some but not all of them (the timeline's search_partial);
+	// PartialMissing names the tools they left out, once each.
+	PartialSearches int      `json:"partial_searches,omitempty"`
+	PartialMissing  []string `json:"partial_missing,omitempty"`
 	// CatalogRecorded: the files announce the deferred-tool catalog
 	// (deferred_tools_delta); without it no call can be told to be blind.
 	CatalogRecorded bool     `json:"catalog_recorded"`
@@ -235,6 +240,10 @@ func timeOf(ns int64) time.Time {
 	return time.Unix(0, ns).UTC()
 }
 
+// compactionAgentPrefix names the file Claude Code keeps a compaction's
+// summary request in, among the subagents' files.
+const compactionAgentPrefix = "agent-acompact"
+
 func unixOf(t time.Time) int64 {
 	if t.IsZero() {
 		return 0
@@ -253,6 +262,7 @@ func (s *Summary) summarise(tr *transcript) {
 	models := map[string]bool{}
 	usage := map[*request]int{}
 	empty := map[*request]bool{}
+	var lastSummary *request // the latest compaction summary request
 	// In the order they were sent, as the timeline has them, whatever
 	// order the files were read in: by time, then the main file's first,
 	// then each file's own order.
@@ -270,6 +280,7 @@ func (s *Summary) summarise(tr *transcript) {
 		}
 		return a.seq < b.seq
 	})
+	queries := map[string]string{} // search calls' queries, by tool_use ID
 	for _, q := range reqs {
 		if !q.transcript {
 			s.Requests = true
@@ -281,6 +292,7 @@ func (s *Summary) summarise(tr *transcript) {
 				if len(res.refs) == 0 {
 					s.EmptySearches++
 				}
+				s.partial(q.state(), res, queries[res.id])
 			}
 			if res.none {
 				if st := q.state(); st == nil || !st.catalog[name] {
@@ -292,6 +304,9 @@ func (s *Summary) summarise(tr *transcript) {
 			continue
 		}
 		a := readAnswer(q.answer, q.read)
+		for _, m := range q.read {
+			searchQueries(m, queries)
+		}
 		if a.model != "" {
 			models[a.model] = true
 		}
@@ -313,6 +328,9 @@ func (s *Summary) summarise(tr *transcript) {
 		usage[q] = len(s.Usage)
 		empty[q] = a.empty
 		s.Usage = append(s.Usage, *a.usage)
+		if strings.HasPrefix(filepathBase(q.file), compactionAgentPrefix) && !a.empty {
+			lastSummary = q
+		}
 		if a.empty || st == nil {
 			continue
 		}
@@ -324,11 +342,17 @@ func (s *Summary) summarise(tr *transcript) {
 		if base == nil || !ok {
 			continue
 		}
+		if st.compacted && lastSummary != nil && lastSummary.at.After(base.at) && lastSummary.at.Before(q.at) {
+			// The compaction's own summary request (its subagent file)
+			// came between: it wrote the prefix this turn reads, and the
+			// timeline measures this turn against it.
+			if si, ok := usage[lastSummary]; ok {
+				bi = si
+			}
+		}
 		bu, u := &s.Usage[bi], &s.Usage[usage[q]]
-		if st.compacted {
-			// After a compaction the history restarts on purpose: a
-			// compaction, never a break (as the timeline has it).
-			continue
+		if st.compacted && !timeline.CompactionBreak(bu.Model, u.Model) {
+			continue // the timeline's rule: a compaction is no break
 		}
 		if lost, ok := timeline.CacheBreak(bu.CacheRead, bu.CacheWrite5m+bu.CacheWrite1h, u.CacheRead, u.Input+u.CacheRead+u.CacheWrite5m+u.CacheWrite1h); ok {
 			s.Breaks = append(s.Breaks, Break{Turn: usage[q], Lost: lost})
@@ -338,6 +362,45 @@ func (s *Summary) summarise(tr *transcript) {
 		s.Models = append(s.Models, m)
 	}
 	sort.Strings(s.Models)
+}
+
+// partial counts a search whose result res, read from state st, left out
+// tools its query named: the timeline's rule (timeline.SearchLeftOut),
+// with what the transcript tells of the tools known (the catalog, the
+// tools loaded, Claude Code's own).
+func (s *Summary) partial(st *tnode, res tresult, query string) {
+	if st == nil || query == "" {
+		return
+	}
+	sr := decode.Search{Query: query, HasResult: true, IsError: res.isError, Results: res.refs}
+	sr.Mode, sr.Selected = decode.QueryMode(query)
+	had := func(n string) bool { return st.loaded[n] || slices.Contains(st.restored, n) }
+	known := func(n string) bool { return st.catalog[n] || had(n) || timeline.ClaudeCodeTool(n) }
+	if _, missing := timeline.SearchLeftOut(sr, known, had); len(missing) > 0 {
+		s.PartialSearches++
+		for _, n := range missing {
+			if !slices.Contains(s.PartialMissing, n) {
+				s.PartialMissing = append(s.PartialMissing, n)
+			}
+		}
+	}
+}
+
+// searchQueries notes the query of each search call of answer m.
+func searchQueries(m lightMessage, into map[string]string) {
+	for i, b := range m.blocks {
+		if b.typ != "tool_use" || b.name != searchToolName && b.name != mcpSearchToolName || i >= len(m.content) {
+			continue
+		}
+		var call struct {
+			Input struct {
+				Query string `json:"query"`
+			} `json:"input"`
+		}
+		if json.Unmarshal(m.content[i], &call) == nil && call.Input.Query != "" {
+			into[b.id] = call.Input.Query
+		}
+	}
 }
 
 // answer is what the listing reads of an answer: the model, the final

@@ -177,6 +177,11 @@ type transcript struct {
 	// agentIDs are the subagents whose own files the session has: their
 	// messages embedded in the main file's progress records are copies.
 	agentIDs map[string]bool
+	// compactedAway are the records a compact_boundary names as its
+	// logical parent: a manual /compact writes its own command's records
+	// after the boundary as children of that record, yet they follow the
+	// summary in what is sent.
+	compactedAway map[string]bool
 }
 
 // resultRecord is a user record holding tool results: its blocks (when
@@ -217,6 +222,9 @@ func (tr *transcript) parentOf(r *record, file string) *tnode {
 		return tr.root
 	}
 	if n := tr.nodes[r.ParentUUID.UUID]; n != nil {
+		if t := tr.tip[file]; tr.compactedAway[r.ParentUUID.UUID] && t != nil && t.compacted {
+			return t
+		}
 		return n
 	}
 	return tr.root
@@ -922,6 +930,10 @@ func (tr *transcript) system(r *record, parent *tnode, file string) *tnode {
 		if r.LogicalParentUUID != "" {
 			if p := tr.nodes[r.LogicalParentUUID]; p != nil {
 				logical = p
+				if tr.compactedAway == nil {
+					tr.compactedAway = map[string]bool{}
+				}
+				tr.compactedAway[r.LogicalParentUUID] = true
 			}
 		} else if p := tr.tip[file]; p != nil && parent == tr.root {
 			logical = p

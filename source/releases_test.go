@@ -77,7 +77,7 @@ func readRelease(t *testing.T, f string) (*timeline.Session, string) {
 		t.Fatal(err)
 	}
 	var in, out, read, write int64
-	searches, empty, blind, breaks := 0, 0, 0, 0
+	searches, empty, blind, breaks, partial := 0, 0, 0, 0, 0
 	for _, tu := range sess.Turns {
 		u := tu.Decoded.Response.Usage
 		in, out, read, write = in+u.InputTokens, out+u.OutputTokens, read+u.CacheReadInputTokens, write+u.CacheCreationInputTokens
@@ -90,14 +90,16 @@ func readRelease(t *testing.T, f string) (*timeline.Session, string) {
 				blind++
 			case timeline.FlagCacheBreak:
 				breaks++
+			case timeline.FlagSearchPartial:
+				partial++
 			}
 		}
 	}
 	li, lo, lr, lw := sum.Tokens()
-	listing := fmt.Sprintf("turns %d tokens %d/%d/%d/%d searches %d empty %d blind %d breaks %d",
-		sum.Turns, li, lo, lr, lw, sum.Searches, sum.EmptySearches, sum.BlindCalls, len(sum.Breaks))
-	timelineSays := fmt.Sprintf("turns %d tokens %d/%d/%d/%d searches %d empty %d blind %d breaks %d",
-		len(sess.Turns), in, out, read, write, searches, empty, blind, breaks)
+	listing := fmt.Sprintf("turns %d tokens %d/%d/%d/%d searches %d empty %d partial %d blind %d breaks %d",
+		sum.Turns, li, lo, lr, lw, sum.Searches, sum.EmptySearches, sum.PartialSearches, sum.BlindCalls, len(sum.Breaks))
+	timelineSays := fmt.Sprintf("turns %d tokens %d/%d/%d/%d searches %d empty %d partial %d blind %d breaks %d",
+		len(sess.Turns), in, out, read, write, searches, empty, partial, blind, breaks)
 	if listing != timelineSays {
 		t.Errorf("%s: the listing says\n  %s\nthe timeline\n  %s", f, listing, timelineSays)
 	}

@@ -111,16 +111,21 @@ func ruleCacheBreak(v ruleView, k int) []Flag {
 	if _, ok := CacheBreak(bu.CacheReadInputTokens, bu.CacheCreationInputTokens, read, u.TotalInput()); !ok {
 		return nil
 	}
-	cause, why := breakCause(bi, in)
+	cause, why := breakCause(v, base, k)
 	// After compaction the history restarts on purpose, and Claude Code
 	// renders its system prompt afresh (its snapshot lasts until the
 	// compaction): only a change of model, tools or betas is a break then,
-	// and one of the betas is the compaction's as much as theirs.
+	// and one of the betas is the compaction's as much as theirs. A turn
+	// made from a transcript shows only the model.
 	if in.t.Link == LinkCompaction {
-		switch cause {
-		case CauseMessages, CauseSystem:
+		switch {
+		case cause == CauseMessages || cause == CauseSystem:
 			return nil
-		case CauseBetas:
+		case in.d.Request.Transcript != nil || bi.d.Request.Transcript != nil:
+			if !CompactionBreak(bi.d.Request.Model, in.d.Request.Model) {
+				return nil
+			}
+		case cause == CauseBetas:
 			// The history was replaced whole; the betas are only what
 			// else changed with it.
 			cause, why = CauseCompaction, "the compaction before this turn replaced the whole history with a summary, and "+why
@@ -160,11 +165,25 @@ func ruleCacheBreak(v ruleView, k int) []Flag {
 	return []Flag{f}
 }
 
+// CompactionBreak reports whether a turn that continues its thread after
+// a compaction, asked of model after a baseline asked of baseModel, can be
+// a cache break when all that is known of its prefix is the model (turns
+// made from a transcript, and the session listing): a compaction replaces
+// the history on purpose and is never a break by itself; only a change of
+// model, which has its own cache, is.
+func CompactionBreak(baseModel, model string) bool { return baseModel != model }
+
 // breakCause finds what changed in the cached prefix between the baseline
-// turn p and turn t, in prefix order: model, tools, system (and speed,
+// turn base and turn k, in prefix order: model, tools, system (and speed,
 // which invalidates it), betas, messages; then time; else the server.
-func breakCause(p, t *info) (cause, why string) {
+// Turns made from a transcript go by what the transcript holds
+// (transcriptCause).
+func breakCause(v ruleView, base, k int) (cause, why string) {
+	p, t := v.turn(base), v.turn(k)
 	pr, tr := &p.d.Request, &t.d.Request
+	if pr.Transcript != nil || tr.Transcript != nil {
+		return transcriptCause(v, base, k)
+	}
 	if pr.Model != tr.Model {
 		return CauseModel, fmt.Sprintf("the model changed from %s to %s, and each model has its own cache", orNone(pr.Model), orNone(tr.Model))
 	}
@@ -185,9 +204,6 @@ func breakCause(p, t *info) (cause, why string) {
 		return CauseMessages, why
 	}
 	gap := t.start.Sub(p.start)
-	if pr.Transcript != nil || tr.Transcript != nil {
-		return transcriptCause(gap, t.d.Response.CacheMissReason)
-	}
 	if ttl := markerTTL(p.d.Request.CacheMarkers); gap > ttl {
 		return CauseTTL, fmt.Sprintf("%s passed since that turn started, longer than the %s cache lifetime its cache_control markers set", durationText(gap), durationText(ttl))
 	}
@@ -207,21 +223,76 @@ func breakCause(p, t *info) (cause, why string) {
 }
 
 // transcriptCause is the cause of a break between turns made from a
-// transcript whose model and messages are the same, gap apart: what the
-// transcript does not hold (the system prompt, tools, betas, the cache's
-// lifetime) decides.
-func transcriptCause(gap time.Duration, api *decode.CacheMissReason) (cause, why string) {
-	if api != nil && api.Type != "" {
+// transcript, base and k, from the evidence the files hold, in this
+// order: the API's own diagnostics when Claude Code wrote them with the
+// answer; a change of model; the tools a ToolSearch loaded right before
+// (their schemas join the tools, first in the prefix); a change in the
+// messages; the time between the turns against the cache lifetime the
+// earlier requests' own usage shows (their 5-minute and 1-hour writes);
+// else what the transcript does not hold (the system prompt, the tools,
+// the betas) may have changed. A compaction is not a cause: the rule
+// never flags one (CompactionBreak).
+func transcriptCause(v ruleView, base, k int) (cause, why string) {
+	p, t := v.turn(base), v.turn(k)
+	pr, tr := &p.d.Request, &t.d.Request
+	if api := t.d.Response.CacheMissReason; api != nil && api.Type != "" {
 		// Claude Code wrote the API's own diagnosis with the answer.
 		return api.Type, fmt.Sprintf("the API's diagnostics name the cause (cache_miss_reason %s); the transcript does not hold the requests to show what changed", api.Type)
 	}
+	if pr.Model != tr.Model {
+		return CauseModel, fmt.Sprintf("the model changed from %s to %s, and each model has its own cache", orNone(pr.Model), orNone(tr.Model))
+	}
+	if j, s, ok := searchLoaded(v, k); ok {
+		return CauseTools, fmt.Sprintf("the %s on %s loaded %s: %s schemas were added to the tools, which come first in the cached prefix", s.Tool, v.ref(j), strings.Join(s.Results, ", "), plural(len(s.Results), "its", "their"))
+	}
+	if why, ok := messagesChange(p, t); ok {
+		return CauseMessages, why
+	}
+	gap := max(t.start.Sub(p.start), 0)
+	ttl, from, known := writeLifetime(v, base)
 	switch {
+	case known && gap > ttl:
+		return CauseTTL, fmt.Sprintf("%s passed since that turn started, longer than the %s cache lifetime %s wrote (its usage's cache_creation)", durationText(gap), durationText(ttl), v.ref(from))
+	case known:
+		return CauseNotRecorded, fmt.Sprintf("the model and the messages are the same and only %s passed, within the %s cache lifetime %s wrote (its usage's cache_creation), but the transcript does not hold the system prompt, the tools or the betas, so the cause is not known from it", durationText(gap), durationText(ttl), v.ref(from))
 	case gap > ttl1h:
 		return CauseTTL, fmt.Sprintf("%s passed since that turn started, longer than any cache lifetime", durationText(gap))
 	case gap > ttl5m:
-		return CauseTTL, fmt.Sprintf("%s passed since that turn started, longer than the 5-minute cache lifetime (the transcript does not say whether the cache lived 5 minutes or an hour)", durationText(gap))
+		return CauseTTL, fmt.Sprintf("%s passed since that turn started, longer than the 5-minute cache lifetime (no usage of the thread splits its cache writes by lifetime, so whether the cache lived 5 minutes or an hour is not known)", durationText(gap))
 	}
-	return CauseNotRecorded, fmt.Sprintf("the model and the messages are the same and only %s passed, but the transcript does not hold the system prompt, the tools or the betas, so the cause is not known from it", durationText(max(gap, 0)))
+	return CauseNotRecorded, fmt.Sprintf("the model and the messages are the same and only %s passed, but the transcript does not hold the system prompt, the tools or the betas, so the cause is not known from it", durationText(gap))
+}
+
+// searchLoaded finds the search whose result turn k carries and that
+// loaded tools (a tool_reference): the turn whose answer called it (the
+// one before k), and the search.
+func searchLoaded(v ruleView, k int) (int, decode.Search, bool) {
+	in := v.turn(k)
+	for _, s := range in.t.NewSearches {
+		if !s.Server && len(s.Results) > 0 && in.t.Prev > 0 {
+			return in.t.Prev - 1, s, true
+		}
+	}
+	return -1, decode.Search{}, false
+}
+
+// writeLifetime is the lifetime of the cache entry that turn base read or
+// wrote, from the usage of the nearest turn at or before it in its thread
+// that wrote to the cache and split its writes by lifetime
+// (usage.cache_creation): one hour when it wrote only 1-hour entries,
+// else five minutes. known is false when no such turn says.
+func writeLifetime(v ruleView, base int) (ttl time.Duration, from int, known bool) {
+	for p := base; p >= 0; {
+		u := v.turn(p).d.Response.Usage
+		if cc := u.CacheCreation; cc != nil && cc.Ephemeral5m+cc.Ephemeral1h > 0 {
+			if cc.Ephemeral5m == 0 {
+				return ttl1h, p, true
+			}
+			return ttl5m, p, true
+		}
+		p = v.turn(p).t.Prev - 1
+	}
+	return ttl5m, -1, false
 }
 
 // otherSettingsChanged lists the top-level request settings outside the

@@ -52,7 +52,7 @@ func FlagCost(tab *pricing.Table, s *Session, t *Turn, f Flag) (usd float64, ok 
 	switch f.Kind {
 	case FlagCacheBreak:
 		return tab.BreakCost(t.Decoded.Request.Model, u, f.TokensLost)
-	case FlagSearchMissed:
+	case FlagSearchPartial:
 		return missedCost(tab, s, t, f.Tool)
 	case FlagCallBeforeLoad, FlagUnknownTool:
 		var am string

@@ -29,6 +29,9 @@ type ruleView interface {
 	// carried the answer to a search asking what key does (searchKey): that
 	// turn and the search, or -1.
 	earlierSearch(k int, key string) (int, decode.Search)
+	// next returns the places (0-based) of the turns of k's thread after
+	// k, in order.
+	next(k int) []int
 }
 
 // flagRun is one run of the flag kinds' checks over the turns of a
@@ -198,6 +201,15 @@ func (run *flagRun) later(k int) []int {
 	in := run.infos[k]
 	ts := in.thread.Turns
 	return ts[sort.SearchInts(ts, in.t.Index+1):]
+}
+
+// next returns the places of the turns of k's thread after k.
+func (run *flagRun) next(k int) []int {
+	var out []int
+	for _, idx := range run.later(k) {
+		out = append(out, idx-1)
+	}
+	return out
 }
 
 // resultFor finds the tool_result answering tool use id in a later turn of

@@ -86,12 +86,12 @@ var flagKinds = [...]FlagKind{
 		Todo:     "Compare the query with the catalog: if the tool the model wanted exists, its name or description does not match how the model asks for it; if it does not exist, the model is reaching for a capability you have not given it. Repeated empty searches are worth a better tool description or a non-deferred tool.",
 	},
 	{
-		Kind:     FlagSearchMissed,
+		Kind:     FlagSearchPartial,
 		Severity: SeverityWarning,
-		check:    ruleSearchMissed,
-		When:     "a search whose query names catalog tools exactly (a `select:` list, or keywords that are tool names) and whose result loaded tools but left some of them out (`tool`: the first left out; `cost_usd`: the thread's turns that ran without it)",
-		Why:      "The model asked for tools by name and did not get all of them, usually because `max_results` was smaller than the number of names, or a name lost in the ranking. Nothing fails: the model works around the missing tool, often for many turns, and nobody notices.",
-		Todo:     "Load tools by name with `select:A,B` (every named tool is returned), or raise `max_results` to at least the number of tools named. If the model keeps searching with keywords that are tool names, a non-deferred tool or a clearer description may serve it better.",
+		check:    ruleSearchPartial,
+		When:     "a search whose query names tools (a `select:` list, or keywords and `+required` terms that are exact names of tools in the catalog, of Claude Code's own tools, or of tools loaded earlier in the thread) and whose result loaded tools but not all of them, the rest not loaded otherwise (`tool`: the first left out, `missing`: all of them, `search`; the detail names the calls the thread made next; `cost_usd`: the thread's turns that ran without it). Replaces `search_missed`; a search that loaded nothing is an `empty_search` instead",
+		Why:      "The model asked for tools by name and did not get all of them, usually because `max_results` was smaller than the number of names, or a name lost in the ranking. Nothing fails: the model works around the missing tool (another tool, a shell command, a guess), often for many turns, and nobody notices.",
+		Todo:     "Load tools by name with `select:A,B` (every named tool is returned), or raise `max_results` to at least the number of tools named. Read the calls that followed: a tool used instead, or errors, show what the missing tool cost. If the model keeps searching with keywords that are tool names, a non-deferred tool or a clearer description may serve it better.",
 	},
 	{
 		Kind:     FlagSearchRepeated,

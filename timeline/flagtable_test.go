@@ -57,7 +57,7 @@ var flagCases = []struct {
 	// provoke them, and no recorded capture may raise them.
 	{kind: timeline.FlagSearchNoCatalog, synthetic: "TestSearchWithoutCatalog"},
 	// Recorded with real Claude Code in e2e (TestSessionFilesAgreeWithRecorder, "missed").
-	{kind: timeline.FlagSearchMissed, synthetic: "TestRuleSearchMissedOnAView"},
+	{kind: timeline.FlagSearchPartial, synthetic: "TestRuleSearchPartialOnAView"},
 	{kind: timeline.FlagUnknownReference, synthetic: "TestUnknownReference"},
 	{kind: timeline.FlagReferenceNotSent, synthetic: "TestReferenceNotSent"},
 }

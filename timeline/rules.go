@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
+	"github.com/tsinspect/tsinspect/toolsearch/claudetools"
 )
 
 // Flag kinds.
@@ -17,7 +19,7 @@ const (
 	FlagStopSequence     = "stop_sequence_anomaly"
 	FlagCacheBreak       = "cache_break"
 	FlagEmptySearch      = "empty_search"
-	FlagSearchMissed     = "search_missed"
+	FlagSearchPartial    = "search_partial"
 	FlagStreamIncomplete = "stream_incomplete"
 	FlagAPIError         = "api_error"
 	FlagRetry            = "retry"
@@ -262,28 +264,16 @@ func ruleStopSequence(v ruleView, k int) []Flag {
 	return []Flag{{Detail: d}}
 }
 
-// ruleSearchMissed raises a flag for a search whose query names catalog
-// tools exactly (a select: list, or keywords that are tool names) and whose
-// result loaded some tools but left some of those out, when they are not in the working set by
-// other means: the model asked for them by name and did not get them.
-func ruleSearchMissed(v ruleView, k int) []Flag {
+// ruleSearchPartial raises a flag for a search that named tools and
+// loaded some but not all of them (one that loaded nothing is an
+// empty_search): the names it did not load, unless in the working set by
+// other means, with the calls its thread made next (SearchNamed says which
+// words of a query name tools).
+func ruleSearchPartial(v ruleView, k int) []Flag {
 	in := v.turn(k)
 	var out []Flag
 	for _, s := range in.t.NewSearches {
-		// A search that loaded nothing is an empty_search.
-		if s.Server || !s.HasResult || s.IsError || len(s.Results) == 0 {
-			continue
-		}
-		var missing, named []string
-		for _, name := range searchNames(s) {
-			if !in.d.InCatalog(name) || slices.Contains(named, name) {
-				continue
-			}
-			named = append(named, name)
-			if !slices.Contains(s.Results, name) && !in.d.InWorkingSet(name) {
-				missing = append(missing, name)
-			}
-		}
+		named, missing := SearchLeftOut(s, func(name string) bool { return knownTool(v, k, name) }, in.d.InWorkingSet)
 		if len(missing) == 0 {
 			continue
 		}
@@ -291,13 +281,107 @@ func ruleSearchMissed(v ruleView, k int) []Flag {
 		if s.MaxResults > 0 {
 			limit = fmt.Sprintf(", max_results %d", s.MaxResults)
 		}
-		got := strings.Join(s.Results, ", ")
-		d := fmt.Sprintf("%s %q (%s query%s) named %d catalog %s exactly but loaded %s: %s left out, so the model cannot call %s.",
-			s.Tool, s.Query, orUnknown(s.Mode), limit, len(named), plural(len(named), "tool", "tools"), got,
+		d := fmt.Sprintf("%s %q (%s query%s) named %d %s but loaded %s: %s left out, so the model cannot call %s.",
+			s.Tool, s.Query, orUnknown(s.Mode), limit, len(named), plural(len(named), "tool", "tools"), strings.Join(s.Results, ", "),
 			strings.Join(missing, ", "), plural(len(missing), "it", "them"))
-		out = append(out, Flag{Tool: missing[0], Detail: d})
+		if then := callsAfter(v, k, missing); then != "" {
+			d += " " + then
+		}
+		out = append(out, Flag{Tool: missing[0], Missing: missing, Search: s.ToolUseID, Detail: d})
 	}
 	return out
+}
+
+// SearchNamed lists the tools a search names, once each, in its query's
+// order: every name of a select: list, and the words of a keyword query
+// (a +required term's + dropped) for which isTool is true. The rule of
+// search_partial; advice reads it too.
+func SearchNamed(s decode.Search, isTool func(string) bool) []string {
+	var out []string
+	for _, name := range searchNames(s) {
+		if name == "" || slices.Contains(out, name) || len(s.Selected) == 0 && !isTool(name) {
+			continue
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// SearchLeftOut is the rule of search_partial: the tools search s named
+// (SearchNamed, isTool telling which words are tools' names) and those of
+// them its result did not load and that were not loaded otherwise (had).
+// A search that loaded nothing leaves nothing out: it is an empty_search.
+// The timeline and the session listing both apply it.
+func SearchLeftOut(s decode.Search, isTool, had func(string) bool) (named, missing []string) {
+	if s.Server || !s.HasResult || s.IsError || len(s.Results) == 0 {
+		return nil, nil
+	}
+	named = SearchNamed(s, isTool)
+	for _, name := range named {
+		if !slices.Contains(s.Results, name) && !had(name) {
+			missing = append(missing, name)
+		}
+	}
+	return named, missing
+}
+
+// ClaudeCodeTool reports whether name is one of Claude Code's own tools,
+// sent whole or deferred, in any release recorded.
+func ClaudeCodeTool(name string) bool { return slices.Contains(claudeCodeTools(), name) }
+
+// knownTool reports whether name is the exact name of a tool turn k's
+// thread knows of: in the deferred-tool catalog, loaded in this turn or
+// an earlier one, or one of Claude Code's own (for Claude Code).
+func knownTool(v ruleView, k int, name string) bool {
+	in := v.turn(k)
+	if in.d.InCatalog(name) || in.d.InWorkingSet(name) {
+		return true
+	}
+	if in.client.ClaudeCode() && ClaudeCodeTool(name) {
+		return true
+	}
+	for p := in.t.Prev - 1; p >= 0; p = v.turn(p).t.Prev - 1 {
+		if v.turn(p).d.InWorkingSet(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// callsAfter says what the thread called from turn k's answer on (turn k
+// carries the search's result), for the next few turns or until one of
+// missing is loaded: each turn's calls, and which of them the client
+// answered with an error.
+func callsAfter(v ruleView, k int, missing []string) string {
+	const turns = 4
+	var parts []string
+	for i, l := 0, k; i < turns && l >= 0; i++ {
+		in := v.turn(l)
+		if l != k && slices.ContainsFunc(missing, in.d.InWorkingSet) {
+			parts = append(parts, fmt.Sprintf("%s loaded what was left out", v.ref(l)))
+			break
+		}
+		var calls []string
+		for _, c := range in.d.ToolCalls {
+			what := c.Name
+			if _, res := v.resultFor(l, c.ID); res != nil && res.IsError {
+				what += " (an error: " + quote(firstLine(res.Text), 80) + ")"
+			}
+			calls = append(calls, what)
+		}
+		if len(calls) > 0 {
+			parts = append(parts, fmt.Sprintf("%s called %s", v.ref(l), strings.Join(calls, ", ")))
+		}
+		next := v.next(l)
+		if len(next) == 0 {
+			break
+		}
+		l = next[0]
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Then " + strings.Join(parts, "; ") + "."
 }
 
 // ruleSearchRepeated raises a flag for a search that asks what an earlier
@@ -477,3 +561,23 @@ func addedText(p, t *info) string {
 	}
 	return strings.Join(texts, ", ")
 }
+
+// coreTools are Claude Code's own tools that are sent whole, not
+// deferred, in the releases seen; its deferred ones are in claudetools.
+var coreTools = []string{"Agent", "AskUserQuestion", "Bash", "BashOutput", "Edit", "EnterPlanMode", "ExitPlanMode", "Glob", "Grep",
+	"KillBash", "KillShell", "LS", "MultiEdit", "NotebookEdit", "NotebookRead", "Read", "Skill", "SlashCommand", "Task", "TaskOutput",
+	"TodoRead", "TodoWrite", "ToolSearch", "WebFetch", "WebSearch", "Write"}
+
+// claudeCodeTools are the names of Claude Code's own tools: coreTools and
+// the deferred tools of every recorded release.
+var claudeCodeTools = sync.OnceValue(func() []string {
+	out := slices.Clone(coreTools)
+	for _, r := range claudetools.Releases() {
+		for _, t := range r.Tools {
+			if !slices.Contains(out, t.Name) {
+				out = append(out, t.Name)
+			}
+		}
+	}
+	return out
+})

@@ -273,7 +273,7 @@ func TestExplainAndSeverity(t *testing.T) {
 		timeline.FlagAPIError: timeline.SeverityError, timeline.FlagCacheBreak: timeline.SeverityWarning,
 		timeline.FlagStopSequence: timeline.SeverityWarning, timeline.FlagStreamIncomplete: timeline.SeverityWarning,
 		timeline.FlagEmptySearch: timeline.SeverityWarning, timeline.FlagRetry: timeline.SeverityInfo,
-		timeline.FlagSearchMissed: timeline.SeverityWarning, timeline.FlagSearchRepeated: timeline.SeverityInfo,
+		timeline.FlagSearchPartial: timeline.SeverityWarning, timeline.FlagSearchRepeated: timeline.SeverityInfo,
 		timeline.FlagToolSearchOff:   timeline.SeverityInfo,
 		timeline.FlagCatalogNoSearch: timeline.SeverityWarning, timeline.FlagSearchNoCatalog: timeline.SeverityWarning,
 		timeline.FlagDeferredInline: timeline.SeverityWarning, timeline.FlagUnknownReference: timeline.SeverityError,

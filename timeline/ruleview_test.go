@@ -20,6 +20,8 @@ type fakeView struct {
 	// searched answers earlierSearch: by turn asking and searchKey, the
 	// earlier turn.
 	searched map[fakeSearch]int
+	// nexts answers next: by turn, the later turns of its thread.
+	nexts map[int][]int
 }
 
 // fakeSearch is a search key asked about from turn k.
@@ -65,6 +67,8 @@ func (v *fakeView) earlierSearch(k int, key string) (int, decode.Search) {
 	}
 	return -1, decode.Search{}
 }
+
+func (v *fakeView) next(k int) []int { return v.nexts[k] }
 
 func (v *fakeView) resultFor(k int, id string) (int, *decode.Block) {
 	r, ok := v.results[fakeCall{k, id}]
@@ -198,7 +202,7 @@ func TestRuleToolSearchOffOnAView(t *testing.T) {
 	}
 }
 
-func TestRuleSearchMissedOnAView(t *testing.T) {
+func TestRuleSearchPartialOnAView(t *testing.T) {
 	d := &decode.Turn{Catalog: []string{"WebFetch", "WebSearch", "mcp__x__a"}, WorkingSet: []decode.WorkingTool{{Name: "Read"}, {Name: "WebSearch"}}}
 	in := fakeTurn(3, 200, d)
 	search := func(query string, max int64, results ...string) decode.Search {
@@ -206,8 +210,8 @@ func TestRuleSearchMissedOnAView(t *testing.T) {
 	}
 	in.t.NewSearches = []decode.Search{search("WebSearch WebFetch", 1, "WebSearch")}
 	v := &fakeView{turns: []*info{in}}
-	got := ruleSearchMissed(v, 0)
-	want := `ToolSearch "WebSearch WebFetch" (keyword query, max_results 1) named 2 catalog tools exactly but loaded WebSearch: WebFetch left out, so the model cannot call it.`
+	got := ruleSearchPartial(v, 0)
+	want := `ToolSearch "WebSearch WebFetch" (keyword query, max_results 1) named 2 tools but loaded WebSearch: WebFetch left out, so the model cannot call it.`
 	if len(got) != 1 || got[0].Detail != want || got[0].Tool != "WebFetch" {
 		t.Fatalf("got %+v\nwant %q", got, want)
 	}
@@ -215,14 +219,44 @@ func TestRuleSearchMissedOnAView(t *testing.T) {
 	// name returned: no flag.
 	for _, s := range []decode.Search{search("fetch a web page", 5), search("WebSearch", 1), search("WebFetch mcp__x__a", 5, "WebFetch", "mcp__x__a")} {
 		in.t.NewSearches = []decode.Search{s}
-		if got := ruleSearchMissed(v, 0); got != nil {
+		if got := ruleSearchPartial(v, 0); got != nil {
 			t.Errorf("%q: %+v", s.Query, got)
 		}
 	}
 	// A select: list counts its names.
 	in.t.NewSearches = []decode.Search{{Tool: "ToolSearch", Query: "select:WebFetch,mcp__x__a", Mode: "select", Selected: []string{"WebFetch", "mcp__x__a"}, HasResult: true, Results: []string{"WebFetch"}}}
-	if got := ruleSearchMissed(v, 0); len(got) != 1 || got[0].Tool != "mcp__x__a" {
+	if got := ruleSearchPartial(v, 0); len(got) != 1 || got[0].Tool != "mcp__x__a" {
 		t.Errorf("select: %+v", got)
+	}
+}
+
+// TestRuleSearchPartialNoCatalog: without a catalog (a 2.1.79 subagent's
+// transcript), Claude Code's own tool names and +required terms name
+// tools; the flag says what the thread called next, and a word that names
+// no tool is no name.
+func TestRuleSearchPartialNoCatalog(t *testing.T) {
+	d := &decode.Turn{WorkingSet: []decode.WorkingTool{{Name: "WebFetch"}}, ToolCalls: []decode.ToolCall{{ID: "c1", Name: "WebFetch"}}}
+	in := fakeTurn(2, 200, d)
+	in.client = Client{Family: ClientClaudeCode}
+	in.t.NewSearches = []decode.Search{{ToolUseID: "s1", Tool: "ToolSearch", Query: "WebSearch WebFetch", Mode: "keyword", HasResult: true, Results: []string{"WebFetch"}}}
+	next := fakeTurn(3, 200, &decode.Turn{WorkingSet: []decode.WorkingTool{{Name: "WebFetch"}}, ToolCalls: []decode.ToolCall{{ID: "c2", Name: "Bash"}}})
+	v := &fakeView{turns: []*info{in, next}, nexts: map[int][]int{0: {1}},
+		results: map[fakeCall]fakeResult{{1, "c2"}: {l: 1, block: decode.Block{Type: "tool_result", IsError: true, Text: "curl: not found"}}}}
+	got := ruleSearchPartial(v, 0)
+	if len(got) != 1 || got[0].Tool != "WebSearch" || got[0].Search != "s1" ||
+		!strings.Contains(got[0].Detail, "turn <0> called WebFetch; turn <1> called Bash (an error: \"curl: not found\")") {
+		t.Fatalf("got %+v", got)
+	}
+	// A +required term that is a tool's name counts; "+web" names none.
+	in.t.NewSearches = []decode.Search{{Tool: "ToolSearch", Query: "+web WebSearch", Mode: "required", HasResult: true, Results: []string{"WebFetch"}}}
+	if got := ruleSearchPartial(v, 0); len(got) != 1 || got[0].Tool != "WebSearch" || strings.Contains(got[0].Detail, "web,") {
+		t.Errorf("+required: %+v", got)
+	}
+	// Not Claude Code: its tool names are just words.
+	in.client = Client{}
+	in.t.NewSearches = []decode.Search{{Tool: "ToolSearch", Query: "WebSearch WebFetch", Mode: "keyword", HasResult: true, Results: []string{"WebFetch"}}}
+	if got := ruleSearchPartial(v, 0); got != nil {
+		t.Errorf("another client: %+v", got)
 	}
 }
 

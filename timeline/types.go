@@ -122,9 +122,12 @@ type Flag struct {
 	// when the response carried one; Agrees says whether it matches Cause.
 	CacheMissReason string `json:"cache_miss_reason,omitempty"`
 	Agrees          *bool  `json:"agrees,omitempty"`
-	// Search is the tool_use id of the search an empty_search or a
-	// search_repeated is about.
+	// Search is the tool_use id of the search an empty_search, a
+	// search_partial or a search_repeated is about.
 	Search string `json:"search,omitempty"`
+	// Missing are the tools a search_partial's search named and did not
+	// load (Tool is the first).
+	Missing []string `json:"missing,omitempty"`
 
 	// What a blind call (call_before_load, unknown_tool) led to. Answer
 	// is the turn whose request carried the call's tool_result (0 when no

@@ -79,6 +79,10 @@ func cache(s *timeline.Session, t *timeline.Turn, width, height int, note string
 		if f.CacheMissReason != "" {
 			l.addf(RoleDim, "; the API says %s", f.CacheMissReason)
 		}
+		if f.Detail != "" {
+			// What the flag says, whole: the tab never tells another story.
+			d.line().add(RoleText, "    "+f.Detail)
+		}
 	}
 
 	prev := TurnAt(s, t.Prev)
@@ -96,10 +100,16 @@ func cache(s *timeline.Session, t *timeline.Turn, width, height int, note string
 		d.line().add(RoleWarning, "  anthropic-beta header changed")
 	}
 	if pc.Where == "" {
-		d.line().add(RoleText, "  Same prefix: this request repeats the previous one and adds to it.")
+		if decoded(t).Request.Transcript != nil {
+			// A request made from a transcript holds only the model and
+			// the messages: the rest of the prefix is not known.
+			d.line().add(RoleText, "  Same model and messages: the transcript does not hold the system prompt, the tools or the betas to compare.")
+		} else {
+			d.line().add(RoleText, "  Same prefix: this request repeats the previous one and adds to it.")
+		}
 		for _, f := range t.Flags {
 			if isCacheFlag(f) {
-				d.line().add(RoleDim, "  Nothing in the request broke the cache: TTL expiry (5 min, or 1 h) or the server.")
+				d.line().addf(RoleDim, "  The cache broke all the same: %s (the flag above says why).", orDash(f.Cause))
 				break
 			}
 		}
