@@ -165,6 +165,7 @@ func buildTurn(t *timeline.Turn, ft *tooltokens.Turn) Turn {
 	}
 	rt.ResponseID = resp.ID
 	rt.StopReason = resp.StopReason
+	rt.OutputPlaceholder = t.OutputPlaceholder()
 	if resp.StopSequence != nil {
 		s := *resp.StopSequence
 		rt.StopSequence = &s

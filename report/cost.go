@@ -68,6 +68,9 @@ type Costs struct {
 	// (see decode.IsUsageProblem): what could not be read counts 0, so
 	// TotalUSD is a lower bound.
 	UsageProblems int `json:"usage_problems,omitempty"`
+	// OutputPlaceholders counts the turns whose output tokens are a
+	// placeholder (Turn.OutputPlaceholder): TotalUSD is a lower bound.
+	OutputPlaceholders int `json:"output_placeholders,omitempty"`
 	// Unpriced lists the models with no price (their turns are left out
 	// of the sums), and "MODEL (fast mode)" for fast-mode turns of a model
 	// with no fast-mode price (counted at standard rates); Estimated the
@@ -139,6 +142,9 @@ func (r *Report) Price(tab *pricing.Table) {
 		t.Cost = nil
 		if slices.ContainsFunc(t.Problems, decode.IsUsageProblem) {
 			c.UsageProblems++
+		}
+		if t.OutputPlaceholder {
+			c.OutputPlaceholders++
 		}
 		if t.Model == "" {
 			continue

@@ -210,6 +210,10 @@ type Turn struct {
 	StopReason   string  `json:"stop_reason"`
 	StopSequence *string `json:"stop_sequence"`
 	Usage        Usage   `json:"usage"`
+	// OutputPlaceholder: the output tokens are the placeholder Claude
+	// Code wrote when the answer began (timeline.Turn.OutputPlaceholder),
+	// a lower bound.
+	OutputPlaceholder bool `json:"output_placeholder,omitempty"`
 	// Cost is the turn's price in US dollars; null when it was not priced
 	// (no price table, or none for the model).
 	Cost *Cost `json:"cost"`

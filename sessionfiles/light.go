@@ -109,6 +109,9 @@ type lightMessage struct {
 	content   [][]byte
 	blocks    []lightBlock
 	usage     []byte
+	// stopped: the record carries a stop reason (the answer's last
+	// record, in releases that write one).
+	stopped bool
 }
 
 // lightBlock is a content block's type, ID and name.
@@ -135,6 +138,8 @@ func readMessage(msg []byte) (m lightMessage, ok bool) {
 			}
 		case "usage":
 			m.usage = msg[v:e]
+		case "stop_reason":
+			m.stopped = msg[v] == '"'
 		case "content":
 			if msg[v] != '[' {
 				return e

@@ -86,6 +86,9 @@ func trimmed(r *record, tr *transcript) record {
 				blocks[i] = map[string]string{"type": b.typ, "id": b.id, "name": b.name}
 			}
 			out := map[string]any{"id": m.id, "model": m.model, "content": blocks}
+			if m.stopped {
+				out["stop_reason"] = "stopped"
+			}
 			if len(m.usage) > 0 {
 				out["usage"] = json.RawMessage(m.usage)
 			}

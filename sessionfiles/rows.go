@@ -27,8 +27,11 @@ type Row struct {
 	Subagents       int  `json:"subagents"`
 	// SubagentsOnly: the main file is absent; read from the subagents'
 	// files alone.
-	SubagentsOnly bool     `json:"subagents_only,omitempty"`
-	Models        []string `json:"models"`
+	SubagentsOnly bool `json:"subagents_only,omitempty"`
+	// OutputPlaceholders counts the answers whose output tokens are a
+	// placeholder (Summary.OutputPlaceholders): the cost is a lower bound.
+	OutputPlaceholders int      `json:"output_placeholders,omitempty"`
+	Models             []string `json:"models"`
 	// CostUSD is every answer's cost at list prices; CostKnown is false
 	// when a model had no price (the figure then counts the others, and
 	// Unpriced names them). PricesTaken is the date of the price table.
@@ -72,7 +75,7 @@ func RowOf(s *Summary, tab *pricing.Table) Row {
 	p := s.Cost(tab)
 	in, out, read, write := s.Tokens()
 	r := Row{ID: s.ID, Path: s.Path, Project: s.Project, Cwd: s.Cwd, Start: s.Start, End: s.End, Version: s.Version,
-		Requests: s.Requests, CatalogRecorded: s.CatalogRecorded, Turns: s.Turns, Subagents: s.Subagents, SubagentsOnly: s.SubagentsOnly, Models: s.Models, CostUSD: p.USD, CostKnown: p.Known(),
+		Requests: s.Requests, CatalogRecorded: s.CatalogRecorded, Turns: s.Turns, Subagents: s.Subagents, SubagentsOnly: s.SubagentsOnly, OutputPlaceholders: s.OutputPlaceholders, Models: s.Models, CostUSD: p.USD, CostKnown: p.Known(),
 		PricesTaken: tab.Taken, CacheBreaks: len(s.Breaks), BreaksUSD: p.BreaksUSD, BlindCalls: s.BlindCalls, Searches: s.Searches, EmptySearches: s.EmptySearches,
 		PartialSearches: s.PartialSearches, PartialMissing: s.PartialMissing,
 		InputTokens: in, OutputTokens: out, CacheRead: read, CacheWrite: write, Unknown: s.Unknown, PricedAs: p.PricedAs, Unpriced: p.Unpriced,

@@ -59,6 +59,11 @@ type Summary struct {
 	// SubagentsOnly: the main file is absent; the session is read from
 	// its subagents' files alone.
 	SubagentsOnly bool `json:"subagents_only,omitempty"`
+	// OutputPlaceholders counts the answers whose output tokens are the
+	// placeholder Claude Code wrote when the message began (no record of
+	// theirs carries a stop reason: 1.x and 2.1.7–2.1.52 write no final
+	// count): their output, and the cost, are lower bounds.
+	OutputPlaceholders int `json:"output_placeholders,omitempty"`
 }
 
 // TurnUsage is one answer's final usage.
@@ -325,6 +330,10 @@ func (s *Summary) summarise(tr *transcript) {
 				s.BlindCalls++
 			}
 		}
+		if q.transcript && !a.stopped {
+			// timeline.Turn.OutputPlaceholder: no final count written.
+			s.OutputPlaceholders++
+		}
 		usage[q] = len(s.Usage)
 		empty[q] = a.empty
 		s.Usage = append(s.Usage, *a.usage)
@@ -412,6 +421,9 @@ type answer struct {
 	calls    []string
 	empty    bool
 	problems []string
+	// stopped: the last record carries the stop reason (see
+	// timeline.Turn.OutputPlaceholder).
+	stopped bool
 }
 
 // readAnswer reads an answer from what the transcript read of its
@@ -445,6 +457,7 @@ func readAnswer(rs []*record, ms []lightMessage) answer {
 		// The last record's usage is the final one, problems and all.
 		a.usage, a.problems = u, problems
 	}
+	a.stopped = len(ms) > 0 && ms[len(ms)-1].stopped
 	if a.usage != nil {
 		a.usage.Model = a.model
 	}

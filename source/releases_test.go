@@ -77,8 +77,11 @@ func readRelease(t *testing.T, f string) (*timeline.Session, string) {
 		t.Fatal(err)
 	}
 	var in, out, read, write int64
-	searches, empty, blind, breaks, partial := 0, 0, 0, 0, 0
+	searches, empty, blind, breaks, partial, placeholders := 0, 0, 0, 0, 0, 0
 	for _, tu := range sess.Turns {
+		if tu.OutputPlaceholder() {
+			placeholders++
+		}
 		u := tu.Decoded.Response.Usage
 		in, out, read, write = in+u.InputTokens, out+u.OutputTokens, read+u.CacheReadInputTokens, write+u.CacheCreationInputTokens
 		searches += len(tu.NewSearches)
@@ -96,10 +99,10 @@ func readRelease(t *testing.T, f string) (*timeline.Session, string) {
 		}
 	}
 	li, lo, lr, lw := sum.Tokens()
-	listing := fmt.Sprintf("turns %d tokens %d/%d/%d/%d searches %d empty %d partial %d blind %d breaks %d",
-		sum.Turns, li, lo, lr, lw, sum.Searches, sum.EmptySearches, sum.PartialSearches, sum.BlindCalls, len(sum.Breaks))
-	timelineSays := fmt.Sprintf("turns %d tokens %d/%d/%d/%d searches %d empty %d partial %d blind %d breaks %d",
-		len(sess.Turns), in, out, read, write, searches, empty, partial, blind, breaks)
+	listing := fmt.Sprintf("turns %d tokens %d/%d/%d/%d searches %d empty %d partial %d blind %d breaks %d placeholders %d",
+		sum.Turns, li, lo, lr, lw, sum.Searches, sum.EmptySearches, sum.PartialSearches, sum.BlindCalls, len(sum.Breaks), sum.OutputPlaceholders)
+	timelineSays := fmt.Sprintf("turns %d tokens %d/%d/%d/%d searches %d empty %d partial %d blind %d breaks %d placeholders %d",
+		len(sess.Turns), in, out, read, write, searches, empty, partial, blind, breaks, placeholders)
 	if listing != timelineSays {
 		t.Errorf("%s: the listing says\n  %s\nthe timeline\n  %s", f, listing, timelineSays)
 	}

@@ -25,7 +25,7 @@ func Sessions(w io.Writer, rows []sessionfiles.Row, prices string) error {
 	table := [][]string{header(cols)}
 	var total, breaks float64
 	var estimated, unpriced []string
-	turns := 0
+	turns, lower := 0, false
 	for _, r := range rows {
 		for _, p := range r.PricedAs {
 			if !slices.Contains(estimated, p) {
@@ -45,6 +45,7 @@ func Sessions(w io.Writer, rows []sessionfiles.Row, prices string) error {
 		total += r.CostUSD
 		breaks += r.BreaksUSD
 		turns += r.Turns
+		lower = lower || r.OutputPlaceholders > 0
 	}
 	if err := writeTable(w, cols, table); err != nil {
 		return err
@@ -54,7 +55,7 @@ func Sessions(w io.Writer, rows []sessionfiles.Row, prices string) error {
 		noun = "session"
 	}
 	mark := ""
-	if len(unpriced) > 0 {
+	if len(unpriced) > 0 || lower {
 		mark = "≥"
 	} else if len(estimated) > 0 {
 		mark = "≈"
@@ -83,7 +84,7 @@ func SessionColumns() []string {
 func SessionCells(r sessionfiles.Row) []string {
 	cost := pricing.Format(r.CostUSD, true)
 	switch {
-	case !r.CostKnown:
+	case !r.CostKnown, r.OutputPlaceholders > 0:
 		cost = "≥" + cost
 	case len(r.PricedAs) > 0:
 		cost = "≈" + cost
@@ -132,8 +133,9 @@ func pricedNotes(w io.Writer, estimated, unpriced []string) error {
 // rowNotes writes the lines that explain the marks of the rows: *, BLIND
 // -, and the lines left out.
 func rowNotes(w io.Writer, rows []sessionfiles.Row) error {
-	var starred, dashed, bad, orphans int
+	var starred, dashed, bad, orphans, placeholders int
 	for _, r := range rows {
+		placeholders += r.OutputPlaceholders
 		if !r.Requests {
 			starred++
 		}
@@ -147,6 +149,11 @@ func rowNotes(w io.Writer, rows []sessionfiles.Row) error {
 	}
 	if starred > 0 {
 		if _, err := fmt.Fprintln(w, "*: no request records (Claude Code before 2.1.300, or the records were off): read from the transcript, without the system prompt or the tools sent"); err != nil {
+			return err
+		}
+	}
+	if placeholders > 0 {
+		if _, err := fmt.Fprintf(w, "COST ≥: %s whose output tokens are the placeholder Claude Code wrote when the answer began (Claude Code up to 2.1.52 writes no final count in its files): the cost is a lower bound\n", numfmt.Count(placeholders, "answer", "answers")); err != nil {
 			return err
 		}
 	}

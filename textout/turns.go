@@ -51,6 +51,11 @@ func Turns(w io.Writer, r *report.Report, prices string, whole bool) error {
 				return err
 			}
 		}
+		if r.Costs != nil && r.Costs.OutputPlaceholders > 0 {
+			if _, err := fmt.Fprintf(w, "OUTPUT ≥: %s whose output tokens are the placeholder Claude Code wrote when the answer began (Claude Code up to 2.1.52 writes no final count in its files): output and cost are lower bounds\n", numfmt.Count(r.Costs.OutputPlaceholders, "turn", "turns")); err != nil {
+				return err
+			}
+		}
 		if note := transcriptNote(r); note != "" {
 			if _, err := fmt.Fprintln(w, note); err != nil {
 				return err
@@ -72,10 +77,13 @@ func writeTurnsTable(w io.Writer, r *report.Report) error {
 			usd += c.USD
 			priced = true
 			cost = pricing.Format(c.USD, true)
-			if c.Estimated {
+			switch {
+			case t.OutputPlaceholder:
+				cost = "≥" + cost
+			case c.Estimated:
 				cost = "≈" + cost
-				estimated = true
 			}
+			estimated = estimated || c.Estimated
 		}
 		u := t.Usage
 		in += u.InputTokens
@@ -93,7 +101,7 @@ func writeTurnsTable(w io.Writer, r *report.Report) error {
 			numfmt.Thousands(u.InputTokens),
 			numfmt.Thousands(u.CacheReadInputTokens),
 			numfmt.Thousands(u.CacheCreationInputTokens),
-			numfmt.Thousands(u.OutputTokens),
+			outputCell(t),
 			cost,
 			t.StopText(),
 			flagKinds(t.Flags),
@@ -104,11 +112,15 @@ func writeTurnsTable(w io.Writer, r *report.Report) error {
 		total[0] = ""
 		total[1] = "total"
 		total[7], total[8], total[9], total[10] = numfmt.Thousands(in), numfmt.Thousands(read), numfmt.Thousands(created), numfmt.Thousands(out)
+		placeholders := r.Costs != nil && r.Costs.OutputPlaceholders > 0
+		if placeholders {
+			total[10] = "≥" + total[10]
+		}
 		total[11] = "-"
 		if priced {
 			total[11] = pricing.Format(usd, true)
 			switch {
-			case r.Costs != nil && r.Costs.UsageProblems > 0:
+			case r.Costs != nil && r.Costs.UsageProblems > 0, placeholders:
 				total[11] = "≥" + total[11]
 			case estimated:
 				total[11] = "≈" + total[11]
@@ -117,6 +129,15 @@ func writeTurnsTable(w io.Writer, r *report.Report) error {
 		rows = append(rows, total)
 	}
 	return writeTable(w, turnsColumns, rows)
+}
+
+// outputCell is a turn's output tokens, marked ≥ when they are a
+// placeholder (a lower bound).
+func outputCell(t report.Turn) string {
+	if t.OutputPlaceholder {
+		return "≥" + numfmt.Thousands(t.Usage.OutputTokens)
+	}
+	return numfmt.Thousands(t.Usage.OutputTokens)
 }
 
 // catalogCell is a turn's catalog size and change, "-" when its release

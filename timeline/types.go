@@ -181,3 +181,15 @@ func (t *Turn) Load() (*exchange.Exchange, error) {
 	}
 	return ex, nil
 }
+
+// OutputPlaceholder reports whether the turn's output tokens are the
+// placeholder Claude Code wrote when the answer began: an answer made from
+// a transcript whose last record carries no stop reason holds no final
+// count (1.x and 2.1.7–2.1.52 write 1 to 25 output tokens on every record,
+// and an answer cut off has none either), so its output tokens, and its
+// cost, are lower bounds. The session listing counts the same answers
+// (sessionfiles' Summary.OutputPlaceholders).
+func (t *Turn) OutputPlaceholder() bool {
+	d := t.Decoded
+	return d != nil && d.Request.Transcript != nil && d.Response.Status == 200 && d.Response.ID != "" && d.Response.StopReason == "" && d.Response.Error == nil
+}

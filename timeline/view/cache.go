@@ -55,7 +55,11 @@ func cache(s *timeline.Session, t *timeline.Turn, width, height int, note string
 		l.addf(RoleCreated, "created %s", Tokens(u.CacheCreationInputTokens))
 		l.add(RoleText, " + ")
 		l.addf(RoleInput, "input %s", Tokens(u.InputTokens))
-		l.addf(RoleDim, ";  output %s", Tokens(u.OutputTokens))
+		if t.OutputPlaceholder() {
+			l.addf(RoleDim, ";  output ≥%s (the placeholder written when the answer began: the files hold no final count)", Tokens(u.OutputTokens))
+		} else {
+			l.addf(RoleDim, ";  output %s", Tokens(u.OutputTokens))
+		}
 	}
 	if r := decoded(t).Response.CacheMissReason; r != nil {
 		l := d.line()
