@@ -261,7 +261,7 @@ func (a *applier) report(r *report.Report) *report.Report {
 		oc := &report.Costs{
 			Prices: a.s.text(c.Prices), PricesTaken: a.s.text(c.PricesTaken), TotalUSD: c.TotalUSD,
 			CacheBreaks: c.CacheBreaks, CacheBreaksUSD: c.CacheBreaksUSD, BlindCalls: c.BlindCalls, BlindCallsUSD: c.BlindCallsUSD, BlindCallsUnknown: c.BlindCallsUnknown,
-			DeferralSavedUSD: c.DeferralSavedUSD, DeferralSavedLowerBound: c.DeferralSavedLowerBound, DeferralSavedEstimated: c.DeferralSavedEstimated, DeferralUnknown: c.DeferralUnknown, UsageProblems: c.UsageProblems,
+			DeferralSavedUSD: c.DeferralSavedUSD, DeferralSavedLowerBound: c.DeferralSavedLowerBound, DeferralSavedEstimated: c.DeferralSavedEstimated, DeferralUnknown: c.DeferralUnknown, UsageProblems: c.UsageProblems, OutputPlaceholders: c.OutputPlaceholders,
 		}
 		for _, th := range c.Threads {
 			oc.Threads = append(oc.Threads, report.ThreadCost{Thread: a.thread(th.Thread), USD: th.USD})
@@ -287,7 +287,7 @@ func (a *applier) turn(t *report.Turn) report.Turn {
 	o := report.Turn{
 		Index: t.Index, Thread: a.thread(t.Thread), Prev: t.Prev, Link: a.enum(t.Link),
 		ExchangeID: t.ExchangeID, At: t.At, Model: a.model(t.Model), Status: t.Status,
-		Incomplete: t.Incomplete, ResponseID: a.id(t.ResponseID), StopReason: a.enum(t.StopReason),
+		Incomplete: t.Incomplete, ResponseID: a.id(t.ResponseID), StopReason: a.enum(t.StopReason), OutputPlaceholder: t.OutputPlaceholder,
 		Usage: a.usage(t.Usage),
 		Catalog: report.Catalog{
 			Count: t.Catalog.Count, Added: a.tools(t.Catalog.Added), Removed: a.tools(t.Catalog.Removed), NotRecorded: t.Catalog.NotRecorded,

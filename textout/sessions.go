@@ -130,10 +130,11 @@ func pricedNotes(w io.Writer, estimated, unpriced []string) error {
 	return nil
 }
 
-// rowNotes writes the lines that explain the marks of the rows: *, BLIND
-// -, and the lines left out.
-func rowNotes(w io.Writer, rows []sessionfiles.Row) error {
-	var starred, dashed, bad, orphans, placeholders int
+// MarkNotes are the lines that explain the marks of rows (*, COST ≥,
+// AGENTS †, BLIND -), for each mark a row has: the terminal's listing and
+// the web view's say them alike.
+func MarkNotes(rows []sessionfiles.Row) []string {
+	var starred, dashed, orphans, placeholders int
 	for _, r := range rows {
 		placeholders += r.OutputPlaceholders
 		if !r.Requests {
@@ -145,27 +146,34 @@ func rowNotes(w io.Writer, rows []sessionfiles.Row) error {
 		if !r.CatalogRecorded {
 			dashed++
 		}
-		bad += r.BadLines
 	}
+	var notes []string
 	if starred > 0 {
-		if _, err := fmt.Fprintln(w, "*: no request records (Claude Code before 2.1.300, or the records were off): read from the transcript, without the system prompt or the tools sent"); err != nil {
-			return err
-		}
+		notes = append(notes, "*: no request records (Claude Code before 2.1.300, or the records were off): read from the transcript, without the system prompt or the tools sent")
 	}
 	if placeholders > 0 {
-		if _, err := fmt.Fprintf(w, "COST ≥: %s whose output tokens are the placeholder Claude Code wrote when the answer began (Claude Code up to 2.1.52 writes no final count in its files): the cost is a lower bound\n", numfmt.Count(placeholders, "answer", "answers")); err != nil {
-			return err
-		}
+		notes = append(notes, fmt.Sprintf("COST ≥: %s whose output tokens are the placeholder Claude Code wrote when the answer began (Claude Code up to 2.1.52 writes no final count in its files): the cost is a lower bound", numfmt.Count(placeholders, "answer", "answers")))
 	}
 	if orphans > 0 {
-		if _, err := fmt.Fprintln(w, "AGENTS †: the session's main file is absent: read from its subagents' files alone"); err != nil {
+		notes = append(notes, "AGENTS †: the session's main file is absent: read from its subagents' files alone")
+	}
+	if dashed > 0 {
+		notes = append(notes, "BLIND -: the release wrote no deferred-tool catalog, so no call can be told to be blind")
+	}
+	return notes
+}
+
+// rowNotes writes the lines that explain the marks of the rows
+// (MarkNotes), and the lines and usage left out.
+func rowNotes(w io.Writer, rows []sessionfiles.Row) error {
+	for _, n := range MarkNotes(rows) {
+		if _, err := fmt.Fprintln(w, n); err != nil {
 			return err
 		}
 	}
-	if dashed > 0 {
-		if _, err := fmt.Fprintln(w, "BLIND -: the release wrote no deferred-tool catalog, so no call can be told to be blind"); err != nil {
-			return err
-		}
+	bad := 0
+	for _, r := range rows {
+		bad += r.BadLines
 	}
 	if bad > 0 {
 		first := ""

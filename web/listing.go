@@ -425,7 +425,8 @@ func (l *listing) view(q query) (*sessionsView, error) {
 	var total, breaks float64
 	var estimated, unpriced []string
 	var in, out, read, write int64
-	starred, dashed := 0, 0
+	var marked []sessionfiles.Row // the rows shown, for the notes on their marks
+	lower := false                // a cost is a lower bound
 	sessions := 0
 	for _, r := range rows {
 		it := byID[r.ID+"\x00"+r.Path]
@@ -460,18 +461,14 @@ func (l *listing) view(q query) (*sessionsView, error) {
 		if !r.CostKnown && len(r.Unpriced) == 0 && !slices.Contains(unpriced, "some answers' usage") {
 			unpriced = append(unpriced, "some answers' usage")
 		}
-		if !r.Requests {
-			starred++
-		}
-		if !r.CatalogRecorded {
-			dashed++
-		}
+		marked = append(marked, red)
+		lower = lower || r.OutputPlaceholders > 0
 		if it.sum != nil {
 			sessions++
 		}
 	}
 	mark := ""
-	if len(unpriced) > 0 {
+	if len(unpriced) > 0 || lower {
 		mark = "≥"
 	} else if len(estimated) > 0 {
 		mark = "≈"
@@ -491,12 +488,7 @@ func (l *listing) view(q query) (*sessionsView, error) {
 	if len(unpriced) > 0 {
 		v.Notes = append(v.Notes, "≥ no price for "+strings.Join(unpriced, ", ")+": left out of the cost, or at standard rates for fast mode (see 'tsinspect prices')")
 	}
-	if starred > 0 {
-		v.Notes = append(v.Notes, "*: no request records (Claude Code before 2.1.300, or the records were off): read from the transcript, without the system prompt or the tools sent")
-	}
-	if dashed > 0 {
-		v.Notes = append(v.Notes, "BLIND -: the release wrote no deferred-tool catalog, so no call can be told to be blind")
-	}
+	v.Notes = append(v.Notes, textout.MarkNotes(marked)...)
 	v.Chart = chartOf(shown, q.From)
 	v.ChartOf = "each answer of the session files shown on the day of its own timestamp (local time), as 'tsinspect sessions --by day' counts it"
 	if !q.From.IsZero() {
