@@ -41,6 +41,9 @@ type Search struct {
 	// CalledAt maps a loaded tool to the first later turn of the thread
 	// whose response calls it; tools never called are absent.
 	CalledAt map[string]int
+	// Missing are the tools the query named that the result left out (the
+	// turn's search_partial flag).
+	Missing []string
 }
 
 // Tool is what happened to one tool across the session.
@@ -174,6 +177,11 @@ func newSearch(t *timeline.Turn, sr decode.Search) *Search {
 	default:
 		out.Outcome = OutcomeLoaded
 		out.Results = append([]string(nil), sr.Results...)
+		for _, f := range t.Flags {
+			if f.Kind == timeline.FlagSearchPartial && f.Search == sr.ToolUseID {
+				out.Missing = append(out.Missing, f.Missing...)
+			}
+		}
 	}
 	return out
 }

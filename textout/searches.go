@@ -13,12 +13,13 @@ import (
 )
 
 // Searches writes the searches table of the searches command, a line per
-// search, and a line counting them and those that loaded nothing.
+// search, and a line counting them, those that loaded nothing and those
+// that left out tools they named.
 func Searches(w io.Writer, searches []*coverage.Search) error {
 	w = termsafe.Writer(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TURN\tTHREAD\tSEARCH\tMODE\tQUERY\tRESULT")
-	empty := 0
+	empty, partial := 0, 0
 	for _, sr := range searches {
 		var result string
 		switch sr.Outcome {
@@ -32,6 +33,10 @@ func Searches(w io.Writer, searches []*coverage.Search) error {
 				}
 			}
 			result = "loaded " + strings.Join(parts, ", ")
+			if len(sr.Missing) > 0 {
+				result += "; left out " + strings.Join(sr.Missing, ", ")
+				partial++
+			}
 		case coverage.OutcomeNoMatch:
 			result, empty = "no match", empty+1
 		case coverage.OutcomeError:
@@ -48,7 +53,11 @@ func Searches(w io.Writer, searches []*coverage.Search) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%s, %d of them loaded nothing\n", numfmt.Count(len(searches), "search", "searches"), empty)
+	line := fmt.Sprintf("%s, %d of them loaded nothing", numfmt.Count(len(searches), "search", "searches"), empty)
+	if partial > 0 {
+		line += fmt.Sprintf(", %d left out tools they named", partial)
+	}
+	_, err := fmt.Fprintln(w, line)
 	return err
 }
 

@@ -21,7 +21,7 @@ func Sessions(w io.Writer, rows []sessionfiles.Row, prices string) error {
 	w = termsafe.Writer(w)
 	cols := []column{{head: "SESSION"}, {head: "PROJECT"}, {head: "START"}, {head: "TIME", right: true}, {head: "TURNS", right: true},
 		{head: "AGENTS", right: true}, {head: "MODELS"}, {head: "VERSION"}, {head: "COST", right: true}, {head: "BREAKS", right: true},
-		{head: "BLIND", right: true}, {head: "SEARCH", right: true}, {head: "EMPTY", right: true}}
+		{head: "BLIND", right: true}, {head: "SEARCH", right: true}, {head: "EMPTY", right: true}, {head: "PART", right: true}}
 	table := [][]string{header(cols)}
 	var total, breaks float64
 	var estimated, unpriced []string
@@ -72,7 +72,7 @@ func Sessions(w io.Writer, rows []sessionfiles.Row, prices string) error {
 // SessionColumns are the headings of the session listing's columns, the
 // order SessionCells gives them in.
 func SessionColumns() []string {
-	return []string{"SESSION", "PROJECT", "START", "TIME", "TURNS", "AGENTS", "MODELS", "VERSION", "COST", "BREAKS", "BLIND", "SEARCH", "EMPTY"}
+	return []string{"SESSION", "PROJECT", "START", "TIME", "TURNS", "AGENTS", "MODELS", "VERSION", "COST", "BREAKS", "BLIND", "SEARCH", "EMPTY", "PART"}
 }
 
 // SessionCells are the cells of one session in the listing, as the table
@@ -99,7 +99,7 @@ func SessionCells(r sessionfiles.Row) []string {
 	}
 	return []string{r.ID, orDash(project(r)), r.Start.Local().Format("2006-01-02 15:04"), duration(r.End.Sub(r.Start)),
 		strconv.Itoa(r.Turns), agents(r), orDash(shortModels(r.Models)), version, cost, br,
-		blind(r), strconv.Itoa(r.Searches), strconv.Itoa(r.EmptySearches)}
+		blind(r), strconv.Itoa(r.Searches), strconv.Itoa(r.EmptySearches), strconv.Itoa(r.PartialSearches)}
 }
 
 // agents is the AGENTS cell: the subagents, marked † when the main file

@@ -168,7 +168,7 @@ func TestSessionsData(t *testing.T) {
 	if got.Counts.Turns != turns || got.Counts.Sessions != len(rows)+1 {
 		t.Errorf("counts %+v, want %d sessions and %d turns", got.Counts, len(rows)+1, turns)
 	}
-	if strings.Join(got.Columns, " ") != "SESSION PROJECT START TIME TURNS AGENTS MODELS VERSION COST BREAKS BLIND SEARCH EMPTY" {
+	if strings.Join(got.Columns, " ") != "SESSION PROJECT START TIME TURNS AGENTS MODELS VERSION COST BREAKS BLIND SEARCH EMPTY PART" {
 		t.Errorf("columns %v", got.Columns)
 	}
 	byID := map[string][]string{}

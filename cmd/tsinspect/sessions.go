@@ -50,7 +50,7 @@ Examples:
 func runSessions(env *cliEnv, args []string) error {
 	flags := newFlags(env, "sessions", "[DIR] [--json] [--sort time|cost|flags|turns] [--project TEXT] [--since WHEN] [--limit N] [--by day|week|month [--per model|project]]", sessionsAbout)
 	asJSON := flags.Bool("json", false, "write JSON Lines, one session a line, instead of a table")
-	sortBy := flags.String("sort", "time", "order: `time` (newest first), cost, flags (cache breaks, blind calls and empty searches) or turns")
+	sortBy := flags.String("sort", "time", "order: `time` (newest first), cost, flags (cache breaks, blind calls, empty and partial searches) or turns")
 	projectText := flags.String("project", "", "only sessions whose project directory contains `TEXT`")
 	since := flags.String("since", "", "only sessions active since `WHEN`: a date (2026-11-01) or a span back from now (36h, 7d)")
 	limit := flags.Int("limit", 0, "show at most `N` sessions (0: all)")

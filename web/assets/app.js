@@ -112,8 +112,8 @@
 
   // ---- The sessions page ----
 
-  const sortOf = { START: "time", COST: "cost", BREAKS: "flags", BLIND: "flags", EMPTY: "flags", TURNS: "turns" };
-  const rightCols = new Set(["TIME", "TURNS", "AGENTS", "COST", "BREAKS", "BLIND", "SEARCH", "EMPTY"]);
+  const sortOf = { START: "time", COST: "cost", BREAKS: "flags", BLIND: "flags", EMPTY: "flags", PART: "flags", TURNS: "turns" };
+  const rightCols = new Set(["TIME", "TURNS", "AGENTS", "COST", "BREAKS", "BLIND", "SEARCH", "EMPTY", "PART"]);
 
   function sessionsPage(root) {
     const form = $("#filters", root);
