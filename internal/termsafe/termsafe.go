@@ -35,9 +35,10 @@ func Line(s string) string { return clean(s, false) }
 func Text(s string) string { return clean(s, true) }
 
 // Writer writes what it is given to w as Text does: whole lines and
-// tables pass as they are, controls within them escaped. Each Write is
-// cleaned on its own, so a character cut between two writes is escaped
-// as bytes: write whole strings (as fmt and text/tabwriter do).
+// tables pass as they are, controls within them escaped. A character cut
+// between two writes (a buffered writer flushes where its buffer ends) is
+// held back until the next write brings the rest of it, so that it passes
+// whole; bytes that begin no character are escaped.
 func Writer(w io.Writer) io.Writer {
 	if tw, ok := w.(*writer); ok {
 		return tw
@@ -45,16 +46,52 @@ func Writer(w io.Writer) io.Writer {
 	return &writer{w: w}
 }
 
-type writer struct{ w io.Writer }
+type writer struct {
+	w io.Writer
+	// held is the start of a character the last write ended in.
+	held []byte
+}
 
 func (t *writer) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(t.held) > 0 {
+		p = append(t.held, p...)
+		t.held = nil
+	}
+	// Hold back the last character when it is cut short.
+	if cut := incompleteTail(p); cut > 0 {
+		t.held = append([]byte(nil), p[len(p)-cut:]...)
+		p = p[:len(p)-cut]
+	}
 	if safe(p, true) {
-		return t.w.Write(p)
+		if _, err := t.w.Write(p); err != nil {
+			return 0, err
+		}
+		return n, nil
 	}
 	if _, err := io.WriteString(t.w, clean(string(p), true)); err != nil {
 		return 0, err
 	}
-	return len(p), nil
+	return n, nil
+}
+
+// incompleteTail is how many bytes at the end of p begin a UTF-8
+// character that p cuts short (0 when p ends whole, or in bytes that
+// begin no character).
+func incompleteTail(p []byte) int {
+	for k := 1; k <= utf8.UTFMax-1 && k <= len(p); k++ {
+		c := p[len(p)-k]
+		if c < 0x80 {
+			return 0 // ASCII: whole
+		}
+		if utf8.RuneStart(c) {
+			if !utf8.FullRune(p[len(p)-k:]) {
+				return k
+			}
+			return 0
+		}
+	}
+	return 0
 }
 
 // safe reports whether b needs no escape: printable ASCII (and newline

@@ -81,3 +81,30 @@ func TestWriterKeepsJSONValid(t *testing.T) {
 		}
 	}
 }
+
+// TestWriterCharacterCutBetweenWrites writes text with characters of two,
+// three and four bytes cut at every place between two writes (as a
+// buffered writer flushes where its buffer ends): each passes whole, and
+// only a byte that begins no character is escaped.
+func TestWriterCharacterCutBetweenWrites(t *testing.T) {
+	text := "a ≥ b — “c” é 🙂 end\n"
+	for cut := 0; cut <= len(text); cut++ {
+		var out strings.Builder
+		w := Writer(&out)
+		if n, err := w.Write([]byte(text[:cut])); err != nil || n != cut {
+			t.Fatalf("cut %d: first write %d, %v", cut, n, err)
+		}
+		if n, err := w.Write([]byte(text[cut:])); err != nil || n != len(text)-cut {
+			t.Fatalf("cut %d: second write %d, %v", cut, n, err)
+		}
+		if out.String() != text {
+			t.Errorf("cut at %d: %q", cut, out.String())
+		}
+	}
+	var out strings.Builder
+	w := Writer(&out)
+	w.Write([]byte("x\xffy\n"))
+	if out.String() != `x\xffy`+"\n" {
+		t.Errorf("a stray byte: %q", out.String())
+	}
+}
