@@ -1,0 +1,113 @@
+package sessionfiles
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/tsinspect/tsinspect/exchange"
+)
+
+// transcriptNote says what a made-up request lacks.
+const transcriptNote = "made by tsinspect from Claude Code's transcript: the messages as the transcript holds them (deferred-tool announcements written as Claude Code sends them); the system prompt, the tools and the other parameters were not recorded"
+
+// madeBody is the body of a request made from the transcript: its model,
+// its messages, and the TranscriptMember.
+func (s *Session) madeBody(q *request, buf []byte) []byte {
+	body := bytes.NewBuffer(buf[:0])
+	body.WriteString(`{"messages":[`)
+	for i, mi := range q.msgs {
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		body.Write(s.msgs[mi])
+	}
+	body.WriteString(`]`)
+	if model := q.model(); model != "" {
+		body.WriteString(`,"model":`)
+		writeJSString(body, model)
+	}
+	member := map[string]any{"note": transcriptNote, "catalog_recorded": s.tr.catalogSeen}
+	if q.from != nil && len(q.from.restored) > 0 {
+		restored := make([]any, len(q.from.restored))
+		for i, n := range q.from.restored {
+			restored[i] = n
+		}
+		member["loaded_before_compaction"] = restored
+	}
+	body.WriteString(`,"` + exchange.TranscriptMember + `":`)
+	writeCanon(body, member, false)
+	body.WriteByte('}')
+	return body.Bytes()
+}
+
+// model is the model that answered the request, or the one the answer
+// before it in its conversation came from.
+func (q *request) model() string {
+	if len(q.answer) > 0 {
+		if m := messageModel(q.answer[len(q.answer)-1].Message); m != "" {
+			return m
+		}
+	}
+	if q.hint != "" {
+		return q.hint
+	}
+	if q.rec != nil && len(q.rec.Params) > 0 {
+		var p struct {
+			Model string `json:"model"`
+		}
+		if json.Unmarshal(q.rec.Params, &p) == nil && p.Model != "" {
+			return p.Model
+		}
+	}
+	if q.from != nil && q.from.prev != nil && q.from.prev != q {
+		return q.from.prev.model()
+	}
+	return ""
+}
+
+func messageModel(raw json.RawMessage) string {
+	var m struct {
+		Model string `json:"model"`
+	}
+	_ = json.Unmarshal(raw, &m)
+	if m.Model == syntheticModel {
+		return ""
+	}
+	return m.Model
+}
+
+// syntheticError is what Claude Code's own error message says: the HTTP
+// status and the API's error body when its text holds them ("API Error:
+// 400 {...}"), else the text.
+func syntheticError(r *record) (status int, body []byte, msg string) {
+	var m struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	_ = json.Unmarshal(r.Message, &m)
+	var parts []string
+	for _, c := range m.Content {
+		if c.Type == "text" && strings.TrimSpace(c.Text) != "" {
+			parts = append(parts, strings.TrimSpace(c.Text))
+		}
+	}
+	text := strings.Join(parts, " ")
+	if rest, ok := strings.CutPrefix(text, "API Error: "); ok {
+		code, tail, _ := strings.Cut(rest, " ")
+		if n, err := strconv.Atoi(code); err == nil && n >= 400 && n < 600 {
+			if tail = strings.TrimSpace(tail); json.Valid([]byte(tail)) {
+				return n, []byte(tail), ""
+			}
+			b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]string{"type": "api_error", "message": tail}})
+			return n, b, ""
+		}
+	}
+	if text == "" {
+		text = "a request that failed"
+	}
+	return 0, nil, "Claude Code wrote: " + text + " (the files hold no answer from the API for this request)"
+}

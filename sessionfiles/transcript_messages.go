@@ -1,0 +1,401 @@
+package sessionfiles
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+)
+
+func (tr *transcript) user(r *record, parent *tnode, file string) *tnode {
+	if len(r.Message) == 0 {
+		return parent
+	}
+	if tr.add == nil && !tr.mayMatter(r.Message) {
+		// The listing needs only the tool results that tell of searches,
+		// loaded tools and calls of unknown tools, and the empty replies.
+		return tr.userContent(parent, nil, nil)
+	}
+	var m struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(r.Message, &m) != nil {
+		return parent
+	}
+	// Claude Code's note after a reply with no visible output: the
+	// request sent from the parent got an empty reply.
+	if bytes.Contains(m.Content, []byte(emptyReplyText)) {
+		if q := tr.last[file]; q != nil && q.rec != nil && !q.transcript && len(q.answer) == 0 && q.errRec == nil && !q.empty {
+			q.empty = true
+		} else if parent != tr.root {
+			q := tr.madeRequest(tr.withSideResults(parent), file, r)
+			q.empty = true
+			tr.newRequest(q)
+		}
+	}
+	var results []tresult
+	if bytes.Contains(m.Content, []byte(`"tool_result"`)) {
+		results = toolResults(m.Content)
+		for _, res := range results {
+			delete(tr.searches, res.id)
+		}
+	}
+	var blocks [][]byte
+	if tr.add != nil {
+		blocks = rawBlocks(m.Content)
+	}
+	if len(results) > 0 {
+		rr := &resultRecord{blocks: blocks, results: results, at: parseTime(r.Timestamp)}
+		for _, res := range results {
+			if tr.resultRec[res.id] == nil {
+				tr.resultRec[res.id] = rr
+			}
+		}
+	}
+	return tr.userContent(parent, blocks, results)
+}
+
+// rawBlocks is a message's content as blocks, as written: a string is one
+// text block.
+func rawBlocks(content json.RawMessage) [][]byte {
+	var s string
+	if json.Unmarshal(content, &s) == nil {
+		return [][]byte{mustJSON(map[string]any{"type": "text", "text": s})}
+	}
+	var raws []json.RawMessage
+	if json.Unmarshal(content, &raws) != nil {
+		return nil
+	}
+	out := make([][]byte, len(raws))
+	for i, r := range raws {
+		out[i] = r
+	}
+	return out
+}
+
+// mayMatter reports whether a user message may hold what the listing
+// reads: a tool_reference, the result of a ToolSearch call, an unknown
+// tool's refusal or the note after an empty reply.
+func (tr *transcript) mayMatter(msg []byte) bool {
+	if bytes.Contains(msg, []byte(emptyReplyText)) {
+		return true
+	}
+	if !bytes.Contains(msg, []byte(`"tool_result"`)) {
+		return false
+	}
+	if bytes.Contains(msg, []byte("tool_reference")) || bytes.Contains(msg, []byte(noMatchText)) || bytes.Contains(msg, []byte(noSuchToolText)) {
+		return true
+	}
+	for id := range tr.searches {
+		if bytes.Contains(msg, []byte(id)) {
+			return true
+		}
+	}
+	return false
+}
+
+// userContent is parent with content added to its open user message.
+func (tr *transcript) userContent(parent *tnode, blocks [][]byte, results []tresult) *tnode {
+	n := tr.open(parent, "user", "")
+	if tr.add != nil {
+		n.run = append(slices.Clip(n.run), blocks...)
+	}
+	if len(results) > 0 {
+		n.results = append(slices.Clip(n.results), results...)
+		for _, res := range results {
+			if len(res.refs) == 0 {
+				continue
+			}
+			n.loaded = cloneSet(n.loaded)
+			for _, name := range res.refs {
+				n.loaded[name] = true
+			}
+		}
+	}
+	return n
+}
+
+// open is a copy of parent whose open message has role (and assistant
+// ID asst): the same one continued, or a new one after closing parent's.
+func (tr *transcript) open(parent *tnode, role, asst string) *tnode {
+	n := *parent
+	if parent.role == role && parent.asst == asst {
+		n.runMsg = -1
+		return &n
+	}
+	if parent.role != "" && tr.add != nil {
+		n.msgs = n.msgs.push(tr.wholeAnswer(parent))
+	}
+	n.run, n.role, n.asst, n.runMsg = nil, role, asst, -1
+	if role == "user" {
+		n.results, n.prevAsst, n.asstNode = nil, "", nil
+		if parent.role == "assistant" {
+			n.prevAsst, n.asstNode = parent.asst, parent
+			// What was held while the answer streamed opens the message.
+			n.run, n.results = parent.held, parent.heldResults
+		}
+		n.held, n.heldResults = nil, nil
+	}
+	return &n
+}
+
+// closeRun is the index of n's open message, made once: its blocks in
+// the hashing form (keys sorted), as Claude Code sends consecutive
+// records of one role as one message.
+func (tr *transcript) closeRun(n *tnode) int32 {
+	if n.runMsg < 0 {
+		var buf bytes.Buffer
+		buf.WriteString(`{"content":[`)
+		k := 0
+		for _, raw := range n.run {
+			c, err := canonValue(raw, true)
+			if err != nil {
+				continue
+			}
+			if k > 0 {
+				buf.WriteByte(',')
+			}
+			k++
+			buf.Write(c)
+		}
+		buf.WriteString(`],"role":`)
+		writeJSString(&buf, n.role)
+		buf.WriteByte('}')
+		n.runMsg = tr.add(buf.Bytes())
+	}
+	return n.runMsg
+}
+
+// messagesOf is the messages of a request sent from n.
+func (tr *transcript) messagesOf(n *tnode) []int32 {
+	total := 0
+	if n.msgs != nil {
+		total = n.msgs.n
+	}
+	if n.role != "" {
+		total++
+	}
+	out := make([]int32, total)
+	i := total
+	if n.role != "" {
+		i--
+		out[i] = tr.closeRun(n)
+	}
+	for e := n.msgs; e != nil; e = e.prev {
+		i--
+		out[i] = tr.closeRun(e.node)
+	}
+	return out
+}
+
+func (tr *transcript) assistant(r *record, parent *tnode, file string) *tnode {
+	m, ok := readMessage(r.Message)
+	if !ok {
+		return parent
+	}
+	if m.model == syntheticModel {
+		// Claude Code's own message: no API answer, and not sent back.
+		// One that tells of a request that failed (an HTTP 400 is written
+		// only so) stands for that request, unless an api_error record
+		// already told of it; others ("No response requested." after a
+		// compaction) are no request at all.
+		if !r.IsAPIErrorMessage {
+			return parent
+		}
+		parent = tr.withSideResults(parent)
+		switch q := tr.last[file]; {
+		case q != nil && !q.transcript && len(q.answer) == 0 && q.errRec == nil && !q.empty:
+			q.errRec, q.synthetic = r, true // its request record
+		case q != nil && q.errRec != nil && q.from == parent:
+		default:
+			q := tr.madeRequest(parent, file, r)
+			q.errRec, q.synthetic = r, true
+			tr.newRequest(q)
+		}
+		return parent
+	}
+	if m.id != "" && parent.role == "user" && parent.prevAsst == m.id && parent.asstNode != nil {
+		// More of an answer after the results of its first calls: one
+		// assistant message, the results held for the user message after
+		// it.
+		base := *parent.asstNode
+		base.held = append(slices.Clip(base.held), parent.run...)
+		base.heldResults = append(slices.Clip(base.heldResults), parent.results...)
+		base.loaded, base.catalog, base.restored, base.at = parent.loaded, parent.catalog, parent.restored, parent.at
+		parent = &base
+	} else if m.id != "" && tr.answers[m.id] == nil {
+		parent = tr.withSideResults(parent)
+	}
+	if tr.add != nil && m.id != "" {
+		tr.asstBlocks[m.id] = append(tr.asstBlocks[m.id], m.content...)
+	}
+	for _, b := range m.blocks {
+		if b.typ == "tool_use" && b.id != "" {
+			if _, ok := tr.calls[b.id]; !ok && m.id != "" {
+				tr.callsOf[m.id] = append(tr.callsOf[m.id], b.id)
+			}
+			tr.calls[b.id] = b.name
+			if b.name == searchToolName || b.name == mcpSearchToolName {
+				tr.searches[b.id] = true
+			}
+		}
+	}
+	if r.RequestSessionID != "" && r.SessionID != "" && r.RequestSessionID != r.SessionID {
+		// Copied from the session this one was forked from: billed to
+		// that one; part of the history, not a request of this session.
+	} else if m.id != "" {
+		q := tr.answers[m.id]
+		if q == nil {
+			q = tr.records[r.RequestRef]
+			if q == nil || r.RequestRef == "" {
+				q = tr.madeRequest(parent, file, r)
+				tr.newRequest(q)
+				// The failed attempts sent from the same place were this
+				// request too: they asked the model that answered it.
+				for i := len(tr.reqs) - 2; i >= 0 && tr.reqs[i].from == parent; i-- {
+					if p := tr.reqs[i]; p.transcript && len(p.answer) == 0 && p.hint == "" {
+						p.hint, p.dirty = m.model, true
+					}
+				}
+			} else if len(q.answer) > 0 && q.read[0].id != m.id {
+				q.answer, q.read = q.answer[:0], q.read[:0]
+			}
+			tr.answers[m.id] = q
+			if q.from == nil || q.answerFrom == nil {
+				q.answerFrom = parent
+			}
+		}
+		q.answer, q.read = append(q.answer, r), append(q.read, m)
+	}
+	n := tr.open(parent, "assistant", m.id)
+	if tr.add != nil {
+		for _, raw := range m.content {
+			n.run = append(slices.Clip(n.run), raw)
+		}
+	}
+	if q := tr.answers[m.id]; q != nil {
+		n.prev, n.compacted = q, false
+	}
+	return n
+}
+
+func (tr *transcript) attachment(r *record, parent *tnode) *tnode {
+	if !bytes.Contains(r.Attachment, []byte(`"deferred_tools_delta"`)) {
+		return parent
+	}
+	var a struct {
+		Type    string   `json:"type"`
+		Added   []string `json:"addedNames"`
+		Readded []string `json:"readdedNames"`
+		Removed []string `json:"removedNames"`
+	}
+	if json.Unmarshal(r.Attachment, &a) != nil || a.Type != "deferred_tools_delta" {
+		return parent
+	}
+	tr.catalogSeen = true
+	added := append(slices.Clip(a.Added), a.Readded...)
+	var blocks [][]byte
+	if len(added) > 0 {
+		blocks = append(blocks, mustJSON(map[string]any{"type": "text", "text": announceText + strings.Join(added, "\n") + "\n" + reminderEnd}))
+	}
+	if len(a.Removed) > 0 {
+		blocks = append(blocks, mustJSON(map[string]any{"type": "text", "text": removeText + strings.Join(a.Removed, "\n") + "\n" + reminderEnd}))
+	}
+	if len(blocks) == 0 {
+		return parent
+	}
+	n := tr.userContent(parent, blocks, nil)
+	n.catalog = cloneSet(n.catalog)
+	for _, name := range added {
+		n.catalog[name] = true
+	}
+	for _, name := range a.Removed {
+		delete(n.catalog, name)
+	}
+	return n
+}
+
+func (tr *transcript) system(r *record, parent *tnode, file string) *tnode {
+	switch r.Subtype {
+	case "compact_boundary":
+		// The history restarts; the tools loaded before stay loaded, and
+		// the cache is measured against the last answer before.
+		logical := parent
+		if r.LogicalParentUUID != "" {
+			if p := tr.nodes[r.LogicalParentUUID]; p != nil {
+				logical = p
+				if tr.compactedAway == nil {
+					tr.compactedAway = map[string]bool{}
+				}
+				tr.compactedAway[r.LogicalParentUUID] = true
+			}
+		} else if p := tr.tip[file]; p != nil && parent == tr.root {
+			logical = p
+		}
+		var meta struct {
+			Tools []string `json:"preCompactDiscoveredTools"`
+		}
+		_ = json.Unmarshal(r.CompactMetadata, &meta)
+		return &tnode{runMsg: -1, restored: meta.Tools, prev: logical.prev, compacted: true}
+	case "api_error":
+		if q := tr.last[file]; q != nil && !q.transcript && len(q.answer) == 0 && q.errRec == nil && !q.empty {
+			q.errRec = r
+			return parent
+		}
+		q := tr.madeRequest(tr.withSideResults(parent), file, r)
+		q.errRec = r
+		tr.newRequest(q)
+	}
+	return parent
+}
+
+// toolResults reads the tool_result blocks of a user message's content.
+func toolResults(content json.RawMessage) []tresult {
+	var blocks []struct {
+		Type      string          `json:"type"`
+		ToolUseID string          `json:"tool_use_id"`
+		IsError   bool            `json:"is_error"`
+		Content   json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(content, &blocks) != nil {
+		return nil
+	}
+	var out []tresult
+	for _, b := range blocks {
+		if b.Type != "tool_result" || b.ToolUseID == "" {
+			continue
+		}
+		res := tresult{id: b.ToolUseID, isError: b.IsError}
+		var text string
+		if json.Unmarshal(b.Content, &text) != nil {
+			var inner []struct {
+				Type     string `json:"type"`
+				ToolName string `json:"tool_name"`
+				Text     string `json:"text"`
+			}
+			_ = json.Unmarshal(b.Content, &inner)
+			for _, c := range inner {
+				switch c.Type {
+				case "tool_reference":
+					if c.ToolName != "" {
+						res.refs = append(res.refs, c.ToolName)
+					}
+				case "text":
+					text += c.Text
+				}
+			}
+		}
+		res.noMatch = strings.HasPrefix(strings.TrimSpace(text), noMatchText)
+		res.none = strings.Contains(text, noSuchToolText)
+		out = append(out, res)
+	}
+	return out
+}
+
+func cloneSet(m map[string]bool) map[string]bool {
+	c := make(map[string]bool, len(m)+4)
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
