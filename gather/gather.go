@@ -22,6 +22,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tsinspect/tsinspect/catalog"
+
 	"github.com/tsinspect/tsinspect/advice"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
@@ -89,14 +91,15 @@ func Items(dir string) ([]Item, error) {
 	return out, nil
 }
 
-// Filter keeps the items whose project holds text (as Claude Code names
-// project directories: every character but letters and digits as -) and
+// Filter keeps the items whose project directory holds project (the
+// catalog's one project filter: the directory's name as Claude Code
+// writes it, never the path of the session file, which holds
+// ~/.claude/projects for every session; a capture has no project) and
 // that were written at or after from (zero: any time).
 func Filter(items []Item, project string, from time.Time) []Item {
-	want := projectName(project)
 	var out []Item
 	for _, it := range items {
-		if project != "" && !strings.Contains(it.Project, project) && !strings.Contains(it.Project, want) && !strings.Contains(it.Path, project) {
+		if !catalog.ProjectMatches(project, "", it.Project) {
 			continue
 		}
 		if !from.IsZero() && it.ModTime.Before(from) {
@@ -105,17 +108,6 @@ func Filter(items []Item, project string, from time.Time) []Item {
 		out = append(out, it)
 	}
 	return out
-}
-
-// projectName writes text as Claude Code names a project directory.
-func projectName(text string) string {
-	b := []byte(text)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			b[i] = '-'
-		}
-	}
-	return string(b)
 }
 
 // Options say how Read reads.

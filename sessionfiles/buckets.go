@@ -3,7 +3,6 @@ package sessionfiles
 import (
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/tsinspect/tsinspect/pricing"
@@ -54,10 +53,11 @@ type BucketOptions struct {
 	Loc *time.Location
 	// WeekStart is the first day of a week (ccusage's default: Sunday).
 	WeekStart time.Weekday
-	// Project keeps the sessions whose project directory contains it;
+	// Keep keeps the sessions it is true of (nil: all; the catalog's
+	// project filter);
 	// From the answers at or after it (zero: all).
-	Project string
-	From    time.Time
+	Keep func(*Summary) bool
+	From time.Time
 }
 
 // BucketStats counts what [Buckets] left out.
@@ -110,7 +110,7 @@ func Buckets(sums []*Summary, tab *pricing.Table, o BucketOptions) ([]Bucket, Bu
 	var st BucketStats
 	byKey := map[string]*Bucket{}
 	for _, s := range sums {
-		if o.Project != "" && !strings.Contains(s.Cwd, o.Project) && !strings.Contains(s.Project, o.Project) {
+		if o.Keep != nil && !o.Keep(s) {
 			continue
 		}
 		project := s.Cwd

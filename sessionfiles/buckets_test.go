@@ -180,7 +180,7 @@ func TestBuckets(t *testing.T) {
 		{"2026-11", "/home/u/beta", 1, 2000, 4000, 0.2505, true},
 		{"2026-12", "/home/u/beta", 1, 1200, 600, 0.0546, true},
 	})
-	bs, _, _ := Buckets(sums, tab, BucketOptions{By: "day", Loc: time.UTC, Project: "beta", From: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)})
+	bs, _, _ := Buckets(sums, tab, BucketOptions{By: "day", Loc: time.UTC, Keep: func(s *Summary) bool { return strings.Contains(s.Cwd, "beta") }, From: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)})
 	if len(bs) != 1 || bs[0].Period != "2026-12-01" || bs[0].Sessions != 1 {
 		t.Errorf("project and since: %+v", bs)
 	}

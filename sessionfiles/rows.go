@@ -120,22 +120,15 @@ func ParseSince(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("want a date (2026-11-01) or a span (36h, 7d)")
 }
 
-// Rows works out the listing rows (RowOf) of the sessions in sums whose
-// project directory contains project ("" for any) and that were active
-// since from (the zero time for any); files that hold no conversation
-// (summaries only, or nothing) are left out.
-func Rows(sums []*Summary, tab *pricing.Table, project string, from time.Time) []Row {
+// Rows works out the listing rows (RowOf) of the sessions in sums; files
+// that hold no conversation (summaries only, or nothing) are left out.
+// Which rows a listing keeps, and in which order, is the catalog's.
+func Rows(sums []*Summary, tab *pricing.Table) []Row {
 	var rows []Row
 	for _, s := range sums {
 		if s.Turns == 0 && s.Start.IsZero() && s.BadLines == 0 {
 			// No conversation at all: a file of summaries only (Claude
 			// Code 1.x and 2.0 write one on --resume), or an empty one.
-			continue
-		}
-		if project != "" && !strings.Contains(s.Cwd, project) && !strings.Contains(s.Project, project) {
-			continue
-		}
-		if !from.IsZero() && s.End.Before(from) {
 			continue
 		}
 		rows = append(rows, RowOf(s, tab))

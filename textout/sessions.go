@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tsinspect/tsinspect/catalog"
+
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/internal/termsafe"
 	"github.com/tsinspect/tsinspect/pricing"
@@ -130,43 +132,10 @@ func pricedNotes(w io.Writer, estimated, unpriced []string) error {
 	return nil
 }
 
-// MarkNotes are the lines that explain the marks of rows (*, COST ≥,
-// AGENTS †, BLIND -), for each mark a row has: the terminal's listing and
-// the web view's say them alike.
-func MarkNotes(rows []sessionfiles.Row) []string {
-	var starred, dashed, orphans, placeholders int
-	for _, r := range rows {
-		placeholders += r.OutputPlaceholders
-		if !r.Requests {
-			starred++
-		}
-		if r.SubagentsOnly {
-			orphans++
-		}
-		if !r.CatalogRecorded {
-			dashed++
-		}
-	}
-	var notes []string
-	if starred > 0 {
-		notes = append(notes, "*: no request records (Claude Code before 2.1.300, or the records were off): read from the transcript, without the system prompt or the tools sent")
-	}
-	if placeholders > 0 {
-		notes = append(notes, fmt.Sprintf("COST ≥: %s whose output tokens are the placeholder Claude Code wrote when the answer began (Claude Code up to 2.1.52 writes no final count in its files): the cost is a lower bound", numfmt.Count(placeholders, "answer", "answers")))
-	}
-	if orphans > 0 {
-		notes = append(notes, "AGENTS †: the session's main file is absent: read from its subagents' files alone")
-	}
-	if dashed > 0 {
-		notes = append(notes, "BLIND -: the release wrote no deferred-tool catalog, so no call can be told to be blind")
-	}
-	return notes
-}
-
 // rowNotes writes the lines that explain the marks of the rows
-// (MarkNotes), and the lines and usage left out.
+// (catalog.MarkNotes), and the lines and usage left out.
 func rowNotes(w io.Writer, rows []sessionfiles.Row) error {
-	for _, n := range MarkNotes(rows) {
+	for _, n := range catalog.MarkNotes(rows) {
 		if _, err := fmt.Fprintln(w, n); err != nil {
 			return err
 		}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tsinspect/tsinspect/catalog"
+
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/report"
@@ -208,7 +210,7 @@ func (l *listing) itemsOf(sums []*sessionfiles.Summary) map[*sessionfiles.Summar
 			defer wg.Done()
 			for i := range next {
 				s := todo[i]
-				rows := sessionfiles.Rows([]*sessionfiles.Summary{s}, l.tab, "", time.Time{})
+				rows := sessionfiles.Rows([]*sessionfiles.Summary{s}, l.tab)
 				if len(rows) != 1 {
 					continue
 				}
@@ -346,7 +348,7 @@ func (l *listing) matches(it *item, q query) bool {
 			if !strings.Contains(strings.ToLower(it.shown), strings.ToLower(q.Project)) {
 				return false
 			}
-		} else if !strings.Contains(it.row.Cwd, q.Project) && !strings.Contains(it.row.Project, q.Project) {
+		} else if !catalog.ProjectMatches(q.Project, it.row.Cwd, it.row.Project) {
 			return false
 		}
 	}
@@ -488,7 +490,7 @@ func (l *listing) view(q query) (*sessionsView, error) {
 	if len(unpriced) > 0 {
 		v.Notes = append(v.Notes, "≥ no price for "+strings.Join(unpriced, ", ")+": left out of the cost, or at standard rates for fast mode (see 'tsinspect prices')")
 	}
-	v.Notes = append(v.Notes, textout.MarkNotes(marked)...)
+	v.Notes = append(v.Notes, catalog.MarkNotes(marked)...)
 	v.Chart = chartOf(shown, q.From)
 	v.ChartOf = "each answer of the session files shown on the day of its own timestamp (local time), as 'tsinspect sessions --by day' counts it"
 	if !q.From.IsZero() {

@@ -9,15 +9,19 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tsinspect/tsinspect/catalog"
 	"github.com/tsinspect/tsinspect/fixtures/democapture"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/source"
+	"github.com/tsinspect/tsinspect/textout"
 	"github.com/tsinspect/tsinspect/web"
 )
 
@@ -133,6 +137,7 @@ type sessionsJSON struct {
 		Capture bool     `json:"capture"`
 	} `json:"rows"`
 	Total  string                 `json:"total"`
+	Notes  []string               `json:"notes"`
 	Chart  []struct{ Day string } `json:"chart"`
 	Counts struct {
 		Sessions, Turns int
@@ -153,7 +158,7 @@ func TestSessionsData(t *testing.T) {
 	}
 	sums, _ := sessionfiles.Scan(entries, sessionfiles.LoadIndex(""), nil)
 	tab, _ := pricing.LoadFor("")
-	rows := sessionfiles.Rows(sums, tab, "", time.Time{})
+	rows := sessionfiles.Rows(sums, tab)
 	demo, err := source.LoadSession(capture, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -189,6 +194,27 @@ func TestSessionsData(t *testing.T) {
 		c := byID[r.ID]
 		if c == nil || c[4] != itoa(r.Turns) || c[1] != "user/"+strings.TrimPrefix(r.Project, "-home-user-") {
 			t.Errorf("session %s: cells %v, want %d turns", r.ID, c, r.Turns)
+		}
+	}
+	// The same rows as the catalog answers 'tsinspect sessions' with, cell
+	// for cell and in its order, and the notes on their marks.
+	l := catalog.List(sums, tab, catalog.Query{})
+	var sessionsShown [][]string
+	for _, r := range got.Rows {
+		if !r.Capture {
+			sessionsShown = append(sessionsShown, r.Cells)
+		}
+	}
+	var want [][]string
+	for _, r := range l.Rows {
+		want = append(want, textout.SessionCells(r))
+	}
+	if !reflect.DeepEqual(sessionsShown, want) {
+		t.Errorf("the page's rows\n%v\nthe catalog's\n%v", sessionsShown, want)
+	}
+	for _, n := range l.Notes {
+		if !slices.Contains(got.Notes, n) {
+			t.Errorf("note %q of the catalog not on the page: %v", n, got.Notes)
 		}
 	}
 	if len(got.Chart) == 0 {

@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
+	"github.com/tsinspect/tsinspect/catalog"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
@@ -67,26 +67,20 @@ func runSessions(env *cliEnv, args []string) error {
 	if len(pos) > 1 {
 		return usageError("sessions: want at most one directory (see 'tsinspect sessions -h')")
 	}
-	switch *sortBy {
-	case "time", "cost", "flags", "turns":
-	default:
-		return usageError("sessions: --sort %q: want time, cost, flags or turns", *sortBy)
-	}
-	if *limit < 0 {
-		return usageError("sessions: --limit %d: want 0 or more", *limit)
+	q := catalog.Query{Project: *projectText, Sort: *sortBy, Limit: *limit}
+	if err := q.Check(); err != nil {
+		return usageError("sessions: %v", err)
 	}
 	bopts, err := bucketOptions(*by, *per, *tz, *weekStart, *sortBy)
 	if err != nil {
 		return err
 	}
-	var from time.Time
 	if *since != "" {
-		if from, err = sessionfiles.ParseSince(*since, time.Now()); err != nil {
+		if q.Since, err = sessionfiles.ParseSince(*since, time.Now()); err != nil {
 			return usageError("sessions: --since %q: %v", *since, err)
 		}
 	}
-	bopts.Project = *projectText
-	bopts.From = from
+	bopts.Keep, bopts.From = q.KeepsSummary, q.Since
 	tab, err := loadPrices(*prices)
 	if err != nil {
 		return err
@@ -99,28 +93,18 @@ func runSessions(env *cliEnv, args []string) error {
 	if bopts.By != "" {
 		return writeBuckets(env, sums, tab, bopts, *limit, *asJSON, len(entries) == 0, root)
 	}
-	rows := sessionfiles.Rows(sums, tab, *projectText, from)
-	sessionfiles.SortRows(rows, *sortBy)
-	if *limit > 0 && len(rows) > *limit {
-		rows = rows[:*limit]
-	}
-	var newest time.Time
-	for _, r := range rows {
-		if r.End.After(newest) {
-			newest = r.End
-		}
-	}
-	if note := tab.Staleness(newest); note != "" {
+	l := catalog.List(sums, tab, q)
+	if note := tab.Staleness(l.Totals.Newest); note != "" {
 		fmt.Fprintf(env.stderr, "tsinspect: note: %s\n", note)
 	}
 	if *asJSON {
-		return textout.JSONLines(env.stdout, rows)
+		return textout.JSONLines(env.stdout, l.Rows)
 	}
 	if len(entries) == 0 {
 		fmt.Fprintf(env.stderr, "tsinspect: no Claude Code sessions under %s\n", root)
 		return nil
 	}
-	if err := textout.Sessions(env.stdout, rows, tab.Describe()); err != nil {
+	if err := textout.Sessions(env.stdout, l.Rows, tab.Describe()); err != nil {
 		return err
 	}
 	if st.Read > 0 {
@@ -133,7 +117,6 @@ func runSessions(env *cliEnv, args []string) error {
 	return nil
 }
 
-// bucketOptions checks the --by flags of sessions (before any output).
 func bucketOptions(by, per, tz, weekStart, sortBy string) (sessionfiles.BucketOptions, error) {
 	o := sessionfiles.BucketOptions{By: by, Per: per, Loc: time.Local}
 	if by == "" {
@@ -194,36 +177,17 @@ func writeBuckets(env *cliEnv, sums []*sessionfiles.Summary, tab *pricing.Table,
 func readSessions(env *cliEnv, pos []string, noIndex bool) (root string, entries []sessionfiles.Entry, sums []*sessionfiles.Summary, st sessionfiles.ScanStats, err error) {
 	if len(pos) == 1 {
 		root = pos[0]
-	} else if root, err = sessionfiles.Root(os.Getenv); err != nil {
-		return
 	}
-	listing, err := sessionfiles.Find(root)
+	c, err := catalog.Open(root, catalog.Options{NoIndex: noIndex})
 	if err != nil {
-		return
+		return "", nil, nil, st, err
 	}
-	entries = listing.Entries
-	if sk := listing.SkippedSummary(); sk != "" {
-		fmt.Fprintf(env.stderr, "tsinspect: warning: %s\n", sk)
-	}
-	ixPath := ""
-	if !noIndex {
-		if ixPath, err = sessionfiles.IndexPath(); err != nil {
-			fmt.Fprintf(env.stderr, "tsinspect: warning: %v: reading every session\n", err)
-			err = nil
-		}
-	}
-	if dir, in := sessionfiles.Inside(ixPath, os.Getenv); ixPath != "" && in {
-		fmt.Fprintf(env.stderr, "tsinspect: warning: the session index %s would be in Claude Code's directory %s, which tsinspect never writes into: reading every session\n", ixPath, dir)
-		ixPath = ""
-	}
-	ix := sessionfiles.LoadIndex(ixPath)
-	ix.Prune(root, entries)
-	sums, st = sessionfiles.Scan(entries, ix, nil)
-	if err := ix.Save(); err != nil {
-		fmt.Fprintf(env.stderr, "tsinspect: warning: %v\n", err)
+	sums, st = c.Summaries(nil)
+	for _, w := range c.Warnings {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: %s\n", w)
 	}
 	for _, e := range st.Failed {
 		fmt.Fprintf(env.stderr, "tsinspect: warning: %v\n", e)
 	}
-	return root, entries, sums, st, nil
+	return c.Root, c.Entries, sums, st, nil
 }
