@@ -226,51 +226,53 @@ func MarkNotes(rows []sessionfiles.Row) []string {
 type Options struct {
 	// NoIndex reads every session afresh, neither using nor updating the
 	// index; Index names the index file ("" for the user's cache
-	// directory's).
-	NoIndex bool
-	Index   string
+	// directory's); ReadOnly reads the index and never writes it (the
+	// web view writes nothing).
+	NoIndex  bool
+	Index    string
+	ReadOnly bool
 	// Getenv reads the environment (CLAUDE_CONFIG_DIR, HOME, the cache
 	// directory's variables); nil for os.Getenv.
 	Getenv func(string) string
 }
 
-// Catalog is the sessions found under a directory, with the index they
-// are read through.
+// Catalog is the sessions found under one or more directories, with the
+// index they are read through.
 type Catalog struct {
-	// Root is the directory (or session file) listed; Entries the
-	// sessions found in it, newest first.
+	// Roots are the directories (or session files) listed, Root the
+	// first; Entries the sessions found in them, newest first, each once.
+	Roots   []string
 	Root    string
 	Entries []sessionfiles.Entry
 	// Warnings say what was passed over or could not be used (an
 	// unreadable directory, an index that cannot be kept), each a line.
 	Warnings []string
 	ix       *sessionfiles.Index
+	readOnly bool
 }
 
-// Open finds the sessions under root ("" for Claude Code's own: the
-// projects directory of $CLAUDE_CONFIG_DIR or ~/.claude).
-func Open(root string, o Options) (*Catalog, error) {
+// Open finds the sessions under roots (none: Claude Code's own, the
+// projects directory of $CLAUDE_CONFIG_DIR or ~/.claude). A root that
+// cannot be listed is an error.
+func Open(o Options, roots ...string) (*Catalog, error) {
 	getenv := o.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	if root == "" {
+	if len(roots) == 0 {
 		r, err := sessionfiles.Root(getenv)
 		if err != nil {
 			return nil, err
 		}
-		root = r
+		roots = []string{r}
 	}
-	listing, err := sessionfiles.Find(root)
-	if err != nil {
+	c := &Catalog{Roots: roots, Root: roots[0], readOnly: o.ReadOnly}
+	if err := c.find(true); err != nil {
 		return nil, err
-	}
-	c := &Catalog{Root: root, Entries: listing.Entries}
-	if sk := listing.SkippedSummary(); sk != "" {
-		c.Warnings = append(c.Warnings, sk)
 	}
 	ixPath := o.Index
 	if !o.NoIndex && ixPath == "" {
+		var err error
 		if ixPath, err = sessionfiles.IndexPath(); err != nil {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("%v: reading every session", err))
 		}
@@ -283,17 +285,59 @@ func Open(root string, o Options) (*Catalog, error) {
 		ixPath = ""
 	}
 	c.ix = sessionfiles.LoadIndex(ixPath)
-	c.ix.Prune(root, c.Entries)
+	if len(roots) == 1 && !c.readOnly {
+		c.ix.Prune(c.Root, c.Entries)
+	}
 	return c, nil
 }
 
+// Refresh finds the sessions again (those written since, and gone): a root
+// that cannot be listed now is a warning, its sessions left out.
+func (c *Catalog) Refresh() {
+	c.Warnings = nil
+	_ = c.find(false)
+}
+
+// find lists the roots; with strict the first failure is the error.
+func (c *Catalog) find(strict bool) error {
+	var entries []sessionfiles.Entry
+	seen := map[string]bool{}
+	for _, root := range c.Roots {
+		listing, err := sessionfiles.Find(root)
+		if err != nil {
+			if strict {
+				return err
+			}
+			c.Warnings = append(c.Warnings, err.Error())
+			continue
+		}
+		if sk := listing.SkippedSummary(); sk != "" {
+			c.Warnings = append(c.Warnings, sk)
+		}
+		for _, e := range listing.Entries {
+			if !seen[e.Path] {
+				seen[e.Path] = true
+				entries = append(entries, e)
+			}
+		}
+	}
+	if len(c.Roots) > 1 {
+		slices.SortStableFunc(entries, func(a, b sessionfiles.Entry) int { return b.ModTime.Compare(a.ModTime) })
+	}
+	c.Entries = entries
+	return nil
+}
+
 // Summaries reads every session found (those unchanged since the index
-// kept them from it) and saves the index; what could not be read is in
-// the stats' Failed, what could not be saved a warning.
+// kept them from it) and saves the index unless it is read-only; what
+// could not be read is in the stats' Failed, what could not be saved a
+// warning.
 func (c *Catalog) Summaries(progress func(done, total int)) ([]*sessionfiles.Summary, sessionfiles.ScanStats) {
 	sums, st := sessionfiles.Scan(c.Entries, c.ix, progress)
-	if err := c.ix.Save(); err != nil {
-		c.Warnings = append(c.Warnings, err.Error())
+	if !c.readOnly {
+		if err := c.ix.Save(); err != nil {
+			c.Warnings = append(c.Warnings, err.Error())
+		}
 	}
 	return sums, st
 }

@@ -142,7 +142,7 @@ func TestOpenListsAndKeepsItsIndex(t *testing.T) {
 	getenv := func(string) string { return "" }
 	var lists []Listing
 	for run := 0; run < 2; run++ {
-		c, err := Open(root, Options{Index: index, Getenv: getenv})
+		c, err := Open(Options{Index: index, Getenv: getenv}, root)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -62,8 +62,9 @@ type listing struct {
 	version      string // tsinspect's
 
 	mu       sync.Mutex
-	ix       *sessionfiles.Index
-	items    []*item // newest first
+	index    string           // the listing's index file, read, never written
+	cat      *catalog.Catalog // the sessions under roots, once found
+	items    []*item          // newest first
 	byKey    map[string]*item
 	stamp    string
 	gen      uint64 // counts the changes of items
@@ -90,7 +91,7 @@ type ScanStats struct {
 
 func newListing(opts *Options) *listing {
 	return &listing{roots: opts.Roots, files: opts.Files, tab: opts.Prices, version: opts.Version,
-		ix: sessionfiles.LoadIndex(opts.Index), captures: map[string]capturedRow{},
+		index: opts.Index, captures: map[string]capturedRow{},
 		known: map[*sessionfiles.Summary]*item{}, red: newRedactor(opts.Policy, nil)}
 }
 
@@ -104,24 +105,25 @@ func (l *listing) refresh(ctx context.Context, minAge time.Duration) (uint64, er
 	}
 	started := time.Now()
 	l.checked = started
-	var entries []sessionfiles.Entry
 	var problems []string
-	seen := map[string]bool{}
-	for _, root := range l.roots {
-		es, err := sessionfiles.List(root)
+	var entries []sessionfiles.Entry
+	switch {
+	case len(l.roots) == 0:
+		// Captures only.
+	case l.cat == nil:
+		// The catalog's road, read-only: the index is read once and its
+		// updates stay in memory.
+		cat, err := catalog.Open(catalog.Options{Index: l.index, NoIndex: l.index == "", ReadOnly: true}, l.roots...)
 		if err != nil {
-			if l.gen == 0 {
-				return 0, err
-			}
-			problems = append(problems, err.Error())
-			continue
+			return 0, err
 		}
-		for _, e := range es {
-			if !seen[e.Path] {
-				seen[e.Path] = true
-				entries = append(entries, e)
-			}
-		}
+		l.cat = cat
+	default:
+		l.cat.Refresh()
+	}
+	if l.cat != nil {
+		problems = append(problems, l.cat.Warnings...)
+		entries = l.cat.Entries
 	}
 	h := sha256.New()
 	for _, e := range entries {
@@ -136,7 +138,11 @@ func (l *listing) refresh(ctx context.Context, minAge time.Duration) (uint64, er
 	if stamp == l.stamp {
 		return l.gen, nil
 	}
-	sums, st := sessionfiles.Scan(entries, l.ix, nil)
+	var sums []*sessionfiles.Summary
+	var st sessionfiles.ScanStats
+	if l.cat != nil {
+		sums, st = l.cat.Summaries(nil)
+	}
 	for _, err := range st.Failed {
 		problems = append(problems, err.Error())
 	}

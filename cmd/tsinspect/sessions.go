@@ -175,10 +175,7 @@ func writeBuckets(env *cliEnv, sums []*sessionfiles.Summary, tab *pricing.Table,
 // directory), through the index unless noIndex, warning about the
 // sessions it could not read.
 func readSessions(env *cliEnv, pos []string, noIndex bool) (root string, entries []sessionfiles.Entry, sums []*sessionfiles.Summary, st sessionfiles.ScanStats, err error) {
-	if len(pos) == 1 {
-		root = pos[0]
-	}
-	c, err := catalog.Open(root, catalog.Options{NoIndex: noIndex})
+	c, err := catalog.Open(catalog.Options{NoIndex: noIndex}, pos...)
 	if err != nil {
 		return "", nil, nil, st, err
 	}
