@@ -1,9 +1,9 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
-	"html"
 	"net/http"
 	"strconv"
 	"strings"
@@ -25,10 +25,10 @@ const (
 
 // sessionView is what the session page's template gets.
 type sessionView struct {
-	Key   string
-	Name  string
-	Kind  string
-	Turn  int
+	Key  string
+	Name string
+	Kind string
+	Turn int
 	// Tabs are the turn's tabs, in the tab table's order, and TabKeys
 	// their keys ("1-7"), for the key help.
 	Tabs    []tabView
@@ -107,12 +107,15 @@ type turnsView struct {
 }
 
 // turnRow is one turn of the list: its cells as the terminal timeline
-// draws them (HTML), its thread, and its worst flag.
+// draws them, its thread, and its worst flag. A cell is its runs of text
+// with their roles' classes, each [class, text], which the script sets
+// as text: the turn list, the largest thing a page shows, is made with
+// no HTML at all.
 type turnRow struct {
-	Index    int      `json:"i"`
-	Thread   string   `json:"th"`
-	Severity string   `json:"sev,omitempty"`
-	Cells    []string `json:"c"`
+	Index    int           `json:"i"`
+	Thread   string        `json:"th"`
+	Severity string        `json:"sev,omitempty"`
+	Cells    [][][2]string `json:"c"`
 }
 
 type threadView struct {
@@ -160,7 +163,7 @@ func (s *Server) turns(o *opened) *turnsView {
 	v.Turns = make([]turnRow, 0, len(ss.Turns))
 	for _, t := range ss.Turns {
 		inFlight := t.Exchange != nil && t.Exchange.State == exchange.StateInFlight
-		row := turnRow{Index: t.Index, Thread: o.red.text(t.Thread), Cells: make([]string, view.NumColumns)}
+		row := turnRow{Index: t.Index, Thread: o.red.text(t.Thread), Cells: make([][][2]string, view.NumColumns)}
 		for c := view.Column(0); c < view.NumColumns; c++ {
 			var l view.Line
 			switch c {
@@ -177,7 +180,7 @@ func (s *Server) turns(o *opened) *turnsView {
 				// times and the stop reason.
 				l = o.red.line(l)
 			}
-			row.Cells[c] = lineHTML(l)
+			row.Cells[c] = runs(l)
 		}
 		for _, f := range t.Flags {
 			if row.Severity == "" || timeline.SeverityRank(f.Severity) < timeline.SeverityRank(row.Severity) {
@@ -248,21 +251,27 @@ func (s *Server) tabData(w http.ResponseWriter, r *http.Request) {
 	if red.on() {
 		in.Withheld = "The text that changed is left out of a redacted view: --redact off shows it."
 	}
-	var out string
+	var frag string
+	var data any
 	switch row := tab.Row(); {
 	case row.Form != view.FormLines && red.on():
 		// What was said: a redacted view leaves it out.
-		out = `<p class="withheld">` + html.EscapeString(withheld) + `</p>`
+		frag, data = "withheld", withheld
 	case row.Form == view.FormMessages:
-		out = conversationHTML(ss, t, q, in.WholeHistory)
+		frag, data = "conversation", conversationOf(ss, t, q, in.WholeHistory)
 	case row.Form == view.FormTree:
-		out = rawHTML(t, r.URL.Query())
+		frag, data = "raw", rawOf(t, r.URL.Query())
 	default:
-		out = string(linesHTML(red.lines(tab.Lines(in))))
+		frag, data = "lines", linesOf(red.lines(tab.Lines(in)))
+	}
+	var b bytes.Buffer
+	if err := s.frags.write(&b, frag, data); err != nil {
+		jsonError(w, http.StatusInternalServerError, err.Error())
+		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	fmt.Fprint(w, out)
+	w.Write(b.Bytes())
 }
 
 // sessionEvents tells a session page when the session changed (a new

@@ -237,10 +237,10 @@ func itoa(n int) string {
 type turnsJSON struct {
 	Columns []string `json:"columns"`
 	Turns   []struct {
-		I     int      `json:"i"`
-		Th    string   `json:"th"`
-		Sev   string   `json:"sev"`
-		Cells []string `json:"c"`
+		I     int           `json:"i"`
+		Th    string        `json:"th"`
+		Sev   string        `json:"sev"`
+		Cells [][][2]string `json:"c"`
 	} `json:"turns"`
 	Header string `json:"header"`
 }

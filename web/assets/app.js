@@ -336,9 +336,10 @@
       const row = el("div", "vrow" + (t.sev ? " sev-" + t.sev : "") + (t.i === sel ? " sel" : ""));
       row.id = "turn-" + t.i;
       row.dataset.i = t.i;
-      t.c.forEach((html, k) => {
+      t.c.forEach((runs, k) => {
         const cell = el("div", data.right[k] ? "r" : "");
-        cell.innerHTML = html; // the server's HTML: the view's text, escaped
+        // The view's runs of text, each [class, text], set as text.
+        for (const [cls, text] of runs) cell.appendChild(cls ? el("span", cls, text) : document.createTextNode(text));
         row.appendChild(cell);
       });
       row.addEventListener("click", () => select(t.i));
@@ -347,9 +348,8 @@
 
     function text(t) {
       if (!t.text) {
-        const d = document.createElement("div");
-        d.innerHTML = t.c.join(" ");
-        t.text = (d.textContent + " " + t.th).toLowerCase();
+        const cells = t.c.map((runs) => runs.map((r) => r[1]).join(""));
+        t.text = (cells.join(" ") + " " + t.th).toLowerCase();
       }
       return t.text;
     }
