@@ -12,40 +12,6 @@ import (
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
-// Kinds of advice, in the order Advise lists them.
-const (
-	KindLoadUpFront  = "load_up_front"
-	KindNeverUsed    = "never_used"
-	KindSearchMisses = "search_misses"
-	KindBlindCalls   = "blind_calls"
-	KindCacheBreaks  = "cache_breaks"
-	KindToolSearch   = "tool_search"
-)
-
-// Kinds lists the kinds of advice, in order.
-func Kinds() []string {
-	return []string{KindLoadUpFront, KindNeverUsed, KindSearchMisses, KindBlindCalls, KindCacheBreaks, KindToolSearch}
-}
-
-// KindTitle is the heading of a kind of advice.
-func KindTitle(kind string) string {
-	switch kind {
-	case KindLoadUpFront:
-		return "Load up front"
-	case KindNeverUsed:
-		return "Never used"
-	case KindSearchMisses:
-		return "Searches that miss"
-	case KindBlindCalls:
-		return "Blind calls"
-	case KindCacheBreaks:
-		return "Cache breaks by cause"
-	case KindToolSearch:
-		return "Tool search on or off"
-	}
-	return kind
-}
-
 // DefaultMinSessions is how many sessions a piece of advice must rest on
 // unless Options say otherwise: one session is no pattern.
 const DefaultMinSessions = 3
@@ -180,12 +146,9 @@ func Advise(facts []*Facts, o Options) *Result {
 		r.Notes = append(r.Notes, fmt.Sprintf("%s of a model with no price count as $0", numfmt.Count(unpriced, "turn", "turns")))
 	}
 	a := &adviser{fs: fs, o: o, r: r, newest: r.To}
-	a.loadUpFront()
-	a.neverUsed()
-	a.searchMisses()
-	a.blindCalls()
-	a.cacheBreaks()
-	a.toolSearch()
+	for _, k := range kinds {
+		k.find(a)
+	}
 	prefixes := openPrefixes(fs)
 	for i := range r.Advice {
 		for j := range r.Advice[i].Evidence {

@@ -11,17 +11,6 @@ import (
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 )
 
-// Costs reports whether a kind of advice is about what something cost
-// (searches that miss, blind calls, cache breaks) rather than what a
-// change saves; both are what following the advice spares.
-func Costs(kind string) bool {
-	switch kind {
-	case KindSearchMisses, KindBlindCalls, KindCacheBreaks:
-		return true
-	}
-	return false
-}
-
 // Headline is a piece of advice's figure in a few words: "saves $0.0123
 // over 3 sessions" or "cost $1.20 over 5 sessions".
 func (a Advice) Headline() string {

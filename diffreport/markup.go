@@ -3,7 +3,7 @@ package diffreport
 import (
 	"bufio"
 	"fmt"
-	"html"
+	"html/template"
 	"io"
 	"strings"
 
@@ -15,11 +15,28 @@ import (
 type Section struct {
 	Title string
 	Head  []string
-	Rows  [][]string
+	Rows  []Row
 	Empty string // said when there are no rows
 	// Blocks are written after the rows: the changed lines of a system
 	// block or a tool description.
 	Blocks []CodeBlock
+}
+
+// Row is one row of a section: its cells, under the section's Head, and
+// for a row of the aligned turns that differs, how (compare.OpChanged,
+// OpInserted or OpDeleted; "" for the rest), which the HTML marks.
+type Row struct {
+	Cells []string
+	Op    string
+}
+
+// marked is the op of a row of the aligned turns as a Row marks it.
+func marked(op string) string {
+	switch op {
+	case compare.OpChanged, compare.OpInserted, compare.OpDeleted:
+		return op
+	}
+	return ""
 }
 
 // CodeBlock is lines written as they are, under a title: a diff's lines,
@@ -39,18 +56,18 @@ func (r *Result) Sections() []Section {
 			if f.Differs {
 				d = "differs"
 			}
-			sum.Rows = append(sum.Rows, []string{strings.TrimSpace(f.Name), f.AText, f.BText, d})
+			sum.Rows = append(sum.Rows, Row{Cells: []string{strings.TrimSpace(f.Name), f.AText, f.BText, d}})
 			continue
 		}
 		d := ""
 		if f.Differs {
 			d = signed(f.B-f.A, f.Unit)
 		}
-		sum.Rows = append(sum.Rows, []string{strings.TrimSpace(f.Name), value(f.A, f.Unit), value(f.B, f.Unit), d})
+		sum.Rows = append(sum.Rows, Row{Cells: []string{strings.TrimSpace(f.Name), value(f.A, f.Unit), value(f.B, f.Unit), d}})
 	}
 	shape := Section{Title: "Request shape", Head: []string{"threads", "area", "change"}, Empty: "The same."}
 	for _, sl := range r.shapeLines() {
-		shape.Rows = append(shape.Rows, []string{strings.Join(sl.threads, ", "), sl.area, sl.text})
+		shape.Rows = append(shape.Rows, Row{Cells: []string{strings.Join(sl.threads, ", "), sl.area, sl.text}})
 		if len(sl.lines) > 0 {
 			shape.Blocks = append(shape.Blocks, CodeBlock{Title: sl.area + ": " + sl.text, Lines: sl.lines})
 		}
@@ -75,7 +92,7 @@ func (r *Result) Sections() []Section {
 			if row.Op == compare.OpSame && row.Count > 1 {
 				what = append(what, fmt.Sprintf("%d turns the same", row.Count))
 			}
-			turns.Rows = append(turns.Rows, []string{name, turnPair(row), row.Op, strings.Join(what, "; ")})
+			turns.Rows = append(turns.Rows, Row{Cells: []string{name, turnPair(row), row.Op, strings.Join(what, "; ")}, Op: marked(row.Op)})
 		}
 	}
 	out := []Section{sum, shape, turns}
@@ -86,7 +103,7 @@ func (r *Result) Sections() []Section {
 			if td.Differs {
 				d = "differs"
 			}
-			tools.Rows = append(tools.Rows, []string{td.Name, toolText(td.A), toolText(td.B), d})
+			tools.Rows = append(tools.Rows, Row{Cells: []string{td.Name, toolText(td.A), toolText(td.B), d}})
 		}
 		out = append(out, tools)
 	}
@@ -123,8 +140,8 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 		}
 		fmt.Fprintf(bw, "| %s |\n|%s\n", strings.Join(s.Head, " | "), strings.Repeat(" --- |", len(s.Head)))
 		for _, row := range s.Rows {
-			cs := make([]string, len(row))
-			for i, c := range row {
+			cs := make([]string, len(row.Cells))
+			for i, c := range row.Cells {
 				cs[i] = cell(c)
 			}
 			fmt.Fprintf(bw, "| %s |\n", strings.Join(cs, " | "))
@@ -136,54 +153,31 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 	return bw.Flush()
 }
 
-// WriteHTML writes the result as one self-contained page.
-func (r *Result) WriteHTML(w io.Writer) error {
-	bw := bufio.NewWriter(w)
-	e := html.EscapeString
-	fmt.Fprintf(bw, `<!DOCTYPE html>
+// htmlPage is the result as one self-contained page.
+var htmlPage = template.Must(template.New("diff").Funcs(template.FuncMap{"join": func(l []string) string { return strings.Join(l, "\n") }}).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>tsinspect diff</title>
 <style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:1.5em}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}tr.changed,tr.inserted,tr.deleted{background:#fff4e0}tr.inserted{background:#e6ffe6}tr.deleted{background:#ffe6e6}</style>
 </head><body>
 <h1>tsinspect diff</h1>
-<p>A: <code>%s</code><br>B: <code>%s</code></p>
-<p><strong>%s</strong></p>
-`, e(r.A), e(r.B), e(r.Verdict()))
-	if r.Prices != "" {
-		fmt.Fprintf(bw, "<p>Prices: %s</p>\n", e(r.Prices))
+<p>A: <code>{{.R.A}}</code><br>B: <code>{{.R.B}}</code></p>
+<p><strong>{{.R.Verdict}}</strong></p>
+{{with .R.Prices}}<p>Prices: {{.}}</p>
+{{end}}{{with .R.Redaction}}<p>{{.}}</p>
+{{end}}{{range .Sections}}<h2>{{.Title}}</h2>
+{{if not .Rows}}<p>{{.Empty}}</p>
+{{else}}<table><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr{{with .Op}} class="{{.}}"{{end}}>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>
+{{range .Blocks}}<p>{{.Title}}:</p>
+<pre>{{join .Lines}}</pre>
+{{end}}{{end}}{{end}}</body></html>
+`))
+
+// WriteHTML writes the result as one self-contained page.
+func (r *Result) WriteHTML(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	if err := htmlPage.Execute(bw, map[string]any{"R": r, "Sections": r.Sections()}); err != nil {
+		return fmt.Errorf("diff: write html: %w", err)
 	}
-	if r.Redaction != "" {
-		fmt.Fprintf(bw, "<p>%s</p>\n", e(r.Redaction))
-	}
-	for _, s := range r.Sections() {
-		fmt.Fprintf(bw, "<h2>%s</h2>\n", e(s.Title))
-		if len(s.Rows) == 0 {
-			fmt.Fprintf(bw, "<p>%s</p>\n", e(s.Empty))
-			continue
-		}
-		bw.WriteString("<table><tr>")
-		for _, h := range s.Head {
-			fmt.Fprintf(bw, "<th>%s</th>", e(h))
-		}
-		bw.WriteString("</tr>\n")
-		for _, row := range s.Rows {
-			class := ""
-			if len(row) > 2 {
-				switch row[2] {
-				case compare.OpChanged, compare.OpInserted, compare.OpDeleted:
-					class = ` class="` + row[2] + `"`
-				}
-			}
-			fmt.Fprintf(bw, "<tr%s>", class)
-			for _, c := range row {
-				fmt.Fprintf(bw, "<td>%s</td>", e(c))
-			}
-			bw.WriteString("</tr>\n")
-		}
-		bw.WriteString("</table>\n")
-		for _, b := range s.Blocks {
-			fmt.Fprintf(bw, "<p>%s:</p>\n<pre>%s</pre>\n", e(b.Title), e(strings.Join(b.Lines, "\n")))
-		}
-	}
-	bw.WriteString("</body></html>\n")
 	return bw.Flush()
 }

@@ -45,7 +45,7 @@ func (r *Report) WriteHTML(w io.Writer, opts RenderOptions) error {
 		"plural":      numfmt.Plural,
 		"breakEven":   breakEven,
 		"add":         func(a, b int) int { return a + b },
-		"wbr":         breakable,
+		"nameparts":   nameParts,
 		"indentJSON":  indentJSON,
 		"convSummary": convSummary,
 		"list":        func(ls ...cardList) []cardList { return ls },
@@ -124,15 +124,10 @@ func convSummary(c *Conversation) string {
 	return s
 }
 
-// breakable escapes a tool name and lets the browser break it after each
-// "__", so that long MCP names wrap in narrow table cells.
-func breakable(name string) template.HTML {
-	parts := strings.Split(name, "__")
-	for i, p := range parts {
-		parts[i] = template.HTMLEscapeString(p)
-	}
-	return template.HTML(strings.Join(parts, "__<wbr>"))
-}
+// nameParts splits a tool name at each "__", where the "wbr" template
+// lets the browser break it, so that long MCP names wrap in narrow table
+// cells.
+func nameParts(name string) []string { return strings.Split(name, "__") }
 
 // htmlView is what the template shows.
 type htmlView struct {
@@ -266,7 +261,7 @@ func (r *Report) htmlView(opts RenderOptions) htmlView {
 	return v
 }
 
-const htmlTemplate = `{{define "cardlist"}}{{if .Long}}{{join .First ", "}} <a href="#{{.ID}}">and {{.More}} more</a>{{else}}{{join .Items ", "}}{{end}}{{end}}{{define "msg"}}<div class="msg {{.Role}}"><div class="who">{{.Role}}</div>
+const htmlTemplate = `{{define "wbr"}}{{range $i, $p := nameparts .}}{{if $i}}__<wbr>{{end}}{{$p}}{{end}}{{end}}{{define "cardlist"}}{{if .Long}}{{join .First ", "}} <a href="#{{.ID}}">and {{.More}} more</a>{{else}}{{join .Items ", "}}{{end}}{{end}}{{define "msg"}}<div class="msg {{.Role}}"><div class="who">{{.Role}}</div>
 {{range .Parts}}{{if eq .Kind "text"}}<pre>{{.Text}}</pre>
 {{else if eq .Kind "thinking"}}<details><summary>thinking</summary><pre>{{.Text}}</pre></details>
 {{else if eq .Kind "tool_use"}}<div class="call">→ call <code>{{.Name}}</code></div><pre>{{indentJSON .Text}}</pre>
@@ -404,9 +399,9 @@ details.conv[open] summary { margin-bottom: 6px; }
 <tbody>{{range .Turns}}<tr class="{{if .Flags}}flagged{{range .Flags}}{{if eq .Severity "error"}} flagged-error{{end}}{{end}}{{end}}">
 <td class="n">{{if .Conversation}}<a href="#conv-{{.Index}}">{{.Index}}</a>{{else}}{{.Index}}{{end}}</td><td class="nw">{{model .Model}}</td><td class="nw">{{stop .}}</td>
 <td class="n">{{change .Catalog.Count (len .Catalog.Added) (len .Catalog.Removed)}}</td>
-<td>{{change .WorkingSet.Count (len .WorkingSet.Added) (len .WorkingSet.Removed)}}{{range .WorkingSet.Added}} <code>+{{wbr .}}</code>{{end}}{{range .WorkingSet.Removed}} <code>−{{wbr .}}</code>{{end}}</td>
+<td>{{change .WorkingSet.Count (len .WorkingSet.Added) (len .WorkingSet.Removed)}}{{range .WorkingSet.Added}} <code>+{{template "wbr" .}}</code>{{end}}{{range .WorkingSet.Removed}} <code>−{{template "wbr" .}}</code>{{end}}</td>
 <td class="n">{{len .ToolSearches}}</td>
-<td>{{range $i, $c := .ToolCalls}}{{if $i}}, {{end}}<code>{{wbr $c.Name}}</code>{{with callNote $c}} <span class="bad">({{.}})</span>{{end}}{{end}}</td>
+<td>{{range $i, $c := .ToolCalls}}{{if $i}}, {{end}}<code>{{template "wbr" $c.Name}}</code>{{with callNote $c}} <span class="bad">({{.}})</span>{{end}}{{end}}</td>
 <td class="n">{{thousands .Usage.InputTokens}}</td><td class="n">{{thousands .Usage.CacheReadInputTokens}}</td><td class="n">{{thousands .Usage.CacheCreationInputTokens}}</td><td class="n">{{thousands .Usage.OutputTokens}}</td><td class="n">{{cost .Cost}}</td><td class="nw">{{timing .Timing}}</td>
 {{if .ToolTokens.NotRecorded}}<td class="n">-</td><td class="n">-</td>{{else}}<td class="n">{{thousands .ToolTokens.Sent}}</td><td class="n">{{marked .ToolTokens.Inlined .ToolTokens.Unknown .ToolTokens.Estimated}}</td>{{end}}
 <td>{{range $i, $n := index $th.Nums .Index}}{{if $i}} {{end}}<a href="#flag-{{$n}}">⚑{{$n}}</a>{{end}} {{range kinds .}}<span class="badge {{sevClass (kindSev .)}}">{{.}}</span> {{end}}</td>

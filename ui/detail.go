@@ -7,8 +7,8 @@ import (
 	"github.com/tsinspect/tsinspect/timeline/view"
 )
 
-// detailText shows the text tabs (working set, catalog, searches, cache,
-// flags) of the selected turn. What it says is made by package view when
+// detailText shows the tabs drawn as lines (all but Raw: the tab table's
+// FormLines and FormMessages) of the selected turn. What it says is made by package view when
 // it is drawn after a change, never per frame.
 type detailText struct {
 	*tview.TextView
@@ -30,7 +30,7 @@ func (d *detailText) invalidate() { d.dirty = true }
 // Draw renders the open tab if something changed, then draws it.
 func (d *detailText) Draw(screen tcell.Screen) {
 	_, _, w, h := d.GetInnerRect()
-	if d.dirty || w != d.w || h != d.h && d.a.m.Tab() == view.TabCache {
+	if d.dirty || w != d.w || h != d.h && d.a.m.Tab().Row().Tall {
 		d.SetText(d.a.th.text(view.Wrap(d.render(w, h), w)))
 		if d.dirty {
 			d.ScrollToBeginning()
@@ -40,7 +40,7 @@ func (d *detailText) Draw(screen tcell.Screen) {
 	d.TextView.Draw(screen)
 }
 
-// render asks the view for the open tab's lines.
+// render asks the tab table's view of the open tab for its lines.
 func (d *detailText) render(w, h int) []view.Line {
 	m := d.a.m
 	t := m.Selected()
@@ -51,26 +51,8 @@ func (d *detailText) render(w, h int) []view.Line {
 		}
 		return []view.Line{{{Text: text, Role: view.RoleDim}}}
 	}
-	s, q := m.Session(), m.DetailQuery()
-	switch m.Tab() {
-	case view.TabWorkingSet:
-		return view.WorkingSet(t, q)
-	case view.TabCatalog:
-		return append(view.Catalog(t, q, w), d.a.deferral.Lines(s, t, d.a.prices)...)
-	case view.TabSearches:
-		return view.Searches(s, t, q)
-	case view.TabCache:
-		return view.Cache(s, t, w, min(max(h/4, 2), 8))
-	case view.TabFlags:
-		return view.Flags(s, t, q, d.a.explain, d.a.prices)
-	case view.TabConversation:
-		return view.Conversation(s, t, q, d.a.wholeHistory)
-	case view.TabCompare:
-		if c := m.Comparison(); c != nil {
-			return c.Lines(t)
-		}
-	}
-	return nil
+	return m.Tab().Lines(view.TabInput{Session: m.Session(), Turn: t, Query: m.DetailQuery(), Width: w, Height: min(max(h/4, 2), 8),
+		Prices: d.a.prices, Deferral: &d.a.deferral, Explain: d.a.explain, WholeHistory: d.a.wholeHistory, Comparison: m.Comparison()})
 }
 
 // emptyText says why no turn is selected.

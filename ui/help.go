@@ -5,6 +5,8 @@ import (
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
+
+	"github.com/tsinspect/tsinspect/timeline/view"
 )
 
 // helpText is the help: the keys, from the key table, then what the turn
@@ -78,4 +80,21 @@ func (a *app) hideHelp() {
 func (a *app) helpShown() bool {
 	name, _ := a.pages.GetFrontPage()
 	return name == "help"
+}
+
+// KeysAbout is the paragraph of the timeline commands' help (open,
+// replay, demo) that says the main keys, the tabs' keys and titles from
+// the tab table; '?' in the timeline lists them all.
+func KeysAbout() string {
+	return wrapWords("Keys: arrows or j/k move, Tab switches between the turn list and the tabs ("+
+		view.TabKeys(view.TabsShown(false))+" or left/right: "+view.TabsHelp(func(s string) string { return "'" + s + "'" })+
+		"), / searches, n/N jump to the next/previous flagged turn, t cycles threads, f shows flagged turns only, ? shows all keys, "+
+		"q quits. The mouse works too. Set NO_COLOR to draw without colour.", 72)
+}
+
+// CompareTab names the Compare tab with its key, "8 Compare", for the
+// help of open --compare.
+func CompareTab() string {
+	r := view.TabCompare.Row()
+	return string(r.Key) + " " + r.Title
 }

@@ -118,10 +118,14 @@ func keyTable() []keyRow {
 		{keys: "Esc", where: everywhere,
 			doc: "clear the filter of the turn list or of the tab with the focus; with none, move the focus back to the turn list, or clear the status line",
 			do:  (*app).escape},
-		{keys: fmt.Sprintf("1-%d", view.NumTabs+1), where: everywhere, help: "tabs: Working set, Catalog, Searches, Cache, Flags, Raw,\nTalk, and Compare with open --compare",
-			doc:  "open tab 1 Working set, 2 Catalog, 3 Searches, 4 Cache, 5 Flags, 6 Raw or 7 Conversation; with `open A --compare B`, 8 Compare",
+		{keys: view.TabKeys(view.Tabs()), where: everywhere, help: tabsHelp(),
+			doc:  "open tab " + view.TabsHelp(func(s string) string { return "`" + s + "`" }),
 			foot: footSlot{"tab", 8, 0},
-			do:   func(a *app, ev *tcell.EventKey) { a.m.SetTab(view.Tab(ev.Rune() - '1')) }},
+			do: func(a *app, ev *tcell.EventKey) {
+				if t, ok := view.TabOfKey(ev.Rune()); ok {
+					a.m.SetTab(t)
+				}
+			}},
 		{keys: "← →  [ ]", where: everywhere, cont: true, doc: "the previous / next tab",
 			do: func(a *app, ev *tcell.EventKey) {
 				if ev.Key() == tcell.KeyLeft || ev.Rune() == '[' {
@@ -210,6 +214,44 @@ func keyTable() []keyRow {
 	return rows
 }
 
+// tabsHelp is the help overlay's text of the tab keys, from the tab
+// table: the tabs' titles, and the Compare tab's, wrapped to the help's
+// width.
+func tabsHelp() string {
+	var plain, compared []string
+	for _, r := range view.Tabs() {
+		if r.Compared {
+			compared = append(compared, r.Title)
+		} else {
+			plain = append(plain, r.Title)
+		}
+	}
+	text := strings.Join(plain, ", ")
+	if len(compared) > 0 {
+		text += ", and " + strings.Join(compared, ", ") + " with open --compare"
+	}
+	return wrapWords("tabs: "+text, helpWidth)
+}
+
+// wrapWords breaks text into lines of at most width runes at spaces,
+// joined by "\n" (the help's line break).
+func wrapWords(text string, width int) string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = w
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) > width:
+			lines = append(lines, line)
+			line = w
+		default:
+			line += " " + w
+		}
+	}
+	return strings.Join(append(lines, line), "\n")
+}
+
 // press is one key a row binds: a special key, or a character.
 type press struct {
 	key tcell.Key
@@ -285,6 +327,13 @@ func (a *app) dispatch(ev *tcell.EventKey, pane bool) bool {
 	return false
 }
 
+// The help overlay's columns: the keys' width, from the indent to the
+// text, and the text's, which keeps the overlay within 80 columns.
+const (
+	column    = 18
+	helpWidth = 80 - 2 - column - 2
+)
+
 // helpKeys is the key list of the help overlay: a line per row, or per
 // group of rows when some go on the line of the row above.
 func helpKeys(rows []keyRow) string {
@@ -302,7 +351,6 @@ func helpKeys(rows []keyRow) string {
 			lines = append(lines, line{r.keys, r.help})
 		}
 	}
-	const column = 18 // the width of the keys, from the indent to the text
 	var b strings.Builder
 	for _, l := range lines {
 		for i, text := range strings.Split(l.text, "\n") {

@@ -56,26 +56,28 @@ func (b *tabBar) update(a *app) {
 	if t := a.m.Selected(); t != nil {
 		flags = len(t.Flags)
 	}
-	// The titles in full when they fit, else shortened.
+	// The titles in full when they fit, else shortened: the tabs the
+	// session shows, in the tab table's order, with their keys.
+	rows := view.TabsShown(a.m.Comparison() != nil)
 	_, _, width, _ := b.GetInnerRect()
-	name := func(t view.Tab) string { return t.String() }
+	name := func(r view.TabRow) string { return r.Title }
 	full := 1
-	for tab := view.Tab(0); tab < a.m.NumTabs(); tab++ {
-		full += len([]rune(fmt.Sprintf(" %d %s %d │", tab+1, tab, flags)))
+	for _, r := range rows {
+		full += len([]rune(fmt.Sprintf(" %c %s %d │", r.Key, r.Title, flags)))
 	}
 	if width > 0 && full > width {
-		name = func(t view.Tab) string { return t.Short() }
+		name = func(r view.TabRow) string { return r.Short }
 	}
-	for tab := view.Tab(0); tab < a.m.NumTabs(); tab++ {
-		label := fmt.Sprintf(" %d %s ", tab+1, name(tab))
-		if tab == view.TabFlags && flags > 0 {
-			label = fmt.Sprintf(" %d %s %d ", tab+1, name(tab), flags)
+	for i, r := range rows {
+		label := fmt.Sprintf(" %c %s ", r.Key, name(r))
+		if r.Tab == view.TabFlags && flags > 0 {
+			label = fmt.Sprintf(" %c %s %d ", r.Key, name(r), flags)
 		}
-		if tab == a.m.Tab() {
+		if r.Tab == a.m.Tab() {
 			label = open + label + "[::-]"
 		}
-		fmt.Fprintf(&sb, `["tab%d"]%s[""]`, tab, label)
-		if tab+1 < a.m.NumTabs() {
+		fmt.Fprintf(&sb, `["tab%d"]%s[""]`, r.Tab, label)
+		if i+1 < len(rows) {
 			sb.WriteString(a.th.tag(view.RoleDim) + "│[-:-:-]")
 		}
 	}

@@ -16,10 +16,12 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/tsinspect/tsinspect/fixtures/session"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/source"
+	"github.com/tsinspect/tsinspect/timeline/view"
 	"github.com/tsinspect/tsinspect/web"
 )
 
@@ -274,7 +276,19 @@ func TestBrowserPages(t *testing.T) {
 	}
 	b.run("press n", chromedp.KeyEvent("n"))
 	b.waitFor("the flagged turn selected", fmt.Sprintf("location.pathname === '/s/demo.db/turn/%d'", first))
-	b.run("press 5", chromedp.KeyEvent("5"))
+	// Each tab's key opens it, as in the terminal (the tab table's);
+	// the arrows go round them in its order.
+	rows := view.TabsShown(false)
+	for _, r := range rows {
+		b.run("press "+string(r.Key), chromedp.KeyEvent(string(r.Key)))
+		b.waitFor("the "+r.Name+" tab", fmt.Sprintf(`document.querySelector('.tabs button.on').dataset.tab === %q && document.querySelector('#tab').dataset.shown === '%d/%s'`, r.Name, first, r.Name))
+	}
+	b.run("press →", chromedp.KeyEvent(kb.ArrowRight))
+	b.waitFor("round to the first tab", fmt.Sprintf(`document.querySelector('.tabs button.on').dataset.tab === %q`, rows[0].Name))
+	b.run("press ←", chromedp.KeyEvent(kb.ArrowLeft))
+	b.waitFor("back to the last tab", fmt.Sprintf(`document.querySelector('.tabs button.on').dataset.tab === %q`, rows[len(rows)-1].Name))
+	flags := string(view.TabFlags.Row().Key)
+	b.run("press "+flags, chromedp.KeyEvent(flags))
 	b.waitFor("the flags tab", fmt.Sprintf("document.querySelector('#tab').innerText.includes('Flags of #%d')", first))
 	if got := b.text("#tab"); !strings.Contains(got, "Why it matters") {
 		t.Errorf("flags tab: %q", got)
@@ -323,10 +337,11 @@ func TestBrowserRawAndConversation(t *testing.T) {
 	}
 	b.run("open turn 2", chromedp.Navigate(s.url+"/s/demo.db/turn/2"))
 	b.waitFor("turn 2", "document.querySelector('#turn-2.sel')")
-	b.run("press 6", chromedp.KeyEvent("6"))
+	conv, raw := string(view.TabConversation.Row().Key), string(view.TabRaw.Row().Key)
+	b.run("press "+conv, chromedp.KeyEvent(conv))
 	b.waitFor("the conversation", "document.querySelectorAll('#tab details.msg').length >= 2")
 	b.shot("conversation")
-	b.run("press 7", chromedp.KeyEvent("7"))
+	b.run("press "+raw, chromedp.KeyEvent(raw))
 	b.waitFor("the raw exchange", `document.querySelector('#tab .rl.fold[data-path="request"]')`)
 	before := b.count("#tab .rl")
 	b.run("open the tools", chromedp.Click(chromedp.CSS(`#tab .rl.fold[data-path="request/body/tools"]`)))

@@ -7,7 +7,6 @@ import (
 	"github.com/tsinspect/tsinspect/diffreport"
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/timeline"
-	"github.com/tsinspect/tsinspect/timeline/compare"
 )
 
 // compareView is what the Compare page's template gets.
@@ -19,22 +18,10 @@ type compareView struct {
 	Verdict   string
 	Prices    string
 	Redaction string
-	Sections  []cmpSection
+	Sections  []diffreport.Section
 	Same      bool
 	Chosen    bool
 	Problem   string
-}
-
-// cmpSection is a section of the comparison with each row's class (a
-// turn changed, inserted or deleted).
-type cmpSection struct {
-	diffreport.Section
-	Lines []cmpRow
-}
-
-type cmpRow struct {
-	Class string
-	Cells []string
 }
 
 // diffClass is a line of a changed system block or description, with the
@@ -86,20 +73,7 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 	}
 	res := diffreport.Build(in(ia, v.AName), in(ib, v.BName), diffreport.Options{Prices: s.opts.Prices, Policy: s.opts.Policy, Version: s.opts.Version})
 	v.Verdict, v.Prices, v.Redaction, v.Same = res.Verdict(), res.Prices, res.Redaction, res.Same
-	for _, sec := range res.Sections() {
-		cs := cmpSection{Section: sec}
-		for _, row := range sec.Rows {
-			class := ""
-			if len(row) > 2 {
-				switch row[2] {
-				case compare.OpChanged, compare.OpInserted, compare.OpDeleted:
-					class = "op-" + row[2]
-				}
-			}
-			cs.Lines = append(cs.Lines, cmpRow{Class: class, Cells: row})
-		}
-		v.Sections = append(v.Sections, cs)
-	}
+	v.Sections = res.Sections()
 	s.render(w, http.StatusOK, "compare", "Compare", v)
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"html"
 	"net/url"
 	"strings"
 
@@ -16,42 +15,47 @@ import (
 // foldLines is the length past which a part of a message starts folded.
 const foldLines = 12
 
-// conversationHTML writes the Conversation tab with each message and each
-// part of it collapsible: what the turn's request added to its thread
-// (every message of the request with all), then its response, as
-// timeline.Session.Conversation gives them; q keeps the messages that hold
-// it.
-func conversationHTML(s *timeline.Session, t *timeline.Turn, q string, all bool) string {
+// conversationView is the Conversation tab with each message and each
+// part of it collapsible, for the "conversation" fragment.
+type conversationView struct {
+	Head     string
+	Messages []messageView
+}
+
+type messageView struct {
+	Role, Class, Count string
+	Parts              []partView
+}
+
+type partView struct {
+	Class, Title, Count, Text string
+	Open                      bool
+}
+
+// conversationOf is the Conversation tab: what the turn's request added
+// to its thread (every message of the request with all), then its
+// response, as timeline.Session.Conversation gives them; q keeps the
+// messages that hold it.
+func conversationOf(s *timeline.Session, t *timeline.Turn, q string, all bool) conversationView {
 	added, resp := s.Conversation(t, all)
-	var b strings.Builder
-	head := fmt.Sprintf("Conversation of #%d (%s): %s added %s, then the response", t.Index, t.Thread, numfmt.Count(len(added), "message", "messages"), since(t))
+	v := conversationView{Head: fmt.Sprintf("Conversation of #%d (%s): %s added %s, then the response", t.Index, t.Thread, numfmt.Count(len(added), "message", "messages"), since(t))}
 	if all {
-		head = fmt.Sprintf("Conversation of #%d (%s): the request's %s, then the response", t.Index, t.Thread, numfmt.Count(len(added), "message", "messages"))
+		v.Head = fmt.Sprintf("Conversation of #%d (%s): the request's %s, then the response", t.Index, t.Thread, numfmt.Count(len(added), "message", "messages"))
 	}
-	fmt.Fprintf(&b, `<p class="tabhead">%s</p>`, html.EscapeString(head))
-	shown := 0
 	for _, m := range append(added, resp) {
 		if q != "" && !holds(m, q) {
 			continue
 		}
-		shown++
-		role := "user"
+		mv := messageView{Role: m.Role, Class: "user", Count: numfmt.Count(len(m.Parts), "part", "parts")}
 		if m.Role == "assistant" {
-			role = "assistant"
-		}
-		fmt.Fprintf(&b, `<details class="msg %s" open><summary>%s <span class="dim">%s</span></summary>`, role, html.EscapeString(m.Role), numfmt.Count(len(m.Parts), "part", "parts"))
-		if len(m.Parts) == 0 {
-			b.WriteString(`<p class="dim">(empty)</p>`)
+			mv.Class = "assistant"
 		}
 		for _, p := range m.Parts {
-			writePart(&b, p)
+			mv.Parts = append(mv.Parts, partOf(p))
 		}
-		b.WriteString(`</details>`)
+		v.Messages = append(v.Messages, mv)
 	}
-	if shown == 0 {
-		b.WriteString(`<p class="dim">Nothing to show.</p>`)
-	}
-	return b.String()
+	return v
 }
 
 // since says what a turn's new messages are counted from.
@@ -73,8 +77,8 @@ func holds(m timeline.Said, q string) bool {
 	return false
 }
 
-// writePart writes one part of a message, folded when long.
-func writePart(b *strings.Builder, p timeline.Part) {
+// partOf is one part of a message, folded when long.
+func partOf(p timeline.Part) partView {
 	text, class, title := p.Text, "text", p.Kind
 	switch p.Kind {
 	case "text":
@@ -97,12 +101,7 @@ func writePart(b *strings.Builder, p timeline.Part) {
 		}
 	}
 	lines := strings.Count(strings.TrimRight(text, "\n"), "\n") + 1
-	open := " open"
-	if lines > foldLines {
-		open = ""
-	}
-	fmt.Fprintf(b, `<details class="part %s"%s><summary>%s <span class="dim">%s</span></summary><pre>%s</pre></details>`,
-		class, open, html.EscapeString(title), numfmt.Count(lines, "line", "lines"), html.EscapeString(text))
+	return partView{Class: class, Title: title, Count: numfmt.Count(lines, "line", "lines"), Text: text, Open: lines <= foldLines}
 }
 
 // indentJSON indents a tool's input for reading; other text is kept.
@@ -117,11 +116,18 @@ func indentJSON(s string) string {
 // rawWidth is the width long strings of the Raw tab are cut to.
 const rawWidth = 160
 
-// rawHTML writes the Raw tab: the request and response as the terminal's
+// rawLine is a line of the Raw tab for the "raw" fragment: a line that
+// folds carries its path, for the page to ask again.
+type rawLine struct {
+	Foldable, Open bool
+	Path           string
+	Text           []span
+}
+
+// rawOf is the Raw tab: the request and response as the terminal's
 // foldable tree (view.Raw), the parts the query opens (open=PATH) or
-// closes (close=PATH) set so, or every part open with expand=1. Each line
-// that folds carries its path for the page to ask again.
-func rawHTML(t *timeline.Turn, q url.Values) string {
+// closes (close=PATH) set so, or every part open with expand=1.
+func rawOf(t *timeline.Turn, q url.Values) []rawLine {
 	r := view.NewRaw()
 	r.SetTurn(t)
 	if q.Get("expand") == "1" {
@@ -133,21 +139,9 @@ func rawHTML(t *timeline.Turn, q url.Values) string {
 	for _, p := range q["close"] {
 		r.SetOpen(p, false)
 	}
-	var b strings.Builder
-	b.WriteString(`<div class="raw">`)
+	var out []rawLine
 	for _, l := range r.Lines(rawWidth) {
-		if l.Foldable {
-			state := "closed"
-			if l.Open {
-				state = "open"
-			}
-			fmt.Fprintf(&b, `<div class="rl fold %s" data-path="%s">`, state, html.EscapeString(l.Path))
-		} else {
-			b.WriteString(`<div class="rl">`)
-		}
-		writeLine(&b, l.Text)
-		b.WriteString("</div>")
+		out = append(out, rawLine{Foldable: l.Foldable, Open: l.Open, Path: l.Path, Text: spans(l.Text)})
 	}
-	b.WriteString(`</div>`)
-	return b.String()
+	return out
 }

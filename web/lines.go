@@ -1,9 +1,9 @@
 package web
 
 import (
-	"html"
+	"fmt"
 	"html/template"
-	"strings"
+	"io"
 
 	"github.com/tsinspect/tsinspect/timeline/view"
 )
@@ -30,43 +30,49 @@ var roleClass = [...]string{
 	view.RoleMatch:    "match",
 }
 
-// writeLine writes one line of the view's text as HTML: a span per run of
-// text with a role, the text escaped.
-func writeLine(b *strings.Builder, l view.Line) {
-	for _, sp := range l {
-		class := ""
+// span is a run of the view's text with its role's class ("" for plain
+// text), as the "line" fragment writes it.
+type span struct{ Class, Text string }
+
+// spans is a line of the view's text for the "line" fragment.
+func spans(l view.Line) []span {
+	out := make([]span, len(l))
+	for i, sp := range l {
+		out[i].Text = sp.Text
 		if int(sp.Role) < len(roleClass) {
-			class = roleClass[sp.Role]
+			out[i].Class = roleClass[sp.Role]
 		}
-		if class == "" {
-			b.WriteString(html.EscapeString(sp.Text))
-			continue
-		}
-		b.WriteString(`<span class="`)
-		b.WriteString(class)
-		b.WriteString(`">`)
-		b.WriteString(html.EscapeString(sp.Text))
-		b.WriteString(`</span>`)
 	}
+	return out
 }
 
-// lineHTML is one line as HTML.
-func lineHTML(l view.Line) string {
-	var b strings.Builder
-	writeLine(&b, l)
-	return b.String()
-}
-
-// linesHTML is the view's text as preformatted HTML, a line a line.
-func linesHTML(ls []view.Line) template.HTML {
-	var b strings.Builder
-	b.WriteString(`<pre class="lines">`)
+// linesOf is the view's text for the "lines" fragment.
+func linesOf(ls []view.Line) [][]span {
+	out := make([][]span, len(ls))
 	for i, l := range ls {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		writeLine(&b, l)
+		out[i] = spans(l)
 	}
-	b.WriteString(`</pre>`)
-	return template.HTML(b.String())
+	return out
+}
+
+// fragments are the templates of templates/fragments.html, which every
+// page has too.
+type fragments struct{ t *template.Template }
+
+// write writes fragment name of data.
+func (f fragments) write(w io.Writer, name string, data any) error {
+	if err := f.t.ExecuteTemplate(w, name, data); err != nil {
+		return fmt.Errorf("web: fragment %s: %w", name, err)
+	}
+	return nil
+}
+
+// runs is a line of the view's text as its runs, each [class, text],
+// for the script to set as text (the turn list's cells).
+func runs(l view.Line) [][2]string {
+	out := make([][2]string, len(l))
+	for i, sp := range spans(l) {
+		out[i] = [2]string{sp.Class, sp.Text}
+	}
+	return out
 }

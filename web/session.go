@@ -1,9 +1,9 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
-	"html"
 	"net/http"
 	"strconv"
 	"strings"
@@ -17,16 +17,6 @@ import (
 	"github.com/tsinspect/tsinspect/timeline/view"
 )
 
-// tabs are the session page's detail tabs, by the name in their address,
-// in the terminal timeline's order.
-var tabs = []struct {
-	name string
-	tab  view.Tab
-}{
-	{"working", view.TabWorkingSet}, {"catalog", view.TabCatalog}, {"searches", view.TabSearches}, {"cache", view.TabCache},
-	{"flags", view.TabFlags}, {"conversation", view.TabConversation}, {"raw", view.TabRaw},
-}
-
 // Widths the tabs are drawn for, in columns of the page's monospace font.
 const (
 	tabWidth    = 110
@@ -35,15 +25,24 @@ const (
 
 // sessionView is what the session page's template gets.
 type sessionView struct {
-	Key   string
-	Name  string
-	Kind  string
-	Turn  int
-	Tabs  []tabView
-	Other []otherSession // the sessions to compare it with
+	Key  string
+	Name string
+	Kind string
+	Turn int
+	// Tabs are the turn's tabs, in the tab table's order, and TabKeys
+	// their keys ("1-7"), for the key help.
+	Tabs    []tabView
+	TabKeys string
+	Other   []otherSession // the sessions to compare it with
 }
 
+// tabView is a tab of the session page, from its row of the tab table:
+// the name in its address, its title and the key that opens it.
 type tabView struct{ Name, Title, Key string }
+
+// pageTabs are the tabs of the session page: the tab table's, but
+// Compare (the Compare page sets two sessions side by side).
+func pageTabs() []view.TabRow { return view.TabsShown(false) }
 
 type otherSession struct{ Key, Name string }
 
@@ -86,9 +85,11 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
 	if it.sum == nil {
 		v.Kind = source.KindOf(it.path).Name
 	}
-	for i, t := range tabs {
-		v.Tabs = append(v.Tabs, tabView{Name: t.name, Title: t.tab.String(), Key: strconv.Itoa(i + 1)})
+	rows := pageTabs()
+	for _, t := range rows {
+		v.Tabs = append(v.Tabs, tabView{Name: t.Name, Title: t.Title, Key: string(t.Key)})
 	}
+	v.TabKeys = view.TabKeys(rows)
 	s.render(w, http.StatusOK, "session", v.Name, v)
 }
 
@@ -106,12 +107,15 @@ type turnsView struct {
 }
 
 // turnRow is one turn of the list: its cells as the terminal timeline
-// draws them (HTML), its thread, and its worst flag.
+// draws them, its thread, and its worst flag. A cell is its runs of text
+// with their roles' classes, each [class, text], which the script sets
+// as text: the turn list, the largest thing a page shows, is made with
+// no HTML at all.
 type turnRow struct {
-	Index    int      `json:"i"`
-	Thread   string   `json:"th"`
-	Severity string   `json:"sev,omitempty"`
-	Cells    []string `json:"c"`
+	Index    int           `json:"i"`
+	Thread   string        `json:"th"`
+	Severity string        `json:"sev,omitempty"`
+	Cells    [][][2]string `json:"c"`
 }
 
 type threadView struct {
@@ -159,7 +163,7 @@ func (s *Server) turns(o *opened) *turnsView {
 	v.Turns = make([]turnRow, 0, len(ss.Turns))
 	for _, t := range ss.Turns {
 		inFlight := t.Exchange != nil && t.Exchange.State == exchange.StateInFlight
-		row := turnRow{Index: t.Index, Thread: o.red.text(t.Thread), Cells: make([]string, view.NumColumns)}
+		row := turnRow{Index: t.Index, Thread: o.red.text(t.Thread), Cells: make([][][2]string, view.NumColumns)}
 		for c := view.Column(0); c < view.NumColumns; c++ {
 			var l view.Line
 			switch c {
@@ -176,7 +180,7 @@ func (s *Server) turns(o *opened) *turnsView {
 				// times and the stop reason.
 				l = o.red.line(l)
 			}
-			row.Cells[c] = lineHTML(l)
+			row.Cells[c] = runs(l)
 		}
 		for _, f := range t.Flags {
 			if row.Severity == "" || timeline.SeverityRank(f.Severity) < timeline.SeverityRank(row.Severity) {
@@ -219,13 +223,8 @@ func (s *Server) tabData(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := r.PathValue("tab")
-	tab := view.Tab(-1)
-	for _, t := range tabs {
-		if t.name == name {
-			tab = t.tab
-		}
-	}
-	if tab < 0 {
+	tab, ok := view.TabNamed(name)
+	if !ok || tab.Row().Compared {
 		jsonError(w, http.StatusNotFound, "no tab "+name)
 		return
 	}
@@ -247,38 +246,32 @@ func (s *Server) tabData(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query().Get("q")
 	red := o.red
-	var out string
-	switch tab {
-	case view.TabWorkingSet:
-		out = string(linesHTML(red.lines(view.WorkingSet(t, q))))
-	case view.TabCatalog:
-		out = string(linesHTML(red.lines(append(view.Catalog(t, q, tabWidth), o.deferral.Lines(ss, t, s.opts.Prices)...))))
-	case view.TabSearches:
-		out = string(linesHTML(red.lines(view.Searches(ss, t, q))))
-	case view.TabCache:
-		if red.on() {
-			out = string(linesHTML(red.lines(view.CacheWithoutText(ss, t, tabWidth, chartHeight, "The text that changed is left out of a redacted view: --redact off shows it."))))
-		} else {
-			out = string(linesHTML(view.Cache(ss, t, tabWidth, chartHeight)))
-		}
-	case view.TabFlags:
-		out = string(linesHTML(red.lines(view.Flags(ss, red.flagged(t), q, timeline.Explain, s.opts.Prices))))
-	case view.TabConversation:
-		if red.on() {
-			out = `<p class="withheld">` + html.EscapeString(withheld) + `</p>`
-		} else {
-			out = conversationHTML(ss, t, q, r.URL.Query().Get("all") == "1")
-		}
-	case view.TabRaw:
-		if red.on() {
-			out = `<p class="withheld">` + html.EscapeString(withheld) + `</p>`
-		} else {
-			out = rawHTML(t, r.URL.Query())
-		}
+	in := view.TabInput{Session: ss, Turn: red.flagged(t), Query: q, Width: tabWidth, Height: chartHeight,
+		Prices: s.opts.Prices, Deferral: &o.deferral, Explain: timeline.Explain, WholeHistory: r.URL.Query().Get("all") == "1"}
+	if red.on() {
+		in.Withheld = "The text that changed is left out of a redacted view: --redact off shows it."
+	}
+	var frag string
+	var data any
+	switch row := tab.Row(); {
+	case row.Form != view.FormLines && red.on():
+		// What was said: a redacted view leaves it out.
+		frag, data = "withheld", withheld
+	case row.Form == view.FormMessages:
+		frag, data = "conversation", conversationOf(ss, t, q, in.WholeHistory)
+	case row.Form == view.FormTree:
+		frag, data = "raw", rawOf(t, r.URL.Query())
+	default:
+		frag, data = "lines", linesOf(red.lines(tab.Lines(in)))
+	}
+	var b bytes.Buffer
+	if err := s.frags.write(&b, frag, data); err != nil {
+		jsonError(w, http.StatusInternalServerError, err.Error())
+		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	fmt.Fprint(w, out)
+	w.Write(b.Bytes())
 }
 
 // sessionEvents tells a session page when the session changed (a new

@@ -10,8 +10,9 @@
 // A page is a handler and a template: a row in Server.routes, and a file
 // in templates/ that defines "content", which the handler renders with
 // Server.render (its title and data); the layout around it (layout.html)
-// says the redaction on every page. A template can write the view's
-// styled text with the "lines" function.
+// says the redaction on every page. The fragments (fragments.html) are
+// in every page: a template writes the view's styled text with the
+// "lines" fragment; the tabs the script asks for are fragments too.
 package web
 
 import (
@@ -72,6 +73,7 @@ type Server struct {
 	list   *listing
 	open   *openSessions
 	pages  map[string]*template.Template
+	frags  fragments
 	assets http.Handler
 	advice advising
 }
@@ -91,7 +93,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, ctx: ctx, hosts: h, list: newListing(&opts),
 		open: &openSessions{ctx: ctx, policy: opts.Policy, m: map[string]*opened{}}}
-	if s.pages, err = parsePages(); err != nil {
+	if s.pages, s.frags, err = parsePages(); err != nil {
 		return nil, err
 	}
 	sub, err := fs.Sub(assetFS, "assets")
@@ -129,6 +131,9 @@ func (s *Server) routes() []route {
 		{"GET /compare", s.comparePage},
 		{"GET /advice", s.advicePage},
 		{"GET /assets/", s.assets.ServeHTTP},
+		// The pages name no icon, but a browser asks for one on a page
+		// of plain text (a refusal): nothing, rather than a 404 it logs.
+		{"GET /favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }},
 	}
 }
 
@@ -182,25 +187,31 @@ type page struct {
 	Data      any
 }
 
-// parsePages parses each page's template with the layout.
-func parsePages() (map[string]*template.Template, error) {
+// parsePages parses each page's template with the layout and the
+// fragments, and the fragments alone.
+func parsePages() (map[string]*template.Template, fragments, error) {
+	funcs := template.FuncMap{"diffclass": diffClass}
+	frags, err := template.New("fragments.html").Funcs(funcs).ParseFS(templateFS, "templates/fragments.html")
+	if err != nil {
+		return nil, fragments{}, fmt.Errorf("web: template fragments: %w", err)
+	}
 	names, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
-		return nil, fmt.Errorf("web: templates: %w", err)
+		return nil, fragments{}, fmt.Errorf("web: templates: %w", err)
 	}
 	pages := map[string]*template.Template{}
 	for _, n := range names {
 		base := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
-		if base == "layout" {
+		if base == "layout" || base == "fragments" {
 			continue
 		}
-		t, err := template.New("layout.html").Funcs(template.FuncMap{"lines": linesHTML, "diffclass": diffClass}).ParseFS(templateFS, "templates/layout.html", n)
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/fragments.html", n)
 		if err != nil {
-			return nil, fmt.Errorf("web: template %s: %w", n, err)
+			return nil, fragments{}, fmt.Errorf("web: template %s: %w", n, err)
 		}
 		pages[base] = t
 	}
-	return pages, nil
+	return pages, fragments{frags}, nil
 }
 
 // render writes a page.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/source"
 	"github.com/tsinspect/tsinspect/textout"
+	"github.com/tsinspect/tsinspect/timeline/view"
 	"github.com/tsinspect/tsinspect/web"
 )
 
@@ -261,10 +263,10 @@ func itoa(n int) string {
 type turnsJSON struct {
 	Columns []string `json:"columns"`
 	Turns   []struct {
-		I     int      `json:"i"`
-		Th    string   `json:"th"`
-		Sev   string   `json:"sev"`
-		Cells []string `json:"c"`
+		I     int           `json:"i"`
+		Th    string        `json:"th"`
+		Sev   string        `json:"sev"`
+		Cells [][][2]string `json:"c"`
 	} `json:"turns"`
 	Header string `json:"header"`
 }
@@ -300,14 +302,21 @@ func TestSessionTabs(t *testing.T) {
 			if flagged == 0 {
 				t.Error("no flagged turn in the demo session")
 			}
-			for _, tab := range []string{"working", "catalog", "searches", "cache", "flags", "conversation", "raw"} {
-				code, body, _ := get(t, s, "GET", "/api/s/demo.db/turn/2/"+tab, "")
-				if code != http.StatusOK || body == "" {
-					t.Errorf("tab %s: %d %q", tab, code, body)
+			for _, tab := range view.Tabs() {
+				code, body, _ := get(t, s, "GET", "/api/s/demo.db/turn/2/"+tab.Name, "")
+				if tab.Compared {
+					// Compare is a page of its own here.
+					if code != http.StatusNotFound {
+						t.Errorf("tab %s: %d %q", tab.Name, code, body)
+					}
+					continue
 				}
-				said := tab == "conversation" || tab == "raw"
+				if code != http.StatusOK || body == "" {
+					t.Errorf("tab %s: %d %q", tab.Name, code, body)
+				}
+				said := tab.Form != view.FormLines
 				if got := strings.Contains(body, "Left out of a redacted view"); got != (said && policy != redact.Off) {
-					t.Errorf("tab %s under %s: withheld %v:\n%.300s", tab, policy, got, body)
+					t.Errorf("tab %s under %s: withheld %v:\n%.300s", tab.Name, policy, got, body)
 				}
 			}
 			_, body, _ := get(t, s, "GET", "/api/s/demo.db/turn/1/raw", "")
@@ -326,6 +335,29 @@ func TestSessionTabs(t *testing.T) {
 				t.Errorf("no such session: %d", code)
 			}
 		})
+	}
+}
+
+// The session page lists the tab table's tabs in its order with its keys,
+// as the terminal's tab bar does (ui's TestTabsFollowTheTable), and says
+// the keys in its key help.
+func TestSessionPageTabsFollowTheTable(t *testing.T) {
+	dir, capture := fixture(t)
+	s := serve(t, web.Options{Roots: []string{dir}, Files: []string{capture}, Policy: redact.Off})
+	_, body, _ := get(t, s, "GET", "/s/demo.db", "")
+	var got, want []string
+	for _, m := range regexp.MustCompile(`data-tab="([^"]*)" data-key="([^"]*)"`).FindAllStringSubmatch(body, -1) {
+		got = append(got, m[2]+" "+m[1])
+	}
+	rows := view.TabsShown(false)
+	for _, r := range rows {
+		want = append(want, string(r.Key)+" "+r.Name)
+	}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("the session page lists the tabs\n  %s\nthe tab table\n  %s", strings.Join(got, ", "), strings.Join(want, ", "))
+	}
+	if keys := view.TabKeys(rows) + " or ←/→ tabs"; !strings.Contains(body, keys) {
+		t.Errorf("the key help does not say %q", keys)
 	}
 }
 
@@ -416,8 +448,8 @@ func TestWritesNothing(t *testing.T) {
 	for _, r := range ss.Rows {
 		var tj turnsJSON
 		getJSON(t, s, "/api/s/"+r.Key+"/turns", &tj)
-		for _, tab := range []string{"working", "catalog", "searches", "cache", "flags", "conversation", "raw"} {
-			get(t, s, "GET", "/api/s/"+r.Key+"/turn/1/"+tab+"?expand=1", "")
+		for _, tab := range view.TabsShown(false) {
+			get(t, s, "GET", "/api/s/"+r.Key+"/turn/1/"+tab.Name+"?expand=1", "")
 		}
 	}
 	get(t, s, "GET", "/compare?a="+ss.Rows[0].Key+"&b="+ss.Rows[1].Key, "")

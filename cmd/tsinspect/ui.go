@@ -16,13 +16,6 @@ import (
 	"github.com/tsinspect/tsinspect/ui"
 )
 
-const keysAbout = `
-Keys: arrows or j/k move, Tab switches between the turn list and the
-tabs (1-6 or left/right: Working set, Catalog, Searches, Cache, Flags,
-Raw), / searches, n/N jump to the next/previous flagged turn, t cycles
-threads, f shows flagged turns only, ? shows all keys, q quits. The mouse
-works too. Set NO_COLOR to draw without colour.`
-
 func runOpen(env *cliEnv, args []string) error {
 	fs := newFlags(env, "open", "FILE|SESSION [--follow | --compare OTHER] [--prices FILE]", `
 Browse a capture, or a session Claude Code keeps on disk, in the
@@ -42,10 +35,10 @@ appear); a session Claude Code is still writing shows each new turn
 within a quarter of a second of Claude Code writing it.
 With --compare OTHER (a capture or a session, as for 'tsinspect diff'),
 the turn list marks each turn that differs from its counterpart in OTHER
-(≠) or has none (−), and tab 8 Compare shows what differs.
-`+keysAbout)
+(≠) or has none (−), and tab `+ui.CompareTab()+` shows what differs.
+`+"\n"+ui.KeysAbout())
 	follow := fs.Bool("follow", false, "keep reading the capture as it grows: new turns appear within a second")
-	other := fs.String("compare", "", "set the session beside `OTHER` (a capture or a session): differing turns marked, tab 8 Compare")
+	other := fs.String("compare", "", "set the session beside `OTHER` (a capture or a session): differing turns marked, tab "+ui.CompareTab())
 	prices := pricesFlag(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -100,7 +93,7 @@ recorded, N times faster: each turn appears when its request was sent and
 shows "streaming" until its response ended. Space pauses, then steps one
 turn at a time; p plays on; + and - double or halve the speed. Everything
 else works as in 'tsinspect open'.
-`+keysAbout)
+`+"\n"+ui.KeysAbout())
 	speed := fs.Float64("speed", 1, "play `N` times faster than recorded (0.25, 1, 10, ...)")
 	prices := pricesFlag(fs)
 	pos, err := parseInterspersed(fs, args)
@@ -143,7 +136,7 @@ against the built-in stand-in for the Messages API (no API key needed). It
 loads a tool with a select: search, searches for a tool that does not
 exist, calls a deferred tool whose schema it never loaded, starts a
 subagent, and loses its prompt cache on the last turn.
-`+keysAbout)
+`+"\n"+ui.KeysAbout())
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -119,11 +119,3 @@ func orDashText(s string) string {
 	}
 	return s
 }
-
-// CompareTitle is the Compare tab's title.
-func compareTitle(short bool) string {
-	if short {
-		return "Diff"
-	}
-	return "Compare"
-}

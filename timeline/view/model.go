@@ -88,14 +88,9 @@ func (m *Model) SetComparison(c *Comparison) {
 // Comparison is the comparison set, nil for none.
 func (m *Model) Comparison() *Comparison { return m.comparison }
 
-// NumTabs is how many tabs there are: NumTabs, and the Compare tab when a
-// comparison is set.
-func (m *Model) NumTabs() Tab {
-	if m.comparison != nil {
-		return NumTabs + 1
-	}
-	return NumTabs
-}
+// NumTabs is how many tabs the session shows (TabsShown): the Compare
+// tab only when a comparison is set.
+func (m *Model) NumTabs() Tab { return Tab(len(TabsShown(m.comparison != nil))) }
 
 // New returns a model over s (which may be nil: no turns yet) with the
 // first turn selected.

@@ -303,29 +303,43 @@
 
   // ---- A session's page ----
 
-  const tabNames = ["working", "catalog", "searches", "cache", "flags", "conversation", "raw"];
-
   function sessionPage(root) {
     const key = root.dataset.key;
     const base = "/s/" + encodeURIComponent(key);
     let data = null;
     let visible = []; // indexes into data.turns
     let sel = 0; // selected turn's index (1-based), 0 for none
-    let tab = "working";
+    let tab = ""; // the open tab's name: the first tab's, below
     let follow = false; // the last turn is selected: select the next one when it arrives
     const raw = new Map(); // raw tab: path -> open
     let want = parseInt(root.dataset.turn, 10) || 0;
     const m = /^#turn-(\d+)$/.exec(location.hash);
     if (m) want = parseInt(m[1], 10);
 
+    // The tabs, their order and their keys are the page's buttons, which
+    // the server makes from the tab table the terminal uses too.
+    const tabButtons = [...root.querySelectorAll(".tabs button[data-tab]")];
+    tab = tabButtons.length ? tabButtons[0].dataset.tab : "";
+    function openTab(name) {
+      tab = name;
+      $("#tab", root).scrollTop = 0;
+      loadTab();
+    }
+    function nextTab(delta) {
+      const n = tabButtons.length;
+      const at = tabButtons.findIndex((b) => b.dataset.tab === tab);
+      openTab(tabButtons[(((at + delta) % n) + n) % n].dataset.tab);
+    }
+
     const list = new VList($("#turns", root), 22, (i) => {
       const t = data.turns[visible[i]];
       const row = el("div", "vrow" + (t.sev ? " sev-" + t.sev : "") + (t.i === sel ? " sel" : ""));
       row.id = "turn-" + t.i;
       row.dataset.i = t.i;
-      t.c.forEach((html, k) => {
+      t.c.forEach((runs, k) => {
         const cell = el("div", data.right[k] ? "r" : "");
-        cell.innerHTML = html; // the server's HTML: the view's text, escaped
+        // The view's runs of text, each [class, text], set as text.
+        for (const [cls, text] of runs) cell.appendChild(cls ? el("span", cls, text) : document.createTextNode(text));
         row.appendChild(cell);
       });
       row.addEventListener("click", () => select(t.i));
@@ -334,9 +348,8 @@
 
     function text(t) {
       if (!t.text) {
-        const d = document.createElement("div");
-        d.innerHTML = t.c.join(" ");
-        t.text = (d.textContent + " " + t.th).toLowerCase();
+        const cells = t.c.map((runs) => runs.map((r) => r[1]).join(""));
+        t.text = (cells.join(" ") + " " + t.th).toLowerCase();
       }
       return t.text;
     }
@@ -433,7 +446,7 @@
     let tabReq = 0;
     async function loadTab() {
       if (!sel) return;
-      for (const b of root.querySelectorAll(".tabs button")) b.classList.toggle("on", b.dataset.tab === tab);
+      for (const b of tabButtons) b.classList.toggle("on", b.dataset.tab === tab);
       $("#allwrap", root).hidden = tab !== "conversation";
       $("#rawtools", root).hidden = tab !== "raw";
       const q = new URLSearchParams();
@@ -461,11 +474,9 @@
     }
 
     root.querySelector(".tabs").addEventListener("click", (ev) => {
-      const b = ev.target.closest("button");
+      const b = ev.target.closest("button[data-tab]");
       if (!b) return;
-      tab = b.dataset.tab;
-      $("#tab", root).scrollTop = 0;
-      loadTab();
+      openTab(b.dataset.tab);
     });
     $("#tab", root).addEventListener("click", (ev) => {
       const line = ev.target.closest(".rl.fold");
@@ -498,7 +509,9 @@
       else if (k === "n") nextFlag(1);
       else if (k === "N") nextFlag(-1);
       else if (k === "/") $("#filter", root).focus();
-      else if (k >= "1" && k <= String(tabNames.length)) { tab = tabNames[parseInt(k, 10) - 1]; loadTab(); }
+      else if (k === "[" || k === "ArrowLeft") nextTab(-1);
+      else if (k === "]" || k === "ArrowRight") nextTab(1);
+      else if (tabButtons.some((b) => b.dataset.key === k)) openTab(tabButtons.find((b) => b.dataset.key === k).dataset.tab);
       else return;
       ev.preventDefault();
     });
