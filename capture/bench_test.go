@@ -1,13 +1,17 @@
 package capture
 
 import (
+	"bufio"
 	"bytes"
+	"crypto/tls"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -133,4 +137,95 @@ func BenchmarkReverseProxyFirstByte(b *testing.B) {
 		defer db.Close()
 		recorded(b, db)
 	})
+}
+
+// BenchmarkStreamEventLag measures how long an SSE event takes from the
+// upstream's write to the client's read, direct and through the recording
+// proxy in each mode: streams of sseEvents 10 ms apart; it reports the
+// median and the largest lag (lag-p50-µs, lag-max-µs). TestStreamingEventByEvent
+// checks that each event passes on its own; this is how soon.
+func BenchmarkStreamEventLag(b *testing.B) {
+	const gap = 10 * time.Millisecond
+	var mu sync.Mutex
+	var written []time.Time
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i, e := range sseEvents {
+			if i > 0 {
+				time.Sleep(gap)
+			}
+			mu.Lock()
+			written = append(written, time.Now())
+			mu.Unlock()
+			io.WriteString(w, e)
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer up.Close()
+	do := func(b *testing.B, c *http.Client, u string) {
+		var lags []time.Duration
+		for b.Loop() {
+			mu.Lock()
+			written = written[:0]
+			mu.Unlock()
+			resp, err := c.Post(u, "application/json", strings.NewReader("{}"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			var got []time.Time
+			br := bufio.NewReader(resp.Body)
+			for {
+				line, err := br.ReadString('\n')
+				if line == "\n" {
+					got = append(got, time.Now())
+				}
+				if err != nil {
+					break
+				}
+			}
+			resp.Body.Close()
+			mu.Lock()
+			if len(got) != len(written) {
+				b.Fatalf("%d events read, %d written", len(got), len(written))
+			}
+			for i := range got {
+				lags = append(lags, got[i].Sub(written[i]))
+			}
+			mu.Unlock()
+		}
+		slices.Sort(lags)
+		b.ReportMetric(float64(lags[len(lags)/2])/1e3, "lag-p50-µs")
+		b.ReportMetric(float64(lags[len(lags)-1])/1e3, "lag-max-µs")
+	}
+	b.Run("direct", func(b *testing.B) { do(b, http.DefaultClient, up.URL+"/v1/messages") })
+	for _, mode := range []string{ModeReverse, ModeMITM} {
+		b.Run(mode, func(b *testing.B) {
+			rec := NewRecorder(&memSink{}, io.Discard, nil)
+			cfg := Config{Mode: mode, Upstream: up.URL, Recorder: rec}
+			c := http.DefaultClient
+			if mode == ModeMITM {
+				ca, err := LoadOrCreateCA(b.TempDir(), InterceptHosts(nil))
+				if err != nil {
+					b.Fatal(err)
+				}
+				cfg.CA = ca
+			}
+			p, err := New(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			srv := httptest.NewServer(p)
+			defer srv.Close()
+			u := srv.URL + "/v1/messages"
+			if mode == ModeMITM {
+				pu, _ := url.Parse(srv.URL)
+				c = &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu), TLSClientConfig: &tls.Config{RootCAs: cfg.CA.Pool()}}}
+				u = "https://api.anthropic.com/v1/messages"
+			}
+			do(b, c, u)
+			b.StopTimer()
+			rec.Close()
+		})
+	}
 }

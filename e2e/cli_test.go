@@ -10,12 +10,15 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -100,6 +103,12 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// patience bounds a wait for something bound to happen: long enough that
+// only a broken machine reaches it, so that a loaded one never fails a
+// test. No test here asserts how fast anything is: BENCHMARKS.md names the
+// benchmarks that measure it.
+const patience = 2 * time.Minute
+
 // startRecorder runs `tsinspect record` without a command and returns its
 // proxy address once it is listening. It is stopped with SIGINT at cleanup
 // (or by the returned stop function, which returns its stderr), as a user
@@ -127,7 +136,7 @@ func startRecorderOut(t *testing.T, args ...string) (addr string, stop func() st
 		return out.b.String()
 	}
 	re := regexp.MustCompile(`via (127\.0\.0\.1:\d+)`)
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(patience); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		if m := re.FindStringSubmatch(stdout()); m != nil {
 			addr = m[1]
 			break
@@ -270,55 +279,38 @@ func TestUpstreamDownIsA502AndRecorded(t *testing.T) {
 	}
 }
 
-// TestStreamingThroughTheBinary has the stand-in send SSE events 200 ms
-// apart and checks that, through the recorder in each mode, every event
-// reaches the client within 20 ms of when it reaches a direct client.
+// TestStreamingThroughTheBinary checks that, through the recorder in each
+// mode, every SSE event reaches the client before the upstream sends the
+// next one: the upstream waits for the client's word before each event, so
+// a recorder that held the stream back would leave the client without it.
+// How soon an event passes is capture's BenchmarkStreamEventLag.
 func TestStreamingThroughTheBinary(t *testing.T) {
-	const gap = 200 * time.Millisecond
-	sc := fixtures.Script{Routes: map[fixtures.Route][]fixtures.Step{
-		fixtures.RouteMain: fixtures.Steps(fixtures.Text("one two three four five six").WithDelay(gap)),
-	}}
-	_, up := session.StandIn(t, sc, fixtures.Options{})
-	body := `{"model":"claude-sonnet-4-5","max_tokens":32000,"stream":true,"tools":[{"name":"Bash","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"hi"}]}`
-
-	arrivals := func(c *http.Client, u string) []time.Duration {
-		t.Helper()
-		req, _ := http.NewRequest("POST", u, strings.NewReader(body))
-		req.Header.Set("x-api-key", session.APIKey)
-		req.Header.Set("content-type", "application/json")
-		start := time.Now()
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var out []time.Duration
-		br := bufio.NewReader(resp.Body)
-		for {
-			line, err := br.ReadString('\n')
-			if strings.HasPrefix(line, "event:") {
-				out = append(out, time.Since(start))
-			}
-			if err != nil {
-				return out
-			}
-		}
-	}
-	// worstDelay is the largest lag of any event through the proxy behind
-	// the same event sent directly, gaps measured from the first event so
-	// that connection set-up does not count.
-	worstDelay := func(got, direct []time.Duration) time.Duration {
-		var worst time.Duration
-		for i := range got {
-			d := (got[i] - got[0]) - (direct[i] - direct[0])
-			worst = max(worst, d, -d)
-		}
-		return worst
-	}
+	events := []string{"message_start", "ping", "content_block_start", "content_block_delta", "content_block_stop", "message_stop"}
 	for _, mode := range []string{"mitm", "reverse"} {
 		t.Run(mode, func(t *testing.T) {
+			next := make(chan struct{}, len(events))
+			var heldBack atomic.Bool
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "text/event-stream")
+				for i, e := range events {
+					if i > 0 && !heldBack.Load() {
+						select {
+						case <-next:
+						case <-r.Context().Done():
+							return
+						case <-time.After(patience):
+							heldBack.Store(true)
+						}
+					}
+					fmt.Fprintf(w, "event: %s\ndata: {\"type\":%q}\n\n", e, e)
+					w.(http.Flusher).Flush()
+				}
+			}))
+			defer up.Close()
 			dir := t.TempDir()
-			addr, _ := startRecorder(t, "--db", filepath.Join(dir, "s.db"), "--mode", mode, "--upstream", up, "--ca-dir", filepath.Join(dir, "ca"))
+			db := filepath.Join(dir, "s.db")
+			addr, stop := startRecorder(t, "--db", db, "--mode", mode, "--upstream", up.URL, "--ca-dir", filepath.Join(dir, "ca"))
 			client, u := http.DefaultClient, "http://"+addr+"/v1/messages"
 			if mode == "mitm" {
 				pem, err := os.ReadFile(filepath.Join(dir, "ca", "tsinspect-ca.pem"))
@@ -331,26 +323,39 @@ func TestStreamingThroughTheBinary(t *testing.T) {
 				client = &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu), TLSClientConfig: &tls.Config{RootCAs: pool}}}
 				u = "https://api.anthropic.com/v1/messages"
 			}
-			// Scheduler noise from other tests running beside this one
-			// can only add delay, so the best of five attempts is the
-			// proxy's own: each attempt is measured against a direct
-			// stream taken just before it (under two CPU burners beside a
-			// full test run, three attempts all lagged by 21-23 ms once).
-			var worsts []time.Duration
-			for attempt := 0; attempt < 5; attempt++ {
-				direct := arrivals(http.DefaultClient, up+"/v1/messages")
-				got := arrivals(client, u)
-				if len(direct) < 5 || len(got) != len(direct) {
-					t.Fatalf("%d events through the proxy, %d direct", len(got), len(direct))
+			req, _ := http.NewRequest("POST", u, strings.NewReader(`{"model":"claude-sonnet-4-5","max_tokens":32000,"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+			req.Header.Set("x-api-key", session.APIKey)
+			req.Header.Set("content-type", "application/json")
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			br := bufio.NewReader(resp.Body)
+			for {
+				line, err := br.ReadString('\n')
+				if name, ok := strings.CutPrefix(line, "event: "); ok {
+					got = append(got, strings.TrimSpace(name))
 				}
-				w := worstDelay(got, direct)
-				worsts = append(worsts, w)
-				if w <= 20*time.Millisecond {
-					t.Logf("%s: %d events %v apart, worst lag behind direct %v (attempts %v)", mode, len(got), gap, w, worsts)
-					return
+				if line == "\n" {
+					next <- struct{}{}
+				}
+				if err != nil {
+					break
 				}
 			}
-			t.Errorf("events lagged up to %v behind direct delivery in every attempt (%v); want within 20ms", worsts[len(worsts)-1], worsts)
+			resp.Body.Close()
+			if heldBack.Load() {
+				t.Fatalf("the upstream waited %v for the client to get an event it had sent: the recorder held the stream back", patience)
+			}
+			if !slices.Equal(got, events) {
+				t.Fatalf("client got events %v, want %v", got, events)
+			}
+			stop()
+			rows := session.ReadCapture(t, db)
+			if len(rows) != 1 || rows[0].State != exchange.StateComplete || strings.Count(string(rows[0].RespBody), "event: ") != len(events) {
+				t.Fatalf("capture: %d rows, want one complete with the %d events", len(rows), len(events))
+			}
 		})
 	}
 }

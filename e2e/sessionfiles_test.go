@@ -548,7 +548,7 @@ func TestOpenFollowSession(t *testing.T) {
 			term.waitFor(want+" in flight", func(s string) bool { return strings.Contains(s, want) && strings.Contains(s, "waiting") })
 		case r.Type == "assistant" && r.Message.StopReason != nil:
 			written := time.Now()
-			deadline := written.Add(10 * time.Second)
+			deadline := written.Add(patience)
 			for {
 				s := term.tm("capture-pane", "-p", "-t", "live")
 				if !strings.Contains(s, "waiting") && strings.Contains(s, fmt.Sprintf("%d turn", turns)) {
@@ -556,7 +556,7 @@ func TestOpenFollowSession(t *testing.T) {
 					break
 				}
 				if time.Now().After(deadline) {
-					t.Fatalf("turn %d's answer not on screen 10 s after it was written:\n%s", turns, s)
+					t.Fatalf("turn %d's answer not on screen %v after it was written:\n%s", turns, patience, s)
 				}
 				time.Sleep(5 * time.Millisecond)
 			}
