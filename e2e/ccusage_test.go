@@ -22,6 +22,7 @@ const ccusageVersion = "20.0.24"
 // it (the native binary if there is one). It skips tb when there is none,
 // or fails it when TSINSPECT_REQUIRE_CCUSAGE is set (as CI does).
 func ccusagePath(tb testing.TB) string {
+	kit.Skips.Short(tb, "ccusage")
 	tb.Helper()
 	if p := os.Getenv("TSINSPECT_CCUSAGE"); p != "" {
 		return p

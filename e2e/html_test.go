@@ -24,6 +24,7 @@ const shotW, shotH = 1200, 1600
 // TSINSPECT_REQUIRE_CHROMIUM is set (as CI does).
 func findChromium(t *testing.T) string {
 	t.Helper()
+	kit.Skips.Short(t, "Chromium")
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p

@@ -602,6 +602,7 @@ func TestImportMitmproxyHAR(t *testing.T) {
 // the built-in hardump option), the har_dump script their package ships.
 func findMitmdump(t *testing.T) (string, string) {
 	t.Helper()
+	kit.Skips.Short(t, "mitmproxy")
 	skip := func(why string) {
 		if os.Getenv("TSINSPECT_REQUIRE_MITMPROXY") != "" {
 			t.Fatal(why + " (TSINSPECT_REQUIRE_MITMPROXY is set)")

@@ -31,6 +31,7 @@ const otelcolName = "otelcol-tsinspect"
 // it. It skips tb when there is none, or fails it when
 // TSINSPECT_REQUIRE_OTELCOL is set (as CI does).
 func otelcolPath(tb testing.TB) string {
+	kit.Skips.Short(tb, "the OpenTelemetry Collector")
 	tb.Helper()
 	p := os.Getenv("TSINSPECT_OTELCOL")
 	if p == "" {

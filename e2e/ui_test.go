@@ -17,6 +17,7 @@ import (
 // quit. It checks what each screen shows, at 120x40 and 80x24, and that
 // NO_COLOR leaves no colour on screen.
 func TestUITmux(t *testing.T) {
+	kit.Skips.Short(t, "tmux")
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("TSINSPECT_REQUIRE_CLAUDE") == "1" || os.Getenv("CI") != "" {
 			t.Fatal("tmux is not installed; CI installs it (.ci/run)")

@@ -44,6 +44,7 @@ const laptopW, laptopH = 1366, 680
 // CI does).
 func findChromium(t *testing.T) string {
 	t.Helper()
+	skips.Short(t, "Chromium")
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
