@@ -87,7 +87,7 @@ func runSessions(env *cliEnv, args []string) error {
 	}
 	bopts.Project = *projectText
 	bopts.From = from
-	tab, err := loadPrices(*prices)
+	tab, err := loadPrices(env, *prices)
 	if err != nil {
 		return err
 	}
@@ -217,6 +217,9 @@ func readSessions(env *cliEnv, pos []string, noIndex bool) (root string, entries
 		ixPath = ""
 	}
 	ix := sessionfiles.LoadIndex(ixPath)
+	if n := ix.Notice(); n != nil {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: %v\n", n)
+	}
 	ix.Prune(root, entries)
 	sums, st = sessionfiles.Scan(entries, ix, nil)
 	if err := ix.Save(); err != nil {
