@@ -86,7 +86,7 @@ func runServe(env *cliEnv, args []string) error {
 			hosts = append(hosts, h)
 		}
 	}
-	tab, err := loadPrices(*prices)
+	tab, err := loadPrices(env, *prices)
 	if err != nil {
 		return err
 	}
