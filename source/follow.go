@@ -65,7 +65,7 @@ func progressOf(ex *exchange.Exchange) progress {
 func (f *Follower) Poll(ctx context.Context) (_ *timeline.Session, err error) {
 	defer crash.Recover("follow "+f.path, &err)
 	if f.db == nil {
-		db, err := store.OpenReadOnly(f.path)
+		db, err := OpenCaptureDB(f.path)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil // not created yet
 		}
