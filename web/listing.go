@@ -421,7 +421,7 @@ func (l *listing) view(q query) (*sessionsView, error) {
 		byID[it.row.ID+"\x00"+it.path] = it
 	}
 	sessionfiles.SortRows(rows, q.Sort)
-	v := &sessionsView{Gen: l.gen, Columns: textout.SessionColumns(), Issues: l.problems, Rows: []rowView{}, Notes: []string{}, Chart: []dayView{}}
+	v := &sessionsView{Gen: l.gen, Columns: textout.SessionColumns(), Issues: l.red.all(l.problems), Rows: []rowView{}, Notes: []string{}, Chart: []dayView{}}
 	var total, breaks float64
 	var estimated, unpriced []string
 	var in, out, read, write int64
@@ -433,7 +433,7 @@ func (l *listing) view(q query) (*sessionsView, error) {
 		red.Cwd, red.Project = it.shown, ""
 		red.Models = nil
 		for _, m := range r.Models {
-			red.Models = append(red.Models, l.red.text(m))
+			red.Models = append(red.Models, l.red.model(m))
 		}
 		red.Version = l.red.text(r.Version)
 		cells := textout.SessionCells(red)
@@ -448,12 +448,12 @@ func (l *listing) view(q query) (*sessionsView, error) {
 		c.Empty += r.EmptySearches
 		in, out, read, write = in+r.InputTokens, out+r.OutputTokens, read+r.CacheRead, write+r.CacheWrite
 		for _, p := range r.PricedAs {
-			if !slices.Contains(estimated, p) {
+			if p = l.red.modelPhrase(p); !slices.Contains(estimated, p) {
 				estimated = append(estimated, p)
 			}
 		}
 		for _, p := range r.Unpriced {
-			if !slices.Contains(unpriced, p) {
+			if p = l.red.modelPhrase(p); !slices.Contains(unpriced, p) {
 				unpriced = append(unpriced, p)
 			}
 		}
@@ -482,7 +482,7 @@ func (l *listing) view(q query) (*sessionsView, error) {
 	c.BreaksCost = pricing.Format(breaks, true)
 	c.Tokens = fmt.Sprintf("%s input, %s output, %s cache read, %s cache written", numfmt.Thousands(in), numfmt.Thousands(out), numfmt.Thousands(read), numfmt.Thousands(write))
 	v.Total = fmt.Sprintf("%s, %s, %s at %s, of which cache breaks %s", numfmt.Count(len(rows), "session", "sessions"),
-		numfmt.Count(c.Turns, "turn", "turns"), c.Cost, l.tab.Describe(), c.BreaksCost)
+		numfmt.Count(c.Turns, "turn", "turns"), c.Cost, l.red.text(l.tab.Describe()), c.BreaksCost)
 	slices.Sort(estimated)
 	slices.Sort(unpriced)
 	if len(estimated) > 0 {

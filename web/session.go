@@ -149,7 +149,7 @@ func (s *Server) turns(o *opened) *turnsView {
 	ss := o.session()
 	v := &turnsView{Gen: o.gen, Status: o.status, Waiting: !o.f.Opened(), Threads: []threadView{}}
 	if o.err != nil {
-		v.Error = o.err.Error()
+		v.Error = o.red.text(o.err.Error())
 	}
 	for c := view.Column(0); c < view.NumColumns; c++ {
 		v.Columns = append(v.Columns, c.Title())
@@ -171,7 +171,10 @@ func (s *Server) turns(o *opened) *turnsView {
 				l = view.Cell(t, c, time.Local, inFlight)
 			}
 			switch c {
-			case view.ColThread, view.ColModel, view.ColFlags:
+			case view.ColModel:
+				// The model as a report shows it.
+				l = o.red.modelLine(l)
+			case view.ColThread, view.ColFlags:
 				// The cells that may hold a name: the rest are numbers,
 				// times and the stop reason.
 				l = o.red.line(l)
@@ -203,7 +206,7 @@ func (s *Server) turns(o *opened) *turnsView {
 		if est {
 			mark = "≈"
 		}
-		parts = append(parts, mark+pricing.Format(usd, true)+" at "+s.opts.Prices.Describe())
+		parts = append(parts, mark+pricing.Format(usd, true)+" at "+o.red.text(s.opts.Prices.Describe()))
 	}
 	v.Header = strings.Join(parts, " · ")
 	return v

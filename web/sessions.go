@@ -41,12 +41,12 @@ func (s *Server) sessionsData(w http.ResponseWriter, r *http.Request) {
 		q.From = from
 	}
 	if _, err := s.list.refresh(r.Context(), listingAge); err != nil {
-		jsonError(w, http.StatusInternalServerError, err.Error())
+		jsonError(w, http.StatusInternalServerError, s.scrub(err.Error()))
 		return
 	}
 	out, err := s.list.view(q)
 	if err != nil {
-		jsonError(w, http.StatusInternalServerError, err.Error())
+		jsonError(w, http.StatusInternalServerError, s.scrub(err.Error()))
 		return
 	}
 	writeJSON(w, out)
@@ -76,7 +76,7 @@ func (s *Server) sessionsEvents(w http.ResponseWriter, r *http.Request) {
 		g, err := s.list.refresh(r.Context(), listingAge)
 		switch {
 		case err != nil:
-			if send("problem", jsonText(err.Error())) != nil {
+			if send("problem", jsonText(s.scrub(err.Error()))) != nil {
 				return
 			}
 		case g != gen:
