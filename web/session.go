@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/json"
 	"fmt"
 	"html"
 	"net/http"
@@ -132,7 +131,7 @@ func (s *Server) turnsData(w http.ResponseWriter, r *http.Request) {
 	defer o.mu.Unlock()
 	o.refresh(s.ctx, s.opts.Policy)
 	if o.turnsJSON == nil || o.turnsGen != o.gen {
-		b, err := json.Marshal(s.turns(o))
+		b, err := marshalSafe(s.turns(o))
 		if err != nil {
 			jsonError(w, http.StatusInternalServerError, err.Error())
 			return
@@ -281,7 +280,7 @@ func (s *Server) tabData(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	fmt.Fprint(w, out)
+	fmt.Fprint(w, safeHTML(out))
 }
 
 // sessionEvents tells a session page when the session changed (a new

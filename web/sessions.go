@@ -112,7 +112,7 @@ func eventStream(w http.ResponseWriter) (send func(event, data string) error, ok
 		if event == "" {
 			_, err = fmt.Fprint(w, ": alive\n\n")
 		} else {
-			_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data)
+			_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, safeJSON([]byte(data)))
 		}
 		if err == nil {
 			fl.Flush()
@@ -123,7 +123,7 @@ func eventStream(w http.ResponseWriter) (send func(event, data string) error, ok
 
 // writeJSON writes v as JSON.
 func writeJSON(w http.ResponseWriter, v any) {
-	b, err := json.Marshal(v)
+	b, err := marshalSafe(v)
 	if err != nil {
 		jsonError(w, http.StatusInternalServerError, err.Error())
 		return
@@ -138,7 +138,7 @@ func jsonError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	fmt.Fprintf(w, `{"error":%s}`, jsonText(msg))
+	fmt.Fprintf(w, `{"error":%s}`, safeJSON([]byte(jsonText(msg))))
 }
 
 // jsonText is s as a JSON string.

@@ -214,7 +214,7 @@ func (s *Server) render(w http.ResponseWriter, status int, name, title string, d
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	fmt.Fprint(w, b.String())
+	fmt.Fprint(w, safeHTML(b.String()))
 }
 
 // message writes a page that says one thing (an error, a page not found).
