@@ -142,12 +142,19 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				http.SetCookie(w, &http.Cookie{Name: TokenCookie, Value: s.opts.Token, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
 				q := r.URL.Query()
 				q.Del("token")
-				http.Redirect(w, r, (&url.URL{Path: r.URL.Path, RawQuery: q.Encode()}).String(), http.StatusSeeOther)
+				http.Redirect(w, r, (&url.URL{Path: onSite(r.URL.Path), RawQuery: q.Encode()}).String(), http.StatusSeeOther)
 				return
 			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// onSite is path as an address on this server: one leading slash, so that
+// "//evil.example/" (or "/\evil.example/", which browsers read alike) is
+// never taken for another host.
+func onSite(path string) string {
+	return "/" + strings.TrimLeft(path, "/\\")
 }
 
 // presented is the token a request carries: ?token=, the cookie, or an
