@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -127,20 +128,28 @@ func (s *Server) turnsData(w http.ResponseWriter, r *http.Request) {
 	}
 	o, release := s.open.get(it.key, it.path)
 	defer release()
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.refresh(s.ctx, s.opts.Policy)
-	if o.turnsJSON == nil || o.turnsGen != o.gen {
-		b, err := marshalSafe(s.turns(o))
-		if err != nil {
-			jsonError(w, http.StatusInternalServerError, err.Error())
-			return
+	b, err := func() ([]byte, error) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.refresh(s.ctx, s.opts.Policy)
+		if o.turnsJSON == nil || o.turnsGen != o.gen {
+			b, err := marshalSafe(s.turns(o))
+			if err != nil {
+				return nil, err
+			}
+			o.turnsJSON, o.turnsGen = b, o.gen
 		}
-		o.turnsJSON, o.turnsGen = b, o.gen
+		return o.turnsJSON, nil
+	}()
+	if err != nil {
+		jsonError(w, http.StatusInternalServerError, err.Error())
+		return
 	}
+	// Written with the session's lock let go: a client that reads slowly
+	// keeps no other from the session.
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Write(o.turnsJSON)
+	w.Write(b)
 }
 
 // turns works out the turn list (o.mu held).
@@ -238,18 +247,31 @@ func (s *Server) tabData(w http.ResponseWriter, r *http.Request) {
 	}
 	o, release := s.open.get(it.key, it.path)
 	defer release()
+	out, missing := s.tabHTML(o, tab, n, r.URL.Query())
+	if missing != "" {
+		jsonError(w, http.StatusNotFound, missing)
+		return
+	}
+	// Written with the session's lock let go: a client that reads slowly
+	// keeps no other from the session.
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	fmt.Fprint(w, safeHTML(out))
+}
+
+// tabHTML is tab of turn n of the session as HTML, worked out with the
+// session's lock held; missing says why there is none.
+func (s *Server) tabHTML(o *opened, tab view.Tab, n int, query url.Values) (out, missing string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.refresh(s.ctx, s.opts.Policy)
 	ss := o.session()
 	t := view.TurnAt(ss, n)
 	if t == nil {
-		jsonError(w, http.StatusNotFound, fmt.Sprintf("no turn %d (the session has %d)", n, len(ss.Turns)))
-		return
+		return "", fmt.Sprintf("no turn %d (the session has %d)", n, len(ss.Turns))
 	}
-	q := r.URL.Query().Get("q")
+	q := query.Get("q")
 	red := o.red
-	var out string
 	switch tab {
 	case view.TabWorkingSet:
 		out = string(linesHTML(red.lines(view.WorkingSet(t, q))))
@@ -269,18 +291,16 @@ func (s *Server) tabData(w http.ResponseWriter, r *http.Request) {
 		if red.on() {
 			out = `<p class="withheld">` + html.EscapeString(withheld) + `</p>`
 		} else {
-			out = conversationHTML(ss, t, q, r.URL.Query().Get("all") == "1")
+			out = conversationHTML(ss, t, q, query.Get("all") == "1")
 		}
 	case view.TabRaw:
 		if red.on() {
 			out = `<p class="withheld">` + html.EscapeString(withheld) + `</p>`
 		} else {
-			out = rawHTML(t, r.URL.Query())
+			out = rawHTML(t, query)
 		}
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	fmt.Fprint(w, safeHTML(out))
+	return out, ""
 }
 
 // sessionEvents tells a session page when the session changed (a new
@@ -291,7 +311,7 @@ func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) {
 	if it == nil {
 		return
 	}
-	send, ok := eventStream(w)
+	send, ok := s.eventStream(w)
 	if !ok {
 		return
 	}

@@ -56,7 +56,7 @@ func (s *Server) sessionsData(w http.ResponseWriter, r *http.Request) {
 // session, one that grew), looking every two seconds while the page is
 // open.
 func (s *Server) sessionsEvents(w http.ResponseWriter, r *http.Request) {
-	send, ok := eventStream(w)
+	send, ok := s.eventStream(w)
 	if !ok {
 		return
 	}
@@ -96,7 +96,9 @@ func (s *Server) sessionsEvents(w http.ResponseWriter, r *http.Request) {
 
 // eventStream starts a stream of server-sent events; send writes one
 // (an empty event is a comment that keeps the connection alive).
-func eventStream(w http.ResponseWriter) (send func(event, data string) error, ok bool) {
+// Each event must be written within the server's write timeout: a client
+// that stops reading is cut off.
+func (s *Server) eventStream(w http.ResponseWriter) (send func(event, data string) error, ok bool) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "tsinspect serve: no streaming on this connection", http.StatusInternalServerError)
@@ -107,7 +109,9 @@ func eventStream(w http.ResponseWriter) (send func(event, data string) error, ok
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	fl.Flush()
+	rc := http.NewResponseController(w)
 	return func(event, data string) error {
+		rc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
 		var err error
 		if event == "" {
 			_, err = fmt.Fprint(w, ": alive\n\n")

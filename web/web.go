@@ -62,7 +62,14 @@ type Options struct {
 	Token string
 	// Version is tsinspect's.
 	Version string
+	// WriteTimeout bounds each write to a client (a page, an answer, one
+	// live update): a client that stops reading is cut off after it and
+	// stalls no one else. Zero means DefaultWriteTimeout.
+	WriteTimeout time.Duration
 }
+
+// DefaultWriteTimeout is Options.WriteTimeout's default.
+const DefaultWriteTimeout = 30 * time.Second
 
 // Server serves the web view.
 type Server struct {
@@ -84,6 +91,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if opts.Policy == "" {
 		opts.Policy = redact.Default
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = DefaultWriteTimeout
 	}
 	h, err := newHosts(opts.Addr, opts.AllowHosts)
 	if err != nil {
