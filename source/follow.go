@@ -74,8 +74,11 @@ func (f *Follower) Poll(ctx context.Context) (_ *timeline.Session, err error) {
 		}
 		f.db, f.seen = db, map[int64]progress{}
 		f.b = timeline.NewBuilder(false)
+		// The loader outlives this poll (it reads a turn's bodies when
+		// they are shown): it must not stop with this poll's context.
+		loadCtx := context.WithoutCancel(ctx)
 		f.b.SetLoader(func(id int64) (*exchange.Exchange, error) {
-			ex, err := db.Get(ctx, id)
+			ex, err := db.Get(loadCtx, id)
 			return &ex, err
 		})
 	}

@@ -11,10 +11,16 @@ import (
 // At most maxOpen sessions stay read; the one used longest ago goes first,
 // never one a request is using.
 func TestOpenSessionsBounded(t *testing.T) {
-	o := &openSessions{ctx: context.Background(), policy: redact.Default, m: map[string]*opened{}}
-	held, release := o.get("held", "/nonexistent/held.jsonl")
+	o := &openSessions{ctx: context.Background(), policy: redact.Default, budget: DefaultBudget, m: map[string]*opened{}}
+	held, release, err := o.get("held", "/nonexistent/held.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range 2 * maxOpen {
-		s, done := o.get(fmt.Sprint(i), fmt.Sprintf("/nonexistent/%d.jsonl", i))
+		s, done, err := o.get(fmt.Sprint(i), fmt.Sprintf("/nonexistent/%d.jsonl", i))
+		if err != nil {
+			t.Fatal(err)
+		}
 		s.mu.Lock()
 		s.refresh(context.Background(), redact.Default)
 		s.mu.Unlock()

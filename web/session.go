@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"html"
 	"net/http"
@@ -126,12 +127,16 @@ func (s *Server) turnsData(w http.ResponseWriter, r *http.Request) {
 	if it == nil {
 		return
 	}
-	o, release := s.open.get(it.key, it.path)
+	o, release, err := s.open.get(it.key, it.path)
+	if err != nil {
+		jsonError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
 	defer release()
 	b, err := func() ([]byte, error) {
 		o.mu.Lock()
 		defer o.mu.Unlock()
-		o.refresh(s.ctx, s.opts.Policy)
+		o.refresh(readContext(s.ctx, r.Context()), s.opts.Policy)
 		if o.turnsJSON == nil || o.turnsGen != o.gen {
 			b, err := marshalSafe(s.turns(o))
 			if err != nil {
@@ -245,9 +250,13 @@ func (s *Server) tabData(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusNotFound, "no turn "+r.PathValue("n"))
 		return
 	}
-	o, release := s.open.get(it.key, it.path)
+	o, release, err := s.open.get(it.key, it.path)
+	if err != nil {
+		jsonError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
 	defer release()
-	out, missing := s.tabHTML(o, tab, n, r.URL.Query())
+	out, missing := s.tabHTML(r.Context(), o, tab, n, r.URL.Query())
 	if missing != "" {
 		jsonError(w, http.StatusNotFound, missing)
 		return
@@ -261,10 +270,10 @@ func (s *Server) tabData(w http.ResponseWriter, r *http.Request) {
 
 // tabHTML is tab of turn n of the session as HTML, worked out with the
 // session's lock held; missing says why there is none.
-func (s *Server) tabHTML(o *opened, tab view.Tab, n int, query url.Values) (out, missing string) {
+func (s *Server) tabHTML(ctx context.Context, o *opened, tab view.Tab, n int, query url.Values) (out, missing string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.refresh(s.ctx, s.opts.Policy)
+	o.refresh(readContext(s.ctx, ctx), s.opts.Policy)
 	ss := o.session()
 	t := view.TurnAt(ss, n)
 	if t == nil {
@@ -311,12 +320,16 @@ func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) {
 	if it == nil {
 		return
 	}
+	o, release, err := s.open.get(it.key, it.path)
+	if err != nil {
+		jsonError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	defer release()
 	send, ok := s.eventStream(w)
 	if !ok {
 		return
 	}
-	o, release := s.open.get(it.key, it.path)
-	defer release()
 	poll := o.poll
 	var sent uint64
 	beat := time.Now()
@@ -324,7 +337,7 @@ func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) {
 	defer tick.Stop()
 	for {
 		o.mu.Lock()
-		o.refresh(s.ctx, s.opts.Policy)
+		o.refresh(readContext(s.ctx, r.Context()), s.opts.Policy)
 		gen, turns := o.gen, len(o.session().Turns)
 		o.mu.Unlock()
 		if gen != sent {

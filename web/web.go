@@ -62,6 +62,12 @@ type Options struct {
 	Token string
 	// Version is tsinspect's.
 	Version string
+	// Budget bounds the bytes of session files the server holds read at
+	// once, whether pages watch them or not (memory is some six times
+	// that); zero means DefaultBudget. A session larger than it, or one
+	// that does not fit beside those open pages watch, is refused with
+	// one line saying how to raise it.
+	Budget int64
 	// WriteTimeout bounds each write to a client (a page, an answer, one
 	// live update): a client that stops reading is cut off after it and
 	// stalls no one else. Zero means DefaultWriteTimeout.
@@ -92,6 +98,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Policy == "" {
 		opts.Policy = redact.Default
 	}
+	if opts.Budget <= 0 {
+		opts.Budget = DefaultBudget
+	}
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = DefaultWriteTimeout
 	}
@@ -100,7 +109,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, ctx: ctx, hosts: h, list: newListing(&opts),
-		open: &openSessions{ctx: ctx, policy: opts.Policy, m: map[string]*opened{}}}
+		open: &openSessions{ctx: ctx, policy: opts.Policy, budget: opts.Budget, m: map[string]*opened{}}}
 	if s.pages, err = parsePages(); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,86 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tsinspect/tsinspect/redact"
+	"github.com/tsinspect/tsinspect/web"
+)
+
+const (
+	sessionA = "76805962-ccee-4e9e-8dd8-bbece00290ac"
+	sessionB = "45a0fa3c-3569-4097-809e-6a2c1c79df51" // smaller than A
+)
+
+func sizeOf(t *testing.T, dir, project, id string) int64 {
+	t.Helper()
+	fi, err := os.Stat(filepath.Join(dir, project, id+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// Issue 42, item 4: one large session had no bound (a 2 GB session took
+// 12.8 GB). A session larger than the server's budget is refused, before
+// any of it is read, with one line saying why and how to raise it.
+func TestSessionOverBudgetRefused(t *testing.T) {
+	dir, _ := fixture(t)
+	size := sizeOf(t, dir, "-home-user-demo", sessionA)
+	s := serve(t, web.Options{Roots: []string{dir}, Policy: redact.Off, Budget: size - 1})
+	for _, path := range []string{"/api/s/" + sessionA + "/turns", "/api/s/" + sessionA + "/turn/1/flags", "/events/s/" + sessionA} {
+		code, body, _ := get(t, s, "GET", path, "")
+		if code != http.StatusServiceUnavailable || !strings.Contains(body, "more than the") || !strings.Contains(body, "--budget 1 (megabytes)") || strings.Count(body, "\n") > 1 {
+			t.Errorf("%s: %d %s; want one line refusing it, saying how to raise the budget", path, code, body)
+		}
+	}
+	// A session within it is served.
+	if code, body, _ := get(t, s, "GET", "/api/s/"+sessionB+"/turns", ""); code != http.StatusOK {
+		t.Errorf("a session within the budget: %d %.200s", code, body)
+	}
+}
+
+// Issue 42, item 3: sessions watched by open pages were held without
+// limit (the cap skipped them). They count against the budget too: with
+// a budget that holds one of two sessions, a page watching the first
+// keeps the second from being opened, said in one line; once that page
+// is closed, the second is served.
+func TestWatchedSessionsCountAgainstTheBudget(t *testing.T) {
+	dir, _ := fixture(t)
+	a, b := sizeOf(t, dir, "-home-user-demo", sessionA), sizeOf(t, dir, "-home-user-flaky", sessionB)
+	s := serve(t, web.Options{Roots: []string{dir}, Policy: redact.Off, Budget: max(a, b) + min(a, b)/2})
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.url+"/events/s/"+sessionA, nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first event says the page watches it.
+	buf := make([]byte, 64)
+	if _, err := resp.Body.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	code, body, _ := get(t, s, "GET", "/api/s/"+sessionB+"/turns", "")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "close a page") || !strings.Contains(body, "--budget") {
+		t.Errorf("a second session beside a watched one: %d %s; want it refused, saying why", code, body)
+	}
+	cancel()
+	resp.Body.Close()
+	// The server sees the page gone at its next poll: ask until then.
+	for i := 0; ; i++ {
+		code, body, _ = get(t, s, "GET", "/api/s/"+sessionB+"/turns", "")
+		if code == http.StatusOK {
+			break
+		}
+		if i == 200 {
+			t.Fatalf("the second session is still refused after the page closed: %d %s", code, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
