@@ -59,8 +59,10 @@ type listing struct {
 	tab          *pricing.Table
 	version      string // tsinspect's
 
-	mu       sync.Mutex
-	ix       *sessionfiles.Index
+	mu sync.Mutex
+	ix *sessionfiles.Index
+	// budget bounds the files of a session the listing reads (Options.Budget).
+	budget   int64
 	items    []*item // newest first
 	byKey    map[string]*item
 	stamp    string
@@ -87,7 +89,7 @@ type ScanStats struct {
 }
 
 func newListing(opts *Options) *listing {
-	return &listing{roots: opts.Roots, files: opts.Files, tab: opts.Prices, version: opts.Version,
+	return &listing{roots: opts.Roots, files: opts.Files, tab: opts.Prices, version: opts.Version, budget: opts.Budget,
 		ix: sessionfiles.LoadIndex(opts.Index), captures: map[string]capturedRow{},
 		known: map[*sessionfiles.Summary]*item{}, red: newRedactor(opts.Policy, nil)}
 }
@@ -134,6 +136,18 @@ func (l *listing) refresh(ctx context.Context, minAge time.Duration) (uint64, er
 	if stamp == l.stamp {
 		return l.gen, nil
 	}
+	// A session whose files are over the budget is not read, not even
+	// for its row: named, with how to raise the budget.
+	kept := entries[:0]
+	for _, e := range entries {
+		if e.Size > l.budget {
+			problems = append(problems, fmt.Sprintf("%s: %s, more than the server's budget of %s: not read (start tsinspect serve with --budget %s or more to read it)",
+				e.Path, numfmt.Bytes(e.Size), numfmt.Bytes(l.budget), budgetHint(e.Size)))
+			continue
+		}
+		kept = append(kept, e)
+	}
+	entries = kept
 	sums, st := sessionfiles.Scan(entries, l.ix, nil)
 	for _, err := range st.Failed {
 		problems = append(problems, err.Error())

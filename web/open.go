@@ -24,9 +24,13 @@ import (
 const maxOpen = 4
 
 // DefaultBudget is Options.Budget's default: the bytes of session files
-// the server holds read at once. A session in memory takes some six times
-// its files' size (a 1,000-turn session some 150 MB), so about 3 GB.
-const DefaultBudget = 512 << 20
+// the server holds read at once (512 MB). A session in memory takes some
+// six times its files' size (a 1,000-turn session some 150 MB), so about
+// 3 GB.
+const DefaultBudget = 512 * MB
+
+// MB is the unit of serve's --budget, as numfmt writes sizes.
+const MB = 1000 * 1000
 
 // errOverBudget is wrapped by the refusals of openSessions.get.
 var errOverBudget = errors.New("over the server's budget")
@@ -151,7 +155,7 @@ func (o *openSessions) get(key, path string) (s *opened, release func(), err err
 // budgetHint is a budget that holds n bytes, as serve's --budget takes
 // it: whole megabytes, rounded up.
 func budgetHint(n int64) string {
-	return fmt.Sprintf("%d", (n+(1<<20)-1)>>20)
+	return fmt.Sprintf("%d", (n+MB-1)/MB)
 }
 
 // filesSize is the bytes of the files of the session at path: the file,

@@ -2,7 +2,11 @@ package web
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tsinspect/tsinspect/redact"
@@ -39,5 +43,22 @@ func TestOpenSessionsBounded(t *testing.T) {
 	o.closeAll()
 	if len(o.m) != 0 {
 		t.Errorf("%d sessions left after closeAll", len(o.m))
+	}
+}
+
+// A session whose files grew past the budget since the listing read them
+// is refused when a page opens it, in one line saying how to raise it.
+func TestOpenSessionOverBudget(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.jsonl")
+	if err := os.WriteFile(path, make([]byte, 3*MB/2), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := &openSessions{ctx: context.Background(), policy: redact.Default, budget: MB, m: map[string]*opened{}}
+	_, _, err := o.get("big", path)
+	if !errors.Is(err, errOverBudget) || !strings.Contains(err.Error(), "1.5 MB, more than the 1.0 MB") || !strings.Contains(err.Error(), "--budget 2 (megabytes)") {
+		t.Errorf("get = %v; want it refused, saying how to raise the budget", err)
+	}
+	if len(o.m) != 0 {
+		t.Error("the refused session is held")
 	}
 }

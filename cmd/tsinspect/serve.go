@@ -61,13 +61,13 @@ func runServe(env *cliEnv, args []string) error {
 	policyName := flags.String("redact", "default", "redaction `policy` of every page: default, strict or off (everything shown)")
 	allow := flags.String("allow-host", "", "more `NAMES` (comma-separated) the Host header may give for this server, e.g. a name other machines reach it by")
 	noIndex := flags.Bool("no-index", false, "read every session afresh, not from the listing's index")
-	budget := flags.Int64("budget", web.DefaultBudget>>20, "`MB` of session files held read at once, pages watching them or not (memory is some six times that); a session larger is refused, saying so")
+	budget := flags.Int64("budget", web.DefaultBudget/web.MB, "`MB` of session files held read at once, pages watching them or not (memory is some six times that); a session larger is refused, saying so")
 	prices := pricesFlag(flags)
 	pos, err := parseInterspersed(flags, args)
 	if err != nil {
 		return err
 	}
-	if *budget < 1 || *budget > 1<<30 {
+	if *budget < 1 || *budget > 1<<40 {
 		return usageError("serve: --budget %d: want megabytes, at least 1", *budget)
 	}
 	policy, err := redact.ParsePolicy(*policyName)
@@ -94,7 +94,7 @@ func runServe(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := web.Options{Prices: tab, Policy: policy, AllowHosts: hosts, Version: version, Budget: *budget << 20}
+	opts := web.Options{Prices: tab, Policy: policy, AllowHosts: hosts, Version: version, Budget: *budget * web.MB}
 	if len(pos) == 0 {
 		root, err := sessionfiles.Root(os.Getenv)
 		if err != nil {
