@@ -3,6 +3,7 @@
 package sessionfiles
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -82,5 +83,26 @@ func TestIndexThatIsNotARegularFile(t *testing.T) {
 		if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
 			t.Errorf("%s: not replaced by a regular file: %v", filepath.Base(p), err)
 		}
+	}
+}
+
+// Issue 42, item 4: a session's reading went on after its reader left
+// (and Ctrl-C waited for it). OpenContext stops reading once its context
+// is done, with the context's error.
+func TestOpenContextStops(t *testing.T) {
+	w := twoTurns(t)
+	p := w.save(t, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if s, err := OpenContext(ctx, p); !errors.Is(err, context.Canceled) || s != nil {
+		t.Errorf("OpenContext with its context done = %v, %v; want context.Canceled", s, err)
+	}
+	s, err := OpenContext(context.Background(), p)
+	if err != nil || s.Len() != 2 {
+		t.Fatalf("OpenContext = %v, %v", s, err)
+	}
+	// Later reads are not stopped by the first one's context.
+	if _, err := s.Refresh(); err != nil {
+		t.Error(err)
 	}
 }

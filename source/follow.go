@@ -163,7 +163,7 @@ func (f *filesFollower) Poll(ctx context.Context) (_ *timeline.Session, err erro
 	defer crash.Recover("follow "+f.path, &err)
 	from := 0
 	if f.s == nil {
-		s, err := sessionfiles.Open(f.path)
+		s, err := sessionfiles.OpenContext(ctx, f.path)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}

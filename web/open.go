@@ -207,11 +207,18 @@ func (o *openSessions) sweep() {
 	}
 }
 
-// closeAll lets every session go.
+// closeAll lets every session go that no request is reading; the reads
+// under way stop with the server's context, and are not waited for (a
+// stopping server does not wait for a long read to end).
 func (o *openSessions) closeAll() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, s := range o.m {
+		if !s.mu.TryLock() {
+			delete(o.m, s.key)
+			continue
+		}
+		s.mu.Unlock()
 		o.close(s)
 	}
 }
