@@ -1,8 +1,8 @@
 package sessionfiles
 
 import (
-	"context"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
