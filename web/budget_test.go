@@ -88,3 +88,20 @@ func TestWatchedSessionsCountAgainstTheBudget(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// Issue 42, item 9: a damaged index is said once, when the server reads
+// the listing first, and the sessions are read afresh.
+func TestDamagedIndexSaidOnce(t *testing.T) {
+	dir, _ := fixture(t)
+	index := filepath.Join(t.TempDir(), "sessions-index.gob")
+	if err := os.WriteFile(index, []byte("tsinspect-cache/1 session-index v4 0000\nnot the payload"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := serve(t, web.Options{Roots: []string{dir}, Index: index})
+	if got := s.srv.Listing().Problems; len(got) != 1 || !strings.Contains(got[0], "damaged") {
+		t.Errorf("the first listing's problems: %q; want the damaged index said", got)
+	}
+	if got := s.srv.Listing(); got.Read != 5 || got.Cached != 0 {
+		t.Errorf("%+v; want every session read afresh", got)
+	}
+}

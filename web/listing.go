@@ -148,6 +148,11 @@ func (l *listing) refresh(ctx context.Context, minAge time.Duration) (uint64, er
 		kept = append(kept, e)
 	}
 	entries = kept
+	if n := l.ix.Notice(); n != nil && l.gen == 0 {
+		// Said once, with the first reading (the server never writes
+		// the index: the command that lists rebuilds it).
+		problems = append(problems, n.Error())
+	}
 	sums, st := sessionfiles.Scan(entries, l.ix, nil)
 	for _, err := range st.Failed {
 		problems = append(problems, err.Error())
