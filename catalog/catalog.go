@@ -285,6 +285,10 @@ func Open(o Options, roots ...string) (*Catalog, error) {
 		ixPath = ""
 	}
 	c.ix = sessionfiles.LoadIndex(ixPath)
+	if n := c.ix.Notice(); n != nil {
+		// A damaged or foreign index, read afresh and rebuilt: said once.
+		c.Warnings = append(c.Warnings, n.Error())
+	}
 	if len(roots) == 1 && !c.readOnly {
 		c.ix.Prune(c.Root, c.Entries)
 	}
@@ -333,7 +337,13 @@ func (c *Catalog) find(strict bool) error {
 // could not be read is in the stats' Failed, what could not be saved a
 // warning.
 func (c *Catalog) Summaries(progress func(done, total int)) ([]*sessionfiles.Summary, sessionfiles.ScanStats) {
-	sums, st := sessionfiles.Scan(c.Entries, c.ix, progress)
+	return c.Read(c.Entries, progress)
+}
+
+// Read is Summaries of some of the sessions found (those a front end's
+// bounds keep).
+func (c *Catalog) Read(entries []sessionfiles.Entry, progress func(done, total int)) ([]*sessionfiles.Summary, sessionfiles.ScanStats) {
+	sums, st := sessionfiles.Scan(entries, c.ix, progress)
 	if !c.readOnly {
 		if err := c.ix.Save(); err != nil {
 			c.Warnings = append(c.Warnings, err.Error())

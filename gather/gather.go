@@ -25,6 +25,7 @@ import (
 	"github.com/tsinspect/tsinspect/catalog"
 
 	"github.com/tsinspect/tsinspect/advice"
+	"github.com/tsinspect/tsinspect/internal/cachefile"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/source"
@@ -183,24 +184,33 @@ func pricesKey(tab *pricing.Table) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-func loadCache(path string) *cache {
-	c := &cache{Version: advice.FactsVersion, Entries: map[string]cached{}}
+// cacheKind names the facts cache in its file and in what is said of it.
+const cacheKind = "advice cache"
+
+// loadCache reads the facts cache at path (see package cachefile: a
+// regular file, bounded, of this version of the facts, its checksum
+// matching). A missing one is empty; one that cannot be used is empty too,
+// with the reason as notice, to be said once (the next save rebuilds it).
+func loadCache(path string) (c *cache, notice error) {
+	c = &cache{Version: advice.FactsVersion, Entries: map[string]cached{}}
 	if path == "" {
-		return c
+		return c, nil
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return c
+	b, err := cachefile.Load(path, cacheKind, advice.FactsVersion)
+	if err != nil || b == nil {
+		return c, err
 	}
 	var got cache
-	if gob.NewDecoder(bytes.NewReader(b)).Decode(&got) == nil && got.Version == advice.FactsVersion && got.Entries != nil {
-		c.Entries = got.Entries
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&got); err != nil || got.Entries == nil {
+		return c, fmt.Errorf("%s %s: does not decode: %w", cacheKind, path, cachefile.ErrRebuild)
 	}
-	return c
+	c.Entries = got.Entries
+	return c, nil
 }
 
-// save writes the cache through a temporary file renamed into place,
-// keeping only the entries of files that still exist.
+// save writes the cache through a temporary file of its own renamed into
+// place (cachefile.Save: removed when the write fails), keeping only the
+// entries of files that still exist.
 func (c *cache) save(path string) error {
 	for p := range c.Entries {
 		if _, err := os.Stat(p); err != nil {
@@ -211,18 +221,7 @@ func (c *cache) save(path string) error {
 	if err := gob.NewEncoder(&buf).Encode(c); err != nil {
 		return fmt.Errorf("save advice cache: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("save advice cache: %w", err)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o600); err != nil {
-		return fmt.Errorf("save advice cache: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("save advice cache: %w", err)
-	}
-	return nil
+	return cachefile.Save(path, cacheKind, advice.FactsVersion, buf.Bytes())
 }
 
 // Read reads the facts of every item, in parallel, taking unchanged
@@ -230,7 +229,7 @@ func (c *cache) save(path string) error {
 // the order of items, those that failed left out. An error is returned
 // only when the cache cannot be saved (the facts are good all the same).
 func Read(items []Item, o Options) ([]*advice.Facts, Stats, error) {
-	c := loadCache(o.Cache)
+	c, notice := loadCache(o.Cache)
 	key := pricesKey(o.Prices)
 	out := make([]*advice.Facts, len(items))
 	var st Stats
@@ -253,7 +252,11 @@ func Read(items []Item, o Options) ([]*advice.Facts, Stats, error) {
 	var mu sync.Mutex
 	jobs := make(chan int)
 	var wg sync.WaitGroup
-	changed := false
+	// A cache that could not be used is said once, and rebuilt.
+	changed := notice != nil
+	if notice != nil {
+		st.Warnings = append(st.Warnings, notice.Error())
+	}
 	report := func() {
 		if o.Progress != nil {
 			o.Progress(Progress{Done: st.Cached + st.Read + len(st.Failed), Total: len(items), Bytes: st.Bytes})

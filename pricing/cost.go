@@ -96,6 +96,10 @@ func (t *Table) Cost(model string, u Usage) (c Cost, p Price, ok bool) {
 		FastUnpriced: u.Fast() && p.Fast == 0,
 	}
 	c.Total = c.Input + c.Output + c.CacheWrite + c.CacheRead + c.WebSearch
+	if _, fin := finite(c.Total); !fin {
+		// Validated prices never get here; no output shows NaN or Inf.
+		return Cost{}, p, false
+	}
 	return c, p, true
 }
 

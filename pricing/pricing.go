@@ -19,14 +19,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/tsinspect/tsinspect/internal/regfile"
 )
 
 //go:embed prices.json
 var builtin []byte
+
+// maxPriceFile bounds a price file tsinspect reads (LiteLLM's whole file
+// is about 1.5 MB).
+const maxPriceFile = 64 << 20
 
 // Rates are prices in US dollars per million tokens.
 type Rates struct {
@@ -118,6 +123,10 @@ type Table struct {
 	FromFile []string `json:"-"`
 	// FileForm is "tsinspect" or "litellm": the form of File.
 	FileForm string `json:"-"`
+	// Warnings name, one line each with its line in File, the entries of
+	// File left out (a price that is not a number, negative or too large)
+	// and the models File priced twice; the command says them once.
+	Warnings []string `json:"-"`
 }
 
 // Default returns the built-in table, a new copy on each call.
@@ -134,7 +143,7 @@ func Default() *Table {
 // or LiteLLM's model_prices_and_context_window.json form (whose models are
 // laid over the built-in table).
 func Load(path string) (*Table, error) {
-	b, err := os.ReadFile(path)
+	b, err := regfile.ReadAll(path, maxPriceFile)
 	if err != nil {
 		return nil, fmt.Errorf("pricing: load prices: %w", err)
 	}
@@ -152,13 +161,14 @@ func parseFile(b []byte, path string) (*Table, error) {
 		return nil, err
 	}
 	if _, ok := top["models"]; !ok {
-		over, err := parseLiteLLM(top)
+		over, warnings, err := parseLiteLLM(b)
 		if err != nil {
 			return nil, err
 		}
 		t := Default()
 		t.overlay(over, path)
 		t.FileForm = "litellm"
+		t.Warnings = warnings
 		return t, nil
 	}
 	f, err := parse(b)
@@ -238,30 +248,45 @@ func parse(b []byte) (*Table, error) {
 	if t.BatchFactor == 0 {
 		t.BatchFactor = 1
 	}
-	if t.BatchFactor < 0 || t.WebSearchPer1K < 0 {
-		return nil, errors.New("negative batch factor or web search price")
+	if err := checkFigure("batch_factor", t.BatchFactor, maxBatch); err != nil {
+		return nil, err
 	}
+	if err := checkFigure("web_search_per_1k", t.WebSearchPer1K, maxWebSearch); err != nil {
+		return nil, err
+	}
+	lines := modelLines(b)
+	at := func(i int) string {
+		if i < len(lines) {
+			return fmt.Sprintf("line %d: ", lines[i])
+		}
+		return ""
+	}
+	// A model priced twice for the same days: which one counts would be
+	// the file's order, so neither does.
+	seen := map[[2]string]int{}
 	for i := range t.Models {
 		m := &t.Models[i]
 		if m.Model == "" {
-			return nil, errors.New("a model without \"model\"")
+			return nil, fmt.Errorf("%sa model without \"model\"", at(i))
 		}
+		if err := checkModel(*m); err != nil {
+			return nil, fmt.Errorf("%s%s: %w", at(i), m.Model, err)
+		}
+		key := [2]string{Normalize(m.Model), m.Until}
+		if j, ok := seen[key]; ok {
+			return nil, fmt.Errorf("%s%s: priced twice (also %s); keep one, or end the older with \"until\"", at(i), m.Model, strings.TrimSuffix(at(j), ": "))
+		}
+		seen[key] = i
 		for _, d := range []string{m.Read, m.Until} {
 			if _, err := time.Parse(time.DateOnly, d); d != "" && err != nil {
 				return nil, fmt.Errorf("%s: date %q: want YYYY-MM-DD", m.Model, d)
 			}
-		}
-		if m.Fast < 0 {
-			return nil, fmt.Errorf("%s: negative fast-mode multiplier", m.Model)
 		}
 		rs := []*Rates{&m.Rates}
 		if m.LongContext != nil {
 			rs = append(rs, &m.LongContext.Rates)
 		}
 		for _, r := range rs {
-			if r.Input < 0 || r.Output < 0 || r.CacheWrite5m < 0 || r.CacheWrite1h < 0 || r.CacheRead < 0 {
-				return nil, fmt.Errorf("%s: negative rate", m.Model)
-			}
 			*r = r.fill()
 		}
 		if m.Family == "" {
@@ -340,9 +365,11 @@ func (t *Table) Staleness(newest time.Time) string {
 }
 
 // Format writes dollars for people: "$0.0123" below a dollar (four decimal
-// places, so a cent's fraction shows), "$12.34" above; "-" for no price.
+// places, so a cent's fraction shows), "$12.34" above; "-" for no price
+// (and for a figure that is not a finite number, which validated prices
+// never give).
 func Format(usd float64, ok bool) string {
-	if !ok {
+	if _, fin := finite(usd); !ok || !fin {
 		return "-"
 	}
 	neg := usd < 0
@@ -362,4 +389,20 @@ func Format(usd float64, ok bool) string {
 		return "-" + s
 	}
 	return s
+}
+
+// modelLines returns the line each entry of a table's "models" starts on
+// (none when b is not such a table).
+func modelLines(b []byte) []int {
+	top, err := objectMembers(b, 0)
+	if err != nil {
+		return nil
+	}
+	for _, m := range top {
+		if m.key == "models" {
+			lines, _ := arrayLines(b, m.at)
+			return lines
+		}
+	}
+	return nil
 }

@@ -2,14 +2,20 @@ package redact
 
 import (
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/tsinspect/tsinspect/advice"
 )
 
-// mcpServerRe finds the server of an MCP tool name in text.
-var mcpServerRe = regexp.MustCompile(`mcp__([A-Za-z0-9_.\-]+?)(?:__|\b)`)
+// mcpServerRe finds the server of an MCP tool name in text, whole: letters,
+// digits, '-', '.' and single '_' up to the "__" before the tool's name
+// (or the end of the name); see serverOf for the dots and dashes that end
+// a sentence.
+var mcpServerRe = regexp.MustCompile(`mcp__([A-Za-z0-9](?:[A-Za-z0-9.\-]|_[A-Za-z0-9.\-])*)`)
+
+// serverOf is the server a match of mcpServerRe names, without the dots
+// and dashes after it that end a sentence or a phrase.
+func serverOf(m string) string { return strings.TrimRight(m, ".-") }
 
 // Advice makes advice across sessions fit to share under policy p. The
 // advice is made of fixed phrases, tool names, search queries and figures;
@@ -23,12 +29,13 @@ func Advice(r *advice.Result, p Policy) *advice.Result {
 		return r
 	}
 	s := newScrubber(nil)
-	var bare *regexp.Regexp // strict: "mcp__SERVER" alone, as a subject names a server
 	text := func(t string) string {
-		if bare != nil {
-			t = bare.ReplaceAllStringFunc(t, func(m string) string {
-				sm := bare.FindStringSubmatch(m)
-				return "mcp__" + s.addServer(sm[1]) + sm[2]
+		if p == Strict {
+			// "mcp__SERVER" alone (as a subject names a server) and in
+			// tool names, each server whole.
+			t = mcpServerRe.ReplaceAllStringFunc(t, func(m string) string {
+				srv := serverOf(m[len("mcp__"):])
+				return "mcp__" + s.addServer(srv) + m[len("mcp__")+len(srv):]
 			})
 		}
 		return s.text(t)
@@ -37,7 +44,7 @@ func Advice(r *advice.Result, p Policy) *advice.Result {
 		s.servers = map[string]string{}
 		reg := func(t string) {
 			for _, m := range mcpServerRe.FindAllStringSubmatch(t, -1) {
-				s.addServer(m[1])
+				s.addServer(serverOf(m[1]))
 			}
 		}
 		for _, a := range r.Advice {
@@ -47,14 +54,6 @@ func Advice(r *advice.Result, p Policy) *advice.Result {
 		}
 		for _, l := range r.LeftOut {
 			reg(l.Subject)
-		}
-		if len(s.servers) > 0 {
-			var names []string
-			for n := range s.servers {
-				names = append(names, regexp.QuoteMeta(n))
-			}
-			sort.Slice(names, func(i, j int) bool { return len(names[i]) > len(names[j]) })
-			bare = regexp.MustCompile(`mcp__(` + strings.Join(names, "|") + `)($|[^A-Za-z0-9_])`)
 		}
 	}
 	out := *r

@@ -51,3 +51,30 @@ func TestAdviceRedacted(t *testing.T) {
 		t.Error("off changed the advice")
 	}
 }
+
+// Issue 42, item 1: strict redaction pseudonymised an MCP server name only
+// up to its first - or . (acme-billing-prod became s1-billing-prod). Names
+// with -, . and _ are now replaced whole, wherever the advice names them.
+func TestStrictAdviceServerNamesWhole(t *testing.T) {
+	for _, name := range []string{"acme-billing-prod", "acme.billing.prod", "acme_billing_prod", "acme-billing_prod.v2"} {
+		r := &advice.Result{Sessions: 3, MinSessions: 3,
+			Advice: []advice.Advice{{Kind: advice.KindNeverUsed, Subject: "mcp__" + name + " (2 of 3 tools)",
+				Title: "Drop the " + name + " MCP server where you do not use it", Why: "3 sessions announced mcp__" + name + "__deploy; none was called.",
+				Do: "Remove \"" + name + "\" (claude mcp remove " + name + ").", Figures: []string{"mcp__" + name + "__deploy: 3 sessions"}}},
+			LeftOut: []advice.LeftOut{{Kind: advice.KindBlindCalls, Subject: "mcp__" + name + "__deploy", Sessions: 1, Reason: "rests on 1 session"}},
+		}
+		var b strings.Builder
+		if err := redact.Advice(r, redact.Strict).WriteJSON(&b); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for _, part := range []string{"billing", "prod", "acme"} {
+			if strings.Contains(out, part) {
+				t.Errorf("%s: %q left in:\n%s", name, part, out)
+			}
+		}
+		if !strings.Contains(out, `mcp__s1 (2 of 3 tools)`) || !strings.Contains(out, `mcp__s1__deploy`) {
+			t.Errorf("%s: the server is not s1 whole:\n%s", name, out)
+		}
+	}
+}

@@ -65,3 +65,13 @@ func (v *Values) FreeText(t string) string {
 	}
 	return v.a.freeText(t)
 }
+
+// Model passes a model ID as a report does: as it is, unless it holds a
+// long number (an account, as in a Bedrock ARN) or a secret, or does not
+// look like a model ID; then it is replaced by a pseudonym.
+func (v *Values) Model(m string) string {
+	if v.a == nil {
+		return m
+	}
+	return v.a.model(m)
+}

@@ -489,7 +489,9 @@ const (
 // session file: its first records have types Claude Code writes, and one
 // of them a session ID (other tools' JSON Lines logs, claude-trace's among
 // them, do not); records that carry none (summaries, file history
-// snapshots, queue operations) may come first. It is nil when it does, or
+// snapshots, queue operations) may come first, and so may damaged lines
+// (each costs only itself, as the listing reads it) as long as a record
+// follows within the lines read. It is nil when it does, or
 // an error that says why not: one that wraps ErrNotSession with what the
 // file holds instead, or the error of opening it (ErrNotRegular for a pipe
 // or a device).
@@ -505,6 +507,7 @@ func Recognise(path string) error {
 	defer f.Close()
 	br := bufio.NewReaderSize(io.LimitReader(f, sniffLines*sniffHead), sniffHead)
 	known := false // a record of a type that carries no session ID
+	var bad error  // the first line that is not a JSON record
 	for i := 0; i < sniffLines; i++ {
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -518,29 +521,54 @@ func Recognise(path string) error {
 				SessionID string `json:"sessionId"`
 			}
 			if uerr := json.Unmarshal(line, &r); uerr != nil {
-				if err != nil && !bytes.HasSuffix(line, []byte("\n")) {
+				if i == 0 && err != nil && !bytes.HasSuffix(line, []byte("\n")) {
 					return fmt.Errorf("%w: its only line is unfinished", ErrNotSession)
 				}
-				return fmt.Errorf("%w: its first line is not a JSON record (%s)", ErrNotSession, shortErr(uerr))
+				if bad == nil {
+					bad = fmt.Errorf("%w: its first line is not a JSON record (%s)", ErrNotSession, shortErr(uerr))
+				}
+				if err != nil {
+					return bad
+				}
+				// A damaged line costs only itself, as anywhere in a
+				// file: the next record says what the file is.
+				continue
 			}
 			if knownTypes[r.Type] && r.SessionID == "" && sessionless[r.Type] {
 				known = true
 				continue
 			}
+			if !knownTypes[r.Type] {
+				// A record of no type Claude Code writes: another tool's
+				// log, or a damaged record of a session; a record of
+				// Claude Code's after it tells which.
+				if bad == nil {
+					bad = recognised(r.Type, r.SessionID != "")
+				}
+				if err != nil {
+					return bad
+				}
+				continue
+			}
 			return recognised(r.Type, r.SessionID != "")
 		}
 		if err != nil {
-			if known {
+			switch {
+			case known:
 				return nil
-			}
-			if i == 0 && len(line) == 0 {
+			case bad != nil:
+				return bad
+			case i == 0 && len(line) == 0:
 				return fmt.Errorf("%w: it is empty", ErrNotSession)
 			}
 			return fmt.Errorf("%w: it holds no record", ErrNotSession)
 		}
 	}
-	if known {
+	switch {
+	case known:
 		return nil
+	case bad != nil:
+		return bad
 	}
 	return fmt.Errorf("%w: its first %d lines are blank", ErrNotSession, sniffLines)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tsinspect/tsinspect/internal/cachefile"
 	"github.com/tsinspect/tsinspect/internal/crash"
 )
 
@@ -22,6 +23,9 @@ type Index struct {
 	Entries map[string]Indexed `json:"entries"`
 	Version int                `json:"version"`
 	dirty   bool
+	// notice says why the file at path was not used (damaged, another
+	// version, not a regular file); nil when it was, or was missing.
+	notice error
 }
 
 // Indexed is one session's entry.
@@ -50,26 +54,41 @@ func IndexPath() (string, error) {
 	return filepath.Join(dir, "tsinspect", "sessions-index.gob"), nil
 }
 
-// LoadIndex reads the index at path; a missing or unreadable one is empty
-// (it is only a cache).
+// indexKind names the index in its file and in what is said of it.
+const indexKind = "session index"
+
+// LoadIndex reads the index at path (see package cachefile: a regular
+// file, bounded, of this version, its checksum matching); a missing one
+// is empty, and one that cannot be used is empty too, with the reason in
+// [Index.Notice] (it is only a cache: the next Save rebuilds it).
 func LoadIndex(path string) *Index {
 	ix := &Index{path: path, Entries: map[string]Indexed{}}
 	if path == "" {
 		return ix
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
+	b, err := cachefile.Load(path, indexKind, indexVersion)
+	if err != nil || b == nil {
+		ix.notice, ix.dirty = err, err != nil
 		return ix
 	}
 	var got Index
-	if gob.NewDecoder(bytes.NewReader(b)).Decode(&got) == nil && got.Version == indexVersion && got.Entries != nil {
-		ix.Entries = got.Entries
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&got); err != nil || got.Entries == nil {
+		ix.notice = fmt.Errorf("%s %s: does not decode: %w", indexKind, path, cachefile.ErrRebuild)
+		ix.dirty = true
+		return ix
 	}
+	ix.Entries = got.Entries
 	return ix
 }
 
-// Save writes the index if it changed, through a temporary file renamed
-// into place.
+// Notice is why the index file was not used (damaged, of another version,
+// not a regular file), one line to say once; nil when it was used or
+// there was none. The next Save rebuilds it.
+func (ix *Index) Notice() error { return ix.notice }
+
+// Save writes the index if it changed (or could not be used), through a
+// temporary file of its own renamed into place (cachefile.Save): two
+// listings at once each rename a whole index into place.
 func (ix *Index) Save() error {
 	if ix.path == "" || !ix.dirty {
 		return nil
@@ -79,29 +98,10 @@ func (ix *Index) Save() error {
 	if err := gob.NewEncoder(&buf).Encode(ix); err != nil {
 		return fmt.Errorf("save session index: %w", err)
 	}
-	b := buf.Bytes()
-	if err := os.MkdirAll(filepath.Dir(ix.path), 0o700); err != nil {
-		return fmt.Errorf("save session index: %w", err)
+	if err := cachefile.Save(ix.path, indexKind, indexVersion, buf.Bytes()); err != nil {
+		return err
 	}
-	// A temporary file of this process's own, beside the index: two
-	// listings at once each rename a whole index into place, never
-	// one half-written by the other.
-	f, err := os.CreateTemp(filepath.Dir(ix.path), "."+filepath.Base(ix.path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("save session index: %w", err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(b)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, ix.path)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("save session index: %w", werr)
-	}
+	ix.dirty = false
 	return nil
 }
 

@@ -14,6 +14,7 @@ package sessionfiles
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -185,7 +186,9 @@ const maxLine = 256 << 20
 // maxLine). Lines that do not parse, and longer ones, are problems; the
 // rest is read. It returns what the opened file is, to tell a file
 // replaced or cut since the last read.
-func scanFileFrom(path string, at cursor, limit int) (*scanned, fs.FileInfo, error) {
+//
+// A ctx that is not nil stops the reading with its error once it is done.
+func scanFileFrom(ctx context.Context, path string, at cursor, limit int) (*scanned, fs.FileInfo, error) {
 	f, info, err := openRegular(path)
 	if err != nil {
 		return nil, nil, err
@@ -200,8 +203,25 @@ func scanFileFrom(path string, at cursor, limit int) (*scanned, fs.FileInfo, err
 			return nil, nil, err
 		}
 	}
-	err = scanRecords(io.LimitReader(f, info.Size()-at.offset), s)
+	var r io.Reader = io.LimitReader(f, info.Size()-at.offset)
+	if ctx != nil {
+		r = ctxReader{ctx, r}
+	}
+	err = scanRecords(r, s)
 	return s, info, err
+}
+
+// ctxReader reads from r until ctx is done, then fails with its error.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // scanRecords reads records from r into s, from where s.at stands;

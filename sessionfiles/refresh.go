@@ -2,6 +2,7 @@ package sessionfiles
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,9 @@ type readState struct {
 	limit      int // the longest line read (0: maxLine)
 	generation int
 	restarted  bool // since the last Refresh returned
+	// ctx, when set, stops the read under way when it is done (the
+	// first reading of OpenContext).
+	ctx context.Context
 }
 
 // fileRead is how far one file was read and what it was then.
@@ -57,9 +61,24 @@ func (s *Session) problem(ps ...Problem) {
 
 // openWith is Open reading lines of at most limit bytes (0: maxLine).
 func openWith(path string, limit int) (s *Session, err error) {
+	return openContext(context.Background(), path, limit)
+}
+
+// OpenContext is Open, its reading stopped, with ctx's error, as soon as
+// ctx is done (a reader that left, a server that stops): a session of
+// hundreds of megabytes need not be read to the end for nothing.
+func OpenContext(ctx context.Context, path string) (*Session, error) {
+	return openContext(ctx, path, 0)
+}
+
+// openContext is OpenContext reading lines of at most limit bytes (0:
+// maxLine).
+func openContext(ctx context.Context, path string, limit int) (s *Session, err error) {
 	s = newSession(path)
-	s.rd.limit = limit
-	if _, err := s.Refresh(); err != nil {
+	s.rd.limit, s.rd.ctx = limit, ctx
+	_, err = s.Refresh()
+	s.rd.ctx = nil // only the first reading is stopped by it
+	if err != nil {
 		return nil, err
 	}
 	for _, p := range append([]string{s.Path}, s.Agents...) {
@@ -108,7 +127,10 @@ func (s *Session) Refresh() (from int, err error) {
 			f = &fileState{path: p, asst: map[string][]*record{}}
 			s.files[p] = f
 		}
-		sc, info, err := scanFileFrom(p, f.read.at, s.rd.limit)
+		sc, info, err := scanFileFrom(s.rd.ctx, p, f.read.at, s.rd.limit)
+		if err != nil && s.rd.ctx != nil && s.rd.ctx.Err() != nil {
+			return 0, fmt.Errorf("read session: %w", err)
+		}
 		if err != nil {
 			if p == s.Path && f.read.info == nil && mainAbsent(s.Agents, err) {
 				if !s.SubagentsOnly {

@@ -292,7 +292,7 @@ func (s *Summary) summarise(tr *transcript) {
 		}
 		for _, res := range q.results {
 			name := tr.calls[res.id]
-			if (name == searchToolName || name == mcpSearchToolName) && !res.none || len(res.refs) > 0 {
+			if (name == searchToolName || name == mcpSearchToolName) && !res.none {
 				s.Searches++
 				if len(res.refs) == 0 {
 					s.EmptySearches++

@@ -65,7 +65,7 @@ func progressOf(ex *exchange.Exchange) progress {
 func (f *Follower) Poll(ctx context.Context) (_ *timeline.Session, err error) {
 	defer crash.Recover("follow "+f.path, &err)
 	if f.db == nil {
-		db, err := store.OpenReadOnly(f.path)
+		db, err := OpenCaptureDB(f.path)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil // not created yet
 		}
@@ -74,8 +74,11 @@ func (f *Follower) Poll(ctx context.Context) (_ *timeline.Session, err error) {
 		}
 		f.db, f.seen = db, map[int64]progress{}
 		f.b = timeline.NewBuilder(false)
+		// The loader outlives this poll (it reads a turn's bodies when
+		// they are shown): it must not stop with this poll's context.
+		loadCtx := context.WithoutCancel(ctx)
 		f.b.SetLoader(func(id int64) (*exchange.Exchange, error) {
-			ex, err := db.Get(ctx, id)
+			ex, err := db.Get(loadCtx, id)
 			return &ex, err
 		})
 	}
@@ -160,7 +163,7 @@ func (f *filesFollower) Poll(ctx context.Context) (_ *timeline.Session, err erro
 	defer crash.Recover("follow "+f.path, &err)
 	from := 0
 	if f.s == nil {
-		s, err := sessionfiles.Open(f.path)
+		s, err := sessionfiles.OpenContext(ctx, f.path)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}

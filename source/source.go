@@ -8,10 +8,12 @@ package source
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/internal/crash"
+	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/timeline"
 )
@@ -62,11 +64,21 @@ type Capture struct{ db *store.DB }
 // OpenCapture opens the capture file at path for reading; a missing file
 // or one that is not a capture is an error (see store.ErrNotCapture).
 func OpenCapture(path string) (*Capture, error) {
-	db, err := store.OpenReadOnly(path)
+	db, err := OpenCaptureDB(path)
 	if err != nil {
 		return nil, err
 	}
 	return &Capture{db: db}, nil
+}
+
+// OpenCaptureDB opens the capture file at path for reading: read-only, and
+// immutable when it is inside Claude Code's directory (store.OpenImmutable),
+// where tsinspect never writes, not even SQLite's -wal and -shm files.
+func OpenCaptureDB(path string) (*store.DB, error) {
+	if _, in := sessionfiles.Inside(path, os.Getenv); in {
+		return store.OpenImmutable(path)
+	}
+	return store.OpenReadOnly(path)
 }
 
 // Name is the file's path.

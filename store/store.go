@@ -56,6 +56,12 @@ const rwParams = "_journal_mode=WAL&_foreign_keys=on&_busy_timeout=5000&_txlock=
 // mode is left alone: it is a property of the file and a reader cannot set it.
 const roParams = "mode=ro&_busy_timeout=5000"
 
+// immutableParams are those of a handle on a file in a directory nothing
+// may be written to: SQLite takes the file as it is, creates no -wal or
+// -shm beside it and takes no lock (what a -wal already there holds is
+// not read).
+const immutableParams = "mode=ro&immutable=1"
+
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
@@ -127,6 +133,21 @@ func openRW(path, params string) (*DB, error) {
 // wrapping fs.ErrNotExist; a file that is not a capture, one wrapping
 // ErrNotCapture.
 func OpenReadOnly(path string) (*DB, error) {
+	return openRead(path, roParams)
+}
+
+// OpenImmutable opens an existing capture file for reading without
+// writing anything beside it: no -wal or -shm file is created and no lock
+// taken, so a capture kept in a directory that must stay untouched (Claude
+// Code's) is read as it is. Changes another process makes while it is
+// open, and a -wal file already there, are not seen.
+func OpenImmutable(path string) (*DB, error) {
+	return openRead(path, immutableParams)
+}
+
+// openRead opens an existing capture for reading with the connection
+// parameters params.
+func openRead(path, params string) (*DB, error) {
 	fail := func(err error) (*DB, error) { return nil, fmt.Errorf("store: open %s: %w", path, err) }
 	fi, err := os.Stat(path)
 	switch {
@@ -139,7 +160,7 @@ func OpenReadOnly(path string) (*DB, error) {
 	case !fi.Mode().IsRegular():
 		return fail(fmt.Errorf("%w: %s", ErrNotCapture, kindOf(fi.Mode())))
 	}
-	dsn, err := dsn(path, roParams)
+	dsn, err := dsn(path, params)
 	if err != nil {
 		return fail(err)
 	}

@@ -55,7 +55,7 @@ func (s *Server) readAdvice() {
 	for _, root := range append(append([]string{}, s.opts.Roots...), s.opts.Files...) {
 		its, err := gather.Items(root)
 		if err != nil {
-			finish("", err.Error())
+			finish("", s.scrub(err.Error()))
 			return
 		}
 		for _, it := range its {
@@ -75,13 +75,13 @@ func (s *Server) readAdvice() {
 	}
 	facts, _, err := gather.Read(items, o)
 	if err != nil {
-		finish("", err.Error())
+		finish("", s.scrub(err.Error()))
 		return
 	}
 	res := redact.Advice(advice.Advise(facts, advice.Options{Prices: s.opts.Prices.Describe()}), s.opts.Policy)
 	var b bytes.Buffer
 	if err := res.WriteHTMLBody(&b); err != nil {
-		finish("", err.Error())
+		finish("", s.scrub(err.Error()))
 		return
 	}
 	finish(template.HTML(b.String()), "")

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 
@@ -62,16 +63,26 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 	}
 	v.Chosen = true
 	v.AName, v.BName = a+"  "+s.list.titleOf(ia), b+"  "+s.list.titleOf(ib)
-	in := func(it *item, name string) diffreport.Input {
-		o, release := s.open.get(it.key, it.path)
+	in := func(it *item, name string) (diffreport.Input, error) {
+		o, release, err := s.open.get(it.key, it.path)
+		if err != nil {
+			return diffreport.Input{}, err
+		}
 		defer release()
 		o.mu.Lock()
 		defer o.mu.Unlock()
-		o.refresh(s.ctx, s.opts.Policy)
+		o.refresh(readContext(s.ctx, r.Context()), s.opts.Policy)
 		ss := o.session()
-		return diffreport.Input{Name: name, Session: ss, Exchanges: exchangesOf(ss)}
+		return diffreport.Input{Name: name, Session: ss, Exchanges: exchangesOf(ss)}, nil
 	}
-	res := diffreport.Build(in(ia, v.AName), in(ib, v.BName), diffreport.Options{Prices: s.opts.Prices, Policy: s.opts.Policy, Version: s.opts.Version})
+	ina, erra := in(ia, v.AName)
+	inb, errb := in(ib, v.BName)
+	if err := errors.Join(erra, errb); err != nil {
+		v.Problem = err.Error()
+		s.render(w, http.StatusServiceUnavailable, "compare", "Compare", v)
+		return
+	}
+	res := diffreport.Build(ina, inb, diffreport.Options{Prices: s.opts.Prices, Policy: s.opts.Policy, Version: s.opts.Version})
 	v.Verdict, v.Prices, v.Redaction, v.Same = res.Verdict(), res.Prices, res.Redaction, res.Same
 	v.Sections = res.Sections()
 	s.render(w, http.StatusOK, "compare", "Compare", v)

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 )
 
 // TokenCookie is the cookie that carries the token once a browser has
@@ -116,6 +117,10 @@ func (h *hosts) allows(hostHeader string) bool {
 // pages from being framed, sniffed, or reaching anything but the server.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// No client holds the server longer than this by not reading
+		// (an event stream moves it on before each event: see
+		// eventStream).
+		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
 		hd := w.Header()
 		hd.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
 		hd.Set("X-Content-Type-Options", "nosniff")
@@ -142,12 +147,19 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				http.SetCookie(w, &http.Cookie{Name: TokenCookie, Value: s.opts.Token, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
 				q := r.URL.Query()
 				q.Del("token")
-				http.Redirect(w, r, (&url.URL{Path: r.URL.Path, RawQuery: q.Encode()}).String(), http.StatusSeeOther)
+				http.Redirect(w, r, (&url.URL{Path: onSite(r.URL.Path), RawQuery: q.Encode()}).String(), http.StatusSeeOther)
 				return
 			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// onSite is path as an address on this server: one leading slash, so that
+// "//evil.example/" (or "/\evil.example/", which browsers read alike) is
+// never taken for another host.
+func onSite(path string) string {
+	return "/" + strings.TrimLeft(path, "/\\")
 }
 
 // presented is the token a request carries: ?token=, the cookie, or an

@@ -61,10 +61,12 @@ type listing struct {
 	tab          *pricing.Table
 	version      string // tsinspect's
 
-	mu       sync.Mutex
-	index    string           // the listing's index file, read, never written
-	cat      *catalog.Catalog // the sessions under roots, once found
-	items    []*item          // newest first
+	mu    sync.Mutex
+	index string           // the listing's index file, read, never written
+	cat   *catalog.Catalog // the sessions under roots, once found
+	// budget bounds the files of a session the listing reads (Options.Budget).
+	budget   int64
+	items    []*item // newest first
 	byKey    map[string]*item
 	stamp    string
 	gen      uint64 // counts the changes of items
@@ -90,7 +92,7 @@ type ScanStats struct {
 }
 
 func newListing(opts *Options) *listing {
-	return &listing{roots: opts.Roots, files: opts.Files, tab: opts.Prices, version: opts.Version,
+	return &listing{roots: opts.Roots, files: opts.Files, tab: opts.Prices, version: opts.Version, budget: opts.Budget,
 		index: opts.Index, captures: map[string]capturedRow{},
 		known: map[*sessionfiles.Summary]*item{}, red: newRedactor(opts.Policy, nil)}
 }
@@ -138,10 +140,21 @@ func (l *listing) refresh(ctx context.Context, minAge time.Duration) (uint64, er
 	if stamp == l.stamp {
 		return l.gen, nil
 	}
+	// A session whose files are over the budget is not read, not even
+	// for its row: named, with how to raise the budget.
+	kept := entries[:0:0]
+	for _, e := range entries {
+		if e.Size > l.budget {
+			problems = append(problems, fmt.Sprintf("%s: %s, more than the server's budget of %s: not read (start tsinspect serve with --budget %s or more to read it)",
+				e.Path, numfmt.Bytes(e.Size), numfmt.Bytes(l.budget), budgetHint(e.Size)))
+			continue
+		}
+		kept = append(kept, e)
+	}
 	var sums []*sessionfiles.Summary
 	var st sessionfiles.ScanStats
 	if l.cat != nil {
-		sums, st = l.cat.Summaries(nil)
+		sums, st = l.cat.Read(kept, nil)
 	}
 	for _, err := range st.Failed {
 		problems = append(problems, err.Error())
@@ -429,7 +442,7 @@ func (l *listing) view(q query) (*sessionsView, error) {
 		byID[it.row.ID+"\x00"+it.path] = it
 	}
 	sessionfiles.SortRows(rows, q.Sort)
-	v := &sessionsView{Gen: l.gen, Columns: textout.SessionColumns(), Issues: l.problems, Rows: []rowView{}, Notes: []string{}, Chart: []dayView{}}
+	v := &sessionsView{Gen: l.gen, Columns: textout.SessionColumns(), Issues: l.red.all(l.problems), Rows: []rowView{}, Notes: []string{}, Chart: []dayView{}}
 	var total, breaks float64
 	var estimated, unpriced []string
 	var in, out, read, write int64
@@ -442,7 +455,7 @@ func (l *listing) view(q query) (*sessionsView, error) {
 		red.Cwd, red.Project = it.shown, ""
 		red.Models = nil
 		for _, m := range r.Models {
-			red.Models = append(red.Models, l.red.text(m))
+			red.Models = append(red.Models, l.red.model(m))
 		}
 		red.Version = l.red.text(r.Version)
 		cells := textout.SessionCells(red)
@@ -457,12 +470,12 @@ func (l *listing) view(q query) (*sessionsView, error) {
 		c.Empty += r.EmptySearches
 		in, out, read, write = in+r.InputTokens, out+r.OutputTokens, read+r.CacheRead, write+r.CacheWrite
 		for _, p := range r.PricedAs {
-			if !slices.Contains(estimated, p) {
+			if p = l.red.modelPhrase(p); !slices.Contains(estimated, p) {
 				estimated = append(estimated, p)
 			}
 		}
 		for _, p := range r.Unpriced {
-			if !slices.Contains(unpriced, p) {
+			if p = l.red.modelPhrase(p); !slices.Contains(unpriced, p) {
 				unpriced = append(unpriced, p)
 			}
 		}
@@ -487,7 +500,7 @@ func (l *listing) view(q query) (*sessionsView, error) {
 	c.BreaksCost = pricing.Format(breaks, true)
 	c.Tokens = fmt.Sprintf("%s input, %s output, %s cache read, %s cache written", numfmt.Thousands(in), numfmt.Thousands(out), numfmt.Thousands(read), numfmt.Thousands(write))
 	v.Total = fmt.Sprintf("%s, %s, %s at %s, of which cache breaks %s", numfmt.Count(len(rows), "session", "sessions"),
-		numfmt.Count(c.Turns, "turn", "turns"), c.Cost, l.tab.Describe(), c.BreaksCost)
+		numfmt.Count(c.Turns, "turn", "turns"), c.Cost, l.red.text(l.tab.Describe()), c.BreaksCost)
 	slices.Sort(estimated)
 	slices.Sort(unpriced)
 	if len(estimated) > 0 {

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"strings"
+
 	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/redact"
@@ -79,6 +81,66 @@ func (r *redactor) text(s string) string {
 	return r.v.Text(s)
 }
 
+// all scrubs each of ts (a copy; ts is not changed).
+func (r *redactor) all(ts []string) []string {
+	if !r.on() {
+		return ts
+	}
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = r.text(t)
+	}
+	return out
+}
+
+// model passes a model ID as a report does (redact.Values.Model).
+func (r *redactor) model(m string) string {
+	if !r.on() {
+		return m
+	}
+	return r.v.Model(m)
+}
+
+// modelLine passes the model cell of a turn: each span's words as model
+// IDs (a copy; l is not changed).
+func (r *redactor) modelLine(l view.Line) view.Line {
+	if !r.on() {
+		return l
+	}
+	out := make(view.Line, len(l))
+	for i, sp := range l {
+		words := strings.Fields(sp.Text)
+		for j, w := range words {
+			words[j] = r.model(w)
+		}
+		text := strings.Join(words, " ")
+		if len(words) > 0 {
+			// The spaces around the words are the cell's.
+			lead := sp.Text[:len(sp.Text)-len(strings.TrimLeft(sp.Text, " "))]
+			trail := sp.Text[len(strings.TrimRight(sp.Text, " ")):]
+			text = lead + text + trail
+		}
+		out[i] = view.Span{Text: text, Role: sp.Role}
+	}
+	return out
+}
+
+// modelPhrase redacts the phrases the listing says of models: "MODEL",
+// "MODEL (fast mode)", "MODEL as NEIGHBOUR" (the neighbour is the price
+// table's).
+func (r *redactor) modelPhrase(s string) string {
+	if !r.on() {
+		return s
+	}
+	if m, ok := strings.CutSuffix(s, " (fast mode)"); ok {
+		return r.model(m) + " (fast mode)"
+	}
+	if m, as, ok := strings.Cut(s, " as "); ok {
+		return r.model(m) + " as " + r.text(as)
+	}
+	return r.model(s)
+}
+
 // lines scrubs the text of every span of ls (a copy; ls is not changed).
 func (r *redactor) lines(ls []view.Line) []view.Line {
 	if !r.on() {
@@ -116,4 +178,10 @@ func (r *redactor) flagged(t *timeline.Turn) *timeline.Turn {
 		c.Flags[i] = f
 	}
 	return &c
+}
+
+// scrub redacts a message the server says outside any session (an error
+// naming a directory or a file) under its policy.
+func (s *Server) scrub(msg string) string {
+	return newRedactor(s.opts.Policy, nil).text(msg)
 }

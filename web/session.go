@@ -2,9 +2,10 @@ package web
 
 import (
 	"bytes"
-	"encoding/json"
+	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -130,22 +131,34 @@ func (s *Server) turnsData(w http.ResponseWriter, r *http.Request) {
 	if it == nil {
 		return
 	}
-	o, release := s.open.get(it.key, it.path)
-	defer release()
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.refresh(s.ctx, s.opts.Policy)
-	if o.turnsJSON == nil || o.turnsGen != o.gen {
-		b, err := json.Marshal(s.turns(o))
-		if err != nil {
-			jsonError(w, http.StatusInternalServerError, err.Error())
-			return
-		}
-		o.turnsJSON, o.turnsGen = b, o.gen
+	o, release, err := s.open.get(it.key, it.path)
+	if err != nil {
+		jsonError(w, http.StatusServiceUnavailable, err.Error())
+		return
 	}
+	defer release()
+	b, err := func() ([]byte, error) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.refresh(readContext(s.ctx, r.Context()), s.opts.Policy)
+		if o.turnsJSON == nil || o.turnsGen != o.gen {
+			b, err := marshalSafe(s.turns(o))
+			if err != nil {
+				return nil, err
+			}
+			o.turnsJSON, o.turnsGen = b, o.gen
+		}
+		return o.turnsJSON, nil
+	}()
+	if err != nil {
+		jsonError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	// Written with the session's lock let go: a client that reads slowly
+	// keeps no other from the session.
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Write(o.turnsJSON)
+	w.Write(b)
 }
 
 // turns works out the turn list (o.mu held).
@@ -153,7 +166,7 @@ func (s *Server) turns(o *opened) *turnsView {
 	ss := o.session()
 	v := &turnsView{Gen: o.gen, Status: o.status, Waiting: !o.f.Opened(), Threads: []threadView{}}
 	if o.err != nil {
-		v.Error = o.err.Error()
+		v.Error = o.red.text(o.err.Error())
 	}
 	for c := view.Column(0); c < view.NumColumns; c++ {
 		v.Columns = append(v.Columns, c.Title())
@@ -175,7 +188,10 @@ func (s *Server) turns(o *opened) *turnsView {
 				l = view.Cell(t, c, time.Local, inFlight)
 			}
 			switch c {
-			case view.ColThread, view.ColModel, view.ColFlags:
+			case view.ColModel:
+				// The model as a report shows it.
+				l = o.red.modelLine(l)
+			case view.ColThread, view.ColFlags:
 				// The cells that may hold a name: the rest are numbers,
 				// times and the stop reason.
 				l = o.red.line(l)
@@ -207,7 +223,7 @@ func (s *Server) turns(o *opened) *turnsView {
 		if est {
 			mark = "≈"
 		}
-		parts = append(parts, mark+pricing.Format(usd, true)+" at "+s.opts.Prices.Describe())
+		parts = append(parts, mark+pricing.Format(usd, true)+" at "+o.red.text(s.opts.Prices.Describe()))
 	}
 	v.Header = strings.Join(parts, " · ")
 	return v
@@ -233,21 +249,39 @@ func (s *Server) tabData(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusNotFound, "no turn "+r.PathValue("n"))
 		return
 	}
-	o, release := s.open.get(it.key, it.path)
+	o, release, err := s.open.get(it.key, it.path)
+	if err != nil {
+		jsonError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
 	defer release()
+	out, missing := s.tabHTML(r.Context(), o, tab, n, r.URL.Query())
+	if missing != "" {
+		jsonError(w, http.StatusNotFound, missing)
+		return
+	}
+	// Written with the session's lock let go: a client that reads slowly
+	// keeps no other from the session.
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	fmt.Fprint(w, safeHTML(out))
+}
+
+// tabHTML is tab of turn n of the session as HTML, worked out with the
+// session's lock held; missing says why there is none.
+func (s *Server) tabHTML(ctx context.Context, o *opened, tab view.Tab, n int, query url.Values) (out, missing string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.refresh(s.ctx, s.opts.Policy)
+	o.refresh(readContext(s.ctx, ctx), s.opts.Policy)
 	ss := o.session()
 	t := view.TurnAt(ss, n)
 	if t == nil {
-		jsonError(w, http.StatusNotFound, fmt.Sprintf("no turn %d (the session has %d)", n, len(ss.Turns)))
-		return
+		return "", fmt.Sprintf("no turn %d (the session has %d)", n, len(ss.Turns))
 	}
-	q := r.URL.Query().Get("q")
+	q := query.Get("q")
 	red := o.red
 	in := view.TabInput{Session: ss, Turn: red.flagged(t), Query: q, Width: tabWidth, Height: chartHeight,
-		Prices: s.opts.Prices, Deferral: &o.deferral, Explain: timeline.Explain, WholeHistory: r.URL.Query().Get("all") == "1"}
+		Prices: s.opts.Prices, Deferral: &o.deferral, Explain: timeline.Explain, WholeHistory: query.Get("all") == "1"}
 	if red.on() {
 		in.Withheld = "The text that changed is left out of a redacted view: --redact off shows it."
 	}
@@ -260,18 +294,15 @@ func (s *Server) tabData(w http.ResponseWriter, r *http.Request) {
 	case row.Form == view.FormMessages:
 		frag, data = "conversation", conversationOf(ss, t, q, in.WholeHistory)
 	case row.Form == view.FormTree:
-		frag, data = "raw", rawOf(t, r.URL.Query())
+		frag, data = "raw", rawOf(t, query)
 	default:
 		frag, data = "lines", linesOf(red.lines(tab.Lines(in)))
 	}
 	var b bytes.Buffer
 	if err := s.frags.write(&b, frag, data); err != nil {
-		jsonError(w, http.StatusInternalServerError, err.Error())
-		return
+		return "", "the tab could not be drawn: " + err.Error()
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Write(b.Bytes())
+	return b.String(), ""
 }
 
 // sessionEvents tells a session page when the session changed (a new
@@ -282,12 +313,16 @@ func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) {
 	if it == nil {
 		return
 	}
-	send, ok := eventStream(w)
+	o, release, err := s.open.get(it.key, it.path)
+	if err != nil {
+		jsonError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	defer release()
+	send, ok := s.eventStream(w)
 	if !ok {
 		return
 	}
-	o, release := s.open.get(it.key, it.path)
-	defer release()
 	poll := o.poll
 	var sent uint64
 	beat := time.Now()
@@ -295,7 +330,7 @@ func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) {
 	defer tick.Stop()
 	for {
 		o.mu.Lock()
-		o.refresh(s.ctx, s.opts.Policy)
+		o.refresh(readContext(s.ctx, r.Context()), s.opts.Policy)
 		gen, turns := o.gen, len(o.session().Turns)
 		o.mu.Unlock()
 		if gen != sent {

@@ -41,12 +41,12 @@ func (s *Server) sessionsData(w http.ResponseWriter, r *http.Request) {
 		q.From = from
 	}
 	if _, err := s.list.refresh(r.Context(), listingAge); err != nil {
-		jsonError(w, http.StatusInternalServerError, err.Error())
+		jsonError(w, http.StatusInternalServerError, s.scrub(err.Error()))
 		return
 	}
 	out, err := s.list.view(q)
 	if err != nil {
-		jsonError(w, http.StatusInternalServerError, err.Error())
+		jsonError(w, http.StatusInternalServerError, s.scrub(err.Error()))
 		return
 	}
 	writeJSON(w, out)
@@ -56,7 +56,7 @@ func (s *Server) sessionsData(w http.ResponseWriter, r *http.Request) {
 // session, one that grew), looking every two seconds while the page is
 // open.
 func (s *Server) sessionsEvents(w http.ResponseWriter, r *http.Request) {
-	send, ok := eventStream(w)
+	send, ok := s.eventStream(w)
 	if !ok {
 		return
 	}
@@ -76,7 +76,7 @@ func (s *Server) sessionsEvents(w http.ResponseWriter, r *http.Request) {
 		g, err := s.list.refresh(r.Context(), listingAge)
 		switch {
 		case err != nil:
-			if send("problem", jsonText(err.Error())) != nil {
+			if send("problem", jsonText(s.scrub(err.Error()))) != nil {
 				return
 			}
 		case g != gen:
@@ -96,7 +96,9 @@ func (s *Server) sessionsEvents(w http.ResponseWriter, r *http.Request) {
 
 // eventStream starts a stream of server-sent events; send writes one
 // (an empty event is a comment that keeps the connection alive).
-func eventStream(w http.ResponseWriter) (send func(event, data string) error, ok bool) {
+// Each event must be written within the server's write timeout: a client
+// that stops reading is cut off.
+func (s *Server) eventStream(w http.ResponseWriter) (send func(event, data string) error, ok bool) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "tsinspect serve: no streaming on this connection", http.StatusInternalServerError)
@@ -107,12 +109,14 @@ func eventStream(w http.ResponseWriter) (send func(event, data string) error, ok
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	fl.Flush()
+	rc := http.NewResponseController(w)
 	return func(event, data string) error {
+		rc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
 		var err error
 		if event == "" {
 			_, err = fmt.Fprint(w, ": alive\n\n")
 		} else {
-			_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data)
+			_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, safeJSON([]byte(data)))
 		}
 		if err == nil {
 			fl.Flush()
@@ -123,7 +127,7 @@ func eventStream(w http.ResponseWriter) (send func(event, data string) error, ok
 
 // writeJSON writes v as JSON.
 func writeJSON(w http.ResponseWriter, v any) {
-	b, err := json.Marshal(v)
+	b, err := marshalSafe(v)
 	if err != nil {
 		jsonError(w, http.StatusInternalServerError, err.Error())
 		return
@@ -138,7 +142,7 @@ func jsonError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	fmt.Fprintf(w, `{"error":%s}`, jsonText(msg))
+	fmt.Fprintf(w, `{"error":%s}`, safeJSON([]byte(jsonText(msg))))
 }
 
 // jsonText is s as a JSON string.

@@ -63,7 +63,20 @@ type Options struct {
 	Token string
 	// Version is tsinspect's.
 	Version string
+	// Budget bounds the bytes of session files the server holds read at
+	// once, whether pages watch them or not (memory is some six times
+	// that); zero means DefaultBudget. A session larger than it, or one
+	// that does not fit beside those open pages watch, is refused with
+	// one line saying how to raise it.
+	Budget int64
+	// WriteTimeout bounds each write to a client (a page, an answer, one
+	// live update): a client that stops reading is cut off after it and
+	// stalls no one else. Zero means DefaultWriteTimeout.
+	WriteTimeout time.Duration
 }
+
+// DefaultWriteTimeout is Options.WriteTimeout's default.
+const DefaultWriteTimeout = 30 * time.Second
 
 // Server serves the web view.
 type Server struct {
@@ -87,12 +100,18 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Policy == "" {
 		opts.Policy = redact.Default
 	}
+	if opts.Budget <= 0 {
+		opts.Budget = DefaultBudget
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = DefaultWriteTimeout
+	}
 	h, err := newHosts(opts.Addr, opts.AllowHosts)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{opts: opts, ctx: ctx, hosts: h, list: newListing(&opts),
-		open: &openSessions{ctx: ctx, policy: opts.Policy, m: map[string]*opened{}}}
+		open: &openSessions{ctx: ctx, policy: opts.Policy, budget: opts.Budget, m: map[string]*opened{}}}
 	if s.pages, s.frags, err = parsePages(); err != nil {
 		return nil, err
 	}
@@ -225,7 +244,7 @@ func (s *Server) render(w http.ResponseWriter, status int, name, title string, d
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	fmt.Fprint(w, b.String())
+	fmt.Fprint(w, safeHTML(b.String()))
 }
 
 // message writes a page that says one thing (an error, a page not found).

@@ -86,7 +86,7 @@ func runAdvise(env *cliEnv, args []string) error {
 			return usageError("advise: --since %q: %v", *since, err)
 		}
 	}
-	tab, err := loadPrices(*prices)
+	tab, err := loadPrices(env, *prices)
 	if err != nil {
 		return err
 	}

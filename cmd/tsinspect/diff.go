@@ -105,7 +105,7 @@ func diff(env *cliEnv, args []string) error {
 			return usageError("diff: --redact %q: want default, strict or off", *policyName)
 		}
 	}
-	tab, err := loadPrices(*prices)
+	tab, err := loadPrices(env, *prices)
 	if err != nil {
 		return err
 	}

@@ -282,7 +282,7 @@ func runReplayServer(env *cliEnv, args []string) error {
 	if err := recording.CheckListen(*listen, *allowRemote); err != nil {
 		return usageError("replay-server: %v", err)
 	}
-	db, err := store.OpenReadOnly(pos[0])
+	db, err := source.OpenCaptureDB(pos[0])
 	if err != nil {
 		return readError("replay-server", pos[0], fmt.Errorf("replay-server: %w", err))
 	}

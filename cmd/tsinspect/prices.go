@@ -54,7 +54,7 @@ func runPrices(env *cliEnv, args []string) error {
 	if *noSessions && len(pos) == 1 {
 		return usageError("prices: a DIR of sessions and --no-sessions do not go together")
 	}
-	tab, err := loadPrices(*prices)
+	tab, err := loadPrices(env, *prices)
 	if err != nil {
 		return err
 	}

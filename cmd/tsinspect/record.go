@@ -96,7 +96,7 @@ func runRecord(env *cliEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	prices, err := loadPrices(*pricesPath)
+	prices, err := loadPrices(env, *pricesPath)
 	if err != nil {
 		return err
 	}

@@ -153,7 +153,7 @@ func runReport(env *cliEnv, args []string) error {
 	case err != nil:
 		return usageError("report: --fail-on %v", err)
 	}
-	tab, err := loadPrices(*prices)
+	tab, err := loadPrices(env, *prices)
 	if err != nil {
 		return err
 	}

@@ -56,15 +56,19 @@ Examples:
 const defaultServeAddr = "127.0.0.1:8644"
 
 func runServe(env *cliEnv, args []string) error {
-	flags := newFlags(env, "serve", "[DIR|FILE]... [--listen ADDR] [--redact default|strict|off] [--allow-host NAMES] [--prices FILE] [--no-index]", serveAbout)
+	flags := newFlags(env, "serve", "[DIR|FILE]... [--listen ADDR] [--redact default|strict|off] [--allow-host NAMES] [--prices FILE] [--no-index] [--budget MB]", serveAbout)
 	listen := flags.String("listen", defaultServeAddr, "listen on `ADDR` (host:port; port 0 picks a free one); an address other than loopback needs the token printed at the start")
 	policyName := flags.String("redact", "default", "redaction `policy` of every page: default, strict or off (everything shown)")
 	allow := flags.String("allow-host", "", "more `NAMES` (comma-separated) the Host header may give for this server, e.g. a name other machines reach it by")
 	noIndex := flags.Bool("no-index", false, "read every session afresh, not from the listing's index")
+	budget := flags.Int64("budget", web.DefaultBudget/web.MB, "`MB` of session files held read at once, pages watching them or not (memory is some six times that); a session larger is refused, saying so")
 	prices := pricesFlag(flags)
 	pos, err := parseInterspersed(flags, args)
 	if err != nil {
 		return err
+	}
+	if *budget < 1 || *budget > 1<<40 {
+		return usageError("serve: --budget %d: want megabytes, at least 1", *budget)
 	}
 	policy, err := redact.ParsePolicy(*policyName)
 	if err != nil {
@@ -86,11 +90,11 @@ func runServe(env *cliEnv, args []string) error {
 			hosts = append(hosts, h)
 		}
 	}
-	tab, err := loadPrices(*prices)
+	tab, err := loadPrices(env, *prices)
 	if err != nil {
 		return err
 	}
-	opts := web.Options{Prices: tab, Policy: policy, AllowHosts: hosts, Version: version}
+	opts := web.Options{Prices: tab, Policy: policy, AllowHosts: hosts, Version: version, Budget: *budget * web.MB}
 	if len(pos) == 0 {
 		root, err := sessionfiles.Root(os.Getenv)
 		if err != nil {

@@ -81,7 +81,7 @@ func runSessions(env *cliEnv, args []string) error {
 		}
 	}
 	bopts.Keep, bopts.From = q.KeepsSummary, q.Since
-	tab, err := loadPrices(*prices)
+	tab, err := loadPrices(env, *prices)
 	if err != nil {
 		return err
 	}

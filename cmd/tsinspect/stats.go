@@ -58,7 +58,7 @@ func runStats(env *cliEnv, args []string) error {
 	if len(files) == 0 {
 		return readError("stats", pos[0], fmt.Errorf("stats: no capture (*.db) in %s", strings.Join(pos, ", ")))
 	}
-	prices, err := loadPrices(*pricesPath)
+	prices, err := loadPrices(env, *pricesPath)
 	if err != nil {
 		return fmt.Errorf("stats: prices: %w", err)
 	}

@@ -71,7 +71,7 @@ func runTurns(env *cliEnv, args []string) error {
 	if len(pos) != 1 {
 		return usageError("turns: want one capture FILE (see 'tsinspect turns -h')")
 	}
-	tab, err := loadPrices(*prices)
+	tab, err := loadPrices(env, *prices)
 	if err != nil {
 		return err
 	}
@@ -149,7 +149,15 @@ func pricesFlag(fs *flag.FlagSet) *string {
 }
 
 // loadPrices returns the table in path, or for "" the user's price file
-// or the built-in table.
-func loadPrices(path string) (*pricing.Table, error) {
-	return pricing.LoadFor(path)
+// or the built-in table, and says once what the file's entries left out
+// or priced twice (each with its line).
+func loadPrices(env *cliEnv, path string) (*pricing.Table, error) {
+	t, err := pricing.LoadFor(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range t.Warnings {
+		fmt.Fprintf(env.stderr, "tsinspect: warning: prices %s: %s\n", t.File, w)
+	}
+	return t, nil
 }

@@ -64,7 +64,7 @@ the turn list marks each turn that differs from its counterpart in OTHER
 	}
 	kind := source.KindOf(path)
 	title := kind.Title(path)
-	tab, err := loadPrices(*prices)
+	tab, err := loadPrices(env, *prices)
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ else works as in 'tsinspect open'.
 	if *speed <= 0 || *speed > 1024 {
 		return usageError("replay: --speed %g: want a factor above 0 and at most 1024", *speed)
 	}
-	tab, err := loadPrices(*prices)
+	tab, err := loadPrices(env, *prices)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package sessionfiles
+package regfile
 
 // openFlags: opening a pipe by name does not block on these systems.
 const openFlags = 0

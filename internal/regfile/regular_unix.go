@@ -1,6 +1,6 @@
 //go:build unix
 
-package sessionfiles
+package regfile
 
 import "syscall"
 
