@@ -142,6 +142,7 @@ func replayServes(t *testing.T, path string) {
 // the base each body is decompressed against), not of the capture
 // (buffering it all peaked near 4 times its size).
 func TestExportStreams(t *testing.T) {
+	kit.Skips.Short(t, "a long export (about 10 s)")
 	path := filepath.Join(t.TempDir(), "big.db")
 	db, err := store.Open(path)
 	if err != nil {
