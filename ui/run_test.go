@@ -77,9 +77,16 @@ func cellsText(cells []tcell.SimCell, w, h int) string {
 	return b.String()
 }
 
+// patience is the least a wait on the screen lasts before it fails: the
+// waits poll, so a passing test takes no longer, and only a broken program
+// (not a loaded machine) runs them out. The within a test gives says how
+// soon the screen is expected to change.
+const patience = 2 * time.Minute
+
 // waitFor waits until the screen shows want, and returns the screen.
 func waitFor(t *testing.T, sim *syncSim, want string, within time.Duration) string {
 	t.Helper()
+	within = max(within, patience)
 	deadline := time.Now().Add(within)
 	select {
 	case <-sim.shown:
@@ -102,6 +109,7 @@ func waitFor(t *testing.T, sim *syncSim, want string, within time.Duration) stri
 // with what it shows then.
 func waitUntil(t *testing.T, sim *syncSim, what string, within time.Duration, ok func(string) bool) {
 	t.Helper()
+	within = max(within, patience)
 	deadline := time.Now().Add(within)
 	for {
 		text := screenText(sim)
