@@ -221,7 +221,17 @@ type scrubber struct {
 	// only; nil otherwise).
 	servers  map[string]string
 	serverRe *regexp.Regexp
+	// memo is what text made of each text it scrubbed (a long session's
+	// report holds the same system prompt, tool descriptions and texts
+	// turn after turn: each distinct one is scrubbed once), up to
+	// memoBytes of texts; a server added since changes what text makes,
+	// and empties it.
+	memo      map[string]string
+	memoBytes int
 }
+
+// maxMemoBytes bounds the texts the scrubber remembers.
+const maxMemoBytes = 64 << 20
 
 func newScrubber(k *Known) *scrubber {
 	s := &scrubber{pats: patterns(), names: map[string]map[string]int{}, count: map[string]int{}, wordOf: map[string]literal{}}
@@ -272,6 +282,22 @@ func (s *scrubber) text(t string) string {
 	if t == "" {
 		return t
 	}
+	if r, ok := s.memo[t]; ok {
+		return r
+	}
+	r := s.scrub(t)
+	if s.memoBytes+len(t)+len(r) <= maxMemoBytes {
+		if s.memo == nil {
+			s.memo = map[string]string{}
+		}
+		s.memo[t] = r
+		s.memoBytes += len(t) + len(r)
+	}
+	return r
+}
+
+// scrub is text without the memo.
+func (s *scrubber) scrub(t string) string {
 	for _, l := range s.literals {
 		if strings.Contains(t, l.value) {
 			t = strings.ReplaceAll(t, l.value, s.pseudonym(l.class, l.value))
@@ -343,6 +369,7 @@ func (s *scrubber) addServer(name string) string {
 	p := fmt.Sprintf("s%d", len(s.servers)+1)
 	s.servers[name] = p
 	s.serverRe = nil
+	s.memo, s.memoBytes = nil, 0 // texts scrubbed before did not know it
 	return p
 }
 
