@@ -78,6 +78,8 @@ func trimmed(r *record, tr *transcript) record {
 	case "user":
 		if len(r.Message) > 0 && !tr.mayMatter(r.Message) {
 			c.Message = json.RawMessage(`{}`)
+		} else if len(r.Message) > 0 {
+			c.Message = userGist(r.Message)
 		}
 	case "assistant":
 		if m, ok := readMessage(r.Message); ok {
@@ -113,7 +115,56 @@ func trimmed(r *record, tr *transcript) record {
 	default:
 		c.Data = nil
 	}
+	// Nothing kept points into the file's read buffer: the index keeps
+	// these records, and the listing would keep every buffer alive.
+	// (The messages and progress data kept were written anew above.)
+	if r.Type != "user" && r.Type != "assistant" {
+		c.Message = bytes.Clone(c.Message)
+	}
+	c.Attachment, c.CompactMetadata = bytes.Clone(c.Attachment), bytes.Clone(c.CompactMetadata)
+	c.Error, c.Params = bytes.Clone(c.Error), bytes.Clone(c.Params)
 	return c
+}
+
+// userGist is what the listing reads of a user message that may matter to
+// it (transcript.mayMatter), written small: each tool result's call, error
+// mark, tool_reference names and the texts the listing tells apart, and
+// the note after an empty reply.
+func userGist(msg json.RawMessage) json.RawMessage {
+	var m struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(msg, &m) != nil {
+		return json.RawMessage(`{}`)
+	}
+	var blocks []any
+	for _, res := range toolResults(m.Content) {
+		var inner []any
+		for _, name := range res.refs {
+			inner = append(inner, map[string]string{"type": "tool_reference", "tool_name": name})
+		}
+		if res.noMatch {
+			inner = append(inner, map[string]string{"type": "text", "text": noMatchText})
+		}
+		if res.none {
+			inner = append(inner, map[string]string{"type": "text", "text": noSuchToolText})
+		}
+		if inner == nil {
+			inner = []any{}
+		}
+		blocks = append(blocks, map[string]any{"type": "tool_result", "tool_use_id": res.id, "is_error": res.isError, "content": inner})
+	}
+	if bytes.Contains(m.Content, []byte(emptyReplyText)) {
+		blocks = append(blocks, map[string]string{"type": "text", "text": emptyReplyText})
+	}
+	if blocks == nil {
+		blocks = []any{}
+	}
+	b, err := json.Marshal(map[string]any{"role": "user", "content": blocks})
+	if err != nil {
+		return json.RawMessage(`{}`)
+	}
+	return b
 }
 
 // resumeFiles checks that the files of e are those r read, grown: it
