@@ -78,7 +78,6 @@ type Session struct {
 
 type shape struct {
 	system, tools []byte // canonical
-	sysv, toolsv  any    // decoded when a mark needs them
 }
 
 // request is a request of the session, from its api-request record or
