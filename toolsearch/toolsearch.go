@@ -449,9 +449,7 @@ func missingRequired(required, parts []string, t Tool) []string {
 func NameParts(name string) (parts []string, full string) {
 	if rest, ok := strings.CutPrefix(name, "mcp__"); ok {
 		rest = strings.ToLower(rest)
-		for _, p := range strings.FieldsFunc(rest, func(r rune) bool { return r == '_' }) {
-			parts = append(parts, p)
-		}
+		parts = append(parts, strings.FieldsFunc(rest, func(r rune) bool { return r == '_' })...)
 		full = strings.ReplaceAll(strings.ReplaceAll(rest, "__", " "), "_", " ")
 		return parts, full
 	}
