@@ -17,10 +17,11 @@ import (
 // digest is a SHA-256 of canonical bytes.
 type digest [sha256.Size]byte
 
-// billingPrefix starts the system block Claude Code uses as a billing
+// BillingPrefix starts the system block Claude Code uses as a billing
 // header. Its value changes between the main agent and subagents and may
-// carry a per-request token; it is not part of the cached prefix.
-const billingPrefix = "x-anthropic-billing-header:"
+// carry a per-request token; it is not part of the cached prefix. Its
+// cc_version names the client.
+const BillingPrefix = "x-anthropic-billing-header:"
 
 // CanonicalJSON re-encodes raw with sorted object keys, no insignificant
 // whitespace and no HTML escaping, leaving out every "cache_control" key
@@ -302,7 +303,7 @@ func chain(prev, next digest) digest {
 // isBillingBlock reports whether a system block is Claude Code's billing
 // header.
 func isBillingBlock(b decode.SystemBlock) bool {
-	return strings.HasPrefix(strings.TrimSpace(b.Text), billingPrefix)
+	return strings.HasPrefix(strings.TrimSpace(b.Text), BillingPrefix)
 }
 
 // firstDiff returns the offset of the first byte where a and b differ, or
