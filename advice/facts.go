@@ -266,11 +266,7 @@ type Deferral struct {
 
 // serverOf is the MCP server of a tool name, "" for another tool.
 func serverOf(name string) string {
-	rest, ok := strings.CutPrefix(name, "mcp__")
-	if !ok {
-		return ""
-	}
-	server, _, ok := strings.Cut(rest, "__")
+	server, _, ok := decode.SplitMCP(name)
 	if !ok {
 		return ""
 	}
