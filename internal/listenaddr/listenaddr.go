@@ -1,0 +1,36 @@
+// Package listenaddr reads the addresses tsinspect's servers listen on
+// (the --listen of record, replay-server, serve and standin): HOST:PORT
+// with a port from 0 (any free one) to 65535, and whether the host is
+// this machine alone.
+package listenaddr
+
+import (
+	"net"
+	"strconv"
+)
+
+// ValidPort reports whether port is a TCP port number (0: any free one).
+func ValidPort(port string) bool {
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 0 && n <= 65535
+}
+
+// Host returns the host of addr; ok is false when addr is not HOST:PORT
+// with a valid port.
+func Host(addr string) (host string, ok bool) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || !ValidPort(port) {
+		return "", false
+	}
+	return host, true
+}
+
+// Loopback reports whether host names this machine alone: localhost, or
+// a loopback IP address.
+func Loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
