@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/internal/canonjson"
 	"github.com/tsinspect/tsinspect/internal/crash"
 )
 
@@ -586,7 +587,7 @@ func short(h string) string {
 // messageContent is a message's content as blocks (a string as one text
 // block); nil when it does not parse.
 func messageContent(raw json.RawMessage) []any {
-	v, err := decodeValue(raw)
+	v, err := canonjson.Decode(raw)
 	if err != nil {
 		return nil
 	}

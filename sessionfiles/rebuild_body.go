@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"sort"
 	"strconv"
+
+	"github.com/tsinspect/tsinspect/internal/canonjson"
 )
 
 // built is a rebuilt request body and what rebuilding the next request
@@ -200,7 +202,7 @@ func (s *Session) requestBody(q *request, buf []byte, base *built) built {
 // elements of each mark's path lead to the value (1 for ["system", i],
 // 2 for ["messages", i, "content", j]).
 func applyMarks(canon []byte, marks []mark, skip int) []byte {
-	v, err := decodeValue(canon)
+	v, err := canonjson.Decode(canon)
 	if err != nil {
 		return canon
 	}
@@ -209,7 +211,7 @@ func applyMarks(canon []byte, marks []mark, skip int) []byte {
 		if skip == 1 {
 			path = m.Path[1:]
 		}
-		val, err := decodeValue(m.Value)
+		val, err := canonjson.Decode(m.Value)
 		if err != nil {
 			continue
 		}

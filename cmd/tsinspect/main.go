@@ -186,7 +186,7 @@ func internalPackage(name string) bool {
 	// Every package of the module but the commands: TestEveryPackageNamed
 	// fails when one is added without its name here.
 	switch name {
-	case "advice", "capture", "claudetap", "claudetools", "claudetrace", "compare", "comparetest", "contentcoding", "corpus", "coverage", "crash",
+	case "advice", "canonjson", "capture", "claudetap", "claudetools", "claudetrace", "compare", "comparetest", "contentcoding", "corpus", "coverage", "crash",
 		"decode", "democapture", "diffreport", "exchange", "filter", "fixtures", "gather", "golden", "har", "httpflow", "importer",
 		"listenaddr", "longsession", "mcpclient", "mcpserver", "memlimit", "mitmflow", "numfmt", "otlp", "outfile",
 		"pcap", "pcaptest", "pricing", "rawbodies", "realsession", "recon", "recording", "redact", "replayserver",
