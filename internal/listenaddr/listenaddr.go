@@ -5,8 +5,10 @@
 package listenaddr
 
 import (
+	"errors"
 	"net"
 	"strconv"
+	"syscall"
 )
 
 // ValidPort reports whether port is a TCP port number (0: any free one).
@@ -33,4 +35,14 @@ func Loopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// InUseHint is what command cmd adds to an error of listening on an
+// address another program holds: how to get a free port; "" for another
+// error.
+func InUseHint(cmd string, err error) string {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return " (is another tsinspect " + cmd + " running? --listen 127.0.0.1:0 picks a free port)"
+	}
+	return ""
 }

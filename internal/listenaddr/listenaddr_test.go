@@ -1,6 +1,10 @@
 package listenaddr
 
-import "testing"
+import (
+	"errors"
+	"net"
+	"testing"
+)
 
 func TestHost(t *testing.T) {
 	for addr, want := range map[string]string{
@@ -25,5 +29,23 @@ func TestLoopback(t *testing.T) {
 		if got := Loopback(host); got != want {
 			t.Errorf("Loopback(%q) = %v", host, got)
 		}
+	}
+}
+
+func TestInUseHint(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skipf("no loopback: %v", err)
+	}
+	defer ln.Close()
+	_, err = net.Listen("tcp", ln.Addr().String())
+	if err == nil {
+		t.Fatal("the same address bound twice")
+	}
+	if InUseHint("serve", err) == "" {
+		t.Errorf("no hint for %v", err)
+	}
+	if InUseHint("serve", errors.New("other")) != "" {
+		t.Error("a hint for another error")
 	}
 }
