@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"strings"
 
 	"github.com/tsinspect/tsinspect/filter"
@@ -151,13 +149,7 @@ func pricesFlag(fs *flag.FlagSet) *string {
 }
 
 // loadPrices returns the table in path, or for "" the user's price file
-// or the built-in table. A --prices file that is read but not understood
-// says where its forms are told.
+// or the built-in table.
 func loadPrices(path string) (*pricing.Table, error) {
-	t, err := pricing.LoadFor(path)
-	var pe *fs.PathError
-	if path != "" && err != nil && !errors.As(err, &pe) {
-		return nil, fmt.Errorf("%w (the forms a price file takes: 'tsinspect prices -h')", err)
-	}
-	return t, err
+	return pricing.LoadFor(path)
 }
