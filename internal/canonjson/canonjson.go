@@ -105,7 +105,6 @@ func WriteString(buf *bytes.Buffer, s string, o Options) {
 // writeGo writes s as a JSON string the way encoding/json does with
 // HTML escaping off: invalid UTF-8 becomes U+FFFD.
 func writeGo(buf *bytes.Buffer, s string) {
-	const hex = "0123456789abcdef"
 	buf.WriteByte('"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -116,25 +115,7 @@ func writeGo(buf *bytes.Buffer, s string) {
 				continue
 			}
 			buf.WriteString(s[start:i])
-			switch c {
-			case '"', '\\':
-				buf.WriteByte('\\')
-				buf.WriteByte(c)
-			case '\n':
-				buf.WriteString(`\n`)
-			case '\r':
-				buf.WriteString(`\r`)
-			case '\t':
-				buf.WriteString(`\t`)
-			case '\b':
-				buf.WriteString(`\b`)
-			case '\f':
-				buf.WriteString(`\f`)
-			default:
-				buf.WriteString(`\u00`)
-				buf.WriteByte(hex[c>>4])
-				buf.WriteByte(hex[c&0xf])
-			}
+			writeEscaped(buf, c)
 			i++
 			start = i
 			continue
@@ -164,7 +145,6 @@ func writeGo(buf *bytes.Buffer, s string) {
 // writeJS writes s as JSON.stringify does: only the quote, the
 // backslash and control characters are escaped.
 func writeJS(buf *bytes.Buffer, s string) {
-	const hex = "0123456789abcdef"
 	buf.WriteByte('"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -179,29 +159,37 @@ func writeJS(buf *bytes.Buffer, s string) {
 			continue
 		}
 		buf.WriteString(s[start:i])
-		switch c {
-		case '"':
-			buf.WriteString(`\"`)
-		case '\\':
-			buf.WriteString(`\\`)
-		case '\b':
-			buf.WriteString(`\b`)
-		case '\f':
-			buf.WriteString(`\f`)
-		case '\n':
-			buf.WriteString(`\n`)
-		case '\r':
-			buf.WriteString(`\r`)
-		case '\t':
-			buf.WriteString(`\t`)
-		default:
-			buf.WriteString(`\u00`)
-			buf.WriteByte(hex[c>>4])
-			buf.WriteByte(hex[c&0xf])
-		}
+		writeEscaped(buf, c)
 		i++
 		start = i
 	}
 	buf.WriteString(s[start:])
 	buf.WriteByte('"')
+}
+
+// hex is the digits of a \u escape.
+const hex = "0123456789abcdef"
+
+// writeEscaped writes the escape of c, the quote, the backslash or a
+// control character, as both escapings write it.
+func writeEscaped(buf *bytes.Buffer, c byte) {
+	switch c {
+	case '"', '\\':
+		buf.WriteByte('\\')
+		buf.WriteByte(c)
+	case '\n':
+		buf.WriteString(`\n`)
+	case '\r':
+		buf.WriteString(`\r`)
+	case '\t':
+		buf.WriteString(`\t`)
+	case '\b':
+		buf.WriteString(`\b`)
+	case '\f':
+		buf.WriteString(`\f`)
+	default:
+		buf.WriteString(`\u00`)
+		buf.WriteByte(hex[c>>4])
+		buf.WriteByte(hex[c&0xf])
+	}
 }
