@@ -90,7 +90,7 @@ func runStandin(env *cliEnv, args []string) error {
 	if host, ok := listenaddr.Host(*listen); !ok {
 		return usageError("standin: --listen %q: want HOST:PORT, e.g. 127.0.0.1:8642", *listen)
 	} else if !listenaddr.Loopback(host) {
-		return usageError("standin: --listen %q is not a loopback address", *listen)
+		return usageError("standin: --listen %q is not a loopback address: the stand-in serves this machine alone (e.g. 127.0.0.1:8642)", *listen)
 	}
 	if err := outsideClaudeDir("standin", "--mcp-config", *mcpConfig); err != nil {
 		return err
