@@ -9,7 +9,6 @@ import (
 
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
-	"github.com/tsinspect/tsinspect/timeline"
 )
 
 // DefaultMinSessions is how many sessions a piece of advice must rest on
@@ -296,30 +295,4 @@ func names(ss []string, n int) string {
 		return strings.Join(ss, ", ")
 	}
 	return strings.Join(ss[:n], ", ") + fmt.Sprintf(" and %d more", len(ss)-n)
-}
-
-// Session is a session to advise from, for a caller that holds its
-// timeline: the timeline, and how to name the session.
-type Session struct {
-	Ref      Ref
-	Timeline *timeline.Session
-	// Schemas are the sizes of deferred tools' definitions the session's
-	// files keep apart from its requests (FactsOptions.Schemas;
-	// sessionfiles.DeferredSchemas reads them); nil for none.
-	Schemas map[string]int
-}
-
-// AdviseSessions reads each session's facts at prices (Of) and advises
-// from them (Advise): what a view that holds the timelines already calls.
-// Reading many sessions from disk is package gather's, which keeps only
-// the facts.
-func AdviseSessions(ss []Session, prices *pricing.Table, o Options) *Result {
-	fs := make([]*Facts, 0, len(ss))
-	for _, s := range ss {
-		fs = append(fs, Of(s.Timeline, s.Ref, FactsOptions{Prices: prices, Schemas: s.Schemas}))
-	}
-	if o.Prices == "" && prices != nil {
-		o.Prices = prices.Describe()
-	}
-	return Advise(fs, o)
 }

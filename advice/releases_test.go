@@ -121,20 +121,6 @@ func TestEveryRelease(t *testing.T) {
 		if err := r.WriteText(&out, advice.TextOptions{Evidence: 10}); err != nil {
 			t.Fatal(err)
 		}
-		// The same from the timelines, as a view that holds them calls it.
-		var ss []advice.Session
-		entries, _ := sessionfiles.List(dir)
-		for _, e := range entries {
-			b, _, err := source.ReadFile(context.Background(), e.Path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			schemas, _ := sessionfiles.DeferredSchemas(e)
-			ss = append(ss, advice.Session{Ref: advice.Ref{ID: e.ID, Project: e.Project}, Timeline: b.Session(), Schemas: schemas})
-		}
-		if got := advice.AdviseSessions(ss, tab, advice.Options{MinSessions: 1}); len(got.Advice) != len(r.Advice) || got.Prices != r.Prices {
-			t.Errorf("%s: AdviseSessions gives %d pieces of advice, Advise over Of %d", rel, len(got.Advice), len(r.Advice))
-		}
 		// The default threshold: no advice rests on fewer than 3
 		// sessions.
 		for _, a := range advice.Advise(fs, advice.Options{}).Advice {

@@ -575,7 +575,7 @@ func QueryMode(q string) (mode string, selected []string) {
 			return ModeRequired, nil
 		}
 	}
-	if len(terms) == 1 && strings.HasPrefix(terms[0], "mcp__") {
+	if len(terms) == 1 && IsMCP(terms[0]) {
 		return ModePrefix, nil
 	}
 	return ModeKeyword, nil

@@ -10,7 +10,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/redact"
@@ -98,38 +97,8 @@ func Build(a, b Input, opts Options) *Result {
 // redactor collects the private values of both sessions and the tool
 // names whose servers the strict policy numbers.
 func redactor(a, b Input, p redact.Policy) *redact.Values {
-	var exs []*exchange.Exchange
-	var tools []string
-	seen := map[string]bool{}
-	decoded := map[*exchange.Exchange]*decode.Turn{}
-	for _, in := range []Input{a, b} {
-		exs = append(exs, in.Exchanges...)
-		for _, t := range in.Session.Turns {
-			if t.Decoded == nil {
-				continue
-			}
-			decoded[t.Exchange] = t.Decoded
-			for _, n := range t.Decoded.Catalog {
-				if !seen[n] {
-					seen[n] = true
-					tools = append(tools, n)
-				}
-			}
-			for _, tl := range t.Decoded.Request.Tools {
-				if !seen[tl.Name] {
-					seen[tl.Name] = true
-					tools = append(tools, tl.Name)
-				}
-			}
-		}
-	}
-	known := redact.CollectDecoded(exs, func(ex *exchange.Exchange) *decode.Turn {
-		if d, ok := decoded[ex]; ok {
-			return d
-		}
-		return decode.Decode(ex)
-	})
-	return redact.NewValues(p, known, tools)
+	exs := append(append([]*exchange.Exchange(nil), a.Exchanges...), b.Exchanges...)
+	return redact.ValuesFor(p, exs, a.Session, b.Session)
 }
 
 // redact passes every string of the result through v: names and values

@@ -21,6 +21,18 @@ type Usage struct {
 	At time.Time
 }
 
+// SplitCacheWrites is a response's cache writes by how long they live:
+// the 5-minute and 1-hour counts of its usage's cache_creation when they
+// add up to total (its cache_creation_input_tokens), else all of total as
+// 5-minute writes (a response without the split, or one whose split does
+// not add up).
+func SplitCacheWrites(total, ephemeral5m, ephemeral1h int64) (w5m, w1h int64) {
+	if ephemeral5m+ephemeral1h == total {
+		return ephemeral5m, ephemeral1h
+	}
+	return total, 0
+}
+
 // Prompt returns the whole prompt size: input, cache reads and writes.
 func (u Usage) Prompt() int64 {
 	return u.Input + u.CacheRead + u.CacheWrite5m + u.CacheWrite1h

@@ -25,10 +25,16 @@ func ConfigPath() (path string, ok bool) {
 // LoadFor returns the table a command prices with: the file named by
 // --prices (flagPath) when given, else the user's price file ([ConfigPath])
 // when there is one, else the built-in table. A file that is there but
-// cannot be read or parsed is an error, never skipped.
+// cannot be read or parsed is an error, never skipped; one read but not
+// understood says where the forms of a price file are told.
 func LoadFor(flagPath string) (*Table, error) {
 	if flagPath != "" {
-		return Load(flagPath)
+		t, err := Load(flagPath)
+		var pe *fs.PathError
+		if err != nil && !errors.As(err, &pe) {
+			return nil, fmt.Errorf("%w (the forms a price file takes: 'tsinspect prices -h')", err)
+		}
+		return t, err
 	}
 	path, ok := ConfigPath()
 	if !ok {

@@ -2,33 +2,20 @@ package recording
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"regexp"
-	"strconv"
-)
 
-// ValidPort reports whether port is a TCP port number (0: any free one).
-func ValidPort(port string) bool {
-	n, err := strconv.Atoi(port)
-	return err == nil && n >= 0 && n <= 65535
-}
+	"github.com/tsinspect/tsinspect/internal/listenaddr"
+)
 
 // CheckListen refuses a listen address that is not HOST:PORT, or, unless
 // allowRemote, not a loopback address.
 func CheckListen(addr string, allowRemote bool) error {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil || !ValidPort(port) {
+	host, ok := listenaddr.Host(addr)
+	if !ok {
 		return fmt.Errorf("--listen %q: want HOST:PORT, e.g. 127.0.0.1:8080", addr)
 	}
-	if host == "localhost" {
-		return nil
-	}
-	ip := net.ParseIP(host)
-	if ip != nil && ip.IsLoopback() {
-		return nil
-	}
-	if allowRemote {
+	if listenaddr.Loopback(host) || allowRemote {
 		return nil
 	}
 	return fmt.Errorf("--listen %q is not a loopback address; add --allow-remote if you mean it", addr)

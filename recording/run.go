@@ -15,6 +15,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/capture"
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/internal/listenaddr"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/internal/shell"
 	"github.com/tsinspect/tsinspect/otlp"
@@ -148,7 +149,7 @@ func record(f Config) (int, error) {
 	case errors.As(err, &ce):
 		return 0, store.TargetError("record", f.DB, ce.Err)
 	case errors.As(err, &le):
-		return 0, fmt.Errorf("record: %w", err)
+		return 0, fmt.Errorf("record: %w%s", err, listenaddr.InUseHint("record", err))
 	case err != nil:
 		return 0, err
 	}

@@ -3,7 +3,6 @@ package redact
 import (
 	"strings"
 
-	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/report"
@@ -24,16 +23,7 @@ func Report(b *timeline.Builder, version string, tab *pricing.Table, p Policy) (
 			counted = append(counted, *ex)
 		}
 	}
-	turns := map[*exchange.Exchange]*decode.Turn{}
-	for _, t := range s.Turns {
-		turns[t.Exchange] = t.Decoded
-	}
-	known := CollectDecoded(exs, func(ex *exchange.Exchange) *decode.Turn {
-		if d, ok := turns[ex]; ok {
-			return d
-		}
-		return decode.Decode(ex) // not a turn: its body was kept
-	})
+	known, _ := knownOf(exs, s)
 	r := report.BuildWithCounts(s, version, report.CountTokens(counted))
 	r.Price(tab)
 	if p == Off {

@@ -41,6 +41,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/report"
 	"github.com/tsinspect/tsinspect/timeline"
@@ -181,11 +182,7 @@ func (a *applier) registerServers(r *report.Report) {
 
 // mcpParts splits mcp__SERVER__tool.
 func mcpParts(name string) (server, tool string, ok bool) {
-	rest, found := strings.CutPrefix(name, "mcp__")
-	if !found {
-		return "", "", false
-	}
-	server, tool, ok = strings.Cut(rest, "__")
+	server, tool, ok = decode.SplitMCP(name)
 	return server, tool, ok && server != ""
 }
 

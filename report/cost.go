@@ -88,11 +88,7 @@ type ThreadCost struct {
 // usage converts a report turn's usage to what pricing bills.
 func (u Usage) pricing() pricing.Usage {
 	pu := pricing.Usage{Input: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CacheReadInputTokens, Speed: u.Speed, WebSearches: u.WebSearchRequests}
-	if u.CacheCreation5m+u.CacheCreation1h == u.CacheCreationInputTokens && u.CacheCreationInputTokens > 0 {
-		pu.CacheWrite5m, pu.CacheWrite1h = u.CacheCreation5m, u.CacheCreation1h
-	} else {
-		pu.CacheWrite5m = u.CacheCreationInputTokens
-	}
+	pu.CacheWrite5m, pu.CacheWrite1h = pricing.SplitCacheWrites(u.CacheCreationInputTokens, u.CacheCreation5m, u.CacheCreation1h)
 	return pu
 }
 

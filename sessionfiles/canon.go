@@ -4,9 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
-	"strconv"
-	"unicode/utf8"
+
+	"github.com/tsinspect/tsinspect/internal/canonjson"
 )
 
 // The files name each message by the SHA-256 of its JSON as Claude Code
@@ -17,21 +16,10 @@ import (
 // The helpers here write that encoding, which is also the form the rebuilt
 // request bodies take.
 
-// decodeValue parses JSON keeping numbers as written.
-func decodeValue(raw []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
 // canonMessage is a message in the files' hashing form: every field of
 // it, content as blocks, cache_control left out.
 func canonMessage(raw json.RawMessage) ([]byte, error) {
-	v, err := decodeValue(raw)
+	v, err := canonjson.Decode(raw)
 	if err != nil {
 		return nil, fmt.Errorf("message: %w", err)
 	}
@@ -50,7 +38,7 @@ func canonMessage(raw json.RawMessage) ([]byte, error) {
 // canonValue re-encodes raw JSON in the hashing form; omitMarks leaves
 // cache_control out.
 func canonValue(raw []byte, omitMarks bool) ([]byte, error) {
-	v, err := decodeValue(raw)
+	v, err := canonjson.Decode(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -61,100 +49,11 @@ func canonValue(raw []byte, omitMarks bool) ([]byte, error) {
 
 // writeCanon writes v with sorted keys and JavaScript's escaping.
 func writeCanon(buf *bytes.Buffer, v any, omitMarks bool) {
-	switch x := v.(type) {
-	case nil:
-		buf.WriteString("null")
-	case bool:
-		if x {
-			buf.WriteString("true")
-		} else {
-			buf.WriteString("false")
-		}
-	case json.Number:
-		buf.WriteString(string(x))
-	case float64:
-		buf.WriteString(strconv.FormatFloat(x, 'g', -1, 64))
-	case int:
-		buf.WriteString(strconv.Itoa(x))
-	case string:
-		writeJSString(buf, x)
-	case []any:
-		buf.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			writeCanon(buf, e, omitMarks)
-		}
-		buf.WriteByte(']')
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			if omitMarks && k == "cache_control" {
-				continue
-			}
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		buf.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			writeJSString(buf, k)
-			buf.WriteByte(':')
-			writeCanon(buf, x[k], omitMarks)
-		}
-		buf.WriteByte('}')
-	case json.RawMessage:
-		buf.Write(x)
-	default:
-		b, _ := json.Marshal(x)
-		buf.Write(b)
-	}
+	canonjson.Write(buf, v, canonjson.Options{OmitMarks: omitMarks, JS: true})
 }
 
 // writeJSString writes s as JSON.stringify does: only the quote, the
 // backslash and control characters are escaped.
 func writeJSString(buf *bytes.Buffer, s string) {
-	const hex = "0123456789abcdef"
-	buf.WriteByte('"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			if c < utf8.RuneSelf {
-				i++
-				continue
-			}
-			_, size := utf8.DecodeRuneInString(s[i:])
-			i += size
-			continue
-		}
-		buf.WriteString(s[start:i])
-		switch c {
-		case '"':
-			buf.WriteString(`\"`)
-		case '\\':
-			buf.WriteString(`\\`)
-		case '\b':
-			buf.WriteString(`\b`)
-		case '\f':
-			buf.WriteString(`\f`)
-		case '\n':
-			buf.WriteString(`\n`)
-		case '\r':
-			buf.WriteString(`\r`)
-		case '\t':
-			buf.WriteString(`\t`)
-		default:
-			buf.WriteString(`\u00`)
-			buf.WriteByte(hex[c>>4])
-			buf.WriteByte(hex[c&0xf])
-		}
-		i++
-		start = i
-	}
-	buf.WriteString(s[start:])
-	buf.WriteByte('"')
+	canonjson.WriteString(buf, s, canonjson.Options{JS: true})
 }

@@ -45,18 +45,6 @@ func (p *Priced) add(tab *pricing.Table, u TurnUsage) {
 	p.USD += c.Total
 }
 
-// merge adds o into p.
-func (p *Priced) merge(o Priced) {
-	p.USD += o.USD
-	p.BreaksUSD += o.BreaksUSD
-	for _, s := range o.PricedAs {
-		p.PricedAs = appendNew(p.PricedAs, s)
-	}
-	for _, s := range o.Unpriced {
-		p.Unpriced = appendNew(p.Unpriced, s)
-	}
-}
-
 func appendNew(ss []string, s string) []string {
 	if slices.Contains(ss, s) {
 		return ss

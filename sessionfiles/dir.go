@@ -443,7 +443,7 @@ func Resolve(root, arg string) (Entry, error) {
 	}
 	switch len(found) {
 	case 0:
-		return Entry{}, fmt.Errorf("open session %s: %w under %s", arg, ErrNoSession, root)
+		return Entry{}, fmt.Errorf("open session %s: %w under %s ('tsinspect sessions' lists their IDs)", arg, ErrNoSession, root)
 	case 1:
 		return found[0], nil
 	}

@@ -1,9 +1,6 @@
 package sessionfiles
 
-import (
-	"bytes"
-	"encoding/json"
-)
+import "bytes"
 
 // lightRecord reads what the listing needs of one record: its type, its
 // place in the transcript and the members the transcript reads, as spans
@@ -87,18 +84,6 @@ func lightRecord(line []byte, r *record) (ok bool) {
 		return e
 	})
 	return end >= 0
-}
-
-// lightParams is the model of an api-request record's params.
-func lightModel(params json.RawMessage) string {
-	if len(params) == 0 {
-		return ""
-	}
-	var p struct {
-		Model string `json:"model"`
-	}
-	_ = json.Unmarshal(params, &p)
-	return p.Model
 }
 
 // lightMessage is what the transcript reads of an answer's record: its

@@ -120,11 +120,4 @@ func IsSessionFile(path string) bool {
 	return strings.HasSuffix(path, ".jsonl")
 }
 
-// IsSession reports whether src is a Claude Code session read from its
-// files.
-func IsSession(src Source) bool {
-	_, ok := src.(*Files)
-	return ok
-}
-
 var _ Source = (*Files)(nil)

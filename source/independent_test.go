@@ -374,8 +374,7 @@ func ckSplitThreads(f ckFile, byUUID map[string]*ckRecord) {
 		return
 	}
 	roots := map[string]string{}
-	var rootOf func(r *ckRecord) string
-	rootOf = func(r *ckRecord) string {
+	rootOf := func(r *ckRecord) string {
 		var path []*ckRecord
 		cur := r
 		root := ""

@@ -197,7 +197,7 @@ func breakCause(v ruleView, base, k int) (cause, why string) {
 		return CauseSystem, fmt.Sprintf("the speed setting changed from %s to %s, which invalidates the cached system prompt and messages", orAbsent(a), orAbsent(c))
 	}
 	if !equalStrings(p.betas, t.betas) {
-		added, removed := setDiff(p.betas, t.betas)
+		added, removed := SetDiff(p.betas, t.betas)
 		return CauseBetas, "the betas changed (" + changeList(added, removed) + ")"
 	}
 	if why, ok := messagesChange(p, t); ok {
@@ -476,7 +476,7 @@ func toolsChange(a, b []toolEntry) string {
 			changed = append(changed, t.name)
 		}
 	}
-	added, removed := setDiff(an, bn)
+	added, removed := SetDiff(an, bn)
 	var parts []string
 	if len(added) > 0 || len(removed) > 0 {
 		parts = append(parts, changeList(added, removed))

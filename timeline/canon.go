@@ -5,22 +5,21 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"io"
-	"sort"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/internal/canonjson"
 	"github.com/tsinspect/tsinspect/internal/sharing"
 )
 
 // digest is a SHA-256 of canonical bytes.
 type digest [sha256.Size]byte
 
-// billingPrefix starts the system block Claude Code uses as a billing
+// BillingPrefix starts the system block Claude Code uses as a billing
 // header. Its value changes between the main agent and subagents and may
-// carry a per-request token; it is not part of the cached prefix.
-const billingPrefix = "x-anthropic-billing-header:"
+// carry a per-request token; it is not part of the cached prefix. Its
+// cc_version names the client.
+const BillingPrefix = "x-anthropic-billing-header:"
 
 // CanonicalJSON re-encodes raw with sorted object keys, no insignificant
 // whitespace and no HTML escaping, leaving out every "cache_control" key
@@ -29,116 +28,17 @@ const billingPrefix = "x-anthropic-billing-header:"
 // is the same as an absent one, so neither tells two contents apart.
 // Invalid JSON is returned as it is.
 func CanonicalJSON(raw []byte) []byte {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
+	v, err := canonjson.Decode(raw)
+	if err != nil {
 		return raw
 	}
 	var buf bytes.Buffer
-	writeCanonical(&buf, v)
+	canonjson.Write(&buf, v, canonjson.Options{OmitMarks: true, OmitNulls: true})
 	return buf.Bytes()
 }
 
-func writeCanonical(buf *bytes.Buffer, v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k, val := range x {
-			if k == "cache_control" || val == nil {
-				continue
-			}
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		buf.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			writeString(buf, k)
-			buf.WriteByte(':')
-			writeCanonical(buf, x[k])
-		}
-		buf.WriteByte('}')
-	case []any:
-		buf.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			writeCanonical(buf, e)
-		}
-		buf.WriteByte(']')
-	case string:
-		writeString(buf, x)
-	case json.Number:
-		buf.WriteString(x.String())
-	case bool:
-		buf.WriteString(strconv.FormatBool(x))
-	default:
-		buf.WriteString("null")
-	}
-}
-
-// writeString writes s as a JSON string the way encoding/json does with
-// HTML escaping off: invalid UTF-8 becomes U+FFFD.
-func writeString(buf *bytes.Buffer, s string) {
-	const hex = "0123456789abcdef"
-	buf.WriteByte('"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			buf.WriteString(s[start:i])
-			switch c {
-			case '"', '\\':
-				buf.WriteByte('\\')
-				buf.WriteByte(c)
-			case '\n':
-				buf.WriteString(`\n`)
-			case '\r':
-				buf.WriteString(`\r`)
-			case '\t':
-				buf.WriteString(`\t`)
-			case '\b':
-				buf.WriteString(`\b`)
-			case '\f':
-				buf.WriteString(`\f`)
-			default:
-				buf.WriteString(`\u00`)
-				buf.WriteByte(hex[c>>4])
-				buf.WriteByte(hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			buf.WriteString(s[start:i])
-			buf.WriteString(`\ufffd`)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			buf.WriteString(s[start:i])
-			buf.WriteString(`\u202`)
-			buf.WriteByte(hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	buf.WriteString(s[start:])
-	buf.WriteByte('"')
-}
+// writeString writes s as a JSON string as CanonicalJSON writes it.
+func writeString(buf *bytes.Buffer, s string) { canonjson.WriteString(buf, s, canonjson.Options{}) }
 
 // canonicalBlock is the canonical form of a content block.
 func canonicalBlock(b decode.Block) []byte {
@@ -302,7 +202,7 @@ func chain(prev, next digest) digest {
 // isBillingBlock reports whether a system block is Claude Code's billing
 // header.
 func isBillingBlock(b decode.SystemBlock) bool {
-	return strings.HasPrefix(strings.TrimSpace(b.Text), billingPrefix)
+	return strings.HasPrefix(strings.TrimSpace(b.Text), BillingPrefix)
 }
 
 // firstDiff returns the offset of the first byte where a and b differ, or

@@ -8,23 +8,6 @@ import (
 	"github.com/tsinspect/tsinspect/decode"
 )
 
-func TestWriteStringMatchesEncodingJSON(t *testing.T) {
-	for _, s := range []string{"", "plain", `quote " and \ back`, "line\nbreak\ttab\r\b\f", "\x00\x01\x1f\x7f", "<html> & 'x'",
-		"naïve — ✓ 🚀", "bad \xff\xfe utf8", "\u2028\u2029", "mixed \xc3"} {
-		var want bytes.Buffer
-		enc := json.NewEncoder(&want)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(s); err != nil {
-			t.Fatal(err)
-		}
-		var got bytes.Buffer
-		writeString(&got, s)
-		if got.String() != string(bytes.TrimRight(want.Bytes(), "\n")) {
-			t.Errorf("%q: got %s, want %s", s, got.String(), want.String())
-		}
-	}
-}
-
 func TestCanonicalJSON(t *testing.T) {
 	a := CanonicalJSON([]byte(`{"type":"tool_result", "content":[{"type":"text","text":"a","cache_control":{"type":"ephemeral"}}],"tool_use_id":"x","cache_control":{"type":"ephemeral","ttl":"1h"},"citations":null,"n":1.50}`))
 	b := CanonicalJSON([]byte(`{"tool_use_id":"x","type":"tool_result","content":[{"text":"a","type":"text"}],"n":1.50}`))

@@ -11,11 +11,11 @@ import (
 func PricingUsage(u decode.Usage) pricing.Usage {
 	pu := pricing.Usage{Input: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CacheReadInputTokens,
 		Speed: u.Speed, WebSearches: u.WebSearchRequests}
-	if cc := u.CacheCreation; cc != nil && cc.Ephemeral5m+cc.Ephemeral1h == u.CacheCreationInputTokens {
-		pu.CacheWrite5m, pu.CacheWrite1h = cc.Ephemeral5m, cc.Ephemeral1h
-	} else {
-		pu.CacheWrite5m = u.CacheCreationInputTokens
+	var w5m, w1h int64
+	if cc := u.CacheCreation; cc != nil {
+		w5m, w1h = cc.Ephemeral5m, cc.Ephemeral1h
 	}
+	pu.CacheWrite5m, pu.CacheWrite1h = pricing.SplitCacheWrites(u.CacheCreationInputTokens, w5m, w1h)
 	return pu
 }
 

@@ -20,8 +20,8 @@ func diffs(infos []*info, memo *analysed) {
 			t.CatalogAdded, t.CatalogRemoved, t.WorkingAdded, t.WorkingRemoved = d[0], d[1], d[2], d[3]
 			continue
 		}
-		t.CatalogAdded, t.CatalogRemoved = setDiff(p.Catalog, in.d.Catalog)
-		t.WorkingAdded, t.WorkingRemoved = setDiff(workingNames(p), workingNames(in.d))
+		t.CatalogAdded, t.CatalogRemoved = SetDiff(p.Catalog, in.d.Catalog)
+		t.WorkingAdded, t.WorkingRemoved = SetDiff(workingNames(p), workingNames(in.d))
 		memo.keepDiff(key, [4][]string{t.CatalogAdded, t.CatalogRemoved, t.WorkingAdded, t.WorkingRemoved})
 	}
 }
@@ -35,7 +35,7 @@ func workingNames(d *decode.Turn) []string {
 }
 
 // setDiff returns the sorted names in b but not a, and in a but not b.
-func setDiff(a, b []string) (added, removed []string) {
+func SetDiff(a, b []string) (added, removed []string) {
 	in := func(list []string) map[string]bool {
 		m := make(map[string]bool, len(list))
 		for _, s := range list {

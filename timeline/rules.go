@@ -519,7 +519,7 @@ func ruleToolSearchOff(v ruleView, k int) []Flag {
 		if t.DeferLoading || t.ServerSearch || t.Name == decode.ClientSearchTool {
 			return nil
 		}
-		if strings.HasPrefix(t.Name, "mcp__") {
+		if decode.IsMCP(t.Name) {
 			mcp = append(mcp, t.Name)
 		}
 	}

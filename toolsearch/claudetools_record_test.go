@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,5 +102,5 @@ func TestRecordClaudeTools(t *testing.T) {
 	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Log(fmt.Sprintf("wrote %s: %d tools", path, len(tools)))
+	t.Logf("wrote %s: %d tools", path, len(tools))
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/toolsearch/claudetools"
 )
 
@@ -54,12 +55,9 @@ func Findable(alg Algorithm, tools, pool []Tool, maxResults int) []Finding {
 		parts, _ := NameParts(t.Name)
 		action := parts
 		server := ""
-		if t.IsMCP() {
-			if rest := strings.TrimPrefix(t.Name, "mcp__"); strings.Contains(rest, "__") {
-				srv, act, _ := strings.Cut(rest, "__")
-				server = strings.ToLower(srv)
-				action, _ = NameParts("mcp__" + act)
-			}
+		if srv, act, ok := decode.SplitMCP(t.Name); ok {
+			server = strings.ToLower(srv)
+			action, _ = NameParts(decode.MCPPrefix + act)
 		}
 		var queries []string
 		add := func(q string) {

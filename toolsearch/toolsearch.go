@@ -17,6 +17,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/exchange"
 )
 
@@ -183,7 +184,7 @@ type Tool struct {
 }
 
 // IsMCP reports whether the tool is an MCP tool (weighted higher).
-func (t Tool) IsMCP() bool { return strings.HasPrefix(t.Name, "mcp__") }
+func (t Tool) IsMCP() bool { return decode.IsMCP(t.Name) }
 
 // Candidate is one tool a search considered.
 type Candidate struct {
@@ -447,11 +448,9 @@ func missingRequired(required, parts []string, t Tool) []string {
 // mcp__slack__send_message gives slack, send, message and "slack send
 // message"; NotebookEdit gives notebook, edit and "notebook edit".
 func NameParts(name string) (parts []string, full string) {
-	if rest, ok := strings.CutPrefix(name, "mcp__"); ok {
+	if rest, ok := strings.CutPrefix(name, decode.MCPPrefix); ok {
 		rest = strings.ToLower(rest)
-		for _, p := range strings.FieldsFunc(rest, func(r rune) bool { return r == '_' }) {
-			parts = append(parts, p)
-		}
+		parts = append(parts, strings.FieldsFunc(rest, func(r rune) bool { return r == '_' })...)
 		full = strings.ReplaceAll(strings.ReplaceAll(rest, "__", " "), "_", " ")
 		return parts, full
 	}
@@ -475,12 +474,11 @@ func NameParts(name string) (parts []string, full string) {
 // '.' and blanks; for another tool the CamelCase parts, and the whole
 // name as its coarse part.
 func observedParts(name string) (parts, coarse []string, full string) {
-	rest, ok := strings.CutPrefix(name, "mcp__")
-	if !ok {
+	if !decode.IsMCP(name) {
 		parts, full = NameParts(name)
 		return parts, []string{strings.ToLower(name)}, full
 	}
-	server, tool, _ := strings.Cut(rest, "__")
+	server, tool, _ := decode.SplitMCP(name)
 	for _, n := range []string{server, tool} {
 		if n = strings.ToLower(n); n != "" {
 			coarse = append(coarse, n)

@@ -3,7 +3,6 @@ package web
 import (
 	"strings"
 
-	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/timeline"
@@ -33,39 +32,23 @@ func newRedactor(p redact.Policy, s *timeline.Session) *redactor {
 	if p == redact.Off || p == "" {
 		return &redactor{policy: redact.Off}
 	}
-	var known *redact.Known
-	var tools, queries []string
-	if s != nil {
-		var exs []*exchange.Exchange
-		decoded := map[*exchange.Exchange]*decode.Turn{}
-		seen := map[string]bool{}
-		for _, t := range s.Turns {
-			if t.Exchange == nil || t.Decoded == nil {
-				continue
-			}
-			exs = append(exs, t.Exchange)
-			for _, q := range t.NewSearches {
-				if q.Query != "" {
-					queries = append(queries, q.Query)
-				}
-			}
-			decoded[t.Exchange] = t.Decoded
-			for _, n := range t.Decoded.Catalog {
-				if !seen[n] {
-					seen[n] = true
-					tools = append(tools, n)
-				}
-			}
-			for _, tl := range t.Decoded.Request.Tools {
-				if !seen[tl.Name] {
-					seen[tl.Name] = true
-					tools = append(tools, tl.Name)
-				}
+	if s == nil {
+		return &redactor{policy: p, v: redact.NewValues(p, nil, nil)}
+	}
+	var exs []*exchange.Exchange
+	var queries []string
+	for _, t := range s.Turns {
+		if t.Exchange == nil || t.Decoded == nil {
+			continue
+		}
+		exs = append(exs, t.Exchange)
+		for _, q := range t.NewSearches {
+			if q.Query != "" {
+				queries = append(queries, q.Query)
 			}
 		}
-		known = redact.CollectDecoded(exs, func(ex *exchange.Exchange) *decode.Turn { return decoded[ex] })
 	}
-	v := redact.NewValues(p, known, tools)
+	v := redact.ValuesFor(p, exs, s)
 	v.KeepQueries(queries)
 	return &redactor{policy: p, v: v}
 }

@@ -119,7 +119,7 @@ func run(dir, sizeList, copyList string, projects, window int) error {
 					return err
 				}
 				if kit.Claude == "" {
-					return fmt.Errorf("Claude Code not found: install @anthropic-ai/claude-code@%s or set TSINSPECT_CLAUDE", session.ClaudeVersion)
+					return fmt.Errorf("record: Claude Code not found: install @anthropic-ai/claude-code@%s or set TSINSPECT_CLAUDE", session.ClaudeVersion)
 				}
 			}
 			if err := record(kit, rec, n, window); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/importer"
 	"github.com/tsinspect/tsinspect/importer/har"
+	"github.com/tsinspect/tsinspect/internal/listenaddr"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/internal/outfile"
 	"github.com/tsinspect/tsinspect/otlp"
@@ -293,11 +294,11 @@ func runReplayServer(env *cliEnv, args []string) error {
 	}
 	srv := replayserver.New(exs, replayserver.Options{Fast: *fast, Log: env.stderr})
 	if srv.Len() == 0 {
-		return fmt.Errorf("replay-server: %s holds no recorded responses", pos[0])
+		return fmt.Errorf("replay-server: %s holds no recorded responses (it answers with what a capture recorded: record one with 'tsinspect record --db FILE -- COMMAND')", pos[0])
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
-		return fmt.Errorf("replay-server: listen on %s: %w", *listen, recording.UnwrapOp(err))
+		return fmt.Errorf("replay-server: listen on %s: %w%s", *listen, recording.UnwrapOp(err), listenaddr.InUseHint("replay-server", err))
 	}
 	return srv.Run(ln, pos[0], env.stdout, env.stderr)
 }

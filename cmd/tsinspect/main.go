@@ -186,9 +186,9 @@ func internalPackage(name string) bool {
 	// Every package of the module but the commands: TestEveryPackageNamed
 	// fails when one is added without its name here.
 	switch name {
-	case "advice", "cachefile", "capture", "catalog", "claudetap", "claudetools", "claudetrace", "compare", "comparetest", "contentcoding", "corpus", "coverage", "crash",
+	case "advice", "cachefile", "canonjson", "capture", "catalog", "claudetap", "claudetools", "claudetrace", "compare", "comparetest", "contentcoding", "corpus", "coverage", "crash",
 		"decode", "democapture", "diffreport", "exchange", "filter", "fixtures", "gather", "golden", "har", "httpflow", "importer",
-		"longsession", "mcpclient", "mcpserver", "memlimit", "mitmflow", "numfmt", "otlp", "outfile",
+		"listenaddr", "longsession", "mcpclient", "mcpserver", "memlimit", "mitmflow", "numfmt", "otlp", "outfile",
 		"pcap", "pcaptest", "pricing", "rawbodies", "regfile", "realsession", "recon", "recording", "redact", "replayserver",
 		"report", "session", "sessionfiles", "sharing", "shell", "source", "stats", "suggest", "store", "termsafe", "textout", "timeline", "tlsrec", "toolsearch", "tooltokens", "ui", "vcr", "view", "web":
 		return true

@@ -55,7 +55,7 @@ func exportOTLP(env *cliEnv, path, endpoint, policyName string) error {
 	s, st := otlp.Send(cfg, exs, otlp.ExchangesSeed(started, exs), policy, version)
 	fmt.Fprintln(env.stderr, "tsinspect: "+s.Sent(st, cfg.URL))
 	if st.Undelivered() > 0 {
-		return fmt.Errorf("export: %d spans not delivered: %s", st.Undelivered(), st.LastError)
+		return fmt.Errorf("export: %d spans not delivered: %s (is the collector at %s up? the same command sends them again)", st.Undelivered(), st.LastError, cfg.URL)
 	}
 	return nil
 }

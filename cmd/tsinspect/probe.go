@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -111,7 +113,9 @@ func runProbe(env *cliEnv, args []string) error {
 		list = kept
 	}
 	pool, sizes, err := mcpclient.Probe(env.stdout, list, *timeout)
-	if err != nil {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w (a server slower to start or answer: raise --timeout, now %v)", err, *timeout)
+	} else if err != nil {
 		return err
 	}
 	failed := false

@@ -144,7 +144,7 @@ func runRecord(env *cliEnv, args []string) error {
 	}
 	if len(f.command) > 0 {
 		if _, err := exec.LookPath(f.command[0]); err != nil {
-			return fmt.Errorf("record: command %q not found", f.command[0])
+			return fmt.Errorf("record: command %q not found (install it, or give its path after '--')", f.command[0])
 		}
 	}
 	// The recorded command's output is its own: it passes as it is (a

@@ -92,7 +92,7 @@ func reportAdvice(env *cliEnv, dir, format, out string, policy redact.Policy, ta
 		return err
 	}
 	if r == nil {
-		return readError("report", dir, fmt.Errorf("report: no sessions in %s", dir))
+		return readError("report", dir, fmt.Errorf("report: no sessions in %s (give a directory of Claude Code's session files, such as ~/.claude/projects, or of captures)", dir))
 	}
 	shared := redact.Advice(r, policy)
 	if policy == redact.Off {

@@ -8,10 +8,10 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 
+	"github.com/tsinspect/tsinspect/internal/listenaddr"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/sessionfiles"
@@ -74,8 +74,8 @@ func runServe(env *cliEnv, args []string) error {
 	if err != nil {
 		return usageError("serve: --redact %q: want default, strict or off", *policyName)
 	}
-	host, port, err := net.SplitHostPort(*listen)
-	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+	host, ok := listenaddr.Host(*listen)
+	if !ok {
 		return usageError("serve: --listen %q: want host:port, e.g. %s", *listen, defaultServeAddr)
 	}
 	if host != "localhost" && net.ParseIP(host) == nil {

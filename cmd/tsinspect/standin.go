@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -11,8 +10,8 @@ import (
 
 	"github.com/tsinspect/tsinspect/fixtures"
 	"github.com/tsinspect/tsinspect/fixtures/mcpserver"
+	"github.com/tsinspect/tsinspect/internal/listenaddr"
 	"github.com/tsinspect/tsinspect/internal/outfile"
-	"github.com/tsinspect/tsinspect/recording"
 )
 
 const standinAbout = `
@@ -88,10 +87,10 @@ func runStandin(env *cliEnv, args []string) error {
 	if !ok {
 		return usageError("standin: --scenario %q: want %s", *scenario, orList(fixtures.ScenarioNames()))
 	}
-	if host, port, err := net.SplitHostPort(*listen); err != nil || !recording.ValidPort(port) {
+	if host, ok := listenaddr.Host(*listen); !ok {
 		return usageError("standin: --listen %q: want HOST:PORT, e.g. 127.0.0.1:8642", *listen)
-	} else if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return usageError("standin: --listen %q is not a loopback address", *listen)
+	} else if !listenaddr.Loopback(host) {
+		return usageError("standin: --listen %q is not a loopback address: the stand-in serves this machine alone (e.g. 127.0.0.1:8642)", *listen)
 	}
 	if err := outsideClaudeDir("standin", "--mcp-config", *mcpConfig); err != nil {
 		return err

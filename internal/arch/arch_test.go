@@ -66,6 +66,18 @@ var onlyFrom = map[string][]string{
 // web view reads through package source too.
 var forbidden = [][2]string{{"ui", "store"}, {"ui", "report"}, {"web", "store"}}
 
+// reachedOnlyVia says, for each forbidden import, through which packages
+// the first may still reach the second by a chain of imports (none: it
+// may not reach it at all). The UI and the web view reach the store only
+// through package source, which is how they read captures; and the web
+// view through textout, whose notes under the listing it shows and whose
+// exchanges table takes the store's rows (store.Summary, a type).
+var reachedOnlyVia = map[[2]string][]string{
+	{"ui", "store"}:  {"source"},
+	{"ui", "report"}: nil,
+	{"web", "store"}: {"source", "textout"},
+}
+
 type pkg struct {
 	ImportPath   string
 	Imports      []string
@@ -180,6 +192,117 @@ func TestTestOnly(t *testing.T) {
 	for m, owner := range testOnly {
 		if !used[m] {
 			t.Errorf("testOnly names %s for %s, whose tests do not import it: remove it", owner, m)
+		}
+	}
+}
+
+// graph is this module's packages and what each imports of the module
+// (their own code, not their tests).
+type graph map[string][]string
+
+func moduleGraph(pkgs []pkg) graph {
+	g := graph{}
+	for _, p := range pkgs {
+		g[p.ImportPath] = nil
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, module+"/") {
+				g[p.ImportPath] = append(g[p.ImportPath], strings.TrimPrefix(imp, module+"/"))
+			}
+		}
+	}
+	return g
+}
+
+// chain is the shortest chain of imports from package from to a package
+// for which hit is true, not passing through a package for which skip is
+// true ("from" itself is never skipped), as "a -> b -> c"; "" when there
+// is none.
+func (g graph) chain(from string, hit, skip func(string) bool) string {
+	prev := map[string]string{from: ""}
+	queue := []string{from}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, q := range g[p] {
+			if _, seen := prev[q]; seen {
+				continue
+			}
+			prev[q] = p
+			if hit(q) {
+				path := []string{q}
+				for at := p; at != ""; at = prev[at] {
+					path = append([]string{at}, path...)
+				}
+				return strings.Join(path, " -> ")
+			}
+			if !skip(q) {
+				queue = append(queue, q)
+			}
+		}
+	}
+	return ""
+}
+
+// TestReach holds the map beyond direct imports: what a package may not
+// import it may not reach through others either. A pure package reaches
+// none of the module's packages that do I/O; the importers, the UI and the
+// web view are reached only from where they may be imported; and a
+// forbidden import is not made by way of another package, but where
+// reachedOnlyVia says through which packages it may.
+func TestReach(t *testing.T) {
+	g := moduleGraph(listPackages(t))
+	never := func(string) bool { return false }
+	for _, p := range pure {
+		if _, ok := g[p]; !ok {
+			t.Errorf("pure names %s, which is not a package", p)
+			continue
+		}
+		isImpure := func(q string) bool {
+			for _, bad := range impure {
+				if strings.HasPrefix(bad, module+"/") && within(q, strings.TrimPrefix(bad, module+"/")) {
+					return true
+				}
+			}
+			return false
+		}
+		if c := g.chain(p, isImpure, never); c != "" {
+			t.Errorf("%s reaches a package that does I/O: %s", p, c)
+		}
+	}
+	for p := range g {
+		for guarded, allowed := range onlyFrom {
+			ok := within(p, guarded)
+			for _, a := range allowed {
+				ok = ok || within(p, a)
+			}
+			if ok {
+				continue
+			}
+			if c := g.chain(p, func(q string) bool { return within(q, guarded) }, never); c != "" {
+				t.Errorf("%s reaches %s, which only %v may import: %s", p, guarded, allowed, c)
+			}
+		}
+	}
+	for _, f := range forbidden {
+		via, ok := reachedOnlyVia[f]
+		if !ok {
+			t.Errorf("forbidden holds %s -> %s, which reachedOnlyVia does not: say through which packages it may be reached (nil: none)", f[0], f[1])
+			continue
+		}
+		through := func(q string) bool {
+			for _, v := range via {
+				if within(q, v) {
+					return true
+				}
+			}
+			return false
+		}
+		if c := g.chain(f[0], func(q string) bool { return within(q, f[1]) }, through); c != "" {
+			if len(via) == 0 {
+				t.Errorf("%s reaches %s: %s", f[0], f[1], c)
+			} else {
+				t.Errorf("%s reaches %s other than through %v: %s", f[0], f[1], via, c)
+			}
 		}
 	}
 }

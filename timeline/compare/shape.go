@@ -10,11 +10,6 @@ import (
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
-// billingPrefix starts Claude Code's billing-header system block, whose
-// cc_version the client line shows and whose other values may change on
-// every request.
-const billingPrefix = "x-anthropic-billing-header:"
-
 // shape is what a thread's requests look like: its first request's
 // client, model, betas, system blocks, announcement and parameters, and
 // the first definition of every tool and every catalog name any of its
@@ -83,7 +78,7 @@ func firstShape(t *timeline.Turn) *shape {
 	sh.betas = append(append(sh.betas, r.Betas...), r.BodyBetas...)
 	for _, b := range r.System {
 		text := b.Text
-		if strings.HasPrefix(text, billingPrefix) {
+		if strings.HasPrefix(text, timeline.BillingPrefix) {
 			text = billing(text)
 		}
 		sh.system = append(sh.system, sysBlock{text: text, key: text + "\x00" + cacheControl(b.Raw)})
@@ -113,13 +108,13 @@ func firstShape(t *timeline.Turn) *shape {
 // rest, such as cch, is per request).
 func billing(text string) string {
 	var keep []string
-	for _, part := range strings.Split(strings.TrimPrefix(text, billingPrefix), ";") {
+	for _, part := range strings.Split(strings.TrimPrefix(text, timeline.BillingPrefix), ";") {
 		part = strings.TrimSpace(part)
 		if strings.HasPrefix(part, "cc_entrypoint=") {
 			keep = append(keep, part)
 		}
 	}
-	return billingPrefix + " " + strings.Join(keep, "; ")
+	return timeline.BillingPrefix + " " + strings.Join(keep, "; ")
 }
 
 // cacheControl is a block's cache_control, keys sorted, "" when it has
@@ -168,7 +163,7 @@ func shapeChanges(p threadPair, sa, sb *timeline.Session) []Change {
 	for _, c := range toolChanges(a, b) {
 		add(c)
 	}
-	if added, removed := setDiff(a.catalog, b.catalog); len(added)+len(removed) > 0 {
+	if added, removed := timeline.SetDiff(a.catalog, b.catalog); len(added)+len(removed) > 0 {
 		add(Change{Area: AreaCatalog, Item: "catalog", Op: "changed", A: fmt.Sprintf("%d tools", len(a.catalog)),
 			B: fmt.Sprintf("%d tools", len(b.catalog)), Detail: strings.TrimSuffix(strings.TrimPrefix(changeText(added, removed), " ("), ")"),
 			Added: added, Removed: removed})
@@ -263,7 +258,7 @@ func systemChanges(a, b *shape) []Change {
 			}
 		}
 	}
-	billing := func(x sysBlock) bool { return strings.HasPrefix(x.text, billingPrefix) }
+	billing := func(x sysBlock) bool { return strings.HasPrefix(x.text, timeline.BillingPrefix) }
 	pass(func(x, y sysBlock) bool { return x.key == y.key })
 	pass(func(x, y sysBlock) bool { return x.text == y.text })
 	pass(func(x, y sysBlock) bool { return billing(x) == billing(y) })

@@ -241,11 +241,11 @@ func fields(a, b *facts) []Field {
 	add("model", a.model, b.model)
 	add("status", fmt.Sprint(a.status), fmt.Sprint(b.status))
 	add("stop reason", a.stop, b.stop)
-	if added, removed := setDiff(a.catalog, b.catalog); len(added)+len(removed) > 0 {
+	if added, removed := timeline.SetDiff(a.catalog, b.catalog); len(added)+len(removed) > 0 {
 		out = append(out, Field{Name: FieldCatalog, A: fmt.Sprintf("%d tools", len(a.catalog)), B: fmt.Sprintf("%d tools", len(b.catalog)) + changeText(added, removed),
 			Added: added, Removed: removed})
 	}
-	if added, removed := setDiff(a.working, b.working); len(added)+len(removed) > 0 {
+	if added, removed := timeline.SetDiff(a.working, b.working); len(added)+len(removed) > 0 {
 		out = append(out, Field{Name: FieldWorkingSet, A: fmt.Sprintf("%d tools", len(a.working)), B: fmt.Sprintf("%d tools", len(b.working)) + changeText(added, removed),
 			Added: added, Removed: removed})
 	}
@@ -325,29 +325,4 @@ func changeText(added, removed []string) string {
 		return ""
 	}
 	return " (" + strings.Join(parts, "; ") + ")"
-}
-
-// setDiff returns the sorted names in b but not a, and in a but not b.
-func setDiff(a, b []string) (added, removed []string) {
-	in := func(list []string) map[string]bool {
-		m := make(map[string]bool, len(list))
-		for _, s := range list {
-			m[s] = true
-		}
-		return m
-	}
-	am, bm := in(a), in(b)
-	for s := range bm {
-		if !am[s] {
-			added = append(added, s)
-		}
-	}
-	for s := range am {
-		if !bm[s] {
-			removed = append(removed, s)
-		}
-	}
-	sort.Strings(added)
-	sort.Strings(removed)
-	return added, removed
 }

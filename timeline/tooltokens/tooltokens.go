@@ -17,7 +17,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
@@ -311,15 +310,11 @@ func (ds *definitions) addDeferred(key string, n int) {
 
 // mcpServer is "mcp__server__" for an MCP tool's name, "" for another.
 func mcpServer(name string) string {
-	rest, ok := strings.CutPrefix(name, "mcp__")
+	server, _, ok := decode.SplitMCP(name)
 	if !ok {
 		return ""
 	}
-	server, _, ok := strings.Cut(rest, "__")
-	if !ok {
-		return ""
-	}
-	return "mcp__" + server + "__"
+	return decode.MCPPrefix + server + "__"
 }
 
 // guess is the size, in bytes, a catalog tool whose schema the capture

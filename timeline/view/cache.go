@@ -248,10 +248,6 @@ type PrefixChange struct {
 	Betas bool
 }
 
-// billingHeader starts Claude Code's first system block, which varies per
-// request and is not part of the cached prefix.
-const billingHeader = "x-anthropic-billing-header"
-
 // FirstPrefixChange finds the first point where cur's prompt prefix
 // differs from prev's. Deferred tools are not part of the prefix, nor is
 // Claude Code's billing header, and cache_control markers are ignored (they
@@ -301,7 +297,7 @@ func FirstPrefixChange(prev, cur *decode.Turn) PrefixChange {
 		if i < len(c.System) {
 			b = &c.System[i]
 		}
-		if a != nil && b != nil && strings.HasPrefix(a.Text, billingHeader) && strings.HasPrefix(b.Text, billingHeader) {
+		if a != nil && b != nil && strings.HasPrefix(a.Text, timeline.BillingPrefix) && strings.HasPrefix(b.Text, timeline.BillingPrefix) {
 			continue
 		}
 		if a == nil || b == nil || a.Type != b.Type || a.Text != b.Text {

@@ -1,0 +1,67 @@
+package canonjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+func TestWriteStringGoMatchesEncodingJSON(t *testing.T) {
+	for _, s := range []string{"", "plain", `quote " and \ back`, "line\nbreak\ttab\r\b\f", "\x00\x01\x1f\x7f", "<html> & 'x'",
+		"naïve — ✓ 🚀", "bad \xff\xfe utf8", "\u2028\u2029", "mixed \xc3"} {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		WriteString(&got, s, Options{})
+		if got.String() != string(bytes.TrimRight(want.Bytes(), "\n")) {
+			t.Errorf("%q: got %s, want %s", s, got.String(), want.String())
+		}
+	}
+}
+
+func TestWriteStringJS(t *testing.T) {
+	for s, want := range map[string]string{
+		"plain":            `"plain"`,
+		"<a&b>\u2028é":     "\"<a&b>\u2028é\"",
+		"q\"b\\\n\x01":     `"q\"b\\\n\u0001"`,
+		"bad \xff":         "\"bad \xff\"",
+		"\b\f\r\t\x1f end": `"\b\f\r\t\u001f end"`,
+	} {
+		var got bytes.Buffer
+		WriteString(&got, s, Options{JS: true})
+		if got.String() != want {
+			t.Errorf("%q: got %s, want %s", s, got.String(), want)
+		}
+	}
+}
+
+func TestWrite(t *testing.T) {
+	raw := []byte(`{"b":[1.50,true,null],"a":{"cache_control":{"type":"ephemeral"},"x":null,"y":"\u2028"}}`)
+	v, err := Decode(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{}, `{"a":{"cache_control":{"type":"ephemeral"},"x":null,"y":"\u2028"},"b":[1.50,true,null]}`},
+		{Options{OmitMarks: true, OmitNulls: true}, `{"a":{"y":"\u2028"},"b":[1.50,true,null]}`},
+		{Options{OmitMarks: true, JS: true}, "{\"a\":{\"x\":null,\"y\":\"\u2028\"},\"b\":[1.50,true,null]}"},
+	} {
+		var buf bytes.Buffer
+		Write(&buf, v, c.o)
+		if buf.String() != c.want {
+			t.Errorf("%+v: got %s, want %s", c.o, buf.String(), c.want)
+		}
+	}
+	var buf bytes.Buffer
+	Write(&buf, map[string]any{"i": 3, "f": 0.5, "r": json.RawMessage(`{"k":1}`), "s": []string{"x"}}, Options{JS: true})
+	if want := `{"f":0.5,"i":3,"r":{"k":1},"s":["x"]}`; buf.String() != want {
+		t.Errorf("Go values: got %s, want %s", buf.String(), want)
+	}
+}
