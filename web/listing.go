@@ -326,9 +326,7 @@ func captureRow(ctx context.Context, path string, tab *pricing.Table, version st
 		row.CostUSD, row.CacheBreaks, row.BreaksUSD, row.BlindCalls = c.TotalUSD, c.CacheBreaks, c.CacheBreaksUSD, c.BlindCalls
 		row.CostKnown = len(c.Unpriced) == 0 && c.UsageProblems == 0
 		row.Unpriced = c.Unpriced
-		for _, e := range c.Estimated {
-			row.PricedAs = append(row.PricedAs, e)
-		}
+		row.PricedAs = append(row.PricedAs, c.Estimated...)
 	}
 	return row, nil
 }
