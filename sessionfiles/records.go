@@ -280,6 +280,20 @@ func scanRecords(r io.Reader, s *scanned) error {
 				// Still being written: left for the next read.
 				s.partial = true
 				return nil
+			case uerr != nil && lightRecord(trimmed, &rec) && rec.Type != "":
+				// Damaged inside a member (a bad escape, a stray byte): the
+				// record's frame still reads, as the listing reads it; what
+				// the damaged member held is lost with it.
+				s.problem(Problem{s.path, s.at.lines + 1, "damaged (" + shortErr(uerr) + "): read as far as its frame goes"})
+				if rec.Type == "assistant" && !json.Valid(rec.Message) {
+					// What the listing reads of it: the answer's ID,
+					// model, blocks and usage.
+					rec.Message = answerGist(rec.Message)
+				}
+				if !knownTypes[rec.Type] {
+					s.unknown[rec.Type]++
+				}
+				s.records = append(s.records, rec)
 			case uerr != nil:
 				s.problem(Problem{s.path, s.at.lines + 1, "not a JSON record: " + shortErr(uerr)})
 			default:

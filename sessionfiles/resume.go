@@ -82,21 +82,8 @@ func trimmed(r *record, tr *transcript) record {
 			c.Message = userGist(r.Message)
 		}
 	case "assistant":
-		if m, ok := readMessage(r.Message); ok {
-			blocks := make([]map[string]string, len(m.blocks))
-			for i, b := range m.blocks {
-				blocks[i] = map[string]string{"type": b.typ, "id": b.id, "name": b.name}
-			}
-			out := map[string]any{"id": m.id, "model": m.model, "content": blocks}
-			if m.stopped {
-				out["stop_reason"] = "stopped"
-			}
-			if len(m.usage) > 0 {
-				out["usage"] = json.RawMessage(m.usage)
-			}
-			if b, err := json.Marshal(out); err == nil {
-				c.Message = b
-			}
+		if b := answerGist(r.Message); b != nil {
+			c.Message = b
 		}
 	case "attachment":
 		if !bytes.Contains(r.Attachment, []byte(`"deferred_tools_delta"`)) {
@@ -124,6 +111,32 @@ func trimmed(r *record, tr *transcript) record {
 	c.Attachment, c.CompactMetadata = bytes.Clone(c.Attachment), bytes.Clone(c.CompactMetadata)
 	c.Error, c.Params = bytes.Clone(c.Error), bytes.Clone(c.Params)
 	return c
+}
+
+// answerGist is what the listing reads of an answer's record, written
+// anew: its ID, model, blocks' type, ID and name, stop mark and usage; nil
+// when the message does not walk as one.
+func answerGist(msg json.RawMessage) json.RawMessage {
+	m, ok := readMessage(msg)
+	if !ok {
+		return nil
+	}
+	blocks := make([]map[string]string, len(m.blocks))
+	for i, b := range m.blocks {
+		blocks[i] = map[string]string{"type": b.typ, "id": b.id, "name": b.name}
+	}
+	out := map[string]any{"id": m.id, "model": m.model, "content": blocks}
+	if m.stopped {
+		out["stop_reason"] = "stopped"
+	}
+	if len(m.usage) > 0 && json.Valid(m.usage) {
+		out["usage"] = json.RawMessage(m.usage)
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // userGist is what the listing reads of a user message that may matter to

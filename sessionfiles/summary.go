@@ -292,7 +292,11 @@ func (s *Summary) summarise(tr *transcript) {
 		}
 		for _, res := range q.results {
 			name := tr.calls[res.id]
-			if (name == searchToolName || name == mcpSearchToolName) && !res.none {
+			// A search's result, or one that loaded tools whose call was
+			// read (its name lost to damage), on the request that carries
+			// the call too.
+			_, called := tr.calls[res.id]
+			if ((name == searchToolName || name == mcpSearchToolName) && !res.none || len(res.refs) > 0 && called) && !res.offChain {
 				s.Searches++
 				if len(res.refs) == 0 {
 					s.EmptySearches++

@@ -1,6 +1,8 @@
 package sessionfiles
 
 import (
+	"bytes"
+	"encoding/json"
 	"sort"
 	"strconv"
 	"time"
@@ -88,6 +90,10 @@ type tresult struct {
 	id                     string
 	refs                   []string
 	isError, noMatch, none bool
+	// offChain: the call it answers was made by another answer than the
+	// one its user message follows (its chain was cut, in a damaged
+	// file): no request carries the call with it.
+	offChain bool
 }
 
 // mlist is a persistent list of closed messages, newest first: each the
@@ -136,6 +142,9 @@ type transcript struct {
 	// times are the records' times by UUID: a request made from the
 	// transcript was sent at the time of the record it continues.
 	times map[string]time.Time
+	// callRecord is the UUID of the record of each tool_use (by its ID),
+	// callAnswer the message ID of the answer that made it.
+	callRecord, callAnswer map[string]string
 	// merged are the nodes made by withSideResults, by the node they
 	// were made from.
 	merged map[*tnode]mergedNode
@@ -189,7 +198,7 @@ func newTranscript(add func([]byte) int32) *transcript {
 	return &transcript{root: &tnode{runMsg: -1}, add: add, nodes: map[string]*tnode{}, tip: map[string]*tnode{}, last: map[string]*request{}, clock: map[string]time.Time{}, fileSeq: map[string]int{},
 		answers: map[string]*request{}, records: map[string]*request{}, calls: map[string]string{},
 		counted: map[string]bool{}, seen: map[string]bool{}, searches: map[string]bool{}, waiting: map[string][]waitingRecord{},
-		callsOf: map[string][]string{}, resultRec: map[string]*resultRecord{}, times: map[string]time.Time{}, merged: map[*tnode]mergedNode{},
+		callsOf: map[string][]string{}, resultRec: map[string]*resultRecord{}, times: map[string]time.Time{}, merged: map[*tnode]mergedNode{}, callRecord: map[string]string{}, callAnswer: map[string]string{},
 		asstBlocks: map[string][][]byte{}, whole: map[*tnode]*tnode{}}
 }
 
@@ -260,11 +269,33 @@ func (tr *transcript) endRound(all bool) {
 				tr.dups++
 				continue
 			}
-			w.r.ParentUUID = parentRef{Set: true}
+			// A tool result hangs under its call: one whose parent is
+			// gone continues from the record that made the call.
+			w.r.ParentUUID = parentRef{Set: true, UUID: tr.callRecordOf(w.r)}
 			tr.record(w.r, w.file)
 		}
 	}
 	tr.round++
+}
+
+// callRecordOf is the UUID of the record that made a call r (a user
+// record) holds the result of, "" for none read.
+func (tr *transcript) callRecordOf(r *record) string {
+	if r.Type != "user" || !bytes.Contains(r.Message, []byte(`"tool_result"`)) {
+		return ""
+	}
+	var m struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(r.Message, &m) != nil {
+		return ""
+	}
+	for _, res := range toolResults(m.Content) {
+		if u := tr.callRecord[res.id]; u != "" && u != r.UUID {
+			return u
+		}
+	}
+	return ""
 }
 
 // readyWaiting takes out of tr.waiting the records to read as they are:

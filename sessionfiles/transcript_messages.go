@@ -101,7 +101,13 @@ func (tr *transcript) userContent(parent *tnode, blocks [][]byte, results []tres
 		n.run = append(slices.Clip(n.run), blocks...)
 	}
 	if len(results) > 0 {
+		k := len(n.results)
 		n.results = append(slices.Clip(n.results), results...)
+		for i := k; i < len(n.results); i++ {
+			if a, ok := tr.callAnswer[n.results[i].id]; ok && a != n.prevAsst {
+				n.results[i].offChain = true
+			}
+		}
 		for _, res := range results {
 			if len(res.refs) == 0 {
 				continue
@@ -233,6 +239,12 @@ func (tr *transcript) assistant(r *record, parent *tnode, file string) *tnode {
 		if b.typ == "tool_use" && b.id != "" {
 			if _, ok := tr.calls[b.id]; !ok && m.id != "" {
 				tr.callsOf[m.id] = append(tr.callsOf[m.id], b.id)
+			}
+			if r.UUID != "" {
+				tr.callRecord[b.id] = r.UUID
+			}
+			if m.id != "" {
+				tr.callAnswer[b.id] = m.id
 			}
 			tr.calls[b.id] = b.name
 			if b.name == searchToolName || b.name == mcpSearchToolName {

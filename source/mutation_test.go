@@ -173,19 +173,9 @@ func TestMutatedSessionsAgree(t *testing.T) {
 }
 
 // knownDisagreements are the damaged files of the corpus the listing and
-// the timeline still read otherwise, each for a reason that lies in the
-// transcript's reading or the cache-break rule rather than in either
-// side alone:
-//   - a tool result whose record's parent is damaged: the listing counts
-//     its search from the call it read elsewhere in the file, the
-//     timeline's request, cut from that call, does not (#303, #333, #585,
-//     #689, #1766);
-//   - a damaged answer: a blind call (#707) or a turn (#1049) one side
-//     counts.
-//
-// The test fails for any other disagreement, and for any of these that
-// comes to agree.
-var knownDisagreements = map[int]bool{
-	303: true, 333: true, 585: true, 689: true, 1766: true,
-	707: true, 1049: true,
-}
+// the timeline read otherwise, each with its reason: none now (a damaged
+// member costs only itself on both sides; a result whose parent is lost
+// hangs under its call; a search is counted on the request that carries
+// its call). The test fails for any disagreement not listed, and for any
+// listed that comes to agree.
+var knownDisagreements = map[int]bool{}
