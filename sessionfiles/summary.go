@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
@@ -453,11 +454,11 @@ func readAnswer(rs []*record, ms []lightMessage) answer {
 		du, problems := decode.ParseUsage(m.usage)
 		u := &TurnUsage{Input: du.InputTokens, Output: du.OutputTokens, CacheRead: du.CacheReadInputTokens,
 			At: parseTime(rs[i].Timestamp), Speed: du.Speed, WebSearches: du.WebSearchRequests}
-		if d := du.CacheCreation; d != nil && d.Ephemeral5m+d.Ephemeral1h == du.CacheCreationInputTokens {
-			u.CacheWrite5m, u.CacheWrite1h = d.Ephemeral5m, d.Ephemeral1h
-		} else {
-			u.CacheWrite5m = du.CacheCreationInputTokens
+		var e5m, e1h int64
+		if d := du.CacheCreation; d != nil {
+			e5m, e1h = d.Ephemeral5m, d.Ephemeral1h
 		}
+		u.CacheWrite5m, u.CacheWrite1h = pricing.SplitCacheWrites(du.CacheCreationInputTokens, e5m, e1h)
 		// The last record's usage is the final one, problems and all.
 		a.usage, a.problems = u, problems
 	}
