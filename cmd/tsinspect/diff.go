@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/tsinspect/tsinspect/diffreport"
-	"github.com/tsinspect/tsinspect/internal/outfile"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/source"
 )
@@ -101,21 +100,16 @@ func diff(env *cliEnv, args []string) error {
 		policy = redact.Default
 	}
 	if *policyName != "" {
-		if policy, err = redact.ParsePolicy(*policyName); err != nil {
-			return usageError("diff: --redact %q: want default, strict or off", *policyName)
+		if policy, err = parsePolicy("diff", "--redact", *policyName); err != nil {
+			return err
 		}
 	}
 	tab, err := loadPrices(env, *prices)
 	if err != nil {
 		return err
 	}
-	if err := outsideClaudeDir("diff", "--out", *out); err != nil {
+	if err := checkOut("diff", *out); err != nil {
 		return err
-	}
-	if *out != "" && *out != "-" {
-		if err := outfile.Check(*out); err != nil {
-			return fmt.Errorf("diff: %w", err)
-		}
 	}
 	// The two are read at once: a diff takes about as long as reading
 	// the longer one.
@@ -146,12 +140,8 @@ func diff(env *cliEnv, args []string) error {
 		}
 		return res.WriteText(w, *width)
 	}
-	if *out == "" || *out == "-" {
-		if err := write(env.stdout); err != nil {
-			return fmt.Errorf("diff: write: %w", err)
-		}
-	} else if err := outfile.WriteWith(*out, write); err != nil {
-		return fmt.Errorf("diff: %w", err)
+	if err := writeOut(env, "diff: write", *out, write); err != nil {
+		return err
 	}
 	if !res.Same {
 		return &exitError{code: 1}

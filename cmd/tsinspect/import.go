@@ -13,7 +13,6 @@ import (
 	"github.com/tsinspect/tsinspect/importer/har"
 	"github.com/tsinspect/tsinspect/internal/listenaddr"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
-	"github.com/tsinspect/tsinspect/internal/outfile"
 	"github.com/tsinspect/tsinspect/otlp"
 	"github.com/tsinspect/tsinspect/recording"
 	"github.com/tsinspect/tsinspect/redact"
@@ -182,20 +181,15 @@ func runExport(env *cliEnv, args []string) error {
 	if *endpoint != "" {
 		return usageError("export: --endpoint is for --format otlp")
 	}
-	policy, err := redact.ParsePolicy(*policyName)
+	policy, err := parsePolicy("export", "--redact", *policyName)
 	if err != nil {
-		return usageError("export: --redact %q: want default, strict or off", *policyName)
+		return err
 	}
 	if *exact && policy != redact.Off {
 		return usageError("export: --exact copies every body as recorded: give --redact off with it")
 	}
-	if err := outsideClaudeDir("export", "--out", *outPath); err != nil {
+	if err := checkOut("export", *outPath); err != nil {
 		return err
-	}
-	if *outPath != "" && *outPath != "-" {
-		if err := outfile.Check(*outPath); err != nil {
-			return fmt.Errorf("export: %w", err)
-		}
 	}
 	path, err := source.Resolve(pos[0], env.stderr)
 	if err != nil {
@@ -235,14 +229,8 @@ func runExport(env *cliEnv, args []string) error {
 		}
 		return hw.Close()
 	}
-	if *outPath == "" || *outPath == "-" {
-		if err := write(env.stdout); err != nil {
-			return fmt.Errorf("export: %w", err)
-		}
-		return nil
-	}
-	if err := outfile.WriteWith(*outPath, write); err != nil {
-		return fmt.Errorf("export: %w", err)
+	if err := writeOut(env, "export", *outPath, write); err != nil || *outPath == "" || *outPath == "-" {
+		return err
 	}
 	fmt.Fprintf(env.stderr, "tsinspect: exported %d %s to %s (%s)\n", n, numfmt.Plural(n, "exchange", "exchanges"), *outPath, harPolicy(policy))
 	return nil

@@ -29,9 +29,9 @@ func otlpConfig(op, endpoint string) (otlp.Config, error) {
 
 // exportOTLP sends a capture to a collector as one trace.
 func exportOTLP(env *cliEnv, path, endpoint, policyName string) error {
-	policy, err := redact.ParsePolicy(policyName)
+	policy, err := parsePolicy("export", "--redact", policyName)
 	if err != nil {
-		return usageError("export: --redact %q: want default, strict or off", policyName)
+		return err
 	}
 	cfg, err := otlpConfig("export", endpoint)
 	if err != nil {

@@ -136,8 +136,9 @@ func runRecord(env *cliEnv, args []string) error {
 	if err := recording.CheckHosts(splitList(f.intercept)); err != nil {
 		return usageError("record: %v", err)
 	}
-	if _, err := redact.ParsePolicy(f.otlpRedact); err != nil {
-		return usageError("record: --otlp-redact %q: want default, strict or off", f.otlpRedact)
+	otlpPolicy, err := parsePolicy("record", "--otlp-redact", f.otlpRedact)
+	if err != nil {
+		return err
 	}
 	if flagSet(fs, "otlp-redact") && f.otlp == "" {
 		return usageError("record: --otlp-redact goes with --otlp")
@@ -163,7 +164,7 @@ func runRecord(env *cliEnv, args []string) error {
 			return err
 		}
 		cfg.OTLP = &c
-		cfg.OTLPPolicy, _ = redact.ParsePolicy(f.otlpRedact)
+		cfg.OTLPPolicy = otlpPolicy
 	}
 	status, err := recording.Record(cfg)
 	if err != nil {

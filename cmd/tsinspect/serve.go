@@ -70,9 +70,9 @@ func runServe(env *cliEnv, args []string) error {
 	if *budget < 1 || *budget > 1<<40 {
 		return usageError("serve: --budget %d: want megabytes, at least 1", *budget)
 	}
-	policy, err := redact.ParsePolicy(*policyName)
+	policy, err := parsePolicy("serve", "--redact", *policyName)
 	if err != nil {
-		return usageError("serve: --redact %q: want default, strict or off", *policyName)
+		return err
 	}
 	host, ok := listenaddr.Host(*listen)
 	if !ok {
