@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
@@ -68,34 +66,11 @@ func runPrices(env *cliEnv, args []string) error {
 		case err != nil:
 			return err
 		default:
-			v.Dir, v.Sessions = root, len(entries)
-			v.Used = sessionfiles.ModelsUsed(sums, tab)
-			var newest time.Time
-			for _, m := range v.Used {
-				if m.Last.After(newest) {
-					newest = m.Last
-				}
-			}
-			v.Stale = tab.Staleness(newest)
+			v.SetUsed(root, len(entries), sessionfiles.ModelsUsed(sums, tab))
 		}
 	}
 	if *asJSON {
-		out := struct {
-			Prices     string                  `json:"prices"`
-			ConfigFile string                  `json:"config_file"`
-			Table      *pricing.Table          `json:"table"`
-			Dir        string                  `json:"sessions_dir,omitempty"`
-			Sessions   int                     `json:"sessions"`
-			Used       []sessionfiles.ModelUse `json:"models_used"`
-			Stale      string                  `json:"stale,omitempty"`
-		}{tab.Describe(), v.ConfigFile, tab, v.Dir, v.Sessions, v.Used, v.Stale}
-		if out.Used == nil {
-			out.Used = []sessionfiles.ModelUse{}
-		}
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(out)
+		return textout.PricesJSON(env.stdout, v)
 	}
 	return textout.Prices(env.stdout, v)
 }

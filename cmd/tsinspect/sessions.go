@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/tsinspect/tsinspect/catalog"
@@ -71,9 +70,9 @@ func runSessions(env *cliEnv, args []string) error {
 	if err := q.Check(); err != nil {
 		return usageError("sessions: %v", err)
 	}
-	bopts, err := bucketOptions(*by, *per, *tz, *weekStart, *sortBy)
+	bopts, err := sessionfiles.ParseBuckets(*by, *per, *tz, *weekStart, *sortBy)
 	if err != nil {
-		return err
+		return usageError("sessions: %v", err)
 	}
 	if *since != "" {
 		if q.Since, err = sessionfiles.ParseSince(*since, time.Now()); err != nil {
@@ -115,37 +114,6 @@ func runSessions(env *cliEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "read %d %s (%s%s) in %s; %d from the index\n", st.Read, numfmt.Plural(st.Read, "session", "sessions"), numfmt.Bytes(st.Bytes), resumed, time.Since(started).Round(time.Millisecond), st.Cached)
 	}
 	return nil
-}
-
-func bucketOptions(by, per, tz, weekStart, sortBy string) (sessionfiles.BucketOptions, error) {
-	o := sessionfiles.BucketOptions{By: by, Per: per, Loc: time.Local}
-	if by == "" {
-		if per != "" || tz != "" || weekStart != "sunday" {
-			return o, usageError("sessions: --per, --timezone and --week-start go with --by day|week|month")
-		}
-		return o, nil
-	}
-	if err := sessionfiles.CheckBy(by, per); err != nil {
-		return o, usageError("sessions: %v", err)
-	}
-	if sortBy != "time" {
-		return o, usageError("sessions: --sort goes with the list of sessions, not with --by (periods come oldest first)")
-	}
-	if tz != "" {
-		loc, err := time.LoadLocation(tz)
-		if err != nil {
-			return o, usageError("sessions: --timezone %q: not a time zone (want an IANA name such as UTC or America/New_York)", tz)
-		}
-		o.Loc = loc
-	}
-	days := map[string]time.Weekday{"sunday": time.Sunday, "monday": time.Monday, "tuesday": time.Tuesday, "wednesday": time.Wednesday,
-		"thursday": time.Thursday, "friday": time.Friday, "saturday": time.Saturday}
-	d, ok := days[strings.ToLower(weekStart)]
-	if !ok {
-		return o, usageError("sessions: --week-start %q: want a day of the week (sunday, monday, ...)", weekStart)
-	}
-	o.WeekStart = d
-	return o, nil
 }
 
 // writeBuckets writes the periods of sessions --by.
