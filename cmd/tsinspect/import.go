@@ -202,32 +202,20 @@ func runExport(env *cliEnv, args []string) error {
 		return readError("export", pos[0], fmt.Errorf("export: %w", err))
 	}
 	defer closeScan()
-	n := 0
-	var redactor *redact.Exchanges
+	var edit func(*exchange.Exchange) *exchange.Exchange
 	if policy != redact.Off {
-		redactor = redact.NewExchanges(policy)
+		edit = redact.NewExchanges(policy).Exchange
 	} else {
 		fmt.Fprintf(env.stderr, "tsinspect: warning: --redact off: the HAR holds every body as recorded: prompts, files read, tool inputs and outputs, and any secret in them\n")
 	}
-	write := func(w io.Writer) error {
-		hw, err := har.NewWriter(w, version, har.Options{Exact: *exact})
-		if err != nil {
-			return err
-		}
-		problems, err := scan(func(ex *exchange.Exchange) error {
-			n++
-			if redactor != nil {
-				ex = redactor.Exchange(ex)
-			}
-			return hw.Add(ex)
-		})
-		if err != nil {
-			return err
-		}
+	n := 0
+	write := func(w io.Writer) (err error) {
+		var problems string
+		n, problems, err = har.WriteScan(w, version, har.Options{Exact: *exact}, scan, edit)
 		if problems != "" {
 			fmt.Fprintf(env.stderr, "tsinspect: warning: %s: %s\n", path, problems)
 		}
-		return hw.Close()
+		return err
 	}
 	if err := writeOut(env, "export", *outPath, write); err != nil || *outPath == "" || *outPath == "-" {
 		return err
