@@ -41,18 +41,7 @@ they are); compacting only makes them smaller and faster to read.`)
 	if err != nil {
 		return captureError("compact", path, err)
 	}
-	lastTenth := -1
-	err = db.Compact(context.Background(), func(p store.CompactProgress) {
-		switch {
-		case p.Vacuuming:
-			fmt.Fprintf(env.stderr, "compact: %d bodies compressed, %s to %s; rewriting the file\n",
-				p.Total, numfmt.Bytes(p.Before), numfmt.Bytes(p.After))
-		case p.Total > 0 && p.Done*10/p.Total != lastTenth:
-			lastTenth = p.Done * 10 / p.Total
-			fmt.Fprintf(env.stderr, "compact: %d/%d bodies (%d %%), %s to %s\n",
-				p.Done, p.Total, p.Done*100/p.Total, numfmt.Bytes(p.Before), numfmt.Bytes(p.After))
-		}
-	})
+	err = db.Compact(context.Background(), store.CompactLines(env.stderr))
 	if cerr := db.Close(); err == nil && cerr != nil {
 		err = cerr
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -102,13 +101,8 @@ func runSearches(env *cliEnv, args []string) error {
 	// fails leaves no table behind it.
 	var extra map[string]toolsearch.Tool
 	if servers != nil {
-		pool, _, err := mcpclient.Probe(io.Discard, servers, 30*time.Second)
-		if err != nil {
+		if extra, err = mcpclient.ToolsByName(servers, 30*time.Second); err != nil {
 			return fmt.Errorf("searches: %w", err)
-		}
-		extra = map[string]toolsearch.Tool{}
-		for _, t := range pool {
-			extra[t.Name] = t
 		}
 	}
 	searches, tools := coverage.Of(s, coverage.Options{Thread: *thread, Match: match})

@@ -90,16 +90,7 @@ func runTurns(env *cliEnv, args []string) error {
 	}
 	r := report.Build(s, version)
 	r.Price(tab)
-	all := len(r.Turns)
-	if *thread != "" || *flagged || expr != nil {
-		kept := r.Turns[:0]
-		for _, t := range r.Turns {
-			if (*thread == "" || t.Thread == *thread) && (!*flagged || len(t.Flags) > 0) && (expr == nil || expr.Match(t.FilterFields(s))) {
-				kept = append(kept, t)
-			}
-		}
-		r.Turns = kept
-	}
+	all := r.Keep(s, *thread, *flagged, expr)
 	if *asJSON {
 		r.Normalize()
 		if err := textout.JSONLines(env.stdout, r.Turns); err != nil {
