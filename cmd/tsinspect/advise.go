@@ -59,12 +59,9 @@ func runAdvise(env *cliEnv, args []string) error {
 	top := flags.Int("top", 5, "write at most `N` pieces of advice of each kind in the text, those that save most (0: all)")
 	noCache := flags.Bool("no-cache", false, "read every session afresh, neither using nor updating the cache")
 	prices := pricesFlag(flags)
-	pos, err := parseInterspersed(flags, args)
+	pos, err := parseArgs(flags, args, 0, 1, "at most one directory")
 	if err != nil {
 		return err
-	}
-	if len(pos) > 1 {
-		return usageError("advise: want at most one directory (see 'tsinspect advise -h')")
 	}
 	if *asJSON && *asMarkdown {
 		return usageError("advise: --json and --markdown: pick one")

@@ -19,12 +19,9 @@ error; at the end the file is rewritten to give the space back.
 
 Older captures open without this (turns, report, open... read them as
 they are); compacting only makes them smaller and faster to read.`)
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, 1, "one capture FILE")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usageError("compact: want one capture FILE (see 'tsinspect compact -h')")
 	}
 	path := pos[0]
 	if err := notASessionFile("compact", path); err != nil {

@@ -72,12 +72,9 @@ func diff(env *cliEnv, args []string) error {
 	tools := fs.String("tools", "", "compare how the tools whose names start with `PREFIX` were searched for and found")
 	width := fs.Int("width", diffreport.Width, "text width in `columns` (at least 60)")
 	prices := pricesFlag(fs)
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 2, 2, "two sessions A and B")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 2 {
-		return usageError("diff: want two sessions A and B (see 'tsinspect diff -h')")
 	}
 	switch *format {
 	case "text", "json", "html":

@@ -20,12 +20,9 @@ first_byte, end (RFC 3339, null when unknown), method, url, path, status,
 request_bytes, response_bytes, duration_ms, state, error. Fields are
 never renamed or removed; new ones may appear.`)
 	asJSON := fs.Bool("json", false, "write JSON Lines, one object per exchange")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, 1, "one capture FILE")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usageError("exchanges: want one capture FILE (see 'tsinspect exchanges -h')")
 	}
 	path, err := source.Resolve(pos[0], env.stderr)
 	if err != nil {

@@ -61,12 +61,9 @@ func runImport(env *cliEnv, args []string) error {
 	fs := newFlags(env, "import", "FILE|DIR --db OUT [--keylog KEYLOG]", importAbout)
 	db := fs.String("db", "", "capture `FILE` to write (created if missing, appended to if it exists)")
 	keylog := fs.String("keylog", "", "NSS key log `FILE` to decrypt TLS with")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, 1, "one FILE to import")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usageError("import: want one FILE to import (see 'tsinspect import -h')")
 	}
 	if *db == "" {
 		return usageError("import: --db FILE is required")
@@ -158,12 +155,9 @@ func runExport(env *cliEnv, args []string) error {
 	endpoint := fs.String("endpoint", "", "otlp: the collector's `URL` (default: OTEL_EXPORTER_OTLP_ENDPOINT, else "+otlp.DefaultEndpoint+", or "+otlp.DefaultGRPCEndpoint+" for grpc)")
 	policyName := fs.String("redact", string(redact.Default), "redaction `policy`: default, strict or off (off: the bodies as recorded, secrets included)")
 	exact := fs.Bool("exact", false, "har, with --redact off: also keep every body byte for byte as it crossed the wire (base64 in the _tsinspect field; the HAR grows to about 2.3 times the default), so that a compressed response comes back exactly on import")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, 1, "one capture FILE")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usageError("export: want one capture FILE (see 'tsinspect export -h')")
 	}
 	switch *format {
 	case "har":
@@ -249,12 +243,9 @@ func runReplayServer(env *cliEnv, args []string) error {
 	listen := fs.String("listen", "127.0.0.1:0", "`address` to listen on (port 0: any free port)")
 	fast := fs.Bool("fast", false, "send each response at once instead of with the recorded timing")
 	allowRemote := fs.Bool("allow-remote", false, "allow a --listen address other than loopback")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, 1, "one capture FILE")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usageError("replay-server: want one capture FILE (see 'tsinspect replay-server -h')")
 	}
 	if err := recording.CheckListen(*listen, *allowRemote); err != nil {
 		return usageError("replay-server: %v", err)

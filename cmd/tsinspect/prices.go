@@ -42,12 +42,9 @@ func runPrices(env *cliEnv, args []string) error {
 	noSessions := flags.Bool("no-sessions", false, "show the table only, without reading your sessions")
 	noIndex := flags.Bool("no-index", false, "read every session afresh, neither using nor updating the index")
 	prices := pricesFlag(flags)
-	pos, err := parseInterspersed(flags, args)
+	pos, err := parseArgs(flags, args, 0, 1, "at most one directory")
 	if err != nil {
 		return err
-	}
-	if len(pos) > 1 {
-		return usageError("prices: want at most one directory (see 'tsinspect prices -h')")
 	}
 	if *noSessions && len(pos) == 1 {
 		return usageError("prices: a DIR of sessions and --no-sessions do not go together")

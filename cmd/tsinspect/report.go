@@ -122,12 +122,9 @@ func runReport(env *cliEnv, args []string) error {
 	policyName := fs.String("redact", string(redact.Default), "redaction `policy`: default, strict or off")
 	failOn := fs.String("fail-on", "", "exit with status 3 if any turn has a flag of these `kinds` (comma-separated, e.g. cache_break,call_before_load)")
 	prices := pricesFlag(fs)
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, 1, "one capture FILE")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usageError("report: want one capture FILE (see 'tsinspect report -h')")
 	}
 	switch *format {
 	case "json", "html":

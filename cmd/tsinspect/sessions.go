@@ -59,12 +59,9 @@ func runSessions(env *cliEnv, args []string) error {
 	per := flags.String("per", "", "with --by, one row per period and `model` or project")
 	tz := flags.String("timezone", "", "with --by, the time `ZONE` days begin in (an IANA name such as UTC or Europe/Paris; default: local)")
 	weekStart := flags.String("week-start", "sunday", "with --by week, the first `DAY` of a week")
-	pos, err := parseInterspersed(flags, args)
+	pos, err := parseArgs(flags, args, 0, 1, "at most one directory")
 	if err != nil {
 		return err
-	}
-	if len(pos) > 1 {
-		return usageError("sessions: want at most one directory (see 'tsinspect sessions -h')")
 	}
 	q := catalog.Query{Project: *projectText, Sort: *sortBy, Limit: *limit}
 	if err := q.Check(); err != nil {

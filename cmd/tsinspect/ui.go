@@ -40,12 +40,9 @@ the turn list marks each turn that differs from its counterpart in OTHER
 	follow := fs.Bool("follow", false, "keep reading the capture as it grows: new turns appear within a second")
 	other := fs.String("compare", "", "set the session beside `OTHER` (a capture or a session): differing turns marked, tab "+ui.CompareTab())
 	prices := pricesFlag(fs)
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, 1, "one capture FILE or SESSION")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usageError("open: want one capture FILE or SESSION (see 'tsinspect open -h')")
 	}
 	if *follow && *other != "" {
 		return usageError("open: --compare works on a session as it stands, not with --follow")
@@ -96,12 +93,9 @@ else works as in 'tsinspect open'.
 `+"\n"+ui.KeysAbout())
 	speed := fs.Float64("speed", 1, "play `N` times faster than recorded (0.25, 1, 10, ...)")
 	prices := pricesFlag(fs)
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, 1, "one capture FILE")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usageError("replay: want one capture FILE (see 'tsinspect replay -h')")
 	}
 	if *speed <= 0 || *speed > 1024 {
 		return usageError("replay: --speed %g: want a factor above 0 and at most 1024", *speed)
