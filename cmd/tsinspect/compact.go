@@ -36,7 +36,7 @@ they are); compacting only makes them smaller and faster to read.`)
 	before := store.FileBytes(path)
 	db, err := store.OpenWriter(path, false)
 	if err != nil {
-		return captureError("compact", path, err)
+		return store.TargetError("compact", path, err)
 	}
 	err = db.Compact(context.Background(), store.CompactLines(env.stderr))
 	if cerr := db.Close(); err == nil && cerr != nil {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"path/filepath"
 
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/importer"
@@ -18,7 +16,6 @@ import (
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/replayserver"
 	"github.com/tsinspect/tsinspect/source"
-	"github.com/tsinspect/tsinspect/store"
 )
 
 const importAbout = `
@@ -71,20 +68,7 @@ func runImport(env *cliEnv, args []string) error {
 	if err := outsideClaudeDir("import", "--db", *db); err != nil {
 		return err
 	}
-	in := pos[0]
-	if _, err := os.Stat(in); err != nil {
-		return fmt.Errorf("import: %w", err)
-	}
-	// Before the input is read (a large one takes a while): a capture
-	// that a record or another import is writing is refused at once.
-	if err := store.CheckTarget(*db); err != nil {
-		return captureError("import", *db, err)
-	}
-	rep, err := importer.ImportInto(context.Background(), in, *db, importer.Options{KeyLog: *keylog, Progress: progressTo(env)})
-	if err != nil {
-		return err
-	}
-	line, partial, err := rep.Outcome(filepath.Base(in), *db)
+	line, partial, err := importer.ImportFile(context.Background(), pos[0], *db, importer.Options{KeyLog: *keylog, Progress: progressTo(env)})
 	if partial {
 		return &exitError{code: exitPartial, err: err}
 	}
