@@ -288,3 +288,15 @@ func (r *Result) writeHTML(w io.Writer, name, redaction string) error {
 	}
 	return nil
 }
+
+// Write writes r in format: "json", "markdown", else HTML (redaction:
+// what the page says of it).
+func (r *Result) Write(w io.Writer, format, redaction string) error {
+	switch format {
+	case "json":
+		return r.WriteJSON(w)
+	case "markdown":
+		return r.WriteMarkdown(w)
+	}
+	return r.WriteHTML(w, redaction)
+}

@@ -126,18 +126,7 @@ func diff(env *cliEnv, args []string) error {
 	if policy == redact.Off && (*format == "markdown" || *format == "html") {
 		fmt.Fprintln(env.stderr, "tsinspect: warning: --redact off: the comparison is not redacted and may hold paths, e-mail addresses, identifiers and secrets; do not share it as it is")
 	}
-	write := func(w io.Writer) error {
-		switch *format {
-		case "json":
-			return res.WriteJSON(w)
-		case "markdown":
-			return res.WriteMarkdown(w)
-		case "html":
-			return res.WriteHTML(w)
-		}
-		return res.WriteText(w, *width)
-	}
-	if err := writeOut(env, "diff: write", *out, write); err != nil {
+	if err := writeOut(env, "diff: write", *out, func(w io.Writer) error { return res.Write(w, *format, *width) }); err != nil {
 		return err
 	}
 	if !res.Same {

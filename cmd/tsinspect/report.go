@@ -98,17 +98,7 @@ func reportAdvice(env *cliEnv, dir, format, out string, policy redact.Policy, ta
 	if policy == redact.Off {
 		fmt.Fprintln(env.stderr, "tsinspect: warning: --redact off: the report names your sessions and projects; do not share it as it is")
 	}
-	write := func(w io.Writer) error {
-		switch format {
-		case "json":
-			return shared.WriteJSON(w)
-		case "markdown":
-			return shared.WriteMarkdown(w)
-		default:
-			return shared.WriteHTML(w, redact.Describe(policy))
-		}
-	}
-	return writeOut(env, "report", out, write)
+	return writeOut(env, "report", out, func(w io.Writer) error { return shared.Write(w, format, redact.Describe(policy)) })
 }
 
 // Exit status of 'report --fail-on' when a flag of a listed kind exists.
@@ -168,16 +158,7 @@ func runReport(env *cliEnv, args []string) error {
 	opts := report.RenderOptions{Redaction: redact.Describe(policy), Unredacted: policy == redact.Off}
 	// The report is written as it is rendered, not gathered first: on a
 	// long session it runs to tens of MB.
-	write := func(w io.Writer) error {
-		switch *format {
-		case "json":
-			return shared.WriteJSON(w)
-		case "markdown":
-			return shared.WriteMarkdown(w, opts)
-		default:
-			return shared.WriteHTML(w, opts)
-		}
-	}
+	write := func(w io.Writer) error { return shared.Write(w, *format, opts) }
 	if err := writeOut(env, "report: write", *out, write); err != nil { // each format buffers its writes
 		return err
 	}
