@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tsinspect/tsinspect/catalog"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/textout"
@@ -56,14 +57,14 @@ func runPrices(env *cliEnv, args []string) error {
 	v := textout.PricesView{Table: tab}
 	v.ConfigFile, _ = pricing.ConfigPath()
 	if !*noSessions {
-		root, entries, sums, _, err := readSessions(env, pos, *noIndex)
+		c, sums, _, err := catalog.OpenRead(env.stderr, catalog.Options{NoIndex: *noIndex}, pos...)
 		switch {
 		case errors.Is(err, sessionfiles.ErrNoSession) && len(pos) == 0:
 			fmt.Fprintf(env.stderr, "tsinspect: prices: no sessions to check: %v\n", err)
 		case err != nil:
 			return err
 		default:
-			v.SetUsed(root, len(entries), sessionfiles.ModelsUsed(sums, tab))
+			v.SetUsed(c.Root, len(c.Entries), sessionfiles.ModelsUsed(sums, tab))
 		}
 	}
 	if *asJSON {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 
 	"github.com/tsinspect/tsinspect/capture"
@@ -10,6 +11,7 @@ import (
 	"github.com/tsinspect/tsinspect/importer/rawbodies"
 	"github.com/tsinspect/tsinspect/recording"
 	"github.com/tsinspect/tsinspect/redact"
+	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/ui"
 )
@@ -122,7 +124,7 @@ func runRecord(env *cliEnv, args []string) error {
 		}
 	}
 	cfg.RunUI = func(ctx context.Context, title string, notes <-chan string, wake <-chan struct{}) error {
-		return ui.RunLive(ctx, cfg.DB, ui.Options{Title: title, Notes: notes, Wake: wake, SaveDir: saveDir()})
+		return ui.RunLive(ctx, cfg.DB, ui.Options{Title: title, Notes: notes, Wake: wake, SaveDir: sessionfiles.SaveDir(os.Getenv)})
 	}
 	if otlpURL != "" {
 		c, err := otlpConfig("record", otlpURL)

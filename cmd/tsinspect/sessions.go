@@ -82,10 +82,11 @@ func runSessions(env *cliEnv, args []string) error {
 		return err
 	}
 	started := time.Now()
-	root, entries, sums, st, err := readSessions(env, pos, *noIndex)
+	c, sums, st, err := catalog.OpenRead(env.stderr, catalog.Options{NoIndex: *noIndex}, pos...)
 	if err != nil {
 		return err
 	}
+	root, entries := c.Root, c.Entries
 	if bopts.By != "" {
 		return writeBuckets(env, sums, tab, bopts, *limit, *asJSON, len(entries) == 0, root)
 	}
@@ -134,22 +135,4 @@ func writeBuckets(env *cliEnv, sums []*sessionfiles.Summary, tab *pricing.Table,
 		return nil
 	}
 	return textout.SessionBuckets(env.stdout, bs, o.By, o.Per, tab.Describe())
-}
-
-// readSessions summarises the sessions under pos[0] (or Claude Code's
-// directory), through the index unless noIndex, warning about the
-// sessions it could not read.
-func readSessions(env *cliEnv, pos []string, noIndex bool) (root string, entries []sessionfiles.Entry, sums []*sessionfiles.Summary, st sessionfiles.ScanStats, err error) {
-	c, err := catalog.Open(catalog.Options{NoIndex: noIndex}, pos...)
-	if err != nil {
-		return "", nil, nil, st, err
-	}
-	sums, st = c.Summaries(nil)
-	for _, w := range c.Warnings {
-		fmt.Fprintf(env.stderr, "tsinspect: warning: %s\n", w)
-	}
-	for _, e := range st.Failed {
-		fmt.Fprintf(env.stderr, "tsinspect: warning: %v\n", e)
-	}
-	return c.Root, c.Entries, sums, st, nil
 }

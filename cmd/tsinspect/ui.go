@@ -11,6 +11,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/fixtures/democapture"
 	"github.com/tsinspect/tsinspect/importer"
+	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/source"
 	"github.com/tsinspect/tsinspect/timeline"
 	"github.com/tsinspect/tsinspect/ui"
@@ -75,9 +76,9 @@ the turn list marks each turn that differs from its counterpart in OTHER
 				return readError("open", pos[0], errors.New(what))
 			}
 		}
-		return ui.RunLive(ctx, path, ui.Options{Title: "following " + title, Prices: tab, Poll: kind.Poll, SaveDir: saveDir()})
+		return ui.RunLive(ctx, path, ui.Options{Title: "following " + title, Prices: tab, Poll: kind.Poll, SaveDir: sessionfiles.SaveDir(os.Getenv)})
 	}
-	if err := ui.Open(ctx, path, ui.Options{Title: title, Prices: tab, Compare: compared, CompareName: filepath.Base(*other), SaveDir: saveDir()}); err != nil {
+	if err := ui.Open(ctx, path, ui.Options{Title: title, Prices: tab, Compare: compared, CompareName: filepath.Base(*other), SaveDir: sessionfiles.SaveDir(os.Getenv)}); err != nil {
 		return readError("open", pos[0], err)
 	}
 	return nil
@@ -120,7 +121,7 @@ else works as in 'tsinspect open'.
 	if err != nil {
 		return err
 	}
-	return ui.Replay(ctx, b.Session(), ui.Options{Title: filepath.Base(pos[0]), Speed: *speed, Prices: tab, SaveDir: saveDir()})
+	return ui.Replay(ctx, b.Session(), ui.Options{Title: filepath.Base(pos[0]), Speed: *speed, Prices: tab, SaveDir: sessionfiles.SaveDir(os.Getenv)})
 }
 
 func runDemo(env *cliEnv, args []string) error {
@@ -148,7 +149,7 @@ subagent, and loses its prompt cache on the last turn.
 	}
 	ctx, stop := uiContext()
 	defer stop()
-	return ui.Open(ctx, path, ui.Options{Title: "demo", SaveDir: saveDir()})
+	return ui.Open(ctx, path, ui.Options{Title: "demo", SaveDir: sessionfiles.SaveDir(os.Getenv)})
 }
 
 // uiContext is cancelled by SIGTERM or SIGHUP, so that the terminal is
