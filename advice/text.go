@@ -300,3 +300,16 @@ func (r *Result) Write(w io.Writer, format, redaction string) error {
 	}
 	return r.WriteHTML(w, redaction)
 }
+
+// CheckFlags checks advise's --min-sessions, --top and --evidence.
+func CheckFlags(minSessions, top, evidence int) error {
+	switch {
+	case minSessions < 1:
+		return fmt.Errorf("--min-sessions %d: want 1 or more", minSessions)
+	case top < 0:
+		return fmt.Errorf("--top %d: want 0 or more", top)
+	case evidence < 1:
+		return fmt.Errorf("--evidence %d: want 1 or more", evidence)
+	}
+	return nil
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
 )
 
@@ -210,6 +211,25 @@ func Buckets(sums []*Summary, tab *pricing.Table, o BucketOptions) ([]Bucket, Bu
 		return a.Project < b.Project
 	})
 	return out, st, nil
+}
+
+// Periods is 'sessions --by': the buckets of sums (Buckets) of the newest
+// limit periods (LastPeriods), and the notes to give about them, each
+// "warning: ..." or "note: ...": answers in no period, a price table
+// older than the answers.
+func Periods(sums []*Summary, tab *pricing.Table, o BucketOptions, limit int) ([]Bucket, []string, error) {
+	bs, st, err := Buckets(sums, tab, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	var notes []string
+	if st.NoTime > 0 {
+		notes = append(notes, fmt.Sprintf("warning: %d %s without a timestamp %s in no period", st.NoTime, numfmt.Plural(st.NoTime, "answer", "answers"), numfmt.Plural(st.NoTime, "is", "are")))
+	}
+	if note := tab.Staleness(st.Newest); note != "" {
+		notes = append(notes, "note: "+note)
+	}
+	return LastPeriods(bs, limit), notes, nil
 }
 
 // LastPeriods keeps the buckets of the newest n periods (all for n <= 0).

@@ -66,14 +66,8 @@ func runAdvise(env *cliEnv, args []string) error {
 	if *asJSON && *asMarkdown {
 		return usageError("advise: --json and --markdown: pick one")
 	}
-	if *minSessions < 1 {
-		return usageError("advise: --min-sessions %d: want 1 or more", *minSessions)
-	}
-	if *top < 0 {
-		return usageError("advise: --top %d: want 0 or more", *top)
-	}
-	if *evidence < 1 {
-		return usageError("advise: --evidence %d: want 1 or more", *evidence)
+	if err := advice.CheckFlags(*minSessions, *top, *evidence); err != nil {
+		return usageError("advise: %v", err)
 	}
 	var from time.Time
 	if *since != "" {

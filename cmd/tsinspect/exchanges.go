@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/source"
 	"github.com/tsinspect/tsinspect/textout"
 )
@@ -52,11 +51,7 @@ never renamed or removed; new ones may appear.`)
 	if len(rows) == 0 {
 		fmt.Fprintln(env.stderr, "tsinspect: no exchanges recorded in", pos[0])
 	}
-	sources := make([]string, len(rows))
-	for i, r := range rows {
-		sources[i] = r.Source
-	}
-	for _, l := range exchange.SourceLimits(sources) {
+	for _, l := range textout.ExchangesLimits(rows) {
 		fmt.Fprintln(env.stderr, "tsinspect: "+l)
 	}
 	return nil

@@ -116,16 +116,12 @@ func runSessions(env *cliEnv, args []string) error {
 
 // writeBuckets writes the periods of sessions --by.
 func writeBuckets(env *cliEnv, sums []*sessionfiles.Summary, tab *pricing.Table, o sessionfiles.BucketOptions, limit int, asJSON, none bool, root string) error {
-	bs, st, err := sessionfiles.Buckets(sums, tab, o)
+	bs, notes, err := sessionfiles.Periods(sums, tab, o, limit)
 	if err != nil {
 		return err
 	}
-	bs = sessionfiles.LastPeriods(bs, limit)
-	if st.NoTime > 0 {
-		fmt.Fprintf(env.stderr, "tsinspect: warning: %d %s without a timestamp %s in no period\n", st.NoTime, numfmt.Plural(st.NoTime, "answer", "answers"), numfmt.Plural(st.NoTime, "is", "are"))
-	}
-	if note := tab.Staleness(st.Newest); note != "" {
-		fmt.Fprintf(env.stderr, "tsinspect: note: %s\n", note)
+	for _, n := range notes {
+		fmt.Fprintf(env.stderr, "tsinspect: %s\n", n)
 	}
 	if asJSON {
 		return textout.JSONLines(env.stdout, bs)
