@@ -7,7 +7,6 @@ import (
 
 	"github.com/tsinspect/tsinspect/diffreport"
 	"github.com/tsinspect/tsinspect/redact"
-	"github.com/tsinspect/tsinspect/source"
 )
 
 const diffAbout = `
@@ -108,18 +107,8 @@ func diff(env *cliEnv, args []string) error {
 	if err := checkOut("diff", *out); err != nil {
 		return err
 	}
-	// The two are read at once: a diff takes about as long as reading
-	// the longer one.
-	bs, errs := source.LoadAll(pos, env.stderr)
-	var ins [2]diffreport.Input
-	for i, path := range pos {
-		if errs[i] != nil {
-			errs[i] = readError("diff", path, errs[i])
-			continue
-		}
-		ins[i] = diffreport.Input{Name: path, Session: bs[i].Session(), Exchanges: bs[i].Exchanges()}
-	}
-	if err := errors.Join(errs...); err != nil {
+	ins, err := diffreport.Load(pos[0], pos[1], env.stderr, func(path string, err error) error { return readError("diff", path, err) })
+	if err != nil {
 		return err
 	}
 	res := diffreport.Build(ins[0], ins[1], diffreport.Options{Prices: tab, Policy: policy, Tools: *tools, Version: version})

@@ -105,23 +105,10 @@ else works as in 'tsinspect open'.
 	if err != nil {
 		return err
 	}
-	c, err := source.OpenCapture(pos[0])
-	if err != nil {
-		return readError("replay", pos[0], err)
-	}
-	// The file stays open while the timeline plays: the Raw tab, and what
-	// it saves, read a turn's bodies back from it.
-	defer c.Close()
 	ctx, stop := uiContext()
 	defer stop()
-	b, problems, err := source.Read(ctx, c)
-	if len(problems) > 0 {
-		fmt.Fprintf(env.stderr, "tsinspect: warning: %s: %s\n", c.Name(), source.Summary(problems))
-	}
-	if err != nil {
-		return err
-	}
-	return ui.Replay(ctx, b.Session(), ui.Options{Title: filepath.Base(pos[0]), Speed: *speed, Prices: tab, SaveDir: sessionfiles.SaveDir(os.Getenv)})
+	opts := ui.Options{Title: filepath.Base(pos[0]), Speed: *speed, Prices: tab, SaveDir: sessionfiles.SaveDir(os.Getenv)}
+	return ui.ReplayFile(ctx, pos[0], opts, env.stderr, func(err error) error { return readError("replay", pos[0], err) })
 }
 
 func runDemo(env *cliEnv, args []string) error {
