@@ -12,6 +12,7 @@ import (
 	"github.com/tsinspect/tsinspect/internal/listenaddr"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/redact"
+	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/source"
 )
 
@@ -46,17 +47,28 @@ func ParseAllowHosts(list string) ([]string, error) {
 	return hosts, nil
 }
 
-// AddPaths puts each of paths in o.Roots (a directory, a Claude Code
-// session file) or o.Files (a file package source opens); a file it
-// cannot open is an error made by openErr.
-func (o *Options) AddPaths(paths []string, openErr func(path string, err error) error) error {
+// AddPaths puts each of paths (none: Claude Code's projects directory,
+// which must hold sessions) in o.Roots (a directory, a Claude Code
+// session file) or o.Files (a file package source opens), and returns
+// them; a file it cannot open is an error made by openErr.
+func (o *Options) AddPaths(paths []string, openErr func(path string, err error) error) ([]string, error) {
+	if len(paths) == 0 {
+		root, err := sessionfiles.Root(os.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := sessionfiles.List(root); err != nil {
+			return nil, err // says where it looked, and why that may be
+		}
+		paths = []string{root}
+	}
 	for _, p := range paths {
 		info, err := os.Stat(p)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("serve: %s does not exist", p)
+				return nil, fmt.Errorf("serve: %s does not exist", p)
 			}
-			return fmt.Errorf("serve: %w", err)
+			return nil, fmt.Errorf("serve: %w", err)
 		}
 		if info.IsDir() || source.KindOf(p).Name == source.KindSession {
 			o.Roots = append(o.Roots, p)
@@ -65,12 +77,12 @@ func (o *Options) AddPaths(paths []string, openErr func(path string, err error) 
 		// A file must be one source opens: a capture, not a pcap to import.
 		src, err := source.Open(p)
 		if err != nil {
-			return openErr(p, err)
+			return nil, openErr(p, err)
 		}
 		src.Close()
 		o.Files = append(o.Files, p)
 	}
-	return nil
+	return paths, nil
 }
 
 // Announce writes what the listing read and its problems to log, then

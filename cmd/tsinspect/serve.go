@@ -76,17 +76,7 @@ func runServe(env *cliEnv, args []string) error {
 		return err
 	}
 	opts := web.Options{Prices: tab, Policy: policy, AllowHosts: hosts, Version: version, Budget: *budget * web.MB}
-	if len(pos) == 0 {
-		root, err := sessionfiles.Root(os.Getenv)
-		if err != nil {
-			return err
-		}
-		if _, err := sessionfiles.List(root); err != nil {
-			return err // says where it looked, and why that may be
-		}
-		pos = []string{root}
-	}
-	if err := opts.AddPaths(pos, func(p string, err error) error { return readError("serve", p, err) }); err != nil {
+	if pos, err = opts.AddPaths(pos, func(p string, err error) error { return readError("serve", p, err) }); err != nil {
 		return err
 	}
 	if !*noIndex {
