@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/catalog"
-	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/textout"
@@ -105,11 +104,7 @@ func runSessions(env *cliEnv, args []string) error {
 		return err
 	}
 	if st.Read > 0 {
-		resumed := ""
-		if st.Resumed > 0 {
-			resumed = fmt.Sprintf(", %d of them from where the last listing stopped", st.Resumed)
-		}
-		fmt.Fprintf(env.stderr, "read %d %s (%s%s) in %s; %d from the index\n", st.Read, numfmt.Plural(st.Read, "session", "sessions"), numfmt.Bytes(st.Bytes), resumed, time.Since(started).Round(time.Millisecond), st.Cached)
+		fmt.Fprintln(env.stderr, st.Said(time.Since(started)))
 	}
 	return nil
 }
