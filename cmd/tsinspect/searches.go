@@ -70,13 +70,8 @@ func runSearches(env *cliEnv, args []string) error {
 	if err != nil {
 		return usageError("searches: --tools %v", err)
 	}
-	switch {
-	case *require != "" && *require != "found" && *require != "called":
-		return usageError("searches: --require %q: want found or called", *require)
-	case *require != "" && match == nil:
-		return usageError("searches: --require needs --tools to say which tools")
-	case *mcpConfig != "" && !*explain:
-		return usageError("searches: --mcp-config goes with --explain")
+	if err := coverage.CheckFlags(*require, match != nil, *mcpConfig != "", *explain); err != nil {
+		return usageError("searches: %v", err)
 	}
 	if _, _, err := toolsearch.Resolve(*algorithm, ""); err != nil {
 		return usageError("searches: --algorithm %q: want %s, %s or a Claude Code version (%s measured)", *algorithm, toolsearch.Auto, toolsearch.Published, strings.Join(toolsearch.Versions(), ", "))
@@ -125,17 +120,10 @@ func runSearches(env *cliEnv, args []string) error {
 			fmt.Fprintf(env.stderr, "tsinspect: no tool in %s matches --tools %s\n", pos[0], *toolsFlag)
 		}
 	}
-	if *require != "" {
-		return checkRequired(env, *require, *toolsFlag, tools)
+	if *require == "" {
+		return nil
 	}
-	return nil
-}
-
-// checkRequired fails with exit status 3 when a tool picked by --tools
-// was not found (or not called with its schema loaded), or when no tool
-// matched at all (coverage.Required says which).
-func checkRequired(env *cliEnv, require, patterns string, tools []*coverage.Tool) error {
-	if msg := coverage.Required(tools, require, patterns); msg != "" {
+	if msg := coverage.Required(tools, *require, *toolsFlag); msg != "" {
 		fmt.Fprintf(env.stderr, "tsinspect: %s\n", msg)
 		return &exitError{code: 3}
 	}
