@@ -30,6 +30,16 @@ type Input struct {
 	Exchanges []*exchange.Exchange
 }
 
+// DefaultPolicy is the redaction of a comparison written in format when
+// none is asked for: Default for markdown and html, which are shared, Off
+// for text and json, which are for one's own terminal.
+func DefaultPolicy(format string) redact.Policy {
+	if format == "markdown" || format == "html" {
+		return redact.Default
+	}
+	return redact.Off
+}
+
 // Load reads the two sessions a and b at once (source.LoadAll, warnings
 // to log): a diff takes about as long as reading the longer one. The
 // error of each that cannot be read is made by notRead, and both are

@@ -3,11 +3,13 @@ package gather
 import (
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/tsinspect/tsinspect/advice"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
+	"github.com/tsinspect/tsinspect/sessionfiles"
 )
 
 // Query is which sessions advice is read from, and how.
@@ -26,11 +28,18 @@ type Query struct {
 	Progress func(Progress)
 }
 
-// Advise reads the sessions under root that q keeps, in parallel (with
+// Advise reads the sessions under root (""; Claude Code's projects
+// directory) that q keeps, in parallel (with
 // the cache unless q.NoCache), and returns their advice, writing its
 // warnings and a line of what it read to log; nil, with a line on log
 // unless q.Quiet, when no session is left.
 func Advise(root string, q Query, tab *pricing.Table, log io.Writer) (*advice.Result, error) {
+	if root == "" {
+		var err error
+		if root, err = sessionfiles.Root(os.Getenv); err != nil {
+			return nil, err
+		}
+	}
 	items, err := Items(root)
 	if err != nil {
 		return nil, fmt.Errorf("advise: %w", err)

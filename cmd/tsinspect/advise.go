@@ -82,8 +82,6 @@ func runAdvise(env *cliEnv, args []string) error {
 	root := ""
 	if len(pos) == 1 {
 		root = pos[0]
-	} else if root, err = sessionfiles.Root(os.Getenv); err != nil {
-		return err
 	}
 	r, err := adviseFrom(env, root, gather.Query{Project: *projectText, Since: *since, From: from, MinSessions: *minSessions, NoCache: *noCache}, tab)
 	if err != nil || r == nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -91,14 +92,9 @@ func diff(env *cliEnv, args []string) error {
 	if *width < 60 {
 		return usageError("diff: --width %d: want at least 60", *width)
 	}
-	policy := redact.Off
-	if *format == "markdown" || *format == "html" {
-		policy = redact.Default
-	}
-	if *policyName != "" {
-		if policy, err = parsePolicy("diff", "--redact", *policyName); err != nil {
-			return err
-		}
+	policy, err := parsePolicy("diff", "--redact", cmp.Or(*policyName, string(diffreport.DefaultPolicy(*format))))
+	if err != nil {
+		return err
 	}
 	tab, err := loadPrices(env, *prices)
 	if err != nil {

@@ -6,16 +6,9 @@ import (
 	"github.com/tsinspect/tsinspect/otlp"
 )
 
-// otlpEnvEndpoint is the --otlp value that takes the endpoint from the
-// OTEL_EXPORTER_OTLP_* variables.
-const otlpEnvEndpoint = "env"
-
 // otlpConfig reads the OTLP settings: endpoint (a flag value, "" or
-// "env" for the variables' own) and the OTEL_EXPORTER_OTLP_* variables.
+// otlp.EnvEndpoint for the variables' own) and the OTEL_EXPORTER_OTLP_* variables.
 func otlpConfig(op, endpoint string) (otlp.Config, error) {
-	if endpoint == otlpEnvEndpoint {
-		endpoint = ""
-	}
 	cfg, err := otlp.ConfigFromEnv(os.Getenv, endpoint)
 	if err != nil {
 		return cfg, usageError("%s: %v", op, err)
