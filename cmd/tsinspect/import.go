@@ -68,7 +68,10 @@ func runImport(env *cliEnv, args []string) error {
 	if err := outsideClaudeDir("import", "--db", *db); err != nil {
 		return err
 	}
-	line, partial, err := importer.ImportFile(context.Background(), pos[0], *db, importer.Options{KeyLog: *keylog, Progress: progressTo(env)})
+	// The progress bar redraws itself with a carriage return: standard
+	// error as it is.
+	_, rawErr := env.raw()
+	line, partial, err := importer.ImportFile(context.Background(), pos[0], *db, importer.Options{KeyLog: *keylog, Progress: rawErr})
 	if partial {
 		return &exitError{code: exitPartial, err: err}
 	}
@@ -260,11 +263,4 @@ func harPolicy(p redact.Policy) string {
 		return "bodies as recorded"
 	}
 	return "redacted " + string(p) + ": texts removed, secrets and paths pseudonymised"
-}
-
-// progressTo is where import draws its progress bar: standard error as it
-// is (the bar redraws itself with a carriage return).
-func progressTo(env *cliEnv) io.Writer {
-	_, stderr := env.raw()
-	return stderr
 }
