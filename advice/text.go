@@ -288,3 +288,28 @@ func (r *Result) writeHTML(w io.Writer, name, redaction string) error {
 	}
 	return nil
 }
+
+// Write writes r in format: "json", "markdown", else HTML (redaction:
+// what the page says of it).
+func (r *Result) Write(w io.Writer, format, redaction string) error {
+	switch format {
+	case "json":
+		return r.WriteJSON(w)
+	case "markdown":
+		return r.WriteMarkdown(w)
+	}
+	return r.WriteHTML(w, redaction)
+}
+
+// CheckFlags checks advise's --min-sessions, --top and --evidence.
+func CheckFlags(minSessions, top, evidence int) error {
+	switch {
+	case minSessions < 1:
+		return fmt.Errorf("--min-sessions %d: want 1 or more", minSessions)
+	case top < 0:
+		return fmt.Errorf("--top %d: want 0 or more", top)
+	case evidence < 1:
+		return fmt.Errorf("--evidence %d: want 1 or more", evidence)
+	}
+	return nil
+}

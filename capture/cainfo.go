@@ -48,3 +48,26 @@ browser trust store) with the new file.
 `, ca.CertPath)
 	}
 }
+
+// ShowCA is 'tsinspect ca': it loads the CA in dir (the default
+// directory when ""), making it on first use for the default host and
+// the extra intercept hosts, or with rotate replaces it by a new one
+// (RotateCA), and writes what it is to w (WriteInfo).
+func ShowCA(w io.Writer, dir string, intercept []string, rotate bool) error {
+	resolved, err := CADir(dir)
+	if err != nil {
+		return err
+	}
+	var ca *CA
+	var rot *Rotation
+	if rotate {
+		ca, rot, err = RotateCA(resolved, InterceptHosts(intercept))
+	} else {
+		ca, err = OpenCA(dir, intercept, LoadOrCreateCA)
+	}
+	if err != nil {
+		return err
+	}
+	ca.WriteInfo(w, rot)
+	return nil
+}

@@ -10,6 +10,7 @@ package catalog
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -338,6 +339,24 @@ func (c *Catalog) find(strict bool) error {
 // warning.
 func (c *Catalog) Summaries(progress func(done, total int)) ([]*sessionfiles.Summary, sessionfiles.ScanStats) {
 	return c.Read(c.Entries, progress)
+}
+
+// OpenRead opens the catalog of roots (Open) and reads the summaries of
+// its sessions (Summaries), writing its warnings and each session it
+// could not read to log as warnings.
+func OpenRead(log io.Writer, o Options, roots ...string) (*Catalog, []*sessionfiles.Summary, sessionfiles.ScanStats, error) {
+	c, err := Open(o, roots...)
+	if err != nil {
+		return nil, nil, sessionfiles.ScanStats{}, err
+	}
+	sums, st := c.Summaries(nil)
+	for _, w := range c.Warnings {
+		fmt.Fprintf(log, "tsinspect: warning: %s\n", w)
+	}
+	for _, e := range st.Failed {
+		fmt.Fprintf(log, "tsinspect: warning: %v\n", e)
+	}
+	return c, sums, st, nil
 }
 
 // Read is Summaries of some of the sessions found (those a front end's

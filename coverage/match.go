@@ -63,6 +63,21 @@ func Missing(tools []*Tool, require string) []string {
 	return missing
 }
 
+// CheckFlags checks the flags of 'tsinspect searches' that go together:
+// --require found or called, with --tools (tools: given); --mcp-config
+// (mcpConfig: given) with --explain.
+func CheckFlags(require string, tools, mcpConfig, explain bool) error {
+	switch {
+	case require != "" && require != "found" && require != "called":
+		return fmt.Errorf("--require %q: want found or called", require)
+	case require != "" && !tools:
+		return fmt.Errorf("--require needs --tools to say which tools")
+	case mcpConfig && !explain:
+		return fmt.Errorf("--mcp-config goes with --explain")
+	}
+	return nil
+}
+
 // Required says, in one line, what fails a --require of found or called
 // over the tools picked by patterns: no tool matched, or the tools
 // Missing names; "" when nothing does.

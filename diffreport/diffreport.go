@@ -6,6 +6,7 @@ package diffreport
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/report"
+	"github.com/tsinspect/tsinspect/source"
 	"github.com/tsinspect/tsinspect/timeline"
 	"github.com/tsinspect/tsinspect/timeline/compare"
 )
@@ -26,6 +28,33 @@ type Input struct {
 	// Exchanges are the session's exchanges, for the private values
 	// redaction looks for; may be nil.
 	Exchanges []*exchange.Exchange
+}
+
+// DefaultPolicy is the redaction of a comparison written in format when
+// none is asked for: Default for markdown and html, which are shared, Off
+// for text and json, which are for one's own terminal.
+func DefaultPolicy(format string) redact.Policy {
+	if format == "markdown" || format == "html" {
+		return redact.Default
+	}
+	return redact.Off
+}
+
+// Load reads the two sessions a and b at once (source.LoadAll, warnings
+// to log): a diff takes about as long as reading the longer one. The
+// error of each that cannot be read is made by notRead, and both are
+// joined.
+func Load(a, b string, log io.Writer, notRead func(path string, err error) error) (in [2]Input, err error) {
+	paths := []string{a, b}
+	bs, errs := source.LoadAll(paths, log)
+	for i, path := range paths {
+		if errs[i] != nil {
+			errs[i] = notRead(path, errs[i])
+			continue
+		}
+		in[i] = Input{Name: path, Session: bs[i].Session(), Exchanges: bs[i].Exchanges()}
+	}
+	return in, errors.Join(errs...)
 }
 
 // Options tune Build.

@@ -341,3 +341,17 @@ func wrap(text string, width int, indent string) []string {
 	}
 	return out
 }
+
+// Write writes r in format: "json", "markdown", "html", else text of
+// width columns.
+func (r *Result) Write(w io.Writer, format string, width int) error {
+	switch format {
+	case "json":
+		return r.WriteJSON(w)
+	case "markdown":
+		return r.WriteMarkdown(w)
+	case "html":
+		return r.WriteHTML(w)
+	}
+	return r.WriteText(w, width)
+}

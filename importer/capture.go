@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -37,4 +38,23 @@ func ImportInto(ctx context.Context, in, db string, opts Options) (*Report, erro
 		}
 	}
 	return rep, err
+}
+
+// ImportFile is 'tsinspect import': it checks that in exists and that
+// no other process writes db, imports in into db (ImportInto) and says
+// how it went (Report.Outcome): partial when only part of in was read.
+func ImportFile(ctx context.Context, in, db string, opts Options) (line string, partial bool, err error) {
+	if _, err := os.Stat(in); err != nil {
+		return "", false, fmt.Errorf("import: %w", err)
+	}
+	// Before the input is read (a large one takes a while): a capture
+	// that a record or another import is writing is refused at once.
+	if err := store.CheckTarget(db); err != nil {
+		return "", false, store.TargetError("import", db, err)
+	}
+	rep, err := ImportInto(ctx, in, db, opts)
+	if err != nil {
+		return "", false, err
+	}
+	return rep.Outcome(filepath.Base(in), db)
 }

@@ -69,3 +69,17 @@ func Select(list []Server, want []string) (kept []Server, ok bool) {
 	}
 	return kept, len(kept) == len(want)
 }
+
+// ToolsByName lists the tools of the servers of list as Probe does, writing
+// nothing, by the name Claude Code gives them.
+func ToolsByName(list []Server, timeout time.Duration) (map[string]toolsearch.Tool, error) {
+	pool, _, err := Probe(io.Discard, list, timeout)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]toolsearch.Tool{}
+	for _, t := range pool {
+		out[t.Name] = t
+	}
+	return out, nil
+}

@@ -63,6 +63,10 @@ const DefaultEndpoint = "http://localhost:4318"
 // DefaultGRPCEndpoint is the OTLP/gRPC default endpoint.
 const DefaultGRPCEndpoint = "http://localhost:4317"
 
+// EnvEndpoint is the endpoint (record --otlp env) that takes the
+// collector's address from the OTEL_EXPORTER_OTLP_* variables.
+const EnvEndpoint = "env"
+
 // ConfigFromEnv builds a Config from the standard OTEL_EXPORTER_OTLP_*
 // variables, read through getenv (os.Getenv, or a map in tests), with
 // endpoint, when not empty, taking the place of OTEL_EXPORTER_OTLP_ENDPOINT
@@ -80,7 +84,12 @@ const DefaultGRPCEndpoint = "http://localhost:4317"
 // default) or grpc; for grpc the endpoint is the collector's address, no
 // path is appended, and http:// means gRPC over cleartext HTTP/2.
 // http/json is refused.
+//
+// An endpoint of EnvEndpoint is "": the variables' own.
 func ConfigFromEnv(getenv func(string) string, endpoint string) (Config, error) {
+	if endpoint == EnvEndpoint {
+		endpoint = ""
+	}
 	get := func(name string) string {
 		if v := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_" + name)); v != "" {
 			return v

@@ -2,6 +2,7 @@ package otlp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/redact"
+	"github.com/tsinspect/tsinspect/source"
 )
 
 // ShowURL is the traces URL raw without its query, which might hold a
@@ -85,4 +87,33 @@ func ExchangesSeed(started string, exs []exchange.Exchange) string {
 func (s *Session) Sent(st Stats, url string) string {
 	return fmt.Sprintf("sent %d of %d spans (trace %x: %s in %s) to %s",
 		st.Sent, st.Spans, TraceID(s.Seed), numfmt.Count(len(s.Report.Turns), "turn", "turns"), numfmt.Count(len(s.Report.Threads), "thread", "threads"), ShowURL(url))
+}
+
+// SendFile is 'tsinspect export --format otlp': it reads the capture or
+// session at path (source.Resolve, then its exchanges) and sends it as
+// one trace (Send), redacted under policy, saying on log what it sent.
+// notOpened makes the error of a path that cannot be opened (err wrapped
+// as "export: ...").
+func SendFile(cfg Config, path string, policy redact.Policy, version string, log io.Writer, notOpened func(err error) error) error {
+	resolved, err := source.Resolve(path, log)
+	if err != nil {
+		return notOpened(fmt.Errorf("export: %w", err))
+	}
+	exs, started, err := source.Exchanges(resolved)
+	var oe *source.OpenError
+	if errors.As(err, &oe) {
+		return notOpened(fmt.Errorf("export: %w", oe.Err))
+	}
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	if policy == redact.Off {
+		fmt.Fprintln(log, "tsinspect: warning: --redact off: the spans are not redacted and may hold paths, e-mail addresses, identifiers and secrets")
+	}
+	s, st := Send(cfg, exs, ExchangesSeed(started, exs), policy, version)
+	fmt.Fprintln(log, "tsinspect: "+s.Sent(st, cfg.URL))
+	if st.Undelivered() > 0 {
+		return fmt.Errorf("export: %d spans not delivered: %s (is the collector at %s up? the same command sends them again)", st.Undelivered(), st.LastError, cfg.URL)
+	}
+	return nil
 }

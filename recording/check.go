@@ -5,8 +5,37 @@ import (
 	"net/url"
 	"regexp"
 
+	"github.com/tsinspect/tsinspect/capture"
 	"github.com/tsinspect/tsinspect/internal/listenaddr"
+	"github.com/tsinspect/tsinspect/internal/shell"
 )
+
+// Check checks, before anything is opened, the flags of 'tsinspect
+// record' that c holds: the mode, no proxy flag (set says which were
+// given) nor --otlp with --mode bodies, then --listen (allowRemote: any
+// address), --upstream and --intercept.
+func (c Config) Check(allowRemote, otlp bool, set func(flag string) bool) error {
+	if c.Mode != capture.ModeMITM && c.Mode != capture.ModeReverse && c.Mode != ModeBodies {
+		return fmt.Errorf("--mode %q: want mitm, reverse or bodies", c.Mode)
+	}
+	if c.Mode == ModeBodies {
+		for _, name := range []string{"intercept", "upstream-ca", "allow-remote", "listen", "ca-dir"} {
+			if set(name) {
+				return fmt.Errorf("--%s applies to the proxy modes, not to --mode bodies", name)
+			}
+		}
+		if otlp {
+			return fmt.Errorf("--otlp does not work with --mode bodies yet; send the capture afterwards with 'tsinspect export %s --format otlp'", shell.Quote(c.DB))
+		}
+	}
+	if err := CheckListen(c.Listen, allowRemote); err != nil {
+		return err
+	}
+	if err := CheckUpstream(c.Upstream); err != nil {
+		return err
+	}
+	return CheckHosts(c.Intercept)
+}
 
 // CheckListen refuses a listen address that is not HOST:PORT, or, unless
 // allowRemote, not a loopback address.

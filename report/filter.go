@@ -36,3 +36,21 @@ func (t *Turn) FilterFields(s *timeline.Session) *filter.Fields {
 	f.Text = strings.ToLower(strings.Join(append(append([]string{t.Model, t.Thread, t.StopReason}, f.Flags...), f.Tools...), " "))
 	return f
 }
+
+// Keep keeps the turns of r in thread (all for ""), with a flag when
+// flagged, and matching expr when not nil (s: the session r was built
+// from), and returns how many turns r had.
+func (r *Report) Keep(s *timeline.Session, thread string, flagged bool, expr filter.Expr) (all int) {
+	all = len(r.Turns)
+	if thread == "" && !flagged && expr == nil {
+		return all
+	}
+	kept := r.Turns[:0]
+	for _, t := range r.Turns {
+		if (thread == "" || t.Thread == thread) && (!flagged || len(t.Flags) > 0) && (expr == nil || expr.Match(t.FilterFields(s))) {
+			kept = append(kept, t)
+		}
+	}
+	r.Turns = kept
+	return all
+}

@@ -453,3 +453,14 @@ func (r *Report) FlagKinds() (kinds []string, turns map[string][]int) {
 	}
 	return kinds, turns
 }
+
+// Write writes r in format: "json", "markdown", else HTML.
+func (r *Report) Write(w io.Writer, format string, opts RenderOptions) error {
+	switch format {
+	case "json":
+		return r.WriteJSON(w)
+	case "markdown":
+		return r.WriteMarkdown(w, opts)
+	}
+	return r.WriteHTML(w, opts)
+}

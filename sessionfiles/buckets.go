@@ -3,8 +3,10 @@ package sessionfiles
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
 )
 
@@ -81,6 +83,41 @@ func CheckBy(by, per string) error {
 		return fmt.Errorf("--per %q: want model or project", per)
 	}
 	return nil
+}
+
+// ParseBuckets reads the flags of 'sessions --by': by and per (CheckBy),
+// the time zone tz (an IANA name, "" for local time) and the first day
+// of a week; sortBy must be left at "time". With by "", the others must
+// be left at their defaults.
+func ParseBuckets(by, per, tz, weekStart, sortBy string) (BucketOptions, error) {
+	o := BucketOptions{By: by, Per: per, Loc: time.Local}
+	if by == "" {
+		if per != "" || tz != "" || weekStart != "sunday" {
+			return o, fmt.Errorf("--per, --timezone and --week-start go with --by day|week|month")
+		}
+		return o, nil
+	}
+	if err := CheckBy(by, per); err != nil {
+		return o, err
+	}
+	if sortBy != "time" {
+		return o, fmt.Errorf("--sort goes with the list of sessions, not with --by (periods come oldest first)")
+	}
+	if tz != "" {
+		loc, err := time.LoadLocation(tz)
+		if err != nil {
+			return o, fmt.Errorf("--timezone %q: not a time zone (want an IANA name such as UTC or America/New_York)", tz)
+		}
+		o.Loc = loc
+	}
+	days := map[string]time.Weekday{"sunday": time.Sunday, "monday": time.Monday, "tuesday": time.Tuesday, "wednesday": time.Wednesday,
+		"thursday": time.Thursday, "friday": time.Friday, "saturday": time.Saturday}
+	d, ok := days[strings.ToLower(weekStart)]
+	if !ok {
+		return o, fmt.Errorf("--week-start %q: want a day of the week (sunday, monday, ...)", weekStart)
+	}
+	o.WeekStart = d
+	return o, nil
 }
 
 // period is the bucket of an answer made at at.
@@ -174,6 +211,25 @@ func Buckets(sums []*Summary, tab *pricing.Table, o BucketOptions) ([]Bucket, Bu
 		return a.Project < b.Project
 	})
 	return out, st, nil
+}
+
+// Periods is 'sessions --by': the buckets of sums (Buckets) of the newest
+// limit periods (LastPeriods), and the notes to give about them, each
+// "warning: ..." or "note: ...": answers in no period, a price table
+// older than the answers.
+func Periods(sums []*Summary, tab *pricing.Table, o BucketOptions, limit int) ([]Bucket, []string, error) {
+	bs, st, err := Buckets(sums, tab, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	var notes []string
+	if st.NoTime > 0 {
+		notes = append(notes, fmt.Sprintf("warning: %d %s without a timestamp %s in no period", st.NoTime, numfmt.Plural(st.NoTime, "answer", "answers"), numfmt.Plural(st.NoTime, "is", "are")))
+	}
+	if note := tab.Staleness(st.Newest); note != "" {
+		notes = append(notes, "note: "+note)
+	}
+	return LastPeriods(bs, limit), notes, nil
 }
 
 // LastPeriods keeps the buckets of the newest n periods (all for n <= 0).

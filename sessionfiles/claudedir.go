@@ -3,6 +3,7 @@ package sessionfiles
 import (
 	"errors"
 	"io/fs"
+	"os"
 
 	"path/filepath"
 )
@@ -58,4 +59,20 @@ func resolveExisting(p string) string {
 		rest = filepath.Join(filepath.Base(p), rest)
 		p = parent
 	}
+}
+
+// SaveDir is where the timeline's Raw tab saves bodies: the working
+// directory (""), or the home directory when the working directory is in
+// Claude Code's own.
+func SaveDir(getenv func(string) string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	if _, in := Inside(wd, getenv); in {
+		if home, err := os.UserHomeDir(); err == nil {
+			return home
+		}
+	}
+	return ""
 }

@@ -10,9 +10,11 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tsinspect/tsinspect/internal/cachefile"
 	"github.com/tsinspect/tsinspect/internal/crash"
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 )
 
 // Index keeps each session's Summary keyed by its files' size and time, so
@@ -147,6 +149,16 @@ type ScanStats struct {
 	Read, Cached, Resumed int
 	Bytes                 int64 // bytes of the sessions read
 	Failed                []error
+}
+
+// Said says what a listing that took took read: "read 3 sessions (2.1
+// MB) in 40ms; 12 from the index".
+func (st ScanStats) Said(took time.Duration) string {
+	resumed := ""
+	if st.Resumed > 0 {
+		resumed = fmt.Sprintf(", %d of them from where the last listing stopped", st.Resumed)
+	}
+	return fmt.Sprintf("read %d %s (%s%s) in %s; %d from the index", st.Read, numfmt.Plural(st.Read, "session", "sessions"), numfmt.Bytes(st.Bytes), resumed, took.Round(time.Millisecond), st.Cached)
 }
 
 // Scan summarises entries, in parallel, taking unchanged sessions from ix

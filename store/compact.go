@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
+
+	"github.com/tsinspect/tsinspect/internal/numfmt"
 )
 
 // CompactProgress is reported by Compact as it goes.
@@ -132,4 +135,21 @@ func (db *DB) compact(ctx context.Context, progress func(CompactProgress)) error
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return nil
+}
+
+// CompactLines returns a Compact progress function that writes to w a
+// line at each tenth of the bodies, and one when the file is rewritten.
+func CompactLines(w io.Writer) func(CompactProgress) {
+	lastTenth := -1
+	return func(p CompactProgress) {
+		switch {
+		case p.Vacuuming:
+			fmt.Fprintf(w, "compact: %d bodies compressed, %s to %s; rewriting the file\n",
+				p.Total, numfmt.Bytes(p.Before), numfmt.Bytes(p.After))
+		case p.Total > 0 && p.Done*10/p.Total != lastTenth:
+			lastTenth = p.Done * 10 / p.Total
+			fmt.Fprintf(w, "compact: %d/%d bodies (%d %%), %s to %s\n",
+				p.Done, p.Total, p.Done*100/p.Total, numfmt.Bytes(p.Before), numfmt.Bytes(p.After))
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/internal/termsafe"
 	"github.com/tsinspect/tsinspect/store"
@@ -39,4 +40,14 @@ func Exchanges(w io.Writer, rows []store.Summary) error {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Start.Local().Format("15:04:05.000"), r.Method, path, status, numfmt.Bytes(r.RespBytes), dur, state)
 	}
 	return tw.Flush()
+}
+
+// ExchangesLimits says, a line each, what the sources of rows keep less
+// of than a recording (exchange.SourceLimits).
+func ExchangesLimits(rows []store.Summary) []string {
+	sources := make([]string, len(rows))
+	for i, r := range rows {
+		sources[i] = r.Source
+	}
+	return exchange.SourceLimits(sources)
 }

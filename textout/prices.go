@@ -1,6 +1,7 @@
 package textout
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -231,4 +232,38 @@ func pricesUsed(w io.Writer, v PricesView) error {
 // rate is a per-million rate for people: "$5", "$0.625".
 func rate(r float64) string {
 	return "$" + strconv.FormatFloat(r, 'f', -1, 64)
+}
+
+// SetUsed sets what the sessions under dir used: their count, the models
+// that answered in them, and whether the table is older than they are.
+func (v *PricesView) SetUsed(dir string, sessions int, used []sessionfiles.ModelUse) {
+	v.Dir, v.Sessions, v.Used = dir, sessions, used
+	var newest time.Time
+	for _, m := range used {
+		if m.Last.After(newest) {
+			newest = m.Last
+		}
+	}
+	v.Stale = v.Table.Staleness(newest)
+}
+
+// PricesJSON writes v as one JSON object: the table in the built-in form
+// and the models of the sessions.
+func PricesJSON(w io.Writer, v PricesView) error {
+	out := struct {
+		Prices     string                  `json:"prices"`
+		ConfigFile string                  `json:"config_file"`
+		Table      *pricing.Table          `json:"table"`
+		Dir        string                  `json:"sessions_dir,omitempty"`
+		Sessions   int                     `json:"sessions"`
+		Used       []sessionfiles.ModelUse `json:"models_used"`
+		Stale      string                  `json:"stale,omitempty"`
+	}{v.Table.Describe(), v.ConfigFile, v.Table, v.Dir, v.Sessions, v.Used, v.Stale}
+	if out.Used == nil {
+		out.Used = []sessionfiles.ModelUse{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
 }

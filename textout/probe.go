@@ -11,6 +11,7 @@ import (
 	"github.com/tsinspect/tsinspect/internal/termsafe"
 	"github.com/tsinspect/tsinspect/report"
 	"github.com/tsinspect/tsinspect/toolsearch"
+	"github.com/tsinspect/tsinspect/toolsearch/claudetools"
 )
 
 // Probe writes what the probe command found of the tools in pool (sizes:
@@ -93,4 +94,23 @@ func quoteWords(ws []string) string {
 		q[i] = fmt.Sprintf("%q", w)
 	}
 	return strings.Join(q, " and ")
+}
+
+// ProbeSearches writes what probe searched among (the probed tools, and
+// builtin's deferred tools unless it has none) with alg (how: why that
+// one), then each of queries run over all.
+func ProbeSearches(w io.Writer, builtin claudetools.Release, alg toolsearch.Algorithm, how string, queries []string, maxResults int, all []toolsearch.Tool) error {
+	if len(builtin.Tools) > 0 {
+		fmt.Fprintf(w, "Searched among them and Claude Code %s's %s (--claude-tools none to leave them out); keyword scoring %q: %s.\n",
+			builtin.Version, numfmt.Count(len(builtin.Tools), "deferred tool", "deferred tools"), alg, how)
+	} else {
+		fmt.Fprintf(w, "Searched among them alone, without Claude Code's own deferred tools; keyword scoring %q: %s.\n", alg, how)
+	}
+	for _, q := range queries {
+		r := toolsearch.ClientAs(alg, q, maxResults, all, all)
+		if _, err := fmt.Fprintf(w, "\n%s", r.Text("")); err != nil {
+			return err
+		}
+	}
+	return nil
 }

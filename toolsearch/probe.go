@@ -226,3 +226,34 @@ func Lost(findings []Finding) []string {
 	}
 	return lost
 }
+
+// Expect is one --expect of 'tsinspect probe': Query must load Tool.
+type Expect struct{ Query, Tool string }
+
+// ParseExpects reads --expect values, each QUERY=TOOL.
+func ParseExpects(list []string) ([]Expect, error) {
+	var out []Expect
+	for _, e := range list {
+		q, tool, ok := strings.Cut(e, "=")
+		if q, tool = strings.TrimSpace(q), strings.TrimSpace(tool); !ok || q == "" || tool == "" {
+			return nil, fmt.Errorf("--expect %q: want QUERY=TOOL", e)
+		}
+		out = append(out, Expect{q, tool})
+	}
+	return out, nil
+}
+
+// Unmet says, a line each, which of expects alg does not meet over all.
+func Unmet(alg Algorithm, expects []Expect, maxResults int, all []Tool) []string {
+	var out []string
+	for _, e := range expects {
+		if ok, names := Loads(alg, e.Query, e.Tool, maxResults, all); !ok {
+			got := "nothing"
+			if len(names) > 0 {
+				got = strings.Join(names, ", ")
+			}
+			out = append(out, fmt.Sprintf("--expect: %q does not load %s (it loads %s)", e.Query, e.Tool, got))
+		}
+	}
+	return out
+}

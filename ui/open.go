@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"sync/atomic"
 	"time"
@@ -29,6 +30,27 @@ func Open(ctx context.Context, path string, opts Options) error {
 	// was decoded, and the Raw tab reads a turn's bodies back when shown.
 	defer c.Close()
 	return OpenSource(ctx, c, filepath.Base(path), opts)
+}
+
+// ReplayFile plays the capture file at path back (Replay) until the user
+// quits or ctx is done, saying on log what of it could not be read.
+// notOpened makes the error of a file that is no capture.
+func ReplayFile(ctx context.Context, path string, opts Options, log io.Writer, notOpened func(error) error) error {
+	c, err := source.OpenCapture(path)
+	if err != nil {
+		return notOpened(err)
+	}
+	// The file stays open while the timeline plays: the Raw tab, and what
+	// it saves, read a turn's bodies back from it.
+	defer c.Close()
+	b, problems, err := source.Read(ctx, c)
+	if len(problems) > 0 {
+		fmt.Fprintf(log, "tsinspect: warning: %s: %s\n", c.Name(), source.Summary(problems))
+	}
+	if err != nil {
+		return err
+	}
+	return Replay(ctx, b.Session(), opts)
 }
 
 // OpenSource is Open over any source, which the caller closes after it

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"time"
 
 	"github.com/tsinspect/tsinspect/advice"
 	"github.com/tsinspect/tsinspect/gather"
-	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 )
@@ -61,24 +59,15 @@ func runAdvise(env *cliEnv, args []string) error {
 	top := flags.Int("top", 5, "write at most `N` pieces of advice of each kind in the text, those that save most (0: all)")
 	noCache := flags.Bool("no-cache", false, "read every session afresh, neither using nor updating the cache")
 	prices := pricesFlag(flags)
-	pos, err := parseInterspersed(flags, args)
+	pos, err := parseArgs(flags, args, 0, 1, "at most one directory")
 	if err != nil {
 		return err
-	}
-	if len(pos) > 1 {
-		return usageError("advise: want at most one directory (see 'tsinspect advise -h')")
 	}
 	if *asJSON && *asMarkdown {
 		return usageError("advise: --json and --markdown: pick one")
 	}
-	if *minSessions < 1 {
-		return usageError("advise: --min-sessions %d: want 1 or more", *minSessions)
-	}
-	if *top < 0 {
-		return usageError("advise: --top %d: want 0 or more", *top)
-	}
-	if *evidence < 1 {
-		return usageError("advise: --evidence %d: want 1 or more", *evidence)
+	if err := advice.CheckFlags(*minSessions, *top, *evidence); err != nil {
+		return usageError("advise: %v", err)
 	}
 	var from time.Time
 	if *since != "" {
@@ -93,10 +82,8 @@ func runAdvise(env *cliEnv, args []string) error {
 	root := ""
 	if len(pos) == 1 {
 		root = pos[0]
-	} else if root, err = sessionfiles.Root(os.Getenv); err != nil {
-		return err
 	}
-	r, err := adviseFrom(env, root, adviseQuery{project: *projectText, since: *since, from: from, minSessions: *minSessions, noCache: *noCache}, tab)
+	r, err := adviseFrom(env, root, gather.Query{Project: *projectText, Since: *since, From: from, MinSessions: *minSessions, NoCache: *noCache}, tab)
 	if err != nil || r == nil {
 		return err
 	}
@@ -109,86 +96,13 @@ func runAdvise(env *cliEnv, args []string) error {
 	return r.WriteText(env.stdout, advice.TextOptions{Evidence: *evidence, PerKind: *top})
 }
 
-// adviseQuery is which sessions advice is read from, and how.
-type adviseQuery struct {
-	project, since string
-	from           time.Time
-	minSessions    int
-	noCache        bool
-	// quiet: say nothing when no session is found (the caller does).
-	quiet bool
-}
-
-// adviseFrom reads the sessions under root that q keeps, in parallel
-// (with a progress line on a terminal, and the cache unless q.noCache),
-// and returns their advice; nil, with a line on standard error unless
-// q.quiet, when no session is left.
-func adviseFrom(env *cliEnv, root string, q adviseQuery, tab *pricing.Table) (*advice.Result, error) {
-	items, err := gather.Items(root)
-	if err != nil {
-		return nil, fmt.Errorf("advise: %w", err)
-	}
-	items = gather.Filter(items, q.project, q.from)
-	if len(items) == 0 {
-		if !q.quiet {
-			fmt.Fprintf(env.stderr, "tsinspect: no sessions under %s%s\n", root, filterText(q.project, q.since))
-		}
-		return nil, nil
-	}
-	cachePath := ""
-	if !q.noCache {
-		if cachePath, err = gather.CachePath(); err != nil {
-			fmt.Fprintf(env.stderr, "tsinspect: warning: %v: reading every session\n", err)
-		}
-	}
-	started := time.Now()
-	o := gather.Options{Prices: tab, Cache: cachePath}
+// adviseFrom reads the advice of the sessions under root that q keeps
+// (gather.Advise), with a progress line when standard error is a terminal.
+func adviseFrom(env *cliEnv, root string, q gather.Query, tab *pricing.Table) (*advice.Result, error) {
 	if isTerminal(env.stderr) {
-		last := time.Time{}
-		o.Progress = func(p gather.Progress) {
-			if p.Done < p.Total && time.Since(last) < 200*time.Millisecond {
-				return
-			}
-			last = time.Now()
-			fmt.Fprintf(env.stderr, "\rreading sessions: %d of %d (%s read)\x1b[K", p.Done, p.Total, numfmt.Bytes(p.Bytes))
-			if p.Done == p.Total {
-				fmt.Fprint(env.stderr, "\r\x1b[K")
-			}
-		}
+		q.Progress = gather.ProgressLine(env.stderr)
 	}
-	facts, st, err := gather.Read(items, o)
-	if err != nil {
-		fmt.Fprintf(env.stderr, "tsinspect: warning: %v\n", err)
-	}
-	for _, e := range st.Failed {
-		fmt.Fprintf(env.stderr, "tsinspect: warning: skipped %v\n", e)
-	}
-	for _, w := range st.Warnings {
-		fmt.Fprintf(env.stderr, "tsinspect: warning: %s\n", w)
-	}
-	if !q.from.IsZero() {
-		kept := facts[:0]
-		for _, f := range facts {
-			if !f.End.Before(q.from) {
-				kept = append(kept, f)
-			}
-		}
-		facts = kept
-	}
-	fmt.Fprintf(env.stderr, "read %s (%s) in %s; %d from the cache\n", numfmt.Count(st.Read, "session", "sessions"), numfmt.Bytes(st.Bytes), time.Since(started).Round(time.Millisecond), st.Cached)
-	return advice.Advise(facts, advice.Options{MinSessions: q.minSessions, Prices: tab.Describe()}), nil
-}
-
-// filterText says which filters left nothing.
-func filterText(project, since string) string {
-	s := ""
-	if project != "" {
-		s += fmt.Sprintf(" in a project containing %q", project)
-	}
-	if since != "" {
-		s += " active since " + since
-	}
-	return s
+	return gather.Advise(root, q, tab, env.stderr)
 }
 
 // isTerminal reports whether w is a terminal (a character device).

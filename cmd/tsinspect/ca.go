@@ -35,30 +35,7 @@ client that trusted the old CA must then trust the new one.`)
 	if err := outsideClaudeDir("ca", "--ca-dir", *caDir); err != nil {
 		return err
 	}
-	dir, err := capture.CADir(*caDir)
-	if err != nil {
-		return err
-	}
-	hosts := capture.InterceptHosts(splitList(*intercept))
-	var ca *capture.CA
-	var rot *capture.Rotation
-	if *rotate {
-		ca, rot, err = capture.RotateCA(dir, hosts)
-	} else {
-		ca, err = loadCA(*caDir, *intercept)
-	}
-	if err != nil {
-		return err
-	}
-	ca.WriteInfo(env.stdout, rot)
-	return nil
-}
-
-// loadCA loads the CA in dir (the default directory when empty), making it
-// on first use, for the default host and the comma-separated intercept
-// hosts.
-func loadCA(dir, intercept string) (*capture.CA, error) {
-	return capture.OpenCA(dir, splitList(intercept), capture.LoadOrCreateCA)
+	return capture.ShowCA(env.stdout, *caDir, splitList(*intercept), *rotate)
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

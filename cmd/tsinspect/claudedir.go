@@ -32,19 +32,3 @@ func notASessionFile(cmd, path string) error {
 	db := strings.TrimSuffix(filepath.Base(path), ".jsonl") + ".db"
 	return usageError("%s: %s is a Claude Code session file, not a capture, and tsinspect never writes Claude Code's files; the other commands read it as it is, or keep it as a capture with 'tsinspect import %s --db %s'", cmd, path, shell.Quote(path), shell.Quote(db))
 }
-
-// saveDir is where the timeline's Raw tab saves bodies: the working
-// directory, or the home directory when the working directory is in
-// Claude Code's own.
-func saveDir() string {
-	wd, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	if _, in := sessionfiles.Inside(wd, os.Getenv); in {
-		if home, err := os.UserHomeDir(); err == nil {
-			return home
-		}
-	}
-	return ""
-}

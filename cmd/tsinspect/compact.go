@@ -19,12 +19,9 @@ error; at the end the file is rewritten to give the space back.
 
 Older captures open without this (turns, report, open... read them as
 they are); compacting only makes them smaller and faster to read.`)
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, 1, "one capture FILE")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usageError("compact: want one capture FILE (see 'tsinspect compact -h')")
 	}
 	path := pos[0]
 	if err := notASessionFile("compact", path); err != nil {
@@ -39,20 +36,9 @@ they are); compacting only makes them smaller and faster to read.`)
 	before := store.FileBytes(path)
 	db, err := store.OpenWriter(path, false)
 	if err != nil {
-		return captureError("compact", path, err)
+		return store.TargetError("compact", path, err)
 	}
-	lastTenth := -1
-	err = db.Compact(context.Background(), func(p store.CompactProgress) {
-		switch {
-		case p.Vacuuming:
-			fmt.Fprintf(env.stderr, "compact: %d bodies compressed, %s to %s; rewriting the file\n",
-				p.Total, numfmt.Bytes(p.Before), numfmt.Bytes(p.After))
-		case p.Total > 0 && p.Done*10/p.Total != lastTenth:
-			lastTenth = p.Done * 10 / p.Total
-			fmt.Fprintf(env.stderr, "compact: %d/%d bodies (%d %%), %s to %s\n",
-				p.Done, p.Total, p.Done*100/p.Total, numfmt.Bytes(p.Before), numfmt.Bytes(p.After))
-		}
-	})
+	err = db.Compact(context.Background(), store.CompactLines(env.stderr))
 	if cerr := db.Close(); err == nil && cerr != nil {
 		err = cerr
 	}

@@ -1,14 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 
 	"github.com/tsinspect/tsinspect/diffreport"
-	"github.com/tsinspect/tsinspect/internal/outfile"
 	"github.com/tsinspect/tsinspect/redact"
-	"github.com/tsinspect/tsinspect/source"
 )
 
 const diffAbout = `
@@ -73,12 +72,9 @@ func diff(env *cliEnv, args []string) error {
 	tools := fs.String("tools", "", "compare how the tools whose names start with `PREFIX` were searched for and found")
 	width := fs.Int("width", diffreport.Width, "text width in `columns` (at least 60)")
 	prices := pricesFlag(fs)
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 2, 2, "two sessions A and B")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 2 {
-		return usageError("diff: want two sessions A and B (see 'tsinspect diff -h')")
 	}
 	switch *format {
 	case "text", "json", "html":
@@ -96,62 +92,27 @@ func diff(env *cliEnv, args []string) error {
 	if *width < 60 {
 		return usageError("diff: --width %d: want at least 60", *width)
 	}
-	policy := redact.Off
-	if *format == "markdown" || *format == "html" {
-		policy = redact.Default
-	}
-	if *policyName != "" {
-		if policy, err = redact.ParsePolicy(*policyName); err != nil {
-			return usageError("diff: --redact %q: want default, strict or off", *policyName)
-		}
+	policy, err := parsePolicy("diff", "--redact", cmp.Or(*policyName, string(diffreport.DefaultPolicy(*format))))
+	if err != nil {
+		return err
 	}
 	tab, err := loadPrices(env, *prices)
 	if err != nil {
 		return err
 	}
-	if err := outsideClaudeDir("diff", "--out", *out); err != nil {
+	if err := checkOut("diff", *out); err != nil {
 		return err
 	}
-	if *out != "" && *out != "-" {
-		if err := outfile.Check(*out); err != nil {
-			return fmt.Errorf("diff: %w", err)
-		}
-	}
-	// The two are read at once: a diff takes about as long as reading
-	// the longer one.
-	bs, errs := source.LoadAll(pos, env.stderr)
-	var ins [2]diffreport.Input
-	for i, path := range pos {
-		if errs[i] != nil {
-			errs[i] = readError("diff", path, errs[i])
-			continue
-		}
-		ins[i] = diffreport.Input{Name: path, Session: bs[i].Session(), Exchanges: bs[i].Exchanges()}
-	}
-	if err := errors.Join(errs...); err != nil {
+	ins, err := diffreport.Load(pos[0], pos[1], env.stderr, func(path string, err error) error { return readError("diff", path, err) })
+	if err != nil {
 		return err
 	}
 	res := diffreport.Build(ins[0], ins[1], diffreport.Options{Prices: tab, Policy: policy, Tools: *tools, Version: version})
 	if policy == redact.Off && (*format == "markdown" || *format == "html") {
 		fmt.Fprintln(env.stderr, "tsinspect: warning: --redact off: the comparison is not redacted and may hold paths, e-mail addresses, identifiers and secrets; do not share it as it is")
 	}
-	write := func(w io.Writer) error {
-		switch *format {
-		case "json":
-			return res.WriteJSON(w)
-		case "markdown":
-			return res.WriteMarkdown(w)
-		case "html":
-			return res.WriteHTML(w)
-		}
-		return res.WriteText(w, *width)
-	}
-	if *out == "" || *out == "-" {
-		if err := write(env.stdout); err != nil {
-			return fmt.Errorf("diff: write: %w", err)
-		}
-	} else if err := outfile.WriteWith(*out, write); err != nil {
-		return fmt.Errorf("diff: %w", err)
+	if err := writeOut(env, "diff: write", *out, func(w io.Writer) error { return res.Write(w, *format, *width) }); err != nil {
+		return err
 	}
 	if !res.Same {
 		return &exitError{code: 1}

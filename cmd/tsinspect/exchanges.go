@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/source"
 	"github.com/tsinspect/tsinspect/textout"
 )
@@ -20,12 +19,9 @@ first_byte, end (RFC 3339, null when unknown), method, url, path, status,
 request_bytes, response_bytes, duration_ms, state, error. Fields are
 never renamed or removed; new ones may appear.`)
 	asJSON := fs.Bool("json", false, "write JSON Lines, one object per exchange")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, 1, "one capture FILE")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usageError("exchanges: want one capture FILE (see 'tsinspect exchanges -h')")
 	}
 	path, err := source.Resolve(pos[0], env.stderr)
 	if err != nil {
@@ -55,11 +51,7 @@ never renamed or removed; new ones may appear.`)
 	if len(rows) == 0 {
 		fmt.Fprintln(env.stderr, "tsinspect: no exchanges recorded in", pos[0])
 	}
-	sources := make([]string, len(rows))
-	for i, r := range rows {
-		sources[i] = r.Source
-	}
-	for _, l := range exchange.SourceLimits(sources) {
+	for _, l := range textout.ExchangesLimits(rows) {
 		fmt.Fprintln(env.stderr, "tsinspect: "+l)
 	}
 	return nil

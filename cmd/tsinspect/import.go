@@ -5,21 +5,17 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"path/filepath"
 
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/importer"
 	"github.com/tsinspect/tsinspect/importer/har"
 	"github.com/tsinspect/tsinspect/internal/listenaddr"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
-	"github.com/tsinspect/tsinspect/internal/outfile"
 	"github.com/tsinspect/tsinspect/otlp"
 	"github.com/tsinspect/tsinspect/recording"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/replayserver"
 	"github.com/tsinspect/tsinspect/source"
-	"github.com/tsinspect/tsinspect/store"
 )
 
 const importAbout = `
@@ -62,12 +58,9 @@ func runImport(env *cliEnv, args []string) error {
 	fs := newFlags(env, "import", "FILE|DIR --db OUT [--keylog KEYLOG]", importAbout)
 	db := fs.String("db", "", "capture `FILE` to write (created if missing, appended to if it exists)")
 	keylog := fs.String("keylog", "", "NSS key log `FILE` to decrypt TLS with")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, 1, "one FILE to import")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usageError("import: want one FILE to import (see 'tsinspect import -h')")
 	}
 	if *db == "" {
 		return usageError("import: --db FILE is required")
@@ -75,20 +68,10 @@ func runImport(env *cliEnv, args []string) error {
 	if err := outsideClaudeDir("import", "--db", *db); err != nil {
 		return err
 	}
-	in := pos[0]
-	if _, err := os.Stat(in); err != nil {
-		return fmt.Errorf("import: %w", err)
-	}
-	// Before the input is read (a large one takes a while): a capture
-	// that a record or another import is writing is refused at once.
-	if err := store.CheckTarget(*db); err != nil {
-		return captureError("import", *db, err)
-	}
-	rep, err := importer.ImportInto(context.Background(), in, *db, importer.Options{KeyLog: *keylog, Progress: progressTo(env)})
-	if err != nil {
-		return err
-	}
-	line, partial, err := rep.Outcome(filepath.Base(in), *db)
+	// The progress bar redraws itself with a carriage return: standard
+	// error as it is.
+	_, rawErr := env.raw()
+	line, partial, err := importer.ImportFile(context.Background(), pos[0], *db, importer.Options{KeyLog: *keylog, Progress: rawErr})
 	if partial {
 		return &exitError{code: exitPartial, err: err}
 	}
@@ -159,12 +142,9 @@ func runExport(env *cliEnv, args []string) error {
 	endpoint := fs.String("endpoint", "", "otlp: the collector's `URL` (default: OTEL_EXPORTER_OTLP_ENDPOINT, else "+otlp.DefaultEndpoint+", or "+otlp.DefaultGRPCEndpoint+" for grpc)")
 	policyName := fs.String("redact", string(redact.Default), "redaction `policy`: default, strict or off (off: the bodies as recorded, secrets included)")
 	exact := fs.Bool("exact", false, "har, with --redact off: also keep every body byte for byte as it crossed the wire (base64 in the _tsinspect field; the HAR grows to about 2.3 times the default), so that a compressed response comes back exactly on import")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, 1, "one capture FILE")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usageError("export: want one capture FILE (see 'tsinspect export -h')")
 	}
 	switch *format {
 	case "har":
@@ -182,20 +162,15 @@ func runExport(env *cliEnv, args []string) error {
 	if *endpoint != "" {
 		return usageError("export: --endpoint is for --format otlp")
 	}
-	policy, err := redact.ParsePolicy(*policyName)
+	policy, err := parsePolicy("export", "--redact", *policyName)
 	if err != nil {
-		return usageError("export: --redact %q: want default, strict or off", *policyName)
+		return err
 	}
 	if *exact && policy != redact.Off {
 		return usageError("export: --exact copies every body as recorded: give --redact off with it")
 	}
-	if err := outsideClaudeDir("export", "--out", *outPath); err != nil {
+	if err := checkOut("export", *outPath); err != nil {
 		return err
-	}
-	if *outPath != "" && *outPath != "-" {
-		if err := outfile.Check(*outPath); err != nil {
-			return fmt.Errorf("export: %w", err)
-		}
 	}
 	path, err := source.Resolve(pos[0], env.stderr)
 	if err != nil {
@@ -208,41 +183,23 @@ func runExport(env *cliEnv, args []string) error {
 		return readError("export", pos[0], fmt.Errorf("export: %w", err))
 	}
 	defer closeScan()
-	n := 0
-	var redactor *redact.Exchanges
+	var edit func(*exchange.Exchange) *exchange.Exchange
 	if policy != redact.Off {
-		redactor = redact.NewExchanges(policy)
+		edit = redact.NewExchanges(policy).Exchange
 	} else {
 		fmt.Fprintf(env.stderr, "tsinspect: warning: --redact off: the HAR holds every body as recorded: prompts, files read, tool inputs and outputs, and any secret in them\n")
 	}
-	write := func(w io.Writer) error {
-		hw, err := har.NewWriter(w, version, har.Options{Exact: *exact})
-		if err != nil {
-			return err
-		}
-		problems, err := scan(func(ex *exchange.Exchange) error {
-			n++
-			if redactor != nil {
-				ex = redactor.Exchange(ex)
-			}
-			return hw.Add(ex)
-		})
-		if err != nil {
-			return err
-		}
+	n := 0
+	write := func(w io.Writer) (err error) {
+		var problems string
+		n, problems, err = har.WriteScan(w, version, har.Options{Exact: *exact}, scan, edit)
 		if problems != "" {
 			fmt.Fprintf(env.stderr, "tsinspect: warning: %s: %s\n", path, problems)
 		}
-		return hw.Close()
+		return err
 	}
-	if *outPath == "" || *outPath == "-" {
-		if err := write(env.stdout); err != nil {
-			return fmt.Errorf("export: %w", err)
-		}
-		return nil
-	}
-	if err := outfile.WriteWith(*outPath, write); err != nil {
-		return fmt.Errorf("export: %w", err)
+	if err := writeOut(env, "export", *outPath, write); err != nil || *outPath == "" || *outPath == "-" {
+		return err
 	}
 	fmt.Fprintf(env.stderr, "tsinspect: exported %d %s to %s (%s)\n", n, numfmt.Plural(n, "exchange", "exchanges"), *outPath, harPolicy(policy))
 	return nil
@@ -273,12 +230,9 @@ func runReplayServer(env *cliEnv, args []string) error {
 	listen := fs.String("listen", "127.0.0.1:0", "`address` to listen on (port 0: any free port)")
 	fast := fs.Bool("fast", false, "send each response at once instead of with the recorded timing")
 	allowRemote := fs.Bool("allow-remote", false, "allow a --listen address other than loopback")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, 1, "one capture FILE")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usageError("replay-server: want one capture FILE (see 'tsinspect replay-server -h')")
 	}
 	if err := recording.CheckListen(*listen, *allowRemote); err != nil {
 		return usageError("replay-server: %v", err)
@@ -309,11 +263,4 @@ func harPolicy(p redact.Policy) string {
 		return "bodies as recorded"
 	}
 	return "redacted " + string(p) + ": texts removed, secrets and paths pseudonymised"
-}
-
-// progressTo is where import draws its progress bar: standard error as it
-// is (the bar redraws itself with a carriage return).
-func progressTo(env *cliEnv) io.Writer {
-	_, stderr := env.raw()
-	return stderr
 }

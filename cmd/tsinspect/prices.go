@@ -1,11 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
+	"github.com/tsinspect/tsinspect/catalog"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/textout"
@@ -44,12 +43,9 @@ func runPrices(env *cliEnv, args []string) error {
 	noSessions := flags.Bool("no-sessions", false, "show the table only, without reading your sessions")
 	noIndex := flags.Bool("no-index", false, "read every session afresh, neither using nor updating the index")
 	prices := pricesFlag(flags)
-	pos, err := parseInterspersed(flags, args)
+	pos, err := parseArgs(flags, args, 0, 1, "at most one directory")
 	if err != nil {
 		return err
-	}
-	if len(pos) > 1 {
-		return usageError("prices: want at most one directory (see 'tsinspect prices -h')")
 	}
 	if *noSessions && len(pos) == 1 {
 		return usageError("prices: a DIR of sessions and --no-sessions do not go together")
@@ -61,41 +57,18 @@ func runPrices(env *cliEnv, args []string) error {
 	v := textout.PricesView{Table: tab}
 	v.ConfigFile, _ = pricing.ConfigPath()
 	if !*noSessions {
-		root, entries, sums, _, err := readSessions(env, pos, *noIndex)
+		c, sums, _, err := catalog.OpenRead(env.stderr, catalog.Options{NoIndex: *noIndex}, pos...)
 		switch {
 		case errors.Is(err, sessionfiles.ErrNoSession) && len(pos) == 0:
 			fmt.Fprintf(env.stderr, "tsinspect: prices: no sessions to check: %v\n", err)
 		case err != nil:
 			return err
 		default:
-			v.Dir, v.Sessions = root, len(entries)
-			v.Used = sessionfiles.ModelsUsed(sums, tab)
-			var newest time.Time
-			for _, m := range v.Used {
-				if m.Last.After(newest) {
-					newest = m.Last
-				}
-			}
-			v.Stale = tab.Staleness(newest)
+			v.SetUsed(c.Root, len(c.Entries), sessionfiles.ModelsUsed(sums, tab))
 		}
 	}
 	if *asJSON {
-		out := struct {
-			Prices     string                  `json:"prices"`
-			ConfigFile string                  `json:"config_file"`
-			Table      *pricing.Table          `json:"table"`
-			Dir        string                  `json:"sessions_dir,omitempty"`
-			Sessions   int                     `json:"sessions"`
-			Used       []sessionfiles.ModelUse `json:"models_used"`
-			Stale      string                  `json:"stale,omitempty"`
-		}{tab.Describe(), v.ConfigFile, tab, v.Dir, v.Sessions, v.Used, v.Stale}
-		if out.Used == nil {
-			out.Used = []sessionfiles.ModelUse{}
-		}
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(out)
+		return textout.PricesJSON(env.stdout, v)
 	}
 	return textout.Prices(env.stdout, v)
 }

@@ -81,25 +81,17 @@ func runProbe(env *cliEnv, args []string) error {
 	case *window < 1:
 		return usageError("probe: --context-window %d: want a number of tokens above 0", *window)
 	}
-	var builtin claudetools.Release
-	switch *claudeTools {
-	case "none":
-	case "":
-		builtin, _ = claudetools.For("")
-	default:
-		var exact bool
-		if builtin, exact = claudetools.For(*claudeTools); !exact {
-			return usageError("probe: --claude-tools %q: recorded releases are %s (or none)", *claudeTools, strings.Join(claudetools.Versions(), ", "))
-		}
+	builtin, err := claudetools.Pick(*claudeTools)
+	if err != nil {
+		return usageError("probe: %v", err)
 	}
 	alg, how, err := toolsearch.Resolve(*algorithm, builtin.Version)
 	if err != nil {
 		return usageError("probe: --algorithm %q: want %s, %s or a Claude Code version (%s measured)", *algorithm, toolsearch.Auto, toolsearch.Published, strings.Join(toolsearch.Versions(), ", "))
 	}
-	for _, e := range expects {
-		if q, tool, ok := strings.Cut(e, "="); !ok || strings.TrimSpace(q) == "" || strings.TrimSpace(tool) == "" {
-			return usageError("probe: --expect %q: want QUERY=TOOL", e)
-		}
+	wants, err := toolsearch.ParseExpects(expects)
+	if err != nil {
+		return usageError("probe: %v", err)
 	}
 	list, err := mcpclient.Config(*config)
 	if err != nil {
@@ -118,35 +110,19 @@ func runProbe(env *cliEnv, args []string) error {
 	} else if err != nil {
 		return err
 	}
-	failed := false
 	all := toolsearch.Pool(pool, builtin)
 	findings := toolsearch.Findable(alg, pool, all, *maxResults)
 	if err := textout.Probe(env.stdout, pool, sizes, findings, *window, *maxResults); err != nil {
 		return fmt.Errorf("probe: write: %w", err)
 	}
-	if len(builtin.Tools) > 0 {
-		fmt.Fprintf(env.stdout, "Searched among them and Claude Code %s's %s (--claude-tools none to leave them out); keyword scoring %q: %s.\n",
-			builtin.Version, numfmt.Count(len(builtin.Tools), "deferred tool", "deferred tools"), alg, how)
-	} else {
-		fmt.Fprintf(env.stdout, "Searched among them alone, without Claude Code's own deferred tools; keyword scoring %q: %s.\n", alg, how)
+	if err := textout.ProbeSearches(env.stdout, builtin, alg, how, queries, *maxResults, all); err != nil {
+		return fmt.Errorf("probe: write: %w", err)
 	}
-	for _, q := range queries {
-		r := toolsearch.ClientAs(alg, q, *maxResults, all, all)
-		fmt.Fprintf(env.stdout, "\n%s", r.Text(""))
+	unmet := toolsearch.Unmet(alg, wants, *maxResults, all)
+	for _, line := range unmet {
+		fmt.Fprintf(env.stderr, "tsinspect: %s\n", line)
 	}
-	for _, e := range expects {
-		q, tool, _ := strings.Cut(e, "=")
-		q, tool = strings.TrimSpace(q), strings.TrimSpace(tool)
-		ok, names := toolsearch.Loads(alg, q, tool, *maxResults, all)
-		if !ok {
-			failed = true
-			got := "nothing"
-			if len(names) > 0 {
-				got = strings.Join(names, ", ")
-			}
-			fmt.Fprintf(env.stderr, "tsinspect: --expect: %q does not load %s (it loads %s)\n", q, tool, got)
-		}
-	}
+	failed := len(unmet) > 0
 	if *require == "findable" {
 		if lost := toolsearch.Lost(findings); len(lost) > 0 {
 			failed = true

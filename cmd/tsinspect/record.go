@@ -2,17 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 
 	"github.com/tsinspect/tsinspect/capture"
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/importer/rawbodies"
-	"github.com/tsinspect/tsinspect/internal/shell"
-	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/recording"
 	"github.com/tsinspect/tsinspect/redact"
+	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/ui"
 )
@@ -68,102 +67,71 @@ Examples:
   tsinspect record --db s.db --otlp http://127.0.0.1:4318 -- claude
   tsinspect record --db s.db --mode bodies -- claude`
 
-type recordFlags struct {
-	db, mode, listen, upstream, intercept, caDir, upstreamCA string
-	otlp, otlpRedact                                         string
-	allowRemote, quiet, ui, durable                          bool
-	command                                                  []string
-	prices                                                   *pricing.Table
-}
-
 func runRecord(env *cliEnv, args []string) error {
 	fs := newFlags(env, "record", "--db FILE [flags] [-- COMMAND ARGS...]", recordAbout)
-	var f recordFlags
-	fs.StringVar(&f.db, "db", "", "capture `FILE` to write (created if missing, appended to if it exists)")
-	fs.StringVar(&f.mode, "mode", capture.ModeMITM, "recording `mode`: mitm, reverse or bodies")
-	fs.StringVar(&f.listen, "listen", "127.0.0.1:0", "`address` to listen on (port 0: any free port)")
-	fs.StringVar(&f.upstream, "upstream", "", "forward to this `URL` (reverse default "+capture.DefaultUpstream+"; mitm: instead of the real host; bodies: the child's ANTHROPIC_BASE_URL, e.g. a stand-in's)")
-	fs.StringVar(&f.intercept, "intercept", "", "mitm: extra `hosts` to intercept besides "+capture.DefaultHost+", comma-separated")
-	fs.StringVar(&f.caDir, "ca-dir", "", "`directory` of the interception CA (default: tsinspect in your config dir)")
-	fs.StringVar(&f.upstreamCA, "upstream-ca", "", "PEM `file` of extra CA certificates to trust for the upstream")
-	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a --listen address other than loopback (anyone who can reach it can use your API key's traffic path)")
-	fs.BoolVar(&f.quiet, "quiet", false, "print only errors, warnings, failures and the final summary (no per-exchange lines)")
-	fs.StringVar(&f.otlp, "otlp", "", "also send each turn, as it completes, to the OpenTelemetry collector at this OTLP `URL` (env: the one the OTEL_EXPORTER_OTLP_* variables name); see 'tsinspect export -h'")
-	fs.StringVar(&f.otlpRedact, "otlp-redact", string(redact.Default), "redaction `policy` of the --otlp spans: default, strict or off")
-	fs.BoolVar(&f.durable, "durable", false, "sync every write to the disk (SQLite synchronous=FULL): nothing committed is lost even to a power loss, at the cost of an fsync per write")
-	fs.BoolVar(&f.ui, "ui", false, "show the live timeline while recording (q stops); a COMMAND's output then goes to FILE.out")
+	// The recorded command's output is its own: it passes as it is (a
+	// full-screen program draws with escape sequences).
+	rawOut, rawErr := env.raw()
+	cfg := recording.Config{Version: version, Stdin: env.stdin, Stdout: rawOut, Stderr: rawErr, FollowBodies: followBodies}
+	var intercept, otlpURL, otlpRedact string
+	var allowRemote bool
+	fs.StringVar(&cfg.DB, "db", "", "capture `FILE` to write (created if missing, appended to if it exists)")
+	fs.StringVar(&cfg.Mode, "mode", capture.ModeMITM, "recording `mode`: mitm, reverse or bodies")
+	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:0", "`address` to listen on (port 0: any free port)")
+	fs.StringVar(&cfg.Upstream, "upstream", "", "forward to this `URL` (reverse default "+capture.DefaultUpstream+"; mitm: instead of the real host; bodies: the child's ANTHROPIC_BASE_URL, e.g. a stand-in's)")
+	fs.StringVar(&intercept, "intercept", "", "mitm: extra `hosts` to intercept besides "+capture.DefaultHost+", comma-separated")
+	fs.StringVar(&cfg.CADir, "ca-dir", "", "`directory` of the interception CA (default: tsinspect in your config dir)")
+	fs.StringVar(&cfg.UpstreamCA, "upstream-ca", "", "PEM `file` of extra CA certificates to trust for the upstream")
+	fs.BoolVar(&allowRemote, "allow-remote", false, "allow a --listen address other than loopback (anyone who can reach it can use your API key's traffic path)")
+	fs.BoolVar(&cfg.Quiet, "quiet", false, "print only errors, warnings, failures and the final summary (no per-exchange lines)")
+	fs.StringVar(&otlpURL, "otlp", "", "also send each turn, as it completes, to the OpenTelemetry collector at this OTLP `URL` (env: the one the OTEL_EXPORTER_OTLP_* variables name); see 'tsinspect export -h'")
+	fs.StringVar(&otlpRedact, "otlp-redact", string(redact.Default), "redaction `policy` of the --otlp spans: default, strict or off")
+	fs.BoolVar(&cfg.Durable, "durable", false, "sync every write to the disk (SQLite synchronous=FULL): nothing committed is lost even to a power loss, at the cost of an fsync per write")
+	fs.BoolVar(&cfg.UI, "ui", false, "show the live timeline while recording (q stops); a COMMAND's output then goes to FILE.out")
 	pricesPath := pricesFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	prices, err := loadPrices(env, *pricesPath)
-	if err != nil {
+	var err error
+	if cfg.Prices, err = loadPrices(env, *pricesPath); err != nil {
 		return err
 	}
-	f.prices = prices
-	f.command = fs.Args()
-	if len(f.command) > 0 && !dashDashGiven(args) {
-		return usageError("record: unexpected argument %q: put the command after '--', e.g. tsinspect record --db s.db -- claude", f.command[0])
+	cfg.Command, cfg.Intercept = fs.Args(), splitList(intercept)
+	if len(cfg.Command) > 0 && !dashDashGiven(args) {
+		return usageError("record: unexpected argument %q: put the command after '--', e.g. tsinspect record --db s.db -- claude", cfg.Command[0])
 	}
-	if err := outsideClaudeDir("record", "--db", f.db); err != nil {
+	if err := outsideClaudeDir("record", "--db", cfg.DB); err != nil {
 		return err
 	}
-	if err := outsideClaudeDir("record", "--ca-dir", f.caDir); err != nil {
+	if err := outsideClaudeDir("record", "--ca-dir", cfg.CADir); err != nil {
 		return err
 	}
-	if f.db == "" {
+	if cfg.DB == "" {
 		return usageError("record: --db FILE is required")
 	}
-	if f.mode != capture.ModeMITM && f.mode != capture.ModeReverse && f.mode != recording.ModeBodies {
-		return usageError("record: --mode %q: want mitm, reverse or bodies", f.mode)
-	}
-	if f.mode == recording.ModeBodies {
-		for _, name := range []string{"intercept", "upstream-ca", "allow-remote", "listen", "ca-dir"} {
-			if flagSet(fs, name) {
-				return usageError("record: --%s %v", name, errBodiesFlag)
-			}
-		}
-		if f.otlp != "" {
-			return usageError("record: --otlp does not work with --mode bodies yet; send the capture afterwards with 'tsinspect export %s --format otlp'", shell.Quote(f.db))
-		}
-	}
-	if err := recording.CheckListen(f.listen, f.allowRemote); err != nil {
+	if err := cfg.Check(allowRemote, otlpURL != "", func(name string) bool { return flagSet(fs, name) }); err != nil {
 		return usageError("record: %v", err)
 	}
-	if err := recording.CheckUpstream(f.upstream); err != nil {
-		return usageError("record: %v", err)
+	if cfg.OTLPPolicy, err = parsePolicy("record", "--otlp-redact", otlpRedact); err != nil {
+		return err
 	}
-	if err := recording.CheckHosts(splitList(f.intercept)); err != nil {
-		return usageError("record: %v", err)
-	}
-	if _, err := redact.ParsePolicy(f.otlpRedact); err != nil {
-		return usageError("record: --otlp-redact %q: want default, strict or off", f.otlpRedact)
-	}
-	if flagSet(fs, "otlp-redact") && f.otlp == "" {
+	if flagSet(fs, "otlp-redact") && otlpURL == "" {
 		return usageError("record: --otlp-redact goes with --otlp")
 	}
-	if len(f.command) > 0 {
-		if _, err := exec.LookPath(f.command[0]); err != nil {
-			return fmt.Errorf("record: command %q not found (install it, or give its path after '--')", f.command[0])
+	if len(cfg.Command) > 0 {
+		if _, err := exec.LookPath(cfg.Command[0]); err != nil {
+			return fmt.Errorf("record: command %q not found (install it, or give its path after '--')", cfg.Command[0])
 		}
 	}
-	// The recorded command's output is its own: it passes as it is (a
-	// full-screen program draws with escape sequences).
-	rawOut, rawErr := env.raw()
-	cfg := recording.Config{DB: f.db, Durable: f.durable, Mode: f.mode, Listen: f.listen, Upstream: f.upstream,
-		CADir: f.caDir, UpstreamCA: f.upstreamCA, Intercept: splitList(f.intercept), Quiet: f.quiet, UI: f.ui,
-		Command: f.command, Prices: f.prices, Version: version, Stdin: env.stdin, Stdout: rawOut, Stderr: rawErr,
-		RunUI: func(ctx context.Context, title string, notes <-chan string, wake <-chan struct{}) error {
-			return ui.RunLive(ctx, f.db, ui.Options{Title: title, Notes: notes, Wake: wake, SaveDir: saveDir()})
-		},
-		FollowBodies: followBodies}
-	if f.otlp != "" {
-		c, err := otlpConfig("record", f.otlp)
+	cfg.RunUI = func(ctx context.Context, title string, notes <-chan string, wake <-chan struct{}) error {
+		return ui.RunLive(ctx, cfg.DB, ui.Options{Title: title, Notes: notes, Wake: wake, SaveDir: sessionfiles.SaveDir(os.Getenv)})
+	}
+	if otlpURL != "" {
+		c, err := otlpConfig("record", otlpURL)
 		if err != nil {
 			return err
 		}
 		cfg.OTLP = &c
-		cfg.OTLPPolicy, _ = redact.ParsePolicy(f.otlpRedact)
 	}
 	status, err := recording.Record(cfg)
 	if err != nil {
@@ -188,9 +156,6 @@ type bodiesFollower struct{ *rawbodies.Follower }
 func (f bodiesFollower) Stats() recording.BodiesStats {
 	return recording.BodiesStats(f.Follower.Stats())
 }
-
-// errBodiesFlag is returned for proxy flags given with --mode bodies.
-var errBodiesFlag = errors.New("applies to the proxy modes, not to --mode bodies")
 
 // dashDashGiven reports whether args hold a "--" separator.
 func dashDashGiven(args []string) bool {

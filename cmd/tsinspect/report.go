@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/tsinspect/tsinspect/advice"
-	"github.com/tsinspect/tsinspect/internal/outfile"
+	"github.com/tsinspect/tsinspect/gather"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/report"
@@ -87,7 +87,7 @@ Examples:
 // reportAdvice writes the report of a directory of sessions: the advice
 // across them (see 'tsinspect advise'), redacted under policy.
 func reportAdvice(env *cliEnv, dir, format, out string, policy redact.Policy, tab *pricing.Table) error {
-	r, err := adviseFrom(env, dir, adviseQuery{minSessions: advice.DefaultMinSessions, quiet: true}, tab)
+	r, err := adviseFrom(env, dir, gather.Query{MinSessions: advice.DefaultMinSessions, Quiet: true}, tab)
 	if err != nil {
 		return err
 	}
@@ -98,23 +98,7 @@ func reportAdvice(env *cliEnv, dir, format, out string, policy redact.Policy, ta
 	if policy == redact.Off {
 		fmt.Fprintln(env.stderr, "tsinspect: warning: --redact off: the report names your sessions and projects; do not share it as it is")
 	}
-	write := func(w io.Writer) error {
-		switch format {
-		case "json":
-			return shared.WriteJSON(w)
-		case "markdown":
-			return shared.WriteMarkdown(w)
-		default:
-			return shared.WriteHTML(w, redact.Describe(policy))
-		}
-	}
-	if out == "" || out == "-" {
-		return write(env.stdout)
-	}
-	if err := outfile.WriteWith(out, write); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	return nil
+	return writeOut(env, "report", out, func(w io.Writer) error { return shared.Write(w, format, redact.Describe(policy)) })
 }
 
 // Exit status of 'report --fail-on' when a flag of a listed kind exists.
@@ -128,12 +112,9 @@ func runReport(env *cliEnv, args []string) error {
 	policyName := fs.String("redact", string(redact.Default), "redaction `policy`: default, strict or off")
 	failOn := fs.String("fail-on", "", "exit with status 3 if any turn has a flag of these `kinds` (comma-separated, e.g. cache_break,call_before_load)")
 	prices := pricesFlag(fs)
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, 1, "one capture FILE")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usageError("report: want one capture FILE (see 'tsinspect report -h')")
 	}
 	switch *format {
 	case "json", "html":
@@ -142,9 +123,9 @@ func runReport(env *cliEnv, args []string) error {
 	default:
 		return usageError("report: --format %q: want json, markdown or html", *format)
 	}
-	policy, err := redact.ParsePolicy(*policyName)
+	policy, err := parsePolicy("report", "--redact", *policyName)
 	if err != nil {
-		return usageError("report: --redact %q: want default, strict or off", *policyName)
+		return err
 	}
 	kinds, err := report.ParseKinds(*failOn)
 	switch {
@@ -157,13 +138,8 @@ func runReport(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := outsideClaudeDir("report", "--out", *out); err != nil {
+	if err := checkOut("report", *out); err != nil {
 		return err
-	}
-	if *out != "" && *out != "-" {
-		if err := outfile.Check(*out); err != nil {
-			return fmt.Errorf("report: %w", err)
-		}
 	}
 	if fi, err := os.Stat(pos[0]); err == nil && fi.IsDir() {
 		if len(kinds) > 0 {
@@ -182,22 +158,9 @@ func runReport(env *cliEnv, args []string) error {
 	opts := report.RenderOptions{Redaction: redact.Describe(policy), Unredacted: policy == redact.Off}
 	// The report is written as it is rendered, not gathered first: on a
 	// long session it runs to tens of MB.
-	write := func(w io.Writer) error {
-		switch *format {
-		case "json":
-			return shared.WriteJSON(w)
-		case "markdown":
-			return shared.WriteMarkdown(w, opts)
-		default:
-			return shared.WriteHTML(w, opts)
-		}
-	}
-	if *out == "" || *out == "-" {
-		if err := write(env.stdout); err != nil { // each format buffers its writes
-			return fmt.Errorf("report: write: %w", err)
-		}
-	} else if err := outfile.WriteWith(*out, write); err != nil {
-		return fmt.Errorf("report: %w", err)
+	write := func(w io.Writer) error { return shared.Write(w, *format, opts) }
+	if err := writeOut(env, "report: write", *out, write); err != nil { // each format buffers its writes
+		return err
 	}
 	if len(kinds) > 0 {
 		if msg := report.FailOnSummary(r, kinds); msg != "" {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -63,24 +62,16 @@ func runSearches(env *cliEnv, args []string) error {
 	explain := fs.Bool("explain", false, "re-run each search offline (Claude Code's published ToolSearch algorithm; an approximation for server searches) and show every candidate's score, where the cut fell, and whether the recorded result agrees")
 	asJSON := fs.Bool("json", false, "write JSON Lines: an object per search (kind \"search\"), then per tool matching --tools (kind \"tool\")")
 	require := fs.String("require", "", "exit with status 3 unless every tool matching --tools was `found` (loaded by a search, or always loaded) or, with called, called with its schema loaded")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, 1, "one capture FILE")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usageError("searches: want one capture FILE (see 'tsinspect searches -h')")
 	}
 	match, err := coverage.Matcher(splitList(*toolsFlag))
 	if err != nil {
 		return usageError("searches: --tools %v", err)
 	}
-	switch {
-	case *require != "" && *require != "found" && *require != "called":
-		return usageError("searches: --require %q: want found or called", *require)
-	case *require != "" && match == nil:
-		return usageError("searches: --require needs --tools to say which tools")
-	case *mcpConfig != "" && !*explain:
-		return usageError("searches: --mcp-config goes with --explain")
+	if err := coverage.CheckFlags(*require, match != nil, *mcpConfig != "", *explain); err != nil {
+		return usageError("searches: %v", err)
 	}
 	if _, _, err := toolsearch.Resolve(*algorithm, ""); err != nil {
 		return usageError("searches: --algorithm %q: want %s, %s or a Claude Code version (%s measured)", *algorithm, toolsearch.Auto, toolsearch.Published, strings.Join(toolsearch.Versions(), ", "))
@@ -102,13 +93,8 @@ func runSearches(env *cliEnv, args []string) error {
 	// fails leaves no table behind it.
 	var extra map[string]toolsearch.Tool
 	if servers != nil {
-		pool, _, err := mcpclient.Probe(io.Discard, servers, 30*time.Second)
-		if err != nil {
+		if extra, err = mcpclient.ToolsByName(servers, 30*time.Second); err != nil {
 			return fmt.Errorf("searches: %w", err)
-		}
-		extra = map[string]toolsearch.Tool{}
-		for _, t := range pool {
-			extra[t.Name] = t
 		}
 	}
 	searches, tools := coverage.Of(s, coverage.Options{Thread: *thread, Match: match})
@@ -134,17 +120,10 @@ func runSearches(env *cliEnv, args []string) error {
 			fmt.Fprintf(env.stderr, "tsinspect: no tool in %s matches --tools %s\n", pos[0], *toolsFlag)
 		}
 	}
-	if *require != "" {
-		return checkRequired(env, *require, *toolsFlag, tools)
+	if *require == "" {
+		return nil
 	}
-	return nil
-}
-
-// checkRequired fails with exit status 3 when a tool picked by --tools
-// was not found (or not called with its schema loaded), or when no tool
-// matched at all (coverage.Required says which).
-func checkRequired(env *cliEnv, require, patterns string, tools []*coverage.Tool) error {
-	if msg := coverage.Required(tools, require, patterns); msg != "" {
+	if msg := coverage.Required(tools, *require, *toolsFlag); msg != "" {
 		fmt.Fprintf(env.stderr, "tsinspect: %s\n", msg)
 		return &exitError{code: 3}
 	}

@@ -2,20 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
-	"github.com/tsinspect/tsinspect/internal/listenaddr"
-	"github.com/tsinspect/tsinspect/internal/numfmt"
-	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/sessionfiles"
-	"github.com/tsinspect/tsinspect/source"
 	"github.com/tsinspect/tsinspect/web"
 )
 
@@ -52,12 +45,9 @@ Examples:
   tsinspect serve --redact off
   tsinspect serve --listen 0.0.0.0:8644 --allow-host mybox.local`
 
-// defaultServeAddr is where serve listens unless told otherwise.
-const defaultServeAddr = "127.0.0.1:8644"
-
 func runServe(env *cliEnv, args []string) error {
 	flags := newFlags(env, "serve", "[DIR|FILE]... [--listen ADDR] [--redact default|strict|off] [--allow-host NAMES] [--prices FILE] [--no-index] [--budget MB]", serveAbout)
-	listen := flags.String("listen", defaultServeAddr, "listen on `ADDR` (host:port; port 0 picks a free one); an address other than loopback needs the token printed at the start")
+	listen := flags.String("listen", web.DefaultAddr, "listen on `ADDR` (host:port; port 0 picks a free one); an address other than loopback needs the token printed at the start")
 	policyName := flags.String("redact", "default", "redaction `policy` of every page: default, strict or off (everything shown)")
 	allow := flags.String("allow-host", "", "more `NAMES` (comma-separated) the Host header may give for this server, e.g. a name other machines reach it by")
 	noIndex := flags.Bool("no-index", false, "read every session afresh, not from the listing's index")
@@ -70,60 +60,24 @@ func runServe(env *cliEnv, args []string) error {
 	if *budget < 1 || *budget > 1<<40 {
 		return usageError("serve: --budget %d: want megabytes, at least 1", *budget)
 	}
-	policy, err := redact.ParsePolicy(*policyName)
+	policy, err := parsePolicy("serve", "--redact", *policyName)
 	if err != nil {
-		return usageError("serve: --redact %q: want default, strict or off", *policyName)
+		return err
 	}
-	host, ok := listenaddr.Host(*listen)
-	if !ok {
-		return usageError("serve: --listen %q: want host:port, e.g. %s", *listen, defaultServeAddr)
+	if err := web.CheckListen(*listen); err != nil {
+		return usageError("serve: %v", err)
 	}
-	if host != "localhost" && net.ParseIP(host) == nil {
-		return usageError("serve: --listen %q: want an IP address (127.0.0.1, 0.0.0.0, ::1) or localhost", *listen)
-	}
-	var hosts []string
-	for _, h := range strings.Split(*allow, ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			if strings.ContainsAny(h, "/: ") {
-				return usageError("serve: --allow-host %q: want host names without a port", h)
-			}
-			hosts = append(hosts, h)
-		}
+	hosts, err := web.ParseAllowHosts(*allow)
+	if err != nil {
+		return usageError("serve: %v", err)
 	}
 	tab, err := loadPrices(env, *prices)
 	if err != nil {
 		return err
 	}
 	opts := web.Options{Prices: tab, Policy: policy, AllowHosts: hosts, Version: version, Budget: *budget * web.MB}
-	if len(pos) == 0 {
-		root, err := sessionfiles.Root(os.Getenv)
-		if err != nil {
-			return err
-		}
-		if _, err := sessionfiles.List(root); err != nil {
-			return err // says where it looked, and why that may be
-		}
-		pos = []string{root}
-	}
-	for _, p := range pos {
-		info, err := os.Stat(p)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("serve: %s does not exist", p)
-			}
-			return fmt.Errorf("serve: %w", err)
-		}
-		if info.IsDir() || source.KindOf(p).Name == source.KindSession {
-			opts.Roots = append(opts.Roots, p)
-			continue
-		}
-		// A file must be one source opens: a capture, not a pcap to import.
-		src, err := source.Open(p)
-		if err != nil {
-			return readError("serve", p, err)
-		}
-		src.Close()
-		opts.Files = append(opts.Files, p)
+	if pos, err = opts.AddPaths(pos, func(p string, err error) error { return readError("serve", p, err) }); err != nil {
+		return err
 	}
 	if !*noIndex {
 		if opts.Index, err = sessionfiles.IndexPath(); err != nil {
@@ -147,50 +101,6 @@ func runServe(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	st := srv.Listing()
-	for _, p := range st.Problems {
-		fmt.Fprintf(env.stderr, "tsinspect: warning: %s\n", p)
-	}
-	if st.Read > 0 {
-		fmt.Fprintf(env.stderr, "read %s (%s) in %s; %d from the index\n", numfmt.Count(st.Read, "session", "sessions"), numfmt.Bytes(st.Bytes), st.Took.Round(1e6), st.Cached)
-	}
-	what := "redacted (" + string(policy) + ")"
-	if policy == redact.Off {
-		what = "NOT redacted (--redact off): the pages show what was said, paths and secrets"
-	}
-	fmt.Fprintf(env.stdout, "Serving %s of %s, %s\n", numfmt.Count(st.Sessions, "session", "sessions"), strings.Join(pos, ", "), what)
-	for _, u := range serveURLs(opts.Addr, opts.Token) {
-		fmt.Fprintf(env.stdout, "  %s\n", u)
-	}
-	if opts.Token != "" {
-		fmt.Fprintln(env.stdout, "The token is in the address and printed only here: whoever has it can read these pages.")
-	}
-	fmt.Fprintln(env.stdout, "Ctrl-C stops.")
+	srv.Announce(env.stdout, env.stderr, pos)
 	return srv.Serve(ctx, ln)
-}
-
-// serveURLs are the addresses to open: the one served, or for a server
-// on every interface each address of this machine's.
-func serveURLs(addr, token string) []string {
-	host, port, _ := net.SplitHostPort(addr)
-	suffix := "/"
-	if token != "" {
-		suffix = "/?token=" + token
-	}
-	hosts := []string{host}
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		hosts = nil
-		if addrs, err := net.InterfaceAddrs(); err == nil {
-			for _, a := range addrs {
-				if n, ok := a.(*net.IPNet); ok && !n.IP.IsLinkLocalUnicast() {
-					hosts = append(hosts, n.IP.String())
-				}
-			}
-		}
-	}
-	var out []string
-	for _, h := range hosts {
-		out = append(out, "http://"+net.JoinHostPort(h, port)+suffix)
-	}
-	return out
 }

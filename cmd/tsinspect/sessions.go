@@ -2,11 +2,9 @@ package main
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/tsinspect/tsinspect/catalog"
-	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/textout"
@@ -60,20 +58,17 @@ func runSessions(env *cliEnv, args []string) error {
 	per := flags.String("per", "", "with --by, one row per period and `model` or project")
 	tz := flags.String("timezone", "", "with --by, the time `ZONE` days begin in (an IANA name such as UTC or Europe/Paris; default: local)")
 	weekStart := flags.String("week-start", "sunday", "with --by week, the first `DAY` of a week")
-	pos, err := parseInterspersed(flags, args)
+	pos, err := parseArgs(flags, args, 0, 1, "at most one directory")
 	if err != nil {
 		return err
-	}
-	if len(pos) > 1 {
-		return usageError("sessions: want at most one directory (see 'tsinspect sessions -h')")
 	}
 	q := catalog.Query{Project: *projectText, Sort: *sortBy, Limit: *limit}
 	if err := q.Check(); err != nil {
 		return usageError("sessions: %v", err)
 	}
-	bopts, err := bucketOptions(*by, *per, *tz, *weekStart, *sortBy)
+	bopts, err := sessionfiles.ParseBuckets(*by, *per, *tz, *weekStart, *sortBy)
 	if err != nil {
-		return err
+		return usageError("sessions: %v", err)
 	}
 	if *since != "" {
 		if q.Since, err = sessionfiles.ParseSince(*since, time.Now()); err != nil {
@@ -86,10 +81,11 @@ func runSessions(env *cliEnv, args []string) error {
 		return err
 	}
 	started := time.Now()
-	root, entries, sums, st, err := readSessions(env, pos, *noIndex)
+	c, sums, st, err := catalog.OpenRead(env.stderr, catalog.Options{NoIndex: *noIndex}, pos...)
 	if err != nil {
 		return err
 	}
+	root, entries := c.Root, c.Entries
 	if bopts.By != "" {
 		return writeBuckets(env, sums, tab, bopts, *limit, *asJSON, len(entries) == 0, root)
 	}
@@ -108,58 +104,19 @@ func runSessions(env *cliEnv, args []string) error {
 		return err
 	}
 	if st.Read > 0 {
-		resumed := ""
-		if st.Resumed > 0 {
-			resumed = fmt.Sprintf(", %d of them from where the last listing stopped", st.Resumed)
-		}
-		fmt.Fprintf(env.stderr, "read %d %s (%s%s) in %s; %d from the index\n", st.Read, numfmt.Plural(st.Read, "session", "sessions"), numfmt.Bytes(st.Bytes), resumed, time.Since(started).Round(time.Millisecond), st.Cached)
+		fmt.Fprintln(env.stderr, st.Said(time.Since(started)))
 	}
 	return nil
 }
 
-func bucketOptions(by, per, tz, weekStart, sortBy string) (sessionfiles.BucketOptions, error) {
-	o := sessionfiles.BucketOptions{By: by, Per: per, Loc: time.Local}
-	if by == "" {
-		if per != "" || tz != "" || weekStart != "sunday" {
-			return o, usageError("sessions: --per, --timezone and --week-start go with --by day|week|month")
-		}
-		return o, nil
-	}
-	if err := sessionfiles.CheckBy(by, per); err != nil {
-		return o, usageError("sessions: %v", err)
-	}
-	if sortBy != "time" {
-		return o, usageError("sessions: --sort goes with the list of sessions, not with --by (periods come oldest first)")
-	}
-	if tz != "" {
-		loc, err := time.LoadLocation(tz)
-		if err != nil {
-			return o, usageError("sessions: --timezone %q: not a time zone (want an IANA name such as UTC or America/New_York)", tz)
-		}
-		o.Loc = loc
-	}
-	days := map[string]time.Weekday{"sunday": time.Sunday, "monday": time.Monday, "tuesday": time.Tuesday, "wednesday": time.Wednesday,
-		"thursday": time.Thursday, "friday": time.Friday, "saturday": time.Saturday}
-	d, ok := days[strings.ToLower(weekStart)]
-	if !ok {
-		return o, usageError("sessions: --week-start %q: want a day of the week (sunday, monday, ...)", weekStart)
-	}
-	o.WeekStart = d
-	return o, nil
-}
-
 // writeBuckets writes the periods of sessions --by.
 func writeBuckets(env *cliEnv, sums []*sessionfiles.Summary, tab *pricing.Table, o sessionfiles.BucketOptions, limit int, asJSON, none bool, root string) error {
-	bs, st, err := sessionfiles.Buckets(sums, tab, o)
+	bs, notes, err := sessionfiles.Periods(sums, tab, o, limit)
 	if err != nil {
 		return err
 	}
-	bs = sessionfiles.LastPeriods(bs, limit)
-	if st.NoTime > 0 {
-		fmt.Fprintf(env.stderr, "tsinspect: warning: %d %s without a timestamp %s in no period\n", st.NoTime, numfmt.Plural(st.NoTime, "answer", "answers"), numfmt.Plural(st.NoTime, "is", "are"))
-	}
-	if note := tab.Staleness(st.Newest); note != "" {
-		fmt.Fprintf(env.stderr, "tsinspect: note: %s\n", note)
+	for _, n := range notes {
+		fmt.Fprintf(env.stderr, "tsinspect: %s\n", n)
 	}
 	if asJSON {
 		return textout.JSONLines(env.stdout, bs)
@@ -169,22 +126,4 @@ func writeBuckets(env *cliEnv, sums []*sessionfiles.Summary, tab *pricing.Table,
 		return nil
 	}
 	return textout.SessionBuckets(env.stdout, bs, o.By, o.Per, tab.Describe())
-}
-
-// readSessions summarises the sessions under pos[0] (or Claude Code's
-// directory), through the index unless noIndex, warning about the
-// sessions it could not read.
-func readSessions(env *cliEnv, pos []string, noIndex bool) (root string, entries []sessionfiles.Entry, sums []*sessionfiles.Summary, st sessionfiles.ScanStats, err error) {
-	c, err := catalog.Open(catalog.Options{NoIndex: noIndex}, pos...)
-	if err != nil {
-		return "", nil, nil, st, err
-	}
-	sums, st = c.Summaries(nil)
-	for _, w := range c.Warnings {
-		fmt.Fprintf(env.stderr, "tsinspect: warning: %s\n", w)
-	}
-	for _, e := range st.Failed {
-		fmt.Fprintf(env.stderr, "tsinspect: warning: %v\n", e)
-	}
-	return c.Root, c.Entries, sums, st, nil
 }

@@ -1,12 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/tsinspect/tsinspect/fixtures"
 	"github.com/tsinspect/tsinspect/fixtures/mcpserver"
@@ -100,32 +96,7 @@ func runStandin(env *cliEnv, args []string) error {
 			return fmt.Errorf("standin: mcp config: %w", err)
 		}
 	}
-	// The address first: a port in use leaves no configuration behind.
-	srv := fixtures.NewServer(sc, fixtures.Options{})
-	url, err := srv.Listen(*listen)
-	if errors.Is(err, syscall.EADDRINUSE) {
-		return fmt.Errorf("standin: %s is taken (by another stand-in still running?): serve on another port with --listen 127.0.0.1:PORT, and give record --upstream http://127.0.0.1:PORT", *listen)
-	}
-	if err != nil {
-		return fmt.Errorf("standin: %w", err)
-	}
-	defer srv.Close()
-	if *mcpConfig != "" {
-		if err := mcpserver.WriteConfig(*mcpConfig); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintf(env.stderr, "tsinspect: stand-in Messages API (scenario %s) on %s; Ctrl-C to stop.\n", *scenario, url)
-	if *mcpConfig != "" {
-		fmt.Fprintf(env.stderr, "  demo MCP server configuration: %s\n", *mcpConfig)
-	}
-	fmt.Fprintf(env.stderr, "  record against it: CLAUDE_CONFIG_DIR=$PWD/try-claude ANTHROPIC_API_KEY=sk-ant-standin tsinspect record --db try.db --upstream %s -- claude -p ...\n", url)
-	fmt.Fprintf(env.stderr, "  (CLAUDE_CONFIG_DIR keeps the stand-in's session out of your own ~/.claude)\n")
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sig)
-	<-sig
-	return nil
+	return fixtures.Standin(sc, *scenario, *listen, *mcpConfig, env.stderr)
 }
 
 // orList is "a, b or c".

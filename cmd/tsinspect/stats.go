@@ -44,12 +44,9 @@ func runStats(env *cliEnv, args []string) error {
 	flags := newFlags(env, "stats", "CAPTURE|SESSION|DIR... [--json] [--prices FILE]", statsAbout)
 	asJSON := flags.Bool("json", false, "write JSON instead of a table")
 	pricesPath := pricesFlag(flags)
-	pos, err := parseInterspersed(flags, args)
+	pos, err := parseArgs(flags, args, 1, -1, "capture files or directories")
 	if err != nil {
 		return err
-	}
-	if len(pos) == 0 {
-		return usageError("stats: want capture files or directories (see 'tsinspect stats -h')")
 	}
 	files, err := stats.Files(pos)
 	if err != nil {

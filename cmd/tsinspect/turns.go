@@ -64,12 +64,9 @@ func runTurns(env *cliEnv, args []string) error {
 	prices := pricesFlag(fs)
 	asJSON := fs.Bool("json", false, "write JSON Lines, one report turn object per turn")
 	where := fs.String("filter", "", "only the turns matching this `expression` (flag:cache_break, model:opus, tool:mcp__github__*, thread:sub1, cost>0.05, tokens>100000; and, or, not, parentheses)")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, 1, "one capture FILE")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usageError("turns: want one capture FILE (see 'tsinspect turns -h')")
 	}
 	tab, err := loadPrices(env, *prices)
 	if err != nil {
@@ -90,16 +87,7 @@ func runTurns(env *cliEnv, args []string) error {
 	}
 	r := report.Build(s, version)
 	r.Price(tab)
-	all := len(r.Turns)
-	if *thread != "" || *flagged || expr != nil {
-		kept := r.Turns[:0]
-		for _, t := range r.Turns {
-			if (*thread == "" || t.Thread == *thread) && (!*flagged || len(t.Flags) > 0) && (expr == nil || expr.Match(t.FilterFields(s))) {
-				kept = append(kept, t)
-			}
-		}
-		r.Turns = kept
-	}
+	all := r.Keep(s, *thread, *flagged, expr)
 	if *asJSON {
 		r.Normalize()
 		if err := textout.JSONLines(env.stdout, r.Turns); err != nil {
@@ -141,6 +129,17 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		args = left[1:]
 	}
 	return append(pos, rest...), nil
+}
+
+// parseArgs parses args as parseInterspersed does and refuses fewer
+// than min positional arguments, or more than max (-1: no bound), saying
+// the command wants what ("one capture FILE").
+func parseArgs(fs *flag.FlagSet, args []string, min, max int, what string) ([]string, error) {
+	pos, err := parseInterspersed(fs, args)
+	if err == nil && (len(pos) < min || max >= 0 && len(pos) > max) {
+		err = usageError("%s: want %s (see 'tsinspect %s -h')", fs.Name(), what, fs.Name())
+	}
+	return pos, err
 }
 
 // pricesFlag declares --prices on fs.

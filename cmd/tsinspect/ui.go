@@ -11,6 +11,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/fixtures/democapture"
 	"github.com/tsinspect/tsinspect/importer"
+	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/source"
 	"github.com/tsinspect/tsinspect/timeline"
 	"github.com/tsinspect/tsinspect/ui"
@@ -40,12 +41,9 @@ the turn list marks each turn that differs from its counterpart in OTHER
 	follow := fs.Bool("follow", false, "keep reading the capture as it grows: new turns appear within a second")
 	other := fs.String("compare", "", "set the session beside `OTHER` (a capture or a session): differing turns marked, tab "+ui.CompareTab())
 	prices := pricesFlag(fs)
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, 1, "one capture FILE or SESSION")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usageError("open: want one capture FILE or SESSION (see 'tsinspect open -h')")
 	}
 	if *follow && *other != "" {
 		return usageError("open: --compare works on a session as it stands, not with --follow")
@@ -78,9 +76,9 @@ the turn list marks each turn that differs from its counterpart in OTHER
 				return readError("open", pos[0], errors.New(what))
 			}
 		}
-		return ui.RunLive(ctx, path, ui.Options{Title: "following " + title, Prices: tab, Poll: kind.Poll, SaveDir: saveDir()})
+		return ui.RunLive(ctx, path, ui.Options{Title: "following " + title, Prices: tab, Poll: kind.Poll, SaveDir: sessionfiles.SaveDir(os.Getenv)})
 	}
-	if err := ui.Open(ctx, path, ui.Options{Title: title, Prices: tab, Compare: compared, CompareName: filepath.Base(*other), SaveDir: saveDir()}); err != nil {
+	if err := ui.Open(ctx, path, ui.Options{Title: title, Prices: tab, Compare: compared, CompareName: filepath.Base(*other), SaveDir: sessionfiles.SaveDir(os.Getenv)}); err != nil {
 		return readError("open", pos[0], err)
 	}
 	return nil
@@ -96,12 +94,9 @@ else works as in 'tsinspect open'.
 `+"\n"+ui.KeysAbout())
 	speed := fs.Float64("speed", 1, "play `N` times faster than recorded (0.25, 1, 10, ...)")
 	prices := pricesFlag(fs)
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, 1, "one capture FILE")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usageError("replay: want one capture FILE (see 'tsinspect replay -h')")
 	}
 	if *speed <= 0 || *speed > 1024 {
 		return usageError("replay: --speed %g: want a factor above 0 and at most 1024", *speed)
@@ -110,23 +105,10 @@ else works as in 'tsinspect open'.
 	if err != nil {
 		return err
 	}
-	c, err := source.OpenCapture(pos[0])
-	if err != nil {
-		return readError("replay", pos[0], err)
-	}
-	// The file stays open while the timeline plays: the Raw tab, and what
-	// it saves, read a turn's bodies back from it.
-	defer c.Close()
 	ctx, stop := uiContext()
 	defer stop()
-	b, problems, err := source.Read(ctx, c)
-	if len(problems) > 0 {
-		fmt.Fprintf(env.stderr, "tsinspect: warning: %s: %s\n", c.Name(), source.Summary(problems))
-	}
-	if err != nil {
-		return err
-	}
-	return ui.Replay(ctx, b.Session(), ui.Options{Title: filepath.Base(pos[0]), Speed: *speed, Prices: tab, SaveDir: saveDir()})
+	opts := ui.Options{Title: filepath.Base(pos[0]), Speed: *speed, Prices: tab, SaveDir: sessionfiles.SaveDir(os.Getenv)}
+	return ui.ReplayFile(ctx, pos[0], opts, env.stderr, func(err error) error { return readError("replay", pos[0], err) })
 }
 
 func runDemo(env *cliEnv, args []string) error {
@@ -154,7 +136,7 @@ subagent, and loses its prompt cache on the last turn.
 	}
 	ctx, stop := uiContext()
 	defer stop()
-	return ui.Open(ctx, path, ui.Options{Title: "demo", SaveDir: saveDir()})
+	return ui.Open(ctx, path, ui.Options{Title: "demo", SaveDir: sessionfiles.SaveDir(os.Getenv)})
 }
 
 // uiContext is cancelled by SIGTERM or SIGHUP, so that the terminal is

@@ -397,3 +397,25 @@ func statusText(code int) string {
 	}
 	return httpStatusText(code)
 }
+
+// WriteScan writes the exchanges scan yields as one HAR log on w (see
+// NewWriter), each passed through edit first when edit is not nil, and
+// returns how many it wrote and, when scan went through, what it could
+// not read ("" for nothing).
+func WriteScan(w io.Writer, creatorVersion string, opts Options, scan func(func(*exchange.Exchange) error) (string, error), edit func(*exchange.Exchange) *exchange.Exchange) (n int, problems string, err error) {
+	hw, err := NewWriter(w, creatorVersion, opts)
+	if err != nil {
+		return 0, "", err
+	}
+	problems, err = scan(func(ex *exchange.Exchange) error {
+		n++
+		if edit != nil {
+			ex = edit(ex)
+		}
+		return hw.Add(ex)
+	})
+	if err != nil {
+		return n, "", err
+	}
+	return n, problems, hw.Close()
+}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/tsinspect/tsinspect/exchange"
@@ -111,4 +112,21 @@ func Versions() []string {
 		out = append(out, r.Version)
 	}
 	return out
+}
+
+// Pick is the release --claude-tools names: "" the newest recorded,
+// "none" no release (the zero Release), else a recorded version.
+func Pick(name string) (Release, error) {
+	switch name {
+	case "none":
+		return Release{}, nil
+	case "":
+		r, _ := For("")
+		return r, nil
+	}
+	r, exact := For(name)
+	if !exact {
+		return r, fmt.Errorf("--claude-tools %q: recorded releases are %s (or none)", name, strings.Join(Versions(), ", "))
+	}
+	return r, nil
 }
