@@ -13,7 +13,16 @@ func lightFields(r *record) []string {
 	return []string{r.Type, r.Subtype, r.SessionID, r.AgentID, r.Timestamp, r.Version, r.Cwd, r.UUID,
 		boolText(r.ParentUUID.Set), r.ParentUUID.UUID, r.LogicalParentUUID, boolText(r.IsSidechain), boolText(r.IsAPIErrorMessage),
 		r.RequestSessionID, r.ID, r.RequestRef, r.RequestID, compactJSON(r.Message), compactJSON(r.Attachment),
-		compactJSON(r.CompactMetadata), compactJSON(r.Error), compactJSON(r.Params)}
+		compactJSON(r.CompactMetadata), compactJSON(r.Error), compactJSON(r.Params), compactJSON(agentProgress(r.Data))}
+}
+
+// agentProgress is a progress record's data as the listing keeps it: only
+// a subagent's (agent_progress).
+func agentProgress(data []byte) []byte {
+	if !bytes.Contains(data, []byte(`"agent_progress"`)) {
+		return nil
+	}
+	return data
 }
 
 func boolText(b bool) string {
@@ -60,7 +69,7 @@ func foldedKeys(line []byte) bool {
 	known := []string{"type", "subtype", "sessionId", "agentId", "timestamp", "version", "cwd", "uuid", "parentUuid", "logicalParentUuid",
 		"isSidechain", "isApiErrorMessage", "requestSessionId", "id", "requestRef", "requestId", "message", "attachment", "compactMetadata",
 		"error", "params", "entrypoint", "shapeHash", "shape", "hash", "querySource", "base", "keep", "tail", "cacheControl", "requestDigest",
-		"cutRequestDigest", "cut", "withheld"}
+		"cutRequestDigest", "cut", "withheld", "data"}
 	folded := false
 	eachMember(line, skipSpace(line, 0), func(key []byte, v int) int {
 		for _, k := range known {
