@@ -60,6 +60,7 @@ type received struct {
 func TestKill9DuringConcurrentStreams(t *testing.T) {
 	up := sseUpstream(t)
 	db := filepath.Join(t.TempDir(), "s.db")
+	leftInFlight := 0 // rows in flight at the kills, to be settled later
 	for round := 0; round < 2; round++ {
 		cmd := exec.Command(kit.Tsinspect, "record", "--db", db, "--mode", "reverse", "--upstream", up, "--quiet")
 		out := &lockedBuffer{}
@@ -110,25 +111,31 @@ func TestKill9DuringConcurrentStreams(t *testing.T) {
 			}(c)
 		}
 		// Kill once the clients have had 32 exchanges and the file
-		// holds some complete: those must survive the kill.
+		// holds some complete (those must survive the kill) and, when
+		// it can be caught, one in flight (it must be settled later).
 		recorded := map[string]bool{}
-		for deadline := time.Now().Add(patience); ; time.Sleep(20 * time.Millisecond) {
+		for deadline := time.Now().Add(patience); ; time.Sleep(5 * time.Millisecond) {
 			mu.Lock()
 			n := len(got)
 			mu.Unlock()
+			flying := false
 			if n >= 32 {
 				clear(recorded)
 				if rd, err := store.OpenReadOnly(db); err == nil {
 					rows, _ := rd.Exchanges(context.Background())
 					rd.Close()
 					for _, ex := range rows {
-						if ex.State == exchange.StateComplete {
+						switch ex.State {
+						case exchange.StateComplete:
 							recorded[string(ex.ReqBody)] = true
+						case exchange.StateInFlight:
+							flying = true
 						}
 					}
 				}
 			}
-			if len(recorded) > 0 || time.Now().After(deadline) {
+			// Past half the patience, any moment with complete rows will do.
+			if len(recorded) > 0 && (flying || time.Now().After(deadline.Add(-patience/2))) || time.Now().After(deadline) {
 				break
 			}
 		}
@@ -173,9 +180,7 @@ func TestKill9DuringConcurrentStreams(t *testing.T) {
 		if clientComplete < 32 || early == 0 {
 			t.Fatalf("round %d: only %d exchanges completed (%d recorded complete before the kill); the test did not load the recorder", round, clientComplete, early)
 		}
-		if inFlight == 0 {
-			t.Errorf("round %d: no exchange in flight at the kill", round)
-		}
+		leftInFlight += inFlight
 		checkIntegrity(t, db)
 		t.Logf("round %d: %d complete at the clients, %d rows, %d in flight at the kill", round, clientComplete, len(rows), inFlight)
 	}
@@ -190,6 +195,10 @@ func TestKill9DuringConcurrentStreams(t *testing.T) {
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	stderr := stop()
+	if leftInFlight == 0 {
+		// The kills all came between two exchanges: nothing to settle.
+		t.Fatalf("no exchange was in flight at any of the kills: nothing was tested of settling them")
+	}
 	if !strings.Contains(stderr, "marked interrupted") {
 		t.Errorf("record did not say it settled the rows left in flight:\n%s", stderr)
 	}
