@@ -40,10 +40,8 @@ type item struct {
 }
 
 // flagged reports whether the session had a cache break, a blind call or
-// a search that found nothing.
-func (it *item) flagged() bool {
-	return it.row.CacheBreaks+it.row.BlindCalls+it.row.EmptySearches > 0
-}
+// a search that found nothing or part of what it named (catalog.Flagged).
+func (it *item) flagged() bool { return catalog.Flagged(it.row) }
 
 // capturedRow is a capture's row, kept while the file is unchanged.
 type capturedRow struct {
@@ -360,24 +358,15 @@ func (l *listing) display(it *item) string {
 // matches reports whether it passes q's filters (the project as shown
 // under redaction, as 'sessions --project' matches it otherwise).
 func (l *listing) matches(it *item, q query) bool {
-	if q.Project != "" {
-		if l.red.on() {
-			if !strings.Contains(strings.ToLower(it.shown), strings.ToLower(q.Project)) {
-				return false
-			}
-		} else if !catalog.ProjectMatches(q.Project, it.row.Cwd, it.row.Project) {
+	cq := catalog.Query{Project: q.Project, Since: q.From, Model: q.Model, Flagged: q.Flagged}
+	if l.red.on() {
+		// The project shown is a pseudonym: matched as it is shown.
+		if q.Project != "" && !strings.Contains(strings.ToLower(it.shown), strings.ToLower(q.Project)) {
 			return false
 		}
+		cq.Project = ""
 	}
-	if !q.From.IsZero() && it.row.End.Before(q.From) {
-		return false
-	}
-	if q.Model != "" && !slices.ContainsFunc(it.row.Models, func(m string) bool {
-		return strings.Contains(strings.ToLower(m), strings.ToLower(q.Model))
-	}) {
-		return false
-	}
-	return !q.Flagged || it.flagged()
+	return cq.Keeps(it.row)
 }
 
 // sessionsView is the sessions page's data.
