@@ -139,8 +139,14 @@ type Listing struct {
 // conversation left out), keeps those q keeps, in q's order, and totals
 // them.
 func List(sums []*sessionfiles.Summary, tab *pricing.Table, q Query) Listing {
+	rows := Select(sessionfiles.Rows(sums, tab), q)
+	return Listing{Rows: rows, Totals: Total(rows), Notes: MarkNotes(rows)}
+}
+
+// Select keeps the rows q keeps, in q's order, the first q.Limit of them.
+func Select(all []sessionfiles.Row, q Query) []sessionfiles.Row {
 	var rows []sessionfiles.Row
-	for _, r := range sessionfiles.Rows(sums, tab) {
+	for _, r := range all {
 		if q.Keeps(r) {
 			rows = append(rows, r)
 		}
@@ -153,7 +159,7 @@ func List(sums []*sessionfiles.Summary, tab *pricing.Table, q Query) Listing {
 	if q.Limit > 0 && len(rows) > q.Limit {
 		rows = rows[:q.Limit]
 	}
-	return Listing{Rows: rows, Totals: Total(rows), Notes: MarkNotes(rows)}
+	return rows
 }
 
 // Total adds rows up.

@@ -58,23 +58,6 @@ func TestQueryAndTotals(t *testing.T) {
 		}
 		return strings.Join(s, ",")
 	}
-	keep := func(q Query) []sessionfiles.Row {
-		var out []sessionfiles.Row
-		for _, r := range rows {
-			if q.Keeps(r) {
-				out = append(out, r)
-			}
-		}
-		sort := q.Sort
-		if sort == "" {
-			sort = "time"
-		}
-		sessionfiles.SortRows(out, sort)
-		if q.Limit > 0 && len(out) > q.Limit {
-			out = out[:q.Limit]
-		}
-		return out
-	}
 	for _, c := range []struct {
 		q    Query
 		want string
@@ -88,7 +71,7 @@ func TestQueryAndTotals(t *testing.T) {
 		{Query{Sort: "cost"}, "b,c,a"},
 		{Query{Sort: "turns", Limit: 2}, "c,a"},
 	} {
-		if got := ids(keep(c.q)); got != c.want {
+		if got := ids(Select(rows, c.q)); got != c.want {
 			t.Errorf("%+v: %s, want %s", c.q, got, c.want)
 		}
 	}
