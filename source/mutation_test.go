@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/tsinspect/tsinspect/sessionfiles"
-	"github.com/tsinspect/tsinspect/timeline"
 )
 
 // mutations are the ways the corpus damages a session file, each a
@@ -69,11 +68,6 @@ var mutations = []struct {
 	}},
 }
 
-// figures is what the listing and the timeline both count of a session.
-func figures(turns int, in, out, read, write int64, searches, empty, blind, breaks int) string {
-	return fmt.Sprintf("turns %d tokens %d/%d/%d/%d searches %d empty %d blind %d breaks %d", turns, in, out, read, write, searches, empty, blind, breaks)
-}
-
 // agreeOn reads the session file f as the timeline and as the listing,
 // and says how they differ ("" when they agree, or when the timeline
 // refuses a file the listing refuses too).
@@ -92,27 +86,7 @@ func agreeOn(f string) string {
 	case lerr != nil:
 		return fmt.Sprintf("the listing refuses it (%v)", lerr)
 	}
-	sess := b.Session()
-	var in, out, read, write int64
-	searches, empty, blind, breaks := 0, 0, 0, 0
-	for _, tu := range sess.Turns {
-		u := tu.Decoded.Response.Usage
-		in, out, read, write = in+u.InputTokens, out+u.OutputTokens, read+u.CacheReadInputTokens, write+u.CacheCreationInputTokens
-		searches += len(tu.NewSearches)
-		for _, fl := range tu.Flags {
-			switch fl.Kind {
-			case timeline.FlagEmptySearch:
-				empty++
-			case timeline.FlagCallBeforeLoad, timeline.FlagUnknownTool:
-				blind++
-			case timeline.FlagCacheBreak:
-				breaks++
-			}
-		}
-	}
-	li, lo, lr, lw := sum.Tokens()
-	l := figures(sum.Turns, li, lo, lr, lw, sum.Searches, sum.EmptySearches, sum.BlindCalls, len(sum.Breaks))
-	t := figures(len(sess.Turns), in, out, read, write, searches, empty, blind, breaks)
+	l, t := listingFigures(sum), timelineFigures(b.Session())
 	if l != t {
 		return "the listing says " + l + "; the timeline " + t
 	}

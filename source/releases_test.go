@@ -76,6 +76,25 @@ func readRelease(t *testing.T, f string) (*timeline.Session, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	listing, timelineSays := listingFigures(sum), timelineFigures(sess)
+	if listing != timelineSays {
+		t.Errorf("%s: the listing says\n  %s\nthe timeline\n  %s", f, listing, timelineSays)
+	}
+	return sess, fmt.Sprintf("listing: %s subagents %d models %v catalog %v version %s", listing, sum.Subagents, sum.Models, sum.CatalogRecorded, sum.Version)
+}
+
+// figureLine is the figures the listing and the timeline must agree on.
+const figureLine = "turns %d tokens %d/%d/%d/%d searches %d empty %d partial %d blind %d breaks %d placeholders %d"
+
+// listingFigures are the listing's figures of a session.
+func listingFigures(sum *sessionfiles.Summary) string {
+	in, out, read, write := sum.Tokens()
+	return fmt.Sprintf(figureLine, sum.Turns, in, out, read, write, sum.Searches, sum.EmptySearches, sum.PartialSearches,
+		sum.BlindCalls, len(sum.Breaks), sum.OutputPlaceholders)
+}
+
+// timelineFigures are the same figures counted from the timeline's turns.
+func timelineFigures(sess *timeline.Session) string {
 	var in, out, read, write int64
 	searches, empty, blind, breaks, partial, placeholders := 0, 0, 0, 0, 0, 0
 	for _, tu := range sess.Turns {
@@ -98,15 +117,7 @@ func readRelease(t *testing.T, f string) (*timeline.Session, string) {
 			}
 		}
 	}
-	li, lo, lr, lw := sum.Tokens()
-	listing := fmt.Sprintf("turns %d tokens %d/%d/%d/%d searches %d empty %d partial %d blind %d breaks %d placeholders %d",
-		sum.Turns, li, lo, lr, lw, sum.Searches, sum.EmptySearches, sum.PartialSearches, sum.BlindCalls, len(sum.Breaks), sum.OutputPlaceholders)
-	timelineSays := fmt.Sprintf("turns %d tokens %d/%d/%d/%d searches %d empty %d partial %d blind %d breaks %d placeholders %d",
-		len(sess.Turns), in, out, read, write, searches, empty, partial, blind, breaks, placeholders)
-	if listing != timelineSays {
-		t.Errorf("%s: the listing says\n  %s\nthe timeline\n  %s", f, listing, timelineSays)
-	}
-	return sess, fmt.Sprintf("listing: %s subagents %d models %v catalog %v version %s", listing, sum.Subagents, sum.Models, sum.CatalogRecorded, sum.Version)
+	return fmt.Sprintf(figureLine, len(sess.Turns), in, out, read, write, searches, empty, partial, blind, breaks, placeholders)
 }
 
 // turnLine is what a turn of a release's session shows: its thread, model,
