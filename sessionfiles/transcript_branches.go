@@ -79,13 +79,15 @@ func (tr *transcript) withSideResults(n *tnode) *tnode {
 		return n
 	}
 	calls := tr.callsOf[n.prevAsst]
-	have := make(map[string]bool, len(n.results))
-	for _, res := range n.results {
-		have[res.id] = true
+	if len(calls) == 0 {
+		return n
+	}
+	carried := func(id string) bool {
+		return slices.ContainsFunc(n.results, func(r tresult) bool { return r.id == id })
 	}
 	var side []*resultRecord
 	for _, id := range calls {
-		if rr := tr.resultRec[id]; rr != nil && !have[id] && !slices.Contains(side, rr) {
+		if rr := tr.resultRec[id]; rr != nil && !carried(id) && !slices.Contains(side, rr) {
 			side = append(side, rr)
 		}
 	}
@@ -103,10 +105,9 @@ func (tr *transcript) withSideResults(n *tnode) *tnode {
 	var blocks [][]byte
 	for _, rr := range side {
 		for _, res := range rr.results {
-			if have[res.id] {
+			if slices.ContainsFunc(m.results, func(r tresult) bool { return r.id == res.id }) {
 				continue
 			}
-			have[res.id] = true
 			m.results = append(m.results, res)
 			if len(res.refs) > 0 {
 				m.loaded = cloneSet(m.loaded)
