@@ -3,6 +3,7 @@ package sessionfiles
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -68,21 +69,7 @@ func TestResumeAgreesWithReadingWhole(t *testing.T) {
 		if !grew {
 			break
 		}
-		es, err := List(filepath.Dir(dir))
-		if err != nil || len(es) != 1 {
-			t.Fatalf("list: %v %d", err, len(es))
-		}
-		sums, st := Scan(es, ix, nil)
-		resumed += st.Resumed
-		fresh, err := Summarize(es[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, _ := json.Marshal(sums[0])
-		b, _ := json.Marshal(fresh)
-		if !bytes.Equal(a, b) {
-			t.Fatalf("step %d: resumed\n%s\nread whole\n%s", step, a, b)
-		}
+		resumed += checkListedAsWhole(t, filepath.Dir(dir), ix, fmt.Sprintf("step %d", step))
 	}
 	if resumed < 3 {
 		t.Errorf("only %d listings went on from the last", resumed)
@@ -143,20 +130,7 @@ func TestResumeAgreesOnPublicFiles(t *testing.T) {
 			ix := LoadIndex(filepath.Join(t.TempDir(), "index.gob"))
 			check := func(what string) {
 				t.Helper()
-				es, err := List(filepath.Dir(dir))
-				if err != nil || len(es) != 1 {
-					t.Fatalf("%s: list: %v %d", what, err, len(es))
-				}
-				sums, _ := Scan(es, ix, nil)
-				fresh, err := Summarize(es[0])
-				if err != nil {
-					t.Fatal(err)
-				}
-				a, _ := json.Marshal(sums[0])
-				b, _ := json.Marshal(fresh)
-				if !bytes.Equal(a, b) {
-					t.Fatalf("%s: from the index\n%s\nread whole\n%s", what, a, b)
-				}
+				checkListedAsWhole(t, filepath.Dir(dir), ix, what)
 			}
 			const steps = 12
 			for step := 1; step <= steps; step++ {
@@ -185,4 +159,27 @@ func TestResumeAgreesOnPublicFiles(t *testing.T) {
 			check("listed again")
 		})
 	}
+}
+
+// checkListedAsWhole lists the one session under root through ix and
+// fails unless its summary is what reading its files whole gives; it
+// returns how many sessions the listing went on from where the last
+// stopped.
+func checkListedAsWhole(t *testing.T, root string, ix *Index, what string) int {
+	t.Helper()
+	es, err := List(root)
+	if err != nil || len(es) != 1 {
+		t.Fatalf("%s: list: %v %d", what, err, len(es))
+	}
+	sums, st := Scan(es, ix, nil)
+	fresh, err := Summarize(es[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(sums[0])
+	b, _ := json.Marshal(fresh)
+	if !bytes.Equal(a, b) {
+		t.Fatalf("%s: from the index\n%s\nread whole\n%s", what, a, b)
+	}
+	return st.Resumed
 }
