@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/tsinspect/tsinspect/internal/oddfiles"
 )
 
 // Issue 42, item 8: huge but finite prices made every total $NaN or
@@ -106,14 +108,8 @@ func TestLiteLLMEntriesNamedWithTheirLine(t *testing.T) {
 // ran it out of memory. Both are refused at once, in one line.
 func TestPriceFileThatIsNotARegularFile(t *testing.T) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo.json")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("no named pipes here: %v", err)
-	}
-	zero := filepath.Join(dir, "zero.json")
-	if err := os.Symlink("/dev/zero", zero); err != nil {
-		t.Fatal(err)
-	}
+	fifo, zero := filepath.Join(dir, "fifo.json"), filepath.Join(dir, "zero.json")
+	oddfiles.Make(t, fifo, zero)
 	for _, p := range []string{fifo, zero} {
 		if _, err := LoadFor(p); err == nil || !strings.Contains(err.Error(), "not a regular file") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("--prices %s: %v", filepath.Base(p), err)

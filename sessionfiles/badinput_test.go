@@ -5,9 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tsinspect/tsinspect/internal/oddfiles"
 
 	"github.com/tsinspect/tsinspect/exchange"
 )
@@ -105,14 +106,8 @@ func TestPipesAndDevicesAreNotRead(t *testing.T) {
 	}
 	old := time.Now().Add(-time.Hour)
 	os.Chtimes(good, old, old)
-	fifo := filepath.Join(proj, "22222222-0000-4000-8000-000000000002.jsonl")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("no named pipes here: %v", err)
-	}
-	zero := filepath.Join(proj, "33333333-0000-4000-8000-000000000003.jsonl")
-	if err := os.Symlink("/dev/zero", zero); err != nil {
-		t.Fatal(err)
-	}
+	fifo, zero := filepath.Join(proj, "22222222-0000-4000-8000-000000000002.jsonl"), filepath.Join(proj, "33333333-0000-4000-8000-000000000003.jsonl")
+	oddfiles.Make(t, fifo, zero)
 	agents := filepath.Join(proj, "0b5e1d2c-0000-4000-8000-000000000001", "subagents")
 	if err := os.MkdirAll(agents, 0o700); err != nil {
 		t.Fatal(err)

@@ -9,8 +9,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/tsinspect/tsinspect/internal/oddfiles"
 
 	"github.com/tsinspect/tsinspect/internal/cachefile"
 )
@@ -64,14 +65,8 @@ func TestDamagedIndexIsSaidAndRebuilt(t *testing.T) {
 // in one line, and replaced by the next Save.
 func TestIndexThatIsNotARegularFile(t *testing.T) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo.gob")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("no named pipes here: %v", err)
-	}
-	zero := filepath.Join(dir, "zero.gob")
-	if err := os.Symlink("/dev/zero", zero); err != nil {
-		t.Fatal(err)
-	}
+	fifo, zero := filepath.Join(dir, "fifo.gob"), filepath.Join(dir, "zero.gob")
+	oddfiles.Make(t, fifo, zero)
 	for _, p := range []string{fifo, zero} {
 		ix := LoadIndex(p)
 		if n := ix.Notice(); !errors.Is(n, ErrNotRegular) || strings.Contains(n.Error(), "\n") {

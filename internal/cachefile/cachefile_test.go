@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/tsinspect/tsinspect/internal/oddfiles"
+
 	"github.com/tsinspect/tsinspect/internal/cachefile"
 )
 
@@ -59,14 +61,8 @@ func TestEveryFlippedBitIsCaught(t *testing.T) {
 // cache is refused at once, in one line, and the next Save replaces it.
 func TestNotARegularCache(t *testing.T) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo.gob")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("no named pipes here: %v", err)
-	}
-	zero := filepath.Join(dir, "zero.gob")
-	if err := os.Symlink("/dev/zero", zero); err != nil {
-		t.Fatal(err)
-	}
+	fifo, zero := filepath.Join(dir, "fifo.gob"), filepath.Join(dir, "zero.gob")
+	oddfiles.Make(t, fifo, zero)
 	for _, p := range []string{fifo, zero} {
 		if _, err := cachefile.Load(p, "test cache", 1); !errors.Is(err, cachefile.ErrRebuild) || !strings.Contains(err.Error(), "not a regular file") {
 			t.Errorf("Load(%s) = %v, want not a regular file, rebuilding", filepath.Base(p), err)

@@ -7,8 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/tsinspect/tsinspect/internal/oddfiles"
 
 	"github.com/tsinspect/tsinspect/internal/regfile"
 )
@@ -19,14 +20,8 @@ import (
 // it is read; a regular file is read whole.
 func TestReadAllRefusesWhatIsNotARegularFile(t *testing.T) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("no named pipes here: %v", err)
-	}
-	zero := filepath.Join(dir, "zero")
-	if err := os.Symlink("/dev/zero", zero); err != nil {
-		t.Fatal(err)
-	}
+	fifo, zero := filepath.Join(dir, "fifo"), filepath.Join(dir, "zero")
+	oddfiles.Make(t, fifo, zero)
 	for path, kind := range map[string]string{fifo: "a named pipe", zero: "a character device", dir: "a directory"} {
 		_, err := regfile.ReadAll(path, 0)
 		if !errors.Is(err, regfile.ErrNotRegular) || !strings.Contains(err.Error(), kind) || strings.Contains(err.Error(), "\n") {
