@@ -6,6 +6,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/advice"
 	"github.com/tsinspect/tsinspect/gather"
+	"github.com/tsinspect/tsinspect/internal/cli"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 )
@@ -48,8 +49,8 @@ Examples:
   tsinspect advise --since 30d --project myrepo
   tsinspect advise ~/work/captures --min-sessions 5 --json`
 
-func runAdvise(env *cliEnv, args []string) error {
-	flags := newFlags(env, "advise", "[DIR] [--since WHEN] [--project TEXT] [--min-sessions N] [--json|--markdown] [--prices FILE]", adviseAbout)
+func runAdvise(env *cli.Env, args []string) error {
+	flags := cli.NewFlags(env, "advise", "[DIR] [--since WHEN] [--project TEXT] [--min-sessions N] [--json|--markdown] [--prices FILE]", adviseAbout)
 	asJSON := flags.Bool("json", false, "write the advice as JSON")
 	asMarkdown := flags.Bool("markdown", false, "write the advice as a Markdown section, for a report or an issue")
 	projectText := flags.String("project", "", "only sessions whose project directory contains `TEXT`")
@@ -59,20 +60,20 @@ func runAdvise(env *cliEnv, args []string) error {
 	top := flags.Int("top", 5, "write at most `N` pieces of advice of each kind in the text, those that save most (0: all)")
 	noCache := flags.Bool("no-cache", false, "read every session afresh, neither using nor updating the cache")
 	prices := pricesFlag(flags)
-	pos, err := parseArgs(flags, args, 0, 1, "at most one directory")
+	pos, err := cli.Args(flags, args, 0, 1, "at most one directory")
 	if err != nil {
 		return err
 	}
 	if *asJSON && *asMarkdown {
-		return usageError("advise: --json and --markdown: pick one")
+		return cli.Usage("advise: --json and --markdown: pick one")
 	}
 	if err := advice.CheckFlags(*minSessions, *top, *evidence); err != nil {
-		return usageError("advise: %v", err)
+		return cli.Usage("advise: %v", err)
 	}
 	var from time.Time
 	if *since != "" {
 		if from, err = sessionfiles.ParseSince(*since, time.Now()); err != nil {
-			return usageError("advise: --since %q: %v", *since, err)
+			return cli.Usage("advise: --since %q: %v", *since, err)
 		}
 	}
 	tab, err := loadPrices(env, *prices)
@@ -89,20 +90,20 @@ func runAdvise(env *cliEnv, args []string) error {
 	}
 	switch {
 	case *asJSON:
-		return r.WriteJSON(env.stdout)
+		return r.WriteJSON(env.Stdout)
 	case *asMarkdown:
-		return r.WriteMarkdown(env.stdout)
+		return r.WriteMarkdown(env.Stdout)
 	}
-	return r.WriteText(env.stdout, advice.TextOptions{Evidence: *evidence, PerKind: *top})
+	return r.WriteText(env.Stdout, advice.TextOptions{Evidence: *evidence, PerKind: *top})
 }
 
 // adviseFrom reads the advice of the sessions under root that q keeps
 // (gather.Advise), with a progress line when standard error is a terminal.
-func adviseFrom(env *cliEnv, root string, q gather.Query, tab *pricing.Table) (*advice.Result, error) {
-	if isTerminal(env.stderr) {
-		q.Progress = gather.ProgressLine(env.stderr)
+func adviseFrom(env *cli.Env, root string, q gather.Query, tab *pricing.Table) (*advice.Result, error) {
+	if isTerminal(env.Stderr) {
+		q.Progress = gather.ProgressLine(env.Stderr)
 	}
-	return gather.Advise(root, q, tab, env.stderr)
+	return gather.Advise(root, q, tab, env.Stderr)
 }
 
 // isTerminal reports whether w is a terminal (a character device).

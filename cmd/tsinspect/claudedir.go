@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/tsinspect/tsinspect/internal/cli"
 	"github.com/tsinspect/tsinspect/internal/shell"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 )
@@ -18,7 +19,7 @@ func outsideClaudeDir(cmd, what, path string) error {
 		return nil
 	}
 	if dir, in := sessionfiles.Inside(path, os.Getenv); in {
-		return usageError("%s: %s %s is in Claude Code's directory %s, which tsinspect never writes into: give a path elsewhere", cmd, what, path, dir)
+		return cli.Usage("%s: %s %s is in Claude Code's directory %s, which tsinspect never writes into: give a path elsewhere", cmd, what, path, dir)
 	}
 	return nil
 }
@@ -30,5 +31,5 @@ func notASessionFile(cmd, path string) error {
 		return nil
 	}
 	db := strings.TrimSuffix(filepath.Base(path), ".jsonl") + ".db"
-	return usageError("%s: %s is a Claude Code session file, not a capture, and tsinspect never writes Claude Code's files; the other commands read it as it is, or keep it as a capture with 'tsinspect import %s --db %s'", cmd, path, shell.Quote(path), shell.Quote(db))
+	return cli.Usage("%s: %s is a Claude Code session file, not a capture, and tsinspect never writes Claude Code's files; the other commands read it as it is, or keep it as a capture with 'tsinspect import %s --db %s'", cmd, path, shell.Quote(path), shell.Quote(db))
 }

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/tsinspect/tsinspect/internal/cli"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/store"
 )
 
-func runCompact(env *cliEnv, args []string) error {
-	fs := newFlags(env, "compact", "FILE", `
+func runCompact(env *cli.Env, args []string) error {
+	fs := cli.NewFlags(env, "compact", "FILE", `
 Compress, in place, the bodies of a capture written by an older tsinspect,
 which stored every request whole: each request is compressed against the
 previous one of its conversation, as 'record' now does while recording.
@@ -19,7 +20,7 @@ error; at the end the file is rewritten to give the space back.
 
 Older captures open without this (turns, report, open... read them as
 they are); compacting only makes them smaller and faster to read.`)
-	pos, err := parseArgs(fs, args, 1, 1, "one capture FILE")
+	pos, err := cli.Args(fs, args, 1, 1, "one capture FILE")
 	if err != nil {
 		return err
 	}
@@ -38,13 +39,13 @@ they are); compacting only makes them smaller and faster to read.`)
 	if err != nil {
 		return store.TargetError("compact", path, err)
 	}
-	err = db.Compact(context.Background(), store.CompactLines(env.stderr))
+	err = db.Compact(context.Background(), store.CompactLines(env.Stderr))
 	if cerr := db.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
 	if err != nil {
 		return fmt.Errorf("compact: %w", err)
 	}
-	fmt.Fprintf(env.stdout, "%s: %s, was %s\n", path, numfmt.Bytes(store.FileBytes(path)), numfmt.Bytes(before))
+	fmt.Fprintf(env.Stdout, "%s: %s, was %s\n", path, numfmt.Bytes(store.FileBytes(path)), numfmt.Bytes(before))
 	return nil
 }

@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tsinspect/tsinspect/internal/cli"
 )
 
 // runCLI runs tsinspect in process and returns its status and output.
 func runCLI(args ...string) (int, string, string) {
 	var out, errOut bytes.Buffer
-	code := run(&cliEnv{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut}, args)
+	code := run(&cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut}, args)
 	return code, out.String(), errOut.String()
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/tsinspect/tsinspect/diffreport"
+	"github.com/tsinspect/tsinspect/internal/cli"
 	"github.com/tsinspect/tsinspect/redact"
 )
 
@@ -46,25 +47,25 @@ Examples:
   tsinspect diff --tools mcp__github__ before.db after.db
   tsinspect diff --format markdown --out diff.md a.db b.db`
 
-func runDiff(env *cliEnv, args []string) error {
+func runDiff(env *cli.Env, args []string) error {
 	err := diff(env, args)
-	var ee *exitError
+	var ee *cli.ExitError
 	if err == nil || errors.As(err, &ee) {
 		return err
 	}
 	// Trouble, status 2 as diff(1) has it, said as plainly as any other
 	// command's error (run strips package names only from status 1).
-	return &exitError{code: 2, err: troubleError{err}}
+	return &cli.ExitError{Code: 2, Err: troubleError{err}}
 }
 
 // troubleError is an error said without the package names before it.
 type troubleError struct{ err error }
 
-func (e troubleError) Error() string { return plainError(oneLine(e.err.Error())) }
+func (e troubleError) Error() string { return cli.PlainError(cli.OneLine(e.err.Error())) }
 func (e troubleError) Unwrap() error { return e.err }
 
-func diff(env *cliEnv, args []string) error {
-	fs := newFlags(env, "diff", "A B [--tools PREFIX] [--json | --format text|json|markdown|html] [--out FILE] [--redact POLICY] [--width N] [--prices FILE]", diffAbout)
+func diff(env *cli.Env, args []string) error {
+	fs := cli.NewFlags(env, "diff", "A B [--tools PREFIX] [--json | --format text|json|markdown|html] [--out FILE] [--redact POLICY] [--width N] [--prices FILE]", diffAbout)
 	format := fs.String("format", "text", "output `format`: text, json, markdown or html")
 	asJSON := fs.Bool("json", false, "write JSON (the same as --format json)")
 	out := fs.String("out", "", "write to `FILE` instead of standard output, atomically (- for standard output)")
@@ -72,7 +73,7 @@ func diff(env *cliEnv, args []string) error {
 	tools := fs.String("tools", "", "compare how the tools whose names start with `PREFIX` were searched for and found")
 	width := fs.Int("width", diffreport.Width, "text width in `columns` (at least 60)")
 	prices := pricesFlag(fs)
-	pos, err := parseArgs(fs, args, 2, 2, "two sessions A and B")
+	pos, err := cli.Args(fs, args, 2, 2, "two sessions A and B")
 	if err != nil {
 		return err
 	}
@@ -81,16 +82,16 @@ func diff(env *cliEnv, args []string) error {
 	case "markdown", "md":
 		*format = "markdown"
 	default:
-		return usageError("diff: --format %q: want text, json, markdown or html", *format)
+		return cli.Usage("diff: --format %q: want text, json, markdown or html", *format)
 	}
 	if *asJSON {
-		if flagSet(fs, "format") && *format != "json" {
-			return usageError("diff: --json and --format %s: give one", *format)
+		if cli.Given(fs, "format") && *format != "json" {
+			return cli.Usage("diff: --json and --format %s: give one", *format)
 		}
 		*format = "json"
 	}
 	if *width < 60 {
-		return usageError("diff: --width %d: want at least 60", *width)
+		return cli.Usage("diff: --width %d: want at least 60", *width)
 	}
 	policy, err := parsePolicy("diff", "--redact", cmp.Or(*policyName, string(diffreport.DefaultPolicy(*format))))
 	if err != nil {
@@ -103,19 +104,19 @@ func diff(env *cliEnv, args []string) error {
 	if err := checkOut("diff", *out); err != nil {
 		return err
 	}
-	ins, err := diffreport.Load(pos[0], pos[1], env.stderr, func(path string, err error) error { return readError("diff", path, err) })
+	ins, err := diffreport.Load(pos[0], pos[1], env.Stderr, func(path string, err error) error { return readError("diff", path, err) })
 	if err != nil {
 		return err
 	}
 	res := diffreport.Build(ins[0], ins[1], diffreport.Options{Prices: tab, Policy: policy, Tools: *tools, Version: version})
 	if policy == redact.Off && (*format == "markdown" || *format == "html") {
-		fmt.Fprintln(env.stderr, "tsinspect: warning: --redact off: the comparison is not redacted and may hold paths, e-mail addresses, identifiers and secrets; do not share it as it is")
+		fmt.Fprintln(env.Stderr, "tsinspect: warning: --redact off: the comparison is not redacted and may hold paths, e-mail addresses, identifiers and secrets; do not share it as it is")
 	}
 	if err := writeOut(env, "diff: write", *out, func(w io.Writer) error { return res.Write(w, *format, *width) }); err != nil {
 		return err
 	}
 	if !res.Same {
-		return &exitError{code: 1}
+		return &cli.ExitError{Code: 1}
 	}
 	return nil
 }

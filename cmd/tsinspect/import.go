@@ -9,6 +9,7 @@ import (
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/importer"
 	"github.com/tsinspect/tsinspect/importer/har"
+	"github.com/tsinspect/tsinspect/internal/cli"
 	"github.com/tsinspect/tsinspect/internal/listenaddr"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/otlp"
@@ -54,31 +55,31 @@ Examples:
 // input.
 const exitPartial = 4
 
-func runImport(env *cliEnv, args []string) error {
-	fs := newFlags(env, "import", "FILE|DIR --db OUT [--keylog KEYLOG]", importAbout)
+func runImport(env *cli.Env, args []string) error {
+	fs := cli.NewFlags(env, "import", "FILE|DIR --db OUT [--keylog KEYLOG]", importAbout)
 	db := fs.String("db", "", "capture `FILE` to write (created if missing, appended to if it exists)")
 	keylog := fs.String("keylog", "", "NSS key log `FILE` to decrypt TLS with")
-	pos, err := parseArgs(fs, args, 1, 1, "one FILE to import")
+	pos, err := cli.Args(fs, args, 1, 1, "one FILE to import")
 	if err != nil {
 		return err
 	}
 	if *db == "" {
-		return usageError("import: --db FILE is required")
+		return cli.Usage("import: --db FILE is required")
 	}
 	if err := outsideClaudeDir("import", "--db", *db); err != nil {
 		return err
 	}
 	// The progress bar redraws itself with a carriage return: standard
 	// error as it is.
-	_, rawErr := env.raw()
+	_, rawErr := env.Raw()
 	line, partial, err := importer.ImportFile(context.Background(), pos[0], *db, importer.Options{KeyLog: *keylog, Progress: rawErr})
 	if partial {
-		return &exitError{code: exitPartial, err: err}
+		return &cli.ExitError{Code: exitPartial, Err: err}
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(env.stderr, "tsinspect: "+line)
+	fmt.Fprintln(env.Stderr, "tsinspect: "+line)
 	return nil
 }
 
@@ -135,14 +136,14 @@ Examples:
   tsinspect export s.db --format har > s.har
   tsinspect export s.db --format otlp --endpoint http://127.0.0.1:4318`
 
-func runExport(env *cliEnv, args []string) error {
-	fs := newFlags(env, "export", "FILE --format har [--out F] [--redact POLICY] [--exact] | --format otlp [--endpoint URL] [--redact POLICY]", exportAbout)
+func runExport(env *cli.Env, args []string) error {
+	fs := cli.NewFlags(env, "export", "FILE --format har [--out F] [--redact POLICY] [--exact] | --format otlp [--endpoint URL] [--redact POLICY]", exportAbout)
 	format := fs.String("format", "har", "output `format`: har or otlp")
 	outPath := fs.String("out", "", "har: write to `F` (default standard output)")
 	endpoint := fs.String("endpoint", "", "otlp: the collector's `URL` (default: OTEL_EXPORTER_OTLP_ENDPOINT, else "+otlp.DefaultEndpoint+", or "+otlp.DefaultGRPCEndpoint+" for grpc)")
 	policyName := fs.String("redact", string(redact.Default), "redaction `policy`: default, strict or off (off: the bodies as recorded, secrets included)")
 	exact := fs.Bool("exact", false, "har, with --redact off: also keep every body byte for byte as it crossed the wire (base64 in the _tsinspect field; the HAR grows to about 2.3 times the default), so that a compressed response comes back exactly on import")
-	pos, err := parseArgs(fs, args, 1, 1, "one capture FILE")
+	pos, err := cli.Args(fs, args, 1, 1, "one capture FILE")
 	if err != nil {
 		return err
 	}
@@ -150,29 +151,29 @@ func runExport(env *cliEnv, args []string) error {
 	case "har":
 	case "otlp":
 		if *outPath != "" {
-			return usageError("export: --out is for --format har; otlp goes to --endpoint")
+			return cli.Usage("export: --out is for --format har; otlp goes to --endpoint")
 		}
 		if *exact {
-			return usageError("export: --exact is for --format har")
+			return cli.Usage("export: --exact is for --format har")
 		}
 		return exportOTLP(env, pos[0], *endpoint, *policyName)
 	default:
-		return usageError("export: --format %q: want har or otlp", *format)
+		return cli.Usage("export: --format %q: want har or otlp", *format)
 	}
 	if *endpoint != "" {
-		return usageError("export: --endpoint is for --format otlp")
+		return cli.Usage("export: --endpoint is for --format otlp")
 	}
 	policy, err := parsePolicy("export", "--redact", *policyName)
 	if err != nil {
 		return err
 	}
 	if *exact && policy != redact.Off {
-		return usageError("export: --exact copies every body as recorded: give --redact off with it")
+		return cli.Usage("export: --exact copies every body as recorded: give --redact off with it")
 	}
 	if err := checkOut("export", *outPath); err != nil {
 		return err
 	}
-	path, err := source.Resolve(pos[0], env.stderr)
+	path, err := source.Resolve(pos[0], env.Stderr)
 	if err != nil {
 		return readError("export", pos[0], fmt.Errorf("export: %w", err))
 	}
@@ -187,21 +188,21 @@ func runExport(env *cliEnv, args []string) error {
 	if policy != redact.Off {
 		edit = redact.NewExchanges(policy).Exchange
 	} else {
-		fmt.Fprintf(env.stderr, "tsinspect: warning: --redact off: the HAR holds every body as recorded: prompts, files read, tool inputs and outputs, and any secret in them\n")
+		fmt.Fprintf(env.Stderr, "tsinspect: warning: --redact off: the HAR holds every body as recorded: prompts, files read, tool inputs and outputs, and any secret in them\n")
 	}
 	n := 0
 	write := func(w io.Writer) (err error) {
 		var problems string
 		n, problems, err = har.WriteScan(w, version, har.Options{Exact: *exact}, scan, edit)
 		if problems != "" {
-			fmt.Fprintf(env.stderr, "tsinspect: warning: %s: %s\n", path, problems)
+			fmt.Fprintf(env.Stderr, "tsinspect: warning: %s: %s\n", path, problems)
 		}
 		return err
 	}
 	if err := writeOut(env, "export", *outPath, write); err != nil || *outPath == "" || *outPath == "-" {
 		return err
 	}
-	fmt.Fprintf(env.stderr, "tsinspect: exported %d %s to %s (%s)\n", n, numfmt.Plural(n, "exchange", "exchanges"), *outPath, harPolicy(policy))
+	fmt.Fprintf(env.Stderr, "tsinspect: exported %d %s to %s (%s)\n", n, numfmt.Plural(n, "exchange", "exchanges"), *outPath, harPolicy(policy))
 	return nil
 }
 
@@ -225,28 +226,28 @@ Examples:
   tsinspect replay-server s.db --listen 127.0.0.1:8080
   ANTHROPIC_BASE_URL=http://127.0.0.1:8080 ENABLE_TOOL_SEARCH=true claude -p "..."`
 
-func runReplayServer(env *cliEnv, args []string) error {
-	fs := newFlags(env, "replay-server", "FILE [--listen 127.0.0.1:PORT] [--fast]", replayAbout)
+func runReplayServer(env *cli.Env, args []string) error {
+	fs := cli.NewFlags(env, "replay-server", "FILE [--listen 127.0.0.1:PORT] [--fast]", replayAbout)
 	listen := fs.String("listen", "127.0.0.1:0", "`address` to listen on (port 0: any free port)")
 	fast := fs.Bool("fast", false, "send each response at once instead of with the recorded timing")
 	allowRemote := fs.Bool("allow-remote", false, "allow a --listen address other than loopback")
-	pos, err := parseArgs(fs, args, 1, 1, "one capture FILE")
+	pos, err := cli.Args(fs, args, 1, 1, "one capture FILE")
 	if err != nil {
 		return err
 	}
 	if err := recording.CheckListen(*listen, *allowRemote); err != nil {
-		return usageError("replay-server: %v", err)
+		return cli.Usage("replay-server: %v", err)
 	}
 	db, err := source.OpenCaptureDB(pos[0])
 	if err != nil {
 		return readError("replay-server", pos[0], fmt.Errorf("replay-server: %w", err))
 	}
-	exs, err := source.Salvage(db, env.stderr)
+	exs, err := source.Salvage(db, env.Stderr)
 	db.Close()
 	if err != nil {
 		return fmt.Errorf("replay-server: %w", err)
 	}
-	srv := replayserver.New(exs, replayserver.Options{Fast: *fast, Log: env.stderr})
+	srv := replayserver.New(exs, replayserver.Options{Fast: *fast, Log: env.Stderr})
 	if srv.Len() == 0 {
 		return fmt.Errorf("replay-server: %s holds no recorded responses (it answers with what a capture recorded: record one with 'tsinspect record --db FILE -- COMMAND')", pos[0])
 	}
@@ -254,7 +255,7 @@ func runReplayServer(env *cliEnv, args []string) error {
 	if err != nil {
 		return fmt.Errorf("replay-server: listen on %s: %w%s", *listen, recording.UnwrapOp(err), listenaddr.InUseHint("replay-server", err))
 	}
-	return srv.Run(ln, pos[0], env.stdout, env.stderr)
+	return srv.Run(ln, pos[0], env.Stdout, env.Stderr)
 }
 
 // harPolicy says in a few words what a HAR exported under p holds.

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 
+	"github.com/tsinspect/tsinspect/internal/cli"
 	"github.com/tsinspect/tsinspect/otlp"
 )
 
@@ -11,13 +12,13 @@ import (
 func otlpConfig(op, endpoint string) (otlp.Config, error) {
 	cfg, err := otlp.ConfigFromEnv(os.Getenv, endpoint)
 	if err != nil {
-		return cfg, usageError("%s: %v", op, err)
+		return cfg, cli.Usage("%s: %v", op, err)
 	}
 	return cfg, nil
 }
 
 // exportOTLP sends a capture to a collector as one trace.
-func exportOTLP(env *cliEnv, path, endpoint, policyName string) error {
+func exportOTLP(env *cli.Env, path, endpoint, policyName string) error {
 	policy, err := parsePolicy("export", "--redact", policyName)
 	if err != nil {
 		return err
@@ -26,5 +27,5 @@ func exportOTLP(env *cliEnv, path, endpoint, policyName string) error {
 	if err != nil {
 		return err
 	}
-	return otlp.SendFile(cfg, path, policy, version, env.stderr, func(err error) error { return readError("export", path, err) })
+	return otlp.SendFile(cfg, path, policy, version, env.Stderr, func(err error) error { return readError("export", path, err) })
 }

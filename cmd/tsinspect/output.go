@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/tsinspect/tsinspect/internal/cli"
 	"github.com/tsinspect/tsinspect/internal/outfile"
 	"github.com/tsinspect/tsinspect/redact"
 )
@@ -14,7 +15,7 @@ import (
 func parsePolicy(cmd, flag, name string) (redact.Policy, error) {
 	p, err := redact.ParsePolicy(name)
 	if err != nil {
-		return p, usageError("%s: %s %q: want default, strict or off", cmd, flag, name)
+		return p, cli.Usage("%s: %s %q: want default, strict or off", cmd, flag, name)
 	}
 	return p, nil
 }
@@ -36,9 +37,9 @@ func checkOut(cmd, out string) error {
 // writeOut writes through write to standard output (out "" or "-"),
 // an error then wrapped in op ("report: write"), or else atomically to
 // the file out, an error wrapped in op's command.
-func writeOut(env *cliEnv, op, out string, write func(io.Writer) error) error {
+func writeOut(env *cli.Env, op, out string, write func(io.Writer) error) error {
 	if out == "" || out == "-" {
-		if err := write(env.stdout); err != nil {
+		if err := write(env.Stdout); err != nil {
 			return fmt.Errorf("%s: %w", op, err)
 		}
 		return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/tsinspect/tsinspect/catalog"
+	"github.com/tsinspect/tsinspect/internal/cli"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/textout"
@@ -37,18 +38,18 @@ Examples:
   tsinspect prices --prices model_prices_and_context_window.json
   tsinspect prices --no-sessions --json`
 
-func runPrices(env *cliEnv, args []string) error {
-	flags := newFlags(env, "prices", "[DIR] [--json] [--no-sessions] [--no-index] [--prices FILE]", pricesAbout)
+func runPrices(env *cli.Env, args []string) error {
+	flags := cli.NewFlags(env, "prices", "[DIR] [--json] [--no-sessions] [--no-index] [--prices FILE]", pricesAbout)
 	asJSON := flags.Bool("json", false, "write the table (in the built-in form) and the models of your sessions as one JSON object")
 	noSessions := flags.Bool("no-sessions", false, "show the table only, without reading your sessions")
 	noIndex := flags.Bool("no-index", false, "read every session afresh, neither using nor updating the index")
 	prices := pricesFlag(flags)
-	pos, err := parseArgs(flags, args, 0, 1, "at most one directory")
+	pos, err := cli.Args(flags, args, 0, 1, "at most one directory")
 	if err != nil {
 		return err
 	}
 	if *noSessions && len(pos) == 1 {
-		return usageError("prices: a DIR of sessions and --no-sessions do not go together")
+		return cli.Usage("prices: a DIR of sessions and --no-sessions do not go together")
 	}
 	tab, err := loadPrices(env, *prices)
 	if err != nil {
@@ -57,10 +58,10 @@ func runPrices(env *cliEnv, args []string) error {
 	v := textout.PricesView{Table: tab}
 	v.ConfigFile, _ = pricing.ConfigPath()
 	if !*noSessions {
-		c, sums, _, err := catalog.OpenRead(env.stderr, catalog.Options{NoIndex: *noIndex}, pos...)
+		c, sums, _, err := catalog.OpenRead(env.Stderr, catalog.Options{NoIndex: *noIndex}, pos...)
 		switch {
 		case errors.Is(err, sessionfiles.ErrNoSession) && len(pos) == 0:
-			fmt.Fprintf(env.stderr, "tsinspect: prices: no sessions to check: %v\n", err)
+			fmt.Fprintf(env.Stderr, "tsinspect: prices: no sessions to check: %v\n", err)
 		case err != nil:
 			return err
 		default:
@@ -68,7 +69,7 @@ func runPrices(env *cliEnv, args []string) error {
 		}
 	}
 	if *asJSON {
-		return textout.PricesJSON(env.stdout, v)
+		return textout.PricesJSON(env.Stdout, v)
 	}
-	return textout.Prices(env.stdout, v)
+	return textout.Prices(env.Stdout, v)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tsinspect/tsinspect/internal/cli"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/mcpclient"
 	"github.com/tsinspect/tsinspect/textout"
@@ -50,8 +51,8 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ", ") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
-func runProbe(env *cliEnv, args []string) error {
-	fs := newFlags(env, "probe", "--mcp-config FILE [--query Q]... [flags]", probeAbout)
+func runProbe(env *cli.Env, args []string) error {
+	fs := cli.NewFlags(env, "probe", "--mcp-config FILE [--query Q]... [flags]", probeAbout)
 	config := fs.String("mcp-config", "", "Claude Code style MCP config `FILE` ({\"mcpServers\": {...}})")
 	servers := fs.String("server", "", "probe only these comma-separated server `names`")
 	var queries, expects listFlag
@@ -63,35 +64,35 @@ func runProbe(env *cliEnv, args []string) error {
 	require := fs.String("require", "", "`findable`: exit 3 when some tool is found by no query of its own name's words")
 	timeout := fs.Duration("timeout", 30*time.Second, "how long a server gets to start and list its tools")
 	window := fs.Int("context-window", 200000, "the model's context window in `tokens`, for ENABLE_TOOL_SEARCH=auto's threshold")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := cli.Interspersed(fs, args)
 	if err != nil {
 		return err
 	}
 	switch {
 	case len(pos) > 0:
-		return usageError("probe: unexpected argument %q", pos[0])
+		return cli.Usage("probe: unexpected argument %q", pos[0])
 	case *config == "":
-		return usageError("probe: --mcp-config FILE is required")
+		return cli.Usage("probe: --mcp-config FILE is required")
 	case *require != "" && *require != "findable":
-		return usageError("probe: --require %q: want findable", *require)
+		return cli.Usage("probe: --require %q: want findable", *require)
 	case *maxResults < 1:
-		return usageError("probe: --max-results %d: want 1 or more", *maxResults)
+		return cli.Usage("probe: --max-results %d: want 1 or more", *maxResults)
 	case *timeout <= 0:
-		return usageError("probe: --timeout %v: want a duration above 0, e.g. 30s", *timeout)
+		return cli.Usage("probe: --timeout %v: want a duration above 0, e.g. 30s", *timeout)
 	case *window < 1:
-		return usageError("probe: --context-window %d: want a number of tokens above 0", *window)
+		return cli.Usage("probe: --context-window %d: want a number of tokens above 0", *window)
 	}
 	builtin, err := claudetools.Pick(*claudeTools)
 	if err != nil {
-		return usageError("probe: %v", err)
+		return cli.Usage("probe: %v", err)
 	}
 	alg, how, err := toolsearch.Resolve(*algorithm, builtin.Version)
 	if err != nil {
-		return usageError("probe: --algorithm %q: want %s, %s or a Claude Code version (%s measured)", *algorithm, toolsearch.Auto, toolsearch.Published, strings.Join(toolsearch.Versions(), ", "))
+		return cli.Usage("probe: --algorithm %q: want %s, %s or a Claude Code version (%s measured)", *algorithm, toolsearch.Auto, toolsearch.Published, strings.Join(toolsearch.Versions(), ", "))
 	}
 	wants, err := toolsearch.ParseExpects(expects)
 	if err != nil {
-		return usageError("probe: %v", err)
+		return cli.Usage("probe: %v", err)
 	}
 	list, err := mcpclient.Config(*config)
 	if err != nil {
@@ -100,11 +101,11 @@ func runProbe(env *cliEnv, args []string) error {
 	if want := splitList(*servers); len(want) > 0 {
 		kept, ok := mcpclient.Select(list, want)
 		if !ok {
-			return usageError("probe: --server %s: the config's servers are %s", *servers, mcpclient.Names(list))
+			return cli.Usage("probe: --server %s: the config's servers are %s", *servers, mcpclient.Names(list))
 		}
 		list = kept
 	}
-	pool, sizes, err := mcpclient.Probe(env.stdout, list, *timeout)
+	pool, sizes, err := mcpclient.Probe(env.Stdout, list, *timeout)
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%w (a server slower to start or answer: raise --timeout, now %v)", err, *timeout)
 	} else if err != nil {
@@ -112,25 +113,25 @@ func runProbe(env *cliEnv, args []string) error {
 	}
 	all := toolsearch.Pool(pool, builtin)
 	findings := toolsearch.Findable(alg, pool, all, *maxResults)
-	if err := textout.Probe(env.stdout, pool, sizes, findings, *window, *maxResults); err != nil {
+	if err := textout.Probe(env.Stdout, pool, sizes, findings, *window, *maxResults); err != nil {
 		return fmt.Errorf("probe: write: %w", err)
 	}
-	if err := textout.ProbeSearches(env.stdout, builtin, alg, how, queries, *maxResults, all); err != nil {
+	if err := textout.ProbeSearches(env.Stdout, builtin, alg, how, queries, *maxResults, all); err != nil {
 		return fmt.Errorf("probe: write: %w", err)
 	}
 	unmet := toolsearch.Unmet(alg, wants, *maxResults, all)
 	for _, line := range unmet {
-		fmt.Fprintf(env.stderr, "tsinspect: %s\n", line)
+		fmt.Fprintf(env.Stderr, "tsinspect: %s\n", line)
 	}
 	failed := len(unmet) > 0
 	if *require == "findable" {
 		if lost := toolsearch.Lost(findings); len(lost) > 0 {
 			failed = true
-			fmt.Fprintf(env.stderr, "tsinspect: --require findable: %d of %s found by no query of its name's words: %s\n", len(lost), numfmt.Count(len(findings), "tool", "tools"), strings.Join(lost, ", "))
+			fmt.Fprintf(env.Stderr, "tsinspect: --require findable: %d of %s found by no query of its name's words: %s\n", len(lost), numfmt.Count(len(findings), "tool", "tools"), strings.Join(lost, ", "))
 		}
 	}
 	if failed {
-		return &exitError{code: 3}
+		return &cli.ExitError{Code: 3}
 	}
 	return nil
 }

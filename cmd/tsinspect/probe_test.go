@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tsinspect/tsinspect/internal/cli"
 )
 
 // mcpHTTP serves an MCP server over streamable HTTP on 127.0.0.1 with six
@@ -51,15 +53,15 @@ func mcpHTTP(t *testing.T) string {
 
 func runProbeIn(args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
-	env := &cliEnv{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}
+	env := &cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}
 	err := runProbe(env, args)
 	code := 0
-	var ee *exitError
+	var ee *cli.ExitError
 	switch {
 	case errors.As(err, &ee):
-		code = ee.code
-		if ee.err != nil {
-			errb.WriteString(ee.err.Error())
+		code = ee.Code
+		if ee.Err != nil {
+			errb.WriteString(ee.Err.Error())
 		}
 	case err != nil:
 		code = 1

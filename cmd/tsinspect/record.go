@@ -9,6 +9,7 @@ import (
 	"github.com/tsinspect/tsinspect/capture"
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/importer/rawbodies"
+	"github.com/tsinspect/tsinspect/internal/cli"
 	"github.com/tsinspect/tsinspect/recording"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/sessionfiles"
@@ -67,12 +68,12 @@ Examples:
   tsinspect record --db s.db --otlp http://127.0.0.1:4318 -- claude
   tsinspect record --db s.db --mode bodies -- claude`
 
-func runRecord(env *cliEnv, args []string) error {
-	fs := newFlags(env, "record", "--db FILE [flags] [-- COMMAND ARGS...]", recordAbout)
+func runRecord(env *cli.Env, args []string) error {
+	fs := cli.NewFlags(env, "record", "--db FILE [flags] [-- COMMAND ARGS...]", recordAbout)
 	// The recorded command's output is its own: it passes as it is (a
 	// full-screen program draws with escape sequences).
-	rawOut, rawErr := env.raw()
-	cfg := recording.Config{Version: version, Stdin: env.stdin, Stdout: rawOut, Stderr: rawErr, FollowBodies: followBodies}
+	rawOut, rawErr := env.Raw()
+	cfg := recording.Config{Version: version, Stdin: env.Stdin, Stdout: rawOut, Stderr: rawErr, FollowBodies: followBodies}
 	var intercept, otlpURL, otlpRedact string
 	var allowRemote bool
 	fs.StringVar(&cfg.DB, "db", "", "capture `FILE` to write (created if missing, appended to if it exists)")
@@ -89,7 +90,7 @@ func runRecord(env *cliEnv, args []string) error {
 	fs.BoolVar(&cfg.Durable, "durable", false, "sync every write to the disk (SQLite synchronous=FULL): nothing committed is lost even to a power loss, at the cost of an fsync per write")
 	fs.BoolVar(&cfg.UI, "ui", false, "show the live timeline while recording (q stops); a COMMAND's output then goes to FILE.out")
 	pricesPath := pricesFlag(fs)
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	var err error
@@ -98,7 +99,7 @@ func runRecord(env *cliEnv, args []string) error {
 	}
 	cfg.Command, cfg.Intercept = fs.Args(), splitList(intercept)
 	if len(cfg.Command) > 0 && !dashDashGiven(args) {
-		return usageError("record: unexpected argument %q: put the command after '--', e.g. tsinspect record --db s.db -- claude", cfg.Command[0])
+		return cli.Usage("record: unexpected argument %q: put the command after '--', e.g. tsinspect record --db s.db -- claude", cfg.Command[0])
 	}
 	if err := outsideClaudeDir("record", "--db", cfg.DB); err != nil {
 		return err
@@ -107,16 +108,16 @@ func runRecord(env *cliEnv, args []string) error {
 		return err
 	}
 	if cfg.DB == "" {
-		return usageError("record: --db FILE is required")
+		return cli.Usage("record: --db FILE is required")
 	}
-	if err := cfg.Check(allowRemote, otlpURL != "", func(name string) bool { return flagSet(fs, name) }); err != nil {
-		return usageError("record: %v", err)
+	if err := cfg.Check(allowRemote, otlpURL != "", func(name string) bool { return cli.Given(fs, name) }); err != nil {
+		return cli.Usage("record: %v", err)
 	}
 	if cfg.OTLPPolicy, err = parsePolicy("record", "--otlp-redact", otlpRedact); err != nil {
 		return err
 	}
-	if flagSet(fs, "otlp-redact") && otlpURL == "" {
-		return usageError("record: --otlp-redact goes with --otlp")
+	if cli.Given(fs, "otlp-redact") && otlpURL == "" {
+		return cli.Usage("record: --otlp-redact goes with --otlp")
 	}
 	if len(cfg.Command) > 0 {
 		if _, err := exec.LookPath(cfg.Command[0]); err != nil {
@@ -138,7 +139,7 @@ func runRecord(env *cliEnv, args []string) error {
 		return err
 	}
 	if status != 0 {
-		return &exitError{code: status}
+		return &cli.ExitError{Code: status}
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/advice"
 	"github.com/tsinspect/tsinspect/gather"
+	"github.com/tsinspect/tsinspect/internal/cli"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/report"
@@ -86,7 +87,7 @@ Examples:
 
 // reportAdvice writes the report of a directory of sessions: the advice
 // across them (see 'tsinspect advise'), redacted under policy.
-func reportAdvice(env *cliEnv, dir, format, out string, policy redact.Policy, tab *pricing.Table) error {
+func reportAdvice(env *cli.Env, dir, format, out string, policy redact.Policy, tab *pricing.Table) error {
 	r, err := adviseFrom(env, dir, gather.Query{MinSessions: advice.DefaultMinSessions, Quiet: true}, tab)
 	if err != nil {
 		return err
@@ -96,7 +97,7 @@ func reportAdvice(env *cliEnv, dir, format, out string, policy redact.Policy, ta
 	}
 	shared := redact.Advice(r, policy)
 	if policy == redact.Off {
-		fmt.Fprintln(env.stderr, "tsinspect: warning: --redact off: the report names your sessions and projects; do not share it as it is")
+		fmt.Fprintln(env.Stderr, "tsinspect: warning: --redact off: the report names your sessions and projects; do not share it as it is")
 	}
 	return writeOut(env, "report", out, func(w io.Writer) error { return shared.Write(w, format, redact.Describe(policy)) })
 }
@@ -104,15 +105,15 @@ func reportAdvice(env *cliEnv, dir, format, out string, policy redact.Policy, ta
 // Exit status of 'report --fail-on' when a flag of a listed kind exists.
 const exitFlagged = 3
 
-func runReport(env *cliEnv, args []string) error {
+func runReport(env *cli.Env, args []string) error {
 	about := strings.Replace(reportAbout, "\nExamples:", "\nFlag kinds:\n"+textout.WrapList(timeline.Kinds(), "  ", 74)+"\n\nExamples:", 1)
-	fs := newFlags(env, "report", "FILE|DIR [--format json|markdown|html] [--out FILE] [--redact POLICY] [--fail-on KINDS] [--prices FILE]", about)
+	fs := cli.NewFlags(env, "report", "FILE|DIR [--format json|markdown|html] [--out FILE] [--redact POLICY] [--fail-on KINDS] [--prices FILE]", about)
 	format := fs.String("format", "json", "report `format`: json, markdown or html")
 	out := fs.String("out", "", "write the report to `FILE` instead of standard output, atomically (- for standard output)")
 	policyName := fs.String("redact", string(redact.Default), "redaction `policy`: default, strict or off")
 	failOn := fs.String("fail-on", "", "exit with status 3 if any turn has a flag of these `kinds` (comma-separated, e.g. cache_break,call_before_load)")
 	prices := pricesFlag(fs)
-	pos, err := parseArgs(fs, args, 1, 1, "one capture FILE")
+	pos, err := cli.Args(fs, args, 1, 1, "one capture FILE")
 	if err != nil {
 		return err
 	}
@@ -121,7 +122,7 @@ func runReport(env *cliEnv, args []string) error {
 	case "markdown", "md":
 		*format = "markdown"
 	default:
-		return usageError("report: --format %q: want json, markdown or html", *format)
+		return cli.Usage("report: --format %q: want json, markdown or html", *format)
 	}
 	policy, err := parsePolicy("report", "--redact", *policyName)
 	if err != nil {
@@ -130,9 +131,9 @@ func runReport(env *cliEnv, args []string) error {
 	kinds, err := report.ParseKinds(*failOn)
 	switch {
 	case errors.Is(err, report.ErrUnknownKind):
-		return usageError("report: --fail-on: %v", err)
+		return cli.Usage("report: --fail-on: %v", err)
 	case err != nil:
-		return usageError("report: --fail-on %v", err)
+		return cli.Usage("report: --fail-on %v", err)
 	}
 	tab, err := loadPrices(env, *prices)
 	if err != nil {
@@ -143,17 +144,17 @@ func runReport(env *cliEnv, args []string) error {
 	}
 	if fi, err := os.Stat(pos[0]); err == nil && fi.IsDir() {
 		if len(kinds) > 0 {
-			return usageError("report: --fail-on goes with one session, not a directory of them")
+			return cli.Usage("report: --fail-on goes with one session, not a directory of them")
 		}
 		return reportAdvice(env, pos[0], *format, *out, policy, tab)
 	}
-	b, err := source.Load(pos[0], env.stderr)
+	b, err := source.Load(pos[0], env.Stderr)
 	if err != nil {
 		return readError("report", pos[0], err)
 	}
 	r, shared := redact.Report(b, version, tab, policy)
 	if policy == redact.Off {
-		fmt.Fprintln(env.stderr, "tsinspect: warning: --redact off: the report is not redacted and may hold paths, e-mail addresses, identifiers and secrets; do not share it as it is")
+		fmt.Fprintln(env.Stderr, "tsinspect: warning: --redact off: the report is not redacted and may hold paths, e-mail addresses, identifiers and secrets; do not share it as it is")
 	}
 	opts := report.RenderOptions{Redaction: redact.Describe(policy), Unredacted: policy == redact.Off}
 	// The report is written as it is rendered, not gathered first: on a
@@ -164,7 +165,7 @@ func runReport(env *cliEnv, args []string) error {
 	}
 	if len(kinds) > 0 {
 		if msg := report.FailOnSummary(r, kinds); msg != "" {
-			return &exitError{code: exitFlagged, err: fmt.Errorf("%s", msg)}
+			return &cli.ExitError{Code: exitFlagged, Err: fmt.Errorf("%s", msg)}
 		}
 	}
 	return nil

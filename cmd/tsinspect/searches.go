@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/coverage"
+	"github.com/tsinspect/tsinspect/internal/cli"
 	"github.com/tsinspect/tsinspect/mcpclient"
 	"github.com/tsinspect/tsinspect/source"
 	"github.com/tsinspect/tsinspect/textout"
@@ -53,8 +54,8 @@ Examples:
   tsinspect searches session.db --tools mcp__github__,mcp__linear__ --thread main
   tsinspect searches session.db --tools mcp__github__create_issue --require called`
 
-func runSearches(env *cliEnv, args []string) error {
-	fs := newFlags(env, "searches", "FILE [--tools PATTERNS] [--thread ID] [--explain] [--json] [flags]", searchesAbout)
+func runSearches(env *cli.Env, args []string) error {
+	fs := cli.NewFlags(env, "searches", "FILE [--tools PATTERNS] [--thread ID] [--explain] [--json] [flags]", searchesAbout)
 	toolsFlag := fs.String("tools", "", "also list what happened to the tools matching these comma-separated `patterns` (globs like mcp__github__*; a pattern without * ? [ matches names starting with it)")
 	thread := fs.String("thread", "", "only this `thread` (main, sub1, side1, ...)")
 	mcpConfig := fs.String("mcp-config", "", "with --explain: take tool descriptions from the MCP servers of this Claude Code style config `FILE` (tools/list), which a capture lacks for tools never loaded")
@@ -62,19 +63,19 @@ func runSearches(env *cliEnv, args []string) error {
 	explain := fs.Bool("explain", false, "re-run each search offline (Claude Code's published ToolSearch algorithm; an approximation for server searches) and show every candidate's score, where the cut fell, and whether the recorded result agrees")
 	asJSON := fs.Bool("json", false, "write JSON Lines: an object per search (kind \"search\"), then per tool matching --tools (kind \"tool\")")
 	require := fs.String("require", "", "exit with status 3 unless every tool matching --tools was `found` (loaded by a search, or always loaded) or, with called, called with its schema loaded")
-	pos, err := parseArgs(fs, args, 1, 1, "one capture FILE")
+	pos, err := cli.Args(fs, args, 1, 1, "one capture FILE")
 	if err != nil {
 		return err
 	}
 	match, err := coverage.Matcher(splitList(*toolsFlag))
 	if err != nil {
-		return usageError("searches: --tools %v", err)
+		return cli.Usage("searches: --tools %v", err)
 	}
 	if err := coverage.CheckFlags(*require, match != nil, *mcpConfig != "", *explain); err != nil {
-		return usageError("searches: %v", err)
+		return cli.Usage("searches: %v", err)
 	}
 	if _, _, err := toolsearch.Resolve(*algorithm, ""); err != nil {
-		return usageError("searches: --algorithm %q: want %s, %s or a Claude Code version (%s measured)", *algorithm, toolsearch.Auto, toolsearch.Published, strings.Join(toolsearch.Versions(), ", "))
+		return cli.Usage("searches: --algorithm %q: want %s, %s or a Claude Code version (%s measured)", *algorithm, toolsearch.Auto, toolsearch.Published, strings.Join(toolsearch.Versions(), ", "))
 	}
 	var servers []mcpclient.Server
 	if *mcpConfig != "" {
@@ -82,12 +83,12 @@ func runSearches(env *cliEnv, args []string) error {
 			return fmt.Errorf("searches: %w", err)
 		}
 	}
-	s, err := source.LoadSession(pos[0], env.stderr)
+	s, err := source.LoadSession(pos[0], env.Stderr)
 	if err != nil {
 		return readError("searches", pos[0], err)
 	}
 	if err := s.CheckThread(*thread); err != nil {
-		return usageError("searches: --thread %v", err)
+		return cli.Usage("searches: --thread %v", err)
 	}
 	// The MCP servers are asked before anything is written: one that
 	// fails leaves no table behind it.
@@ -99,33 +100,33 @@ func runSearches(env *cliEnv, args []string) error {
 	}
 	searches, tools := coverage.Of(s, coverage.Options{Thread: *thread, Match: match})
 	if *asJSON {
-		if err := textout.SearchesJSON(env.stdout, searches, tools); err != nil {
+		if err := textout.SearchesJSON(env.Stdout, searches, tools); err != nil {
 			return fmt.Errorf("searches: %w", err)
 		}
-	} else if err := textout.Searches(env.stdout, searches); err != nil {
+	} else if err := textout.Searches(env.Stdout, searches); err != nil {
 		return fmt.Errorf("searches: write: %w", err)
 	}
 	if *explain {
 		alg, how, _ := toolsearch.Resolve(*algorithm, toolsearch.ClaudeCodeVersion(s))
-		if err := textout.Explained(env.stdout, alg, how, toolsearch.Thread(s, *thread, toolsearch.Options{Extra: extra, Algorithm: alg})); err != nil {
+		if err := textout.Explained(env.Stdout, alg, how, toolsearch.Thread(s, *thread, toolsearch.Options{Extra: extra, Algorithm: alg})); err != nil {
 			return fmt.Errorf("searches: write: %w", err)
 		}
 	}
 	if match != nil && !*asJSON {
-		fmt.Fprintln(env.stdout)
-		if err := textout.Tools(env.stdout, tools); err != nil {
+		fmt.Fprintln(env.Stdout)
+		if err := textout.Tools(env.Stdout, tools); err != nil {
 			return fmt.Errorf("searches: write: %w", err)
 		}
 		if len(tools) == 0 {
-			fmt.Fprintf(env.stderr, "tsinspect: no tool in %s matches --tools %s\n", pos[0], *toolsFlag)
+			fmt.Fprintf(env.Stderr, "tsinspect: no tool in %s matches --tools %s\n", pos[0], *toolsFlag)
 		}
 	}
 	if *require == "" {
 		return nil
 	}
 	if msg := coverage.Required(tools, *require, *toolsFlag); msg != "" {
-		fmt.Fprintf(env.stderr, "tsinspect: %s\n", msg)
-		return &exitError{code: 3}
+		fmt.Fprintf(env.Stderr, "tsinspect: %s\n", msg)
+		return &cli.ExitError{Code: 3}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/tsinspect/tsinspect/internal/cli"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/web"
 )
@@ -45,31 +46,31 @@ Examples:
   tsinspect serve --redact off
   tsinspect serve --listen 0.0.0.0:8644 --allow-host mybox.local`
 
-func runServe(env *cliEnv, args []string) error {
-	flags := newFlags(env, "serve", "[DIR|FILE]... [--listen ADDR] [--redact default|strict|off] [--allow-host NAMES] [--prices FILE] [--no-index] [--budget MB]", serveAbout)
+func runServe(env *cli.Env, args []string) error {
+	flags := cli.NewFlags(env, "serve", "[DIR|FILE]... [--listen ADDR] [--redact default|strict|off] [--allow-host NAMES] [--prices FILE] [--no-index] [--budget MB]", serveAbout)
 	listen := flags.String("listen", web.DefaultAddr, "listen on `ADDR` (host:port; port 0 picks a free one); an address other than loopback needs the token printed at the start")
 	policyName := flags.String("redact", "default", "redaction `policy` of every page: default, strict or off (everything shown)")
 	allow := flags.String("allow-host", "", "more `NAMES` (comma-separated) the Host header may give for this server, e.g. a name other machines reach it by")
 	noIndex := flags.Bool("no-index", false, "read every session afresh, not from the listing's index")
 	budget := flags.Int64("budget", web.DefaultBudget/web.MB, "`MB` of session files held read at once, pages watching them or not (memory is some six times that); a session larger is refused, saying so")
 	prices := pricesFlag(flags)
-	pos, err := parseInterspersed(flags, args)
+	pos, err := cli.Interspersed(flags, args)
 	if err != nil {
 		return err
 	}
 	if *budget < 1 || *budget > 1<<40 {
-		return usageError("serve: --budget %d: want megabytes, at least 1", *budget)
+		return cli.Usage("serve: --budget %d: want megabytes, at least 1", *budget)
 	}
 	policy, err := parsePolicy("serve", "--redact", *policyName)
 	if err != nil {
 		return err
 	}
 	if err := web.CheckListen(*listen); err != nil {
-		return usageError("serve: %v", err)
+		return cli.Usage("serve: %v", err)
 	}
 	hosts, err := web.ParseAllowHosts(*allow)
 	if err != nil {
-		return usageError("serve: %v", err)
+		return cli.Usage("serve: %v", err)
 	}
 	tab, err := loadPrices(env, *prices)
 	if err != nil {
@@ -81,7 +82,7 @@ func runServe(env *cliEnv, args []string) error {
 	}
 	if !*noIndex {
 		if opts.Index, err = sessionfiles.IndexPath(); err != nil {
-			fmt.Fprintf(env.stderr, "tsinspect: warning: %v: reading every session\n", err)
+			fmt.Fprintf(env.Stderr, "tsinspect: warning: %v: reading every session\n", err)
 		}
 	}
 	if !web.Loopback(*listen) {
@@ -101,6 +102,6 @@ func runServe(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv.Announce(env.stdout, env.stderr, pos)
+	srv.Announce(env.Stdout, env.Stderr, pos)
 	return srv.Serve(ctx, ln)
 }

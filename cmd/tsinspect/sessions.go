@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/catalog"
+	"github.com/tsinspect/tsinspect/internal/cli"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/textout"
@@ -45,8 +46,8 @@ Examples:
   tsinspect sessions --by day --since 30d
   tsinspect sessions --by month --per model --json`
 
-func runSessions(env *cliEnv, args []string) error {
-	flags := newFlags(env, "sessions", "[DIR] [--json] [--sort time|cost|flags|turns] [--project TEXT] [--since WHEN] [--limit N] [--by day|week|month [--per model|project]]", sessionsAbout)
+func runSessions(env *cli.Env, args []string) error {
+	flags := cli.NewFlags(env, "sessions", "[DIR] [--json] [--sort time|cost|flags|turns] [--project TEXT] [--since WHEN] [--limit N] [--by day|week|month [--per model|project]]", sessionsAbout)
 	asJSON := flags.Bool("json", false, "write JSON Lines, one session a line, instead of a table")
 	sortBy := flags.String("sort", "time", "order: `time` (newest first), cost, flags (cache breaks, blind calls, empty and partial searches) or turns")
 	projectText := flags.String("project", "", "only sessions whose project directory contains `TEXT`")
@@ -58,21 +59,21 @@ func runSessions(env *cliEnv, args []string) error {
 	per := flags.String("per", "", "with --by, one row per period and `model` or project")
 	tz := flags.String("timezone", "", "with --by, the time `ZONE` days begin in (an IANA name such as UTC or Europe/Paris; default: local)")
 	weekStart := flags.String("week-start", "sunday", "with --by week, the first `DAY` of a week")
-	pos, err := parseArgs(flags, args, 0, 1, "at most one directory")
+	pos, err := cli.Args(flags, args, 0, 1, "at most one directory")
 	if err != nil {
 		return err
 	}
 	q := catalog.Query{Project: *projectText, Sort: *sortBy, Limit: *limit}
 	if err := q.Check(); err != nil {
-		return usageError("sessions: %v", err)
+		return cli.Usage("sessions: %v", err)
 	}
 	bopts, err := sessionfiles.ParseBuckets(*by, *per, *tz, *weekStart, *sortBy)
 	if err != nil {
-		return usageError("sessions: %v", err)
+		return cli.Usage("sessions: %v", err)
 	}
 	if *since != "" {
 		if q.Since, err = sessionfiles.ParseSince(*since, time.Now()); err != nil {
-			return usageError("sessions: --since %q: %v", *since, err)
+			return cli.Usage("sessions: --since %q: %v", *since, err)
 		}
 	}
 	bopts.Keep, bopts.From = q.KeepsSummary, q.Since
@@ -81,7 +82,7 @@ func runSessions(env *cliEnv, args []string) error {
 		return err
 	}
 	started := time.Now()
-	c, sums, st, err := catalog.OpenRead(env.stderr, catalog.Options{NoIndex: *noIndex}, pos...)
+	c, sums, st, err := catalog.OpenRead(env.Stderr, catalog.Options{NoIndex: *noIndex}, pos...)
 	if err != nil {
 		return err
 	}
@@ -91,39 +92,39 @@ func runSessions(env *cliEnv, args []string) error {
 	}
 	l := catalog.List(sums, tab, q)
 	if note := tab.Staleness(l.Totals.Newest); note != "" {
-		fmt.Fprintf(env.stderr, "tsinspect: note: %s\n", note)
+		fmt.Fprintf(env.Stderr, "tsinspect: note: %s\n", note)
 	}
 	if *asJSON {
-		return textout.JSONLines(env.stdout, l.Rows)
+		return textout.JSONLines(env.Stdout, l.Rows)
 	}
 	if len(entries) == 0 {
-		fmt.Fprintf(env.stderr, "tsinspect: no Claude Code sessions under %s\n", root)
+		fmt.Fprintf(env.Stderr, "tsinspect: no Claude Code sessions under %s\n", root)
 		return nil
 	}
-	if err := textout.Sessions(env.stdout, l.Rows, tab.Describe()); err != nil {
+	if err := textout.Sessions(env.Stdout, l.Rows, tab.Describe()); err != nil {
 		return err
 	}
 	if st.Read > 0 {
-		fmt.Fprintln(env.stderr, st.Said(time.Since(started)))
+		fmt.Fprintln(env.Stderr, st.Said(time.Since(started)))
 	}
 	return nil
 }
 
 // writeBuckets writes the periods of sessions --by.
-func writeBuckets(env *cliEnv, sums []*sessionfiles.Summary, tab *pricing.Table, o sessionfiles.BucketOptions, limit int, asJSON, none bool, root string) error {
+func writeBuckets(env *cli.Env, sums []*sessionfiles.Summary, tab *pricing.Table, o sessionfiles.BucketOptions, limit int, asJSON, none bool, root string) error {
 	bs, notes, err := sessionfiles.Periods(sums, tab, o, limit)
 	if err != nil {
 		return err
 	}
 	for _, n := range notes {
-		fmt.Fprintf(env.stderr, "tsinspect: %s\n", n)
+		fmt.Fprintf(env.Stderr, "tsinspect: %s\n", n)
 	}
 	if asJSON {
-		return textout.JSONLines(env.stdout, bs)
+		return textout.JSONLines(env.Stdout, bs)
 	}
 	if none {
-		fmt.Fprintf(env.stderr, "tsinspect: no Claude Code sessions under %s\n", root)
+		fmt.Fprintf(env.Stderr, "tsinspect: no Claude Code sessions under %s\n", root)
 		return nil
 	}
-	return textout.SessionBuckets(env.stdout, bs, o.By, o.Per, tab.Describe())
+	return textout.SessionBuckets(env.Stdout, bs, o.By, o.Per, tab.Describe())
 }

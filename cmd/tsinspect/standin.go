@@ -6,6 +6,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/fixtures"
 	"github.com/tsinspect/tsinspect/fixtures/mcpserver"
+	"github.com/tsinspect/tsinspect/internal/cli"
 	"github.com/tsinspect/tsinspect/internal/listenaddr"
 	"github.com/tsinspect/tsinspect/internal/outfile"
 )
@@ -48,45 +49,45 @@ would count its made-up spending):
       claude -p "Show me what the demo MCP tools can do." --mcp-config mcp.json --allowedTools ToolSearch,mcp__demo__echo
   tsinspect open try.db`
 
-func runStandin(env *cliEnv, args []string) error {
-	fs := newFlags(env, "standin", "[--listen ADDR] [--scenario NAME] [--mcp-config FILE] | --mcp", standinAbout)
+func runStandin(env *cli.Env, args []string) error {
+	fs := cli.NewFlags(env, "standin", "[--listen ADDR] [--scenario NAME] [--mcp-config FILE] | --mcp", standinAbout)
 	listen := fs.String("listen", "127.0.0.1:8642", "`address` to serve the stand-in API on (loopback only)")
 	scenario := fs.String("scenario", "demo", "the `script` to answer from: "+orList(fixtures.ScenarioNames()))
 	mcpConfig := fs.String("mcp-config", "", "write a Claude Code MCP configuration for the demo MCP server to `FILE`")
 	mcp := fs.Bool("mcp", false, "be the demo MCP server on standard input and output instead")
 	actions := fs.Int("actions", 40, "--mcp: the number of action_N tools besides echo")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 0 {
-		return usageError("standin: unexpected argument %q (see 'tsinspect standin -h')", fs.Arg(0))
+		return cli.Usage("standin: unexpected argument %q (see 'tsinspect standin -h')", fs.Arg(0))
 	}
 	if *actions < 0 {
-		return usageError("standin: --actions %d: want 0 or more", *actions)
+		return cli.Usage("standin: --actions %d: want 0 or more", *actions)
 	}
 	for _, name := range []string{"listen", "scenario", "mcp-config"} {
-		if *mcp && flagSet(fs, name) {
-			return usageError("standin: --%s is for the stand-in API, not for --mcp", name)
+		if *mcp && cli.Given(fs, name) {
+			return cli.Usage("standin: --%s is for the stand-in API, not for --mcp", name)
 		}
 	}
-	if !*mcp && flagSet(fs, "actions") {
-		return usageError("standin: --actions goes with --mcp")
+	if !*mcp && cli.Given(fs, "actions") {
+		return cli.Usage("standin: --actions goes with --mcp")
 	}
 	if *mcp {
-		rawOut, _ := env.raw()
-		if err := mcpserver.Serve(env.stdin, rawOut, *actions); err != nil {
+		rawOut, _ := env.Raw()
+		if err := mcpserver.Serve(env.Stdin, rawOut, *actions); err != nil {
 			return fmt.Errorf("standin: %w", err)
 		}
 		return nil
 	}
 	sc, ok := fixtures.Scenario(*scenario)
 	if !ok {
-		return usageError("standin: --scenario %q: want %s", *scenario, orList(fixtures.ScenarioNames()))
+		return cli.Usage("standin: --scenario %q: want %s", *scenario, orList(fixtures.ScenarioNames()))
 	}
 	if host, ok := listenaddr.Host(*listen); !ok {
-		return usageError("standin: --listen %q: want HOST:PORT, e.g. 127.0.0.1:8642", *listen)
+		return cli.Usage("standin: --listen %q: want HOST:PORT, e.g. 127.0.0.1:8642", *listen)
 	} else if !listenaddr.Loopback(host) {
-		return usageError("standin: --listen %q is not a loopback address: the stand-in serves this machine alone (e.g. 127.0.0.1:8642)", *listen)
+		return cli.Usage("standin: --listen %q is not a loopback address: the stand-in serves this machine alone (e.g. 127.0.0.1:8642)", *listen)
 	}
 	if err := outsideClaudeDir("standin", "--mcp-config", *mcpConfig); err != nil {
 		return err
@@ -96,7 +97,7 @@ func runStandin(env *cliEnv, args []string) error {
 			return fmt.Errorf("standin: mcp config: %w", err)
 		}
 	}
-	return fixtures.Standin(sc, *scenario, *listen, *mcpConfig, env.stderr)
+	return fixtures.Standin(sc, *scenario, *listen, *mcpConfig, env.Stderr)
 }
 
 // orList is "a, b or c".

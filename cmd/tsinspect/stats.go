@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tsinspect/tsinspect/internal/cli"
 	"github.com/tsinspect/tsinspect/stats"
 )
 
@@ -40,11 +41,11 @@ Examples:
   tsinspect stats sessions/
   tsinspect stats a.db b.db --json > stats.json`
 
-func runStats(env *cliEnv, args []string) error {
-	flags := newFlags(env, "stats", "CAPTURE|SESSION|DIR... [--json] [--prices FILE]", statsAbout)
+func runStats(env *cli.Env, args []string) error {
+	flags := cli.NewFlags(env, "stats", "CAPTURE|SESSION|DIR... [--json] [--prices FILE]", statsAbout)
 	asJSON := flags.Bool("json", false, "write JSON instead of a table")
 	pricesPath := pricesFlag(flags)
-	pos, err := parseArgs(flags, args, 1, -1, "capture files or directories")
+	pos, err := cli.Args(flags, args, 1, -1, "capture files or directories")
 	if err != nil {
 		return err
 	}
@@ -61,7 +62,7 @@ func runStats(env *cliEnv, args []string) error {
 	}
 	t, warnings, err := stats.Of(files, prices)
 	for _, w := range warnings {
-		fmt.Fprintf(env.stderr, "tsinspect: stats: skipped %s\n", w)
+		fmt.Fprintf(env.Stderr, "tsinspect: stats: skipped %s\n", w)
 	}
 	var re *stats.ReadError
 	if errors.As(err, &re) {
@@ -71,7 +72,7 @@ func runStats(env *cliEnv, args []string) error {
 		return err
 	}
 	if *asJSON {
-		return t.WriteJSON(env.stdout)
+		return t.WriteJSON(env.Stdout)
 	}
-	return t.WriteText(env.stdout)
+	return t.WriteText(env.Stdout)
 }

@@ -13,13 +13,14 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/fixtures/democapture"
+	"github.com/tsinspect/tsinspect/internal/cli"
 	"github.com/tsinspect/tsinspect/store"
 )
 
 func runArgs(t testing.TB, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(&cliEnv{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}, args)
+	code = run(&cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}, args)
 	return code, out.String(), errb.String()
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tsinspect/tsinspect/filter"
+	"github.com/tsinspect/tsinspect/internal/cli"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/report"
@@ -57,14 +58,14 @@ Examples:
   tsinspect turns session.db --thread sub1
   tsinspect turns session.db --flagged`
 
-func runTurns(env *cliEnv, args []string) error {
-	fs := newFlags(env, "turns", "FILE [--thread ID] [--flagged] [--filter EXPR] [--prices FILE] [--json]", turnsAbout)
+func runTurns(env *cli.Env, args []string) error {
+	fs := cli.NewFlags(env, "turns", "FILE [--thread ID] [--flagged] [--filter EXPR] [--prices FILE] [--json]", turnsAbout)
 	thread := fs.String("thread", "", "only this `thread` (main, sub1, side1, ...)")
 	flagged := fs.Bool("flagged", false, "only the turns with a flag")
 	prices := pricesFlag(fs)
 	asJSON := fs.Bool("json", false, "write JSON Lines, one report turn object per turn")
 	where := fs.String("filter", "", "only the turns matching this `expression` (flag:cache_break, model:opus, tool:mcp__github__*, thread:sub1, cost>0.05, tokens>100000; and, or, not, parentheses)")
-	pos, err := parseArgs(fs, args, 1, 1, "one capture FILE")
+	pos, err := cli.Args(fs, args, 1, 1, "one capture FILE")
 	if err != nil {
 		return err
 	}
@@ -75,71 +76,34 @@ func runTurns(env *cliEnv, args []string) error {
 	var expr filter.Expr
 	if *where != "" {
 		if expr, err = (filter.Options{FlagKinds: timeline.Kinds()}).Parse(*where); err != nil {
-			return usageError("turns: --filter: %v", strings.TrimPrefix(err.Error(), "filter: "))
+			return cli.Usage("turns: --filter: %v", strings.TrimPrefix(err.Error(), "filter: "))
 		}
 	}
-	s, err := source.LoadSession(pos[0], env.stderr)
+	s, err := source.LoadSession(pos[0], env.Stderr)
 	if err != nil {
 		return readError("turns", pos[0], err)
 	}
 	if err := s.CheckThread(*thread); err != nil {
-		return usageError("turns: --thread %v", err)
+		return cli.Usage("turns: --thread %v", err)
 	}
 	r := report.Build(s, version)
 	r.Price(tab)
 	all := r.Keep(s, *thread, *flagged, expr)
 	if *asJSON {
 		r.Normalize()
-		if err := textout.JSONLines(env.stdout, r.Turns); err != nil {
+		if err := textout.JSONLines(env.Stdout, r.Turns); err != nil {
 			return fmt.Errorf("turns: %w", err)
 		}
-	} else if err := textout.Turns(env.stdout, r, tab.Describe(), len(r.Turns) == all); err != nil {
+	} else if err := textout.Turns(env.Stdout, r, tab.Describe(), len(r.Turns) == all); err != nil {
 		return fmt.Errorf("turns: write: %w", err)
 	}
 	switch {
 	case all == 0:
-		fmt.Fprintf(env.stderr, "tsinspect: no Messages API turns in %s (%s)\n", pos[0], numfmt.Count(s.Exchanges, "exchange", "exchanges"))
+		fmt.Fprintf(env.Stderr, "tsinspect: no Messages API turns in %s (%s)\n", pos[0], numfmt.Count(s.Exchanges, "exchange", "exchanges"))
 	case len(r.Turns) == 0:
-		fmt.Fprintf(env.stderr, "tsinspect: none of the %s of %s is shown\n", numfmt.Count(all, "turn", "turns"), pos[0])
+		fmt.Fprintf(env.Stderr, "tsinspect: none of the %s of %s is shown\n", numfmt.Count(all, "turn", "turns"), pos[0])
 	}
 	return nil
-}
-
-// parseInterspersed parses flags that may come before or after the
-// positional arguments ("turns FILE" and "report FILE --out x" both work)
-// and returns the positional ones. Everything after "--" is positional.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var rest []string
-	for i, a := range args {
-		if a == "--" {
-			args, rest = args[:i], args[i+1:]
-			break
-		}
-	}
-	var pos []string
-	for {
-		if err := parseFlags(fs, args); err != nil {
-			return nil, err
-		}
-		left := fs.Args()
-		if len(left) == 0 {
-			break
-		}
-		pos = append(pos, left[0])
-		args = left[1:]
-	}
-	return append(pos, rest...), nil
-}
-
-// parseArgs parses args as parseInterspersed does and refuses fewer
-// than min positional arguments, or more than max (-1: no bound), saying
-// the command wants what ("one capture FILE").
-func parseArgs(fs *flag.FlagSet, args []string, min, max int, what string) ([]string, error) {
-	pos, err := parseInterspersed(fs, args)
-	if err == nil && (len(pos) < min || max >= 0 && len(pos) > max) {
-		err = usageError("%s: want %s (see 'tsinspect %s -h')", fs.Name(), what, fs.Name())
-	}
-	return pos, err
 }
 
 // pricesFlag declares --prices on fs.
@@ -150,13 +114,13 @@ func pricesFlag(fs *flag.FlagSet) *string {
 // loadPrices returns the table in path, or for "" the user's price file
 // or the built-in table, and says once what the file's entries left out
 // or priced twice (each with its line).
-func loadPrices(env *cliEnv, path string) (*pricing.Table, error) {
+func loadPrices(env *cli.Env, path string) (*pricing.Table, error) {
 	t, err := pricing.LoadFor(path)
 	if err != nil {
 		return nil, err
 	}
 	for _, w := range t.Warnings {
-		fmt.Fprintf(env.stderr, "tsinspect: warning: prices %s: %s\n", t.File, w)
+		fmt.Fprintf(env.Stderr, "tsinspect: warning: prices %s: %s\n", t.File, w)
 	}
 	return t, nil
 }

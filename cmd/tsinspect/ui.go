@@ -11,14 +11,15 @@ import (
 
 	"github.com/tsinspect/tsinspect/fixtures/democapture"
 	"github.com/tsinspect/tsinspect/importer"
+	"github.com/tsinspect/tsinspect/internal/cli"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/source"
 	"github.com/tsinspect/tsinspect/timeline"
 	"github.com/tsinspect/tsinspect/ui"
 )
 
-func runOpen(env *cliEnv, args []string) error {
-	fs := newFlags(env, "open", "FILE|SESSION [--follow | --compare OTHER] [--prices FILE]", `
+func runOpen(env *cli.Env, args []string) error {
+	fs := cli.NewFlags(env, "open", "FILE|SESSION [--follow | --compare OTHER] [--prices FILE]", `
 Browse a capture, or a session Claude Code keeps on disk, in the
 terminal. SESSION is a session ID or a prefix of one, latest, or the
 path of its .jsonl file (see 'tsinspect sessions'): it is read in place,
@@ -41,20 +42,20 @@ the turn list marks each turn that differs from its counterpart in OTHER
 	follow := fs.Bool("follow", false, "keep reading the capture as it grows: new turns appear within a second")
 	other := fs.String("compare", "", "set the session beside `OTHER` (a capture or a session): differing turns marked, tab "+ui.CompareTab())
 	prices := pricesFlag(fs)
-	pos, err := parseArgs(fs, args, 1, 1, "one capture FILE or SESSION")
+	pos, err := cli.Args(fs, args, 1, 1, "one capture FILE or SESSION")
 	if err != nil {
 		return err
 	}
 	if *follow && *other != "" {
-		return usageError("open: --compare works on a session as it stands, not with --follow")
+		return cli.Usage("open: --compare works on a session as it stands, not with --follow")
 	}
-	path, err := source.Resolve(pos[0], env.stderr)
+	path, err := source.Resolve(pos[0], env.Stderr)
 	if err != nil {
 		return readError("open", pos[0], err)
 	}
 	var compared *timeline.Session
 	if *other != "" {
-		b, err := source.Load(*other, env.stderr)
+		b, err := source.Load(*other, env.Stderr)
 		if err != nil {
 			return readError("open", *other, err)
 		}
@@ -84,8 +85,8 @@ the turn list marks each turn that differs from its counterpart in OTHER
 	return nil
 }
 
-func runReplay(env *cliEnv, args []string) error {
-	fs := newFlags(env, "replay", "FILE [--speed N] [--prices FILE]", `
+func runReplay(env *cli.Env, args []string) error {
+	fs := cli.NewFlags(env, "replay", "FILE [--speed N] [--prices FILE]", `
 Play the turns of a capture back in the order and at the times they were
 recorded, N times faster: each turn appears when its request was sent and
 shows "streaming" until its response ended. Space pauses, then steps one
@@ -94,12 +95,12 @@ else works as in 'tsinspect open'.
 `+"\n"+ui.KeysAbout())
 	speed := fs.Float64("speed", 1, "play `N` times faster than recorded (0.25, 1, 10, ...)")
 	prices := pricesFlag(fs)
-	pos, err := parseArgs(fs, args, 1, 1, "one capture FILE")
+	pos, err := cli.Args(fs, args, 1, 1, "one capture FILE")
 	if err != nil {
 		return err
 	}
 	if *speed <= 0 || *speed > 1024 {
-		return usageError("replay: --speed %g: want a factor above 0 and at most 1024", *speed)
+		return cli.Usage("replay: --speed %g: want a factor above 0 and at most 1024", *speed)
 	}
 	tab, err := loadPrices(env, *prices)
 	if err != nil {
@@ -108,22 +109,22 @@ else works as in 'tsinspect open'.
 	ctx, stop := uiContext()
 	defer stop()
 	opts := ui.Options{Title: filepath.Base(pos[0]), Speed: *speed, Prices: tab, SaveDir: sessionfiles.SaveDir(os.Getenv)}
-	return ui.ReplayFile(ctx, pos[0], opts, env.stderr, func(err error) error { return readError("replay", pos[0], err) })
+	return ui.ReplayFile(ctx, pos[0], opts, env.Stderr, func(err error) error { return readError("replay", pos[0], err) })
 }
 
-func runDemo(env *cliEnv, args []string) error {
-	fs := newFlags(env, "demo", "", `
+func runDemo(env *cli.Env, args []string) error {
+	fs := cli.NewFlags(env, "demo", "", `
 Open the capture bundled in tsinspect: a real Claude Code session recorded
 against the built-in stand-in for the Messages API (no API key needed). It
 loads a tool with a select: search, searches for a tool that does not
 exist, calls a deferred tool whose schema it never loaded, starts a
 subagent, and loses its prompt cache on the last turn.
 `+"\n"+ui.KeysAbout())
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 0 {
-		return usageError("demo: unexpected argument %q (see 'tsinspect demo -h')", fs.Arg(0))
+		return cli.Usage("demo: unexpected argument %q (see 'tsinspect demo -h')", fs.Arg(0))
 	}
 	dir, err := os.MkdirTemp("", "tsinspect-demo-")
 	if err != nil {
