@@ -127,6 +127,19 @@ type fileState struct {
 	partial bool
 	run     []any // the content of the current run of user records
 	asst    map[string][]*record
+	// pending are the file's messages not yet indexed by hash (see
+	// indexFiles), in the order read.
+	pending []pendingMsg
+}
+
+// pendingMsg is a message of the files that a request record may name by
+// its hash: a user record's message (user), the end of a run of user
+// records (an assistant record: neither set), or an assistant message
+// whose records changed (id, recs: its records then).
+type pendingMsg struct {
+	user json.RawMessage
+	id   string
+	recs []*record
 }
 
 // Open reads the session whose main file is path, with its subagents'
@@ -179,12 +192,6 @@ func (s *Session) addMessage(canon []byte) int32 {
 // which pairs requests with answers, errors and empty replies, and works
 // out each new request's messages.
 func (s *Session) ingest(f *fileState, recs []record) {
-	add := func(hash string, canon []byte) {
-		if _, ok := s.index[hash]; !ok {
-			s.index[hash] = int32(len(s.msgs))
-			s.msgs = append(s.msgs, canon)
-		}
-	}
 	var touched []string
 	for i := range recs {
 		r := &recs[i]
@@ -212,7 +219,7 @@ func (s *Session) ingest(f *fileState, recs []record) {
 			continue
 		case "api-request-blob":
 			if c, err := canonMessage(r.Message); err == nil {
-				add(r.Hash, c)
+				s.addMessage(c)
 			}
 			r.Message = nil
 			continue
@@ -220,24 +227,10 @@ func (s *Session) ingest(f *fileState, recs []record) {
 			s.Requests = true
 		case "user":
 			if len(r.Message) > 0 {
-				// A request record names a user message by its hash; a run of
-				// consecutive user records, which go to the API as one
-				// message, is indexed merged too.
-				if c, err := canonMessage(r.Message); err == nil {
-					add(hashOf(c), c)
-				}
-				content := messageContent(r.Message)
-				if f.run != nil && content != nil {
-					f.run = append(f.run, content...)
-					if c, err := canonMessage(mustJSON(map[string]any{"role": "user", "content": f.run})); err == nil {
-						add(hashOf(c), c)
-					}
-				} else {
-					f.run = content
-				}
+				f.pending = append(f.pending, pendingMsg{user: r.Message})
 			}
 		case "assistant":
-			f.run = nil
+			f.pending = append(f.pending, pendingMsg{})
 			if id := messageID(r.Message); id != "" {
 				if _, ok := f.asst[id]; !ok || !slices.Contains(touched, id) {
 					touched = append(touched, id)
@@ -251,9 +244,46 @@ func (s *Session) ingest(f *fileState, recs []record) {
 		s.tr.record(r, f.path)
 	}
 	for _, id := range touched {
-		if c, err := assistantMessage(f.asst[id]); err == nil {
-			add(hashOf(c), c)
+		f.pending = append(f.pending, pendingMsg{id: id, recs: slices.Clip(f.asst[id])})
+	}
+	if s.Requests {
+		s.indexFiles()
+	}
+}
+
+// indexFiles indexes by hash the messages of the files read so far that
+// are not yet: those a request record may name (a user record's message,
+// a run of user records merged as they go to the API as one message, an
+// assistant message's records joined). Files without request records
+// (Claude Code before 2.1.300, or with the records off) never need it:
+// their requests are made from the transcript, so the work waits for the
+// first request record.
+func (s *Session) indexFiles() {
+	for _, f := range s.files {
+		for _, p := range f.pending {
+			switch {
+			case p.user != nil:
+				if c, err := canonMessage(p.user); err == nil {
+					s.addMessage(c)
+				}
+				content := messageContent(p.user)
+				if f.run != nil && content != nil {
+					f.run = append(f.run, content...)
+					if c, err := canonMessage(mustJSON(map[string]any{"role": "user", "content": f.run})); err == nil {
+						s.addMessage(c)
+					}
+				} else {
+					f.run = content
+				}
+			case p.recs != nil:
+				if c, err := assistantMessage(p.recs); err == nil {
+					s.addMessage(c)
+				}
+			default:
+				f.run = nil
+			}
 		}
+		f.pending = nil
 	}
 }
 

@@ -219,7 +219,13 @@ func TestConsecutiveUserRecordsAreOneMessage(t *testing.T) {
 	if err := scanRecords(strings.NewReader(strings.Join(w.lines, "\n")+"\n"), sc); err != nil {
 		t.Fatal(err)
 	}
-	s.ingest(&fileState{asst: map[string][]*record{}}, sc.records)
+	f := &fileState{path: "s.jsonl", asst: map[string][]*record{}}
+	s.files[f.path] = f
+	s.ingest(f, sc.records)
+	if len(s.index) != 0 {
+		t.Errorf("%d messages indexed by hash before any request record needs them", len(s.index))
+	}
+	s.indexFiles()
 	if _, ok := s.index[hashMsg(t, merged)]; !ok {
 		t.Error("the merged message is not indexed")
 	}
