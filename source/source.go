@@ -112,9 +112,16 @@ func (c *Capture) Len(ctx context.Context) (int64, error) { return c.db.LastID(c
 // reads them back from src when a turn's are asked for, as long as src is
 // open. It returns the parts skipped.
 func Read(ctx context.Context, src Source) (*timeline.Builder, []Problem, error) {
+	return ReadSeen(ctx, src, nil)
+}
+
+// ReadSeen is Read, calling seen (when not nil) with the Builder after
+// each exchange is added, in the reading goroutine: a front end can show
+// the turns read so far (b.Session()) while the rest is read.
+func ReadSeen(ctx context.Context, src Source, seen func(b *timeline.Builder)) (*timeline.Builder, []Problem, error) {
 	b := timeline.NewBuilder(false)
 	b.SetLoader(func(id int64) (*exchange.Exchange, error) { return src.Get(ctx, id) })
-	return into(ctx, src, b)
+	return into(ctx, src, b, seen)
 }
 
 // ReadFile opens the capture or session at path (see Open), reads it as
@@ -126,16 +133,19 @@ func ReadFile(ctx context.Context, path string) (*timeline.Builder, []Problem, e
 		return nil, nil, err
 	}
 	defer c.Close()
-	return into(ctx, c, timeline.NewBuilder(false))
+	return into(ctx, c, timeline.NewBuilder(false), nil)
 }
 
 // into streams src into b.
-func into(ctx context.Context, src Source, b *timeline.Builder) (_ *timeline.Builder, problems []Problem, err error) {
+func into(ctx context.Context, src Source, b *timeline.Builder, seen func(*timeline.Builder)) (_ *timeline.Builder, problems []Problem, err error) {
 	// A bug that a capture or session trips is one error line, not a
 	// crash (and not one that leaves a terminal in raw mode).
 	defer crash.Recover("read "+src.Name(), &err)
 	problems, err = src.Stream(ctx, func(ex *exchange.Exchange) error {
 		b.Add(ex)
+		if seen != nil {
+			seen(b)
+		}
 		return nil
 	})
 	if err != nil {

@@ -72,8 +72,20 @@ func TestOpenSaysHowFarItRead(t *testing.T) {
 	if strings.Contains(screen, "0 turns") || strings.Contains(screen, "No Messages API turns") || !strings.Contains(head, want) {
 		t.Errorf("while reading, the header says %q, want %q:\n%s", head, want, screen)
 	}
+	// The turns read so far are shown while the rest is read, the header
+	// still saying how far the reading is.
+	waitUntil(t, sim, "the turns read so far are listed", patience, func(s string) bool {
+		screen = s
+		return rowOfTurn(s, half) != "" && rowOfTurn(s, half+1) == ""
+	})
+	if head := strings.Split(screen, "\n")[0]; !strings.Contains(head, want) {
+		t.Errorf("with the first turns shown, the header says %q, want %q", head, want)
+	}
 	close(src.release)
 	screen = waitFor(t, sim, "14 turns", 5*time.Second)
+	if rowOfTurn(screen, len(exs)) == "" && rowOfTurn(screen, 1) == "" {
+		t.Errorf("once read, no turn row:\n%s", screen)
+	}
 	if strings.Contains(screen, "reading") {
 		t.Errorf("still reading once read:\n%s", screen)
 	}
@@ -86,4 +98,16 @@ func TestOpenSaysHowFarItRead(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("q did not quit")
 	}
+}
+
+// rowOfTurn is the line of the turn list that starts with turn number n,
+// or "".
+func rowOfTurn(screen string, n int) string {
+	for _, l := range strings.Split(screen, "\n") {
+		f := strings.Fields(l)
+		if len(f) > 3 && f[0] == fmt.Sprint(n) && strings.Contains(l, "tool_use") {
+			return l
+		}
+	}
+	return ""
 }

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/source"
+	"github.com/tsinspect/tsinspect/timeline"
 	"github.com/tsinspect/tsinspect/timeline/compare"
 	"github.com/tsinspect/tsinspect/timeline/view"
 )
@@ -66,7 +68,7 @@ func OpenSource(ctx context.Context, src source.Source, name string, opts Option
 		cs := &counting{Source: src, total: total(ctx, src)}
 		read := make(chan struct{})
 		go a.showProgress(cs, read, done)
-		b, problems, err := source.Read(ctx, cs)
+		b, problems, err := source.ReadSeen(ctx, cs, a.paintFirst(cs, read))
 		close(read)
 		if err != nil {
 			failed <- err
@@ -100,18 +102,77 @@ func OpenSource(ctx context.Context, src source.Source, name string, opts Option
 	}
 }
 
+// firstPaintTurns turns are shown as soon as they are read, or those read
+// after firstPaintAfter (two or more), while the rest is read: a long
+// session's first screen appears at once rather than after the whole
+// reading.
+const (
+	firstPaintTurns = 200
+	firstPaintAfter = 300 * time.Millisecond
+)
+
+// paintFirst returns the reading's seen callback: it shows the turns read
+// so far, once, when firstPaintTurns are read or firstPaintAfter has
+// passed (checked as each turn is read and by a timer, for a reading that
+// waits), browsable, the header saying how far the reading is; the whole
+// session replaces them when read. The timer stops with done.
+func (a *app) paintFirst(c *counting, done <-chan struct{}) func(*timeline.Builder) {
+	paint := func(b *timeline.Builder) {
+		c.painted = true
+		s := b.Session()
+		a.tv.QueueUpdateDraw(func() {
+			if a.loading != "" && len(a.m.Session().Turns) == 0 {
+				a.m.SetSession(s)
+			}
+		})
+	}
+	go func() {
+		t := time.NewTimer(firstPaintAfter)
+		defer t.Stop()
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.late = true
+		if c.b != nil && !c.painted && len(c.b.Exchanges()) >= 2 {
+			paint(c.b)
+		}
+	}()
+	return func(b *timeline.Builder) {
+		// Called with c.mu held (counting.Stream).
+		c.b = b
+		n := len(b.Exchanges())
+		if !c.painted && n >= 2 && (n >= firstPaintTurns || c.late) {
+			paint(b)
+		}
+	}
+}
+
 // counting is a source that counts the exchanges it has handed on, and
-// knows how many it holds (total, 0 when unknown).
+// knows how many it holds (total, 0 when unknown). Each exchange is handed
+// on with mu held, so that what was read so far (b, the Builder the
+// reading adds to) can be shown from another goroutine (paintFirst);
+// painted and late are paintFirst's, under mu too.
 type counting struct {
 	source.Source
 	n     atomic.Int64
 	total int64
+
+	mu      sync.Mutex
+	b       *timeline.Builder
+	painted bool
+	late    bool
 }
 
 // Stream hands on the source's exchanges, counting them.
 func (c *counting) Stream(ctx context.Context, fn func(*exchange.Exchange) error) ([]source.Problem, error) {
 	return c.Source.Stream(ctx, func(ex *exchange.Exchange) error {
 		c.n.Add(1)
+		c.mu.Lock()
+		defer c.mu.Unlock()
 		return fn(ex)
 	})
 }
