@@ -135,7 +135,7 @@ func (a *adviser) loadUpFront() {
 				numfmt.Thousands(int64(len(ta.searched))), numfmt.Thousands(int64(len(ta.used))), numfmt.Count(searches, "search", "searches"), trimFloat(trips), numfmt.Count(len(ta.offered), "session", "sessions")),
 			Do: fmt.Sprintf("Mark it `_meta[\"anthropic/alwaysLoad\"]: true` in the %s MCP server's tool list: Claude Code (2.1.100 and later) then sends its schema from the first request and no search is needed. "+
 				"If you cannot change the server, name it in CLAUDE.md (\"load %s with ToolSearch select:%s before using it\"): that keeps the search but spares the ones that miss.", ta.server, ta.name, ta.name),
-			SavesUSD: saves, SavesTokens: tripTokens - carryTokens,
+			SavesUSD: saves, Tokens: tripTokens - carryTokens,
 			Figures: []string{
 				fmt.Sprintf("the searches before its first calls cost %s (%s tokens: the requests made only to carry their results, and the search calls)", usd(tripUSD), tokens(tripTokens)),
 				fmt.Sprintf("its schema, %s tokens (%s), in the %s requests that announced it without it would cost %s (%s tokens)", tokens(ta.size), sizePhrase(ta.sizeFrom), numfmt.Thousands(int64(waiting)), usd(carryUSD), tokens(carryTokens)),
@@ -245,7 +245,7 @@ func (a *adviser) neverUsed() {
 			toolNames = append(toolNames, ta.name)
 		}
 		adv := Advice{Kind: KindNeverUsed, Subject: subject, Sessions: len(sessions), Of: len(s.offered),
-			SavesUSD: total, SavesTokens: toks, PerSessionUSD: total / float64(len(sessions)),
+			SavesUSD: total, Tokens: toks, PerSessionUSD: total / float64(len(sessions)),
 			Assumes:  "counts each tool's line in the catalog announcement (one token per 2.5 bytes of its name, an upper bound) in every request that announced it, and its whole schema in every request that sent it without a search, at the rate each request paid for the start of its prompt; a month is the 30 days up to the newest session read.",
 			Evidence: evidence(ev),
 		}

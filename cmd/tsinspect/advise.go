@@ -56,7 +56,7 @@ func runAdvise(env *cliEnv, args []string) error {
 	since := flags.String("since", "", "only sessions active since `WHEN`: a date (2026-11-01) or a span back from now (36h, 7d)")
 	minSessions := flags.Int("min-sessions", advice.DefaultMinSessions, "advise only from patterns seen in at least `N` sessions")
 	evidence := flags.Int("evidence", 3, "name at most `N` sessions per piece of advice in the text (--json names all)")
-	top := flags.Int("top", 5, "write at most `N` pieces of advice of each kind in the text, those that save most (0: all)")
+	top := flags.Int("top", 10, "write at most `N` pieces of advice in the text, the largest amounts (0: all)")
 	noCache := flags.Bool("no-cache", false, "read every session afresh, neither using nor updating the cache")
 	prices := pricesFlag(flags)
 	pos, err := parseArgs(flags, args, 0, 1, "at most one directory")
@@ -93,7 +93,7 @@ func runAdvise(env *cliEnv, args []string) error {
 	case *asMarkdown:
 		return r.WriteMarkdown(env.stdout)
 	}
-	return r.WriteText(env.stdout, advice.TextOptions{Evidence: *evidence, PerKind: *top})
+	return r.WriteText(env.stdout, advice.TextOptions{Evidence: *evidence, Top: *top})
 }
 
 // adviseFrom reads the advice of the sessions under root that q keeps
