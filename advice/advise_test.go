@@ -312,3 +312,37 @@ func TestOwnToolNotLoadedUpFront(t *testing.T) {
 		t.Errorf("left out: %+v", r.LeftOut)
 	}
 }
+
+// TestToolLoadsByHand: s1..s3 each break the cache right after a search
+// that loaded mcp__srv__t ($0.50 each). Loaded up front, its 100-token
+// schema would ride in the 4 requests of each that announced it without
+// it (rates summing to $1.20 a million: $0.00012 a session) and spare
+// the $0.01 search of each: 1.50 + 0.03 - 0.00036 saved.
+func TestToolLoadsByHand(t *testing.T) {
+	fs := handFacts()
+	for _, f := range fs[:3] {
+		f.Breaks = append(f.Breaks, advice.Break{Turn: 4, Cause: timeline.CauseTools, TokensLost: 9000, USD: 0.5, Priced: true, Loaded: []string{"mcp__srv__t"}})
+	}
+	r := advice.Advise(fs, advice.Options{})
+	a := find(r, advice.KindToolLoads, "mcp__srv")
+	if a == nil {
+		t.Fatalf("no tool-load item: %+v", r.Advice)
+	}
+	near(t, "rewrites cost", a.CostUSD, 1.5)
+	near(t, "loading up front saves", a.SavesUSD, 1.5+0.03-3*100*1.2/1e6)
+	if a.Tokens != 27000 || !strings.Contains(a.Do, `"alwaysLoad": true`) || !strings.Contains(a.Do, "2.1.299") {
+		t.Errorf("tool loads: %d tokens, do %q", a.Tokens, a.Do)
+	}
+	if r.Advice[0].Subject != "mcp__srv" {
+		t.Errorf("the largest amount is not first: %s", r.Advice[0].Subject)
+	}
+	// The other tools_changed breaks (two sessions) stay under cache
+	// breaks, and the totals part them.
+	var after float64
+	for _, x := range r.Totals {
+		if x.Name == advice.TotalAfterLoads {
+			after = x.CostUSD
+		}
+	}
+	near(t, "after tool loads total", after, 1.5)
+}
