@@ -119,6 +119,14 @@ func TestPublicSessionsByMoney(t *testing.T) {
 	if b := find(r, advice.KindPauses, "pauses over an hour"); b != nil && b.SavesUSD != 0 {
 		t.Errorf("pauses over an hour saved %f", b.SavesUSD)
 	}
+	// Connectors never signed in are told apart from servers whose tools
+	// were announced and never called.
+	if g := find(r, advice.KindNeverUsed, "mcp__claude_ai_Gmail"); g == nil || !strings.Contains(g.Title, "never signed in") {
+		t.Errorf("Gmail's sign-in stand-ins: %+v", g)
+	}
+	if sl := find(r, advice.KindNeverUsed, "mcp__claude_ai_Slack"); sl == nil || strings.Contains(sl.Title, "signed in") {
+		t.Errorf("Slack's 13 tools: %+v", sl)
+	}
 	var loadItems float64
 	for _, x := range r.Advice {
 		if x.Kind == advice.KindToolLoads {

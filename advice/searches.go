@@ -358,7 +358,7 @@ func causeText(cause string) (title, why, do string) {
 			"Nothing in the cached prefix changed and the gap was short: the cache entry was lost on the server's side.",
 			"Nothing to change in the setup; if they are many, report them with the evidence."
 	}
-	return "Cache breaks: " + cause, "The cache broke (" + cause + ").", "Read the break's detail on the turns the evidence names."
+	return "Cache breaks: " + cause, "The cache broke; the API's diagnostics name the cause " + cause + " (its cache_miss_reason, which Claude Code wrote with the answer).", "Read the break's detail on the turns the evidence names."
 }
 
 // cacheBreaks advises on the causes of cache breaks, costliest first.

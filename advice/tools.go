@@ -2,6 +2,7 @@ package advice
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -249,7 +250,10 @@ func (a *adviser) neverUsed() {
 			Assumes:  "counts each tool's line in the catalog announcement (one token per 2.5 bytes of its name, an upper bound) in every request that announced it, and its whole schema in every request that sent it without a search, at the rate each request paid for the start of its prompt; a month is the 30 days up to the newest session read.",
 			Evidence: evidence(ev),
 		}
-		if whole {
+		if whole && signInOnly(toolNames) {
+			adv.Title, adv.Do = signIn(name)
+			adv.Why = fmt.Sprintf("%s announced only its sign-in tools (%s): the server was never signed in, so it loaded none of its own tools.", numfmt.Count(len(sessions), "session", "sessions"), strings.Join(toolNames, ", "))
+		} else if whole {
 			adv.Title, adv.Do = dropServer(name)
 			adv.Why = fmt.Sprintf("%s announced its %s; none was ever called.", numfmt.Count(len(sessions), "session", "sessions"), numfmt.Count(len(s.tools), "tool", "tools"))
 		} else {
@@ -268,6 +272,32 @@ func (a *adviser) neverUsed() {
 		adv.PerMonthUSD, adv.PerMonthSessions = a.monthly(perSession)
 		a.r.Advice = append(a.r.Advice, adv)
 	}
+}
+
+// signInTools are the tools Claude Code announces for an MCP server that
+// needs signing in and was not signed in: its stand-ins until it is.
+var signInTools = [...]string{"authenticate", "complete_authentication"}
+
+// signInOnly reports whether every tool of names is a sign-in stand-in.
+func signInOnly(names []string) bool {
+	for _, n := range names {
+		_, tool, _ := strings.Cut(strings.TrimPrefix(n, "mcp__"), "__")
+		if !slices.Contains(signInTools[:], tool) {
+			return false
+		}
+	}
+	return len(names) > 0
+}
+
+// signIn says what to do with an MCP server never signed in: a claude.ai
+// connector, or a server of the user's configuration.
+func signIn(name string) (title, do string) {
+	if c, ok := strings.CutPrefix(name, "claude_ai_"); ok {
+		return fmt.Sprintf("The claude.ai connector %s was never signed in", c),
+			fmt.Sprintf("Claude Code brings %q in from your claude.ai account's connectors and, until it is signed in, announces only its sign-in tools: sign in (/mcp) if you mean to use it from Claude Code, else disconnect it in claude.ai's connector settings. The figure is small: two catalog lines, not a server's tools.", c)
+	}
+	return fmt.Sprintf("The %s MCP server was never signed in", name),
+		fmt.Sprintf("Until it is signed in, Claude Code announces only its sign-in tools: sign in (/mcp) if you mean to use it, else remove %q from your MCP configuration.", name)
 }
 
 // dropServer says what to do with an MCP server never used, by where its
