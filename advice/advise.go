@@ -43,6 +43,10 @@ type Result struct {
 	// Totals are what each kind of pattern cost or would save over all
 	// the sessions read, advised or not, the largest first.
 	Totals []Total `json:"totals"`
+	// Tools and Servers are what each tool, and each MCP server's tools,
+	// did and cost (CostsBy), the costliest first.
+	Tools   []ToolCost `json:"tools"`
+	Servers []ToolCost `json:"servers"`
 	// LeftOut lists what would be advice but rests on too few sessions,
 	// or does not pay.
 	LeftOut []LeftOut `json:"left_out"`
@@ -184,6 +188,7 @@ func Advise(facts []*Facts, o Options) *Result {
 		return ai.Subject < aj.Subject
 	})
 	r.Totals = totals(fs)
+	r.Tools, r.Servers = CostsBy(fs, ByTool), CostsBy(fs, ByServer)
 	sort.SliceStable(r.LeftOut, func(i, j int) bool {
 		li, lj := r.LeftOut[i], r.LeftOut[j]
 		if li.Kind != lj.Kind {

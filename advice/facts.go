@@ -101,6 +101,9 @@ type Facts struct {
 	Cache CacheLife `json:"cache"`
 	// Threads are the session's threads, in order of their first turn.
 	Threads []Thread `json:"threads"`
+	// Uses are the tools called, Claude Code's own too, in order of
+	// their first call.
+	Uses []ToolUse `json:"uses"`
 }
 
 // Thread is one thread of a session: its turns and what they cost.
@@ -351,7 +354,7 @@ func (x *extractor) tool(name string) *Tool {
 // Of reads what the advice needs of session s. It holds no pointer into
 // s: the session can be dropped once Of returns.
 func Of(s *timeline.Session, ref Ref, o FactsOptions) *Facts {
-	f := &Facts{Ref: ref, Releases: []string{}, Models: []string{}, Tools: []Tool{}, Searches: []Search{}, Blind: []Blind{}, Breaks: []Break{}, Threads: []Thread{}}
+	f := &Facts{Ref: ref, Releases: []string{}, Models: []string{}, Tools: []Tool{}, Searches: []Search{}, Blind: []Blind{}, Breaks: []Break{}, Threads: []Thread{}, Uses: []ToolUse{}}
 	if s == nil {
 		return f
 	}
@@ -378,6 +381,7 @@ func Of(s *timeline.Session, ref Ref, o FactsOptions) *Facts {
 	}
 	x.cacheLife()
 	x.threadStats()
+	x.toolUse()
 	x.deferral()
 	x.finishTools(o.Schemas)
 	sort.Strings(f.Releases)

@@ -227,14 +227,14 @@ func mdEscape(s string) string {
 
 // htmlPage is the advice as one self-contained page; its "body" is the
 // advice alone, for a page of another's (the web view's).
-var htmlPage = template.Must(template.New("advice").Funcs(template.FuncMap{"inc": func(i int) int { return i + 1 }}).Parse(`<!doctype html>
+var htmlPage = template.Must(template.New("advice").Funcs(template.FuncMap{"inc": func(i int) int { return i + 1 }, "usd": usd}).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Advice from {{.R.Sessions}} sessions</title>
 <style>
 body{font:14px/1.45 system-ui,sans-serif;max-width:72em;margin:2em auto;padding:0 1em;color:#222}
 h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em;border-bottom:1px solid #ddd}
 .advice{margin:1em 0;padding:.6em .9em;border-left:4px solid #4a7;background:#f7faf8}
 .advice.cost{border-color:#c84}.head{font-weight:600}.fig{color:#444}.ev code{background:#eee;padding:0 .2em}
-.note{color:#666}.kind{font-weight:400;color:#666;font-size:.9em}
+.note{color:#666}.kind{font-weight:400;color:#666;font-size:.9em}.costs{border-collapse:collapse;margin:.8em 0}.costs td,.costs th{padding:.1em .6em;text-align:right}.costs td:first-child,.costs th:first-child{text-align:left}
 </style></head><body>
 {{template "body" .}}</body></html>
 {{define "body"}}<h1>Advice</h1>
@@ -249,8 +249,14 @@ h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em;border-bottom:1px solid 
 <div class="fig">Assumes: {{$it.A.Assumes}}</div>
 <div class="ev">Evidence: {{range $i, $e := $it.A.Evidence}}{{if $i}}, {{end}}{{if $e.Link}}<a href="{{$e.Link}}">{{$e.Place}}</a>{{else}}<code>{{$e.OpenCommand}}</code>{{end}}{{end}}</div>
 </div>{{end}}
+{{if .R.Servers}}<h2 id="costs">What each MCP server and tool cost</h2>
+<p class="note">Each result once, at the rate its request wrote new tokens; the searches before first calls; schemas sent whole without a search; refused blind calls; the share of cache rewrites right after a search loaded it. Result tokens are estimates; ? where no schema size is known.</p>
+{{template "costs" .R.Servers}}{{template "costs" .R.Tools}}{{end}}
 {{if .R.LeftOut}}<h2>Left out</h2><ul>{{range .R.LeftOut}}<li>{{.Subject}} ({{.Kind}}): {{.Reason}}</li>{{end}}</ul>{{end}}
-{{end}}`))
+{{end}}
+{{define "costs"}}<table class="costs"><tr><th>name</th><th>sessions</th><th>calls</th><th>failed</th><th>result tokens</th><th>schema tokens</th><th>searches</th><th>blind</th><th>cost</th></tr>
+{{range .}}<tr><td>{{.Name}}</td><td>{{.Sessions}}</td><td>{{.Calls}}</td><td>{{.Errors}}</td><td>{{.ResultTokens}}</td><td>{{if .SchemaTokens}}{{.SchemaTokens}}{{else}}?{{end}}</td><td>{{.Searches}}</td><td>{{.Blind}}</td><td>{{usd .CostUSD}}</td></tr>
+{{end}}</table>{{end}}`))
 
 // WriteHTML writes the advice as one self-contained HTML page; redaction,
 // when not "", says how it was redacted.
