@@ -20,7 +20,7 @@ func TestCostsByHand(t *testing.T) {
 		Breaks: []advice.Break{{Turn: 4, Cause: timeline.CauseTools, USD: 0.5, Loaded: []string{"mcp__gh__issue", "mcp__gh__pr"}}},
 	}
 	b := &advice.Facts{Ref: advice.Ref{ID: "b"},
-		Uses: []advice.ToolUse{{Name: "mcp__gh__issue", Calls: 1, ResultTokens: 500, ResultUSD: 0.005}, {Name: "mcp__gh__pr", Calls: 1, ResultTokens: 100, ResultUSD: 0.001}},
+		Uses:  []advice.ToolUse{{Name: "mcp__gh__issue", Calls: 1, ResultTokens: 500, ResultUSD: 0.005}, {Name: "mcp__gh__pr", Calls: 1, ResultTokens: 100, ResultUSD: 0.001}},
 		Tools: []advice.Tool{{Name: "mcp__gh__pr", Server: "gh", Calls: 1, Inline: 3, InlineUSD: 0.0006, SchemaTokens: 200, SchemaFrom: advice.SizeRequest}},
 	}
 	r := advice.Advise([]*advice.Facts{a, b}, advice.Options{MinSessions: 1})
