@@ -95,7 +95,7 @@ func (a *adviser) pauses() {
 		}
 		adv := Advice{Kind: KindPauses, Subject: "pauses within an hour", Sessions: len(g.hits), Of: len(a.fs),
 			CostUSD: g.usd, Tokens: g.toks, PerSessionUSD: g.usd / float64(len(g.hits)),
-			Why: fmt.Sprintf("%s of %s to %s passed between two requests of a thread whose cache lived 5 minutes (its usage's cache_creation wrote ephemeral_5m tokens), and the cached prompt was written again; a 1-hour cache would have been read instead.",
+			Why: fmt.Sprintf("%s of %s to %s passed between two requests of a thread whose cache lived 5 minutes (its usage's cache_creation wrote ephemeral_5m tokens, or did not split its writes), and the cached prompt was written again; a 1-hour cache would have been read instead.",
 				numfmt.Count(g.n, "pause", "pauses"), minutes(g.short), minutes(g.lost)),
 			Figures: []string{
 				fmt.Sprintf("%s: %s tokens written again instead of read, %s", numfmt.Count(g.n, "break", "breaks"), tokens(g.toks), usd(g.usd)),
