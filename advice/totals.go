@@ -136,5 +136,5 @@ func (r *Result) TotalsText() string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return "What the patterns cost: " + strings.Join(parts, "; ") + "."
+	return "What each kind cost: " + strings.Join(parts, "; ") + "."
 }
