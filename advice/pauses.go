@@ -15,7 +15,8 @@ const (
 	// ttlSettingFrom is the oldest release in which the promptCacheTtl
 	// setting and CLAUDE_CODE_PROMPT_CACHE_TTL were verified.
 	ttlSettingFrom = "2.1.299"
-	// verifiedReleases names every release they were verified in.
+	// verifiedReleases names every release they, and the MCP
+	// configuration's per-server alwaysLoad, were verified in.
 	verifiedReleases = "2.1.299, 2.1.328 and 2.1.332"
 	// hourHow says how to turn the 1-hour cache on.
 	hourHow = "Set `\"promptCacheTtl\": \"1h\"` in settings.json (`\"subagentPromptCacheTtl\": \"1h\"` for subagents), or CLAUDE_CODE_PROMPT_CACHE_TTL=1h (CLAUDE_CODE_SUBAGENT_PROMPT_CACHE_TTL) in the environment; ENABLE_PROMPT_CACHING_1H=1 does it too where neither is set, and FORCE_PROMPT_CACHING_5M overrides them all. Verified in Claude Code " + verifiedReleases + ", whose default is 1 hour on a Claude subscription within its usage limits and 5 minutes on an API key, Bedrock, Vertex or Foundry."

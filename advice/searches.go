@@ -302,7 +302,7 @@ func (a *adviser) blindCalls() {
 			adv.Why += fmt.Sprintf(" Claude Code ran %s all the same, on input the model wrote without seeing the schema: nothing was paid twice, but the arguments may be wrong.", numfmt.Count(ran, "call", "calls"))
 		}
 		if serverOf(tool) != "" {
-			adv.Do = fmt.Sprintf("Load it up front (`_meta[\"anthropic/alwaysLoad\"]: true` in the %s MCP server), or say in CLAUDE.md to load it with ToolSearch select:%s before calling it.", serverOf(tool), tool)
+			adv.Do = fmt.Sprintf("Load it up front (`_meta[\"anthropic/alwaysLoad\"]: true` on the tool in the %s MCP server, Claude Code 2.1.100 and later; or `\"alwaysLoad\": true` on the server's entry in your MCP configuration, verified in %s), or say in CLAUDE.md to load it with ToolSearch select:%s before calling it.", serverOf(tool), verifiedReleases, tool)
 		} else {
 			adv.Do = fmt.Sprintf("Say in CLAUDE.md to load it with ToolSearch select:%s before calling it.", tool)
 		}

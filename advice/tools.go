@@ -135,7 +135,8 @@ func (a *adviser) loadUpFront() {
 			Why: fmt.Sprintf("In %s of the %s sessions that called it, the model searched for it before its first call (%s, %s round trips once a search that loaded several tools is shared among them); %s announced it.",
 				numfmt.Thousands(int64(len(ta.searched))), numfmt.Thousands(int64(len(ta.used))), numfmt.Count(searches, "search", "searches"), trimFloat(trips), numfmt.Count(len(ta.offered), "session", "sessions")),
 			Do: fmt.Sprintf("Mark it `_meta[\"anthropic/alwaysLoad\"]: true` in the %s MCP server's tool list: Claude Code (2.1.100 and later) then sends its schema from the first request and no search is needed. "+
-				"If you cannot change the server, name it in CLAUDE.md (\"load %s with ToolSearch select:%s before using it\"): that keeps the search but spares the ones that miss.", ta.server, ta.name, ta.name),
+				"If you cannot change the server, `\"alwaysLoad\": true` on its entry in your MCP configuration loads all its tools up front (verified in Claude Code %s; the figure counts this tool's schema only), "+
+				"or name it in CLAUDE.md (\"load %s with ToolSearch select:%s before using it\"): that keeps the search but spares the ones that miss.", ta.server, verifiedReleases, ta.name, ta.name),
 			SavesUSD: saves, Tokens: tripTokens - carryTokens,
 			Figures: []string{
 				fmt.Sprintf("the searches before its first calls cost %s (%s tokens: the requests made only to carry their results, and the search calls)", usd(tripUSD), tokens(tripTokens)),
