@@ -40,6 +40,13 @@ type Result struct {
 	// Advice lists the advice, by kind (Kinds order), each kind's by what
 	// it saves.
 	Advice []Advice `json:"advice"`
+	// Totals are what each kind of pattern cost or would save over all
+	// the sessions read, advised or not, the largest first.
+	Totals []Total `json:"totals"`
+	// Tools and Servers are what each tool, and each MCP server's tools,
+	// did and cost (CostsBy), the costliest first.
+	Tools   []ToolCost `json:"tools"`
+	Servers []ToolCost `json:"servers"`
 	// LeftOut lists what would be advice but rests on too few sessions,
 	// or does not pay.
 	LeftOut []LeftOut `json:"left_out"`
@@ -64,10 +71,14 @@ type Advice struct {
 	Sessions int `json:"sessions"`
 	Of       int `json:"of"`
 	// SavesUSD is what following it saves over the sessions read
-	// (negative: what it costs), SavesTokens the same in tokens;
-	// PerSessionUSD is SavesUSD per session it rests on.
-	SavesUSD      float64 `json:"saves_usd"`
-	SavesTokens   int64   `json:"saves_tokens"`
+	// (negative: what it costs); CostUSD what the pattern cost in them
+	// (what was paid), for the kinds that count a cost; an item may
+	// carry both (a cost, and what a change would save of it). Tokens
+	// are the tokens behind the headline figure. PerSessionUSD is the
+	// headline figure per session it rests on.
+	SavesUSD      float64 `json:"saves_usd,omitempty"`
+	CostUSD       float64 `json:"cost_usd,omitempty"`
+	Tokens        int64   `json:"tokens"`
 	PerSessionUSD float64 `json:"per_session_usd"`
 	// PerMonthUSD, when set, is what it saves over the 30 days up to the
 	// newest session read.
@@ -97,6 +108,9 @@ type Evidence struct {
 	Note string `json:"note,omitempty"`
 	// USD is the session's share of the figure.
 	USD float64 `json:"usd"`
+	// Link, when set, is where a view shows the session at its first
+	// turn (the web view's address); the HTML writers make it a link.
+	Link string `json:"link,omitempty"`
 }
 
 // LeftOut is what would be advice but is not given.
@@ -162,16 +176,19 @@ func Advise(facts []*Facts, o Options) *Result {
 	for i, k := range Kinds() {
 		order[k] = i
 	}
+	// By money, whatever the kind: the largest amount first.
 	sort.SliceStable(r.Advice, func(i, j int) bool {
 		ai, aj := r.Advice[i], r.Advice[j]
+		if ai.Amount() != aj.Amount() {
+			return ai.Amount() > aj.Amount()
+		}
 		if ai.Kind != aj.Kind {
 			return order[ai.Kind] < order[aj.Kind]
 		}
-		if ai.SavesUSD != aj.SavesUSD {
-			return ai.SavesUSD > aj.SavesUSD
-		}
 		return ai.Subject < aj.Subject
 	})
+	r.Totals = totals(fs)
+	r.Tools, r.Servers = CostsBy(fs, ByTool), CostsBy(fs, ByServer)
 	sort.SliceStable(r.LeftOut, func(i, j int) bool {
 		li, lj := r.LeftOut[i], r.LeftOut[j]
 		if li.Kind != lj.Kind {
@@ -181,6 +198,10 @@ func Advise(facts []*Facts, o Options) *Result {
 	})
 	return r
 }
+
+// Amount is the figure a piece of advice is ordered by: the larger of
+// what it saves and what the pattern cost.
+func (a Advice) Amount() float64 { return max(a.SavesUSD, a.CostUSD) }
 
 // openPrefixes gives each session ID its shortest prefix of 8
 // characters or more that no other ID of fs starts with (the whole ID

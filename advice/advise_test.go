@@ -71,7 +71,13 @@ func handFacts() []*advice.Facts {
 			Wanted: "mcp__srv__t", WantedAt: 3, Terms: []advice.Term{{Term: "weather"}, {Term: "t", Scores: true}}, DescriptionKnown: true, WouldFind: true,
 			RoundTripUSD: 0.005, RoundTripTokens: 10000}}
 		f.Blind = []advice.Blind{{Turn: 5, Tool: "mcp__srv__t", Release: "2.1.328", Refused: true, USD: 0.002, Priced: true}}
-		f.Breaks = []advice.Break{{Turn: 7, Cause: timeline.CauseTTL, Model: "claude-sonnet-4-5", TokensLost: 1000 * int64(i), USD: 0.1 * float64(i), Priced: true}}
+		f.Breaks = []advice.Break{
+			{Turn: 7, Cause: timeline.CauseTTL, Model: "claude-sonnet-4-5", TokensLost: 1000 * int64(i), USD: 0.1 * float64(i), Priced: true, GapSeconds: 600, Lifetime: advice.Life5m},
+			{Turn: 9, Cause: timeline.CauseTTL, Model: "claude-sonnet-4-5", TokensLost: 500, USD: 0.05, Priced: true, GapSeconds: 7200, Lifetime: advice.Life5m},
+		}
+		// 50,000 tokens written for 5 minutes: at the 1-hour rate
+		// (sonnet: $6 instead of $3.75 a million) $0.1125 more.
+		f.Cache = advice.CacheLife{Write5m: 50_000, Extra1hUSD: 50_000 * (6 - 3.75) / 1e6}
 		if i < 3 {
 			f.Breaks = append(f.Breaks, advice.Break{Turn: 8, Cause: timeline.CauseTools, TokensLost: 5000, USD: 1, Priced: true})
 		}
@@ -96,8 +102,8 @@ func TestAdviseByHand(t *testing.T) {
 		t.Fatalf("no load-up-front advice for mcp__srv__t: %+v", r.Advice)
 	}
 	near(t, "load up front saves", a.SavesUSD, 0.03-0.00066)
-	if a.SavesTokens != 60000-100*(3*4+10) || a.Sessions != 3 || a.Of != 3 || len(a.Evidence) != 3 {
-		t.Errorf("load up front: %d tokens, %d of %d sessions, %d evidence", a.SavesTokens, a.Sessions, a.Of, len(a.Evidence))
+	if a.Tokens != 60000-100*(3*4+10) || a.Sessions != 3 || a.Of != 3 || len(a.Evidence) != 3 {
+		t.Errorf("load up front: %d tokens, %d of %d sessions, %d evidence", a.Tokens, a.Sessions, a.Of, len(a.Evidence))
 	}
 	near(t, "load up front per session", a.PerSessionUSD, (0.03-0.00066)/4)
 	if e := a.Evidence[0]; len(e.Turns) != 1 || e.Turns[0] != 3 || e.OpenCommand() != "tsinspect open s1 (turn 3)" {
@@ -111,8 +117,8 @@ func TestAdviseByHand(t *testing.T) {
 		t.Fatalf("no never-used advice for the idle server: %+v", r.Advice)
 	}
 	near(t, "never used saves", a.SavesUSD, 2*3*5*1.5/1e6)
-	if a.SavesTokens != 2*3*5*5 || a.Sessions != 3 || !strings.Contains(a.Title, "Drop the idle MCP server") {
-		t.Errorf("never used: %d tokens, %d sessions, %q", a.SavesTokens, a.Sessions, a.Title)
+	if a.Tokens != 2*3*5*5 || a.Sessions != 3 || !strings.Contains(a.Title, "Drop the idle MCP server") {
+		t.Errorf("never used: %d tokens, %d sessions, %q", a.Tokens, a.Sessions, a.Title)
 	}
 	if a.PerMonthUSD == nil {
 		t.Error("never used: no per-month figure")
@@ -128,7 +134,7 @@ func TestAdviseByHand(t *testing.T) {
 	if a == nil {
 		t.Fatalf("no search advice: %+v", r.Advice)
 	}
-	near(t, "searches cost", a.SavesUSD, 0.015)
+	near(t, "searches cost", a.CostUSD, 0.015)
 	if !strings.Contains(a.Title, `"weather"`) || strings.Contains(a.Title, `"t"`) {
 		t.Errorf("search advice title %q: want the word that did not score, only", a.Title)
 	}
@@ -141,20 +147,34 @@ func TestAdviseByHand(t *testing.T) {
 	if a == nil {
 		t.Fatalf("no blind-call advice: %+v", r.Advice)
 	}
-	near(t, "blind calls cost", a.SavesUSD, 0.006)
+	near(t, "blind calls cost", a.CostUSD, 0.006)
 	if !strings.Contains(a.Why, "2.1.328: 3") || !strings.Contains(a.Do, "All of them were made by Claude Code 2.1.328") {
 		t.Errorf("blind calls: %q / %q", a.Why, a.Do)
 	}
 
-	// Cache breaks: ttl_expired in three sessions; tools_changed in two
-	// is left out.
-	a = find(r, advice.KindCacheBreaks, timeline.CauseTTL)
+	// Pauses: of 10 minutes in three sessions on a 5-minute cache
+	// ($0.10 + $0.20 + $0.30), which a 1-hour cache would have survived
+	// for 3 × $0.1125 more on the writes: saves $0.2625. Pauses of 2
+	// hours (3 × $0.05) are a cost nothing recovers.
+	a = find(r, advice.KindPauses, "pauses within an hour")
 	if a == nil {
-		t.Fatalf("no ttl advice: %+v", r.Advice)
+		t.Fatalf("no pause advice: %+v", r.Advice)
 	}
-	near(t, "ttl breaks", a.SavesUSD, 0.6)
-	if a.SavesTokens != 6000 {
-		t.Errorf("ttl tokens %d", a.SavesTokens)
+	near(t, "pauses within an hour cost", a.CostUSD, 0.6)
+	near(t, "1-hour cache saves", a.SavesUSD, 0.6-3*0.1125)
+	if a.Tokens != 6000 || !strings.Contains(a.Do, "promptCacheTtl") || !strings.Contains(a.Do, "2.1.299") {
+		t.Errorf("pauses: %d tokens, do %q", a.Tokens, a.Do)
+	}
+	a = find(r, advice.KindPauses, "pauses over an hour")
+	if a == nil {
+		t.Fatalf("no long-pause item: %+v", r.Advice)
+	}
+	near(t, "pauses over an hour cost", a.CostUSD, 0.15)
+	if a.SavesUSD != 0 {
+		t.Errorf("a pause over an hour counted as recoverable: saves %f", a.SavesUSD)
+	}
+	if find(r, advice.KindCacheBreaks, timeline.CauseTTL) != nil {
+		t.Error("ttl_expired breaks counted twice, under cache breaks too")
 	}
 	if find(r, advice.KindCacheBreaks, timeline.CauseTools) != nil {
 		t.Error("tools_changed in 2 sessions advised")
@@ -172,7 +192,7 @@ func TestAdviseByHand(t *testing.T) {
 
 	// The same with --min-sessions 2 advises tools_changed.
 	r = advice.Advise(handFacts(), advice.Options{MinSessions: 2})
-	if a := find(r, advice.KindCacheBreaks, timeline.CauseTools); a == nil || a.SavesUSD != 2 {
+	if a := find(r, advice.KindCacheBreaks, timeline.CauseTools); a == nil || a.CostUSD != 2 {
 		t.Errorf("tools_changed with min 2: %+v", a)
 	}
 }
@@ -291,4 +311,38 @@ func TestOwnToolNotLoadedUpFront(t *testing.T) {
 	if l := leftOut(r, advice.KindLoadUpFront, "WebFetch"); l == nil || !strings.Contains(l.Reason, "Claude Code's own") || l.Sessions != 3 {
 		t.Errorf("left out: %+v", r.LeftOut)
 	}
+}
+
+// TestToolLoadsByHand: s1..s3 each break the cache right after a search
+// that loaded mcp__srv__t ($0.50 each). Loaded up front, its 100-token
+// schema would ride in the 4 requests of each that announced it without
+// it (rates summing to $1.20 a million: $0.00012 a session) and spare
+// the $0.01 search of each: 1.50 + 0.03 - 0.00036 saved.
+func TestToolLoadsByHand(t *testing.T) {
+	fs := handFacts()
+	for _, f := range fs[:3] {
+		f.Breaks = append(f.Breaks, advice.Break{Turn: 4, Cause: timeline.CauseTools, TokensLost: 9000, USD: 0.5, Priced: true, Loaded: []string{"mcp__srv__t"}})
+	}
+	r := advice.Advise(fs, advice.Options{})
+	a := find(r, advice.KindToolLoads, "mcp__srv")
+	if a == nil {
+		t.Fatalf("no tool-load item: %+v", r.Advice)
+	}
+	near(t, "rewrites cost", a.CostUSD, 1.5)
+	near(t, "loading up front saves", a.SavesUSD, 1.5+0.03-3*100*1.2/1e6)
+	if a.Tokens != 27000 || !strings.Contains(a.Do, `"alwaysLoad": true`) || !strings.Contains(a.Do, "2.1.299") {
+		t.Errorf("tool loads: %d tokens, do %q", a.Tokens, a.Do)
+	}
+	if r.Advice[0].Subject != "mcp__srv" {
+		t.Errorf("the largest amount is not first: %s", r.Advice[0].Subject)
+	}
+	// The other tools_changed breaks (two sessions) stay under cache
+	// breaks, and the totals part them.
+	var after float64
+	for _, x := range r.Totals {
+		if x.Name == advice.TotalAfterLoads {
+			after = x.CostUSD
+		}
+	}
+	near(t, "after tool loads total", after, 1.5)
 }

@@ -13,7 +13,7 @@ import (
 
 // FactsVersion changes whenever Facts, or the way Of fills them, does: a
 // cache of facts of another version is read afresh.
-const FactsVersion = 3
+const FactsVersion = 4
 
 // Where a tool's schema size comes from (Tool.SchemaFrom).
 const (
@@ -97,6 +97,22 @@ type Facts struct {
 	Breaks []Break `json:"breaks"`
 	// Deferral is what deferring tools saved, or would have.
 	Deferral Deferral `json:"deferral"`
+	// Cache is what the usage tells of the cache's lifetime.
+	Cache CacheLife `json:"cache"`
+	// Threads are the session's threads, in order of their first turn.
+	Threads []Thread `json:"threads"`
+	// Uses are the tools called, Claude Code's own too, in order of
+	// their first call.
+	Uses []ToolUse `json:"uses"`
+}
+
+// Thread is one thread of a session: its turns and what they cost.
+type Thread struct {
+	ID string `json:"id"`
+	// Main: the main conversation (else a subagent or a side query).
+	Main  bool    `json:"main,omitempty"`
+	Turns int     `json:"turns"`
+	USD   float64 `json:"usd"`
 }
 
 // Tool is what one tool cost and did in a session.
@@ -181,6 +197,12 @@ type Search struct {
 	// request made only to carry its result, and the call's output.
 	RoundTripTokens int64   `json:"round_trip_tokens,omitempty"`
 	RoundTripUSD    float64 `json:"round_trip_usd,omitempty"`
+	// What followed a search that left tools out, in its thread, from the
+	// turn that carried its result on: the turns, what they cost, and the
+	// error results they carried.
+	TurnsAfter  int     `json:"turns_after,omitempty"`
+	USDAfter    float64 `json:"usd_after,omitempty"`
+	ErrorsAfter int     `json:"errors_after,omitempty"`
 }
 
 // Term is one term of a keyword query.
@@ -214,6 +236,16 @@ type Break struct {
 	// USD is what it cost: the lost tokens billed again instead of read.
 	USD    float64 `json:"usd"`
 	Priced bool    `json:"priced"`
+	// GapSeconds is the time since the turn it continues started (0 when
+	// not known); Lifetime the cache lifetime the thread's writes showed
+	// before it (Life5m, Life1h, "" unknown); Release the Claude Code
+	// release that sent it.
+	GapSeconds float64 `json:"gap_s,omitempty"`
+	Lifetime   string  `json:"lifetime,omitempty"`
+	Release    string  `json:"release,omitempty"`
+	// Loaded are the tools a search loaded right before a tools_changed
+	// break: their schemas joined the tools, first in the cached prefix.
+	Loaded []string `json:"loaded,omitempty"`
 }
 
 // Deferral is what deferring tools saved in a session (tool search on),
@@ -322,7 +354,7 @@ func (x *extractor) tool(name string) *Tool {
 // Of reads what the advice needs of session s. It holds no pointer into
 // s: the session can be dropped once Of returns.
 func Of(s *timeline.Session, ref Ref, o FactsOptions) *Facts {
-	f := &Facts{Ref: ref, Releases: []string{}, Models: []string{}, Tools: []Tool{}, Searches: []Search{}, Blind: []Blind{}, Breaks: []Break{}}
+	f := &Facts{Ref: ref, Releases: []string{}, Models: []string{}, Tools: []Tool{}, Searches: []Search{}, Blind: []Blind{}, Breaks: []Break{}, Threads: []Thread{}, Uses: []ToolUse{}}
 	if s == nil {
 		return f
 	}
@@ -347,6 +379,9 @@ func Of(s *timeline.Session, ref Ref, o FactsOptions) *Facts {
 		}
 		x.flags(t)
 	}
+	x.cacheLife()
+	x.threadStats()
+	x.toolUse()
 	x.deferral()
 	x.finishTools(o.Schemas)
 	sort.Strings(f.Releases)

@@ -11,6 +11,9 @@ const (
 	KindBlindCalls   = "blind_calls"
 	KindCacheBreaks  = "cache_breaks"
 	KindToolSearch   = "tool_search"
+	KindToolLoads    = "tool_loads"
+	KindPartial      = "search_partial"
+	KindPauses       = "pauses"
 )
 
 // KindRow is one kind of advice, whole: what finds it, its heading, and
@@ -44,7 +47,7 @@ var kinds = [...]KindRow{
 		Costs:   false,
 		find:    (*adviser).loadUpFront,
 		Pattern: "an MCP tool searched for before its first call in most sessions that call it",
-		Advice:  "mark it `_meta[\"anthropic/alwaysLoad\"]: true` in its server (Claude Code 2.1.100 and later send it from the first request), or name it in CLAUDE.md",
+		Advice:  "mark it `_meta[\"anthropic/alwaysLoad\"]: true` in its server (Claude Code 2.1.100 and later send it from the first request), or the whole server `\"alwaysLoad\": true` in the MCP configuration (verified in 2.1.299, 2.1.328, 2.1.332), or name it in CLAUDE.md",
 		Figure:  "the searches' round trips (the request made only to carry each search's result, and the search call; a search that loaded several tools the thread then called is shared among them), less what carrying the schema in every request that announced the tool without it would cost. Given only where that is positive",
 	},
 	{
@@ -61,9 +64,9 @@ var kinds = [...]KindRow{
 		Title:   "Searches that miss",
 		Costs:   true,
 		find:    (*adviser).searchMisses,
-		Pattern: "searches that found nothing (`empty_search`) or left out a tool they named (`search_partial`), by the tool the model wanted (what its thread loaded next)",
+		Pattern: "searches that found nothing (`empty_search`), by the tool the model wanted (what its thread loaded next)",
 		Advice:  "the words of the queries that score nothing for that tool, to put in its description (+2 each in ToolSearch's published scoring) or search hint (+4); with how many of the queries would then have found it in the catalog of the moment. A query that named tools beyond `max_results`: load by `select:`. Nothing loaded later: the model wants a capability none of the tools offers",
-		Figure:  "the round trips of the searches that missed (for one that left a tool out, of the later search that loaded it)",
+		Figure:  "the round trips of the searches that missed",
 	},
 	{
 		Kind:    KindBlindCalls,
@@ -79,9 +82,36 @@ var kinds = [...]KindRow{
 		Title:   "Cache breaks by cause",
 		Costs:   true,
 		find:    (*adviser).cacheBreaks,
-		Pattern: "`cache_break` flags of one cause (tools, system prompt, model, betas, messages, time-out, compaction, lookback, not recorded, the API's side), costliest first",
+		Pattern: "`cache_break` flags of one cause (tools, system prompt, model, betas, messages, compaction, lookback, not recorded, the API's side), costliest first; pauses and tool loads have kinds of their own",
 		Advice:  "what usually causes that kind of break in Claude Code, and what to change",
 		Figure:  "the lost tokens billed again as cache writes or input instead of read",
+	},
+	{
+		Kind:    KindToolLoads,
+		Title:   "Cache rewrites after tool loads",
+		Costs:   true,
+		find:    (*adviser).toolLoads,
+		Pattern: "`cache_break` flags right after a tool search that loaded tools (the API's `tools_changed`, or nothing else changed in the files), by MCP server, Claude Code's own tools apart",
+		Advice:  "load the server's tools up front (`\"alwaysLoad\": true` in its MCP configuration entry, or `_meta[\"anthropic/alwaysLoad\"]` per tool) where that costs less than the rewrites and the searches; else leave them deferred",
+		Figure:  "the breaks' lost tokens billed again (a break shared among the tools it loaded); beside it, loading up front: each schema in every request of those sessions that announced it without it, less the searches before first calls it spares",
+	},
+	{
+		Kind:    KindPartial,
+		Title:   "Searches that loaded part of what they named",
+		Costs:   true,
+		find:    (*adviser).partialSearches,
+		Pattern: "searches that named several tools and loaded only some (`search_partial`), by the tool left out, with what followed in the thread: its turns, their cost, error results, whether the tool was loaded later, next to the sessions' other subagent threads",
+		Advice:  "load tools by name with `select:`, which returns every tool it names",
+		Figure:  "the round trips of the later searches that loaded the tool left out; the turns that ran without it are given beside, not counted",
+	},
+	{
+		Kind:    KindPauses,
+		Title:   "Pauses and the cache's lifetime",
+		Costs:   true,
+		find:    (*adviser).pauses,
+		Pattern: "`ttl_expired` breaks, by what would have survived the pause: within an hour on a 5-minute cache (a 1-hour cache would have), or over an hour (nothing would); threads whose writes changed lifetime mid-session (the usage's `ephemeral_5m`/`ephemeral_1h` split)",
+		Advice:  "the 1-hour cache (`promptCacheTtl`, `CLAUDE_CODE_PROMPT_CACHE_TTL`, `ENABLE_PROMPT_CACHING_1H`; verified in 2.1.299, 2.1.328, 2.1.332) where it costs less than the pauses did; `/compact` before breaks of hours; pin the lifetime where it changed mid-session",
+		Figure:  "the breaks' lost tokens billed again; for the 1-hour cache, less what every 5-minute write of the sessions read would cost more at the 1-hour rate (2× input instead of 1.25×). Pauses over an hour are a cost, never a saving",
 	},
 	{
 		Kind:    KindToolSearch,

@@ -15,7 +15,7 @@ import (
 func TestKindTable(t *testing.T) {
 	seen := map[string]bool{}
 	rows := advice.KindRows()
-	if got := strings.Join(advice.Kinds(), ","); got != "load_up_front,never_used,search_misses,blind_calls,cache_breaks,tool_search" {
+	if got := strings.Join(advice.Kinds(), ","); got != "load_up_front,never_used,search_misses,blind_calls,cache_breaks,tool_loads,search_partial,pauses,tool_search" {
 		t.Errorf("kinds %s", got)
 	}
 	for i, r := range rows {

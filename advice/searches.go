@@ -25,6 +25,9 @@ func (a *adviser) searchMisses() {
 	groups := map[string]*group{}
 	for _, f := range a.fs {
 		for _, q := range f.Searches {
+			if q.Kind == timeline.FlagSearchPartial {
+				continue // partialSearches
+			}
 			if q.Sent {
 				q.Wanted += " (sent whole)"
 			}
@@ -104,7 +107,7 @@ func (a *adviser) searchMisses() {
 			ev = append(ev, e)
 		}
 		adv := Advice{Kind: KindSearchMisses, Subject: subject, Sessions: len(g.hits), Of: len(g.hits),
-			SavesUSD: total, SavesTokens: toks, PerSessionUSD: total / float64(len(g.hits)),
+			CostUSD: total, Tokens: toks, PerSessionUSD: total / float64(len(g.hits)),
 			Assumes:  "a search that finds its tool at once spares the round trip of each search that found nothing, or of the later search that loaded a tool one left out (the request made only to carry its result, and the call); the work done without the tool is not counted. Terms are scored as Claude Code's ToolSearch does (its published keyword scoring).",
 			Evidence: evidence(ev),
 		}
@@ -285,9 +288,9 @@ func (a *adviser) blindCalls() {
 			byRel = append(byRel, fmt.Sprintf("%s: %d", r, g.releases[r]))
 		}
 		adv := Advice{Kind: KindBlindCalls, Subject: tool, Sessions: len(g.hits), Of: len(g.hits),
-			Title:    fmt.Sprintf("Have %s loaded before it is called", tool),
-			Why:      fmt.Sprintf("The model called %s before its schema was loaded %s (%d refused by Claude Code); by release: %s.", tool, numfmt.Count(n, "time", "times"), refused, strings.Join(byRel, ", ")),
-			SavesUSD: total, PerSessionUSD: total / float64(len(g.hits)),
+			Title:   fmt.Sprintf("Have %s loaded before it is called", tool),
+			Why:     fmt.Sprintf("The model called %s before its schema was loaded %s (%d refused by Claude Code); by release: %s.", tool, numfmt.Count(n, "time", "times"), refused, strings.Join(byRel, ", ")),
+			CostUSD: total, PerSessionUSD: total / float64(len(g.hits)),
 			Figures:  []string{fmt.Sprintf("the refused calls cost %s: the calls' output tokens and the round trips that carried their errors back", usd(total))},
 			Assumes:  "a call made with the schema loaded is not refused, so its output and the error's round trip are spared (a call Claude Code ran anyway costs nothing here); calls whose answer is not in the session are not counted.",
 			Evidence: evidence(ev),
@@ -299,7 +302,7 @@ func (a *adviser) blindCalls() {
 			adv.Why += fmt.Sprintf(" Claude Code ran %s all the same, on input the model wrote without seeing the schema: nothing was paid twice, but the arguments may be wrong.", numfmt.Count(ran, "call", "calls"))
 		}
 		if serverOf(tool) != "" {
-			adv.Do = fmt.Sprintf("Load it up front (`_meta[\"anthropic/alwaysLoad\"]: true` in the %s MCP server), or say in CLAUDE.md to load it with ToolSearch select:%s before calling it.", serverOf(tool), tool)
+			adv.Do = fmt.Sprintf("Load it up front (`_meta[\"anthropic/alwaysLoad\"]: true` on the tool in the %s MCP server, Claude Code 2.1.100 and later; or `\"alwaysLoad\": true` on the server's entry in your MCP configuration, verified in %s), or say in CLAUDE.md to load it with ToolSearch select:%s before calling it.", serverOf(tool), verifiedReleases, tool)
 		} else {
 			adv.Do = fmt.Sprintf("Say in CLAUDE.md to load it with ToolSearch select:%s before calling it.", tool)
 		}
@@ -317,7 +320,7 @@ func causeText(cause string) (title, why, do string) {
 	case timeline.CauseTools:
 		return "Keep the tool list stable within a session",
 			"The tool definitions sent whole changed mid-session: in Claude Code, an MCP server that connected late, reconnected or changed its tools' descriptions, a server added or removed with /mcp, or a tool whose description carries something that changes (a date, a count).",
-			"Connect MCP servers before starting (Claude Code waits for them in recent releases), avoid toggling them mid-session, and keep tool descriptions free of changing text; deferred tools are outside the cached prefix, so tool search spares most of this."
+			"Connect MCP servers before starting (Claude Code waits for them in recent releases), avoid toggling them mid-session, and keep tool descriptions free of changing text. (Breaks right after a tool search loaded tools are counted apart, under cache rewrites after tool loads.)"
 	case timeline.CauseSystem:
 		return "Keep the system prompt stable within a session",
 			"The system prompt changed mid-session: in Claude Code, a CLAUDE.md or memory file edited while the session runs, an output style or fast mode switched, or a plugin or hook that rewrites it.",
@@ -355,7 +358,7 @@ func causeText(cause string) (title, why, do string) {
 			"Nothing in the cached prefix changed and the gap was short: the cache entry was lost on the server's side.",
 			"Nothing to change in the setup; if they are many, report them with the evidence."
 	}
-	return "Cache breaks: " + cause, "The cache broke (" + cause + ").", "Read the break's detail on the turns the evidence names."
+	return "Cache breaks: " + cause, "The cache broke; the API's diagnostics name the cause " + cause + " (its cache_miss_reason, which Claude Code wrote with the answer).", "Read the break's detail on the turns the evidence names."
 }
 
 // cacheBreaks advises on the causes of cache breaks, costliest first.
@@ -369,6 +372,9 @@ func (a *adviser) cacheBreaks() {
 	groups := map[string]*group{}
 	for _, f := range a.fs {
 		for _, b := range f.Breaks {
+			if len(b.Loaded) > 0 || pauseClass(b) != "" {
+				continue // toolLoads, pauses
+			}
 			g := groups[b.Cause]
 			if g == nil {
 				g = &group{hits: map[*Facts][]Break{}}
@@ -399,8 +405,8 @@ func (a *adviser) cacheBreaks() {
 		title, why, do := causeText(cause)
 		partial := 0
 		for _, f := range a.fs {
-			for _, b := range f.Breaks {
-				if b.Cause == cause && b.Read > 0 {
+			for _, b := range g.hits[f] {
+				if b.Read > 0 {
 					partial++
 				}
 			}
@@ -409,8 +415,8 @@ func (a *adviser) cacheBreaks() {
 			why += fmt.Sprintf(" In %d of the %d the request still read part of its prompt from the cache: its start (the tools, the system prompt, the first messages) was kept and what came after was lost, which points at the history changing (old tool results cleared by context management, a rewind) rather than the tools or the system prompt.", partial, g.n)
 		}
 		adv := Advice{Kind: KindCacheBreaks, Subject: cause, Title: title, Do: do, Sessions: len(g.hits), Of: len(g.hits),
-			Why:      why,
-			SavesUSD: g.usd, SavesTokens: g.tokens, PerSessionUSD: g.usd / float64(len(g.hits)),
+			Why:     why,
+			CostUSD: g.usd, Tokens: g.tokens, PerSessionUSD: g.usd / float64(len(g.hits)),
 			Figures:  []string{fmt.Sprintf("%s (%s): %s tokens written to the cache again instead of read, %s", numfmt.Count(g.n, "break", "breaks"), cause, tokens(g.tokens), usd(g.usd))},
 			Assumes:  "a kept cache would have read the lost tokens at the cache-read rate; they were billed as cache writes or input instead.",
 			Evidence: evidence(ev),

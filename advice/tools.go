@@ -2,6 +2,7 @@ package advice
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -134,8 +135,9 @@ func (a *adviser) loadUpFront() {
 			Why: fmt.Sprintf("In %s of the %s sessions that called it, the model searched for it before its first call (%s, %s round trips once a search that loaded several tools is shared among them); %s announced it.",
 				numfmt.Thousands(int64(len(ta.searched))), numfmt.Thousands(int64(len(ta.used))), numfmt.Count(searches, "search", "searches"), trimFloat(trips), numfmt.Count(len(ta.offered), "session", "sessions")),
 			Do: fmt.Sprintf("Mark it `_meta[\"anthropic/alwaysLoad\"]: true` in the %s MCP server's tool list: Claude Code (2.1.100 and later) then sends its schema from the first request and no search is needed. "+
-				"If you cannot change the server, name it in CLAUDE.md (\"load %s with ToolSearch select:%s before using it\"): that keeps the search but spares the ones that miss.", ta.server, ta.name, ta.name),
-			SavesUSD: saves, SavesTokens: tripTokens - carryTokens,
+				"If you cannot change the server, `\"alwaysLoad\": true` on its entry in your MCP configuration loads all its tools up front (verified in Claude Code %s; the figure counts this tool's schema only), "+
+				"or name it in CLAUDE.md (\"load %s with ToolSearch select:%s before using it\"): that keeps the search but spares the ones that miss.", ta.server, verifiedReleases, ta.name, ta.name),
+			SavesUSD: saves, Tokens: tripTokens - carryTokens,
 			Figures: []string{
 				fmt.Sprintf("the searches before its first calls cost %s (%s tokens: the requests made only to carry their results, and the search calls)", usd(tripUSD), tokens(tripTokens)),
 				fmt.Sprintf("its schema, %s tokens (%s), in the %s requests that announced it without it would cost %s (%s tokens)", tokens(ta.size), sizePhrase(ta.sizeFrom), numfmt.Thousands(int64(waiting)), usd(carryUSD), tokens(carryTokens)),
@@ -245,11 +247,14 @@ func (a *adviser) neverUsed() {
 			toolNames = append(toolNames, ta.name)
 		}
 		adv := Advice{Kind: KindNeverUsed, Subject: subject, Sessions: len(sessions), Of: len(s.offered),
-			SavesUSD: total, SavesTokens: toks, PerSessionUSD: total / float64(len(sessions)),
+			SavesUSD: total, Tokens: toks, PerSessionUSD: total / float64(len(sessions)),
 			Assumes:  "counts each tool's line in the catalog announcement (one token per 2.5 bytes of its name, an upper bound) in every request that announced it, and its whole schema in every request that sent it without a search, at the rate each request paid for the start of its prompt; a month is the 30 days up to the newest session read.",
 			Evidence: evidence(ev),
 		}
-		if whole {
+		if whole && signInOnly(toolNames) {
+			adv.Title, adv.Do = signIn(name)
+			adv.Why = fmt.Sprintf("%s announced only its sign-in tools (%s): the server was never signed in, so it loaded none of its own tools.", numfmt.Count(len(sessions), "session", "sessions"), strings.Join(toolNames, ", "))
+		} else if whole {
 			adv.Title, adv.Do = dropServer(name)
 			adv.Why = fmt.Sprintf("%s announced its %s; none was ever called.", numfmt.Count(len(sessions), "session", "sessions"), numfmt.Count(len(s.tools), "tool", "tools"))
 		} else {
@@ -268,6 +273,32 @@ func (a *adviser) neverUsed() {
 		adv.PerMonthUSD, adv.PerMonthSessions = a.monthly(perSession)
 		a.r.Advice = append(a.r.Advice, adv)
 	}
+}
+
+// signInTools are the tools Claude Code announces for an MCP server that
+// needs signing in and was not signed in: its stand-ins until it is.
+var signInTools = [...]string{"authenticate", "complete_authentication"}
+
+// signInOnly reports whether every tool of names is a sign-in stand-in.
+func signInOnly(names []string) bool {
+	for _, n := range names {
+		_, tool, _ := strings.Cut(strings.TrimPrefix(n, "mcp__"), "__")
+		if !slices.Contains(signInTools[:], tool) {
+			return false
+		}
+	}
+	return len(names) > 0
+}
+
+// signIn says what to do with an MCP server never signed in: a claude.ai
+// connector, or a server of the user's configuration.
+func signIn(name string) (title, do string) {
+	if c, ok := strings.CutPrefix(name, "claude_ai_"); ok {
+		return fmt.Sprintf("The claude.ai connector %s was never signed in", c),
+			fmt.Sprintf("Claude Code brings %q in from your claude.ai account's connectors and, until it is signed in, announces only its sign-in tools: sign in (/mcp) if you mean to use it from Claude Code, else disconnect it in claude.ai's connector settings. The figure is small: two catalog lines, not a server's tools.", c)
+	}
+	return fmt.Sprintf("The %s MCP server was never signed in", name),
+		fmt.Sprintf("Until it is signed in, Claude Code announces only its sign-in tools: sign in (/mcp) if you mean to use it, else remove %q from your MCP configuration.", name)
 }
 
 // dropServer says what to do with an MCP server never used, by where its

@@ -353,8 +353,8 @@ func adviseScenarios(t *testing.T, k *session.Kit) {
 		t.Fatalf("no advice to load echo up front: %+v", r.Advice)
 	}
 	closeTo(t, "load echo up front", a.SavesUSD, loadTrip-carryUSD, tol)
-	if d := a.SavesTokens - (loadTokens - echoSize*carryTokens); d < -3 || d > 3 {
-		t.Errorf("load echo up front: %d tokens, by hand %d", a.SavesTokens, loadTokens-echoSize*carryTokens)
+	if d := a.Tokens - (loadTokens - echoSize*carryTokens); d < -3 || d > 3 {
+		t.Errorf("load echo up front: %d tokens, by hand %d", a.Tokens, loadTokens-echoSize*carryTokens)
 	}
 	if got := evidenceOf(a); !slices.Equal(got, wantLoad) || a.Sessions != 3 || a.Of != 3 {
 		t.Errorf("load echo up front rests on %v (%d of %d sessions), want %v", got, a.Sessions, a.Of, wantLoad)
@@ -365,8 +365,8 @@ func adviseScenarios(t *testing.T, k *session.Kit) {
 		t.Fatalf("no advice to drop the idle server: %+v", r.Advice)
 	}
 	closeTo(t, "drop idle", a.SavesUSD, idleUSD, 1e-9)
-	if a.SavesTokens != idleTokens || a.Sessions != 3 {
-		t.Errorf("drop idle: %d tokens over %d sessions, by hand %d over 3", a.SavesTokens, a.Sessions, idleTokens)
+	if a.Tokens != idleTokens || a.Sessions != 3 {
+		t.Errorf("drop idle: %d tokens over %d sessions, by hand %d over 3", a.Tokens, a.Sessions, idleTokens)
 	}
 	if a = findAdvice(r, advice.KindNeverUsed, "mcp__demo (39 of 41 tools)"); a == nil {
 		t.Errorf("no advice on the demo tools never called (all but echo and action_3): %+v", r.Advice)
@@ -376,9 +376,9 @@ func adviseScenarios(t *testing.T, k *session.Kit) {
 	if a == nil {
 		t.Fatalf("no advice on the searches that missed echo: %+v", r.Advice)
 	}
-	closeTo(t, "searches that missed echo", a.SavesUSD, missUSD, tol)
-	if d := a.SavesTokens - missTokens; d < -3 || d > 3 {
-		t.Errorf("searches that missed echo: %d tokens, by hand %d", a.SavesTokens, missTokens)
+	closeTo(t, "searches that missed echo", a.CostUSD, missUSD, tol)
+	if d := a.Tokens - missTokens; d < -3 || d > 3 {
+		t.Errorf("searches that missed echo: %d tokens, by hand %d", a.Tokens, missTokens)
 	}
 	if !strings.Contains(a.Title, `"parrot"`) || !strings.Contains(a.Title, `"mirror"`) || !strings.Contains(strings.Join(a.Figures, "\n"), "3 of the 3 keyword queries would have returned it") {
 		t.Errorf("searches that missed echo: %q, %q", a.Title, a.Figures)
@@ -391,7 +391,7 @@ func adviseScenarios(t *testing.T, k *session.Kit) {
 	if a == nil {
 		t.Fatalf("no blind-call advice: %+v", r.Advice)
 	}
-	closeTo(t, "blind calls", a.SavesUSD, blindUSD, 1e-9)
+	closeTo(t, "blind calls", a.CostUSD, blindUSD, 1e-9)
 	if got := evidenceOf(a); release == "" || !slices.Equal(got, wantBlind) || !strings.Contains(a.Why, "by release: "+release+": 3") {
 		t.Errorf("blind calls rest on %v (%q), want %v on %s", got, a.Why, wantBlind, release)
 	}
@@ -400,9 +400,9 @@ func adviseScenarios(t *testing.T, k *session.Kit) {
 	if a == nil {
 		t.Fatalf("no advice on the breaks on the API's side: %+v", r.Advice)
 	}
-	closeTo(t, "cache breaks", a.SavesUSD, breakUSD, 1e-9)
-	if got := evidenceOf(a); a.SavesTokens != breakTokens || !slices.Equal(got, wantBreak) {
-		t.Errorf("cache breaks: %d tokens on %v, by hand %d on %v", a.SavesTokens, got, breakTokens, wantBreak)
+	closeTo(t, "cache breaks", a.CostUSD, breakUSD, 1e-9)
+	if got := evidenceOf(a); a.Tokens != breakTokens || !slices.Equal(got, wantBreak) {
+		t.Errorf("cache breaks: %d tokens on %v, by hand %d on %v", a.Tokens, got, breakTokens, wantBreak)
 	}
 
 	// Deferring the 82 MCP tools and Claude Code's own paid in these

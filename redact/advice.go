@@ -76,6 +76,20 @@ func Advice(r *advice.Result, p Policy) *advice.Result {
 		}
 		out.Advice[i] = b
 	}
+	// The tables of costs by tool and by server: their names as the
+	// texts are (a server's name as mcp__NAME would be).
+	out.Tools = make([]advice.ToolCost, len(r.Tools))
+	for i, c := range r.Tools {
+		c.Name = text(c.Name)
+		out.Tools[i] = c
+	}
+	out.Servers = make([]advice.ToolCost, len(r.Servers))
+	for i, c := range r.Servers {
+		if c.Name != advice.OwnTools {
+			c.Name = strings.TrimPrefix(text("mcp__"+c.Name), "mcp__")
+		}
+		out.Servers[i] = c
+	}
 	out.LeftOut = make([]advice.LeftOut, len(r.LeftOut))
 	for i, l := range r.LeftOut {
 		out.LeftOut[i] = advice.LeftOut{Kind: l.Kind, Subject: text(l.Subject), Sessions: l.Sessions, Reason: text(l.Reason)}

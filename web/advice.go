@@ -2,8 +2,10 @@ package web
 
 import (
 	"bytes"
+	"fmt"
 	"html/template"
 	"net/http"
+	"net/url"
 	"sync"
 
 	"github.com/tsinspect/tsinspect/advice"
@@ -78,11 +80,47 @@ func (s *Server) readAdvice() {
 		finish("", s.scrub(err.Error()))
 		return
 	}
-	res := redact.Advice(advice.Advise(facts, advice.Options{Prices: s.opts.Prices.Describe()}), s.opts.Policy)
+	whole := advice.Advise(facts, advice.Options{Prices: s.opts.Prices.Describe()})
+	res := redact.Advice(whole, s.opts.Policy)
+	s.linkEvidence(whole, res)
 	var b bytes.Buffer
 	if err := res.WriteHTMLBody(&b); err != nil {
 		finish("", s.scrub(err.Error()))
 		return
 	}
 	finish(template.HTML(b.String()), "")
+}
+
+// linkEvidence sets the link of each evidence of shown (the advice as
+// redacted, evidence for evidence as whole) to the session page of the
+// session whole names, at its first turn: redaction renames the
+// sessions, the link still opens them.
+func (s *Server) linkEvidence(whole, shown *advice.Result) {
+	keys := map[string]string{}
+	s.list.mu.Lock()
+	for _, it := range s.list.items {
+		keys[it.row.ID] = it.key
+		keys[it.path] = it.key
+	}
+	s.list.mu.Unlock()
+	for i := range shown.Advice {
+		if i >= len(whole.Advice) {
+			break
+		}
+		for j := range shown.Advice[i].Evidence {
+			if j >= len(whole.Advice[i].Evidence) {
+				break
+			}
+			e := whole.Advice[i].Evidence[j]
+			key, ok := keys[e.Session]
+			if !ok {
+				continue
+			}
+			link := "/s/" + url.PathEscape(key)
+			if len(e.Turns) > 0 {
+				link += fmt.Sprintf("/turn/%d", e.Turns[0])
+			}
+			shown.Advice[i].Evidence[j].Link = link
+		}
+	}
 }

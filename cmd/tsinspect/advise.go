@@ -9,6 +9,7 @@ import (
 	"github.com/tsinspect/tsinspect/internal/cli"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
+	"github.com/tsinspect/tsinspect/textout"
 )
 
 const adviseAbout = `
@@ -29,8 +30,17 @@ assumptions in one line:
                       tool and Claude Code release
   cache breaks        by cause, costliest first, with what usually causes
                       each in Claude Code
+  tool loads          cache rewrites right after a search loaded tools,
+                      by server, against loading them up front
+  partial searches    searches that loaded part of what they named
+  pauses              pauses a 1-hour cache would have survived, those
+                      nothing would, lifetimes that changed mid-session
   tool search         where ENABLE_TOOL_SEARCH (true, false or auto:N)
                       would have cost less
+
+Every item comes by its dollars, the largest first, after a line of each
+kind's total. --by tool|server gives instead what each tool or MCP
+server did and cost.
 
 One session is no pattern: a piece of advice rests on at least
 --min-sessions sessions (default 3) and says how many; what rests on
@@ -47,7 +57,8 @@ session as 'tsinspect open' takes it, with its turns.
 Examples:
   tsinspect advise
   tsinspect advise --since 30d --project myrepo
-  tsinspect advise ~/work/captures --min-sessions 5 --json`
+  tsinspect advise ~/work/captures --min-sessions 5 --json
+  tsinspect advise --by server`
 
 func runAdvise(env *cli.Env, args []string) error {
 	flags := cli.NewFlags(env, "advise", "[DIR] [--since WHEN] [--project TEXT] [--min-sessions N] [--json|--markdown] [--prices FILE]", adviseAbout)
@@ -57,7 +68,8 @@ func runAdvise(env *cli.Env, args []string) error {
 	since := flags.String("since", "", "only sessions active since `WHEN`: a date (2026-11-01) or a span back from now (36h, 7d)")
 	minSessions := flags.Int("min-sessions", advice.DefaultMinSessions, "advise only from patterns seen in at least `N` sessions")
 	evidence := flags.Int("evidence", 3, "name at most `N` sessions per piece of advice in the text (--json names all)")
-	top := flags.Int("top", 5, "write at most `N` pieces of advice of each kind in the text, those that save most (0: all)")
+	top := flags.Int("top", 10, "write at most `N` pieces of advice in the text, the largest amounts (0: all)")
+	by := flags.String("by", "", "instead of advice, what each tool or MCP server did and cost (calls, result and schema tokens, searches, blind calls, dollars): `tool` or `server`; with --json, a JSON line each")
 	noCache := flags.Bool("no-cache", false, "read every session afresh, neither using nor updating the cache")
 	prices := pricesFlag(flags)
 	pos, err := cli.Args(flags, args, 0, 1, "at most one directory")
@@ -66,6 +78,9 @@ func runAdvise(env *cli.Env, args []string) error {
 	}
 	if *asJSON && *asMarkdown {
 		return cli.Usage("advise: --json and --markdown: pick one")
+	}
+	if *by != "" && *by != advice.ByTool && *by != advice.ByServer {
+		return cli.Usage("advise: --by %q: want tool or server", *by)
 	}
 	if err := advice.CheckFlags(*minSessions, *top, *evidence); err != nil {
 		return cli.Usage("advise: %v", err)
@@ -88,13 +103,16 @@ func runAdvise(env *cli.Env, args []string) error {
 	if err != nil || r == nil {
 		return err
 	}
+	if *by != "" {
+		return textout.AdviseCosts(env.Stdout, r, *by, *asJSON)
+	}
 	switch {
 	case *asJSON:
 		return r.WriteJSON(env.Stdout)
 	case *asMarkdown:
 		return r.WriteMarkdown(env.Stdout)
 	}
-	return r.WriteText(env.Stdout, advice.TextOptions{Evidence: *evidence, PerKind: *top})
+	return r.WriteText(env.Stdout, advice.TextOptions{Evidence: *evidence, Top: *top})
 }
 
 // adviseFrom reads the advice of the sessions under root that q keeps
