@@ -218,8 +218,12 @@ func (s *Session) ingest(f *fileState, recs []record) {
 			r.Shape = nil // kept in its canonical form only
 			continue
 		case "api-request-blob":
-			if c, err := canonMessage(r.Message); err == nil {
-				s.addMessage(c)
+			// Indexed under the hash the record names it by.
+			if _, ok := s.index[r.Hash]; !ok {
+				if c, err := canonMessage(r.Message); err == nil {
+					s.index[r.Hash] = int32(len(s.msgs))
+					s.msgs = append(s.msgs, c)
+				}
 			}
 			r.Message = nil
 			continue

@@ -303,3 +303,32 @@ func TestForkedAnswersNotCountedTwice(t *testing.T) {
 		t.Errorf("output tokens %d over %d answers, want 28 over 2 (the copied answer left out)", out, len(s.Usage))
 	}
 }
+
+// TestBlobsAreFoundByTheirOwnName: a request record names a message of an
+// api-request-blob record by the hash that record gives, whatever hashing
+// made it (the files' own name is the index's key, not tsinspect's hash).
+func TestBlobsAreFoundByTheirOwnName(t *testing.T) {
+	w := twoTurns(t)
+	for i, l := range w.lines {
+		if strings.Contains(l, `"api-request-blob"`) || strings.Contains(l, `"id":"r2"`) {
+			var r map[string]any
+			if err := json.Unmarshal([]byte(l), &r); err != nil {
+				t.Fatal(err)
+			}
+			if r["type"] == "api-request-blob" {
+				r["hash"] = "named-by-the-files"
+			} else {
+				r["tail"].([]any)[1] = "named-by-the-files"
+			}
+			b, _ := json.Marshal(r)
+			w.lines[i] = string(b)
+		}
+	}
+	s, err := Open(w.save(t, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exs := readAll(t, s); len(exs) != 2 || len(s.Problems) != 0 {
+		t.Fatalf("%d exchanges, problems %v", len(exs), s.Problems)
+	}
+}
