@@ -19,6 +19,7 @@ import (
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
+	"github.com/tsinspect/tsinspect/source"
 )
 
 // Sorts are the orders a Query may ask for.
@@ -251,6 +252,10 @@ type Catalog struct {
 	Roots   []string
 	Root    string
 	Entries []sessionfiles.Entry
+	// Captures are the capture files found in the roots, newest first:
+	// what advice reads besides the sessions (the listing is of Claude
+	// Code's sessions).
+	Captures []source.Found
 	// Warnings say what was passed over or could not be used (an
 	// unreadable directory, an index that cannot be kept), each a line.
 	Warnings []string
@@ -309,33 +314,21 @@ func (c *Catalog) Refresh() {
 	_ = c.find(false)
 }
 
-// find lists the roots; with strict the first failure is the error.
+// find lists the roots through the kinds of source (source.Find); with
+// strict the first failure is the error.
 func (c *Catalog) find(strict bool) error {
-	var entries []sessionfiles.Entry
-	seen := map[string]bool{}
-	for _, root := range c.Roots {
-		listing, err := sessionfiles.Find(root)
-		if err != nil {
-			if strict {
-				return err
-			}
-			c.Warnings = append(c.Warnings, err.Error())
-			continue
-		}
-		if sk := listing.SkippedSummary(); sk != "" {
-			c.Warnings = append(c.Warnings, sk)
-		}
-		for _, e := range listing.Entries {
-			if !seen[e.Path] {
-				seen[e.Path] = true
-				entries = append(entries, e)
-			}
+	f, err := source.Find(strict, c.Roots...)
+	if err != nil {
+		return err
+	}
+	c.Warnings = append(c.Warnings, f.Skipped...)
+	c.Entries = f.Sessions()
+	c.Captures = nil
+	for _, x := range f.Found {
+		if x.Entry == nil {
+			c.Captures = append(c.Captures, x)
 		}
 	}
-	if len(c.Roots) > 1 {
-		slices.SortStableFunc(entries, func(a, b sessionfiles.Entry) int { return b.ModTime.Compare(a.ModTime) })
-	}
-	c.Entries = entries
 	return nil
 }
 

@@ -4,12 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
+	"github.com/tsinspect/tsinspect/source"
 )
 
 // TestProjectIsTheDirectory holds the one project filter to what a user
@@ -143,5 +145,58 @@ func TestOpenListsAndKeepsItsIndex(t *testing.T) {
 	}
 	if _, err := os.Stat(index); err != nil {
 		t.Errorf("no index kept: %v", err)
+	}
+}
+
+// TestFoundKeeps: advice's sessions are filtered as the listing's are (a
+// .jsonl file that is no Claude Code session left out): a
+// project by the directory's name or the path Claude Code named it after
+// (never the path of the file, which holds .claude/projects for every
+// session; a capture has none), and those written since a time.
+func TestFoundKeeps(t *testing.T) {
+	now := time.Now()
+	dir := t.TempDir()
+	session := func(id string) string {
+		p := filepath.Join(dir, id+".jsonl")
+		rec := `{"type":"user","sessionId":"` + id + `","uuid":"u-` + id + `","parentUuid":null,"message":{"role":"user","content":"hi"}}` + "\n"
+		if err := os.WriteFile(p, []byte(rec), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	foreign := filepath.Join(dir, "index.jsonl")
+	if err := os.WriteFile(foreign, []byte(`{"request":"r1.json"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := &Catalog{
+		Entries: []sessionfiles.Entry{
+			{Path: session("a"), ID: "a", Project: "-home-user-src-app", ModTime: now},
+			{Path: session("b"), ID: "b", Project: "-home-user-notes", ModTime: now.Add(-48 * time.Hour)},
+			{Path: foreign, ID: "index", Project: "-home-user-src-app", ModTime: now},
+		},
+		Captures: []source.Found{{Kind: source.KindCapture, Path: "/h/c.db", ID: "/h/c.db", ModTime: now}},
+	}
+	ids := func(fs []source.Found) []string {
+		var out []string
+		for _, f := range fs {
+			out = append(out, f.ID)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		q    Query
+		want []string
+	}{
+		{Query{}, []string{"a", "b", "/h/c.db"}},
+		{Query{Project: "src-app"}, []string{"a"}},
+		{Query{Project: "/home/user/src/app"}, []string{"a"}},
+		{Query{Project: "claude"}, nil},
+		{Query{Project: "notes"}, []string{"b"}},
+		{Query{Since: now.Add(-time.Hour)}, []string{"a", "/h/c.db"}},
+		{Query{Project: "notes", Since: now.Add(-time.Hour)}, nil},
+	} {
+		if got := ids(c.Found(tc.q)); !slices.Equal(got, tc.want) {
+			t.Errorf("Found(%+v) = %v, want %v", tc.q, got, tc.want)
+		}
 	}
 }

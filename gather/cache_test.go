@@ -22,7 +22,7 @@ import (
 func TestDamagedCacheIsSaidOnceAndRebuilt(t *testing.T) {
 	dir := copyTree(t, "2.1.299")
 	cache := filepath.Join(t.TempDir(), "advice-facts.gob")
-	items, err := gather.Items(dir)
+	items, err := findItems(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ const fullDiskEnv = "TSINSPECT_TEST_FULL_DISK"
 func TestFullDiskLeavesNoTemporaryFile(t *testing.T) {
 	if env := os.Getenv(fullDiskEnv); env != "" {
 		dir, cache, _ := strings.Cut(env, string(os.PathListSeparator))
-		items, err := gather.Items(dir)
+		items, err := findItems(dir)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,5 +1,6 @@
-// Package gather reads many sessions into advice.Facts: Claude Code's
-// session files and capture files, in parallel, one session's timeline at
+// Package gather reads many sessions into advice.Facts for the catalog
+// (which finds them, and is the one front ends ask): Claude Code's session
+// files and capture files, in parallel, one session's timeline at
 // a time per worker (dropped once its facts are read), with the facts
 // cached in the user's cache directory keyed by each session's size and
 // time, so that a second reading reads only the sessions that changed.
@@ -13,16 +14,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
-	"time"
-
-	"github.com/tsinspect/tsinspect/catalog"
 
 	"github.com/tsinspect/tsinspect/advice"
 	"github.com/tsinspect/tsinspect/internal/cachefile"
@@ -32,84 +28,8 @@ import (
 )
 
 // Item is one session to read: a Claude Code session (its main file, with
-// its subagents' files) or a capture file.
-type Item struct {
-	// Path is the session's main file or the capture's.
-	Path string
-	// ID is what 'tsinspect open' takes: the session ID, or the capture's
-	// path.
-	ID      string
-	Project string
-	// Size and ModTime cover the session's files, subagents' included.
-	Size    int64
-	ModTime time.Time
-	// entry is the session's listing entry (zero for a capture).
-	entry *sessionfiles.Entry
-}
-
-// Items lists the sessions under dir: the Claude Code sessions in it (a
-// projects directory, one project's, or a session file) and the capture
-// files (*.db) found in it, searched recursively. A session file another
-// tool wrote is left out.
-func Items(dir string) ([]Item, error) {
-	info, err := os.Stat(dir)
-	if err != nil {
-		return nil, fmt.Errorf("gather: %w", err)
-	}
-	var out []Item
-	if !info.IsDir() && strings.HasSuffix(dir, ".db") {
-		return []Item{{Path: dir, ID: dir, Size: info.Size(), ModTime: info.ModTime()}}, nil
-	}
-	entries, err := sessionfiles.List(dir)
-	if err != nil {
-		return nil, fmt.Errorf("gather: %w", err)
-	}
-	for i := range entries {
-		e := entries[i]
-		if !sessionfiles.Sniff(e.Path) {
-			continue
-		}
-		out = append(out, Item{Path: e.Path, ID: e.ID, Project: e.Project, Size: e.Size, ModTime: e.ModTime, entry: &e})
-	}
-	if !info.IsDir() {
-		return out, nil
-	}
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if d.Type().IsRegular() && strings.HasSuffix(d.Name(), ".db") {
-			if fi, err := d.Info(); err == nil {
-				out = append(out, Item{Path: p, ID: p, Size: fi.Size(), ModTime: fi.ModTime()})
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("gather: %w", err)
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].ModTime.After(out[j].ModTime) })
-	return out, nil
-}
-
-// Filter keeps the items whose project directory holds project (the
-// catalog's one project filter: the directory's name as Claude Code
-// writes it, never the path of the session file, which holds
-// ~/.claude/projects for every session; a capture has no project) and
-// that were written at or after from (zero: any time).
-func Filter(items []Item, project string, from time.Time) []Item {
-	var out []Item
-	for _, it := range items {
-		if !catalog.ProjectMatches(project, "", it.Project) {
-			continue
-		}
-		if !from.IsZero() && it.ModTime.Before(from) {
-			continue
-		}
-		out = append(out, it)
-	}
-	return out
-}
+// its subagents' files) or a capture file, as the catalog found it.
+type Item = source.Found
 
 // Options say how Read reads.
 type Options struct {
@@ -327,8 +247,8 @@ func readOne(it Item, tab *pricing.Table) (*advice.Facts, string, error) {
 	f := advice.Of(s, ref, fo)
 	// Where no request of the files carries the tools (a transcript
 	// alone), the schemas a search loaded may still be in the files.
-	if it.entry != nil && f.Transcript > 0 {
-		if sizes, err := sessionfiles.DeferredSchemas(*it.entry); err == nil && len(sizes) > 0 {
+	if it.Entry != nil && f.Transcript > 0 {
+		if sizes, err := sessionfiles.DeferredSchemas(*it.Entry); err == nil && len(sizes) > 0 {
 			fo.Schemas = sizes
 			f = advice.Of(s, ref, fo)
 		}

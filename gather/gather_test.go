@@ -11,6 +11,7 @@ import (
 	"github.com/tsinspect/tsinspect/advice"
 	"github.com/tsinspect/tsinspect/gather"
 	"github.com/tsinspect/tsinspect/pricing"
+	"github.com/tsinspect/tsinspect/source"
 )
 
 // copyTree copies the release files of one Claude Code release into a
@@ -53,7 +54,7 @@ func copyTree(t *testing.T, release string) string {
 func TestReadCaches(t *testing.T) {
 	dir := copyTree(t, "2.1.299")
 	cache := filepath.Join(t.TempDir(), "advice-facts.gob")
-	items, err := gather.Items(dir)
+	items, err := findItems(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestReadCaches(t *testing.T) {
 	if err := os.Chtimes(p, time.Now(), time.Now().Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	items, _ = gather.Items(dir)
+	items, _ = findItems(dir)
 	if _, st, _ = gather.Read(items, gather.Options{Prices: tab, Cache: cache}); st.Read != 1 || st.Cached != 4 {
 		t.Errorf("after one session changed: %+v, want 1 read and 4 from the cache", st)
 	}
@@ -93,35 +94,8 @@ func TestReadCaches(t *testing.T) {
 	}
 }
 
-// TestFilter keeps a project's sessions, by the directory's name or by the
-// path Claude Code named it after, and the sessions written since a time.
-func TestFilter(t *testing.T) {
-	now := time.Now()
-	items := []gather.Item{
-		{Path: "/p/-home-user-src-app/a.jsonl", ID: "a", Project: "-home-user-src-app", ModTime: now},
-		{Path: "/p/-home-user-notes/b.jsonl", ID: "b", Project: "-home-user-notes", ModTime: now.Add(-48 * time.Hour)},
-	}
-	ids := func(its []gather.Item) []string {
-		var out []string
-		for _, it := range its {
-			out = append(out, it.ID)
-		}
-		return out
-	}
-	for _, c := range []struct {
-		project string
-		from    time.Time
-		want    []string
-	}{
-		{"", time.Time{}, []string{"a", "b"}},
-		{"src-app", time.Time{}, []string{"a"}},
-		{"/home/user/src/app", time.Time{}, []string{"a"}},
-		{"notes", time.Time{}, []string{"b"}},
-		{"", now.Add(-time.Hour), []string{"a"}},
-		{"notes", now.Add(-time.Hour), nil},
-	} {
-		if got := ids(gather.Filter(items, c.project, c.from)); !reflect.DeepEqual(got, c.want) {
-			t.Errorf("Filter(%q, %v) = %v, want %v", c.project, c.from, got, c.want)
-		}
-	}
+// findItems is what the catalog finds under dir, as gather reads it.
+func findItems(dir string) ([]gather.Item, error) {
+	f, err := source.Find(true, dir)
+	return f.Found, err
 }

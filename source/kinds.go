@@ -31,6 +31,9 @@ type Kind struct {
 	recognise func(path string) bool
 	open      func(path string) (Source, error)
 	follow    func(path string) Following
+	// find lists the sessions of the kind under a directory (or the file
+	// itself), with a line of what it passed over; Find walks it.
+	find func(root string) (found []Found, skipped string, err error)
 }
 
 // The kinds' names.
@@ -54,6 +57,7 @@ func Kinds() []Kind {
 			recognise: IsSessionFile,
 			open:      func(p string) (Source, error) { return OpenFiles(p) },
 			follow:    func(p string) Following { return &filesFollower{path: p} },
+			find:      findSessions,
 		},
 		{
 			Name:      KindCapture,
@@ -62,6 +66,7 @@ func Kinds() []Kind {
 			recognise: func(string) bool { return true },
 			open:      func(p string) (Source, error) { return OpenCapture(p) },
 			follow:    func(p string) Following { return &Follower{path: p} },
+			find:      findCaptures,
 		},
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/tsinspect/tsinspect/advice"
-	"github.com/tsinspect/tsinspect/gather"
+	"github.com/tsinspect/tsinspect/catalog"
 	"github.com/tsinspect/tsinspect/redact"
 )
 
@@ -52,30 +52,16 @@ func (s *Server) readAdvice() {
 		a.body, a.err, a.finished = body, err, true
 		a.mu.Unlock()
 	}
-	var items []gather.Item
-	seen := map[string]bool{}
-	for _, root := range append(append([]string{}, s.opts.Roots...), s.opts.Files...) {
-		its, err := gather.Items(root)
-		if err != nil {
-			finish("", s.scrub(err.Error()))
-			return
-		}
-		for _, it := range its {
-			if !seen[it.Path] {
-				seen[it.Path] = true
-				items = append(items, it)
-			}
-		}
+	c, err := catalog.Open(catalog.Options{NoIndex: true, ReadOnly: true}, append(append([]string{}, s.opts.Roots...), s.opts.Files...)...)
+	if err != nil {
+		finish("", s.scrub(err.Error()))
+		return
 	}
-	o := gather.Options{Prices: s.opts.Prices, ReadOnly: true, Progress: func(p gather.Progress) {
+	facts, _, err := c.Facts(catalog.Query{}, catalog.FactsOptions{Prices: s.opts.Prices, Progress: func(p catalog.Progress) {
 		a.mu.Lock()
 		a.done, a.total = p.Done, p.Total
 		a.mu.Unlock()
-	}}
-	if path, err := gather.CachePath(); err == nil {
-		o.Cache = path
-	}
-	facts, _, err := gather.Read(items, o)
+	}})
 	if err != nil {
 		finish("", s.scrub(err.Error()))
 		return

@@ -5,9 +5,8 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/advice"
-	"github.com/tsinspect/tsinspect/gather"
+	"github.com/tsinspect/tsinspect/catalog"
 	"github.com/tsinspect/tsinspect/internal/cli"
-	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/textout"
 )
@@ -95,11 +94,9 @@ func runAdvise(env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	root := ""
-	if len(pos) == 1 {
-		root = pos[0]
-	}
-	r, err := adviseFrom(env, root, gather.Query{Project: *projectText, Since: *since, From: from, MinSessions: *minSessions, NoCache: *noCache}, tab)
+	q := catalog.AdviceQuery{Query: catalog.Query{Project: *projectText, Since: from}, SinceText: *since, MinSessions: *minSessions}
+	q.Prices, q.NoCache = tab, *noCache
+	r, err := adviseFrom(env, pos, q)
 	if err != nil || r == nil {
 		return err
 	}
@@ -115,13 +112,14 @@ func runAdvise(env *cli.Env, args []string) error {
 	return r.WriteText(env.Stdout, advice.TextOptions{Evidence: *evidence, Top: *top})
 }
 
-// adviseFrom reads the advice of the sessions under root that q keeps
-// (gather.Advise), with a progress line when standard error is a terminal.
-func adviseFrom(env *cli.Env, root string, q gather.Query, tab *pricing.Table) (*advice.Result, error) {
+// adviseFrom reads the advice of the sessions under roots that q keeps
+// (catalog.Advise), with a progress line when standard error is a
+// terminal.
+func adviseFrom(env *cli.Env, roots []string, q catalog.AdviceQuery) (*advice.Result, error) {
 	if isTerminal(env.Stderr) {
-		q.Progress = gather.ProgressLine(env.Stderr)
+		q.Progress = catalog.ProgressLine(env.Stderr)
 	}
-	return gather.Advise(root, q, tab, env.Stderr)
+	return catalog.Advise(roots, q, env.Stderr)
 }
 
 // isTerminal reports whether w is a terminal (a character device).

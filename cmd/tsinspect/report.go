@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/tsinspect/tsinspect/advice"
-	"github.com/tsinspect/tsinspect/gather"
+	"github.com/tsinspect/tsinspect/catalog"
 	"github.com/tsinspect/tsinspect/internal/cli"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/redact"
@@ -88,7 +88,9 @@ Examples:
 // reportAdvice writes the report of a directory of sessions: the advice
 // across them (see 'tsinspect advise'), redacted under policy.
 func reportAdvice(env *cli.Env, dir, format, out string, policy redact.Policy, tab *pricing.Table) error {
-	r, err := adviseFrom(env, dir, gather.Query{MinSessions: advice.DefaultMinSessions, Quiet: true}, tab)
+	q := catalog.AdviceQuery{MinSessions: advice.DefaultMinSessions, Quiet: true}
+	q.Prices = tab
+	r, err := adviseFrom(env, []string{dir}, q)
 	if err != nil {
 		return err
 	}
