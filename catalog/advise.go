@@ -9,7 +9,6 @@ import (
 	"github.com/tsinspect/tsinspect/gather"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
-	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/source"
 )
 
@@ -42,8 +41,7 @@ func (c *Catalog) Found(q Query) []source.Found {
 	out = append(out, c.Captures...)
 	kept := out[:0]
 	for _, f := range out {
-		if f.Entry != nil && !f.Entry.SubagentsOnly && !sessionfiles.Sniff(f.Path) {
-			// A .jsonl file another tool wrote: no session to advise on.
+		if f.Foreign() {
 			continue
 		}
 		if !ProjectMatches(q.Project, "", f.Project) {

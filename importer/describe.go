@@ -106,21 +106,8 @@ func Importable(path string) string {
 	defer f.Close()
 	head := make([]byte, headSize)
 	n, _ := io.ReadFull(f, head)
-	switch Detect(head[:n], path) {
-	case FormatHAR:
-		return "a HAR file"
-	case FormatPcap:
-		return "a pcap capture"
-	case FormatPcapNG:
-		return "a pcapng capture"
-	case FormatClaudeTrace:
-		return "a claude-trace log"
-	case FormatClaudeTap:
-		return "a claude-tap trace"
-	case FormatMitmproxy:
-		return "a mitmproxy flow dump"
-	case FormatVCR:
-		return "a VCR cassette"
+	if f := formatNamed(Detect(head[:n], path)); f != nil {
+		return f.called
 	}
 	return ""
 }

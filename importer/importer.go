@@ -21,15 +21,10 @@ import (
 	"strings"
 
 	"github.com/tsinspect/tsinspect/exchange"
-	"github.com/tsinspect/tsinspect/importer/claudetap"
-	"github.com/tsinspect/tsinspect/importer/claudetrace"
-	"github.com/tsinspect/tsinspect/importer/har"
-	"github.com/tsinspect/tsinspect/importer/mitmflow"
 	"github.com/tsinspect/tsinspect/importer/pcap"
 	"github.com/tsinspect/tsinspect/importer/rawbodies"
 	"github.com/tsinspect/tsinspect/importer/recon"
 	"github.com/tsinspect/tsinspect/importer/tlsrec"
-	"github.com/tsinspect/tsinspect/importer/vcr"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 )
 
@@ -183,56 +178,6 @@ func counted(n int, what string) string {
 // headSize is how much of a file Detect is given.
 const headSize = 64 << 10
 
-// Detect tells a file's format from its first bytes (up to 64 KiB),
-// falling back to its name's extension; it returns "" when neither tells.
-func Detect(head []byte, name string) string {
-	if f := pcap.Detect(head); f != "" {
-		return f
-	}
-	if mitmflow.Looks(head) {
-		return FormatMitmproxy
-	}
-	trimmed := bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
-	if len(trimmed) > 0 && trimmed[0] == '{' {
-		line := trimmed
-		if i := bytes.IndexByte(line, '\n'); i >= 0 {
-			line = line[:i]
-		}
-		switch {
-		case bytes.HasPrefix(line, []byte(`{"request":{`)) && (bytes.Contains(line, []byte(`"logged_at"`)) || bytes.Contains(line[:min(len(line), 200)], []byte(`"url"`))):
-			return FormatClaudeTrace
-		case claudetrace.Looks(line):
-			return FormatClaudeTrace
-		case claudetap.Looks(line):
-			return FormatClaudeTap
-		case bytes.Contains(line[:min(len(line), 2048)], []byte(`"http_interactions"`)):
-			return FormatVCR
-		case bytes.Contains(trimmed[:min(len(trimmed), 2048)], []byte(`"log"`)):
-			return FormatHAR // also indented, as browsers and 'tsinspect export' write it
-		}
-		if strings.EqualFold(filepath.Ext(name), ".har") {
-			return FormatHAR
-		}
-		return ""
-	}
-	if vcr.Looks(head) {
-		return FormatVCR
-	}
-	switch strings.ToLower(filepath.Ext(name)) {
-	case ".har":
-		return FormatHAR
-	case ".yaml", ".yml":
-		return FormatVCR
-	case ".pcap", ".cap", ".dmp":
-		return FormatPcap
-	case ".pcapng", ".ntar":
-		return FormatPcapNG
-	case ".flow", ".flows", ".mitm", ".mitmdump":
-		return FormatMitmproxy
-	}
-	return ""
-}
-
 // Import reads the file (or raw-bodies directory) at path and inserts its
 // exchanges, oldest first, into the sink that open returns; open is called
 // only once there is an exchange to insert, so that a file that gives
@@ -305,61 +250,9 @@ func Import(ctx context.Context, path string, open func() (Sink, error), opts Op
 	}
 	body := bufio.NewReaderSize(&progressReader{r: f, bar: bar}, 1<<16)
 
-	var exs []exchange.Exchange
-	switch format {
-	case FormatHAR:
-		res, err := har.Read(body)
-		if err != nil {
-			return nil, fmt.Errorf("import: %s: %w", filepath.Base(path), err)
-		}
-		exs = res.Exchanges
-		rep.Damage = res.Damage
-		if res.Invalid > 0 {
-			rep.Skipped = append(rep.Skipped, Skip{What: "HAR entries that could not be read (first: " + res.FirstInvalid + ")", Count: res.Invalid, Error: true})
-		}
-	case FormatClaudeTrace:
-		res, err := claudetrace.Read(body)
-		if err != nil {
-			return nil, fmt.Errorf("import: %s: %w", filepath.Base(path), err)
-		}
-		exs = rep.addRecon(res, exchange.SourceClaudeTrace, "claude-trace lines")
-	case FormatClaudeTap:
-		res, err := claudetap.Read(body)
-		if err != nil {
-			return nil, fmt.Errorf("import: %s: %w", filepath.Base(path), err)
-		}
-		exs = rep.addRecon(res, exchange.SourceClaudeTap, "claude-tap lines")
-	case FormatVCR:
-		res, err := vcr.Read(body, st.ModTime())
-		if err != nil {
-			return nil, fmt.Errorf("import: %s: %w", filepath.Base(path), err)
-		}
-		rep.Format = res.Flavor
-		exs = rep.addRecon(&res.Result, exchange.SourceVCR, "interactions")
-	case FormatMitmproxy:
-		res, err := mitmflow.Read(body)
-		if err != nil {
-			return nil, fmt.Errorf("import: %s: %w", filepath.Base(path), err)
-		}
-		exs = rep.addRecon(&res.Result, exchange.SourceMitmproxy, "flows")
-		if res.NonHTTP > 0 {
-			rep.Skipped = append(rep.Skipped, Skip{What: "flows that are not HTTP (tcp, udp, dns)", Count: res.NonHTTP})
-		}
-		if res.Newer > 0 {
-			rep.Limits = append(rep.Limits, fmt.Sprintf("%d flows of a format newer than mitmproxy 12's (version %d) read as that", res.Newer, mitmflow.NewestVersion))
-		}
-	default:
-		res, err := pcap.Read(f, st.Size(), pcap.Options{KeyLog: keys, Progress: bar.update})
-		if err != nil {
-			return nil, fmt.Errorf("import: %s: %w", filepath.Base(path), err)
-		}
-		exs = res.Exchanges
-		rep.Format = res.Format
-		rep.Damage = res.Damage
-		rep.Decrypted = res.Suites
-		for _, s := range res.Skipped {
-			rep.Skipped = append(rep.Skipped, Skip(s))
-		}
+	exs, err := formatNamed(format).read(input{body: body, f: f, size: st.Size(), modTime: st.ModTime(), keys: keys, bar: bar}, rep)
+	if err != nil {
+		return nil, fmt.Errorf("import: %s: %w", filepath.Base(path), err)
 	}
 	return rep, insertAll(ctx, exs, open, rep)
 }

@@ -29,6 +29,13 @@ type Found struct {
 	Entry *sessionfiles.Entry
 }
 
+// Foreign reports whether f is a .jsonl file that is no Claude Code
+// session (another tool's JSON Lines, a raw-bodies index): found by name,
+// nothing to read a session from.
+func (f Found) Foreign() bool {
+	return f.Entry != nil && !f.Entry.SubagentsOnly && !sessionfiles.Sniff(f.Path)
+}
+
 // Finding is what Find found under its roots: the sessions, newest first,
 // each once, and what was passed over, a line each.
 type Finding struct {

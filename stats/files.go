@@ -2,16 +2,13 @@ package stats
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/tsinspect/tsinspect/pricing"
-	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/source"
 )
 
@@ -22,9 +19,9 @@ type File struct {
 	Found      bool
 }
 
-// Files expands capture files and directories into capture files: a
-// directory gives its *.db files, searched recursively, named relative to
-// it.
+// Files expands capture files and directories into the sessions to read:
+// a directory gives what the kinds of source find in it (source.Find:
+// Claude Code's sessions and capture files), named relative to it.
 func Files(args []string) ([]File, error) {
 	var out []File
 	for _, a := range args {
@@ -45,35 +42,22 @@ func Files(args []string) ([]File, error) {
 			out = append(out, File{Path: a, Name: a})
 			continue
 		}
-		// Claude Code's session files in the directory (a projects
-		// directory, or one project's), with their subagents.
-		if entries, err := sessionfiles.List(a); err == nil {
-			for _, e := range entries {
-				if !sessionfiles.Sniff(e.Path) {
-					continue // another tool's JSON Lines
-				}
-				rel, rerr := filepath.Rel(a, e.Path)
-				if rerr != nil {
-					rel = e.Path
-				}
-				out = append(out, File{Path: e.Path, Name: rel, Found: true})
-			}
-		}
-		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.Type().IsRegular() && strings.HasSuffix(d.Name(), ".db") {
-				rel, rerr := filepath.Rel(a, p)
-				if rerr != nil {
-					rel = p
-				}
-				out = append(out, File{Path: p, Name: rel, Found: true})
-			}
-			return nil
-		})
+		// What the kinds of source find in the directory: Claude Code's
+		// sessions (a projects directory, or one project's) and capture
+		// files, searched recursively.
+		found, err := source.Find(true, a)
 		if err != nil {
 			return nil, fmt.Errorf("stats: %w", err)
+		}
+		for _, f := range found.Found {
+			if f.Foreign() {
+				continue
+			}
+			rel, rerr := filepath.Rel(a, f.Path)
+			if rerr != nil {
+				rel = f.Path
+			}
+			out = append(out, File{Path: f.Path, Name: rel, Found: true})
 		}
 	}
 	return out, nil
