@@ -1,0 +1,326 @@
+// Command scale measures tsinspect on session files shaped like a heavy
+// user's, made without Claude Code from the public real sessions in the
+// tests (internal/bench/tile: their records repeated with fresh IDs, tool
+// results padded to KB sizes), beside ccusage and cat in the same run:
+//
+//   - long sessions of 100 to 10,000 turns: 'turns' and 'report' (the whole
+//     reading) against the listing's light reading of the same file
+//     ('sessions --no-index') and cat;
+//   - directories of 100 to 5,000 sessions: the cold listing, the warm one
+//     (from the index), 'advise' cold and cached, against 'ccusage session
+//     --offline' and cat.
+//
+// Every command runs in a child process; the figures are its CPU time
+// (user + system) and peak RSS from getrusage, the median of -reps runs
+// taken in turn (a command, then the next), so that a loaded machine
+// slows each alike. It prints Markdown tables for BENCHMARKS.md.
+//
+//	go run ./bench/scale [-turns 100,1000,5000,10000] [-sessions 100,1000,5000] [-reps 3] [-dir DIR]
+//
+// ccusage is $TSINSPECT_CCUSAGE, else "ccusage" on PATH; without it its
+// columns say so.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tsinspect/tsinspect/internal/bench/tile"
+)
+
+func main() {
+	turns := flag.String("turns", "100,1000,5000,10000", "lengths of the long sessions, in requests")
+	sessions := flag.String("sessions", "100,1000,5000", "sizes of the session directories")
+	reps := flag.Int("reps", 3, "runs of each command (the median is shown)")
+	dir := flag.String("dir", "", "where the sessions are made and kept (default: a temporary directory, removed)")
+	flag.Parse()
+	if err := run(*turns, *sessions, *reps, *dir); err != nil {
+		fmt.Fprintln(os.Stderr, "scale:", err)
+		os.Exit(1)
+	}
+}
+
+func run(turnsFlag, sessionsFlag string, reps int, dir string) error {
+	turns, err := sizes(turnsFlag)
+	if err != nil {
+		return err
+	}
+	counts, err := sizes(sessionsFlag)
+	if err != nil {
+		return err
+	}
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "tsinspect-scale-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+	}
+	bin := filepath.Join(dir, "tsinspect")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/tsinspect").CombinedOutput(); err != nil {
+		return fmt.Errorf("build: %v: %s", err, out)
+	}
+	public, err := publicSessions()
+	if err != nil {
+		return err
+	}
+	ccusage := os.Getenv("TSINSPECT_CCUSAGE")
+	if ccusage == "" {
+		ccusage, _ = exec.LookPath("ccusage")
+	}
+	if err := longSessions(bin, dir, public, turns, reps); err != nil {
+		return err
+	}
+	return directories(bin, ccusage, dir, public, counts, reps)
+}
+
+// sizes parses a comma-separated list of positive numbers.
+func sizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if strings.TrimSpace(f) == "" {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%q: want positive numbers separated by commas", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// publicSessions reads the main files of the public sessions in the tests.
+func publicSessions() (map[string][]byte, error) {
+	paths, err := filepath.Glob("source/testdata/public/*/*.jsonl")
+	if err != nil || len(paths) == 0 {
+		return nil, fmt.Errorf("no public sessions under source/testdata/public (run from the module root): %v", err)
+	}
+	out := map[string][]byte{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		out[filepath.Base(filepath.Dir(p))] = b
+	}
+	return out, nil
+}
+
+// longSource is the public session long sessions are made from: Claude
+// Code 2.1.219 with tool search, a compaction and API errors.
+const longSource = "25-v2.1.219-compaction-api-error-toolsearch"
+
+// resultBytes pads tool results to a real session's sizes.
+const resultBytes = 4000
+
+func longSessions(bin, dir string, public map[string][]byte, turns []int, reps int) error {
+	src, ok := public[longSource]
+	if !ok {
+		return fmt.Errorf("the public session %s is missing", longSource)
+	}
+	fmt.Printf("## Long sessions (from %s, tool results padded to %d bytes)\n\n", longSource, resultBytes)
+	fmt.Println("| turns | file | `cat` | light reading (`sessions --no-index`) | `turns` | `turns` / light | `report` | peak RSS `turns` / `report` | per turn `turns` |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	var prev measure
+	prevN := 0
+	for _, n := range turns {
+		project := filepath.Join(dir, "long", fmt.Sprintf("t%d", n), "projects", "-bench-long")
+		if err := os.MkdirAll(project, 0o755); err != nil {
+			return err
+		}
+		id := fmt.Sprintf("00000000-0000-4000-8000-%012d", n)
+		path := filepath.Join(project, id+".jsonl")
+		if _, err := os.Stat(path); err != nil {
+			b, err := tile.Session(src, tile.Options{Requests: n, SessionID: id, ResultBytes: resultBytes})
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				return err
+			}
+		}
+		fi, _ := os.Stat(path)
+		cache := filepath.Join(dir, "cache")
+		env := []string{"XDG_CACHE_HOME=" + cache, "HOME=" + dir}
+		ms := medians(reps, []job{
+			{"cat", []string{path}, nil},
+			{bin, []string{"sessions", filepath.Dir(filepath.Dir(path)), "--no-index"}, env},
+			{bin, []string{"turns", path}, env},
+			{bin, []string{"report", path, "--format", "json"}, env},
+		})
+		for _, m := range ms {
+			if m.err != nil {
+				return m.err
+			}
+		}
+		growth := ""
+		if prevN > 0 {
+			growth = fmt.Sprintf(" (×%.1f for ×%.1f turns)", ms[2].cpu.Seconds()/prev.cpu.Seconds(), float64(n)/float64(prevN))
+		}
+		fmt.Printf("| %d | %.1f MB | %s | %s | %s%s | %.1f× | %s | %s / %s | %.2f ms |\n", n, float64(fi.Size())/1e6,
+			secs(ms[0].cpu), secs(ms[1].cpu), secs(ms[2].cpu), growth, ms[2].cpu.Seconds()/ms[1].cpu.Seconds(), secs(ms[3].cpu),
+			mib(ms[2].rss), mib(ms[3].rss), ms[2].cpu.Seconds()*1000/float64(n))
+		prev, prevN = ms[2], n
+	}
+	fmt.Println()
+	return nil
+}
+
+func directories(bin, ccusage, dir string, public map[string][]byte, counts []int, reps int) error {
+	names := make([]string, 0, len(public))
+	for k := range public {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	fmt.Println("## Session directories (copies of the public sessions, each with its own IDs)")
+	fmt.Println()
+	fmt.Println("| sessions | size | `cat` | cold listing | ccusage | cold / ccusage (CPU, RSS) | warm listing | warm / ccusage | `advise` cold | cached | cold advise / cold listing |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	for _, n := range counts {
+		root := filepath.Join(dir, "dirs", fmt.Sprintf("s%d", n))
+		projects := filepath.Join(root, "projects")
+		var files []string
+		var size int64
+		for i := range n {
+			name := names[i%len(names)]
+			project := filepath.Join(projects, fmt.Sprintf("-bench-project-%d", i%50))
+			id := fmt.Sprintf("00000000-0000-4000-9000-%012d", i)
+			path := filepath.Join(project, id+".jsonl")
+			files = append(files, path)
+			if fi, err := os.Stat(path); err == nil {
+				size += fi.Size()
+				continue
+			}
+			if err := os.MkdirAll(project, 0o755); err != nil {
+				return err
+			}
+			requests := bytesCount(public[name], `"requestId"`)
+			b, err := tile.Session(public[name], tile.Options{Requests: max(requests, 1), SessionID: id, Salt: i})
+			if err != nil {
+				// A public session without answers: copied as it is.
+				b = public[name]
+			}
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				return err
+			}
+			size += int64(len(b))
+		}
+		cache := filepath.Join(dir, "cache-dirs", fmt.Sprint(n))
+		env := []string{"XDG_CACHE_HOME=" + cache, "HOME=" + dir}
+		// The warm listing and the cached advice need their caches.
+		_ = measureOne(job{bin, []string{"sessions", projects}, env})
+		_ = measureOne(job{bin, []string{"advise", projects}, env})
+		jobs := []job{
+			{"cat", files, nil},
+			{bin, []string{"sessions", projects, "--no-index"}, env},
+			{bin, []string{"sessions", projects}, env},
+			{bin, []string{"advise", projects, "--no-cache"}, env},
+			{bin, []string{"advise", projects}, env},
+		}
+		if ccusage != "" {
+			jobs = append(jobs, job{ccusage, []string{"session", "--offline", "--json"}, []string{"CLAUDE_CONFIG_DIR=" + root}})
+		}
+		ms := medians(reps, jobs)
+		for _, m := range ms {
+			if m.err != nil {
+				return m.err
+			}
+		}
+		cc, vs, warmVs := "not installed", "-", "-"
+		if ccusage != "" {
+			c := ms[5]
+			cc = fmt.Sprintf("%s, %s", secs(c.cpu), mib(c.rss))
+			vs = fmt.Sprintf("%.2f×, %.2f×", ms[1].cpu.Seconds()/c.cpu.Seconds(), float64(ms[1].rss)/float64(c.rss))
+			warmVs = fmt.Sprintf("%.2f×", ms[2].cpu.Seconds()/c.cpu.Seconds())
+		}
+		fmt.Printf("| %d | %.0f MB | %s | %s, %s | %s | %s | %s, %s | %s | %s, %s | %s | %.1f× |\n", n, float64(size)/1e6, secs(ms[0].cpu),
+			secs(ms[1].cpu), mib(ms[1].rss), cc, vs, secs(ms[2].cpu), mib(ms[2].rss), warmVs,
+			secs(ms[3].cpu), mib(ms[3].rss), secs(ms[4].cpu), ms[3].cpu.Seconds()/ms[1].cpu.Seconds())
+	}
+	fmt.Println()
+	fmt.Println("CPU time (user + system) and peak RSS of each command's process, medians; cat reads every file once.")
+	return nil
+}
+
+func bytesCount(b []byte, s string) int { return strings.Count(string(b), s) }
+
+// job is one command to measure.
+type job struct {
+	name string
+	args []string
+	env  []string
+}
+
+// measure is one run's CPU time and peak RSS.
+type measure struct {
+	cpu time.Duration
+	rss int64
+	err error
+}
+
+// medians runs the jobs reps times in turn and returns each one's median
+// CPU time and peak RSS.
+func medians(reps int, jobs []job) []measure {
+	runs := make([][]measure, len(jobs))
+	for range reps {
+		for i, j := range jobs {
+			runs[i] = append(runs[i], measureOne(j))
+		}
+	}
+	out := make([]measure, len(jobs))
+	for i, rs := range runs {
+		var cpus []time.Duration
+		var rss []int64
+		for _, r := range rs {
+			if r.err != nil {
+				out[i] = r
+				break
+			}
+			cpus, rss = append(cpus, r.cpu), append(rss, r.rss)
+		}
+		if out[i].err != nil {
+			continue
+		}
+		slices.Sort(cpus)
+		slices.Sort(rss)
+		out[i] = measure{cpu: cpus[len(cpus)/2], rss: rss[len(rss)/2]}
+	}
+	return out
+}
+
+// measureOne runs a job with its output discarded.
+func measureOne(j job) measure {
+	cmd := exec.Command(j.name, j.args...)
+	cmd.Env = append(os.Environ(), j.env...)
+	cmd.Stdout = io.Discard
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 3 {
+		err = nil
+	}
+	if err != nil {
+		return measure{err: fmt.Errorf("%s %s: %w: %.300s", filepath.Base(j.name), strings.Join(j.args[:min(len(j.args), 3)], " "), err, stderr.String())}
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return measure{err: errors.New("no rusage on this system")}
+	}
+	return measure{cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), rss: ru.Maxrss * 1024}
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
+
+func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
