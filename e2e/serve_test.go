@@ -77,7 +77,7 @@ func TestServe(t *testing.T) {
 			t.Fatalf("no address printed in 60 s: %q, %s", printed, stderr.String())
 		}
 	}
-	if !strings.HasPrefix(printed[0], "Serving 6 sessions of "+projects+", "+capture+", redacted (default)") {
+	if !strings.HasPrefix(printed[0], "Serving 6 sessions of "+projects+", "+capture+", everything shown (loopback") {
 		t.Errorf("first line %q", printed[0])
 	}
 	c := &http.Client{Timeout: 30 * time.Second}

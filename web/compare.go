@@ -7,6 +7,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/diffreport"
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
@@ -42,13 +43,15 @@ func diffClass(line string) string {
 func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 	a, b := r.URL.Query().Get("a"), r.URL.Query().Get("b")
 	v := compareView{A: a, B: b}
+	policy := s.policyOf(r)
+	redacted := policy != redact.Off
 	s.list.mu.Lock()
 	for _, it := range s.list.items {
-		v.Sessions = append(v.Sessions, otherSession{Key: it.key, Name: it.key + "  " + it.shown})
+		v.Sessions = append(v.Sessions, otherSession{Key: it.key, Name: it.key + "  " + it.project(redacted)})
 	}
 	s.list.mu.Unlock()
 	if a == "" || b == "" {
-		s.render(w, http.StatusOK, "compare", "Compare", v)
+		s.render(w, r, http.StatusOK, "compare", "Compare", v)
 		return
 	}
 	ia, ib := s.list.lookup(a), s.list.lookup(b)
@@ -58,11 +61,11 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 			missing = b
 		}
 		v.Problem = "No session listed here is called " + missing + "."
-		s.render(w, http.StatusNotFound, "compare", "Compare", v)
+		s.render(w, r, http.StatusNotFound, "compare", "Compare", v)
 		return
 	}
 	v.Chosen = true
-	v.AName, v.BName = a+"  "+s.list.titleOf(ia), b+"  "+s.list.titleOf(ib)
+	v.AName, v.BName = a+"  "+s.list.titleOf(ia, redacted), b+"  "+s.list.titleOf(ib, redacted)
 	in := func(it *item, name string) (diffreport.Input, error) {
 		o, release, err := s.open.get(it.key, it.path)
 		if err != nil {
@@ -71,7 +74,7 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 		defer release()
 		o.mu.Lock()
 		defer o.mu.Unlock()
-		o.refresh(readContext(s.ctx, r.Context()), s.opts.Policy)
+		o.refresh(readContext(s.ctx, r.Context()), s.open.policy)
 		ss := o.session()
 		return diffreport.Input{Name: name, Session: ss, Exchanges: exchangesOf(ss)}, nil
 	}
@@ -79,13 +82,13 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 	inb, errb := in(ib, v.BName)
 	if err := errors.Join(erra, errb); err != nil {
 		v.Problem = err.Error()
-		s.render(w, http.StatusServiceUnavailable, "compare", "Compare", v)
+		s.render(w, r, http.StatusServiceUnavailable, "compare", "Compare", v)
 		return
 	}
-	res := diffreport.Build(ina, inb, diffreport.Options{Prices: s.opts.Prices, Policy: s.opts.Policy, Version: s.opts.Version})
+	res := diffreport.Build(ina, inb, diffreport.Options{Prices: s.opts.Prices, Policy: policy, Version: s.opts.Version})
 	v.Verdict, v.Prices, v.Redaction, v.Same = res.Verdict(), res.Prices, res.Redaction, res.Same
 	v.Sections = res.Sections()
-	s.render(w, http.StatusOK, "compare", "Compare", v)
+	s.render(w, r, http.StatusOK, "compare", "Compare", v)
 }
 
 // exchangesOf are the exchanges of a session's turns (without their

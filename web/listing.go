@@ -18,6 +18,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
+	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/report"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/source"
@@ -32,8 +33,9 @@ type item struct {
 	path string
 	sum  *sessionfiles.Summary // nil for a capture
 	row  sessionfiles.Row      // its figures, not redacted
-	// shown is the project as pages show it (see listing.display).
-	shown string
+	// shown is the project as a redacted page shows it, plain as a page
+	// that shows everything does (see listing.display).
+	shown, plain string
 	// days are the session's answers summed per day (local time), for the
 	// chart; nil for a capture.
 	days []sessionfiles.Bucket
@@ -75,7 +77,7 @@ type listing struct {
 	// known are the items of the sessions read, by summary: a session the
 	// index still holds keeps its item, its figures worked out once.
 	known map[*sessionfiles.Summary]*item
-	red   *redactor // the listing's pseudonyms (projects), for the server's life
+	red   *redactor // the redacted view's pseudonyms (projects), for the server's life
 }
 
 // ScanStats says what a reading of the listing did.
@@ -92,7 +94,7 @@ type ScanStats struct {
 func newListing(opts *Options) *listing {
 	return &listing{roots: opts.Roots, files: opts.Files, tab: opts.Prices, version: opts.Version, budget: opts.Budget,
 		index: opts.Index, captures: map[string]capturedRow{},
-		known: map[*sessionfiles.Summary]*item{}, red: newRedactor(opts.Policy, nil)}
+		known: map[*sessionfiles.Summary]*item{}, red: newRedactor(opts.redactedPolicy(), nil)}
 }
 
 // refresh reads the listing again when it was last read at least minAge
@@ -177,7 +179,7 @@ func (l *listing) refresh(ctx context.Context, minAge time.Duration) (uint64, er
 			continue
 		}
 		it := &item{path: f, row: c.row}
-		it.shown = l.display(it)
+		it.shown, it.plain = l.display(it)
 		items = append(items, it)
 	}
 	slices.SortStableFunc(items, func(a, b *item) int { return b.row.End.Compare(a.row.End) })
@@ -244,7 +246,7 @@ func (l *listing) itemsOf(sums []*sessionfiles.Summary) map[*sessionfiles.Summar
 	wg.Wait()
 	for i, s := range todo {
 		if it := made[i]; it != nil {
-			it.shown = l.display(it)
+			it.shown, it.plain = l.display(it)
 		}
 		out[s] = made[i]
 	}
@@ -339,28 +341,42 @@ type query struct {
 	Sort    string // time, cost, flags or turns
 }
 
-// display is the project a page shows for it: its directory's last two
-// parts, or under redaction a pseudonym of the whole.
-func (l *listing) display(it *item) string {
-	if l.red.on() {
-		if it.sum == nil {
-			return filepath.Base(it.path) // a capture: its name is its address
-		}
-		p := it.row.Cwd
-		if p == "" {
-			p = "/" + strings.ReplaceAll(strings.TrimPrefix(it.row.Project, "-"), "-", "/")
-		}
-		return l.red.text(p)
+// display is the project pages show for it: under redaction a pseudonym
+// of the whole directory, otherwise its directory's last two parts.
+func (l *listing) display(it *item) (shown, plain string) {
+	plain = textout.SessionCells(sessionfiles.Row{Cwd: it.row.Cwd, Project: it.row.Project})[1]
+	if it.sum == nil {
+		return filepath.Base(it.path), plain // a capture: its name is its address
 	}
-	return textout.SessionCells(sessionfiles.Row{Cwd: it.row.Cwd, Project: it.row.Project})[1]
+	p := it.row.Cwd
+	if p == "" {
+		p = "/" + strings.ReplaceAll(strings.TrimPrefix(it.row.Project, "-"), "-", "/")
+	}
+	return l.red.text(p), plain
 }
 
-// matches reports whether it passes q's filters (the project as shown
-// under redaction, as 'sessions --project' matches it otherwise).
-func (l *listing) matches(it *item, q query) bool {
+// project is it's project as a page shows it, redacted or not.
+func (it *item) project(redacted bool) string {
+	if redacted {
+		return it.shown
+	}
+	return it.plain
+}
+
+// redactor is the listing's redactor for a page redacted or not.
+func (l *listing) redactor(redacted bool) *redactor {
+	if redacted {
+		return l.red
+	}
+	return newRedactor(redact.Off, nil)
+}
+
+// matches reports whether it passes q's filters: the project as
+// 'sessions --project' matches it (its directory), or under redaction as
+// it is shown (a pseudonym: the directory is not to be guessed at).
+func (l *listing) matches(it *item, q query, redacted bool) bool {
 	cq := catalog.Query{Project: q.Project, Since: q.From, Model: q.Model, Flagged: q.Flagged}
-	if l.red.on() {
-		// The project shown is a pseudonym: matched as it is shown.
+	if redacted {
 		if q.Project != "" && !strings.Contains(strings.ToLower(it.shown), strings.ToLower(q.Project)) {
 			return false
 		}
@@ -412,13 +428,14 @@ type countsView struct {
 	Tokens      string `json:"tokens"`
 }
 
-// view works out the sessions page's data for q.
-func (l *listing) view(q query) (*sessionsView, error) {
+// view works out the sessions page's data for q, redacted or not.
+func (l *listing) view(q query, redacted bool) (*sessionsView, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	rd := l.redactor(redacted)
 	var shown []*item
 	for _, it := range l.items {
-		if l.matches(it, q) {
+		if l.matches(it, q, redacted) {
 			shown = append(shown, it)
 		}
 	}
@@ -429,7 +446,7 @@ func (l *listing) view(q query) (*sessionsView, error) {
 		byID[it.row.ID+"\x00"+it.path] = it
 	}
 	sessionfiles.SortRows(rows, q.Sort)
-	v := &sessionsView{Gen: l.gen, Columns: textout.SessionColumns(), Issues: l.red.all(l.problems), Rows: []rowView{}, Notes: []string{}, Chart: []dayView{}}
+	v := &sessionsView{Gen: l.gen, Columns: textout.SessionColumns(), Issues: rd.all(l.problems), Rows: []rowView{}, Notes: []string{}, Chart: []dayView{}}
 	var total, breaks float64
 	var estimated, unpriced []string
 	var in, out, read, write int64
@@ -439,12 +456,12 @@ func (l *listing) view(q query) (*sessionsView, error) {
 	for _, r := range rows {
 		it := byID[r.ID+"\x00"+r.Path]
 		red := r
-		red.Cwd, red.Project = it.shown, ""
+		red.Cwd, red.Project = it.project(redacted), ""
 		red.Models = nil
 		for _, m := range r.Models {
-			red.Models = append(red.Models, l.red.model(m))
+			red.Models = append(red.Models, rd.model(m))
 		}
-		red.Version = l.red.text(r.Version)
+		red.Version = rd.text(r.Version)
 		cells := textout.SessionCells(red)
 		v.Rows = append(v.Rows, rowView{Key: it.key, Cells: cells, Flagged: it.flagged(), Capture: it.sum == nil})
 		total += r.CostUSD
@@ -457,12 +474,12 @@ func (l *listing) view(q query) (*sessionsView, error) {
 		c.Empty += r.EmptySearches
 		in, out, read, write = in+r.InputTokens, out+r.OutputTokens, read+r.CacheRead, write+r.CacheWrite
 		for _, p := range r.PricedAs {
-			if p = l.red.modelPhrase(p); !slices.Contains(estimated, p) {
+			if p = rd.modelPhrase(p); !slices.Contains(estimated, p) {
 				estimated = append(estimated, p)
 			}
 		}
 		for _, p := range r.Unpriced {
-			if p = l.red.modelPhrase(p); !slices.Contains(unpriced, p) {
+			if p = rd.modelPhrase(p); !slices.Contains(unpriced, p) {
 				unpriced = append(unpriced, p)
 			}
 		}
@@ -487,7 +504,7 @@ func (l *listing) view(q query) (*sessionsView, error) {
 	c.BreaksCost = pricing.Format(breaks, true)
 	c.Tokens = fmt.Sprintf("%s input, %s output, %s cache read, %s cache written", numfmt.Thousands(in), numfmt.Thousands(out), numfmt.Thousands(read), numfmt.Thousands(write))
 	v.Total = fmt.Sprintf("%s, %s, %s at %s, of which cache breaks %s", numfmt.Count(len(rows), "session", "sessions"),
-		numfmt.Count(c.Turns, "turn", "turns"), c.Cost, l.red.text(l.tab.Describe()), c.BreaksCost)
+		numfmt.Count(c.Turns, "turn", "turns"), c.Cost, rd.text(l.tab.Describe()), c.BreaksCost)
 	slices.Sort(estimated)
 	slices.Sort(unpriced)
 	if len(estimated) > 0 {
@@ -572,9 +589,9 @@ func (l *listing) stats() ScanStats {
 	return l.last
 }
 
-// titleOf is the session's project as pages show it.
-func (l *listing) titleOf(it *item) string {
+// titleOf is the session's project as a page shows it, redacted or not.
+func (l *listing) titleOf(it *item, redacted bool) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return it.shown
+	return it.project(redacted)
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 )
 
@@ -15,7 +16,7 @@ const listingAge = time.Second
 
 // sessionsPage is the list of every session.
 func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
-	s.render(w, http.StatusOK, "sessions", "Sessions", nil)
+	s.render(w, r, http.StatusOK, "sessions", "Sessions", nil)
 }
 
 // sessionsData is the sessions page's rows, totals and chart, for the
@@ -41,12 +42,12 @@ func (s *Server) sessionsData(w http.ResponseWriter, r *http.Request) {
 		q.From = from
 	}
 	if _, err := s.list.refresh(r.Context(), listingAge); err != nil {
-		jsonError(w, http.StatusInternalServerError, s.scrub(err.Error()))
+		jsonError(w, http.StatusInternalServerError, s.scrubFor(r, err.Error()))
 		return
 	}
-	out, err := s.list.view(q)
+	out, err := s.list.view(q, s.policyOf(r) != redact.Off)
 	if err != nil {
-		jsonError(w, http.StatusInternalServerError, s.scrub(err.Error()))
+		jsonError(w, http.StatusInternalServerError, s.scrubFor(r, err.Error()))
 		return
 	}
 	writeJSON(w, out)
@@ -76,7 +77,7 @@ func (s *Server) sessionsEvents(w http.ResponseWriter, r *http.Request) {
 		g, err := s.list.refresh(r.Context(), listingAge)
 		switch {
 		case err != nil:
-			if send("problem", jsonText(s.scrub(err.Error()))) != nil {
+			if send("problem", jsonText(s.scrubFor(r, err.Error()))) != nil {
 				return
 			}
 		case g != gen:

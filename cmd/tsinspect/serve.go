@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/web"
 )
@@ -34,10 +35,12 @@ address needs a token, made afresh and printed once with the address to
 open: a browser keeps it in a cookie, a script sends it as
 'Authorization: Bearer TOKEN'.
 
-The pages are redacted as 'tsinspect report' redacts (--redact default or
-strict): no conversation, raw exchange or prompt text; paths, e-mail
-addresses, identifiers and secrets replaced by pseudonyms. --redact off
-shows everything, and every page says so.
+On loopback the pages show everything (your own sessions, on your own
+machine), with a switch on every page to the redacted view; --redact
+default or strict starts them redacted. On any other address they are
+redacted as 'tsinspect report' redacts (no conversation, raw exchange or
+prompt text; paths, e-mail addresses, identifiers and secrets replaced by
+pseudonyms) unless --redact off is said. Every page says which it shows.
 
 Examples:
   tsinspect serve
@@ -48,7 +51,7 @@ Examples:
 func runServe(env *cliEnv, args []string) error {
 	flags := newFlags(env, "serve", "[DIR|FILE]... [--listen ADDR] [--redact default|strict|off] [--allow-host NAMES] [--prices FILE] [--no-index] [--budget MB]", serveAbout)
 	listen := flags.String("listen", web.DefaultAddr, "listen on `ADDR` (host:port; port 0 picks a free one); an address other than loopback needs the token printed at the start")
-	policyName := flags.String("redact", "default", "redaction `policy` of every page: default, strict or off (everything shown)")
+	policyName := flags.String("redact", "", "redaction `policy` pages start with: default, strict or off (everything shown); unset: off on loopback, default elsewhere")
 	allow := flags.String("allow-host", "", "more `NAMES` (comma-separated) the Host header may give for this server, e.g. a name other machines reach it by")
 	noIndex := flags.Bool("no-index", false, "read every session afresh, not from the listing's index")
 	budget := flags.Int64("budget", web.DefaultBudget/web.MB, "`MB` of session files held read at once, pages watching them or not (memory is some six times that); a session larger is refused, saying so")
@@ -60,9 +63,11 @@ func runServe(env *cliEnv, args []string) error {
 	if *budget < 1 || *budget > 1<<40 {
 		return usageError("serve: --budget %d: want megabytes, at least 1", *budget)
 	}
-	policy, err := parsePolicy("serve", "--redact", *policyName)
-	if err != nil {
-		return err
+	policy := redact.Policy("")
+	if *policyName != "" {
+		if policy, err = parsePolicy("serve", "--redact", *policyName); err != nil {
+			return err
+		}
 	}
 	if err := web.CheckListen(*listen); err != nil {
 		return usageError("serve: %v", err)
@@ -75,7 +80,8 @@ func runServe(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := web.Options{Prices: tab, Policy: policy, AllowHosts: hosts, Version: version, Budget: *budget * web.MB}
+	opts := web.Options{Prices: tab, AllowHosts: hosts, Version: version, Budget: *budget * web.MB}
+	opts.Policy, opts.Redacted, opts.Reveal = web.Audience(web.Loopback(*listen), policy)
 	if pos, err = opts.AddPaths(pos, func(p string, err error) error { return readError("serve", p, err) }); err != nil {
 		return err
 	}
