@@ -254,8 +254,19 @@ func TestBrowserPages(t *testing.T) {
 	if got := b.text("#totals"); !strings.Contains(got, fmt.Sprintf("%d sessions", len(want.Rows))) || !strings.Contains(got, "cache breaks") {
 		t.Errorf("totals %q", got)
 	}
-	if n := b.count("#chart svg rect.bar"); n != len(want.Chart) {
-		t.Errorf("chart: %d bars, want %d days", n, len(want.Chart))
+	// The chart is the server's SVG: a bar for every day that cost
+	// something, its cache breaks stacked on it.
+	costly, broken := 0, 0
+	for _, d := range want.Chart {
+		if d.USD > d.BreaksUSD {
+			costly++
+		}
+		if d.BreaksUSD > 0 {
+			broken++
+		}
+	}
+	if n, m := b.count("#chart svg.chart rect.b-cost"), b.count("#chart svg.chart rect.b-break"); n != costly || m != broken || costly == 0 {
+		t.Errorf("chart: %d bars and %d of breaks, want %d and %d of %d days", n, m, costly, broken, len(want.Chart))
 	}
 	if got := b.text("#list .vhead"); !strings.Contains(got, "SESSION") || !strings.Contains(got, "EMPTY") {
 		t.Errorf("heading %q", got)

@@ -339,6 +339,7 @@ type query struct {
 	Model   string
 	Flagged bool
 	Sort    string // time, cost, flags or turns
+	By      string // the chart's periods: day or week
 }
 
 // display is the project pages show for it: under redaction a pseudonym
@@ -387,15 +388,17 @@ func (l *listing) matches(it *item, q query, redacted bool) bool {
 
 // sessionsView is the sessions page's data.
 type sessionsView struct {
-	Gen     uint64     `json:"gen"`
-	Columns []string   `json:"columns"`
-	Rows    []rowView  `json:"rows"`
-	Total   string     `json:"total"`
-	Notes   []string   `json:"notes"`
-	Chart   []dayView  `json:"chart"`
-	ChartOf string     `json:"chart_of"`
-	Issues  []string   `json:"problems,omitempty"`
-	Counts  countsView `json:"counts"`
+	Gen     uint64    `json:"gen"`
+	Columns []string  `json:"columns"`
+	Rows    []rowView `json:"rows"`
+	Total   string    `json:"total"`
+	Notes   []string  `json:"notes"`
+	Chart   []dayView `json:"chart"`
+	ChartOf string    `json:"chart_of"`
+	// ChartSVG is the chart drawn (the server's SVG, set by the handler).
+	ChartSVG string     `json:"chart_svg"`
+	Issues   []string   `json:"problems,omitempty"`
+	Counts   countsView `json:"counts"`
 }
 
 // rowView is one session's row: its address, its cells as 'sessions'
@@ -407,11 +410,13 @@ type rowView struct {
 	Capture bool     `json:"capture,omitempty"`
 }
 
-// dayView is one day of the cost chart.
+// dayView is one day (or week) of the cost chart: its cost, what its
+// cache breaks cost (part of it), and what hovering it says.
 type dayView struct {
-	Day  string  `json:"day"`
-	USD  float64 `json:"usd"`
-	Text string  `json:"text"`
+	Day       string  `json:"day"`
+	USD       float64 `json:"usd"`
+	BreaksUSD float64 `json:"breaks_usd"`
+	Text      string  `json:"text"`
 }
 
 // countsView are the totals of the sessions shown.
@@ -514,8 +519,11 @@ func (l *listing) view(q query, redacted bool) (*sessionsView, error) {
 		v.Notes = append(v.Notes, "≥ no price for "+strings.Join(unpriced, ", ")+": left out of the cost, or at standard rates for fast mode (see 'tsinspect prices')")
 	}
 	v.Notes = append(v.Notes, catalog.MarkNotes(marked)...)
-	v.Chart = chartOf(shown, q.From)
-	v.ChartOf = "each answer of the session files shown on the day of its own timestamp (local time), as 'tsinspect sessions --by day' counts it"
+	v.Chart = chartOf(shown, q.From, q.By)
+	v.ChartOf = "each answer of the session files shown on the day of its own timestamp (local time), as 'tsinspect sessions --by day' counts it; a cache break's cost on its answer's day"
+	if q.By == "week" {
+		v.ChartOf = "each answer of the session files shown in the week (from Sunday, local time) of its own timestamp, as 'tsinspect sessions --by week' counts it; a cache break's cost on its answer's week"
+	}
 	if !q.From.IsZero() {
 		v.ChartOf += ", from the day of since on"
 	}
@@ -525,17 +533,31 @@ func (l *listing) view(q query, redacted bool) (*sessionsView, error) {
 	return v, nil
 }
 
-// chartOf sums the sessions' answers per day, from the day of from on
-// (all for the zero time), oldest first.
-func chartOf(items []*item, from time.Time) []dayView {
+// chartOf sums the sessions' answers per day or per week (by), from
+// the day of from on (all for the zero time), oldest first, with a
+// period of no answer between two that have some: the chart's axis is
+// time. A week begins on Sunday, as 'sessions --by week' has it.
+func chartOf(items []*item, from time.Time, by string) []dayView {
 	type day struct {
-		usd                float64
-		answers, sessions  int
+		usd, breaks        float64
+		answers            int
+		sessions           map[string]bool
 		unknown, estimated bool
 	}
 	first := ""
 	if !from.IsZero() {
 		first = from.In(time.Local).Format("2006-01-02")
+	}
+	step := 1
+	if by == "week" {
+		step = 7
+	}
+	period := func(d string) string {
+		t, err := time.Parse("2006-01-02", d)
+		if err != nil || step == 1 {
+			return d
+		}
+		return t.AddDate(0, 0, -int(t.Weekday())).Format("2006-01-02")
 	}
 	byDay := map[string]*day{}
 	for _, it := range items {
@@ -543,14 +565,16 @@ func chartOf(items []*item, from time.Time) []dayView {
 			if b.Period < first {
 				continue
 			}
-			d := byDay[b.Period]
+			k := period(b.Period)
+			d := byDay[k]
 			if d == nil {
-				d = &day{}
-				byDay[b.Period] = d
+				d = &day{sessions: map[string]bool{}}
+				byDay[k] = d
 			}
 			d.usd += b.CostUSD
+			d.breaks += b.BreaksUSD
 			d.answers += b.Answers
-			d.sessions++
+			d.sessions[it.path] = true
 			d.unknown = d.unknown || !b.CostKnown
 			d.estimated = d.estimated || len(b.PricedAs) > 0
 		}
@@ -560,17 +584,40 @@ func chartOf(items []*item, from time.Time) []dayView {
 		days = append(days, k)
 	}
 	slices.Sort(days)
+	if len(days) > 1 {
+		// The periods between, with no answer.
+		last, _ := time.Parse("2006-01-02", days[len(days)-1])
+		t, _ := time.Parse("2006-01-02", days[0])
+		var all []string
+		for ; !t.After(last) && len(all) < 3660; t = t.AddDate(0, 0, step) {
+			all = append(all, t.Format("2006-01-02"))
+		}
+		days = all
+	}
 	out := make([]dayView, 0, len(days))
 	for _, k := range days {
 		d := byDay[k]
+		if d == nil {
+			what := "no answer"
+			if step == 7 {
+				out = append(out, dayView{Day: k, Text: "week of " + k + ": " + what})
+			} else {
+				out = append(out, dayView{Day: k, Text: k + ": " + what})
+			}
+			continue
+		}
 		mark := ""
 		if d.unknown {
 			mark = "≥"
 		} else if d.estimated {
 			mark = "≈"
 		}
-		out = append(out, dayView{Day: k, USD: d.usd,
-			Text: fmt.Sprintf("%s: %s%s, %s, %s", k, mark, pricing.Format(d.usd, true), numfmt.Count(d.answers, "answer", "answers"), numfmt.Count(d.sessions, "session", "sessions"))})
+		name := k
+		if step == 7 {
+			name = "week of " + k
+		}
+		out = append(out, dayView{Day: k, USD: d.usd, BreaksUSD: d.breaks,
+			Text: fmt.Sprintf("%s: %s%s, %s, %s", name, mark, pricing.Format(d.usd, true), numfmt.Count(d.answers, "answer", "answers"), numfmt.Count(len(d.sessions), "session", "sessions"))})
 	}
 	return out
 }

@@ -291,6 +291,9 @@ func (s *Server) tabHTML(ctx context.Context, o *opened, tab view.Tab, n int, qu
 	if red.on() {
 		in.Withheld = "The text that changed is left out of a redacted view: --redact off shows it."
 	}
+	// The Cache tab's chart is the page's own: SVG, every turn of the
+	// thread.
+	in.Charted = tab == view.TabCache
 	var frag string
 	var data any
 	switch row := tab.Row(); {
@@ -301,6 +304,11 @@ func (s *Server) tabHTML(ctx context.Context, o *opened, tab view.Tab, n int, qu
 		frag, data = "conversation", conversationOf(ss, t, q, in.WholeHistory)
 	case row.Form == view.FormTree:
 		frag, data = "raw", rawOf(t, query)
+	case tab == view.TabCache:
+		ls := red.lines(tab.Lines(in))
+		head := min(1, len(ls))
+		frag, data = "cache", cacheView{Head: linesOf(ls[:head]), Rest: linesOf(ls[head:]),
+			Figures: threadFigures(o.key, red.text(t.Thread), ss, t, s.opts.Prices)}
 	default:
 		frag, data = "lines", linesOf(red.lines(tab.Lines(in)))
 	}
@@ -309,6 +317,13 @@ func (s *Server) tabHTML(ctx context.Context, o *opened, tab view.Tab, n int, qu
 		return "", "the tab could not be drawn: " + err.Error()
 	}
 	return b.String(), ""
+}
+
+// cacheView is the Cache tab: its title line, the thread's charts, and
+// the rest of its lines.
+type cacheView struct {
+	Head, Rest [][]span
+	Figures    []figure
 }
 
 // sessionEvents tells a session page when the session changed (a new

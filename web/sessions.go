@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/tsinspect/tsinspect/redact"
@@ -24,7 +25,14 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
 // 'tsinspect sessions' has them).
 func (s *Server) sessionsData(w http.ResponseWriter, r *http.Request) {
 	v := r.URL.Query()
-	q := query{Project: v.Get("project"), Model: v.Get("model"), Flagged: v.Get("flagged") == "1", Sort: v.Get("sort")}
+	q := query{Project: v.Get("project"), Model: v.Get("model"), Flagged: v.Get("flagged") == "1", Sort: v.Get("sort"), By: v.Get("by")}
+	if q.By == "" {
+		q.By = "day"
+	}
+	if q.By != "day" && q.By != "week" {
+		jsonError(w, http.StatusBadRequest, fmt.Sprintf("by %q: want day or week", q.By))
+		return
+	}
 	switch q.Sort {
 	case "":
 		q.Sort = "time"
@@ -49,6 +57,14 @@ func (s *Server) sessionsData(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		jsonError(w, http.StatusInternalServerError, s.scrubFor(r, err.Error()))
 		return
+	}
+	if len(out.Chart) > 0 {
+		var b strings.Builder
+		if err := s.frags.write(&b, "figure", dayFigure(out.Chart, q.By)); err != nil {
+			jsonError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		out.ChartSVG = safeHTML(b.String())
 	}
 	writeJSON(w, out)
 }

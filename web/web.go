@@ -27,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tsinspect/tsinspect/internal/svgchart"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/redact"
 )
@@ -222,6 +223,9 @@ type page struct {
 func parsePages() (map[string]*template.Template, fragments, error) {
 	funcs := template.FuncMap{"diffclass": diffClass}
 	frags, err := template.New("fragments.html").Funcs(funcs).ParseFS(templateFS, "templates/fragments.html")
+	if err == nil {
+		_, err = frags.Parse(svgchart.Template)
+	}
 	if err != nil {
 		return nil, fragments{}, fmt.Errorf("web: template fragments: %w", err)
 	}
@@ -236,6 +240,9 @@ func parsePages() (map[string]*template.Template, fragments, error) {
 			continue
 		}
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/fragments.html", n)
+		if err == nil {
+			_, err = t.Parse(svgchart.Template)
+		}
 		if err != nil {
 			return nil, fragments{}, fmt.Errorf("web: template %s: %w", n, err)
 		}

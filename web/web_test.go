@@ -138,9 +138,13 @@ type sessionsJSON struct {
 		Flagged bool     `json:"flagged"`
 		Capture bool     `json:"capture"`
 	} `json:"rows"`
-	Total  string                 `json:"total"`
-	Notes  []string               `json:"notes"`
-	Chart  []struct{ Day string } `json:"chart"`
+	Total string   `json:"total"`
+	Notes []string `json:"notes"`
+	Chart []struct {
+		Day       string
+		USD       float64
+		BreaksUSD float64 `json:"breaks_usd"`
+	} `json:"chart"`
 	Counts struct {
 		Sessions, Turns int
 	} `json:"counts"`
