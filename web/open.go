@@ -63,6 +63,11 @@ type opened struct {
 	turnsJSON [2][]byte
 	turnsGen  [2]uint64
 
+	// first starts the first reading in the background (firstRead);
+	// firstDone is closed when it is done.
+	first     sync.Once
+	firstDone chan struct{}
+
 	// size is the bytes of its files when it was opened: what it counts
 	// against the budget.
 	size int64

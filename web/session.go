@@ -106,6 +106,9 @@ type turnsView struct {
 	Status  string       `json:"status,omitempty"`
 	Error   string       `json:"error,omitempty"`
 	Waiting bool         `json:"waiting,omitempty"`
+	// Light is set for the list of a session still being read: its
+	// answers as the listing read them (lightTurns), none to select.
+	Light bool `json:"light,omitempty"`
 }
 
 // turnRow is one turn of the list: its cells as the terminal timeline
@@ -139,6 +142,22 @@ func (s *Server) turnsData(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	redacted := s.policyOf(r) != redact.Off
+	if it.sum != nil && s.firstRead(o, it) {
+		// Served from the listing while the session is read.
+		red := newRedactor(redact.Off, nil)
+		if redacted {
+			red = newRedactor(s.opts.redactedPolicy(), nil)
+		}
+		b, err := marshalSafe(s.lightTurns(it, red))
+		if err != nil {
+			jsonError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Write(b)
+		return
+	}
 	v := 0
 	if redacted {
 		v = 1

@@ -301,7 +301,7 @@
         for (const [cls, text] of runs) cell.appendChild(cls ? el("span", cls, text) : document.createTextNode(text));
         row.appendChild(cell);
       });
-      row.addEventListener("click", () => select(t.i));
+      if (!data.light) row.addEventListener("click", () => select(t.i));
       return row;
     });
 
@@ -353,8 +353,16 @@
         threads.appendChild(o);
       }
       threads.value = chosen;
+      $("#turns", root).classList.toggle("light", !!data.light);
       filter();
       if (!root.dataset.ready) root.dataset.ready = Math.round(performance.now()); // as on the sessions page
+      if (data.light) {
+        // Served from the listing while the session is read: asked again
+        // until the turns are there (the live updates say so too).
+        setTimeout(load, 500);
+        return;
+      }
+      if (!root.dataset.full) root.dataset.full = Math.round(performance.now()); // the turns read whole
       const last = data.turns.length ? data.turns[data.turns.length - 1].i : 0;
       if (want && data.turns.some((t) => t.i === want)) {
         select(want, true);
@@ -373,6 +381,7 @@
     }
 
     function select(i, center) {
+      if (data && data.light) return; // no turn to select until the session is read
       sel = i;
       follow = data.turns.length > 0 && data.turns[data.turns.length - 1].i === i;
       for (const r of list.rows.values()) r.classList.toggle("sel", parseInt(r.dataset.i, 10) === i);
