@@ -57,6 +57,10 @@ func TestCacheTabCharts(t *testing.T) {
 	if want := pricing.Format(usd, true); want != "$0.1990" || !strings.Contains(body, want+" over its 6 turns") {
 		t.Errorf("the cost chart's caption does not say the thread's %s:\n%s", want, body)
 	}
+	// "Prefix vs #2" leads to turn 2.
+	if !strings.Contains(body, `<span class="title">Prefix vs </span><a class="turnref title" href="/s/demo.db/turn/2">#2</a>`) {
+		t.Error("the turn the Cache tab names is not a link to it")
+	}
 	if strings.Contains(body, "┤") {
 		t.Error("the text chart is drawn beside the SVG")
 	}

@@ -3,6 +3,9 @@ package web
 import (
 	"errors"
 	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tsinspect/tsinspect/diffreport"
@@ -20,7 +23,7 @@ type compareView struct {
 	Verdict   string
 	Prices    string
 	Redaction string
-	Sections  []diffreport.Section
+	Sections  []cmpSection
 	Same      bool
 	Chosen    bool
 	Problem   string
@@ -87,8 +90,63 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 	}
 	res := diffreport.Build(ina, inb, diffreport.Options{Prices: s.opts.Prices, Policy: policy, Version: s.opts.Version})
 	v.Verdict, v.Prices, v.Redaction, v.Same = res.Verdict(), res.Prices, res.Redaction, res.Same
-	v.Sections = res.Sections()
+	v.Sections = linkSections(res.Sections(), a, b)
 	s.render(w, r, http.StatusOK, "compare", "Compare", v)
+}
+
+// cmpSection is a section of the comparison, its rows with links to the
+// turns they name.
+type cmpSection struct {
+	diffreport.Section
+	Rows []cmpRow
+}
+
+// cmpRow is a row of a section; Turns, when set, is its cell of turns (A
+// / B) as links, each to its turn of its session.
+type cmpRow struct {
+	diffreport.Row
+	Turns []link
+}
+
+// link is a text and where it leads ("" for plain text).
+type link struct{ Text, Href string }
+
+// turnsHead is the heading of the aligned turns' cell of turns.
+const turnsHead = "turns (A / B)"
+
+// linkSections makes the aligned turns' "3", "3 / 4", "3–5 / 4–6" or
+// "– / 4" links to those turns of sessions a and b (a range to its first).
+func linkSections(ss []diffreport.Section, a, b string) []cmpSection {
+	out := make([]cmpSection, len(ss))
+	for i, sec := range ss {
+		out[i].Section = sec
+		col := slices.Index(sec.Head, turnsHead)
+		for _, r := range sec.Rows {
+			row := cmpRow{Row: r}
+			if col >= 0 && col < len(r.Cells) {
+				sides := strings.Split(r.Cells[col], " / ")
+				if len(sides) == 1 {
+					sides = append(sides, sides[0])
+				}
+				for k, key := range []string{a, b} {
+					if k > 0 {
+						row.Turns = append(row.Turns, link{Text: " / "})
+					}
+					side := sides[min(k, len(sides)-1)]
+					first, _, _ := strings.Cut(side, "–")
+					if n, err := strconv.Atoi(first); err == nil && n > 0 {
+						row.Turns = append(row.Turns, link{Text: side, Href: "/s/" + url.PathEscape(key) + "/turn/" + strconv.Itoa(n)})
+					} else {
+						row.Turns = append(row.Turns, link{Text: side})
+					}
+				}
+				row.Cells = slices.Clone(r.Cells)
+				row.Cells[col] = "" // drawn from Turns
+			}
+			out[i].Rows = append(out[i].Rows, row)
+		}
+	}
+	return out
 }
 
 // exchangesOf are the exchanges of a session's turns (without their

@@ -326,10 +326,10 @@ func (s *Server) tabHTML(ctx context.Context, o *opened, tab view.Tab, n int, qu
 	case tab == view.TabCache:
 		ls := red.lines(tab.Lines(in))
 		head := min(1, len(ls))
-		frag, data = "cache", cacheView{Head: linesOf(ls[:head]), Rest: linesOf(ls[head:]),
+		frag, data = "cache", cacheView{Head: linesOf(ls[:head]), Rest: linkTurns(linesOf(ls[head:]), o.key, len(ss.Turns)),
 			Figures: threadFigures(o.key, red.text(t.Thread), ss, t, s.opts.Prices)}
 	default:
-		frag, data = "lines", linesOf(red.lines(tab.Lines(in)))
+		frag, data = "lines", linkTurns(linesOf(red.lines(tab.Lines(in))), o.key, len(ss.Turns))
 	}
 	var b bytes.Buffer
 	if err := s.frags.write(&b, frag, data); err != nil {

@@ -509,6 +509,10 @@ func TestCompare(t *testing.T) {
 			t.Errorf("compare lacks %q", want)
 		}
 	}
+	// The aligned turns lead to their turns of each session.
+	if !strings.Contains(body, `<a class="turnref" href="/s/demo.db/turn/1">`) || !strings.Contains(body, `<a class="turnref" href="/s/`+ss.Rows[0].Key+`/turn/1">`) {
+		t.Errorf("the aligned turns are not links to them:\n%s", body)
+	}
 	code, body, _ = get(t, s, "GET", "/compare?a=demo.db&b=demo.db", "")
 	if code != http.StatusOK || !strings.Contains(body, "The sessions are the same") {
 		t.Errorf("a session against itself: %d", code)
