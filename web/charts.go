@@ -64,13 +64,11 @@ func threadFigures(key, thread string, ss *timeline.Session, sel *timeline.Turn,
 	cache := svgchart.Frame("chart-cache", "Prompt cache across "+thread, "", labels, float64(top))
 	breaks := 0
 	for i, t := range turns {
-		cache.Stack(i, n, []svgchart.Part{
-			{V: float64(usage[i].read), Class: "b-read", Name: "cache read"},
-			{V: float64(usage[i].write), Class: "b-write", Name: "cache written"},
-			{V: float64(usage[i].input), Class: "b-input", Name: "input"},
-		}, func(p svgchart.Part) string {
-			return fmt.Sprintf("turn %d: %s %s (prompt %s)", t.Index, numfmt.Thousands(int64(p.V)), p.Name, numfmt.Thousands(usage[i].total))
-		}, href(t))
+		u := usage[i]
+		cache.Column(i, n, []svgchart.Part{
+			{V: float64(u.read), Class: "b-read"}, {V: float64(u.write), Class: "b-write"}, {V: float64(u.input), Class: "b-input"},
+		}, fmt.Sprintf("turn %d: prompt %s = %s read + %s written + %s uncached", t.Index,
+			numfmt.Thousands(u.total), numfmt.Thousands(u.read), numfmt.Thousands(u.write), numfmt.Thousands(u.input)), href(t))
 		if lost, ok := cacheBreak(t); ok {
 			breaks++
 			mark(cache, i, n, "m-break", "break", fmt.Sprintf("turn %d: cache break, %s tokens lost", t.Index, numfmt.Thousands(lost)), href(t))
@@ -87,6 +85,10 @@ func threadFigures(key, thread string, ss *timeline.Session, sel *timeline.Turn,
 	ctx.Series(values, "s-context", "prompt tokens", func(i int) string {
 		return fmt.Sprintf("turn %d: prompt %s tokens", turns[i].Index, numfmt.Thousands(usage[i].total))
 	})
+	if n > maxDots {
+		// The line alone: a point a turn would be more markup than chart.
+		ctx.Dots = nil
+	}
 	compactions := 0
 	for i, t := range turns {
 		if t.Link == timeline.LinkCompaction {
@@ -113,9 +115,8 @@ func threadFigures(key, thread string, ss *timeline.Session, sel *timeline.Turn,
 	// The scale is in tenths of a cent, so that its ticks are round.
 	cost := svgchart.Frame("chart-cost", "Cost per turn across "+thread, "", labels, most*1000)
 	for i, t := range turns {
-		cost.Stack(i, n, []svgchart.Part{{V: costs[i] * 1000, Class: "b-cost", Name: "cost"}}, func(svgchart.Part) string {
-			return fmt.Sprintf("turn %d: %s", t.Index, pricing.Format(costs[i], true))
-		}, href(t))
+		cost.Column(i, n, []svgchart.Part{{V: costs[i] * 1000, Class: "b-cost"}},
+			fmt.Sprintf("turn %d: %s", t.Index, pricing.Format(costs[i], true)), href(t))
 	}
 	for i := range cost.YTicks {
 		v := cost.Top * float64(i) / 4 / 1000
@@ -143,6 +144,9 @@ func threadFigures(key, thread string, ss *timeline.Session, sel *timeline.Turn,
 		{Title: cost.Title, Chart: cost, Caption: costCaption, Marks: "▼ the turn selected"},
 	}
 }
+
+// maxDots is the most turns whose context chart has a point each.
+const maxDots = 200
 
 // cacheBreak reports whether t has a cache break flag, and the tokens it
 // lost.

@@ -27,12 +27,15 @@ func TestCacheTabCharts(t *testing.T) {
 	// The demo capture: turns 1–5 and 7 are its main thread, 7 a cache
 	// break.
 	_, body, _ := get(t, s, "GET", "/api/s/demo.db/turn/3/"+cache, "")
+	_, rest, _ := strings.Cut(body, `id="chart-cache"`)
+	cacheSVG, rest, _ := strings.Cut(rest, `id="chart-context"`)
+	_, costSVG, _ := strings.Cut(rest, `id="chart-cost"`)
 	for _, n := range []int{1, 2, 3, 4, 5, 7} {
-		if !strings.Contains(body, fmt.Sprintf(`<a href="/s/demo.db/turn/%d"><rect class="b-read"`, n)) &&
-			!strings.Contains(body, fmt.Sprintf(`<a href="/s/demo.db/turn/%d"><rect class="b-write"`, n)) {
+		bar := regexp.MustCompile(fmt.Sprintf(`<a href="/s/demo.db/turn/%d"><title>turn %d: prompt [0-9,]+ = [^<]*</title><rect class="b-(read|write)"`, n, n))
+		if !bar.MatchString(cacheSVG) {
 			t.Errorf("turn %d has no bar of its prompt leading to it", n)
 		}
-		if !strings.Contains(body, fmt.Sprintf(`<a href="/s/demo.db/turn/%d"><rect class="b-cost"`, n)) {
+		if !strings.Contains(costSVG, fmt.Sprintf(`<a href="/s/demo.db/turn/%d"><title>turn %d: $0.0`, n, n)) {
 			t.Errorf("turn %d has no bar of its cost", n)
 		}
 	}

@@ -45,11 +45,16 @@ type item struct {
 // a search that found nothing or part of what it named (catalog.Flagged).
 func (it *item) flagged() bool { return catalog.Flagged(it.row) }
 
-// capturedRow is a capture's row, kept while the file is unchanged.
+// capturedRow is a capture's row, kept while the file is unchanged. A
+// capture that changed since it was first read (one 'record' is writing)
+// is followed: each change is read from where the last stopped, as 'open
+// --follow' reads it, until it has not changed for idle.
 type capturedRow struct {
-	stamp string
-	row   sessionfiles.Row
-	err   error
+	stamp   string
+	row     sessionfiles.Row
+	err     error
+	follow  source.Following
+	changed time.Time
 }
 
 // listing is every session the server shows: the Claude Code sessions
@@ -169,11 +174,20 @@ func (l *listing) refresh(ctx context.Context, minAge time.Duration) (uint64, er
 	}
 	for i, f := range l.files {
 		c, ok := l.captures[f]
-		if !ok || c.stamp != stamps[i] {
+		switch {
+		case !ok:
 			row, err := captureRow(ctx, f, l.tab, l.version)
-			c = capturedRow{stamp: stamps[i], row: row, err: err}
-			l.captures[f] = c
+			c = capturedRow{stamp: stamps[i], row: row, err: err, changed: time.Now()}
+		case c.stamp != stamps[i]:
+			if next, done := l.followCapture(ctx, f, c); done {
+				c = next
+				c.stamp, c.changed = stamps[i], time.Now()
+			} else {
+				// Stopped (its request gone): read at the next refresh.
+				c, stamp = next, ""
+			}
 		}
+		l.captures[f] = c
 		if c.err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", f, c.err))
 			continue
@@ -282,6 +296,44 @@ func fileStamp(path string) string {
 	return b.String()
 }
 
+// followCapture reads what changed in the capture at path since c was
+// read, following it from now on (its first poll reads it whole once).
+// done is false when ctx stopped the reading: c is as it was, not
+// followed.
+func (l *listing) followCapture(ctx context.Context, path string, c capturedRow) (_ capturedRow, done bool) {
+	if c.follow == nil {
+		c.follow = source.Follow(path)
+	}
+	got, err := c.follow.Poll(ctx)
+	if err != nil {
+		c.follow.Close()
+		c.follow = nil
+		if ctx.Err() != nil {
+			return c, false
+		}
+		c.err = err
+		return c, true
+	}
+	if got != nil {
+		c.row, c.err = rowOf(path, got, l.tab, l.version), nil
+	}
+	return c, true
+}
+
+// sweep lets go of the captures followed that were not written for
+// idle (all of them when all is set, as the server stops).
+func (l *listing) sweep(all bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for f, c := range l.captures {
+		if c.follow != nil && (all || time.Since(c.changed) > idle) {
+			c.follow.Close()
+			c.follow = nil
+			l.captures[f] = c
+		}
+	}
+}
+
 // captureRow reads a capture whole and works out its listing row: the
 // report's figures, as 'tsinspect report' prices them.
 func captureRow(ctx context.Context, path string, tab *pricing.Table, version string) (sessionfiles.Row, error) {
@@ -290,7 +342,11 @@ func captureRow(ctx context.Context, path string, tab *pricing.Table, version st
 		return sessionfiles.Row{}, err
 	}
 	_ = problems // the session page names them
-	s := b.Session()
+	return rowOf(path, b.Session(), tab, version), nil
+}
+
+// rowOf is the listing row of the capture at path, read as s.
+func rowOf(path string, s *timeline.Session, tab *pricing.Table, version string) sessionfiles.Row {
 	abs, _ := filepath.Abs(path)
 	row := sessionfiles.Row{Path: path, Cwd: abs, Start: s.FirstAt, End: s.LastAt, Turns: len(s.Turns), Requests: true,
 		CatalogRecorded: true, CostKnown: true, PricesTaken: tab.Taken}
@@ -328,7 +384,7 @@ func captureRow(ctx context.Context, path string, tab *pricing.Table, version st
 		row.Unpriced = c.Unpriced
 		row.PricedAs = append(row.PricedAs, c.Estimated...)
 	}
-	return row, nil
+	return row
 }
 
 // query is what the sessions page asks of the listing: the filters of

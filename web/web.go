@@ -188,12 +188,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	sweep := time.NewTicker(time.Minute)
 	defer sweep.Stop()
 	defer s.open.closeAll()
+	defer s.list.sweep(true)
 	for {
 		select {
 		case err := <-done:
 			return fmt.Errorf("web: serve: %w", err)
 		case <-sweep.C:
 			s.open.sweep()
+			s.list.sweep(false)
 		case <-ctx.Done():
 			stop, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()

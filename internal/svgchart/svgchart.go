@@ -27,6 +27,7 @@ type Chart struct {
 	YTicks           []Tick
 	XTicks           []Tick
 	Bars             []Bar
+	Columns          []Column
 	Lines            []Line
 	Dots             []Dot
 	Markers          []Marker
@@ -50,6 +51,14 @@ type Bar struct {
 	Class      string
 	Title      string
 	Href       string
+}
+
+// Column is the stacked bar of one turn as one link, titled once: what a
+// chart of many turns draws (a bar of each part, each titled and linked,
+// would be several times the markup).
+type Column struct {
+	Href, Title string
+	Bars        []Bar
 }
 
 // Line is a polyline through points "x,y x,y ...".
@@ -185,6 +194,24 @@ func (c *Chart) Stack(i, n int, parts []Part, title func(Part) string, href stri
 	}
 }
 
+// Column draws the bar of turn i of n stacked from parts (those of no
+// value left out) as one link to href, titled title.
+func (c *Chart) Column(i, n int, parts []Part, title, href string) {
+	w := c.BarWidth(n)
+	x := Round1(c.X(i, n) - w/2)
+	col := Column{Href: href, Title: title}
+	base := 0.0
+	for _, p := range parts {
+		if p.V <= 0 {
+			continue
+		}
+		y0, y1 := c.Y(base, c.Top), c.Y(base+p.V, c.Top)
+		col.Bars = append(col.Bars, Bar{X: x, Y: y1, W: w, H: Round1(y0 - y1), Class: p.Class})
+		base += p.V
+	}
+	c.Columns = append(c.Columns, col)
+}
+
 // Series draws a line with dots through values, one a turn, titled by
 // title(i).
 func (c *Chart) Series(values []float64, class, name string, title func(i int) string) {
@@ -239,6 +266,7 @@ const Template = `{{define "svgchart"}}<svg class="chart" id="{{.ID}}" viewBox="
 {{end}}<line class="axis" x1="{{.PlotLeft}}" x2="{{.PlotRite}}" y1="{{.PlotBot}}" y2="{{.PlotBot}}"/>
 {{range .XTicks}}<text class="lbl-x" x="{{.Pos}}" y="{{$c.XLabelY}}">{{.Label}}</text>{{end}}<text class="lbl-y" x="{{.YLabelX}}" y="{{.XLabelY}}">{{.XName}}</text>
 {{range .Bars}}{{if .Href}}<a href="{{.Href}}">{{end}}<rect class="{{.Class}}" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}"><title>{{.Title}}</title></rect>{{if .Href}}</a>{{end}}{{end}}
+{{range .Columns}}<a href="{{.Href}}"><title>{{.Title}}</title>{{range .Bars}}<rect class="{{.Class}}" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}"/>{{end}}</a>{{end}}
 {{range .Lines}}<polyline class="{{.Class}}" points="{{.Points}}"/>{{end}}
 {{range .Dots}}<circle class="{{.Class}}" cx="{{.X}}" cy="{{.Y}}" r="3"><title>{{.Title}}</title></circle>{{end}}
 {{range .Markers}}<a href="{{.Href}}"><title>{{.Title}}</title><line class="mk {{.Class}}" x1="{{.X}}" x2="{{.X}}" y1="{{.Y1}}" y2="{{.Y2}}"/><text class="mk {{.Class}}" x="{{.X}}" y="{{.TextY}}">{{.Label}}</text></a>{{end}}
