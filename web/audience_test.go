@@ -143,6 +143,16 @@ func TestBrowserViewSwitch(t *testing.T) {
 	if loc := eval[string](b, "location.pathname + location.search"); loc != "/?project=user-demo" {
 		t.Errorf("the switch went to %q", loc)
 	}
+	// From a session's page, it comes back to the turn selected since.
+	b.run("open turn 2", chromedp.Navigate(s.url+"/s/demo.db/turn/2"))
+	b.waitFor("turn 2", "document.querySelector('#turn-2.sel')")
+	b.run("select turn 3", chromedp.KeyEvent("j"))
+	b.waitFor("turn 3", "location.pathname === '/s/demo.db/turn/3'")
+	b.run("switch to everything", chromedp.Click(chromedp.CSS("#view-switch")), chromedp.WaitVisible(chromedp.CSS("#redaction.off")))
+	if loc := eval[string](b, "location.pathname"); loc != "/s/demo.db/turn/3" {
+		t.Errorf("the switch came back to %q, not the turn selected", loc)
+	}
+	b.run("switch to the redacted view again", chromedp.Click(chromedp.CSS("#view-switch")), chromedp.WaitVisible(chromedp.CSS("#redaction:not(.off)")))
 	// Redacted, the project filter matches the pseudonyms, not the directory.
 	b.run("the list, redacted", chromedp.Navigate(s.url+"/"))
 	b.waitFor("the pseudonyms", "document.querySelector('#list .vrow') && document.querySelector('#list .vrow').innerText.includes('[path-')")

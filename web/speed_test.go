@@ -25,7 +25,9 @@ import (
 //	TSINSPECT_WEB_BENCH=DIR go test ./web -run TestSpeed -v
 //
 // It is skipped without TSINSPECT_WEB_BENCH. BENCHMARKS.md has its
-// figures.
+// figures. For the session's page alone, 'go run ./bench/sessionsdir -dir
+// DIR -sizes 1000 -copies 1 -projects 1' makes the recorded 1,000-turn
+// session without the 1,000 copies.
 func TestSpeed(t *testing.T) {
 	dir := os.Getenv("TSINSPECT_WEB_BENCH")
 	if dir == "" {
@@ -74,7 +76,9 @@ func TestSpeed(t *testing.T) {
 		list = append(list, ready("/"))
 		api = append(api, eval[float64](b, "performance.getEntriesByType('resource').find(e => e.name.includes('/api/sessions')).duration"))
 	}
-	if n := b.count("#list .vrow"); n < 20 || n > 100 {
+	// (A directory of the recorded sessions alone, -copies 1, lists too
+	// few to tell.)
+	if n := b.count("#list .vrow"); st.Sessions >= 100 && (n < 20 || n > 100) {
 		t.Errorf("%d rows in the page: the list is not virtualised", n)
 	}
 	b.shot("bench-sessions")

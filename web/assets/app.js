@@ -511,6 +511,17 @@
     events("/events" + base, { session: (ev) => { if (!data || ev.gen !== data.gen) load(); } }, $("#live", root));
   }
 
+  // The switch between the redacted view and everything comes back to the
+  // page as it is now (the turn selected, the filters), not as it was
+  // first asked for.
+  document.addEventListener("click", (ev) => {
+    const a = ev.target instanceof Element && ev.target.closest("#view-switch");
+    if (!a) return;
+    const u = new URL(a.href);
+    u.searchParams.set("to", location.pathname + location.search);
+    a.href = u.toString();
+  }, true);
+
   const page = document.querySelector("[data-page]");
   if (!page) return;
   if (page.dataset.page === "sessions") sessionsPage(page);
