@@ -179,8 +179,9 @@ func selected(c *svgchart.Chart, turns []*timeline.Turn, sel *timeline.Turn) {
 }
 
 // dayFigure is the sessions page's cost per day (or week) as a chart:
-// each period's cost, what its cache breaks cost stacked on the rest.
-func dayFigure(days []dayView, by string) figure {
+// each period's cost, what its cache breaks cost stacked on the rest;
+// caption says what it counts.
+func dayFigure(days []dayView, by, caption string) figure {
 	labels := make([]int, len(days))
 	var most float64
 	for i, d := range days {
@@ -190,7 +191,7 @@ func dayFigure(days []dayView, by string) figure {
 		}
 		most = max(most, d.USD)
 	}
-	c := svgchart.Frame("chart-days", "Cost per "+by, "", labels, most*100)
+	c := svgchart.FrameSized("chart-days", "Cost per "+by, "", labels, most*100, 760, 170)
 	c.XName = by
 	for i, d := range days {
 		c.Stack(i, len(days), []svgchart.Part{
@@ -213,5 +214,5 @@ func dayFigure(days []dayView, by string) figure {
 		}
 	}
 	c.Legend = []svgchart.Legend{{Class: "b-cost", Label: "cost"}, {Class: "b-break", Label: "of which cache breaks"}}
-	return figure{Title: "Cost per " + by, Chart: c}
+	return figure{Title: "Cost per " + by, Chart: c, Caption: caption}
 }

@@ -60,7 +60,7 @@ func (s *Server) sessionsData(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(out.Chart) > 0 {
 		var b strings.Builder
-		if err := s.frags.write(&b, "figure", dayFigure(out.Chart, q.By)); err != nil {
+		if err := s.frags.write(&b, "figure", dayFigure(out.Chart, q.By, "("+out.ChartOf+")")); err != nil {
 			jsonError(w, http.StatusInternalServerError, err.Error())
 			return
 		}

@@ -100,11 +100,17 @@ const (
 )
 
 // Frame lays out the axes of a chart over turns labelled labels (their
-// numbers), with values up to ymax.
+// numbers), with values up to ymax, Width × Height.
 func Frame(id, title, caption string, labels []int, ymax float64) *Chart {
-	c := &Chart{ID: id, Title: title, Caption: caption, W: Width, H: Height,
-		PlotTop: top, PlotBot: Height - bottom, PlotLeft: left, PlotRite: Width - right,
-		YLabelX: left - 6, XLabelY: Height - bottom + 16, XName: "turn"}
+	return FrameSized(id, title, caption, labels, ymax, Width, Height)
+}
+
+// FrameSized is Frame in a viewBox of w × h: a chart drawn narrower than
+// Width keeps its text legible with a narrower viewBox.
+func FrameSized(id, title, caption string, labels []int, ymax float64, w, h int) *Chart {
+	c := &Chart{ID: id, Title: title, Caption: caption, W: w, H: h,
+		PlotTop: top, PlotBot: float64(h - bottom), PlotLeft: left, PlotRite: float64(w - right),
+		YLabelX: left - 6, XLabelY: float64(h - bottom + 16), XName: "turn"}
 	t := NiceCeil(max(ymax, 4))
 	c.Top = t
 	for i := 0; i <= 4; i++ {

@@ -189,7 +189,7 @@
       gen = data.gen;
       head(data.columns);
       totals(data);
-      chart(data.chart_svg, data.chart_of);
+      chart(data.chart_svg);
       const notes = $("#notes", root);
       notes.replaceChildren(...(data.notes || []).map((n) => el("li", "", n)));
       $("#status", root).textContent = data.rows.length === 0 ? "No session matches." : "Updated " + new Date().toLocaleTimeString() + "; new sessions appear as Claude Code writes them.";
@@ -234,8 +234,7 @@
     }
 
     // chart shows the cost per day (or week), the server's SVG.
-    function chart(svg, of) {
-      $("#chart-of", root).textContent = "(" + of + ")";
+    function chart(svg) {
       const box = $("#chart", root);
       if (!svg) {
         box.replaceChildren(el("p", "dim", "No answer in the period."));
