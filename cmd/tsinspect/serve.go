@@ -18,10 +18,11 @@ Serve a web view of every session, live, in the browser: the sessions
 Claude Code keeps under DIR (or $CLAUDE_CONFIG_DIR/projects, or
 ~/.claude/projects) and any capture FILE given, listed as 'tsinspect
 sessions' lists them (sortable, filtered by project, since, model and
-flags, their cost per day as a chart, and totals); each session's turns
-with the terminal timeline's columns, flags and tabs (working set,
-catalog, searches, cache, flags, conversation, raw), a link to each turn,
-and new turns as Claude Code writes them; two sessions compared as
+flags, their cost per day or week as a chart, and totals); each session's
+turns with the terminal timeline's columns, flags and tabs (working set,
+catalog, searches, cache, flags, raw, conversation: the terminal's order
+and keys), charts of the prompt cache, context and cost over the turns, a
+link to each turn, and new turns as Claude Code writes them; two sessions compared as
 'tsinspect diff' compares them. New sessions appear without a restart.
 Everything is in the binary: no network is needed.
 
@@ -45,7 +46,7 @@ pseudonyms) unless --redact off is said. Every page says which it shows.
 Examples:
   tsinspect serve
   tsinspect serve ~/.claude/projects session.db
-  tsinspect serve --redact off
+  tsinspect serve --redact default
   tsinspect serve --listen 0.0.0.0:8644 --allow-host mybox.local`
 
 func runServe(env *cliEnv, args []string) error {
