@@ -22,9 +22,9 @@ flags, their cost per day or week as a chart, and totals); each session's
 turns with the terminal timeline's columns, flags and tabs (working set,
 catalog, searches, cache, flags, raw, conversation: the terminal's order
 and keys), charts of the prompt cache, context and cost over the turns, a
-link to each turn, and new turns as Claude Code writes them; two sessions compared as
-'tsinspect diff' compares them. New sessions appear without a restart.
-Everything is in the binary: no network is needed.
+link to each turn, and new turns as Claude Code writes them; two
+sessions compared as 'tsinspect diff' compares them. New sessions appear
+without a restart. Everything is in the binary: no network is needed.
 
 It only reads: it answers GET alone and writes nothing to disk (the
 listing's index in your cache directory is read, not written: 'tsinspect
