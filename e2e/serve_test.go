@@ -77,7 +77,7 @@ func TestServe(t *testing.T) {
 			t.Fatalf("no address printed in 60 s: %q, %s", printed, stderr.String())
 		}
 	}
-	if !strings.HasPrefix(printed[0], "Serving 6 sessions of "+projects+", "+capture+", redacted (default)") {
+	if !strings.HasPrefix(printed[0], "Serving 6 sessions of "+projects+", "+capture+", everything shown (loopback") {
 		t.Errorf("first line %q", printed[0])
 	}
 	c := &http.Client{Timeout: 30 * time.Second}
@@ -92,6 +92,38 @@ func TestServe(t *testing.T) {
 	resp.Body.Close()
 	if err != nil || len(got.Rows) != 6 {
 		t.Errorf("sessions: %d rows, %v", len(got.Rows), err)
+	}
+	// A capture written while served (here appended to by 'import') is
+	// read again from where it stopped: its row counts the new turns.
+	turns := func() int {
+		resp, err := c.Get(url + "api/sessions")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var got struct {
+			Counts struct{ Turns int } `json:"counts"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+			t.Fatal(err)
+		}
+		return got.Counts.Turns
+	}
+	before := turns()
+	other := filepath.Join(dir, "other.db")
+	if err := os.WriteFile(other, democapture.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	har := filepath.Join(dir, "demo.har")
+	for _, args := range [][]string{{"export", other, "--format", "har", "--out", har}, {"import", har, "--db", capture}} {
+		if out, err := exec.Command(kit.Tsinspect, args...).CombinedOutput(); err != nil {
+			t.Fatalf("tsinspect %s: %v\n%s", args[0], err, out)
+		}
+	}
+	// Asked again until the listing has read it (go test's -timeout
+	// bounds it): the demo capture's seven turns again.
+	for turns() != before+7 {
+		time.Sleep(200 * time.Millisecond)
 	}
 	req, _ := http.NewRequest("GET", url, nil)
 	req.Host = "rebind.example:80"

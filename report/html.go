@@ -12,6 +12,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
+	"github.com/tsinspect/tsinspect/internal/svgchart"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/timeline"
 )
@@ -51,7 +52,7 @@ func (r *Report) WriteHTML(w io.Writer, opts RenderOptions) error {
 		"list":        func(ls ...cardList) []cardList { return ls },
 		"firstItems":  func(items []flagItem) []flagItem { return items[:min(len(items), shownFlags)] },
 		"moreItems":   func(items []flagItem) []flagItem { return items[min(len(items), shownFlags):] },
-	}).Parse(htmlTemplate)
+	}).Parse(htmlTemplate + svgchart.Template)
 	if err != nil {
 		return fmt.Errorf("report: html template: %w", err)
 	}
@@ -369,15 +370,7 @@ details.conv[open] summary { margin-bottom: 6px; }
 <h2 id="thread-{{.ID}}">Thread {{.ID}} <span class="muted">({{.Label}}, {{.Client}}, {{len .Turns}} {{plural (len .Turns) "turn" "turns"}}{{if .Models}}, {{join .Models ", "}}{{end}})</span></h2>
 {{range .Charts}}<figure>
 <h3>{{.Title}}</h3>
-<svg class="chart" id="{{.ID}}" viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="{{.Title}}">
-{{$c := .}}{{range .YTicks}}<line class="grid" x1="{{$c.PlotLeft}}" x2="{{$c.PlotRite}}" y1="{{.Pos}}" y2="{{.Pos}}"/><text class="lbl-y" x="{{$c.YLabelX}}" y="{{.LabelPos}}">{{.Label}}</text>
-{{end}}<line class="axis" x1="{{.PlotLeft}}" x2="{{.PlotRite}}" y1="{{.PlotBot}}" y2="{{.PlotBot}}"/>
-{{range .XTicks}}<text class="lbl-x" x="{{.Pos}}" y="{{$c.XLabelY}}">{{.Label}}</text>{{end}}<text class="lbl-y" x="{{.YLabelX}}" y="{{.XLabelY}}">turn</text>
-{{range .Bars}}<rect class="{{.Class}}" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}"><title>{{.Title}}</title></rect>{{end}}
-{{range .Lines}}<polyline class="{{.Class}}" points="{{.Points}}"/>{{end}}
-{{range .Dots}}<circle class="{{.Class}}" cx="{{.X}}" cy="{{.Y}}" r="3"><title>{{.Title}}</title></circle>{{end}}
-{{range .Markers}}<a href="{{.Href}}"><title>{{.Title}}</title><line class="mk {{.Class}}" x1="{{.X}}" x2="{{.X}}" y1="{{.Y1}}" y2="{{.Y2}}"/><text class="mk {{.Class}}" x="{{.X}}" y="{{.TextY}}">{{.Label}}</text></a>{{end}}
-</svg>
+{{template "svgchart" .}}
 <div class="legend">{{range .Legend}}<span><i class="{{.Class}}"></i>{{.Label}}</span>{{end}}{{if .Grouped}}<span>numbers above: flags in each stretch of turns (hover for which; click for the first)</span>{{else if .Markers}}<span>⚑ flagged turn (number of the flag above)</span>{{end}}</div>
 <figcaption>{{.Caption}}</figcaption>
 </figure>{{end}}

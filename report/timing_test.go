@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/internal/svgchart"
 )
 
 func TestTiming(t *testing.T) {
@@ -58,7 +59,7 @@ func TestXTicksApart(t *testing.T) {
 		}
 		for i := 1; i < len(c.XTicks); i++ {
 			a, b := c.XTicks[i-1], c.XTicks[i]
-			if b.Pos-a.Pos < float64(len(b.Label)*labelWidth) {
+			if b.Pos-a.Pos < float64(len(b.Label)*svgchart.LabelWidth) {
 				t.Errorf("%d turns: labels %s at %v and %s at %v overlap", n, a.Label, a.Pos, b.Label, b.Pos)
 			}
 		}

@@ -38,6 +38,9 @@ type Bucket struct {
 	PricesTaken string   `json:"prices_taken"`
 	PricedAs    []string `json:"priced_as,omitempty"`
 	Unpriced    []string `json:"unpriced,omitempty"`
+	// BreaksUSD is what the cache breaks of its answers cost (part of
+	// CostUSD), each on its answer's period, as Summary.Cost prices them.
+	BreaksUSD float64 `json:"cache_breaks_usd,omitempty"`
 
 	sessions map[string]bool
 	priced   Priced
@@ -154,7 +157,11 @@ func Buckets(sums []*Summary, tab *pricing.Table, o BucketOptions) ([]Bucket, Bu
 		if project == "" {
 			project = s.Project
 		}
-		for _, u := range s.Usage {
+		lost := map[int]int64{}
+		for _, b := range s.Breaks {
+			lost[b.Turn] += b.Lost
+		}
+		for ui, u := range s.Usage {
 			if pricing.NotAModel(u.Model) {
 				continue // Claude Code's own messages, no answer of the API
 			}
@@ -191,6 +198,11 @@ func Buckets(sums []*Summary, tab *pricing.Table, o BucketOptions) ([]Bucket, Bu
 			g.CacheRead += u.CacheRead
 			g.CacheWrite += u.CacheWrite5m + u.CacheWrite1h
 			g.priced.add(tab, u)
+			if n := lost[ui]; n > 0 {
+				if c, ok := tab.BreakCost(u.Model, u.pricing(), n); ok {
+					g.BreaksUSD += c
+				}
+			}
 		}
 	}
 	out := make([]Bucket, 0, len(byKey))

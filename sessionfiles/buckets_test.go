@@ -212,3 +212,26 @@ func TestModelsUsed(t *testing.T) {
 		t.Error("<synthetic> listed as a model")
 	}
 }
+
+// A cache break's cost is on the day of its answer, as Summary.Cost
+// prices it: 10,000 tokens lost of a request that wrote 20,000 to the
+// 5-minute cache, on claude-sonnet-4-5 ($3.75 a million written, $0.30
+// read), cost 10,000 × ($3.75 − $0.30) / 1e6 = $0.0345.
+func TestBucketsBreaksOnTheirDay(t *testing.T) {
+	day1 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+	s := &Summary{ID: "s", Usage: []TurnUsage{
+		{Model: "claude-sonnet-4-5", CacheWrite5m: 30_000, At: day1},
+		{Model: "claude-sonnet-4-5", CacheRead: 10_000, CacheWrite5m: 20_000, At: day1.Add(24 * time.Hour)},
+	}, Breaks: []Break{{Turn: 1, Lost: 10_000}}}
+	tab := pricing.Default()
+	bs, _, err := Buckets([]*Summary{s}, tab, BucketOptions{By: "day", Loc: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bs) != 2 || bs[0].BreaksUSD != 0 || math.Abs(bs[1].BreaksUSD-0.0345) > 1e-9 {
+		t.Fatalf("buckets %+v: want the break's $0.0345 on the second day alone", bs)
+	}
+	if whole := s.Cost(tab).BreaksUSD; math.Abs(whole-bs[1].BreaksUSD) > 1e-12 {
+		t.Errorf("the session's breaks cost %v, its days %v", whole, bs[1].BreaksUSD)
+	}
+}

@@ -88,3 +88,7 @@ func (s *Summary) Tokens() (in, out, read, write int64) {
 	}
 	return
 }
+
+// Pricing is what the price table bills for the answer (as Cost prices
+// it): for a front end that prices the answers one by one.
+func (u TurnUsage) Pricing() pricing.Usage { return u.pricing() }

@@ -21,7 +21,7 @@ type advising struct {
 	once        sync.Once
 	mu          sync.Mutex
 	done, total int
-	body        template.HTML
+	bodies      map[redact.Policy]template.HTML // by the policy of the view
 	err         string
 	finished    bool
 }
@@ -39,22 +39,22 @@ func (s *Server) advicePage(w http.ResponseWriter, r *http.Request) {
 	a := &s.advice
 	a.once.Do(func() { go s.readAdvice() })
 	a.mu.Lock()
-	v := adviceView{Pending: !a.finished, Done: a.done, Total: a.total, Body: a.body, Err: a.err}
+	v := adviceView{Pending: !a.finished, Done: a.done, Total: a.total, Body: a.bodies[s.policyOf(r)], Err: a.err}
 	a.mu.Unlock()
-	s.render(w, http.StatusOK, "advice", "Advice", v)
+	s.render(w, r, http.StatusOK, "advice", "Advice", v)
 }
 
 // readAdvice reads the sessions of the server's roots for their advice.
 func (s *Server) readAdvice() {
 	a := &s.advice
-	finish := func(body template.HTML, err string) {
+	finish := func(bodies map[redact.Policy]template.HTML, err string) {
 		a.mu.Lock()
-		a.body, a.err, a.finished = body, err, true
+		a.bodies, a.err, a.finished = bodies, err, true
 		a.mu.Unlock()
 	}
 	c, err := catalog.Open(catalog.Options{NoIndex: true, ReadOnly: true}, append(append([]string{}, s.opts.Roots...), s.opts.Files...)...)
 	if err != nil {
-		finish("", s.scrub(err.Error()))
+		finish(nil, s.scrub(err.Error()))
 		return
 	}
 	facts, _, err := c.Facts(catalog.Query{}, catalog.FactsOptions{Prices: s.opts.Prices, Progress: func(p catalog.Progress) {
@@ -63,18 +63,22 @@ func (s *Server) readAdvice() {
 		a.mu.Unlock()
 	}})
 	if err != nil {
-		finish("", s.scrub(err.Error()))
+		finish(nil, s.scrub(err.Error()))
 		return
 	}
-	whole := advice.Advise(facts, advice.Options{Prices: s.opts.Prices.Describe()})
-	res := redact.Advice(whole, s.opts.Policy)
-	s.linkEvidence(whole, res)
-	var b bytes.Buffer
-	if err := res.WriteHTMLBody(&b); err != nil {
-		finish("", s.scrub(err.Error()))
-		return
+	adv := advice.Advise(facts, advice.Options{Prices: s.opts.Prices.Describe()})
+	bodies := map[redact.Policy]template.HTML{}
+	for _, p := range s.views() {
+		res := redact.Advice(adv, p)
+		s.linkEvidence(adv, res)
+		var b bytes.Buffer
+		if err := res.WriteHTMLBody(&b); err != nil {
+			finish(nil, s.scrub(err.Error()))
+			return
+		}
+		bodies[p] = template.HTML(b.String())
 	}
-	finish(template.HTML(b.String()), "")
+	finish(bodies, "")
 }
 
 // linkEvidence sets the link of each evidence of shown (the advice as

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"net/url"
+	"regexp"
+	"strconv"
 
 	"github.com/tsinspect/tsinspect/timeline/view"
 )
@@ -31,8 +34,38 @@ var roleClass = [...]string{
 }
 
 // span is a run of the view's text with its role's class ("" for plain
-// text), as the "line" fragment writes it.
-type span struct{ Class, Text string }
+// text), as the "line" fragment writes it; Href, when set, makes it a
+// link (a turn the text names: linkTurns).
+type span struct{ Class, Text, Href string }
+
+// turnRef is how the view names a turn of the session: "#37".
+var turnRef = regexp.MustCompile(`#[0-9]+\b`)
+
+// linkTurns makes each "#N" of ls that names a turn of the session at key
+// (of turns turns) a link to it: a copy, ls is not changed.
+func linkTurns(ls [][]span, key string, turns int) [][]span {
+	out := make([][]span, len(ls))
+	for i, l := range ls {
+		for _, sp := range l {
+			at := 0
+			for _, m := range turnRef.FindAllStringIndex(sp.Text, -1) {
+				n, err := strconv.Atoi(sp.Text[m[0]+1 : m[1]])
+				if err != nil || n < 1 || n > turns {
+					continue
+				}
+				if m[0] > at {
+					out[i] = append(out[i], span{Class: sp.Class, Text: sp.Text[at:m[0]]})
+				}
+				out[i] = append(out[i], span{Class: sp.Class, Text: sp.Text[m[0]:m[1]], Href: "/s/" + url.PathEscape(key) + "/turn/" + strconv.Itoa(n)})
+				at = m[1]
+			}
+			if at < len(sp.Text) || at == 0 {
+				out[i] = append(out[i], span{Class: sp.Class, Text: sp.Text[at:]})
+			}
+		}
+	}
+	return out
+}
 
 // spans is a line of the view's text for the "line" fragment.
 func spans(l view.Line) []span {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
+	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/report"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/source"
@@ -32,8 +33,9 @@ type item struct {
 	path string
 	sum  *sessionfiles.Summary // nil for a capture
 	row  sessionfiles.Row      // its figures, not redacted
-	// shown is the project as pages show it (see listing.display).
-	shown string
+	// shown is the project as a redacted page shows it, plain as a page
+	// that shows everything does (see listing.display).
+	shown, plain string
 	// days are the session's answers summed per day (local time), for the
 	// chart; nil for a capture.
 	days []sessionfiles.Bucket
@@ -43,11 +45,16 @@ type item struct {
 // a search that found nothing or part of what it named (catalog.Flagged).
 func (it *item) flagged() bool { return catalog.Flagged(it.row) }
 
-// capturedRow is a capture's row, kept while the file is unchanged.
+// capturedRow is a capture's row, kept while the file is unchanged. A
+// capture that changed since it was first read (one 'record' is writing)
+// is followed: each change is read from where the last stopped, as 'open
+// --follow' reads it, until it has not changed for idle.
 type capturedRow struct {
-	stamp string
-	row   sessionfiles.Row
-	err   error
+	stamp   string
+	row     sessionfiles.Row
+	err     error
+	follow  source.Following
+	changed time.Time
 }
 
 // listing is every session the server shows: the Claude Code sessions
@@ -75,7 +82,7 @@ type listing struct {
 	// known are the items of the sessions read, by summary: a session the
 	// index still holds keeps its item, its figures worked out once.
 	known map[*sessionfiles.Summary]*item
-	red   *redactor // the listing's pseudonyms (projects), for the server's life
+	red   *redactor // the redacted view's pseudonyms (projects), for the server's life
 }
 
 // ScanStats says what a reading of the listing did.
@@ -92,7 +99,7 @@ type ScanStats struct {
 func newListing(opts *Options) *listing {
 	return &listing{roots: opts.Roots, files: opts.Files, tab: opts.Prices, version: opts.Version, budget: opts.Budget,
 		index: opts.Index, captures: map[string]capturedRow{},
-		known: map[*sessionfiles.Summary]*item{}, red: newRedactor(opts.Policy, nil)}
+		known: map[*sessionfiles.Summary]*item{}, red: newRedactor(opts.redactedPolicy(), nil)}
 }
 
 // refresh reads the listing again when it was last read at least minAge
@@ -167,17 +174,26 @@ func (l *listing) refresh(ctx context.Context, minAge time.Duration) (uint64, er
 	}
 	for i, f := range l.files {
 		c, ok := l.captures[f]
-		if !ok || c.stamp != stamps[i] {
+		switch {
+		case !ok:
 			row, err := captureRow(ctx, f, l.tab, l.version)
-			c = capturedRow{stamp: stamps[i], row: row, err: err}
-			l.captures[f] = c
+			c = capturedRow{stamp: stamps[i], row: row, err: err, changed: time.Now()}
+		case c.stamp != stamps[i]:
+			if next, done := l.followCapture(ctx, f, c); done {
+				c = next
+				c.stamp, c.changed = stamps[i], time.Now()
+			} else {
+				// Stopped (its request gone): read at the next refresh.
+				c, stamp = next, ""
+			}
 		}
+		l.captures[f] = c
 		if c.err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", f, c.err))
 			continue
 		}
 		it := &item{path: f, row: c.row}
-		it.shown = l.display(it)
+		it.shown, it.plain = l.display(it)
 		items = append(items, it)
 	}
 	slices.SortStableFunc(items, func(a, b *item) int { return b.row.End.Compare(a.row.End) })
@@ -244,7 +260,7 @@ func (l *listing) itemsOf(sums []*sessionfiles.Summary) map[*sessionfiles.Summar
 	wg.Wait()
 	for i, s := range todo {
 		if it := made[i]; it != nil {
-			it.shown = l.display(it)
+			it.shown, it.plain = l.display(it)
 		}
 		out[s] = made[i]
 	}
@@ -280,6 +296,44 @@ func fileStamp(path string) string {
 	return b.String()
 }
 
+// followCapture reads what changed in the capture at path since c was
+// read, following it from now on (its first poll reads it whole once).
+// done is false when ctx stopped the reading: c is as it was, not
+// followed.
+func (l *listing) followCapture(ctx context.Context, path string, c capturedRow) (_ capturedRow, done bool) {
+	if c.follow == nil {
+		c.follow = source.Follow(path)
+	}
+	got, err := c.follow.Poll(ctx)
+	if err != nil {
+		c.follow.Close()
+		c.follow = nil
+		if ctx.Err() != nil {
+			return c, false
+		}
+		c.err = err
+		return c, true
+	}
+	if got != nil {
+		c.row, c.err = rowOf(path, got, l.tab, l.version), nil
+	}
+	return c, true
+}
+
+// sweep lets go of the captures followed that were not written for
+// idle (all of them when all is set, as the server stops).
+func (l *listing) sweep(all bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for f, c := range l.captures {
+		if c.follow != nil && (all || time.Since(c.changed) > idle) {
+			c.follow.Close()
+			c.follow = nil
+			l.captures[f] = c
+		}
+	}
+}
+
 // captureRow reads a capture whole and works out its listing row: the
 // report's figures, as 'tsinspect report' prices them.
 func captureRow(ctx context.Context, path string, tab *pricing.Table, version string) (sessionfiles.Row, error) {
@@ -288,7 +342,11 @@ func captureRow(ctx context.Context, path string, tab *pricing.Table, version st
 		return sessionfiles.Row{}, err
 	}
 	_ = problems // the session page names them
-	s := b.Session()
+	return rowOf(path, b.Session(), tab, version), nil
+}
+
+// rowOf is the listing row of the capture at path, read as s.
+func rowOf(path string, s *timeline.Session, tab *pricing.Table, version string) sessionfiles.Row {
 	abs, _ := filepath.Abs(path)
 	row := sessionfiles.Row{Path: path, Cwd: abs, Start: s.FirstAt, End: s.LastAt, Turns: len(s.Turns), Requests: true,
 		CatalogRecorded: true, CostKnown: true, PricesTaken: tab.Taken}
@@ -326,7 +384,7 @@ func captureRow(ctx context.Context, path string, tab *pricing.Table, version st
 		row.Unpriced = c.Unpriced
 		row.PricedAs = append(row.PricedAs, c.Estimated...)
 	}
-	return row, nil
+	return row
 }
 
 // query is what the sessions page asks of the listing: the filters of
@@ -337,30 +395,45 @@ type query struct {
 	Model   string
 	Flagged bool
 	Sort    string // time, cost, flags or turns
+	By      string // the chart's periods: day or week
 }
 
-// display is the project a page shows for it: its directory's last two
-// parts, or under redaction a pseudonym of the whole.
-func (l *listing) display(it *item) string {
-	if l.red.on() {
-		if it.sum == nil {
-			return filepath.Base(it.path) // a capture: its name is its address
-		}
-		p := it.row.Cwd
-		if p == "" {
-			p = "/" + strings.ReplaceAll(strings.TrimPrefix(it.row.Project, "-"), "-", "/")
-		}
-		return l.red.text(p)
+// display is the project pages show for it: under redaction a pseudonym
+// of the whole directory, otherwise its directory's last two parts.
+func (l *listing) display(it *item) (shown, plain string) {
+	plain = textout.SessionCells(sessionfiles.Row{Cwd: it.row.Cwd, Project: it.row.Project})[1]
+	if it.sum == nil {
+		return filepath.Base(it.path), plain // a capture: its name is its address
 	}
-	return textout.SessionCells(sessionfiles.Row{Cwd: it.row.Cwd, Project: it.row.Project})[1]
+	p := it.row.Cwd
+	if p == "" {
+		p = "/" + strings.ReplaceAll(strings.TrimPrefix(it.row.Project, "-"), "-", "/")
+	}
+	return l.red.text(p), plain
 }
 
-// matches reports whether it passes q's filters (the project as shown
-// under redaction, as 'sessions --project' matches it otherwise).
-func (l *listing) matches(it *item, q query) bool {
+// project is it's project as a page shows it, redacted or not.
+func (it *item) project(redacted bool) string {
+	if redacted {
+		return it.shown
+	}
+	return it.plain
+}
+
+// redactor is the listing's redactor for a page redacted or not.
+func (l *listing) redactor(redacted bool) *redactor {
+	if redacted {
+		return l.red
+	}
+	return newRedactor(redact.Off, nil)
+}
+
+// matches reports whether it passes q's filters: the project as
+// 'sessions --project' matches it (its directory), or under redaction as
+// it is shown (a pseudonym: the directory is not to be guessed at).
+func (l *listing) matches(it *item, q query, redacted bool) bool {
 	cq := catalog.Query{Project: q.Project, Since: q.From, Model: q.Model, Flagged: q.Flagged}
-	if l.red.on() {
-		// The project shown is a pseudonym: matched as it is shown.
+	if redacted {
 		if q.Project != "" && !strings.Contains(strings.ToLower(it.shown), strings.ToLower(q.Project)) {
 			return false
 		}
@@ -371,15 +444,17 @@ func (l *listing) matches(it *item, q query) bool {
 
 // sessionsView is the sessions page's data.
 type sessionsView struct {
-	Gen     uint64     `json:"gen"`
-	Columns []string   `json:"columns"`
-	Rows    []rowView  `json:"rows"`
-	Total   string     `json:"total"`
-	Notes   []string   `json:"notes"`
-	Chart   []dayView  `json:"chart"`
-	ChartOf string     `json:"chart_of"`
-	Issues  []string   `json:"problems,omitempty"`
-	Counts  countsView `json:"counts"`
+	Gen     uint64    `json:"gen"`
+	Columns []string  `json:"columns"`
+	Rows    []rowView `json:"rows"`
+	Total   string    `json:"total"`
+	Notes   []string  `json:"notes"`
+	Chart   []dayView `json:"chart"`
+	ChartOf string    `json:"chart_of"`
+	// ChartSVG is the chart drawn (the server's SVG, set by the handler).
+	ChartSVG string     `json:"chart_svg"`
+	Issues   []string   `json:"problems,omitempty"`
+	Counts   countsView `json:"counts"`
 }
 
 // rowView is one session's row: its address, its cells as 'sessions'
@@ -391,11 +466,13 @@ type rowView struct {
 	Capture bool     `json:"capture,omitempty"`
 }
 
-// dayView is one day of the cost chart.
+// dayView is one day (or week) of the cost chart: its cost, what its
+// cache breaks cost (part of it), and what hovering it says.
 type dayView struct {
-	Day  string  `json:"day"`
-	USD  float64 `json:"usd"`
-	Text string  `json:"text"`
+	Day       string  `json:"day"`
+	USD       float64 `json:"usd"`
+	BreaksUSD float64 `json:"breaks_usd"`
+	Text      string  `json:"text"`
 }
 
 // countsView are the totals of the sessions shown.
@@ -412,13 +489,14 @@ type countsView struct {
 	Tokens      string `json:"tokens"`
 }
 
-// view works out the sessions page's data for q.
-func (l *listing) view(q query) (*sessionsView, error) {
+// view works out the sessions page's data for q, redacted or not.
+func (l *listing) view(q query, redacted bool) (*sessionsView, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	rd := l.redactor(redacted)
 	var shown []*item
 	for _, it := range l.items {
-		if l.matches(it, q) {
+		if l.matches(it, q, redacted) {
 			shown = append(shown, it)
 		}
 	}
@@ -429,7 +507,7 @@ func (l *listing) view(q query) (*sessionsView, error) {
 		byID[it.row.ID+"\x00"+it.path] = it
 	}
 	sessionfiles.SortRows(rows, q.Sort)
-	v := &sessionsView{Gen: l.gen, Columns: textout.SessionColumns(), Issues: l.red.all(l.problems), Rows: []rowView{}, Notes: []string{}, Chart: []dayView{}}
+	v := &sessionsView{Gen: l.gen, Columns: textout.SessionColumns(), Issues: rd.all(l.problems), Rows: []rowView{}, Notes: []string{}, Chart: []dayView{}}
 	var total, breaks float64
 	var estimated, unpriced []string
 	var in, out, read, write int64
@@ -439,12 +517,12 @@ func (l *listing) view(q query) (*sessionsView, error) {
 	for _, r := range rows {
 		it := byID[r.ID+"\x00"+r.Path]
 		red := r
-		red.Cwd, red.Project = it.shown, ""
+		red.Cwd, red.Project = it.project(redacted), ""
 		red.Models = nil
 		for _, m := range r.Models {
-			red.Models = append(red.Models, l.red.model(m))
+			red.Models = append(red.Models, rd.model(m))
 		}
-		red.Version = l.red.text(r.Version)
+		red.Version = rd.text(r.Version)
 		cells := textout.SessionCells(red)
 		v.Rows = append(v.Rows, rowView{Key: it.key, Cells: cells, Flagged: it.flagged(), Capture: it.sum == nil})
 		total += r.CostUSD
@@ -457,12 +535,12 @@ func (l *listing) view(q query) (*sessionsView, error) {
 		c.Empty += r.EmptySearches
 		in, out, read, write = in+r.InputTokens, out+r.OutputTokens, read+r.CacheRead, write+r.CacheWrite
 		for _, p := range r.PricedAs {
-			if p = l.red.modelPhrase(p); !slices.Contains(estimated, p) {
+			if p = rd.modelPhrase(p); !slices.Contains(estimated, p) {
 				estimated = append(estimated, p)
 			}
 		}
 		for _, p := range r.Unpriced {
-			if p = l.red.modelPhrase(p); !slices.Contains(unpriced, p) {
+			if p = rd.modelPhrase(p); !slices.Contains(unpriced, p) {
 				unpriced = append(unpriced, p)
 			}
 		}
@@ -487,7 +565,7 @@ func (l *listing) view(q query) (*sessionsView, error) {
 	c.BreaksCost = pricing.Format(breaks, true)
 	c.Tokens = fmt.Sprintf("%s input, %s output, %s cache read, %s cache written", numfmt.Thousands(in), numfmt.Thousands(out), numfmt.Thousands(read), numfmt.Thousands(write))
 	v.Total = fmt.Sprintf("%s, %s, %s at %s, of which cache breaks %s", numfmt.Count(len(rows), "session", "sessions"),
-		numfmt.Count(c.Turns, "turn", "turns"), c.Cost, l.red.text(l.tab.Describe()), c.BreaksCost)
+		numfmt.Count(c.Turns, "turn", "turns"), c.Cost, rd.text(l.tab.Describe()), c.BreaksCost)
 	slices.Sort(estimated)
 	slices.Sort(unpriced)
 	if len(estimated) > 0 {
@@ -497,8 +575,11 @@ func (l *listing) view(q query) (*sessionsView, error) {
 		v.Notes = append(v.Notes, "≥ no price for "+strings.Join(unpriced, ", ")+": left out of the cost, or at standard rates for fast mode (see 'tsinspect prices')")
 	}
 	v.Notes = append(v.Notes, catalog.MarkNotes(marked)...)
-	v.Chart = chartOf(shown, q.From)
-	v.ChartOf = "each answer of the session files shown on the day of its own timestamp (local time), as 'tsinspect sessions --by day' counts it"
+	v.Chart = chartOf(shown, q.From, q.By)
+	v.ChartOf = "each answer of the session files shown on the day of its own timestamp (local time), as 'tsinspect sessions --by day' counts it; a cache break's cost on its answer's day"
+	if q.By == "week" {
+		v.ChartOf = "each answer of the session files shown in the week (from Sunday, local time) of its own timestamp, as 'tsinspect sessions --by week' counts it; a cache break's cost on its answer's week"
+	}
 	if !q.From.IsZero() {
 		v.ChartOf += ", from the day of since on"
 	}
@@ -508,17 +589,31 @@ func (l *listing) view(q query) (*sessionsView, error) {
 	return v, nil
 }
 
-// chartOf sums the sessions' answers per day, from the day of from on
-// (all for the zero time), oldest first.
-func chartOf(items []*item, from time.Time) []dayView {
+// chartOf sums the sessions' answers per day or per week (by), from
+// the day of from on (all for the zero time), oldest first, with a
+// period of no answer between two that have some: the chart's axis is
+// time. A week begins on Sunday, as 'sessions --by week' has it.
+func chartOf(items []*item, from time.Time, by string) []dayView {
 	type day struct {
-		usd                float64
-		answers, sessions  int
+		usd, breaks        float64
+		answers            int
+		sessions           map[string]bool
 		unknown, estimated bool
 	}
 	first := ""
 	if !from.IsZero() {
 		first = from.In(time.Local).Format("2006-01-02")
+	}
+	step := 1
+	if by == "week" {
+		step = 7
+	}
+	period := func(d string) string {
+		t, err := time.Parse("2006-01-02", d)
+		if err != nil || step == 1 {
+			return d
+		}
+		return t.AddDate(0, 0, -int(t.Weekday())).Format("2006-01-02")
 	}
 	byDay := map[string]*day{}
 	for _, it := range items {
@@ -526,14 +621,16 @@ func chartOf(items []*item, from time.Time) []dayView {
 			if b.Period < first {
 				continue
 			}
-			d := byDay[b.Period]
+			k := period(b.Period)
+			d := byDay[k]
 			if d == nil {
-				d = &day{}
-				byDay[b.Period] = d
+				d = &day{sessions: map[string]bool{}}
+				byDay[k] = d
 			}
 			d.usd += b.CostUSD
+			d.breaks += b.BreaksUSD
 			d.answers += b.Answers
-			d.sessions++
+			d.sessions[it.path] = true
 			d.unknown = d.unknown || !b.CostKnown
 			d.estimated = d.estimated || len(b.PricedAs) > 0
 		}
@@ -543,17 +640,40 @@ func chartOf(items []*item, from time.Time) []dayView {
 		days = append(days, k)
 	}
 	slices.Sort(days)
+	if len(days) > 1 {
+		// The periods between, with no answer.
+		last, _ := time.Parse("2006-01-02", days[len(days)-1])
+		t, _ := time.Parse("2006-01-02", days[0])
+		var all []string
+		for ; !t.After(last) && len(all) < 3660; t = t.AddDate(0, 0, step) {
+			all = append(all, t.Format("2006-01-02"))
+		}
+		days = all
+	}
 	out := make([]dayView, 0, len(days))
 	for _, k := range days {
 		d := byDay[k]
+		if d == nil {
+			what := "no answer"
+			if step == 7 {
+				out = append(out, dayView{Day: k, Text: "week of " + k + ": " + what})
+			} else {
+				out = append(out, dayView{Day: k, Text: k + ": " + what})
+			}
+			continue
+		}
 		mark := ""
 		if d.unknown {
 			mark = "≥"
 		} else if d.estimated {
 			mark = "≈"
 		}
-		out = append(out, dayView{Day: k, USD: d.usd,
-			Text: fmt.Sprintf("%s: %s%s, %s, %s", k, mark, pricing.Format(d.usd, true), numfmt.Count(d.answers, "answer", "answers"), numfmt.Count(d.sessions, "session", "sessions"))})
+		name := k
+		if step == 7 {
+			name = "week of " + k
+		}
+		out = append(out, dayView{Day: k, USD: d.usd, BreaksUSD: d.breaks,
+			Text: fmt.Sprintf("%s: %s%s, %s, %s", name, mark, pricing.Format(d.usd, true), numfmt.Count(d.answers, "answer", "answers"), numfmt.Count(len(d.sessions), "session", "sessions"))})
 	}
 	return out
 }
@@ -572,9 +692,9 @@ func (l *listing) stats() ScanStats {
 	return l.last
 }
 
-// titleOf is the session's project as pages show it.
-func (l *listing) titleOf(it *item) string {
+// titleOf is the session's project as a page shows it, redacted or not.
+func (l *listing) titleOf(it *item, redacted bool) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return it.shown
+	return it.project(redacted)
 }

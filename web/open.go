@@ -55,12 +55,18 @@ type opened struct {
 	err      error
 	status   string
 	used     time.Time
-	red      *redactor
-	redFull  bool // red knows the private values of a session with turns
+	red      *redactor // the redacted view's
+	redFull  bool      // red knows the private values of a session with turns
 	deferral view.Deferral
-	// turnsJSON caches the turn list of generation turnsGen.
-	turnsJSON []byte
-	turnsGen  uint64
+	// turnsJSON caches the turn list of generation turnsGen, shown
+	// everything [0] and redacted [1].
+	turnsJSON [2][]byte
+	turnsGen  [2]uint64
+
+	// first starts the first reading in the background (firstRead);
+	// firstDone is closed when it is done.
+	first     sync.Once
+	firstDone chan struct{}
 
 	// size is the bytes of its files when it was opened: what it counts
 	// against the budget.
@@ -224,7 +230,8 @@ func (o *openSessions) closeAll() {
 }
 
 // refresh polls the session when it was last polled at least its poll
-// interval ago (s.mu held); the first poll reads it whole.
+// interval ago (s.mu held); the first poll reads it whole. policy is the
+// redacted view's.
 func (s *opened) refresh(ctx context.Context, policy redact.Policy) {
 	s.used = time.Now()
 	if s.f == nil {
@@ -258,6 +265,15 @@ func (s *opened) refresh(ctx context.Context, policy redact.Policy) {
 	if s.red == nil {
 		s.red = newRedactor(policy, nil)
 	}
+}
+
+// redactor is the session's redactor for a page redacted or not (s.mu
+// held, after a refresh).
+func (s *opened) redactor(redacted bool) *redactor {
+	if redacted {
+		return s.red
+	}
+	return newRedactor(redact.Off, nil)
 }
 
 // session returns the session read so far (never nil).

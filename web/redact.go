@@ -1,6 +1,7 @@
 package web
 
 import (
+	"net/http"
 	"strings"
 
 	"github.com/tsinspect/tsinspect/exchange"
@@ -164,7 +165,12 @@ func (r *redactor) flagged(t *timeline.Turn) *timeline.Turn {
 }
 
 // scrub redacts a message the server says outside any session (an error
-// naming a directory or a file) under its policy.
+// naming a directory or a file) under the policy pages start with.
 func (s *Server) scrub(msg string) string {
 	return newRedactor(s.opts.Policy, nil).text(msg)
+}
+
+// scrubFor redacts such a message for the page r asked for.
+func (s *Server) scrubFor(r *http.Request, msg string) string {
+	return newRedactor(s.policyOf(r), nil).text(msg)
 }

@@ -95,10 +95,7 @@ func (s *Server) Announce(w, log io.Writer, paths []string) {
 	if st.Read > 0 {
 		fmt.Fprintf(log, "read %s (%s) in %s; %d from the index\n", numfmt.Count(st.Read, "session", "sessions"), numfmt.Bytes(st.Bytes), st.Took.Round(1e6), st.Cached)
 	}
-	what := "redacted (" + string(s.opts.Policy) + ")"
-	if s.opts.Policy == redact.Off {
-		what = "NOT redacted (--redact off): the pages show what was said, paths and secrets"
-	}
+	what := s.audience()
 	fmt.Fprintf(w, "Serving %s of %s, %s\n", numfmt.Count(st.Sessions, "session", "sessions"), strings.Join(paths, ", "), what)
 	for _, u := range URLs(s.opts.Addr, s.opts.Token) {
 		fmt.Fprintf(w, "  %s\n", u)
@@ -107,6 +104,19 @@ func (s *Server) Announce(w, log io.Writer, paths []string) {
 		fmt.Fprintln(w, "The token is in the address and printed only here: whoever has it can read these pages.")
 	}
 	fmt.Fprintln(w, "Ctrl-C stops.")
+}
+
+// audience says what the pages show, and to whom, for Announce.
+func (s *Server) audience() string {
+	switch p := s.opts.Policy; {
+	case p == redact.Off && s.opts.Reveal:
+		return "everything shown (loopback: this machine alone; every page has a switch to the redacted view)"
+	case p == redact.Off:
+		return "NOT redacted (--redact off): the pages show what was said, paths and secrets to whoever has the token"
+	case s.opts.Reveal:
+		return "redacted (" + string(p) + "; every page has a switch to show everything)"
+	}
+	return "redacted (" + string(s.opts.Policy) + "; --redact off shows everything)"
 }
 
 // URLs are the addresses to open: the one served, or for a server on

@@ -13,6 +13,7 @@ import (
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
+	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/source"
 	"github.com/tsinspect/tsinspect/timeline"
 	"github.com/tsinspect/tsinspect/timeline/view"
@@ -61,7 +62,7 @@ func (s *Server) find(w http.ResponseWriter, r *http.Request, asJSON bool) *item
 		if asJSON {
 			jsonError(w, http.StatusNotFound, "no session "+key)
 		} else {
-			s.message(w, http.StatusNotFound, "No such session", "No session listed here is called "+key+": the sessions page lists them all.")
+			s.message(w, r, http.StatusNotFound, "No such session", "No session listed here is called "+key+": the sessions page lists them all.")
 		}
 	}
 	return it
@@ -78,11 +79,11 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
 	if ns := r.PathValue("n"); ns != "" {
 		var err error
 		if n, err = strconv.Atoi(ns); err != nil || n < 1 {
-			s.message(w, http.StatusNotFound, "No such turn", "Turns are numbered from 1: "+ns+" is not one.")
+			s.message(w, r, http.StatusNotFound, "No such turn", "Turns are numbered from 1: "+ns+" is not one.")
 			return
 		}
 	}
-	v := sessionView{Key: it.key, Name: s.list.titleOf(it), Kind: "Claude Code session", Turn: n}
+	v := sessionView{Key: it.key, Name: s.list.titleOf(it, s.policyOf(r) != redact.Off), Kind: "Claude Code session", Turn: n}
 	if it.sum == nil {
 		v.Kind = source.KindOf(it.path).Name
 	}
@@ -91,7 +92,7 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
 		v.Tabs = append(v.Tabs, tabView{Name: t.Name, Title: t.Title, Key: string(t.Key)})
 	}
 	v.TabKeys = view.TabKeys(rows)
-	s.render(w, http.StatusOK, "session", v.Name, v)
+	s.render(w, r, http.StatusOK, "session", v.Name, v)
 }
 
 // turnsView is the turn list of a session.
@@ -105,6 +106,9 @@ type turnsView struct {
 	Status  string       `json:"status,omitempty"`
 	Error   string       `json:"error,omitempty"`
 	Waiting bool         `json:"waiting,omitempty"`
+	// Light is set for the list of a session still being read: its
+	// answers as the listing read them (lightTurns), none to select.
+	Light bool `json:"light,omitempty"`
 }
 
 // turnRow is one turn of the list: its cells as the terminal timeline
@@ -137,18 +141,39 @@ func (s *Server) turnsData(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	redacted := s.policyOf(r) != redact.Off
+	if it.sum != nil && s.firstRead(o, it) {
+		// Served from the listing while the session is read.
+		red := newRedactor(redact.Off, nil)
+		if redacted {
+			red = newRedactor(s.opts.redactedPolicy(), nil)
+		}
+		b, err := marshalSafe(s.lightTurns(it, red))
+		if err != nil {
+			jsonError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Write(b)
+		return
+	}
+	v := 0
+	if redacted {
+		v = 1
+	}
 	b, err := func() ([]byte, error) {
 		o.mu.Lock()
 		defer o.mu.Unlock()
-		o.refresh(readContext(s.ctx, r.Context()), s.opts.Policy)
-		if o.turnsJSON == nil || o.turnsGen != o.gen {
-			b, err := marshalSafe(s.turns(o))
+		o.refresh(readContext(s.ctx, r.Context()), s.open.policy)
+		if o.turnsJSON[v] == nil || o.turnsGen[v] != o.gen {
+			b, err := marshalSafe(s.turns(o, o.redactor(redacted)))
 			if err != nil {
 				return nil, err
 			}
-			o.turnsJSON, o.turnsGen = b, o.gen
+			o.turnsJSON[v], o.turnsGen[v] = b, o.gen
 		}
-		return o.turnsJSON, nil
+		return o.turnsJSON[v], nil
 	}()
 	if err != nil {
 		jsonError(w, http.StatusInternalServerError, err.Error())
@@ -161,12 +186,12 @@ func (s *Server) turnsData(w http.ResponseWriter, r *http.Request) {
 	w.Write(b)
 }
 
-// turns works out the turn list (o.mu held).
-func (s *Server) turns(o *opened) *turnsView {
+// turns works out the turn list, redacted by red (o.mu held).
+func (s *Server) turns(o *opened, red *redactor) *turnsView {
 	ss := o.session()
 	v := &turnsView{Gen: o.gen, Status: o.status, Waiting: !o.f.Opened(), Threads: []threadView{}}
 	if o.err != nil {
-		v.Error = o.red.text(o.err.Error())
+		v.Error = red.text(o.err.Error())
 	}
 	for c := view.Column(0); c < view.NumColumns; c++ {
 		v.Columns = append(v.Columns, c.Title())
@@ -176,25 +201,25 @@ func (s *Server) turns(o *opened) *turnsView {
 	v.Turns = make([]turnRow, 0, len(ss.Turns))
 	for _, t := range ss.Turns {
 		inFlight := t.Exchange != nil && t.Exchange.State == exchange.StateInFlight
-		row := turnRow{Index: t.Index, Thread: o.red.text(t.Thread), Cells: make([][][2]string, view.NumColumns)}
+		row := turnRow{Index: t.Index, Thread: red.text(t.Thread), Cells: make([][][2]string, view.NumColumns)}
 		for c := view.Column(0); c < view.NumColumns; c++ {
 			var l view.Line
 			switch c {
 			case view.ColCost:
 				l = view.CostCell(t, s.opts.Prices, inFlight)
 			case view.ColFlags:
-				l = view.WideFlags(o.red.flagged(t))
+				l = view.WideFlags(red.flagged(t))
 			default:
 				l = view.Cell(t, c, time.Local, inFlight)
 			}
 			switch c {
 			case view.ColModel:
 				// The model as a report shows it.
-				l = o.red.modelLine(l)
+				l = red.modelLine(l)
 			case view.ColThread, view.ColFlags:
 				// The cells that may hold a name: the rest are numbers,
 				// times and the stop reason.
-				l = o.red.line(l)
+				l = red.line(l)
 			}
 			row.Cells[c] = runs(l)
 		}
@@ -207,7 +232,7 @@ func (s *Server) turns(o *opened) *turnsView {
 		v.Turns = append(v.Turns, row)
 	}
 	for _, th := range ss.Threads {
-		v.Threads = append(v.Threads, threadView{ID: o.red.text(th.ID), Kind: th.Kind, Turns: len(th.Turns)})
+		v.Threads = append(v.Threads, threadView{ID: red.text(th.ID), Kind: th.Kind, Turns: len(th.Turns)})
 	}
 	var parts []string
 	parts = append(parts, numfmt.Count(len(ss.Turns), "turn", "turns"))
@@ -223,7 +248,7 @@ func (s *Server) turns(o *opened) *turnsView {
 		if est {
 			mark = "≈"
 		}
-		parts = append(parts, mark+pricing.Format(usd, true)+" at "+o.red.text(s.opts.Prices.Describe()))
+		parts = append(parts, mark+pricing.Format(usd, true)+" at "+red.text(s.opts.Prices.Describe()))
 	}
 	v.Header = strings.Join(parts, " · ")
 	return v
@@ -255,7 +280,7 @@ func (s *Server) tabData(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	out, missing := s.tabHTML(r.Context(), o, tab, n, r.URL.Query())
+	out, missing := s.tabHTML(r.Context(), o, tab, n, r.URL.Query(), s.policyOf(r) != redact.Off)
 	if missing != "" {
 		jsonError(w, http.StatusNotFound, missing)
 		return
@@ -269,22 +294,25 @@ func (s *Server) tabData(w http.ResponseWriter, r *http.Request) {
 
 // tabHTML is tab of turn n of the session as HTML, worked out with the
 // session's lock held; missing says why there is none.
-func (s *Server) tabHTML(ctx context.Context, o *opened, tab view.Tab, n int, query url.Values) (out, missing string) {
+func (s *Server) tabHTML(ctx context.Context, o *opened, tab view.Tab, n int, query url.Values, redacted bool) (out, missing string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.refresh(readContext(s.ctx, ctx), s.opts.Policy)
+	o.refresh(readContext(s.ctx, ctx), s.open.policy)
 	ss := o.session()
 	t := view.TurnAt(ss, n)
 	if t == nil {
 		return "", fmt.Sprintf("no turn %d (the session has %d)", n, len(ss.Turns))
 	}
 	q := query.Get("q")
-	red := o.red
+	red := o.redactor(redacted)
 	in := view.TabInput{Session: ss, Turn: red.flagged(t), Query: q, Width: tabWidth, Height: chartHeight,
 		Prices: s.opts.Prices, Deferral: &o.deferral, Explain: timeline.Explain, WholeHistory: query.Get("all") == "1"}
 	if red.on() {
 		in.Withheld = "The text that changed is left out of a redacted view: --redact off shows it."
 	}
+	// The Cache tab's chart is the page's own: SVG, every turn of the
+	// thread.
+	in.Charted = tab == view.TabCache
 	var frag string
 	var data any
 	switch row := tab.Row(); {
@@ -295,14 +323,26 @@ func (s *Server) tabHTML(ctx context.Context, o *opened, tab view.Tab, n int, qu
 		frag, data = "conversation", conversationOf(ss, t, q, in.WholeHistory)
 	case row.Form == view.FormTree:
 		frag, data = "raw", rawOf(t, query)
+	case tab == view.TabCache:
+		ls := red.lines(tab.Lines(in))
+		head := min(1, len(ls))
+		frag, data = "cache", cacheView{Head: linesOf(ls[:head]), Rest: linkTurns(linesOf(ls[head:]), o.key, len(ss.Turns)),
+			Figures: threadFigures(o.key, red.text(t.Thread), ss, t, s.opts.Prices)}
 	default:
-		frag, data = "lines", linesOf(red.lines(tab.Lines(in)))
+		frag, data = "lines", linkTurns(linesOf(red.lines(tab.Lines(in))), o.key, len(ss.Turns))
 	}
 	var b bytes.Buffer
 	if err := s.frags.write(&b, frag, data); err != nil {
 		return "", "the tab could not be drawn: " + err.Error()
 	}
 	return b.String(), ""
+}
+
+// cacheView is the Cache tab: its title line, the thread's charts, and
+// the rest of its lines.
+type cacheView struct {
+	Head, Rest [][]span
+	Figures    []figure
 }
 
 // sessionEvents tells a session page when the session changed (a new
@@ -330,7 +370,7 @@ func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) {
 	defer tick.Stop()
 	for {
 		o.mu.Lock()
-		o.refresh(readContext(s.ctx, r.Context()), s.opts.Policy)
+		o.refresh(readContext(s.ctx, r.Context()), s.open.policy)
 		gen, turns := o.gen, len(o.session().Turns)
 		o.mu.Unlock()
 		if gen != sent {

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 )
 
@@ -15,7 +17,7 @@ const listingAge = time.Second
 
 // sessionsPage is the list of every session.
 func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
-	s.render(w, http.StatusOK, "sessions", "Sessions", nil)
+	s.render(w, r, http.StatusOK, "sessions", "Sessions", nil)
 }
 
 // sessionsData is the sessions page's rows, totals and chart, for the
@@ -23,7 +25,14 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
 // 'tsinspect sessions' has them).
 func (s *Server) sessionsData(w http.ResponseWriter, r *http.Request) {
 	v := r.URL.Query()
-	q := query{Project: v.Get("project"), Model: v.Get("model"), Flagged: v.Get("flagged") == "1", Sort: v.Get("sort")}
+	q := query{Project: v.Get("project"), Model: v.Get("model"), Flagged: v.Get("flagged") == "1", Sort: v.Get("sort"), By: v.Get("by")}
+	if q.By == "" {
+		q.By = "day"
+	}
+	if q.By != "day" && q.By != "week" {
+		jsonError(w, http.StatusBadRequest, fmt.Sprintf("by %q: want day or week", q.By))
+		return
+	}
 	switch q.Sort {
 	case "":
 		q.Sort = "time"
@@ -41,13 +50,21 @@ func (s *Server) sessionsData(w http.ResponseWriter, r *http.Request) {
 		q.From = from
 	}
 	if _, err := s.list.refresh(r.Context(), listingAge); err != nil {
-		jsonError(w, http.StatusInternalServerError, s.scrub(err.Error()))
+		jsonError(w, http.StatusInternalServerError, s.scrubFor(r, err.Error()))
 		return
 	}
-	out, err := s.list.view(q)
+	out, err := s.list.view(q, s.policyOf(r) != redact.Off)
 	if err != nil {
-		jsonError(w, http.StatusInternalServerError, s.scrub(err.Error()))
+		jsonError(w, http.StatusInternalServerError, s.scrubFor(r, err.Error()))
 		return
+	}
+	if len(out.Chart) > 0 {
+		var b strings.Builder
+		if err := s.frags.write(&b, "figure", dayFigure(out.Chart, q.By, "("+out.ChartOf+")")); err != nil {
+			jsonError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		out.ChartSVG = safeHTML(b.String())
 	}
 	writeJSON(w, out)
 }
@@ -76,7 +93,7 @@ func (s *Server) sessionsEvents(w http.ResponseWriter, r *http.Request) {
 		g, err := s.list.refresh(r.Context(), listingAge)
 		switch {
 		case err != nil:
-			if send("problem", jsonText(s.scrub(err.Error()))) != nil {
+			if send("problem", jsonText(s.scrubFor(r, err.Error()))) != nil {
 				return
 			}
 		case g != gen:

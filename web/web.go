@@ -27,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tsinspect/tsinspect/internal/svgchart"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/redact"
 )
@@ -51,9 +52,17 @@ type Options struct {
 	Index string
 	// Prices prices every figure.
 	Prices *pricing.Table
-	// Policy is the redaction of every page (redact.Default unless the
-	// user switched it off).
+	// Policy is the redaction pages show unless a viewer switches it
+	// (see Audience): redact.Off shows everything; the zero value is
+	// redact.Default.
 	Policy redact.Policy
+	// Redacted is the policy of the redacted view the switch on every
+	// page leads to when Policy is redact.Off (redact.Default when unset).
+	Redacted redact.Policy
+	// Reveal lets a viewer switch a redacted page to show everything (a
+	// server on loopback: the user's own machine). A server whose Policy
+	// is redact.Off lets them switch back whatever it says.
+	Reveal bool
 	// Addr is the address served, host:port as bound: a request's Host
 	// header must name it (or a name of AllowHosts).
 	Addr       string
@@ -111,7 +120,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, ctx: ctx, hosts: h, list: newListing(&opts),
-		open: &openSessions{ctx: ctx, policy: opts.Policy, budget: opts.Budget, m: map[string]*opened{}}}
+		open: &openSessions{ctx: ctx, policy: opts.redactedPolicy(), budget: opts.Budget, m: map[string]*opened{}}}
 	if s.pages, s.frags, err = parsePages(); err != nil {
 		return nil, err
 	}
@@ -149,6 +158,7 @@ func (s *Server) routes() []route {
 		{"GET /events/s/{key}", s.sessionEvents},
 		{"GET /compare", s.comparePage},
 		{"GET /advice", s.advicePage},
+		{"GET /view/{which}", s.viewPage},
 		{"GET /assets/", s.assets.ServeHTTP},
 		// The pages name no icon, but a browser asks for one on a page
 		// of plain text (a refusal): nothing, rather than a 404 it logs.
@@ -163,7 +173,7 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc(r.pattern, r.handler)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.message(w, http.StatusNotFound, "Not found", "There is no page at "+r.URL.Path+".")
+		s.message(w, r, http.StatusNotFound, "Not found", "There is no page at "+r.URL.Path+".")
 	})
 	return s.guard(mux)
 }
@@ -178,12 +188,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	sweep := time.NewTicker(time.Minute)
 	defer sweep.Stop()
 	defer s.open.closeAll()
+	defer s.list.sweep(true)
 	for {
 		select {
 		case err := <-done:
 			return fmt.Errorf("web: serve: %w", err)
 		case <-sweep.C:
 			s.open.sweep()
+			s.list.sweep(false)
 		case <-ctx.Done():
 			stop, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
@@ -202,8 +214,10 @@ type page struct {
 	Title     string
 	Redaction string
 	Redacted  bool
-	Version   string
-	Data      any
+	// Switch leads to the other view (nil when the server allows none).
+	Switch  *viewSwitch
+	Version string
+	Data    any
 }
 
 // parsePages parses each page's template with the layout and the
@@ -211,6 +225,9 @@ type page struct {
 func parsePages() (map[string]*template.Template, fragments, error) {
 	funcs := template.FuncMap{"diffclass": diffClass}
 	frags, err := template.New("fragments.html").Funcs(funcs).ParseFS(templateFS, "templates/fragments.html")
+	if err == nil {
+		_, err = frags.Parse(svgchart.Template)
+	}
 	if err != nil {
 		return nil, fragments{}, fmt.Errorf("web: template fragments: %w", err)
 	}
@@ -225,6 +242,9 @@ func parsePages() (map[string]*template.Template, fragments, error) {
 			continue
 		}
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/fragments.html", n)
+		if err == nil {
+			_, err = t.Parse(svgchart.Template)
+		}
 		if err != nil {
 			return nil, fragments{}, fmt.Errorf("web: template %s: %w", n, err)
 		}
@@ -233,9 +253,11 @@ func parsePages() (map[string]*template.Template, fragments, error) {
 	return pages, fragments{frags}, nil
 }
 
-// render writes a page.
-func (s *Server) render(w http.ResponseWriter, status int, name, title string, data any) {
-	p := page{Title: title, Redaction: s.redaction(), Redacted: s.opts.Policy != redact.Off, Version: s.opts.Version, Data: data}
+// render writes a page, answering r.
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name, title string, data any) {
+	policy := s.policyOf(r)
+	p := page{Title: title, Redaction: s.redaction(policy), Redacted: policy != redact.Off, Switch: s.switchOf(r, policy),
+		Version: s.opts.Version, Data: data}
 	var b strings.Builder
 	if err := s.pages[name].Execute(&b, p); err != nil {
 		http.Error(w, "tsinspect serve: page "+name+": "+err.Error(), http.StatusInternalServerError)
@@ -248,14 +270,6 @@ func (s *Server) render(w http.ResponseWriter, status int, name, title string, d
 }
 
 // message writes a page that says one thing (an error, a page not found).
-func (s *Server) message(w http.ResponseWriter, status int, title, text string) {
-	s.render(w, status, "message", title, text)
-}
-
-// redaction says on every page what was removed.
-func (s *Server) redaction() string {
-	if s.opts.Policy == redact.Off {
-		return "Not redacted (--redact off): these pages show what was said, paths, e-mail addresses, identifiers and secrets as recorded."
-	}
-	return redact.Describe(s.opts.Policy) + " The conversation and the raw exchanges are left out: --redact off shows them."
+func (s *Server) message(w http.ResponseWriter, r *http.Request, status int, title, text string) {
+	s.render(w, r, status, "message", title, text)
 }

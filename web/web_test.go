@@ -138,9 +138,13 @@ type sessionsJSON struct {
 		Flagged bool     `json:"flagged"`
 		Capture bool     `json:"capture"`
 	} `json:"rows"`
-	Total  string                 `json:"total"`
-	Notes  []string               `json:"notes"`
-	Chart  []struct{ Day string } `json:"chart"`
+	Total string   `json:"total"`
+	Notes []string `json:"notes"`
+	Chart []struct {
+		Day       string
+		USD       float64
+		BreaksUSD float64 `json:"breaks_usd"`
+	} `json:"chart"`
 	Counts struct {
 		Sessions, Turns int
 	} `json:"counts"`
@@ -504,6 +508,10 @@ func TestCompare(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("compare lacks %q", want)
 		}
+	}
+	// The aligned turns lead to their turns of each session.
+	if !strings.Contains(body, `<a class="turnref" href="/s/demo.db/turn/1">`) || !strings.Contains(body, `<a class="turnref" href="/s/`+ss.Rows[0].Key+`/turn/1">`) {
+		t.Errorf("the aligned turns are not links to them:\n%s", body)
 	}
 	code, body, _ = get(t, s, "GET", "/compare?a=demo.db&b=demo.db", "")
 	if code != http.StatusOK || !strings.Contains(body, "The sessions are the same") {

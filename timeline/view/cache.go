@@ -23,25 +23,27 @@ func isCacheFlag(f timeline.Flag) bool {
 // previous request of the thread, as a diff of the two requests there.
 // (The Flags tab has each flag's full story.)
 func Cache(s *timeline.Session, t *timeline.Turn, width, height int) []Line {
-	return cache(s, t, width, height, "")
+	return cache(s, t, width, height, "", false)
 }
 
 // CacheWithoutText is Cache without the text of the prefix that changed
 // (a system prompt, a message, a tool definition: what a redacted view
 // never shows): where the diff would be, it says note.
 func CacheWithoutText(s *timeline.Session, t *timeline.Turn, width, height int, note string) []Line {
-	return cache(s, t, width, height, note)
+	return cache(s, t, width, height, note, false)
 }
 
-// cache is Cache, with the diff of the prefix replaced by note when note
-// is set.
-func cache(s *timeline.Session, t *timeline.Turn, width, height int, note string) []Line {
+// cache is Cache, without its chart when charted (the front end draws
+// it), with the diff of the prefix replaced by note when note is set.
+func cache(s *timeline.Session, t *timeline.Turn, width, height int, note string, charted bool) []Line {
 	var d doc
 	thread := threadTurns(s, t)
 	l := d.line()
 	l.addf(RoleTitle, "Prompt cache across %s", t.Thread)
 	l.addf(RoleDim, " (%s)", numfmt.Count(len(thread), "turn", "turns"))
-	chart(&d, thread, t, width, height)
+	if !charted {
+		chart(&d, thread, t, width, height)
+	}
 
 	u := decoded(t).Response.Usage
 	l = d.line()

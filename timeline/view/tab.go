@@ -64,6 +64,9 @@ type TabInput struct {
 	// Withheld, when set, is said in place of the text of the prompt
 	// that changed (the Cache tab of a redacted view).
 	Withheld string
+	// Charted is set when the front end draws the thread's chart itself
+	// (the web view's SVG): the Cache tab leaves its text chart out.
+	Charted bool
 }
 
 // TabRow is one row of the tab table: what the terminal timeline and the
@@ -113,7 +116,7 @@ var tabTable = [...]TabRow{
 	{Tab: TabCache, Name: "cache", Key: '4', Title: "Cache", Short: "Cache", Tall: true,
 		Shows: "read / created / input tokens across the thread, the selected break's cause with the flag's whole text (the tab and the flag say the same), and a diff of the two requests where the prefix first differs (for a turn made from a transcript, only the model and messages can be compared); the time since the previous turn started, as the `cache_break` detail gives it",
 		Lines: func(in TabInput) []Line {
-			return cache(in.Session, in.Turn, in.Width, in.Height, in.Withheld)
+			return cache(in.Session, in.Turn, in.Width, in.Height, in.Withheld, in.Charted)
 		}},
 	{Tab: TabFlags, Name: "flags", Key: '5', Title: "Flags", Short: "Flags",
 		Shows: "what happened, why it matters, what to do",

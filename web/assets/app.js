@@ -118,7 +118,7 @@
   function sessionsPage(root) {
     const form = $("#filters", root);
     const params = new URLSearchParams(location.search);
-    for (const name of ["project", "since", "model", "sort"]) {
+    for (const name of ["project", "since", "model", "sort", "by"]) {
       if (params.get(name)) form.elements[name].value = params.get(name);
     }
     form.elements.flagged.checked = params.get("flagged") === "1";
@@ -167,6 +167,7 @@
       }
       if (form.elements.flagged.checked) q.set("flagged", "1");
       if (form.elements.sort.value !== "time") q.set("sort", form.elements.sort.value);
+      if (form.elements.by.value !== "day") q.set("by", form.elements.by.value);
       return q;
     }
 
@@ -188,7 +189,7 @@
       gen = data.gen;
       head(data.columns);
       totals(data);
-      chart(data.chart, data.chart_of);
+      chart(data.chart_svg);
       const notes = $("#notes", root);
       notes.replaceChildren(...(data.notes || []).map((n) => el("li", "", n)));
       $("#status", root).textContent = data.rows.length === 0 ? "No session matches." : "Updated " + new Date().toLocaleTimeString() + "; new sessions appear as Claude Code writes them.";
@@ -232,57 +233,14 @@
       $("#totals", root).replaceChildren(t, total);
     }
 
-    // chart draws the cost per day as bars on a time axis (a day without
-    // answers is an empty slot), at least two weeks wide.
-    function chart(days, of) {
-      $("#chart-of", root).textContent = "(" + of + ")";
+    // chart shows the cost per day (or week), the server's SVG.
+    function chart(svg) {
       const box = $("#chart", root);
-      if (!days || days.length === 0) {
+      if (!svg) {
         box.replaceChildren(el("p", "dim", "No answer in the period."));
         return;
       }
-      const dayMs = 86400000;
-      const at = (d) => Date.UTC(+d.slice(0, 4), +d.slice(5, 7) - 1, +d.slice(8, 10));
-      const last = at(days[days.length - 1].day);
-      const span = Math.round((last - at(days[0].day)) / dayMs) + 1;
-      const slots = Math.max(span, 14);
-      const ns = "http://www.w3.org/2000/svg";
-      const W = 800, H = 110, left = 44, bottom = 16;
-      const svg = document.createElementNS(ns, "svg");
-      svg.setAttribute("viewBox", "0 0 " + W + " " + H);
-      svg.setAttribute("preserveAspectRatio", "none");
-      svg.setAttribute("role", "img");
-      const max = Math.max(...days.map((d) => d.usd), 0.01);
-      const bw = (W - left) / slots;
-      const x = (d) => left + (slots - 1 - Math.round((last - at(d.day)) / dayMs)) * bw;
-      const mk = (tag, attrs) => {
-        const e = document.createElementNS(ns, tag);
-        for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-        return e;
-      };
-      for (const f of [0, 0.5, 1]) {
-        const y = (H - bottom) * (1 - f);
-        svg.appendChild(mk("line", { x1: left, x2: W, y1: y, y2: y, class: "grid" }));
-        const label = mk("text", { x: left - 4, y: y + (f === 1 ? 9 : 3), "text-anchor": "end", class: "axis" });
-        label.textContent = "$" + (max * f).toFixed(max * f >= 10 ? 0 : 2);
-        svg.appendChild(label);
-      }
-      for (const d of days) {
-        const h = (H - bottom) * (d.usd / max);
-        const r = mk("rect", { x: x(d) + bw * 0.1, width: Math.max(bw * 0.8, 0.5), y: H - bottom - h, height: Math.max(h, d.usd > 0 ? 1 : 0), class: "bar" });
-        const title = document.createElementNS(ns, "title");
-        title.textContent = d.text;
-        r.appendChild(title);
-        svg.appendChild(r);
-      }
-      const every = Math.max(1, Math.ceil(slots / 10));
-      for (let i = slots - 1; i >= 0; i -= every) {
-        const day = new Date(last - (slots - 1 - i) * dayMs).toISOString().slice(5, 10);
-        const t = mk("text", { x: left + i * bw + bw / 2, y: H - 3, "text-anchor": "middle", class: "axis" });
-        t.textContent = day;
-        svg.appendChild(t);
-      }
-      box.replaceChildren(svg);
+      box.innerHTML = svg; // the server's HTML: its figures, escaped
     }
 
     let timer = 0;
@@ -342,7 +300,7 @@
         for (const [cls, text] of runs) cell.appendChild(cls ? el("span", cls, text) : document.createTextNode(text));
         row.appendChild(cell);
       });
-      row.addEventListener("click", () => select(t.i));
+      if (!data.light) row.addEventListener("click", () => select(t.i));
       return row;
     });
 
@@ -394,8 +352,16 @@
         threads.appendChild(o);
       }
       threads.value = chosen;
+      $("#turns", root).classList.toggle("light", !!data.light);
       filter();
       if (!root.dataset.ready) root.dataset.ready = Math.round(performance.now()); // as on the sessions page
+      if (data.light) {
+        // Served from the listing while the session is read: asked again
+        // until the turns are there (the live updates say so too).
+        setTimeout(load, 500);
+        return;
+      }
+      if (!root.dataset.full) root.dataset.full = Math.round(performance.now()); // the turns read whole
       const last = data.turns.length ? data.turns[data.turns.length - 1].i : 0;
       if (want && data.turns.some((t) => t.i === want)) {
         select(want, true);
@@ -414,6 +380,7 @@
     }
 
     function select(i, center) {
+      if (data && data.light) return; // no turn to select until the session is read
       sel = i;
       follow = data.turns.length > 0 && data.turns[data.turns.length - 1].i === i;
       for (const r of list.rows.values()) r.classList.toggle("sel", parseInt(r.dataset.i, 10) === i);
@@ -479,6 +446,25 @@
       openTab(b.dataset.tab);
     });
     $("#tab", root).addEventListener("click", (ev) => {
+      // A link to a turn of this session (a chart's bar, a flag's "against
+      // turn N") selects it here, with no reload.
+      const a = ev.target.closest("a");
+      const m = a && /(?:\/turn\/|#turn-)(\d+)$/.exec(a.getAttribute("href") || "");
+      if (m && (a.getAttribute("href").startsWith(base + "/turn/") || a.getAttribute("href").startsWith("#"))) {
+        const i = parseInt(m[1], 10);
+        if (data && data.turns.some((t) => t.i === i)) {
+          ev.preventDefault();
+          if (!visible.some((k) => data.turns[k].i === i)) {
+            // Shown even when a filter hid it.
+            $("#thread", root).value = "";
+            $("#flagged", root).checked = false;
+            $("#filter", root).value = "";
+            filter();
+          }
+          select(i, true);
+          return;
+        }
+      }
       const line = ev.target.closest(".rl.fold");
       if (!line) return;
       raw.set(line.dataset.path, !line.classList.contains("open"));
@@ -523,6 +509,17 @@
     load();
     events("/events" + base, { session: (ev) => { if (!data || ev.gen !== data.gen) load(); } }, $("#live", root));
   }
+
+  // The switch between the redacted view and everything comes back to the
+  // page as it is now (the turn selected, the filters), not as it was
+  // first asked for.
+  document.addEventListener("click", (ev) => {
+    const a = ev.target instanceof Element && ev.target.closest("#view-switch");
+    if (!a) return;
+    const u = new URL(a.href);
+    u.searchParams.set("to", location.pathname + location.search);
+    a.href = u.toString();
+  }, true);
 
   const page = document.querySelector("[data-page]");
   if (!page) return;
