@@ -24,6 +24,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/contentcoding"
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/internal/sharing"
 )
 
 // maxProblems bounds Turn.Problems, so that a hostile body cannot make the
@@ -394,6 +395,11 @@ func decodeMessages(t *Turn, raw json.RawMessage) {
 			}
 		}
 		r.Messages = append(r.Messages, m)
+	}
+	// Each request repeats the history of the one before: the list of its
+	// messages shares an array with the earlier lists it extends.
+	if t.cache != nil {
+		r.Messages = share(t.cache, &t.cache.messages, r.Messages, sharing.Equal[*Message])
 	}
 }
 

@@ -39,6 +39,7 @@ type Parts struct {
 	catalogEvents sharing.Ring[CatalogEvent]
 	searchLists   [][]*Search
 	catalogs      sharing.Ring[string] // sorted catalog names
+	messages      sharing.Ring[*Message]
 	// layouts are what decoding recent request bodies found (layout.go):
 	// a request repeats most of the previous one of its thread, and only
 	// what follows the part it shares is read again.
