@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strconv"
@@ -301,6 +302,10 @@ func medians(reps int, jobs []job) []measure {
 
 // measureOne runs a job with its output discarded.
 func measureOne(j job) measure {
+	// A child starts sharing this process's memory until it executes its
+	// command, and the kernel counts that in its peak RSS: what was made
+	// goes back to the system first.
+	debug.FreeOSMemory()
 	cmd := exec.Command(j.name, j.args...)
 	cmd.Env = append(os.Environ(), j.env...)
 	cmd.Stdout = io.Discard
