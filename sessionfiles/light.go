@@ -1,16 +1,61 @@
 package sessionfiles
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+)
 
 // lightRecord reads what the listing needs of one record: its type, its
 // place in the transcript and the members the transcript reads, as spans
 // of line (no copy), without decoding the large members it does not need
 // (a request's blobs and shapes, a tool result's full output, snapshots).
-// Opening a session decodes every record whole (scanRecords); this walks
-// the record's structure only, so it does not check the syntax of the
-// members it skips. ok is false for a line that is not a JSON object.
+// It walks the record's structure only, so it does not check the syntax
+// of the members it skips. ok is false for a line that is not a JSON
+// object.
 func lightRecord(line []byte, r *record) (ok bool) {
+	ok, _ = readFrame(line, r, false)
+	return ok
+}
+
+// frameRecord reads a whole record as decoding it with encoding/json would
+// (scanRecords), at the cost of lightRecord and a syntax check, when it
+// can: a valid JSON object of a type whose members the frame reader
+// reads, each of the JSON type the record's field has, no key differing
+// only in case from a field's. It reports false, with r undefined, when
+// the record must be decoded.
+func frameRecord(line []byte, r *record) bool {
+	if ok, whole := readFrame(line, r, true); !ok || !whole || !json.Valid(line) {
+		return false
+	}
+	// The members kept are copies, as decoding makes them: the line (with
+	// what the record holds besides, a tool's whole output) is not kept
+	// alive by them.
+	for _, m := range []*json.RawMessage{&r.Message, &r.Attachment, &r.CompactMetadata, &r.Error, &r.Params, &r.Data} {
+		if *m != nil {
+			*m = bytes.Clone(*m)
+		}
+	}
+	return true
+}
+
+// decodedKeys are the record's members the frame reader leaves to
+// encoding/json (a request record's), folded to lower case.
+var decodedKeys = [...]string{"shapehash", "shape", "hash", "querysource", "base", "keep", "tail", "cachecontrol",
+	"requestdigest", "cutrequestdigest", "cut", "withheld", "retryattempt", "maxretries", "retryinms"}
+
+// framedKeys are the members readFrame reads, folded to lower case: a key
+// that differs from one only in case is read by encoding/json (which
+// matches keys in any case) and not by the frame reader.
+var framedKeys = [...]string{"type", "subtype", "sessionid", "agentid", "timestamp", "version", "entrypoint", "cwd", "uuid",
+	"parentuuid", "logicalparentuuid", "issidechain", "isapierrormessage", "requestsessionid", "id", "requestref", "requestid",
+	"message", "attachment", "data", "compactmetadata", "error", "params"}
+
+// readFrame is lightRecord; with strict, whole also says whether it read
+// the record as encoding/json would (see frameRecord).
+func readFrame(line []byte, r *record, strict bool) (ok, whole bool) {
 	*r = record{}
+	whole = true
 	i := skipSpace(line, 0)
 	// Claude Code writes a record's type first: the request blobs and
 	// shapes (most of a session's bytes when it writes them) are known
@@ -18,7 +63,7 @@ func lightRecord(line []byte, r *record) (ok bool) {
 	for _, t := range [...]string{"api-request-blob", "api-request-shape"} {
 		if bytes.HasPrefix(line[i:], []byte(`{"type":"`+t+`"`)) {
 			r.Type = t
-			return true
+			return true, false
 		}
 	}
 	end := eachMember(line, i, func(key []byte, v int) int {
@@ -28,9 +73,24 @@ func lightRecord(line []byte, r *record) (ok bool) {
 		}
 		val := line[v:e]
 		str := func(dst *string) {
-			if line[v] == '"' {
+			switch {
+			case line[v] == '"':
 				*dst = jsonString(val)
+			case string(val) != "null":
+				whole = false
 			}
+		}
+		flag := func(dst *bool) {
+			switch string(val) {
+			case "true":
+				*dst = true
+			case "false", "null":
+			default:
+				whole = false
+			}
+		}
+		if strict && bytes.IndexByte(key, '\\') >= 0 {
+			whole = false // an escaped key: encoding/json reads it unescaped
 		}
 		switch string(key) {
 		case "type":
@@ -45,6 +105,8 @@ func lightRecord(line []byte, r *record) (ok bool) {
 			str(&r.Timestamp)
 		case "version":
 			str(&r.Version)
+		case "entrypoint":
+			str(&r.Entrypoint)
 		case "cwd":
 			str(&r.Cwd)
 		case "uuid":
@@ -55,9 +117,9 @@ func lightRecord(line []byte, r *record) (ok bool) {
 		case "logicalParentUuid":
 			str(&r.LogicalParentUUID)
 		case "isSidechain":
-			r.IsSidechain = string(val) == "true"
+			flag(&r.IsSidechain)
 		case "isApiErrorMessage":
-			r.IsAPIErrorMessage = string(val) == "true"
+			flag(&r.IsAPIErrorMessage)
 		case "requestSessionId":
 			str(&r.RequestSessionID)
 		case "id":
@@ -80,10 +142,14 @@ func lightRecord(line []byte, r *record) (ok bool) {
 			r.Error = val
 		case "params":
 			r.Params = val
+		default:
+			if strict && whole {
+				whole = !foldsToField(key)
+			}
 		}
 		return e
 	})
-	return end >= 0
+	return end >= 0, whole
 }
 
 // lightMessage is what the transcript reads of an answer's record: its
@@ -158,4 +224,22 @@ func readMessage(msg []byte) (m lightMessage, ok bool) {
 		return e
 	})
 	return m, end >= 0
+}
+
+// foldsToField reports whether key, not one the frame reader reads as it
+// is, is a record field's name in another case (encoding/json matches
+// keys in any case) or a member the frame reader leaves to encoding/json.
+func foldsToField(key []byte) bool {
+	var buf [20]byte
+	if len(key) > len(buf) {
+		return false // longer than any field's name
+	}
+	n := copy(buf[:], key)
+	for k := range n {
+		if c := buf[k]; 'A' <= c && c <= 'Z' {
+			buf[k] = c + 'a' - 'A'
+		}
+	}
+	folded := string(buf[:n])
+	return slices.Contains(decodedKeys[:], folded) || slices.Contains(framedKeys[:], folded)
 }

@@ -18,12 +18,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tsinspect/tsinspect/exchange"
 	"io"
 	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/tsinspect/tsinspect/exchange"
 )
 
 // record is one line of a session file: the fields of every record type
@@ -263,7 +264,11 @@ func scanRecords(r io.Reader, s *scanned) error {
 			complete := line[len(line)-1] == '\n'
 			trimmed := bytes.TrimSpace(line)
 			var rec record
-			uerr := json.Unmarshal(trimmed, &rec)
+			var uerr error
+			if !frameRecord(trimmed, &rec) {
+				rec = record{}
+				uerr = json.Unmarshal(trimmed, &rec)
+			}
 			if uerr != nil && complete && json.Valid(trimmed) {
 				// A record with a member of an unexpected type costs that
 				// member only.

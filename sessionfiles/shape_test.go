@@ -3,6 +3,7 @@ package sessionfiles
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -48,8 +49,18 @@ func checkLight(t *testing.T, line []byte) {
 	if json.Unmarshal(line, &want) != nil || bytes.HasPrefix(line, []byte(`{"type":"api-request-`)) {
 		return // not a record; blobs and shapes are not walked
 	}
+	if t := bytes.TrimSpace(line); len(t) == 0 || t[0] != '{' {
+		return // null decodes into a record as nothing: no record either
+	}
 	if foldedKeys(line) {
 		return // encoding/json matches keys in any case; Claude Code writes them in one
+	}
+	var framed record
+	if frameRecord(line, &framed) {
+		// Read whole by the frame reader: every field as decoded.
+		if w, g := append(lightFields(&want), want.Entrypoint, string(want.Data)), append(lightFields(&framed), framed.Entrypoint, framedData(&want, &framed)); !slices.Equal(w, g) {
+			t.Errorf("frameRecord of %s:\n got %q\nwant %q", line, g, w)
+		}
 	}
 	var got record
 	if !lightRecord(line, &got) {
@@ -103,4 +114,14 @@ func FuzzLightRecord(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		checkLight(t, line)
 	})
+}
+
+// framedData is the data member as frameRecord keeps it: a subagent's
+// progress whole (the only data the transcript reads), and else what
+// decoding kept, for the comparison.
+func framedData(want, got *record) string {
+	if agentProgress(want.Data) == nil {
+		return string(want.Data)
+	}
+	return string(got.Data)
 }

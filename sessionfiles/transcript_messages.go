@@ -59,16 +59,21 @@ func (tr *transcript) user(r *record, parent *tnode, file string) *tnode {
 // text block.
 func rawBlocks(content json.RawMessage) [][]byte {
 	var s string
-	if json.Unmarshal(content, &s) == nil {
+	if c := bytes.TrimSpace(content); len(c) > 0 && c[0] == '"' && json.Unmarshal(c, &s) == nil {
 		return [][]byte{mustJSON(map[string]any{"type": "text", "text": s})}
 	}
-	var raws []json.RawMessage
-	if json.Unmarshal(content, &raws) != nil {
+	// The content is valid JSON (its message decoded): its elements are
+	// found by their structure, not decoded again.
+	var out [][]byte
+	c := bytes.TrimSpace(content)
+	if eachElement(c, 0, func(v int) int {
+		e := valueEnd(c, v)
+		if e >= 0 {
+			out = append(out, c[v:e])
+		}
+		return e
+	}) < 0 {
 		return nil
-	}
-	out := make([][]byte, len(raws))
-	for i, r := range raws {
-		out[i] = r
 	}
 	return out
 }
