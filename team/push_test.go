@@ -1,0 +1,214 @@
+package team
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tsinspect/tsinspect/advice"
+	"github.com/tsinspect/tsinspect/catalog"
+	"github.com/tsinspect/tsinspect/gather"
+	"github.com/tsinspect/tsinspect/pricing"
+	"github.com/tsinspect/tsinspect/sessionfiles"
+)
+
+// count is SELECT count(*) of what sql names.
+func count(t *testing.T, url, sql string, args ...any) int {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+// TestPushTwiceReadsBack pushes real sessions, reads them back as the
+// listing and the advice, checks their figures against the same listing
+// read from disk, and pushes them again: nothing changes.
+func TestPushTwiceReadsBack(t *testing.T) {
+	c := startCluster(t)
+	url := c.NewDB("twice")
+	root := copySessions(t, "alice")
+	st := push(t, url, "alice", "laptop", root)
+	if st.Sessions == 0 || st.Pushed != st.Sessions || st.Unchanged != 0 {
+		t.Fatalf("first push: %+v, want every session pushed", st)
+	}
+	tab := pricing.Default()
+	_, sums, _, err := catalog.OpenRead(os.Stderr, catalog.Options{NoIndex: true}, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	disk := catalog.List(sums, tab, catalog.Query{})
+	if disk.Totals.Sessions != st.Sessions {
+		t.Fatalf("pushed %d sessions, the listing on disk has %d", st.Sessions, disk.Totals.Sessions)
+	}
+	s, err := Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.Summaries(context.Background(), Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	team := catalog.List(got, tab, catalog.Query{})
+	if team.Totals.Sessions != disk.Totals.Sessions || team.Totals.Turns != disk.Totals.Turns ||
+		math.Abs(team.Totals.CostUSD-disk.Totals.CostUSD) > 1e-9 || math.Abs(team.Totals.BreaksUSD-disk.Totals.BreaksUSD) > 1e-9 {
+		t.Fatalf("the store's totals %+v differ from the disk's %+v", team.Totals, disk.Totals)
+	}
+	for _, r := range team.Rows {
+		if r.Path != "" || !strings.HasPrefix(r.Cwd, "alice@laptop · ") || strings.Contains(r.Cwd, "/home/") {
+			t.Fatalf("row %s: path %q, project %q: want no path, the person and the project's name", r.ID, r.Path, r.Cwd)
+		}
+	}
+	// The SQL a dashboard runs agrees with the listing: cost, turns.
+	var cost float64
+	var turns int
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if err := conn.QueryRow(context.Background(), `SELECT sum(cost_usd), sum(turns) FROM sessions`).Scan(&cost, &turns); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(cost-disk.Totals.CostUSD) > 1e-6 || turns != disk.Totals.Turns {
+		t.Fatalf("SQL: $%f over %d turns, the listing $%f over %d", cost, turns, disk.Totals.CostUSD, disk.Totals.Turns)
+	}
+	var turnCost float64
+	if err := conn.QueryRow(context.Background(), `SELECT sum(cost_usd) FROM turns`).Scan(&turnCost); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(turnCost-disk.Totals.CostUSD) > 1e-6 {
+		t.Fatalf("the turns' cost $%f differs from the sessions' $%f", turnCost, disk.Totals.CostUSD)
+	}
+	// The advice from the store is the advice from disk.
+	facts, err := s.Facts(context.Background(), Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := gather.Items(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diskFacts, _, err := gather.Read(items, gather.Options{Prices: tab})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := advice.Advise(facts, advice.Options{MinSessions: 2}), advice.Advise(diskFacts, advice.Options{MinSessions: 2})
+	if a.Sessions != b.Sessions || len(a.Advice) != len(b.Advice) || math.Abs(a.USD-b.USD) > 1e-9 {
+		t.Fatalf("advice from the store: %d sessions, %d pieces, $%f; from disk %d, %d, $%f", a.Sessions, len(a.Advice), a.USD, b.Sessions, len(b.Advice), b.USD)
+	}
+	if len(a.Advice) == 0 {
+		t.Fatal("no advice from the public sessions: the comparison proves nothing")
+	}
+	before := count(t, url, `SELECT count(*) FROM findings`)
+	if before == 0 {
+		t.Fatal("no findings pushed")
+	}
+	again := push(t, url, "alice", "laptop", root)
+	if again.Pushed != 0 || again.Unchanged != st.Sessions {
+		t.Fatalf("second push: %+v, want nothing pushed", again)
+	}
+	if n := count(t, url, `SELECT count(*) FROM sessions`); n != st.Sessions {
+		t.Fatalf("%d sessions after pushing twice, want %d", n, st.Sessions)
+	}
+	if n := count(t, url, `SELECT count(*) FROM findings`); n != before {
+		t.Fatalf("%d findings after pushing twice, want %d", n, before)
+	}
+}
+
+// TestPushGrowingSession appends to a session: the next push sends it
+// again, its new turns only, and the store's row has its new figures.
+func TestPushGrowingSession(t *testing.T) {
+	c := startCluster(t)
+	url := c.NewDB("growing")
+	const name = "18-v2.1.119-toolsearch-opus-4-7"
+	root := copySessions(t, "bob", name)
+	files, _ := filepath.Glob(filepath.Join(root, "*", "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("want one session file, have %v", files)
+	}
+	full, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(full), "\n")
+	half := strings.Join(lines[:len(lines)/2], "")
+	if err := os.WriteFile(files[0], []byte(half), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first := push(t, url, "bob", "desk", root)
+	if err := os.WriteFile(files[0], full, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second := push(t, url, "bob", "desk", root)
+	total := count(t, url, `SELECT turns FROM sessions`)
+	if second.Pushed != 1 || second.Turns >= total || second.Turns != total-first.Turns+1 {
+		t.Fatalf("first push %+v, second %+v, %d turns in all: want the second to send the new turns and the last held", first, second, total)
+	}
+	if n := count(t, url, `SELECT count(*) FROM turns`); n != total {
+		t.Fatalf("%d turn rows, the session has %d", n, total)
+	}
+}
+
+// TestPushersAtOnce has several people push at once into a new store:
+// the schema is made once and every session of each is there.
+func TestPushersAtOnce(t *testing.T) {
+	c := startCluster(t)
+	url := c.NewDB("atonce")
+	people := []string{"ann", "ben", "cat", "dan", "eve", "fay"}
+	roots := make([]string, len(people))
+	for i, p := range people {
+		roots[i] = copySessions(t, p, "17-v2.1.101-toolsearch-deferred-delta", "22-v2.1.205-toolsearch-fable", "27-v2.1.205-toolsearch-keyword-query")
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(people))
+	stats := make([]PushStats, len(people))
+	for i, p := range people {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stats[i], errs[i] = Push(context.Background(), PushOptions{URL: url, Person: p, Machine: "m", Roots: []string{roots[i]}, Prices: pricing.Default(), NoCache: true})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("%s: %v", people[i], err)
+		}
+	}
+	if n := count(t, url, `SELECT count(*) FROM schema_version`); n != 1 {
+		t.Fatalf("%d schema versions, want 1", n)
+	}
+	for i, p := range people {
+		if n := count(t, url, `SELECT count(*) FROM sessions WHERE person = $1`, p); n != stats[i].Sessions || n != 3 {
+			t.Fatalf("%s: %d sessions stored, %d pushed, want 3", p, n, stats[i].Sessions)
+		}
+	}
+	s, err := Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	one, err := s.Summaries(context.Background(), Filter{Person: "cat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(one) != 3 || !slices.ContainsFunc(one, func(x *sessionfiles.Summary) bool { return strings.HasPrefix(x.Cwd, "cat@m · ") }) {
+		t.Fatalf("cat's sessions: %d", len(one))
+	}
+}

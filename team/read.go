@@ -1,0 +1,157 @@
+package team
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tsinspect/tsinspect/advice"
+	"github.com/tsinspect/tsinspect/sessionfiles"
+)
+
+// Filter says which of the store's sessions a reading keeps.
+type Filter struct {
+	// Person keeps one person's sessions ("" for everyone's); Project
+	// those whose project (as pushed) contains it.
+	Person, Project string
+	// Since keeps the sessions active at or after it (zero: all).
+	Since time.Time
+}
+
+// Store is a team's store opened for reading.
+type Store struct {
+	t    Target
+	pool *pgxpool.Pool
+}
+
+// Open connects to the store at rawURL for reading: a role that may only
+// read is enough once the schema is in place (a pusher creates it).
+func Open(ctx context.Context, rawURL string) (*Store, error) {
+	const op = "reading the team's store"
+	t, err := ParseURL(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	pool, err := connect(ctx, t, op)
+	if err != nil {
+		return nil, err
+	}
+	v, err := readVersion(ctx, pool)
+	switch {
+	case err != nil:
+		pool.Close()
+		return nil, t.Explain(op, err)
+	case v == 0:
+		pool.Close()
+		return nil, fmt.Errorf("%s: %s holds no sessions yet (no schema): push some with 'tsinspect push --to URL'", op, t.Shown)
+	case v > SchemaVersion():
+		pool.Close()
+		return nil, fmt.Errorf("%s: %s: the store's schema is version %d, newer than this tsinspect's %d: upgrade tsinspect", op, t.Shown, v, SchemaVersion())
+	}
+	return &Store{t: t, pool: pool}, nil
+}
+
+// Close closes the store's connections.
+func (s *Store) Close() { s.pool.Close() }
+
+// Shown is the store's address without its password.
+func (s *Store) Shown() string { return s.t.Shown }
+
+// where is the SQL condition of f and its arguments.
+func (f Filter) where() (string, []any) {
+	var conds []string
+	var args []any
+	add := func(cond string, v any) {
+		args = append(args, v)
+		conds = append(conds, fmt.Sprintf(cond, len(args)))
+	}
+	if f.Person != "" {
+		add("person = $%d", f.Person)
+	}
+	if f.Project != "" {
+		add("strpos(project, $%d) > 0", f.Project)
+	}
+	if !f.Since.IsZero() {
+		add("end_at >= $%d", f.Since)
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+// Who is how a session's person, machine and project are shown together
+// in the views ("alice@laptop · myrepo"): the project column of every
+// listing, and what its project filter matches.
+func Who(person, machine, project string) string {
+	return person + "@" + machine + " · " + project
+}
+
+// Summaries reads the sessions f keeps as the listing's summaries, each
+// with its person and machine in front of its project (Who): 'sessions',
+// 'sessions --by' and the web view read them as they read those on disk.
+func (s *Store) Summaries(ctx context.Context, f Filter) ([]*sessionfiles.Summary, error) {
+	where, args := f.where()
+	rows, err := s.pool.Query(ctx, `SELECT person, machine, project, summary FROM sessions`+where+` ORDER BY end_at DESC NULLS LAST`, args...)
+	if err != nil {
+		return nil, s.t.Explain("reading the team's sessions", err)
+	}
+	defer rows.Close()
+	var out []*sessionfiles.Summary
+	for rows.Next() {
+		var person, machine, project string
+		var raw []byte
+		if err := rows.Scan(&person, &machine, &project, &raw); err != nil {
+			return nil, s.t.Explain("reading the team's sessions", err)
+		}
+		var sum sessionfiles.Summary
+		if err := json.Unmarshal(raw, &sum); err != nil {
+			return nil, fmt.Errorf("reading the team's sessions: %s's session: %w", person, err)
+		}
+		sum.Cwd = Who(person, machine, project)
+		out = append(out, &sum)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.t.Explain("reading the team's sessions", err)
+	}
+	return out, nil
+}
+
+// Facts reads the advice facts of the sessions f keeps (those pushed with
+// them), each session's project shown as Who: 'advise' and the web
+// view's advice read them as they read those of the sessions on disk.
+func (s *Store) Facts(ctx context.Context, f Filter) ([]*advice.Facts, error) {
+	where, args := f.where()
+	if where == "" {
+		where = " WHERE facts IS NOT NULL"
+	} else {
+		where += " AND facts IS NOT NULL"
+	}
+	rows, err := s.pool.Query(ctx, `SELECT person, machine, project, facts FROM sessions`+where+` ORDER BY end_at DESC NULLS LAST`, args...)
+	if err != nil {
+		return nil, s.t.Explain("reading the team's advice facts", err)
+	}
+	defer rows.Close()
+	var out []*advice.Facts
+	for rows.Next() {
+		var person, machine, project string
+		var raw []byte
+		if err := rows.Scan(&person, &machine, &project, &raw); err != nil {
+			return nil, s.t.Explain("reading the team's advice facts", err)
+		}
+		var fa advice.Facts
+		if err := json.Unmarshal(raw, &fa); err != nil {
+			return nil, fmt.Errorf("reading the team's advice facts: %s's session: %w", person, err)
+		}
+		fa.Project = Who(person, machine, project)
+		out = append(out, &fa)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.t.Explain("reading the team's advice facts", err)
+	}
+	return out, nil
+}
