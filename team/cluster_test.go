@@ -215,4 +215,3 @@ func (c *cluster) NewDB(name string) string {
 	c.Exec("postgres", "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
 	return c.URL("postgres", superPassword, name)
 }
-

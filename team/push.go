@@ -114,13 +114,18 @@ func Push(ctx context.Context, o PushOptions) (PushStats, error) {
 			}
 		}
 		if err != nil {
+			said := t.Explain(op, err)
+			var oe errOpen
+			if errors.As(err, &oe) {
+				said = oe.err // said when it happened
+			}
 			if !o.Follow || !transient(err) {
 				if pool != nil {
 					pool.Close()
 				}
-				return p.st, t.Explain(op, err)
+				return p.st, said
 			}
-			fmt.Fprintf(o.Log, "tsinspect: push: %v; trying again in %s\n", t.Explain("the store", err), o.Interval)
+			fmt.Fprintf(o.Log, "tsinspect: %v; trying again in %s\n", said, o.Interval)
 		}
 		select {
 		case <-ctx.Done():
