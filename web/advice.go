@@ -50,6 +50,15 @@ func (s *Server) readAdvice() {
 		a.body, a.err, a.finished = body, err, true
 		a.mu.Unlock()
 	}
+	if t := s.opts.Team; t != nil {
+		facts, err := t.Facts(s.ctx)
+		if err != nil {
+			finish("", s.scrub(err.Error()))
+			return
+		}
+		s.writeAdvice(facts, finish)
+		return
+	}
 	var items []gather.Item
 	seen := map[string]bool{}
 	for _, root := range append(append([]string{}, s.opts.Roots...), s.opts.Files...) {
@@ -78,6 +87,11 @@ func (s *Server) readAdvice() {
 		finish("", s.scrub(err.Error()))
 		return
 	}
+	s.writeAdvice(facts, finish)
+}
+
+// writeAdvice finds the advice of facts and finishes the page with it.
+func (s *Server) writeAdvice(facts []*advice.Facts, finish func(template.HTML, string)) {
 	res := redact.Advice(advice.Advise(facts, advice.Options{Prices: s.opts.Prices.Describe()}), s.opts.Policy)
 	var b bytes.Buffer
 	if err := res.WriteHTMLBody(&b); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/tsinspect/tsinspect/gather"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
+	"github.com/tsinspect/tsinspect/team"
 )
 
 const adviseAbout = `
@@ -49,16 +51,17 @@ Examples:
   tsinspect advise ~/work/captures --min-sessions 5 --json`
 
 func runAdvise(env *cliEnv, args []string) error {
-	flags := newFlags(env, "advise", "[DIR] [--since WHEN] [--project TEXT] [--min-sessions N] [--json|--markdown] [--prices FILE]", adviseAbout)
+	flags := newFlags(env, "advise", "[DIR] [--since WHEN] [--project TEXT] [--min-sessions N] [--json|--markdown] [--prices FILE] [--from URL [--person NAME]]", adviseAbout)
 	asJSON := flags.Bool("json", false, "write the advice as JSON")
 	asMarkdown := flags.Bool("markdown", false, "write the advice as a Markdown section, for a report or an issue")
 	projectText := flags.String("project", "", "only sessions whose project directory contains `TEXT`")
-	since := flags.String("since", "", "only sessions active since `WHEN`: a date (2026-11-01) or a span back from now (36h, 7d)")
+	sinceText := flags.String("since", "", "only sessions active since `WHEN`: a date (2026-11-01) or a span back from now (36h, 7d)")
 	minSessions := flags.Int("min-sessions", advice.DefaultMinSessions, "advise only from patterns seen in at least `N` sessions")
 	evidence := flags.Int("evidence", 3, "name at most `N` sessions per piece of advice in the text (--json names all)")
 	top := flags.Int("top", 5, "write at most `N` pieces of advice of each kind in the text, those that save most (0: all)")
 	noCache := flags.Bool("no-cache", false, "read every session afresh, neither using nor updating the cache")
 	prices := pricesFlag(flags)
+	from, person := fromFlags(flags)
 	pos, err := parseArgs(flags, args, 0, 1, "at most one directory")
 	if err != nil {
 		return err
@@ -69,10 +72,10 @@ func runAdvise(env *cliEnv, args []string) error {
 	if err := advice.CheckFlags(*minSessions, *top, *evidence); err != nil {
 		return usageError("advise: %v", err)
 	}
-	var from time.Time
-	if *since != "" {
-		if from, err = sessionfiles.ParseSince(*since, time.Now()); err != nil {
-			return usageError("advise: --since %q: %v", *since, err)
+	var since time.Time
+	if *sinceText != "" {
+		if since, err = sessionfiles.ParseSince(*sinceText, time.Now()); err != nil {
+			return usageError("advise: --since %q: %v", *sinceText, err)
 		}
 	}
 	tab, err := loadPrices(env, *prices)
@@ -83,7 +86,12 @@ func runAdvise(env *cliEnv, args []string) error {
 	if len(pos) == 1 {
 		root = pos[0]
 	}
-	r, err := adviseFrom(env, root, gather.Query{Project: *projectText, Since: *since, From: from, MinSessions: *minSessions, NoCache: *noCache}, tab)
+	var r *advice.Result
+	if *from != "" {
+		r, err = team.Advise(context.Background(), *from, team.Filter{Person: *person, Project: *projectText, Since: since}, *minSessions, tab, env.stderr)
+	} else {
+		r, err = adviseFrom(env, root, gather.Query{Project: *projectText, Since: *sinceText, From: since, MinSessions: *minSessions, NoCache: *noCache}, tab)
+	}
 	if err != nil || r == nil {
 		return err
 	}

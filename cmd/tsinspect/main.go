@@ -78,6 +78,7 @@ func commands() []command {
 		{"record", "record a Claude Code session through a MITM or reverse proxy, or from the bodies it writes", runRecord},
 		{"sessions", "list the sessions Claude Code keeps on disk, newest first: cost, cache breaks, blind calls, searches; --by day|week|month", runSessions},
 		{"advise", "advice across your sessions: tools to load up front or drop, searches that miss, blind calls, cache breaks, tool search on or off, each with what it saves", runAdvise},
+		{"push", "send each session's facts, redacted, to a team's PostgreSQL (sessions, advise, serve --from read it)", runPush},
 		{"serve", "a web view of every session, live, in the browser: turns, tabs, cost per day, compare; read-only", runServe},
 		{"prices", "show the price table in force (its date, source and rules) and which models of your sessions it cannot price", runPrices},
 		{"exchanges", "list the recorded exchanges of a capture, one per line", runExchanges},
@@ -190,7 +191,7 @@ func internalPackage(name string) bool {
 		"decode", "democapture", "diffreport", "exchange", "filter", "fixtures", "gather", "golden", "har", "httpflow", "importer",
 		"listenaddr", "longsession", "oddfiles", "mcpclient", "mcpserver", "memlimit", "mitmflow", "numfmt", "otlp", "outfile",
 		"pcap", "pcaptest", "pricing", "rawbodies", "regfile", "realsession", "recon", "recording", "redact", "replayserver",
-		"report", "session", "sessionfiles", "sharing", "shell", "source", "stats", "suggest", "store", "termsafe", "textout", "timeline", "tlsrec", "toolsearch", "tooltokens", "ui", "vcr", "view", "web":
+		"report", "session", "sessionfiles", "sharing", "shell", "source", "stats", "suggest", "store", "team", "termsafe", "textout", "timeline", "tlsrec", "toolsearch", "tooltokens", "ui", "vcr", "view", "web":
 		return true
 	}
 	return false

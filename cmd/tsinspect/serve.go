@@ -8,7 +8,9 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/tsinspect/tsinspect/advice"
 	"github.com/tsinspect/tsinspect/sessionfiles"
+	"github.com/tsinspect/tsinspect/team"
 	"github.com/tsinspect/tsinspect/web"
 )
 
@@ -46,13 +48,14 @@ Examples:
   tsinspect serve --listen 0.0.0.0:8644 --allow-host mybox.local`
 
 func runServe(env *cliEnv, args []string) error {
-	flags := newFlags(env, "serve", "[DIR|FILE]... [--listen ADDR] [--redact default|strict|off] [--allow-host NAMES] [--prices FILE] [--no-index] [--budget MB]", serveAbout)
+	flags := newFlags(env, "serve", "[DIR|FILE]... [--listen ADDR] [--redact default|strict|off] [--allow-host NAMES] [--prices FILE] [--no-index] [--budget MB] [--from URL [--person NAME]]", serveAbout)
 	listen := flags.String("listen", web.DefaultAddr, "listen on `ADDR` (host:port; port 0 picks a free one); an address other than loopback needs the token printed at the start")
 	policyName := flags.String("redact", "default", "redaction `policy` of every page: default, strict or off (everything shown)")
 	allow := flags.String("allow-host", "", "more `NAMES` (comma-separated) the Host header may give for this server, e.g. a name other machines reach it by")
 	noIndex := flags.Bool("no-index", false, "read every session afresh, not from the listing's index")
 	budget := flags.Int64("budget", web.DefaultBudget/web.MB, "`MB` of session files held read at once, pages watching them or not (memory is some six times that); a session larger is refused, saying so")
 	prices := pricesFlag(flags)
+	from, person := fromFlags(flags)
 	pos, err := parseInterspersed(flags, args)
 	if err != nil {
 		return err
@@ -76,7 +79,20 @@ func runServe(env *cliEnv, args []string) error {
 		return err
 	}
 	opts := web.Options{Prices: tab, Policy: policy, AllowHosts: hosts, Version: version, Budget: *budget * web.MB}
-	if pos, err = opts.AddPaths(pos, func(p string, err error) error { return readError("serve", p, err) }); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	if *from != "" {
+		// The team's page: its token asked for on every address.
+		st, err := team.Open(ctx, *from)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		f := team.Filter{Person: *person}
+		opts.Team = &web.Team{Name: st.Shown(), Summaries: func(c context.Context) ([]*sessionfiles.Summary, error) { return st.Summaries(c, f) },
+			Facts: func(c context.Context) ([]*advice.Facts, error) { return st.Facts(c, f) }}
+		pos = []string{"the team's store " + st.Shown()}
+	} else if pos, err = opts.AddPaths(pos, func(p string, err error) error { return readError("serve", p, err) }); err != nil {
 		return err
 	}
 	if !*noIndex {
@@ -84,7 +100,7 @@ func runServe(env *cliEnv, args []string) error {
 			fmt.Fprintf(env.stderr, "tsinspect: warning: %v: reading every session\n", err)
 		}
 	}
-	if !web.Loopback(*listen) {
+	if !web.Loopback(*listen) || *from != "" {
 		if opts.Token, err = web.NewToken(); err != nil {
 			return err
 		}
@@ -95,8 +111,6 @@ func runServe(env *cliEnv, args []string) error {
 	}
 	defer ln.Close()
 	opts.Addr = ln.Addr().String()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
 	srv, err := web.New(ctx, opts)
 	if err != nil {
 		return err

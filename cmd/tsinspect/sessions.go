@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/tsinspect/tsinspect/catalog"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
+	"github.com/tsinspect/tsinspect/team"
 	"github.com/tsinspect/tsinspect/textout"
 )
 
@@ -46,7 +48,7 @@ Examples:
   tsinspect sessions --by month --per model --json`
 
 func runSessions(env *cliEnv, args []string) error {
-	flags := newFlags(env, "sessions", "[DIR] [--json] [--sort time|cost|flags|turns] [--project TEXT] [--since WHEN] [--limit N] [--by day|week|month [--per model|project]]", sessionsAbout)
+	flags := newFlags(env, "sessions", "[DIR] [--json] [--sort time|cost|flags|turns] [--project TEXT] [--since WHEN] [--limit N] [--by day|week|month [--per model|project]] [--from URL [--person NAME]]", sessionsAbout)
 	asJSON := flags.Bool("json", false, "write JSON Lines, one session a line, instead of a table")
 	sortBy := flags.String("sort", "time", "order: `time` (newest first), cost, flags (cache breaks, blind calls, empty and partial searches) or turns")
 	projectText := flags.String("project", "", "only sessions whose project directory contains `TEXT`")
@@ -58,6 +60,7 @@ func runSessions(env *cliEnv, args []string) error {
 	per := flags.String("per", "", "with --by, one row per period and `model` or project")
 	tz := flags.String("timezone", "", "with --by, the time `ZONE` days begin in (an IANA name such as UTC or Europe/Paris; default: local)")
 	weekStart := flags.String("week-start", "sunday", "with --by week, the first `DAY` of a week")
+	from, person := fromFlags(flags)
 	pos, err := parseArgs(flags, args, 0, 1, "at most one directory")
 	if err != nil {
 		return err
@@ -81,7 +84,14 @@ func runSessions(env *cliEnv, args []string) error {
 		return err
 	}
 	started := time.Now()
-	c, sums, st, err := catalog.OpenRead(env.stderr, catalog.Options{NoIndex: *noIndex}, pos...)
+	var c *catalog.Catalog
+	var sums []*sessionfiles.Summary
+	var st sessionfiles.ScanStats
+	if *from != "" {
+		c, sums, err = team.Catalog(context.Background(), *from, team.Filter{Person: *person})
+	} else {
+		c, sums, st, err = catalog.OpenRead(env.stderr, catalog.Options{NoIndex: *noIndex}, pos...)
+	}
 	if err != nil {
 		return err
 	}

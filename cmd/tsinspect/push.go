@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/tsinspect/tsinspect/team"
+)
+
+const pushAbout = `
+Push each session's facts to a team's PostgreSQL, for 'sessions',
+'advise' and 'serve' with --from URL to show everyone's: the listing row,
+each answered turn's tokens and cost, and the advice facts (tools,
+searches that missed, blind calls, cache breaks by cause, what deferral
+saved). Redacted as 'report' redacts: no conversation, no path; the
+project is its directory's last name (a pseudonym under --redact strict).
+A session pushed again replaces itself; one that grew sends its new
+turns; a push cut off goes on where it stopped. The schema is made and
+migrated here (see docs/team.md). Keep the password out of the URL with
+PGPASSWORD or ~/.pgpass: it is never printed.
+
+Examples:
+  tsinspect push --to postgres://tsinspect@db.example/team
+  tsinspect push --to postgres://tsinspect@db.example/team --follow`
+
+func runPush(env *cliEnv, args []string) error {
+	flags := newFlags(env, "push", "[DIR]... --to URL [--person NAME] [--machine NAME] [--redact default|strict|off] [--follow]", pushAbout)
+	to := flags.String("to", "", "the team's store: `URL` postgres://USER@HOST[:PORT]/DATABASE")
+	host, _ := os.Hostname()
+	person := flags.String("person", os.Getenv("USER"), "who pushes: `NAME` (default: $USER)")
+	machine := flags.String("machine", host, "which machine: `NAME` (default: its host name)")
+	policyName := flags.String("redact", "default", "redaction `policy`: default, strict or off")
+	follow := flags.Bool("follow", false, "keep pushing as Claude Code writes, until Ctrl-C")
+	interval := flags.Duration("interval", 2*time.Second, "with --follow, look for changes every `D`")
+	noCache := flags.Bool("no-cache", false, "read every session's advice facts afresh")
+	prices := pricesFlag(flags)
+	pos, err := parseInterspersed(flags, args)
+	if err != nil {
+		return err
+	}
+	policy, err := parsePolicy("push", "--redact", *policyName)
+	if err != nil {
+		return err
+	}
+	if _, err := team.ParseURL(*to); err != nil {
+		return usageError("push: --to: %v", err)
+	}
+	tab, err := loadPrices(env, *prices)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	st, err := team.Push(ctx, team.PushOptions{URL: *to, Person: *person, Machine: *machine, Roots: pos, Policy: policy, Prices: tab,
+		Version: version, Follow: *follow, Interval: *interval, NoCache: *noCache, Log: env.stderr})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "pushed %d of %d sessions (%d turns) as %s; %d unchanged\n", st.Pushed, st.Sessions, st.Turns, team.Who(*person, *machine, "redact "+string(policy)), st.Unchanged)
+	return nil
+}
+
+// fromFlags are the flags of a command that reads a team's store.
+func fromFlags(flags interface {
+	String(name, value, usage string) *string
+}) (from, person *string) {
+	return flags.String("from", "", "read the team's store at `URL` (postgres://...; see 'tsinspect push') instead of this machine's sessions"),
+		flags.String("person", "", "with --from, only `NAME`'s sessions")
+}
