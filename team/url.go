@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
+	"os/user"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -35,10 +37,10 @@ func ParseURL(raw string) (Target, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		// url's error quotes the address whole: said without it.
-		return Target{}, fmt.Errorf("team: the store's URL does not parse: want %s", urlForm)
+		return Target{}, fmt.Errorf("the store's URL does not parse: want %s", urlForm)
 	}
 	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
-		return Target{}, fmt.Errorf("team: the store's URL %q: want %s", redactedURL(u), urlForm)
+		return Target{}, fmt.Errorf("the store's URL %q: want %s", redactedURL(u), urlForm)
 	}
 	t := Target{raw: raw, Shown: redactedURL(u)}
 	if u.User != nil {
@@ -46,13 +48,13 @@ func ParseURL(raw string) (Target, error) {
 		t.password, _ = u.User.Password()
 	}
 	if u.Host == "" && u.Query().Get("host") == "" {
-		return Target{}, fmt.Errorf("team: the store's URL %q names no host: want %s", t.Shown, urlForm)
+		return Target{}, fmt.Errorf("the store's URL %q names no host: want %s", t.Shown, urlForm)
 	}
 	if strings.Trim(u.Path, "/") == "" {
-		return Target{}, fmt.Errorf("team: the store's URL %q names no database: want %s", t.Shown, urlForm)
+		return Target{}, fmt.Errorf("the store's URL %q names no database: want %s", t.Shown, urlForm)
 	}
 	if _, err := pgxpool.ParseConfig(raw); err != nil {
-		return Target{}, fmt.Errorf("team: the store's URL %q: %s (want %s)", t.Shown, t.scrub(firstLine(err)), urlForm)
+		return Target{}, fmt.Errorf("the store's URL %q: %s (want %s)", t.Shown, t.scrub(firstLine(err)), urlForm)
 	}
 	return t, nil
 }
@@ -126,11 +128,22 @@ func (t Target) Explain(op string, err error) error {
 // lastPart is the innermost part of a chain of "a: b: c" messages, the
 // cause without pgx's restatement of the address.
 func lastPart(err error) string {
-	s := firstLine(err)
+	s := strings.Join(strings.Fields(err.Error()), " ")
 	if i := strings.LastIndex(s, ": "); i >= 0 && i+2 < len(s) {
 		return s[i+2:]
 	}
 	return s
+}
+
+// DefaultNames are who pushes when the user does not say: the login name
+// ($USER, else the account's) and the host name.
+func DefaultNames() (person, machine string) {
+	person = os.Getenv("USER")
+	if u, err := user.Current(); person == "" && err == nil {
+		person = u.Username
+	}
+	machine, _ = os.Hostname()
+	return person, machine
 }
 
 // connect opens a pool of connections to t, checked with one ping.

@@ -30,8 +30,8 @@ Examples:
 func runPush(env *cliEnv, args []string) error {
 	flags := newFlags(env, "push", "[DIR]... --to URL [--person NAME] [--machine NAME] [--redact default|strict|off] [--follow]", pushAbout)
 	to := flags.String("to", "", "the team's store: `URL` postgres://USER@HOST[:PORT]/DATABASE")
-	host, _ := os.Hostname()
-	person := flags.String("person", os.Getenv("USER"), "who pushes: `NAME` (default: $USER)")
+	who, host := team.DefaultNames()
+	person := flags.String("person", who, "who pushes: `NAME` (default: your login name)")
 	machine := flags.String("machine", host, "which machine: `NAME` (default: its host name)")
 	policyName := flags.String("redact", "default", "redaction `policy`: default, strict or off")
 	follow := flags.Bool("follow", false, "keep pushing as Claude Code writes, until Ctrl-C")
