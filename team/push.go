@@ -310,13 +310,10 @@ func (p *pusher) store(ctx context.Context, pool *pgxpool.Pool, s *sessionfiles.
 	turns := turnRows(s, tab)
 	from = max(0, min(from-1, len(turns)))
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		models := row.Models
-		if models == nil {
-			models = []string{}
-		}
-		_, err := tx.Exec(ctx, upsertSession, append(key, rs.Project, row.Version, nullTime(row.Start), nullTime(row.End), row.Turns, row.Subagents, models,
+		_, err := tx.Exec(ctx, upsertSession, append(key, rs.Project, row.Version, nullTime(row.Start), nullTime(row.End), row.Turns, row.Subagents, texts(row.Models),
 			row.CostUSD, row.CostKnown, row.PricesTaken, row.CacheBreaks, row.BreaksUSD, row.BlindCalls, row.Searches, row.EmptySearches, row.PartialSearches,
-			row.InputTokens, row.OutputTokens, row.CacheRead, row.CacheWrite, string(pol), e.Size, e.ModTime.UnixNano(), sum, nullJSON(factsJSON))...)
+			row.InputTokens, row.OutputTokens, row.CacheRead, row.CacheWrite, string(pol), e.Size, e.ModTime.UnixNano(), sum, nullJSON(factsJSON),
+			row.Requests, row.CatalogRecorded, row.SubagentsOnly, row.OutputPlaceholders, texts(row.PricedAs), texts(row.Unpriced), texts(rs.PartialMissing))...)
 		if err != nil {
 			return err
 		}
@@ -337,8 +334,10 @@ func (p *pusher) store(ctx context.Context, pool *pgxpool.Pool, s *sessionfiles.
 
 const upsertSession = `INSERT INTO sessions (person, machine, session_id, project, claude_version, start_at, end_at, turns, subagents, models,
 	cost_usd, cost_known, prices_taken, cache_breaks, cache_breaks_usd, blind_calls, searches, empty_searches, partial_searches,
-	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, redaction, source_size, source_mtime, summary, facts)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)
+	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, redaction, source_size, source_mtime, summary, facts,
+	requests_recorded, catalog_recorded, subagents_only, output_placeholders, priced_as, unpriced, partial_missing)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28,
+	$29, $30, $31, $32, $33, $34, $35)
 ON CONFLICT (person, machine, session_id) DO UPDATE SET project = EXCLUDED.project, claude_version = EXCLUDED.claude_version,
 	start_at = EXCLUDED.start_at, end_at = EXCLUDED.end_at, turns = EXCLUDED.turns, subagents = EXCLUDED.subagents, models = EXCLUDED.models,
 	cost_usd = EXCLUDED.cost_usd, cost_known = EXCLUDED.cost_known, prices_taken = EXCLUDED.prices_taken, cache_breaks = EXCLUDED.cache_breaks,
@@ -346,7 +345,10 @@ ON CONFLICT (person, machine, session_id) DO UPDATE SET project = EXCLUDED.proje
 	empty_searches = EXCLUDED.empty_searches, partial_searches = EXCLUDED.partial_searches, input_tokens = EXCLUDED.input_tokens,
 	output_tokens = EXCLUDED.output_tokens, cache_read_tokens = EXCLUDED.cache_read_tokens, cache_write_tokens = EXCLUDED.cache_write_tokens,
 	redaction = EXCLUDED.redaction, source_size = EXCLUDED.source_size, source_mtime = EXCLUDED.source_mtime, pushed_at = now(),
-	summary = EXCLUDED.summary, facts = EXCLUDED.facts`
+	summary = EXCLUDED.summary, facts = EXCLUDED.facts, requests_recorded = EXCLUDED.requests_recorded,
+	catalog_recorded = EXCLUDED.catalog_recorded, subagents_only = EXCLUDED.subagents_only,
+	output_placeholders = EXCLUDED.output_placeholders, priced_as = EXCLUDED.priced_as, unpriced = EXCLUDED.unpriced,
+	partial_missing = EXCLUDED.partial_missing`
 
 const upsertTurn = `INSERT INTO turns (person, machine, session_id, turn, at, model, input_tokens, output_tokens, cache_read_tokens,
 	cache_write_5m_tokens, cache_write_1h_tokens, cost_usd, cache_break_lost, cache_break_usd)
@@ -373,6 +375,14 @@ func turnRows(s *sessionfiles.Summary, tab *pricing.Table) [][]any {
 		out[i] = []any{i, nullTime(u.At), u.Model, u.Input, u.Output, u.CacheRead, u.CacheWrite5m, u.CacheWrite1h, c.USD, lost[i], c.BreaksUSD}
 	}
 	return out
+}
+
+// texts is ss as a text[] (never NULL).
+func texts(ss []string) []string {
+	if ss == nil {
+		return []string{}
+	}
+	return ss
 }
 
 // nullTime is t, or NULL when it is zero.

@@ -74,6 +74,23 @@ func TestPushTwiceReadsBack(t *testing.T) {
 			t.Fatalf("row %s: path %q, project %q: want no path, the person and the project's name", r.ID, r.Path, r.Cwd)
 		}
 	}
+	// The listing read from the store's columns is the listing on disk,
+	// row by row.
+	cols, err := s.Listing(context.Background(), Filter{}, catalog.Query{Sort: "cost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := catalog.List(sums, tab, catalog.Query{Sort: "cost"})
+	if len(cols.Rows) != len(want.Rows) || cols.Totals.Mark != want.Totals.Mark || !slices.Equal(cols.Notes, want.Notes) {
+		t.Fatalf("the store's listing: %d rows, mark %q, notes %q; on disk %d, %q, %q", len(cols.Rows), cols.Totals.Mark, cols.Notes, len(want.Rows), want.Totals.Mark, want.Notes)
+	}
+	for i, r := range cols.Rows {
+		w := want.Rows[i]
+		if r.ID != w.ID || r.Turns != w.Turns || math.Abs(r.CostUSD-w.CostUSD) > 1e-9 || r.CacheBreaks != w.CacheBreaks || r.BlindCalls != w.BlindCalls ||
+			r.Searches != w.Searches || r.CostKnown != w.CostKnown || !r.Start.Equal(w.Start) || !r.End.Equal(w.End) || !slices.Equal(r.Models, w.Models) {
+			t.Errorf("row %d: the store has %+v, the disk %+v", i, r, w)
+		}
+	}
 	// The SQL a dashboard runs agrees with the listing: cost, turns.
 	var cost float64
 	var turns int
@@ -191,8 +208,8 @@ func TestPushersAtOnce(t *testing.T) {
 			t.Fatalf("%s: %v", people[i], err)
 		}
 	}
-	if n := count(t, url, `SELECT count(*) FROM schema_version`); n != 1 {
-		t.Fatalf("%d schema versions, want 1", n)
+	if n := count(t, url, `SELECT count(*) FROM schema_version`); n != len(migrations) {
+		t.Fatalf("%d schema steps recorded, want each of the %d once", n, len(migrations))
 	}
 	for i, p := range people {
 		if n := count(t, url, `SELECT count(*) FROM sessions WHERE person = $1`, p); n != stats[i].Sessions || n != 3 {
@@ -210,5 +227,22 @@ func TestPushersAtOnce(t *testing.T) {
 	}
 	if len(one) != 3 || !slices.ContainsFunc(one, func(x *sessionfiles.Summary) bool { return strings.HasPrefix(x.Cwd, "cat@m · ") }) {
 		t.Fatalf("cat's sessions: %d", len(one))
+	}
+}
+
+// TestMigrateFromOne: a store made by the first schema is brought to the
+// current one by the next push, which sends its sessions again.
+func TestMigrateFromOne(t *testing.T) {
+	c := startCluster(t)
+	url := c.NewDB("fromone")
+	c.Exec("fromone", `CREATE TABLE schema_version (version integer PRIMARY KEY, about text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+		migrations[0].sql, `INSERT INTO schema_version (version, about) VALUES (1, 'first')`)
+	root := copySessions(t, "fo", "17-v2.1.101-toolsearch-deferred-delta")
+	push(t, url, "fo", "m", root)
+	if v := count(t, url, `SELECT max(version) FROM schema_version`); v != SchemaVersion() || SchemaVersion() < 2 {
+		t.Fatalf("schema version %d after a push, want %d", v, SchemaVersion())
+	}
+	if n := count(t, url, `SELECT count(*) FROM sessions WHERE source_size > 0 AND NOT requests_recorded`); n != 1 {
+		t.Fatalf("%d sessions with the new columns filled, want 1", n)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tsinspect/tsinspect/advice"
+	"github.com/tsinspect/tsinspect/catalog"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 )
 
@@ -154,4 +155,49 @@ func (s *Store) Facts(ctx context.Context, f Filter) ([]*advice.Facts, error) {
 		return nil, s.t.Explain("reading the team's advice facts", err)
 	}
 	return out, nil
+}
+
+// listingColumns are what a listing row is read from, in Row's order.
+const listingColumns = `person, machine, project, session_id, claude_version, start_at, end_at,
+	requests_recorded, catalog_recorded, turns, subagents, subagents_only, output_placeholders, models, cost_usd, cost_known, prices_taken,
+	cache_breaks, cache_breaks_usd, blind_calls, searches, empty_searches, partial_searches, partial_missing,
+	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, priced_as, unpriced`
+
+// Listing is the catalog's answer to q over the sessions f keeps, read
+// from the store's columns (no JSON: the listing of a hundred thousand
+// sessions stays under a second), the figures as pushed: each row's
+// project is its person, machine and project (Who).
+func (s *Store) Listing(ctx context.Context, f Filter, q catalog.Query) (catalog.Listing, error) {
+	const op = "reading the team's sessions"
+	where, args := f.where()
+	rows, err := s.pool.Query(ctx, `SELECT `+listingColumns+` FROM sessions`+where, args...)
+	if err != nil {
+		return catalog.Listing{}, s.t.Explain(op, err)
+	}
+	defer rows.Close()
+	var all []sessionfiles.Row
+	for rows.Next() {
+		var r sessionfiles.Row
+		var person, machine, project string
+		var start, end *time.Time
+		if err := rows.Scan(&person, &machine, &project, &r.ID, &r.Version, &start, &end,
+			&r.Requests, &r.CatalogRecorded, &r.Turns, &r.Subagents, &r.SubagentsOnly, &r.OutputPlaceholders, &r.Models, &r.CostUSD, &r.CostKnown, &r.PricesTaken,
+			&r.CacheBreaks, &r.BreaksUSD, &r.BlindCalls, &r.Searches, &r.EmptySearches, &r.PartialSearches, &r.PartialMissing,
+			&r.InputTokens, &r.OutputTokens, &r.CacheRead, &r.CacheWrite, &r.PricedAs, &r.Unpriced); err != nil {
+			return catalog.Listing{}, s.t.Explain(op, err)
+		}
+		r.Cwd, r.Project = Who(person, machine, project), project
+		if start != nil {
+			r.Start = *start
+		}
+		if end != nil {
+			r.End = *end
+		}
+		all = append(all, r)
+	}
+	if err := rows.Err(); err != nil {
+		return catalog.Listing{}, s.t.Explain(op, err)
+	}
+	kept := catalog.Select(all, q)
+	return catalog.Listing{Rows: kept, Totals: catalog.Total(kept), Notes: catalog.MarkNotes(kept)}, nil
 }

@@ -99,6 +99,19 @@ CREATE TABLE findings (
 );
 CREATE INDEX findings_kind ON findings (kind, subject);
 `},
+	{2, "the listing's marks as columns, for a listing that reads no JSON", `
+ALTER TABLE sessions
+	ADD COLUMN requests_recorded boolean NOT NULL DEFAULT true,
+	ADD COLUMN catalog_recorded boolean NOT NULL DEFAULT true,
+	ADD COLUMN subagents_only boolean NOT NULL DEFAULT false,
+	ADD COLUMN output_placeholders integer NOT NULL DEFAULT 0,
+	ADD COLUMN priced_as text[] NOT NULL DEFAULT '{}',
+	ADD COLUMN unpriced text[] NOT NULL DEFAULT '{}',
+	ADD COLUMN partial_missing text[] NOT NULL DEFAULT '{}';
+-- Sessions pushed before: their next push sends them again, filling these.
+UPDATE sessions SET source_size = -1;
+CREATE INDEX sessions_cost ON sessions (cost_usd DESC);
+`},
 }
 
 // SchemaVersion is the version this tsinspect writes and reads.

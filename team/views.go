@@ -33,6 +33,27 @@ func Catalog(ctx context.Context, rawURL string, f Filter) (*catalog.Catalog, []
 	return c, sums, nil
 }
 
+// List is the catalog's answer to q over the sessions f keeps in the
+// store at rawURL (Store.Listing), with a Catalog whose root is the store
+// and whose entries are the rows, for 'sessions' to write as it writes
+// the listing of the sessions on disk.
+func List(ctx context.Context, rawURL string, f Filter, q catalog.Query) (*catalog.Catalog, catalog.Listing, error) {
+	s, err := Open(ctx, rawURL)
+	if err != nil {
+		return nil, catalog.Listing{}, err
+	}
+	defer s.Close()
+	l, err := s.Listing(ctx, f, q)
+	if err != nil {
+		return nil, catalog.Listing{}, err
+	}
+	c := &catalog.Catalog{Roots: []string{s.Shown()}, Root: s.Shown()}
+	for _, r := range l.Rows {
+		c.Entries = append(c.Entries, sessionfiles.Entry{ID: r.ID, Project: r.Cwd, ModTime: r.End})
+	}
+	return c, l, nil
+}
+
 // Advise is the team's advice: that of the facts of the sessions f keeps
 // in the store at rawURL, priced as pushed (tab describes the prices the
 // result names); nil, with a line on log, when the store holds none.

@@ -87,9 +87,13 @@ func runSessions(env *cliEnv, args []string) error {
 	var c *catalog.Catalog
 	var sums []*sessionfiles.Summary
 	var st sessionfiles.ScanStats
-	if *from != "" {
+	var l catalog.Listing
+	switch {
+	case *from != "" && bopts.By == "":
+		c, l, err = team.List(context.Background(), *from, team.Filter{Person: *person}, q)
+	case *from != "":
 		c, sums, err = team.Catalog(context.Background(), *from, team.Filter{Person: *person})
-	} else {
+	default:
 		c, sums, st, err = catalog.OpenRead(env.stderr, catalog.Options{NoIndex: *noIndex}, pos...)
 	}
 	if err != nil {
@@ -99,7 +103,9 @@ func runSessions(env *cliEnv, args []string) error {
 	if bopts.By != "" {
 		return writeBuckets(env, sums, tab, bopts, *limit, *asJSON, len(entries) == 0, root)
 	}
-	l := catalog.List(sums, tab, q)
+	if *from == "" {
+		l = catalog.List(sums, tab, q)
+	}
 	if note := tab.Staleness(l.Totals.Newest); note != "" {
 		fmt.Fprintf(env.stderr, "tsinspect: note: %s\n", note)
 	}
