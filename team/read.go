@@ -3,8 +3,11 @@ package team
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -132,29 +135,56 @@ func (s *Store) Facts(ctx context.Context, f Filter) ([]*advice.Facts, error) {
 	} else {
 		where += " AND facts IS NOT NULL"
 	}
-	rows, err := s.pool.Query(ctx, `SELECT person, machine, project, facts FROM sessions`+where+` ORDER BY end_at DESC NULLS LAST`, args...)
+	rows, err := s.pool.Query(ctx, `SELECT person, machine, project, session_id, facts FROM sessions`+where+` ORDER BY end_at DESC NULLS LAST`, args...)
 	if err != nil {
 		return nil, s.t.Explain("reading the team's advice facts", err)
 	}
 	defer rows.Close()
 	var out []*advice.Facts
+	var raws [][]byte
 	for rows.Next() {
-		var person, machine, project string
+		var person, machine, project, id string
 		var raw []byte
-		if err := rows.Scan(&person, &machine, &project, &raw); err != nil {
+		if err := rows.Scan(&person, &machine, &project, &id, &raw); err != nil {
 			return nil, s.t.Explain("reading the team's advice facts", err)
 		}
-		var fa advice.Facts
-		if err := json.Unmarshal(raw, &fa); err != nil {
-			return nil, fmt.Errorf("reading the team's advice facts: %s's session: %w", person, err)
-		}
-		fa.Project = Who(person, machine, project)
-		out = append(out, &fa)
+		out = append(out, &advice.Facts{Ref: advice.Ref{ID: id, Project: Who(person, machine, project)}})
+		raws = append(raws, raw)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.t.Explain("reading the team's advice facts", err)
 	}
-	return out, nil
+	// Decoding is most of the time: on every core.
+	err = decodeAll(len(raws), func(i int) error {
+		ref := out[i].Ref
+		if err := json.Unmarshal(raws[i], out[i]); err != nil {
+			return fmt.Errorf("reading the team's advice facts: session %s: %w", ref.ID, err)
+		}
+		out[i].Ref = ref
+		return nil
+	})
+	return out, err
+}
+
+// decodeAll runs decode(i) for i below n on every core; the first error
+// is returned.
+func decodeAll(n int, decode func(i int) error) error {
+	workers := min(runtime.GOMAXPROCS(0), max(n, 1))
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				if err := decode(i); err != nil && errs[w] == nil {
+					errs[w] = err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // listingColumns are what a listing row is read from, in Row's order.
