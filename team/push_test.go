@@ -91,6 +91,34 @@ func TestPushTwiceReadsBack(t *testing.T) {
 			t.Errorf("row %d: the store has %+v, the disk %+v", i, r, w)
 		}
 	}
+	// The store's filters, order and limit are the catalog's.
+	full, err := s.Listing(context.Background(), Filter{}, catalog.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []catalog.Query{{Project: "alice@"}, {Project: "nobody"}, {Model: "OPUS"}, {Flagged: true, Sort: "flags"},
+		{Sort: "turns", Limit: 3}, {Since: full.Rows[2].End}, {Until: full.Rows[2].Start, Sort: "cost"}} {
+		got, err := s.Listing(context.Background(), Filter{}, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := catalog.Select(full.Rows, q)
+		ids := func(rs []sessionfiles.Row) []string {
+			var out []string
+			for _, r := range rs {
+				out = append(out, r.ID)
+			}
+			return out
+		}
+		if q.Sort == "" || q.Sort == "time" || q.Sort == "cost" {
+			if !slices.Equal(ids(got.Rows), ids(want)) {
+				t.Errorf("%+v: the store lists %v, the catalog %v", q, ids(got.Rows), ids(want))
+			}
+		} else if len(got.Rows) != len(want) {
+			// Ties in flags or turns may fall in another order.
+			t.Errorf("%+v: the store lists %d rows, the catalog %d", q, len(got.Rows), len(want))
+		}
+	}
 	// The SQL a dashboard runs agrees with the listing: cost, turns.
 	var cost float64
 	var turns int

@@ -188,10 +188,22 @@ func decodeAll(n int, decode func(i int) error) error {
 }
 
 // listingColumns are what a listing row is read from, in Row's order.
+// The lists are sent as one text each, joined by the unit separator
+// (split here): decoding a hundred thousand arrays is most of a
+// listing's time otherwise.
 const listingColumns = `person, machine, project, session_id, claude_version, start_at, end_at,
-	requests_recorded, catalog_recorded, turns, subagents, subagents_only, output_placeholders, models, cost_usd, cost_known, prices_taken,
-	cache_breaks, cache_breaks_usd, blind_calls, searches, empty_searches, partial_searches, partial_missing,
-	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, priced_as, unpriced`
+	requests_recorded, catalog_recorded, turns, subagents, subagents_only, output_placeholders, array_to_string(models, E'\x1f'),
+	cost_usd, cost_known, prices_taken, cache_breaks, cache_breaks_usd, blind_calls, searches, empty_searches, partial_searches,
+	array_to_string(partial_missing, E'\x1f'), input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+	array_to_string(priced_as, E'\x1f'), array_to_string(unpriced, E'\x1f')`
+
+// list splits a list listingColumns joined (nil for none).
+func list(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\x1f")
+}
 
 // Listing is the catalog's answer to q over the sessions f keeps, read
 // from the store's columns (no JSON: the listing of a hundred thousand
@@ -199,23 +211,31 @@ const listingColumns = `person, machine, project, session_id, claude_version, st
 // project is its person, machine and project (Who).
 func (s *Store) Listing(ctx context.Context, f Filter, q catalog.Query) (catalog.Listing, error) {
 	const op = "reading the team's sessions"
-	where, args := f.where()
-	rows, err := s.pool.Query(ctx, `SELECT `+listingColumns+` FROM sessions`+where, args...)
+	sql, args := listingQuery(f, q)
+	// Counted first, so that the rows are made once, in place.
+	var n int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM (`+sql+`) AS listing`, args...).Scan(&n); err != nil {
+		return catalog.Listing{}, s.t.Explain(op, err)
+	}
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return catalog.Listing{}, s.t.Explain(op, err)
 	}
 	defer rows.Close()
-	var all []sessionfiles.Row
+	all := make([]sessionfiles.Row, 0, n)
 	for rows.Next() {
-		var r sessionfiles.Row
+		all = append(all, sessionfiles.Row{})
+		r := &all[len(all)-1]
 		var person, machine, project string
 		var start, end *time.Time
+		var models, missing, pricedAs, unpriced string
 		if err := rows.Scan(&person, &machine, &project, &r.ID, &r.Version, &start, &end,
-			&r.Requests, &r.CatalogRecorded, &r.Turns, &r.Subagents, &r.SubagentsOnly, &r.OutputPlaceholders, &r.Models, &r.CostUSD, &r.CostKnown, &r.PricesTaken,
-			&r.CacheBreaks, &r.BreaksUSD, &r.BlindCalls, &r.Searches, &r.EmptySearches, &r.PartialSearches, &r.PartialMissing,
-			&r.InputTokens, &r.OutputTokens, &r.CacheRead, &r.CacheWrite, &r.PricedAs, &r.Unpriced); err != nil {
+			&r.Requests, &r.CatalogRecorded, &r.Turns, &r.Subagents, &r.SubagentsOnly, &r.OutputPlaceholders, &models, &r.CostUSD, &r.CostKnown, &r.PricesTaken,
+			&r.CacheBreaks, &r.BreaksUSD, &r.BlindCalls, &r.Searches, &r.EmptySearches, &r.PartialSearches, &missing,
+			&r.InputTokens, &r.OutputTokens, &r.CacheRead, &r.CacheWrite, &pricedAs, &unpriced); err != nil {
 			return catalog.Listing{}, s.t.Explain(op, err)
 		}
+		r.Models, r.PartialMissing, r.PricedAs, r.Unpriced = list(models), list(missing), list(pricedAs), list(unpriced)
 		r.Cwd, r.Project = Who(person, machine, project), project
 		if start != nil {
 			r.Start = *start
@@ -223,11 +243,70 @@ func (s *Store) Listing(ctx context.Context, f Filter, q catalog.Query) (catalog
 		if end != nil {
 			r.End = *end
 		}
-		all = append(all, r)
 	}
 	if err := rows.Err(); err != nil {
 		return catalog.Listing{}, s.t.Explain(op, err)
 	}
-	kept := catalog.Select(all, q)
-	return catalog.Listing{Rows: kept, Totals: catalog.Total(kept), Notes: catalog.MarkNotes(kept)}, nil
+	// The store kept, ordered and cut the rows as catalog.Select does
+	// (listingQuery): a hundred thousand rows are not copied and sorted
+	// again.
+	return catalog.Listing{Rows: all, Totals: catalog.Total(all), Notes: catalog.MarkNotes(all)}, nil
+}
+
+// orders are the SQL of each of catalog.Sorts, highest first as
+// sessionfiles.SortRows orders: the rows come sorted, and the catalog's
+// stable sort moves none.
+var orders = map[string]string{
+	"time":  "end_at DESC NULLS LAST",
+	"cost":  "cost_usd DESC",
+	"flags": "cache_breaks + blind_calls + empty_searches + partial_searches DESC",
+	"turns": "turns DESC",
+}
+
+// listingQuery is the SQL of a listing: f's filters and q's (project,
+// since, until, model, flagged) in the store, in q's order, its first
+// q.Limit rows.
+func listingQuery(f Filter, q catalog.Query) (string, []any) {
+	where, args := f.where()
+	var conds []string
+	add := func(cond string, vs ...any) {
+		for i := range vs {
+			args = append(args, vs[i])
+			cond = strings.Replace(cond, "$?", fmt.Sprintf("$%d", len(args)), 1)
+		}
+		conds = append(conds, cond)
+	}
+	if q.Project != "" {
+		// catalog.ProjectMatches over Who and the project.
+		add("(strpos(person || '@' || machine || ' · ' || project, $?) > 0 OR strpos(project, $?) > 0)", q.Project, catalog.ProjectDirName(q.Project))
+	}
+	if !q.Since.IsZero() {
+		add("end_at >= $?", q.Since)
+	}
+	if !q.Until.IsZero() {
+		add("start_at < $?", q.Until)
+	}
+	if q.Model != "" {
+		add("EXISTS (SELECT 1 FROM unnest(models) m WHERE strpos(lower(m), lower($?)) > 0)", q.Model)
+	}
+	if q.Flagged {
+		conds = append(conds, "cache_breaks + blind_calls + empty_searches + partial_searches > 0")
+	}
+	if len(conds) > 0 {
+		if where == "" {
+			where = " WHERE "
+		} else {
+			where += " AND "
+		}
+		where += strings.Join(conds, " AND ")
+	}
+	order, ok := orders[q.Sort]
+	if !ok {
+		order = orders["time"]
+	}
+	sql := `SELECT ` + listingColumns + ` FROM sessions` + where + ` ORDER BY ` + order + `, session_id`
+	if q.Limit > 0 {
+		sql += fmt.Sprintf(" LIMIT %d", q.Limit)
+	}
+	return sql, args
 }
