@@ -46,7 +46,7 @@ func TestPushCutAndResumed(t *testing.T) {
 	if n := count(t, url, `SELECT count(*) FROM sessions`); n != st.Sessions {
 		t.Fatalf("%d sessions stored, want %d", n, st.Sessions)
 	}
-	if n, want := count(t, url, `SELECT count(*) FROM turns`), count(t, url, `SELECT sum(jsonb_array_length(summary->'usage')) FROM sessions`); n != want {
+	if n, want := count(t, url, `SELECT count(*) FROM turns`), count(t, url, `SELECT sum(json_array_length(summary->'usage')) FROM sessions`); n != want {
 		t.Fatalf("%d turn rows, the sessions have %d answers", n, want)
 	}
 }

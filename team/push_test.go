@@ -270,7 +270,7 @@ func TestMigrateFromOne(t *testing.T) {
 	if v := count(t, url, `SELECT max(version) FROM schema_version`); v != SchemaVersion() || SchemaVersion() < 2 {
 		t.Fatalf("schema version %d after a push, want %d", v, SchemaVersion())
 	}
-	if n := count(t, url, `SELECT count(*) FROM sessions WHERE source_size > 0 AND NOT requests_recorded`); n != 1 {
+	if n := count(t, url, `SELECT count(*) FROM sessions WHERE source_size > 0 AND NOT requests_recorded AND summary->>'id' <> ''`); n != 1 {
 		t.Fatalf("%d sessions with the new columns filled, want 1", n)
 	}
 }

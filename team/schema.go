@@ -18,6 +18,11 @@ type migration struct {
 	sql     string
 }
 
+// The sessions' summary and facts are json, not jsonb: stored and sent
+// as written (a reading of every session's facts converts nothing), and
+// still open to ->, ->> and json_array_elements; the findings' detail,
+// which dashboards query, is jsonb.
+
 // migrations are the schema's steps, in order; a store at version N runs
 // those after N. A step is never edited once released: a change is a new
 // step.
@@ -59,8 +64,8 @@ CREATE TABLE sessions (
 	source_size bigint NOT NULL DEFAULT 0,
 	source_mtime bigint NOT NULL DEFAULT 0,
 	pushed_at timestamptz NOT NULL DEFAULT now(),
-	summary jsonb NOT NULL,
-	facts jsonb,
+	summary json NOT NULL,
+	facts json,
 	PRIMARY KEY (person, machine, session_id)
 );
 CREATE INDEX sessions_end ON sessions (end_at DESC);
