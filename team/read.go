@@ -88,6 +88,24 @@ func (f Filter) where() (string, []any) {
 	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
+// Scoped is the store seen through a filter: what the web view reads
+// (web.Team).
+type Scoped struct {
+	s *Store
+	f Filter
+}
+
+// Scope is s seen through f.
+func (s *Store) Scope(f Filter) Scoped { return Scoped{s, f} }
+
+// Summaries is Store.Summaries through the scope's filter.
+func (sc Scoped) Summaries(ctx context.Context) ([]*sessionfiles.Summary, error) {
+	return sc.s.Summaries(ctx, sc.f)
+}
+
+// Facts is Store.Facts through the scope's filter.
+func (sc Scoped) Facts(ctx context.Context) ([]*advice.Facts, error) { return sc.s.Facts(ctx, sc.f) }
+
 // Who is how a session's person, machine and project are shown together
 // in the views ("alice@laptop · myrepo"): the project column of every
 // listing, and what its project filter matches.

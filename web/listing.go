@@ -76,7 +76,7 @@ type listing struct {
 	// index still holds keeps its item, its figures worked out once.
 	known map[*sessionfiles.Summary]*item
 	red   *redactor // the listing's pseudonyms (projects), for the server's life
-	team  *Team     // a team's store the sessions are read from (nil: disk)
+	team  Team      // a team's store the sessions are read from (nil: disk)
 }
 
 // ScanStats says what a reading of the listing did.

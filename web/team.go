@@ -15,13 +15,9 @@ import (
 // sessions (tsinspect serve --from): the sessions as the listing's
 // summaries, each session's project naming its person, and the advice
 // facts. Its sessions' turns are not in it: a session's page says so.
-type Team struct {
-	// Name is the store as pages may say it (its address without a
-	// password).
-	Name string
-	// Summaries reads the sessions; Facts their advice facts.
-	Summaries func(context.Context) ([]*sessionfiles.Summary, error)
-	Facts     func(context.Context) ([]*advice.Facts, error)
+type Team interface {
+	Summaries(context.Context) ([]*sessionfiles.Summary, error)
+	Facts(context.Context) ([]*advice.Facts, error)
 }
 
 // refreshTeam reads the listing from the team's store: the items change

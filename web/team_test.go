@@ -25,13 +25,11 @@ func TestTeamStore(t *testing.T) {
 		{ID: "aaaa1111", Cwd: "ann@laptop · repo", Start: at, End: at.Add(time.Hour), Turns: 2, Models: []string{"claude-sonnet-4-5"},
 			Usage: []sessionfiles.TurnUsage{{Model: "claude-sonnet-4-5", Input: 100_000, At: at}, {Model: "claude-sonnet-4-5", Output: 100_000, At: at}}},
 	}
-	team := &web.Team{Name: "postgres://x@127.0.0.1/team",
-		Summaries: func(context.Context) ([]*sessionfiles.Summary, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			return append([]*sessionfiles.Summary(nil), sums...), nil
-		},
-		Facts: func(context.Context) ([]*advice.Facts, error) { return nil, nil }}
+	team := fakeTeam(func() []*sessionfiles.Summary {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]*sessionfiles.Summary(nil), sums...)
+	})
 	s := serve(t, web.Options{Team: team, Policy: redact.Default})
 	var got sessionsJSON
 	getJSON(t, s, "/api/sessions", &got)
@@ -52,3 +50,10 @@ func TestTeamStore(t *testing.T) {
 		t.Fatalf("filtered by person: %+v", got.Rows)
 	}
 }
+
+// fakeTeam is a team's store of the summaries its function gives, with
+// no advice facts.
+type fakeTeam func() []*sessionfiles.Summary
+
+func (f fakeTeam) Summaries(context.Context) ([]*sessionfiles.Summary, error) { return f(), nil }
+func (f fakeTeam) Facts(context.Context) ([]*advice.Facts, error)             { return nil, nil }

@@ -12,19 +12,13 @@ import (
 )
 
 const pushAbout = `
-Push each session's facts to a team's PostgreSQL, for 'sessions',
-'advise' and 'serve' with --from URL to show everyone's: the listing row,
-each answered turn's tokens and cost, and the advice facts (tools,
-searches that missed, blind calls, cache breaks by cause, what deferral
-saved). Redacted as 'report' redacts: no conversation, no path; the
-project is its directory's last name (a pseudonym under --redact strict).
-A session pushed again replaces itself; one that grew sends its new
-turns; a push cut off goes on where it stopped. The schema is made and
-migrated here (see docs/team.md). Keep the password out of the URL with
-PGPASSWORD or ~/.pgpass: it is never printed.
+Push each session's facts to a team's PostgreSQL, redacted as 'report'
+redacts: the listing row, each answer's tokens and cost, the advice facts.
+'sessions', 'advise' and 'serve' read it with --from URL. Pushed again, a
+session replaces itself; a push cut off goes on where it stopped. Keep the
+password in PGPASSWORD or ~/.pgpass (see docs/team.md).
 
-Examples:
-  tsinspect push --to postgres://tsinspect@db.example/team
+Example:
   tsinspect push --to postgres://tsinspect@db.example/team --follow`
 
 func runPush(env *cliEnv, args []string) error {
@@ -60,7 +54,7 @@ func runPush(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "pushed %d of %d sessions (%d turns) as %s; %d unchanged\n", st.Pushed, st.Sessions, st.Turns, team.Who(*person, *machine, "redact "+string(policy)), st.Unchanged)
+	fmt.Fprintf(env.stdout, "pushed %d of %d sessions (%d turns) as %s@%s, redacted (%s); %d unchanged\n", st.Pushed, st.Sessions, st.Turns, *person, *machine, policy, st.Unchanged)
 	return nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/tsinspect/tsinspect/advice"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/team"
 	"github.com/tsinspect/tsinspect/web"
@@ -88,10 +87,7 @@ func runServe(env *cliEnv, args []string) error {
 			return err
 		}
 		defer st.Close()
-		f := team.Filter{Person: *person}
-		opts.Team = &web.Team{Name: st.Shown(), Summaries: func(c context.Context) ([]*sessionfiles.Summary, error) { return st.Summaries(c, f) },
-			Facts: func(c context.Context) ([]*advice.Facts, error) { return st.Facts(c, f) }}
-		pos = []string{"the team's store " + st.Shown()}
+		opts.Team, pos = st.Scope(team.Filter{Person: *person}), []string{"the team's store " + st.Shown()}
 	} else if pos, err = opts.AddPaths(pos, func(p string, err error) error { return readError("serve", p, err) }); err != nil {
 		return err
 	}
