@@ -54,7 +54,8 @@ type PushOptions struct {
 type PushStats struct {
 	// Sessions counts the sessions found, Pushed those sent (new or
 	// changed), Unchanged those the store held as they are; Turns counts
-	// the turns sent.
+	// the rows of answered turns sent (a listing's turns count requests,
+	// those without an answer too).
 	Sessions, Pushed, Unchanged, Turns int
 }
 

@@ -54,7 +54,7 @@ func runPush(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "pushed %d of %d sessions (%d turns) as %s@%s, redacted (%s); %d unchanged\n", st.Pushed, st.Sessions, st.Turns, *person, *machine, policy, st.Unchanged)
+	fmt.Fprintf(env.stdout, "pushed %d of %d sessions (%d answered turns) as %s@%s, redacted (%s); %d unchanged\n", st.Pushed, st.Sessions, st.Turns, *person, *machine, policy, st.Unchanged)
 	return nil
 }
 
