@@ -26,7 +26,7 @@ func TestPushCutAndResumed(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	const cut = 5
 	stored := 0
-	_, err := Push(ctx, PushOptions{URL: url, Person: "cy", Machine: "m", Roots: []string{root}, Prices: pricing.Default(), NoCache: true,
+	_, err := Push(ctx, PushOptions{URL: url, Person: "cy", Machine: "m", Roots: []string{root}, Prices: pricing.Default(),
 		Progress: func(done, total int) {
 			stored = done
 			if done == cut {
@@ -87,7 +87,7 @@ func TestFollowServerRestarted(t *testing.T) {
 	log := &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		_, err := Push(ctx, PushOptions{URL: url, Person: "di", Machine: "m", Roots: []string{root}, Prices: pricing.Default(), NoCache: true,
+		_, err := Push(ctx, PushOptions{URL: url, Person: "di", Machine: "m", Roots: []string{root}, Prices: pricing.Default(),
 			Follow: true, Interval: 100 * time.Millisecond, Log: log})
 		done <- err
 	}()
@@ -145,7 +145,7 @@ func TestReaderMayOnlyRead(t *testing.T) {
 	if err != nil || len(facts) != 2 {
 		t.Fatalf("the reader read %d facts, %v", len(facts), err)
 	}
-	_, err = Push(context.Background(), PushOptions{URL: rurl, Person: "ed", Machine: "other", Roots: []string{root}, Prices: pricing.Default(), NoCache: true})
+	_, err = Push(context.Background(), PushOptions{URL: rurl, Person: "ed", Machine: "other", Roots: []string{root}, Prices: pricing.Default()})
 	if err == nil || !strings.Contains(err.Error(), "a reader may only read") || strings.Contains(err.Error(), "reader-pw") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("a reader's push: %v; want one line saying it may only read, without the password", err)
 	}

@@ -12,9 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/tsinspect/tsinspect/advice"
 	"github.com/tsinspect/tsinspect/catalog"
-	"github.com/tsinspect/tsinspect/gather"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/sessionfiles"
@@ -42,8 +40,6 @@ type PushOptions struct {
 	// two seconds), until ctx ends; a lost server is waited for.
 	Follow   bool
 	Interval time.Duration
-	// NoCache reads every session's advice facts afresh.
-	NoCache bool
 	// Log is told what was pushed and what went wrong, a line each.
 	Log io.Writer
 	// Progress, when set, is called after each session is stored.
@@ -220,7 +216,6 @@ func (p *pusher) once(ctx context.Context, pool *pgxpool.Pool) error {
 	if len(todo) == 0 {
 		return nil
 	}
-	facts := p.facts(todo)
 	if _, err := pool.Exec(ctx, `INSERT INTO pushers (person, machine, tsinspect_version) VALUES ($1, $2, $3)
 ON CONFLICT (person, machine) DO UPDATE SET last_push = now(), tsinspect_version = EXCLUDED.tsinspect_version`, p.o.Person, p.o.Machine, p.o.Version); err != nil {
 		return err
@@ -228,7 +223,17 @@ ON CONFLICT (person, machine) DO UPDATE SET last_push = now(), tsinspect_version
 	for i, s := range todo {
 		e := entries[s.Path]
 		from := held[sessionID(s.ID, p.o.Policy)].turns
-		n, err := p.store(ctx, pool, s, facts[s.Path], e, from)
+		rd, err := readSession(ctx, e, p.o.Prices, p.o.Policy)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			fmt.Fprintf(p.o.Log, "tsinspect: warning: %s: %v: pushed without its requests and advice facts\n", e.Path, err)
+			rd = &sessionRead{}
+		} else if rd.warning != "" {
+			fmt.Fprintf(p.o.Log, "tsinspect: warning: %s: %s\n", e.Path, rd.warning)
+		}
+		n, err := p.store(ctx, pool, s, rd, e, from)
 		if err != nil {
 			return err
 		}
@@ -241,54 +246,12 @@ ON CONFLICT (person, machine) DO UPDATE SET last_push = now(), tsinspect_version
 	return nil
 }
 
-// facts reads the advice facts of sums' sessions, by path (through the
-// facts cache 'advise' keeps, unless NoCache); a session whose facts
-// cannot be read is pushed without them, said on the log.
-func (p *pusher) facts(sums []*sessionfiles.Summary) map[string]*advice.Facts {
-	want := map[string]bool{}
-	for _, s := range sums {
-		want[s.Path] = true
-	}
-	var items []gather.Item
-	seen := map[string]bool{}
-	for _, root := range p.cat.Roots {
-		its, err := gather.Items(root)
-		if err != nil {
-			fmt.Fprintf(p.o.Log, "tsinspect: warning: %v: sessions pushed without their advice facts\n", err)
-			continue
-		}
-		for _, it := range its {
-			if want[it.Path] && !seen[it.Path] {
-				seen[it.Path] = true
-				items = append(items, it)
-			}
-		}
-	}
-	o := gather.Options{Prices: p.o.Prices}
-	if !p.o.NoCache {
-		o.Cache, _ = gather.CachePath()
-	}
-	fs, st, err := gather.Read(items, o)
-	if err != nil {
-		fmt.Fprintf(p.o.Log, "tsinspect: warning: %v\n", err)
-	}
-	for _, e := range st.Failed {
-		fmt.Fprintf(p.o.Log, "tsinspect: warning: advice facts of %v: pushed without them\n", e)
-	}
-	out := map[string]*advice.Facts{}
-	for i, f := range fs {
-		if f != nil {
-			out[items[i].Path] = f
-		}
-	}
-	return out
-}
-
 // store writes one session in one transaction: its row (replacing the
 // one held), its turns from turn from-1 on (those before are held as
 // they were; the last held is sent again, its answer may have grown), and
 // its findings afresh. It returns how many turns it sent.
-func (p *pusher) store(ctx context.Context, pool *pgxpool.Pool, s *sessionfiles.Summary, f *advice.Facts, e sessionfiles.Entry, from int) (int, error) {
+func (p *pusher) store(ctx context.Context, pool *pgxpool.Pool, s *sessionfiles.Summary, rd *sessionRead, e sessionfiles.Entry, from int) (int, error) {
+	f := rd.facts
 	tab, pol := p.o.Prices, p.o.Policy
 	rs := redactSummary(s, pol)
 	row := sessionfiles.RowOf(s, tab)
@@ -328,7 +291,15 @@ func (p *pusher) store(ctx context.Context, pool *pgxpool.Pool, s *sessionfiles.
 			b.Queue(`INSERT INTO findings (person, machine, session_id, kind, seq, subject, usd, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 				append(key, fd.kind, fd.seq, fd.subject, fd.usd, fd.detail)...)
 		}
-		return tx.SendBatch(ctx, b).Close()
+		b.Queue(`DELETE FROM requests WHERE person = $1 AND machine = $2 AND session_id = $3`, key...)
+		b.Queue(`DELETE FROM searches WHERE person = $1 AND machine = $2 AND session_id = $3`, key...)
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		if err := copyRows(ctx, tx, "requests", requestColumns, key, rd.requests); err != nil {
+			return err
+		}
+		return copyRows(ctx, tx, "searches", searchColumns, key, rd.searches)
 	})
 	return len(turns) - from, err
 }
@@ -376,6 +347,19 @@ func turnRows(s *sessionfiles.Summary, tab *pricing.Table) [][]any {
 		out[i] = []any{i, nullTime(u.At), u.Model, u.Input, u.Output, u.CacheRead, u.CacheWrite5m, u.CacheWrite1h, c.USD, lost[i], c.BreaksUSD}
 	}
 	return out
+}
+
+// copyRows writes rows, each after key, into table's key and cols.
+func copyRows(ctx context.Context, tx pgx.Tx, table string, cols []string, key []any, rows [][]any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	all := make([][]any, len(rows))
+	for i, r := range rows {
+		all[i] = append(append([]any{}, key...), r...)
+	}
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{table}, append([]string{"person", "machine", "session_id"}, cols...), pgx.CopyFromRows(all))
+	return err
 }
 
 // texts is ss as a text[] (never NULL).

@@ -160,6 +160,17 @@ func TestPushTwiceReadsBack(t *testing.T) {
 	if len(a.Advice) == 0 {
 		t.Fatal("no advice from the public sessions: the comparison proves nothing")
 	}
+	// Each request's catalog and working set, and each search with what
+	// it loaded, as the timeline has them.
+	if n, want := count(t, url, `SELECT count(*) FROM searches`), count(t, url, `SELECT sum(searches) FROM sessions`); n != want || n == 0 {
+		t.Fatalf("%d search rows, the listing counts %d searches", n, want)
+	}
+	if n := count(t, url, `SELECT count(*) FROM requests WHERE working_set_size > 0 AND catalog_size > 0`); n == 0 {
+		t.Fatal("no request with a catalog and a working set")
+	}
+	if n, want := count(t, url, `SELECT count(*) FROM searches WHERE cardinality(loaded) = 0 AND NOT server`), count(t, url, `SELECT sum(empty_searches) FROM sessions`); n < want {
+		t.Fatalf("%d searches that loaded nothing, the listing counts %d empty", n, want)
+	}
 	before := count(t, url, `SELECT count(*) FROM findings`)
 	if before == 0 {
 		t.Fatal("no findings pushed")
@@ -227,7 +238,7 @@ func TestPushersAtOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			stats[i], errs[i] = Push(context.Background(), PushOptions{URL: url, Person: p, Machine: "m", Roots: []string{roots[i]}, Prices: pricing.Default(), NoCache: true})
+			stats[i], errs[i] = Push(context.Background(), PushOptions{URL: url, Person: p, Machine: "m", Roots: []string{roots[i]}, Prices: pricing.Default()})
 		}()
 	}
 	wg.Wait()

@@ -117,6 +117,41 @@ ALTER TABLE sessions
 UPDATE sessions SET source_size = -1;
 CREATE INDEX sessions_cost ON sessions (cost_usd DESC);
 `},
+	{3, "each request's catalog and working set, and each search with what it loaded", `
+CREATE TABLE requests (
+	person text NOT NULL,
+	machine text NOT NULL,
+	session_id text NOT NULL,
+	turn integer NOT NULL,
+	thread text NOT NULL DEFAULT '',
+	model text NOT NULL DEFAULT '',
+	catalog_size integer NOT NULL DEFAULT 0,
+	working_set_size integer NOT NULL DEFAULT 0,
+	catalog_added integer NOT NULL DEFAULT 0,
+	catalog_removed integer NOT NULL DEFAULT 0,
+	working_added integer NOT NULL DEFAULT 0,
+	working_removed integer NOT NULL DEFAULT 0,
+	flags text[] NOT NULL DEFAULT '{}',
+	PRIMARY KEY (person, machine, session_id, turn),
+	FOREIGN KEY (person, machine, session_id) REFERENCES sessions ON DELETE CASCADE
+);
+CREATE TABLE searches (
+	person text NOT NULL,
+	machine text NOT NULL,
+	session_id text NOT NULL,
+	turn integer NOT NULL,
+	seq integer NOT NULL,
+	mode text NOT NULL DEFAULT '',
+	server boolean NOT NULL DEFAULT false,
+	query text NOT NULL DEFAULT '',
+	loaded text[] NOT NULL DEFAULT '{}',
+	no_match boolean NOT NULL DEFAULT false,
+	PRIMARY KEY (person, machine, session_id, turn, seq),
+	FOREIGN KEY (person, machine, session_id) REFERENCES sessions ON DELETE CASCADE
+);
+-- Sessions pushed before: their next push sends them again, filling these.
+UPDATE sessions SET source_size = -1;
+`},
 }
 
 // SchemaVersion is the version this tsinspect writes and reads.

@@ -47,7 +47,7 @@ func push(t *testing.T, url, person, machine, root string) PushStats {
 	t.Helper()
 	var log bytes.Buffer
 	st, err := Push(context.Background(), PushOptions{URL: url, Person: person, Machine: machine, Roots: []string{root},
-		Prices: pricing.Default(), Policy: redact.Default, Log: &log, NoCache: true})
+		Prices: pricing.Default(), Policy: redact.Default, Log: &log})
 	if err != nil {
 		t.Fatalf("push: %v\n%s", err, log.String())
 	}

@@ -30,7 +30,6 @@ func runPush(env *cliEnv, args []string) error {
 	policyName := flags.String("redact", "default", "redaction `policy`: default, strict or off")
 	follow := flags.Bool("follow", false, "keep pushing as Claude Code writes, until Ctrl-C")
 	interval := flags.Duration("interval", 2*time.Second, "with --follow, look for changes every `D`")
-	noCache := flags.Bool("no-cache", false, "read every session's advice facts afresh")
 	prices := pricesFlag(flags)
 	pos, err := parseInterspersed(flags, args)
 	if err != nil {
@@ -50,7 +49,7 @@ func runPush(env *cliEnv, args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	st, err := team.Push(ctx, team.PushOptions{URL: *to, Person: *person, Machine: *machine, Roots: pos, Policy: policy, Prices: tab,
-		Version: version, Follow: *follow, Interval: *interval, NoCache: *noCache, Log: env.stderr})
+		Version: version, Follow: *follow, Interval: *interval, Log: env.stderr})
 	if err != nil {
 		return err
 	}
