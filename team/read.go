@@ -124,23 +124,28 @@ func (s *Store) Summaries(ctx context.Context, f Filter) ([]*sessionfiles.Summar
 	}
 	defer rows.Close()
 	var out []*sessionfiles.Summary
+	var raws [][]byte
 	for rows.Next() {
 		var person, machine, project string
 		var raw []byte
 		if err := rows.Scan(&person, &machine, &project, &raw); err != nil {
 			return nil, s.t.Explain("reading the team's sessions", err)
 		}
-		var sum sessionfiles.Summary
-		if err := json.Unmarshal(raw, &sum); err != nil {
-			return nil, fmt.Errorf("reading the team's sessions: %s's session: %w", person, err)
-		}
-		sum.Cwd = Who(person, machine, project)
-		out = append(out, &sum)
+		out = append(out, &sessionfiles.Summary{Cwd: Who(person, machine, project)})
+		raws = append(raws, raw)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.t.Explain("reading the team's sessions", err)
 	}
-	return out, nil
+	err = decodeAll(len(raws), func(i int) error {
+		who := out[i].Cwd
+		if err := json.Unmarshal(raws[i], out[i]); err != nil {
+			return fmt.Errorf("reading the team's sessions: %s's session: %w", who, err)
+		}
+		out[i].Cwd = who
+		return nil
+	})
+	return out, err
 }
 
 // Facts reads the advice facts of the sessions f keeps (those pushed with
