@@ -92,7 +92,7 @@ func runSessions(env *cliEnv, args []string) error {
 	case *from != "" && bopts.By == "":
 		c, l, err = team.List(context.Background(), *from, team.Filter{Person: *person}, q)
 	case *from != "":
-		c, sums, err = team.Catalog(context.Background(), *from, team.Filter{Person: *person})
+		c, sums, err = team.Catalog(context.Background(), *from, team.Filter{Person: *person, Since: q.Since})
 	default:
 		c, sums, st, err = catalog.OpenRead(env.stderr, catalog.Options{NoIndex: *noIndex}, pos...)
 	}
