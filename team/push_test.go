@@ -208,10 +208,23 @@ func TestPushGrowingSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := push(t, url, "bob", "desk", root)
+	s, err := Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	before, err := s.Scope(Filter{Person: "bob"}).Stamp(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(files[0], full, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	second := push(t, url, "bob", "desk", root)
+	after, err := s.Scope(Filter{Person: "bob"}).Stamp(context.Background())
+	if err != nil || after == before {
+		t.Fatalf("the store's stamp %q before the session grew, %q after (%v): want a change the team's page sees", before, after, err)
+	}
 	total := count(t, url, `SELECT turns FROM sessions`)
 	if second.Pushed != 1 || second.Turns >= total || second.Turns != total-first.Turns+1 {
 		t.Fatalf("first push %+v, second %+v, %d turns in all: want the second to send the new turns and the last held", first, second, total)

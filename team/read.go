@@ -103,6 +103,21 @@ func (sc Scoped) Summaries(ctx context.Context) ([]*sessionfiles.Summary, error)
 	return sc.s.Summaries(ctx, sc.f)
 }
 
+// Stamp changes whenever a push changes the sessions the scope keeps:
+// their count and the time of the last push among them.
+func (sc Scoped) Stamp(ctx context.Context) (string, error) {
+	where, args := sc.f.where()
+	var n int
+	var last *time.Time
+	if err := sc.s.pool.QueryRow(ctx, `SELECT count(*), max(pushed_at) FROM sessions`+where, args...).Scan(&n, &last); err != nil {
+		return "", sc.s.t.Explain("reading the team's sessions", err)
+	}
+	if last == nil {
+		return fmt.Sprint(n), nil
+	}
+	return fmt.Sprintf("%d %d", n, last.UnixNano()), nil
+}
+
 // Facts is Store.Facts through the scope's filter.
 func (sc Scoped) Facts(ctx context.Context) ([]*advice.Facts, error) { return sc.s.Facts(ctx, sc.f) }
 

@@ -2,9 +2,6 @@ package web
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
 	"time"
 
 	"github.com/tsinspect/tsinspect/advice"
@@ -16,6 +13,9 @@ import (
 // summaries, each session's project naming its person, and the advice
 // facts. Its sessions' turns are not in it: a session's page says so.
 type Team interface {
+	// Stamp changes whenever what Summaries gives does (a push): the
+	// summaries are read again only then.
+	Stamp(context.Context) (string, error)
 	Summaries(context.Context) ([]*sessionfiles.Summary, error)
 	Facts(context.Context) ([]*advice.Facts, error)
 }
@@ -23,21 +23,20 @@ type Team interface {
 // refreshTeam reads the listing from the team's store: the items change
 // when a session was pushed, grew, or went.
 func (l *listing) refreshTeam(ctx context.Context, started time.Time) (uint64, error) {
-	sums, err := l.team.Summaries(ctx)
+	stamp, err := l.team.Stamp(ctx)
+	if err == nil && stamp == l.stamp {
+		return l.gen, nil
+	}
+	var sums []*sessionfiles.Summary
+	if err == nil {
+		sums, err = l.team.Summaries(ctx)
+	}
 	if err != nil {
 		l.problems = []string{err.Error()}
 		if l.items == nil {
 			return 0, err
 		}
 		return l.gen, nil // the last reading stays shown
-	}
-	h := sha256.New()
-	for _, s := range sums {
-		fmt.Fprintf(h, "%s\x00%s\x00%d\x00%d\x00%d\n", s.Cwd, s.ID, s.End.UnixNano(), s.Turns, len(s.Usage))
-	}
-	stamp := hex.EncodeToString(h.Sum(nil))
-	if stamp == l.stamp {
-		return l.gen, nil
 	}
 	l.known = l.itemsOf(sums)
 	var items []*item

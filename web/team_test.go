@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -56,4 +57,5 @@ func TestTeamStore(t *testing.T) {
 type fakeTeam func() []*sessionfiles.Summary
 
 func (f fakeTeam) Summaries(context.Context) ([]*sessionfiles.Summary, error) { return f(), nil }
+func (f fakeTeam) Stamp(context.Context) (string, error)                      { return fmt.Sprint(len(f())), nil }
 func (f fakeTeam) Facts(context.Context) ([]*advice.Facts, error)             { return nil, nil }
