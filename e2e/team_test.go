@@ -40,7 +40,9 @@ func readRows(t *testing.T, out string) []teamSession {
 // line without the password.
 func TestTeamStore(t *testing.T) {
 	kit.Skips.Short(t, "PostgreSQL")
-	c := pgtest.Start(t, func(why string) { skipFor(t, "PostgreSQL", pgtest.Install, why+"; set TSINSPECT_REQUIRE_POSTGRES=1 to make this a failure") })
+	c := pgtest.Start(t, func(why string) {
+		skipFor(t, "PostgreSQL", pgtest.Install, why+"; set TSINSPECT_REQUIRE_POSTGRES=1 to make this a failure")
+	})
 	url := c.NewDB("e2e")
 	public := filepath.Join("..", "source", "testdata", "public")
 	dirs := map[string][]string{"ann": {"17-v2.1.101-toolsearch-deferred-delta", "22-v2.1.205-toolsearch-fable"}, "bo": {"27-v2.1.205-toolsearch-keyword-query", "05-v2.0.76-compaction"}}
