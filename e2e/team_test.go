@@ -1,10 +1,14 @@
 package e2e
 
 import (
+	"bufio"
 	"encoding/json"
 	"math"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -91,9 +95,72 @@ func TestTeamStore(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &adv) != nil || adv.Sessions != 4 {
 		t.Errorf("advise --from: exit %d, %d sessions, %s", code, adv.Sessions, errs)
 	}
+	serveTeam(t, url)
 	bad := c.URL("postgres", "not-the-Pw", "e2e")
 	code, out, errs = runCLI(t, "sessions", "--from", bad)
 	if code == 0 || out != "" || strings.Count(errs, "\n") != 1 || strings.Contains(errs, "not-the-Pw") || !strings.Contains(errs, "login was refused") {
 		t.Errorf("a refused login: exit %d, %q %q", code, out, errs)
+	}
+}
+
+// serveTeam runs 'serve --from url' on loopback: it prints an address
+// with a token, refuses a request without it, and lists the four
+// sessions with their people.
+func serveTeam(t *testing.T, url string) {
+	t.Helper()
+	cmd := exec.Command(kit.Tsinspect, "serve", "--from", url, "--listen", "127.0.0.1:0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	sc := bufio.NewScanner(stdout)
+	addr, token := "", ""
+	var printed []string
+	for addr == "" && sc.Scan() {
+		printed = append(printed, sc.Text())
+		if m := regexp.MustCompile(`^  (http://127\.0\.0\.1:\d+/)\?token=(\S+)$`).FindStringSubmatch(sc.Text()); m != nil {
+			addr, token = m[1], m[2]
+		}
+	}
+	if addr == "" {
+		t.Fatalf("serve --from printed no address with a token: %q, %s", printed, stderr.String())
+	}
+	if !strings.HasPrefix(printed[0], "Serving 4 sessions of the team's store postgres://postgres:xxxxx@") {
+		t.Errorf("first line %q", printed[0])
+	}
+	c := &http.Client{}
+	resp, err := c.Get(addr + "api/sessions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("without the token: %d, want 401", resp.StatusCode)
+	}
+	req, _ := http.NewRequest("GET", addr+"api/sessions", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err = c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got struct {
+		Rows []struct{ Cells []string } `json:"rows"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	people := map[string]int{}
+	for _, r := range got.Rows {
+		people[strings.SplitN(r.Cells[1], "@", 2)[0]]++
+	}
+	if len(got.Rows) != 4 || people["ann"] != 2 || people["bo"] != 2 {
+		t.Errorf("the team's page lists %+v", got.Rows)
 	}
 }
