@@ -10,10 +10,18 @@ import (
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/source"
+	"github.com/tsinspect/tsinspect/timeline"
 )
 
 // Progress is how far a reading of facts has come.
 type Progress = gather.Progress
+
+// SessionFacts is the advice facts of one session already read (its
+// timeline s), as Facts reads them: for a reader that needs the timeline
+// for more than the facts.
+func SessionFacts(s *timeline.Session, f source.Found, tab *pricing.Table) *advice.Facts {
+	return gather.SessionFacts(s, f, tab)
+}
 
 // FactsOptions say how Facts reads.
 type FactsOptions struct {

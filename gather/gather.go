@@ -25,6 +25,7 @@ import (
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/source"
+	"github.com/tsinspect/tsinspect/timeline"
 )
 
 // Item is one session to read: a Claude Code session (its main file, with
@@ -241,17 +242,21 @@ func readOne(it Item, tab *pricing.Table) (*advice.Facts, string, error) {
 	if len(problems) > 0 {
 		warning = source.Summary(problems)
 	}
-	s := b.Session()
+	return SessionFacts(b.Session(), it, tab), warning, nil
+}
+
+// SessionFacts is the advice facts of the session s read from it, priced
+// at tab: where no request of the files carries the tools (a transcript
+// alone), with the schemas a search loaded that the files still hold.
+func SessionFacts(s *timeline.Session, it Item, tab *pricing.Table) *advice.Facts {
 	fo := advice.FactsOptions{Prices: tab}
 	ref := advice.Ref{ID: it.ID, Project: it.Project}
 	f := advice.Of(s, ref, fo)
-	// Where no request of the files carries the tools (a transcript
-	// alone), the schemas a search loaded may still be in the files.
 	if it.Entry != nil && f.Transcript > 0 {
 		if sizes, err := sessionfiles.DeferredSchemas(*it.Entry); err == nil && len(sizes) > 0 {
 			fo.Schemas = sizes
 			f = advice.Of(s, ref, fo)
 		}
 	}
-	return f, warning, nil
+	return f
 }

@@ -52,19 +52,27 @@ func (s *Server) readAdvice() {
 		a.bodies, a.err, a.finished = bodies, err, true
 		a.mu.Unlock()
 	}
-	c, err := catalog.Open(catalog.Options{NoIndex: true, ReadOnly: true}, append(append([]string{}, s.opts.Roots...), s.opts.Files...)...)
-	if err != nil {
-		finish(nil, s.scrub(err.Error()))
-		return
-	}
-	facts, _, err := c.Facts(catalog.Query{}, catalog.FactsOptions{Prices: s.opts.Prices, Progress: func(p catalog.Progress) {
-		a.mu.Lock()
-		a.done, a.total = p.Done, p.Total
-		a.mu.Unlock()
-	}})
-	if err != nil {
-		finish(nil, s.scrub(err.Error()))
-		return
+	var facts []*advice.Facts
+	if t := s.opts.Team; t != nil {
+		var err error
+		if facts, err = t.Facts(s.ctx); err != nil {
+			finish(nil, s.scrub(err.Error()))
+			return
+		}
+	} else {
+		c, err := catalog.Open(catalog.Options{NoIndex: true, ReadOnly: true}, append(append([]string{}, s.opts.Roots...), s.opts.Files...)...)
+		if err != nil {
+			finish(nil, s.scrub(err.Error()))
+			return
+		}
+		if facts, _, err = c.Facts(catalog.Query{}, catalog.FactsOptions{Prices: s.opts.Prices, Progress: func(p catalog.Progress) {
+			a.mu.Lock()
+			a.done, a.total = p.Done, p.Total
+			a.mu.Unlock()
+		}}); err != nil {
+			finish(nil, s.scrub(err.Error()))
+			return
+		}
 	}
 	adv := advice.Advise(facts, advice.Options{Prices: s.opts.Prices.Describe()})
 	bodies := map[redact.Policy]template.HTML{}

@@ -83,6 +83,7 @@ type listing struct {
 	// index still holds keeps its item, its figures worked out once.
 	known map[*sessionfiles.Summary]*item
 	red   *redactor // the redacted view's pseudonyms (projects), for the server's life
+	team  Team      // a team's store the sessions are read from (nil: disk)
 }
 
 // ScanStats says what a reading of the listing did.
@@ -99,7 +100,7 @@ type ScanStats struct {
 func newListing(opts *Options) *listing {
 	return &listing{roots: opts.Roots, files: opts.Files, tab: opts.Prices, version: opts.Version, budget: opts.Budget,
 		index: opts.Index, captures: map[string]capturedRow{},
-		known: map[*sessionfiles.Summary]*item{}, red: newRedactor(opts.redactedPolicy(), nil)}
+		known: map[*sessionfiles.Summary]*item{}, red: newRedactor(opts.redactedPolicy(), nil), team: opts.Team}
 }
 
 // refresh reads the listing again when it was last read at least minAge
@@ -112,6 +113,9 @@ func (l *listing) refresh(ctx context.Context, minAge time.Duration) (uint64, er
 	}
 	started := time.Now()
 	l.checked = started
+	if l.team != nil {
+		return l.refreshTeam(ctx, started)
+	}
 	var problems []string
 	var entries []sessionfiles.Entry
 	switch {
@@ -196,6 +200,13 @@ func (l *listing) refresh(ctx context.Context, minAge time.Duration) (uint64, er
 		it.shown, it.plain = l.display(it)
 		items = append(items, it)
 	}
+	l.install(items, stamp, problems)
+	l.last = ScanStats{Sessions: len(items), Read: st.Read, Cached: st.Cached, Bytes: st.Bytes, Problems: problems, Took: time.Since(started)}
+	return l.gen, nil
+}
+
+// install makes items, newest first, the listing's, each with its key.
+func (l *listing) install(items []*item, stamp string, problems []string) {
 	slices.SortStableFunc(items, func(a, b *item) int { return b.row.End.Compare(a.row.End) })
 	l.byKey = map[string]*item{}
 	for _, it := range items {
@@ -215,8 +226,6 @@ func (l *listing) refresh(ctx context.Context, minAge time.Duration) (uint64, er
 	}
 	l.items, l.stamp, l.problems = items, stamp, problems
 	l.gen++
-	l.last = ScanStats{Sessions: len(items), Read: st.Read, Cached: st.Cached, Bytes: st.Bytes, Problems: problems, Took: time.Since(started)}
-	return l.gen, nil
 }
 
 // itemsOf returns the items of sums (nil for a file that holds no

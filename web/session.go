@@ -65,6 +65,11 @@ func (s *Server) find(w http.ResponseWriter, r *http.Request, asJSON bool) *item
 			s.message(w, r, http.StatusNotFound, "No such session", "No session listed here is called "+key+": the sessions page lists them all.")
 		}
 	}
+	if it != nil && s.opts.Team != nil {
+		// A team's store holds the session's figures, not its turns.
+		s.message(w, r, http.StatusNotFound, "Not in the team's store", "The team's store holds each session's figures, not its turns: its person opens it on their machine with 'tsinspect open "+it.row.ID+"'.")
+		return nil
+	}
 	return it
 }
 

@@ -78,6 +78,9 @@ type Options struct {
 	// that does not fit beside those open pages watch, is refused with
 	// one line saying how to raise it.
 	Budget int64
+	// Team, when set, is a team's store (tsinspect serve --from): the
+	// listing and the advice are read from it instead of Roots and Files.
+	Team Team
 	// WriteTimeout bounds each write to a client (a page, an answer, one
 	// live update): a client that stops reading is cut off after it and
 	// stalls no one else. Zero means DefaultWriteTimeout.

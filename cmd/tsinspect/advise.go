@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/tsinspect/tsinspect/catalog"
 	"github.com/tsinspect/tsinspect/internal/cli"
 	"github.com/tsinspect/tsinspect/sessionfiles"
+	"github.com/tsinspect/tsinspect/team"
 	"github.com/tsinspect/tsinspect/textout"
 )
 
@@ -60,17 +62,18 @@ Examples:
   tsinspect advise --by server`
 
 func runAdvise(env *cli.Env, args []string) error {
-	flags := cli.NewFlags(env, "advise", "[DIR] [--since WHEN] [--project TEXT] [--min-sessions N] [--json|--markdown] [--prices FILE]", adviseAbout)
+	flags := cli.NewFlags(env, "advise", "[DIR] [--since WHEN] [--project TEXT] [--min-sessions N] [--json|--markdown] [--prices FILE] [--from URL [--person NAME]]", adviseAbout)
 	asJSON := flags.Bool("json", false, "write the advice as JSON")
 	asMarkdown := flags.Bool("markdown", false, "write the advice as a Markdown section, for a report or an issue")
 	projectText := flags.String("project", "", "only sessions whose project directory contains `TEXT`")
-	since := flags.String("since", "", "only sessions active since `WHEN`: a date (2026-11-01) or a span back from now (36h, 7d)")
+	sinceText := flags.String("since", "", "only sessions active since `WHEN`: a date (2026-11-01) or a span back from now (36h, 7d)")
 	minSessions := flags.Int("min-sessions", advice.DefaultMinSessions, "advise only from patterns seen in at least `N` sessions")
 	evidence := flags.Int("evidence", 3, "name at most `N` sessions per piece of advice in the text (--json names all)")
 	top := flags.Int("top", 10, "write at most `N` pieces of advice in the text, the largest amounts (0: all)")
 	by := flags.String("by", "", "instead of advice, what each tool or MCP server did and cost (calls, result and schema tokens, searches, blind calls, dollars): `tool` or `server`; with --json, a JSON line each")
 	noCache := flags.Bool("no-cache", false, "read every session afresh, neither using nor updating the cache")
 	prices := pricesFlag(flags)
+	from, person := fromFlags(flags)
 	pos, err := cli.Args(flags, args, 0, 1, "at most one directory")
 	if err != nil {
 		return err
@@ -84,19 +87,24 @@ func runAdvise(env *cli.Env, args []string) error {
 	if err := advice.CheckFlags(*minSessions, *top, *evidence); err != nil {
 		return cli.Usage("advise: %v", err)
 	}
-	var from time.Time
-	if *since != "" {
-		if from, err = sessionfiles.ParseSince(*since, time.Now()); err != nil {
-			return cli.Usage("advise: --since %q: %v", *since, err)
+	var since time.Time
+	if *sinceText != "" {
+		if since, err = sessionfiles.ParseSince(*sinceText, time.Now()); err != nil {
+			return cli.Usage("advise: --since %q: %v", *sinceText, err)
 		}
 	}
 	tab, err := loadPrices(env, *prices)
 	if err != nil {
 		return err
 	}
-	q := catalog.AdviceQuery{Query: catalog.Query{Project: *projectText, Since: from}, SinceText: *since, MinSessions: *minSessions}
-	q.Prices, q.NoCache = tab, *noCache
-	r, err := adviseFrom(env, pos, q)
+	var r *advice.Result
+	if *from != "" {
+		r, err = team.Advise(context.Background(), *from, team.Filter{Person: *person, Project: *projectText, Since: since}, *minSessions, tab, env.Stderr)
+	} else {
+		q := catalog.AdviceQuery{Query: catalog.Query{Project: *projectText, Since: since}, SinceText: *sinceText, MinSessions: *minSessions}
+		q.Prices, q.NoCache = tab, *noCache
+		r, err = adviseFrom(env, pos, q)
+	}
 	if err != nil || r == nil {
 		return err
 	}

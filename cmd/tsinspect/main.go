@@ -21,6 +21,7 @@ func commands() []cli.Command {
 		{Name: "record", Summary: "record a Claude Code session through a MITM or reverse proxy, or from the bodies it writes", Run: runRecord},
 		{Name: "sessions", Summary: "list the sessions Claude Code keeps on disk, newest first: cost, cache breaks, blind calls, searches; --by day|week|month", Run: runSessions},
 		{Name: "advise", Summary: "advice across your sessions: tools to load up front or drop, searches that miss, blind calls, cache breaks, tool search on or off, each with what it saves", Run: runAdvise},
+		{Name: "push", Summary: "send each session's facts, redacted, to a team's PostgreSQL (sessions, advise, serve --from read it)", Run: runPush},
 		{Name: "serve", Summary: "a web view of every session, live, in the browser: turns, tabs, cost per day, compare; read-only", Run: runServe},
 		{Name: "prices", Summary: "show the price table in force (its date, source and rules) and which models of your sessions it cannot price", Run: runPrices},
 		{Name: "exchanges", Summary: "list the recorded exchanges of a capture, one per line", Run: runExchanges},

@@ -11,6 +11,7 @@ import (
 	"github.com/tsinspect/tsinspect/internal/cli"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/sessionfiles"
+	"github.com/tsinspect/tsinspect/team"
 	"github.com/tsinspect/tsinspect/web"
 )
 
@@ -51,13 +52,14 @@ Examples:
   tsinspect serve --listen 0.0.0.0:8644 --allow-host mybox.local`
 
 func runServe(env *cli.Env, args []string) error {
-	flags := cli.NewFlags(env, "serve", "[DIR|FILE]... [--listen ADDR] [--redact default|strict|off] [--allow-host NAMES] [--prices FILE] [--no-index] [--budget MB]", serveAbout)
+	flags := cli.NewFlags(env, "serve", "[DIR|FILE]... [--listen ADDR] [--redact default|strict|off] [--allow-host NAMES] [--prices FILE] [--no-index] [--budget MB] [--from URL [--person NAME]]", serveAbout)
 	listen := flags.String("listen", web.DefaultAddr, "listen on `ADDR` (host:port; port 0 picks a free one); an address other than loopback needs the token printed at the start")
 	policyName := flags.String("redact", "", "redaction `policy` pages start with: default, strict or off (everything shown); unset: off on loopback, default elsewhere")
 	allow := flags.String("allow-host", "", "more `NAMES` (comma-separated) the Host header may give for this server, e.g. a name other machines reach it by")
 	noIndex := flags.Bool("no-index", false, "read every session afresh, not from the listing's index")
 	budget := flags.Int64("budget", web.DefaultBudget/web.MB, "`MB` of session files held read at once, pages watching them or not (memory is some six times that); a session larger is refused, saying so")
 	prices := pricesFlag(flags)
+	from, person := fromFlags(flags)
 	pos, err := cli.Interspersed(flags, args)
 	if err != nil {
 		return err
@@ -83,8 +85,18 @@ func runServe(env *cli.Env, args []string) error {
 		return err
 	}
 	opts := web.Options{Prices: tab, AllowHosts: hosts, Version: version, Budget: *budget * web.MB}
-	opts.Policy, opts.Redacted, opts.Reveal = web.Audience(web.Loopback(*listen), policy)
-	if pos, err = opts.AddPaths(pos, func(p string, err error) error { return readError("serve", p, err) }); err != nil {
+	opts.Policy, opts.Redacted, opts.Reveal = web.Audience(web.Loopback(*listen) && *from == "", policy)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	if *from != "" {
+		// The team's page: its token asked for on every address.
+		st, err := team.Open(ctx, *from)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		opts.Team, pos = st.Scope(team.Filter{Person: *person}), []string{"the team's store " + st.Shown()}
+	} else if pos, err = opts.AddPaths(pos, func(p string, err error) error { return readError("serve", p, err) }); err != nil {
 		return err
 	}
 	if !*noIndex {
@@ -92,7 +104,7 @@ func runServe(env *cli.Env, args []string) error {
 			fmt.Fprintf(env.Stderr, "tsinspect: warning: %v: reading every session\n", err)
 		}
 	}
-	if !web.Loopback(*listen) {
+	if !web.Loopback(*listen) || *from != "" {
 		if opts.Token, err = web.NewToken(); err != nil {
 			return err
 		}
@@ -103,8 +115,6 @@ func runServe(env *cli.Env, args []string) error {
 	}
 	defer ln.Close()
 	opts.Addr = ln.Addr().String()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
 	srv, err := web.New(ctx, opts)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/tsinspect/tsinspect/internal/cli"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
+	"github.com/tsinspect/tsinspect/team"
 	"github.com/tsinspect/tsinspect/textout"
 )
 
@@ -47,7 +49,7 @@ Examples:
   tsinspect sessions --by month --per model --json`
 
 func runSessions(env *cli.Env, args []string) error {
-	flags := cli.NewFlags(env, "sessions", "[DIR] [--json] [--sort time|cost|flags|turns] [--project TEXT] [--since WHEN] [--limit N] [--by day|week|month [--per model|project]]", sessionsAbout)
+	flags := cli.NewFlags(env, "sessions", "[DIR] [--json] [--sort time|cost|flags|turns] [--project TEXT] [--since WHEN] [--limit N] [--by day|week|month [--per model|project]] [--from URL [--person NAME]]", sessionsAbout)
 	asJSON := flags.Bool("json", false, "write JSON Lines, one session a line, instead of a table")
 	sortBy := flags.String("sort", "time", "order: `time` (newest first), cost, flags (cache breaks, blind calls, empty and partial searches) or turns")
 	projectText := flags.String("project", "", "only sessions whose project directory contains `TEXT`")
@@ -59,6 +61,7 @@ func runSessions(env *cli.Env, args []string) error {
 	per := flags.String("per", "", "with --by, one row per period and `model` or project")
 	tz := flags.String("timezone", "", "with --by, the time `ZONE` days begin in (an IANA name such as UTC or Europe/Paris; default: local)")
 	weekStart := flags.String("week-start", "sunday", "with --by week, the first `DAY` of a week")
+	from, person := fromFlags(flags)
 	pos, err := cli.Args(flags, args, 0, 1, "at most one directory")
 	if err != nil {
 		return err
@@ -82,7 +85,18 @@ func runSessions(env *cli.Env, args []string) error {
 		return err
 	}
 	started := time.Now()
-	c, sums, st, err := catalog.OpenRead(env.Stderr, catalog.Options{NoIndex: *noIndex}, pos...)
+	var c *catalog.Catalog
+	var sums []*sessionfiles.Summary
+	var st sessionfiles.ScanStats
+	var l catalog.Listing
+	switch {
+	case *from != "" && bopts.By == "":
+		c, l, err = team.List(context.Background(), *from, team.Filter{Person: *person}, q)
+	case *from != "":
+		c, sums, err = team.Catalog(context.Background(), *from, team.Filter{Person: *person, Since: q.Since})
+	default:
+		c, sums, st, err = catalog.OpenRead(env.Stderr, catalog.Options{NoIndex: *noIndex}, pos...)
+	}
 	if err != nil {
 		return err
 	}
@@ -90,7 +104,9 @@ func runSessions(env *cli.Env, args []string) error {
 	if bopts.By != "" {
 		return writeBuckets(env, sums, tab, bopts, *limit, *asJSON, len(entries) == 0, root)
 	}
-	l := catalog.List(sums, tab, q)
+	if *from == "" {
+		l = catalog.List(sums, tab, q)
+	}
 	if note := tab.Staleness(l.Totals.Newest); note != "" {
 		fmt.Fprintf(env.Stderr, "tsinspect: note: %s\n", note)
 	}

@@ -31,6 +31,7 @@ var owners = map[string]string{
 	"github.com/klauspost/compress":  "contentcoding",
 	"go.opentelemetry.io/proto/otlp": "otlp",
 	"google.golang.org/protobuf":     "otlp",
+	"github.com/jackc/pgx/v5":        "team",
 }
 
 // testOnly names, for each outside library only tests use (an import path

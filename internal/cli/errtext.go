@@ -12,8 +12,8 @@ func internalPackage(name string) bool {
 	case "advice", "cachefile", "canonjson", "capture", "catalog", "claudetap", "cli", "claudetools", "claudetrace", "compare", "comparetest", "contentcoding", "corpus", "coverage", "crash",
 		"decode", "democapture", "diffreport", "exchange", "filter", "fixtures", "gather", "golden", "har", "httpflow", "importer",
 		"listenaddr", "longsession", "oddfiles", "mcpclient", "mcpserver", "memlimit", "mitmflow", "numfmt", "otlp", "outfile",
-		"pcap", "pcaptest", "pricing", "rawbodies", "regfile", "realsession", "recon", "recording", "redact", "replayserver",
-		"report", "session", "sessionfiles", "sharing", "shell", "source", "stats", "suggest", "store", "svgchart", "termsafe", "textout", "timeline", "tlsrec", "toolsearch", "tooltokens", "ui", "vcr", "view", "web":
+		"pcap", "pcaptest", "pgtest", "pricing", "rawbodies", "regfile", "realsession", "recon", "recording", "redact", "replayserver",
+		"report", "session", "sessionfiles", "sharing", "shell", "source", "stats", "suggest", "store", "svgchart", "team", "termsafe", "textout", "timeline", "tlsrec", "toolsearch", "tooltokens", "ui", "vcr", "view", "web":
 		return true
 	}
 	return false
