@@ -22,6 +22,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,6 +30,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -38,9 +40,18 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/internal/bench/tile"
+	"github.com/tsinspect/tsinspect/internal/memlimit"
+	"github.com/tsinspect/tsinspect/ui"
 )
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "-first-rows" {
+		if err := firstRows(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "scale:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	turns := flag.String("turns", "100,1000,5000,10000", "lengths of the long sessions, in requests")
 	sessions := flag.String("sessions", "100,1000,5000", "sizes of the session directories")
 	reps := flag.Int("reps", 3, "runs of each command (the median is shown)")
@@ -131,8 +142,8 @@ func longSessions(bin, dir string, public map[string][]byte, turns []int, reps i
 		return fmt.Errorf("the public session %s is missing", longSource)
 	}
 	fmt.Printf("## Long sessions (from %s, tool results padded to %d bytes)\n\n", longSource, resultBytes)
-	fmt.Println("| turns | file | `cat` | light reading (`sessions --no-index`) | `turns` | `turns` / light | `report` | peak RSS `turns` / `report` | per turn `turns` |")
-	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	fmt.Println("| turns | file | `cat` | light reading (`sessions --no-index`) | `turns` | `turns` / light | `report` | peak RSS `turns` / `report` | per turn `turns` | `open`: first rows / all (wall) |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	var prev measure
 	prevN := 0
 	for _, n := range turns {
@@ -169,9 +180,13 @@ func longSessions(bin, dir string, public map[string][]byte, turns []int, reps i
 		if prevN > 0 {
 			growth = fmt.Sprintf(" (×%.1f for ×%.1f turns)", ms[2].cpu.Seconds()/prev.cpu.Seconds(), float64(n)/float64(prevN))
 		}
-		fmt.Printf("| %d | %.1f MB | %s | %s | %s%s | %.1f× | %s | %s / %s | %.2f ms |\n", n, float64(fi.Size())/1e6,
+		first, all, err := openTimes(path, reps)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("| %d | %.1f MB | %s | %s | %s%s | %.1f× | %s | %s / %s | %.2f ms | %s / %s |\n", n, float64(fi.Size())/1e6,
 			secs(ms[0].cpu), secs(ms[1].cpu), secs(ms[2].cpu), growth, ms[2].cpu.Seconds()/ms[1].cpu.Seconds(), secs(ms[3].cpu),
-			mib(ms[2].rss), mib(ms[3].rss), ms[2].cpu.Seconds()*1000/float64(n))
+			mib(ms[2].rss), mib(ms[3].rss), ms[2].cpu.Seconds()*1000/float64(n), secs(first), secs(all))
 		prev, prevN = ms[2], n
 	}
 	fmt.Println()
@@ -329,3 +344,72 @@ func measureOne(j job) measure {
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 
 func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+
+// openTimes runs 'tsinspect open' of path on a simulated screen (this
+// program again, -first-rows) reps times and returns the median wall
+// times until its first turn rows are shown and until the whole session
+// is.
+func openTimes(path string, reps int) (first, all time.Duration, err error) {
+	self, err := os.Executable()
+	if err != nil {
+		return 0, 0, err
+	}
+	var firsts, alls []time.Duration
+	for range reps {
+		debug.FreeOSMemory()
+		out, err := exec.Command(self, "-first-rows", path).Output()
+		if err != nil {
+			return 0, 0, fmt.Errorf("open %s: %w", filepath.Base(path), err)
+		}
+		var f, a int64
+		if _, err := fmt.Sscanf(string(out), "%d %d", &f, &a); err != nil {
+			return 0, 0, fmt.Errorf("open %s: %q: %w", filepath.Base(path), out, err)
+		}
+		firsts, alls = append(firsts, time.Duration(f)), append(alls, time.Duration(a))
+	}
+	slices.Sort(firsts)
+	slices.Sort(alls)
+	return firsts[len(firsts)/2], alls[len(alls)/2], nil
+}
+
+// turnRow is the first row of the turn list on the simulated 80-column
+// screen: its number, then its thread (the screen's text has no line
+// breaks).
+var turnRow = regexp.MustCompile(` 1  main `)
+
+// firstRows is 'tsinspect open' on a simulated 80×25 screen, as the
+// command runs it; it prints the nanoseconds until the first turn row is
+// painted and until the session is read whole (the "loading" status
+// gone).
+func firstRows(path string) error {
+	memlimit.Start(memlimit.DefaultFloor, 100*time.Millisecond)
+	sim := ui.NewTextScreen()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- ui.Open(ctx, path, ui.Options{Screen: sim, Title: filepath.Base(path)}) }()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	var first time.Duration
+	for {
+		select {
+		case err := <-done:
+			if err == nil {
+				err = errors.New("the UI ended before the session was shown")
+			}
+			return err
+		case <-tick.C:
+		}
+		screen := sim.Text()
+		if first == 0 && turnRow.MatchString(screen) {
+			first = time.Since(start)
+		}
+		if first > 0 && !strings.Contains(screen, "loading") {
+			fmt.Println(int64(first), int64(time.Since(start)))
+			cancel()
+			<-done
+			return nil
+		}
+	}
+}
