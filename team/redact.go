@@ -18,11 +18,11 @@ func pseudonym(prefix, value string) string {
 	return prefix + hex.EncodeToString(sum[:5])
 }
 
-// projectName is the project as the store holds it under policy p: the
-// last element of the directory the session ran in (the repository's
-// name, what a team knows a project by; e-mail addresses and secrets in
-// it scrubbed) by default, a pseudonym of that name under strict, the
-// whole directory with the policy off.
+// projectName is the project as the store holds it under policy p: a
+// stable pseudonym of the last element of the directory the session ran
+// in (the repository's name: the same on every machine, so a team's rows
+// group by project) unless the policy is off, which sends the whole
+// directory.
 func projectName(s *sessionfiles.Summary, p redact.Policy) string {
 	dir := s.Cwd
 	if p == redact.Off {
@@ -37,10 +37,7 @@ func projectName(s *sessionfiles.Summary, p redact.Policy) string {
 		parts := strings.Split(strings.Trim(s.Project, "-"), "-")
 		base = parts[len(parts)-1]
 	}
-	if p == redact.Strict {
-		return pseudonym("project-", base)
-	}
-	return redact.NewValues(redact.Default, nil, nil).Text(base)
+	return pseudonym("project-", base)
 }
 
 // sessionID is the session's ID in the store: Claude Code's (a random

@@ -9,9 +9,9 @@ import (
 )
 
 // TestPushRedacts pushes the same sessions under each policy, as three
-// machines: by default no path reaches the store, strict replaces the
-// project and the session ID by stable pseudonyms and leaves queries
-// out, off sends the working directory.
+// machines: by default no path reaches the store and the project is a
+// stable pseudonym, strict also replaces the session ID by one and leaves
+// queries out, off sends the working directory.
 func TestPushRedacts(t *testing.T) {
 	c := startCluster(t)
 	url := c.NewDB("redacts")
@@ -33,6 +33,12 @@ func TestPushRedacts(t *testing.T) {
 	}
 	if n := count(t, url, `SELECT count(*) FROM sessions WHERE machine = 'strict' AND project LIKE 'project-%' AND session_id LIKE 's-%'`); n != 3 {
 		t.Errorf("strict: %d sessions with pseudonyms, want 3", n)
+	}
+	if n := count(t, url, `SELECT count(*) FROM sessions WHERE machine = 'default' AND project LIKE 'project-%' AND session_id NOT LIKE 's-%'`); n != 3 {
+		t.Errorf("default: %d sessions with the project's pseudonym and their own ID, want 3", n)
+	}
+	if n := count(t, url, `SELECT count(*) FROM sessions a JOIN sessions b USING (session_id, project) WHERE a.machine = 'default' AND b.machine = 'strict'`); n != 0 {
+		t.Errorf("default and strict: %d sessions alike, want their IDs to differ", n)
 	}
 	if n := count(t, url, `SELECT count(*) FROM searches WHERE machine = 'strict' AND query <> ''`); n != 0 {
 		t.Errorf("strict: %d searches with their query", n)
