@@ -3,6 +3,7 @@ package pricing
 import (
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -173,22 +174,74 @@ func (t *Table) Lookup(id string) (Price, bool) { return t.LookupAt(id, time.Tim
 // than the ID, else the oldest newer one. Anything else, a model of
 // another vendor, "<synthetic>" or an unknown Claude family, has no price.
 func (t *Table) LookupAt(id string, at time.Time) (Price, bool) {
-	if NotAModel(id) {
+	r := t.resolve(id)
+	if m, ok := pick(r.own, at); ok {
+		return Price{Model: m}, true
+	}
+	if !r.near {
 		return Price{}, false
 	}
+	// The neighbour's own dated entries apply to the request's date.
+	m, _ := pick(r.neighbour, at)
+	return Price{Model: m, Estimated: true}, true
+}
+
+// resolved is what LookupAt finds for a model ID whatever the date, for
+// pick to choose between by the request's date: the entries that are the
+// ID's own, and those of the neighbour that stands in for it (near: there
+// is one) when none of its own is in force.
+type resolved struct {
+	own, neighbour []Model
+	near           bool
+}
+
+// lookupMemo keeps, for one Table, what resolve found for each model ID
+// (a listing prices every answer of every session by a few IDs): the
+// table's Models it was found in, so that a table whose models were
+// replaced since is looked up afresh.
+type lookupMemo struct {
+	mu     sync.Mutex
+	models []Model
+	byID   map[string]resolved
+}
+
+// resolve is findModel through the table's memo, when it has one.
+func (t *Table) resolve(id string) resolved {
+	mm := t.memo
+	if mm == nil {
+		return t.findModel(id)
+	}
+	mm.mu.Lock()
+	defer mm.mu.Unlock()
+	if len(mm.models) != len(t.Models) || len(t.Models) > 0 && &mm.models[0] != &t.Models[0] {
+		mm.models, mm.byID = t.Models, map[string]resolved{}
+	}
+	r, ok := mm.byID[id]
+	if !ok {
+		r = t.findModel(id)
+		mm.byID[id] = r
+	}
+	return r
+}
+
+// findModel finds the entries that price id: its own (by its normalized
+// ID or an alias), and the neighbour of its family that stands in when
+// none of them is in force: the same version, the nearest older, or the
+// nearest newer.
+func (t *Table) findModel(id string) resolved {
+	var r resolved
+	if NotAModel(id) {
+		return r
+	}
 	n := Normalize(id)
-	var cands []Model
 	for _, m := range t.Models {
 		if Normalize(m.Model) == n || containsNormalized(m.Aliases, n) {
-			cands = append(cands, m)
+			r.own = append(r.own, m)
 		}
-	}
-	if m, ok := pick(cands, at); ok {
-		return Price{Model: m}, true
 	}
 	fam, ver := familyVersion(n)
 	if fam == "" || ver < 0 {
-		return Price{}, false
+		return r
 	}
 	var same, older, newer *Model
 	var olderV, newerV int
@@ -222,17 +275,15 @@ func (t *Table) LookupAt(id string, at time.Time) (Price, bool) {
 		chosen = newer
 	}
 	if chosen == nil {
-		return Price{}, false
+		return r
 	}
-	// The neighbour's own dated entries apply to the request's date.
-	var sib []Model
 	for _, m := range t.Models {
 		if m.Model == chosen.Model {
-			sib = append(sib, m)
+			r.neighbour = append(r.neighbour, m)
 		}
 	}
-	m, _ := pick(sib, at)
-	return Price{Model: m, Estimated: true}, true
+	r.near = true
+	return r
 }
 
 func containsNormalized(ids []string, n string) bool {

@@ -127,6 +127,9 @@ type Table struct {
 	// File left out (a price that is not a number, negative or too large)
 	// and the models File priced twice; the command says them once.
 	Warnings []string `json:"-"`
+
+	// memo keeps what LookupAt found for each model ID (nil: none kept).
+	memo *lookupMemo
 }
 
 // Default returns the built-in table, a new copy on each call.
@@ -227,7 +230,7 @@ func Parse(b []byte) (*Table, error) {
 func parse(b []byte) (*Table, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	var t Table
+	t := Table{memo: &lookupMemo{}}
 	if err := dec.Decode(&t); err != nil {
 		return nil, err
 	}
