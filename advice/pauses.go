@@ -112,9 +112,9 @@ func (a *adviser) pauses() {
 			adv.Figures = append(adv.Figures, fmt.Sprintf("the breaks' %s less the dearer writes' %s: %s saved", usd(g.usd), usd(extra), usd(save)))
 		} else {
 			adv.Title = "Pauses of 5 to 60 minutes: the 1-hour cache would cost more than they did"
-			adv.Do = "Keep the 5-minute cache: the 1-hour one would have cost more on its writes than these pauses cost. " + hourHow
+			adv.Do = "Keep the 5-minute cache: the 1-hour one would have cost more on its writes than these pauses cost. Should long pauses grow common, weigh it again (how to turn it on: " + strings.TrimSuffix(hourHow, ".") + ")."
 		}
-		if old := oldReleases(fs(g.hits), ttlSettingFrom); len(old) > 0 {
+		if old := oldReleases(fs(g.hits), ttlSettingFrom); len(old) > 0 && adv.SavesUSD > 0 {
 			adv.Do += fmt.Sprintf(" These sessions ran Claude Code %s, older than the releases the setting was verified in: upgrade first.", strings.Join(old, ", "))
 		}
 		a.r.Advice = append(a.r.Advice, adv)

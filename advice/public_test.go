@@ -114,6 +114,11 @@ func TestPublicSessionsByMoney(t *testing.T) {
 		extra += f.Cache.Extra1hUSD
 	}
 	nearRel(t, "1-hour cache saves", a.SavesUSD, math.Max(hour-extra, 0))
+	// Where the 1-hour cache costs more, the advice is to keep the
+	// 5-minute one, not to upgrade to switch.
+	if hour < extra && (!strings.HasPrefix(a.Do, "Keep the 5-minute cache") || strings.Contains(a.Do, "upgrade first")) {
+		t.Errorf("pauses cost $%.4f, the 1-hour cache $%.4f more, but the advice says: %q", hour, extra, a.Do)
+	}
 	// No pause over an hour is recoverable: whatever long pauses cost,
 	// no item saves on them.
 	if b := find(r, advice.KindPauses, "pauses over an hour"); b != nil && b.SavesUSD != 0 {
