@@ -109,8 +109,17 @@ func ContextOf(t *timeline.Turn) Composition {
 		counted += p.Tokens
 		c.Parts = append(c.Parts, p)
 	}
-	if !c.Scaled && c.Tokens > counted {
+	switch {
+	case !c.Scaled && c.Tokens > counted:
 		c.Parts = append(c.Parts, Part{Name: PartNotInFiles, Tokens: c.Tokens - counted})
+	case !c.Scaled && c.Tokens > 0 && counted > c.Tokens:
+		// Estimated from bytes, the parts would come to more than the
+		// prompt billed: they share the billed prompt by their bytes
+		// instead, never more than was recorded.
+		c.Scaled = true
+		for i := range c.Parts {
+			c.Parts[i].Tokens = int64(float64(c.Tokens) * float64(c.Parts[i].Bytes) / float64(sum))
+		}
 	}
 	sort.Slice(c.Parts, func(i, j int) bool {
 		if c.Parts[i].Tokens != c.Parts[j].Tokens {

@@ -83,3 +83,73 @@ func TestContextFromTranscript(t *testing.T) {
 		t.Errorf("parts %+v of %d tokens", c.Parts, c.Tokens)
 	}
 }
+
+// TestContextNeverExceedsTheBill: on every billed turn of every public
+// session, what the parts of the prompt come to is never more than the
+// prompt the answer's usage billed (estimates from bytes that would come
+// to more share the billed prompt by their bytes instead).
+func TestContextNeverExceedsTheBill(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "source", "testdata", "public", "*", "*.jsonl"))
+	if len(files) < 10 {
+		t.Fatalf("public sessions: %v", files)
+	}
+	turns, shared := 0, 0
+	for _, f := range files {
+		b, _, err := source.ReadFile(context.Background(), f)
+		if err != nil {
+			continue // a subagents-only session's main file is absent
+		}
+		for _, tu := range b.Session().Turns {
+			billed := int64(0)
+			if tu.Decoded != nil {
+				billed = tu.Decoded.Response.Usage.TotalInput()
+			}
+			if billed == 0 {
+				continue
+			}
+			c := advice.ContextOf(tu)
+			var sum int64
+			for _, p := range c.Parts {
+				sum += p.Tokens
+			}
+			turns++
+			if c.Scaled {
+				shared++
+			}
+			if sum > billed {
+				t.Errorf("%s #%d: parts %d tokens, billed %d", filepath.Base(f), tu.Index, sum, billed)
+			}
+		}
+	}
+	if turns < 500 {
+		t.Errorf("%d billed turns read", turns)
+	}
+	t.Logf("%d billed turns, %d with the parts sharing the bill by their bytes", turns, shared)
+}
+
+// TestContextOfATranscriptBilledLess: a turn made from a transcript whose
+// 2,500 bytes of results would be 1,000 tokens at 2.5 bytes a token, when
+// the answer billed a prompt of 400: the parts share the 400 by their
+// bytes (results 2,500 of 3,004 bytes: 332; user text 500: 66; the call's
+// 4 bytes: 0), never more than billed.
+func TestContextOfATranscriptBilledLess(t *testing.T) {
+	raw := func(n int) json.RawMessage { return json.RawMessage(make([]byte, n)) }
+	d := &decode.Turn{}
+	d.Request.Transcript = &decode.Transcript{}
+	d.Request.Messages = []*decode.Message{
+		{Role: "user", StringContent: true, Text: string(make([]byte, 500))},
+		{Role: "assistant", Blocks: []decode.Block{{Type: "tool_use", ID: "c1", Name: "Read"}}},
+		{Role: "user", Blocks: []decode.Block{{Type: "tool_result", ToolUseID: "c1", Raw: raw(2500)}}},
+	}
+	d.Response.Usage.InputTokens = 400
+	c := advice.ContextOf(&timeline.Turn{Decoded: d})
+	var sum int64
+	got := map[string]int64{}
+	for _, p := range c.Parts {
+		sum += p.Tokens
+		got[p.Name] = p.Tokens
+	}
+	if !c.Scaled || sum > 400 || got["results: Read"] != 332 || got[advice.PartUser] != 66 {
+		t.Errorf("composition %+v (sum %d of 400 billed)", c, sum)
+	}
+}
