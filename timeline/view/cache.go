@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tsinspect/tsinspect/advice"
 	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
 	"github.com/tsinspect/tsinspect/timeline"
@@ -63,6 +64,7 @@ func cache(s *timeline.Session, t *timeline.Turn, width, height int, note string
 			l.addf(RoleDim, ";  output %s", Tokens(u.OutputTokens))
 		}
 	}
+	composition(&d, t)
 	if r := decoded(t).Response.CacheMissReason; r != nil {
 		l := d.line()
 		l.add(RoleKey, "  API cache_miss_reason ")
@@ -142,6 +144,39 @@ func cache(s *timeline.Session, t *timeline.Turn, width, height int, note string
 		}
 	}
 	return d.lines
+}
+
+// composition says what filled t's prompt (advice.ContextOf): the largest
+// parts first, each with its share of the prompt billed, those under 1 %
+// counted together.
+func composition(d *doc, t *timeline.Turn) {
+	c := advice.ContextOf(t)
+	if c.Tokens <= 0 || len(c.Parts) == 0 {
+		return
+	}
+	const most = 4
+	l := d.line()
+	l.add(RoleKey, "  filled by ")
+	rest := 0
+	for i, p := range c.Parts {
+		if i >= most || i > 0 && p.Tokens*100 < c.Tokens {
+			rest++
+			continue
+		}
+		if i > 0 {
+			l.add(RoleDim, ", ")
+		}
+		l.addf(RoleText, "%s %s", p.Name, Tokens(p.Tokens))
+		l.addf(RoleDim, " %d%%", p.Tokens*100/c.Tokens)
+	}
+	if rest > 0 {
+		l.addf(RoleDim, " +%d smaller", rest)
+	}
+	if c.Scaled {
+		l.add(RoleDim, " (billed prompt by bytes)")
+	} else {
+		l.add(RoleDim, " (≈2.5 bytes/token)")
+	}
 }
 
 // chart draws the stacked bars of thread into d.

@@ -114,7 +114,7 @@ var tabTable = [...]TabRow{
 		Shows: "each query → the tools it loaded → where the model then called them; numbered, as in `tsinspect searches`, by the turn that carries its result",
 		Lines: func(in TabInput) []Line { return Searches(in.Session, in.Turn, in.Query) }},
 	{Tab: TabCache, Name: "cache", Key: '4', Title: "Cache", Short: "Cache", Tall: true,
-		Shows: "read / created / input tokens across the thread, the selected break's cause with the flag's whole text (the tab and the flag say the same), and a diff of the two requests where the prefix first differs (for a turn made from a transcript, only the model and messages can be compared); the time since the previous turn started, as the `cache_break` detail gives it",
+		Shows: "read / created / input tokens across the thread, what filled the selected turn's prompt (system prompt, tool definitions, messages, tool results by tool, thinking: the billed prompt shared by their bytes, never more), the selected break's cause with the flag's whole text (the tab and the flag say the same), and a diff of the two requests where the prefix first differs (for a turn made from a transcript, only the model and messages can be compared); the time since the previous turn started, as the `cache_break` detail gives it",
 		Lines: func(in TabInput) []Line {
 			return cache(in.Session, in.Turn, in.Width, in.Height, in.Withheld, in.Charted)
 		}},
