@@ -98,11 +98,17 @@ func apiError(raw json.RawMessage) (int, []byte, string) {
 }
 
 func messageID(raw json.RawMessage) string {
-	var m struct {
-		ID string `json:"id"`
-	}
-	_ = json.Unmarshal(raw, &m)
-	return m.ID
+	// The message's own members only, by their structure: its content
+	// (the answer's blocks) is not decoded for it.
+	id := ""
+	eachMember(raw, skipSpace(raw, 0), func(key []byte, v int) int {
+		e := valueEnd(raw, v)
+		if e >= 0 && string(key) == "id" && raw[v] == '"' {
+			id = jsonString(raw[v:e])
+		}
+		return e
+	})
+	return id
 }
 
 // claudeCodeErrors are the texts Claude Code writes, as its own

@@ -40,6 +40,7 @@ func newSession(path string) *Session {
 	s := &Session{Path: path, ID: strings.TrimSuffix(filepathBase(path), ".jsonl"), Unknown: map[string]int{},
 		shapes: map[string]*shape{}, index: map[string]int32{}, files: map[string]*fileState{}}
 	s.tr = newTranscript(s.addMessage)
+	s.tr.hashed = func() bool { return s.Requests }
 	s.tr.onRequest = func(q *request) { s.newReqs = append(s.newReqs, q) }
 	return s
 }

@@ -117,8 +117,11 @@ func (l *mlist) push(node *tnode) *mlist {
 type transcript struct {
 	// add indexes a canonical message and returns its index; nil when the
 	// requests are not rebuilt (the listing).
-	add   func(canon []byte) int32
-	nodes map[string]*tnode
+	add func(canon []byte) int32
+	// hashed reports whether request records may name the messages made
+	// here by their hash (the files hold request records); nil: no.
+	hashed func() bool
+	nodes  map[string]*tnode
 	// tip is each file's newest node: the parent of a record that names
 	// none (formats without parentUuid), and the state a request record is
 	// sent from.

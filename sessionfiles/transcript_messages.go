@@ -159,7 +159,7 @@ func (tr *transcript) closeRun(n *tnode) int32 {
 		buf.WriteString(`{"content":[`)
 		k := 0
 		for _, raw := range n.run {
-			c, err := canonValue(raw, true)
+			c, err := tr.blockForm(raw)
 			if err != nil {
 				continue
 			}
@@ -175,6 +175,19 @@ func (tr *transcript) closeRun(n *tnode) int32 {
 		n.runMsg = tr.add(buf.Bytes())
 	}
 	return n.runMsg
+}
+
+// blockForm is a block of a message made from the transcript as the
+// request's body holds it: in the hashing form (keys sorted, cache marks
+// left out) where request records may name the message by its hash
+// (tr.hashed), else as the files wrote it when it carries no cache mark
+// (the same block to every reader of the body: canonicalizing every
+// block of a long transcript was a quarter of its reading).
+func (tr *transcript) blockForm(raw []byte) ([]byte, error) {
+	if tr.hashed != nil && tr.hashed() || bytes.Contains(raw, []byte(`"cache_control"`)) {
+		return canonValue(raw, true)
+	}
+	return raw, nil
 }
 
 // messagesOf is the messages of a request sent from n.
