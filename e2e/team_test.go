@@ -82,7 +82,7 @@ func TestTeamStore(t *testing.T) {
 	}
 	for _, r := range team {
 		d := byID[r.ID]
-		if r.Turns != d.Turns || math.Abs(r.CostUSD-d.CostUSD) > 1e-9 || !strings.HasSuffix(r.Cwd, " · project") {
+		if r.Turns != d.Turns || math.Abs(r.CostUSD-d.CostUSD) > 1e-9 || !strings.Contains(r.Cwd, " · project-") {
 			t.Errorf("%s: the store has %+v, the disk %+v", r.ID, r, d)
 		}
 	}
