@@ -3,6 +3,8 @@ package sessionfiles
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -124,4 +126,62 @@ func framedData(want, got *record) string {
 		return string(want.Data)
 	}
 	return string(got.Data)
+}
+
+// TestResultBlocksAgreeWithDecoding: what resultBlocks reads of a user
+// message's content, when it reads it, is what decoding it gives, on
+// hand-made contents and on every user message of the public sessions.
+func TestResultBlocksAgreeWithDecoding(t *testing.T) {
+	contents := []string{
+		`[{"type":"tool_result","tool_use_id":"t1","content":"ok","is_error":true}]`,
+		`[ {"type":"text","text":"x"} , {"tool_use_id":"t2","type":"tool_result","content":[{"type":"tool_reference","tool_name":"A"}]} ]`,
+		`[{"type":"tool_result","tool_use_id":"t\u0033","content":null,"is_error":null}]`,
+		`[{"Type":"tool_result","tool_use_id":"t4"}]`,
+		`[{"type":5,"tool_use_id":"t5"}]`,
+		`[1,2]`, `[]`, `null`, `"text"`,
+	}
+	files, _ := filepath.Glob(filepath.Join("..", "source", "testdata", "public", "*", "*.jsonl"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			var r struct {
+				Type    string `json:"type"`
+				Message struct {
+					Content json.RawMessage `json:"content"`
+				} `json:"message"`
+			}
+			if json.Unmarshal(line, &r) == nil && r.Type == "user" && len(r.Message.Content) > 0 {
+				contents = append(contents, string(r.Message.Content))
+			}
+		}
+	}
+	read := 0
+	for _, c := range contents {
+		got, ok := resultBlocks([]byte(c))
+		if !ok {
+			continue
+		}
+		read++
+		var want []resultBlock
+		if err := json.Unmarshal([]byte(c), &want); err != nil {
+			t.Errorf("resultBlocks read %.80s, which does not decode: %v", c, err)
+			continue
+		}
+		if len(got) != len(want) {
+			t.Errorf("%.80s: %d blocks, decoded %d", c, len(got), len(want))
+			continue
+		}
+		for i := range got {
+			g, w := got[i], want[i]
+			if g.Type != w.Type || g.ToolUseID != w.ToolUseID || g.IsError != w.IsError || !bytes.Equal(g.Content, w.Content) {
+				t.Errorf("%.80s: block %d %+v, decoded %+v", c, i, g, w)
+			}
+		}
+	}
+	if read < 500 {
+		t.Errorf("resultBlocks read %d of %d contents", read, len(contents))
+	}
 }

@@ -55,6 +55,78 @@ func (tr *transcript) user(r *record, parent *tnode, file string) *tnode {
 	return tr.userContent(parent, blocks, results)
 }
 
+// resultBlock is what toolResults reads of a content block.
+type resultBlock struct {
+	Type      string          `json:"type"`
+	ToolUseID string          `json:"tool_use_id"`
+	IsError   bool            `json:"is_error"`
+	Content   json.RawMessage `json:"content"`
+}
+
+// resultBlocks reads a user message's content blocks (valid JSON: its
+// message decoded) by their structure, as decoding them into resultBlocks
+// would, when it can: an array of objects whose members toolResults reads
+// are of the JSON type their fields have, and no key differs from one of
+// them only in case or by an escape. ok is false when the content must
+// be decoded instead.
+func resultBlocks(content []byte) (blocks []resultBlock, ok bool) {
+	c := bytes.TrimSpace(content)
+	ok = true
+	end := eachElement(c, 0, func(v int) int {
+		var b resultBlock
+		e := eachMember(c, v, func(key []byte, m int) int {
+			e := valueEnd(c, m)
+			if e < 0 {
+				return -1
+			}
+			val := c[m:e]
+			str := func(dst *string) {
+				switch {
+				case val[0] == '"':
+					*dst = jsonString(val)
+				case string(val) != "null":
+					ok = false
+				}
+			}
+			switch string(key) {
+			case "type":
+				str(&b.Type)
+			case "tool_use_id":
+				str(&b.ToolUseID)
+			case "is_error":
+				switch string(val) {
+				case "true":
+					b.IsError = true
+				case "false", "null":
+				default:
+					ok = false
+				}
+			case "content":
+				b.Content = val
+			default:
+				if bytes.IndexByte(key, '\\') >= 0 || bytes.EqualFold(key, []byte("type")) || bytes.EqualFold(key, []byte("tool_use_id")) ||
+					bytes.EqualFold(key, []byte("is_error")) || bytes.EqualFold(key, []byte("content")) {
+					ok = false
+				}
+			}
+			return e
+		})
+		blocks = append(blocks, b)
+		return e
+	})
+	if end < 0 || !ok {
+		return nil, false
+	}
+	return blocks, true
+}
+
+// mayTell reports whether a result's text, as JSON, may hold what the
+// transcript looks for in it (noMatchText, noSuchToolText): written as
+// is, or with an escape that could spell them.
+func mayTell(raw []byte) bool {
+	return bytes.Contains(raw, []byte(noMatchText)) || bytes.Contains(raw, []byte(noSuchToolText)) || bytes.Contains(raw, []byte(`\u`))
+}
+
 // rawBlocks is a message's content as blocks, as written: a string is one
 // text block.
 func rawBlocks(content json.RawMessage) [][]byte {
@@ -381,13 +453,8 @@ func (tr *transcript) system(r *record, parent *tnode, file string) *tnode {
 
 // toolResults reads the tool_result blocks of a user message's content.
 func toolResults(content json.RawMessage) []tresult {
-	var blocks []struct {
-		Type      string          `json:"type"`
-		ToolUseID string          `json:"tool_use_id"`
-		IsError   bool            `json:"is_error"`
-		Content   json.RawMessage `json:"content"`
-	}
-	if json.Unmarshal(content, &blocks) != nil {
+	blocks, ok := resultBlocks(content)
+	if !ok && json.Unmarshal(content, &blocks) != nil {
 		return nil
 	}
 	var out []tresult
@@ -397,7 +464,14 @@ func toolResults(content json.RawMessage) []tresult {
 		}
 		res := tresult{id: b.ToolUseID, isError: b.IsError}
 		var text string
-		if json.Unmarshal(b.Content, &text) != nil {
+		if c := bytes.TrimSpace(b.Content); len(c) > 0 && c[0] == '"' {
+			// A tool's output as text: read only when it may hold what
+			// is looked for in it (a tool's whole output, often kilobytes,
+			// is not decoded for nothing).
+			if mayTell(c) {
+				_ = json.Unmarshal(c, &text)
+			}
+		} else if json.Unmarshal(b.Content, &text) != nil {
 			var inner []struct {
 				Type     string `json:"type"`
 				ToolName string `json:"tool_name"`
