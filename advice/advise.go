@@ -284,6 +284,25 @@ func inOrder[T any](fs []*Facts, m map[*Facts]T) []*Facts {
 	return out
 }
 
+// breakEvidence is the evidence of breaks by session, the costliest first:
+// each session's turns and what its breaks cost, with note's words on its
+// breaks (nil: none).
+func breakEvidence(fs []*Facts, hits map[*Facts][]Break, note func([]Break) string) []Evidence {
+	var ev []Evidence
+	for _, f := range inOrder(fs, hits) {
+		e := Evidence{Session: f.ID, Project: f.Project}
+		for _, b := range hits[f] {
+			e.Turns = append(e.Turns, b.Turn)
+			e.USD += b.USD
+		}
+		if note != nil {
+			e.Note = note(hits[f])
+		}
+		ev = append(ev, e)
+	}
+	return evidence(ev)
+}
+
 // evidence lists the sessions behind a piece of advice, the costliest
 // first.
 func evidence(ev []Evidence) []Evidence {

@@ -71,22 +71,17 @@ func (a *adviser) toolLoads() {
 			continue
 		}
 		names := slices.Sorted(maps.Keys(g.tools))
-		var ev []Evidence
-		for _, f := range inOrder(a.fs, g.hits) {
-			e := Evidence{Session: f.ID, Project: f.Project}
+		ev := breakEvidence(a.fs, g.hits, func(bs []Break) string {
 			var loaded []string
-			for _, b := range g.hits[f] {
-				e.Turns = append(e.Turns, b.Turn)
-				e.USD += b.USD
+			for _, b := range bs {
 				for _, n := range b.Loaded {
 					if !slices.Contains(loaded, n) {
 						loaded = append(loaded, n)
 					}
 				}
 			}
-			e.Note = "after loading " + names3(loaded)
-			ev = append(ev, e)
-		}
+			return "after loading " + names3(loaded)
+		})
 		var byTool []string
 		for _, n := range names {
 			byTool = append(byTool, fmt.Sprintf("%s %s", n, usd(g.tools[n])))
@@ -97,7 +92,7 @@ func (a *adviser) toolLoads() {
 				numfmt.Count(g.n, "cache break", "cache breaks"), names3(names)),
 			Figures:  []string{fmt.Sprintf("%s written again instead of read: %s tokens, %s; by tool (a break shared among the tools it loaded): %s", numfmt.Count(g.n, "break", "breaks"), tokens(g.toks), usd(g.usd), strings.Join(byTool, ", "))},
 			Assumes:  "a break right after a search that loaded tools is caused by the load (the API's cache_miss_reason says tools_changed, or the files show nothing else that changed); loaded up front, a tool's schema rides in every request that announced it, at the rate each paid for the start of its prompt, and spares the searches before its first calls.",
-			Evidence: evidence(ev),
+			Evidence: ev,
 		}
 		if server == "" {
 			adv.Title = "Tool loads of Claude Code's own tools rewrite the cache"

@@ -69,21 +69,13 @@ func (a *adviser) pauses() {
 		}
 	}
 	evOf := func(g *group) []Evidence {
-		var ev []Evidence
-		for _, f := range inOrder(a.fs, g.hits) {
-			e := Evidence{Session: f.ID, Project: f.Project}
+		return breakEvidence(a.fs, g.hits, func(bs []Break) string {
 			var gaps []string
-			for _, b := range g.hits[f] {
-				e.Turns = append(e.Turns, b.Turn)
-				e.USD += b.USD
-				if len(gaps) < 4 {
-					gaps = append(gaps, minutes(b.GapSeconds))
-				}
+			for _, b := range bs[:min(len(bs), 4)] {
+				gaps = append(gaps, minutes(b.GapSeconds))
 			}
-			e.Note = "pauses of " + strings.Join(gaps, ", ")
-			ev = append(ev, e)
-		}
-		return evidence(ev)
+			return "pauses of " + strings.Join(gaps, ", ")
+		})
 	}
 	if g := groups[pauseHour]; g.n > 0 && a.enough(KindPauses, "pauses within an hour", len(g.hits)) {
 		// A 1-hour cache costs more on every 5-minute write of every

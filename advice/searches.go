@@ -392,16 +392,7 @@ func (a *adviser) cacheBreaks() {
 		if !a.enough(KindCacheBreaks, cause, len(g.hits)) {
 			continue
 		}
-		var ev []Evidence
-		for _, f := range inOrder(a.fs, g.hits) {
-			bs := g.hits[f]
-			e := Evidence{Session: f.ID, Project: f.Project}
-			for _, b := range bs {
-				e.Turns = append(e.Turns, b.Turn)
-				e.USD += b.USD
-			}
-			ev = append(ev, e)
-		}
+		ev := breakEvidence(a.fs, g.hits, nil)
 		title, why, do := causeText(cause)
 		partial := 0
 		for _, f := range a.fs {
@@ -419,7 +410,7 @@ func (a *adviser) cacheBreaks() {
 			CostUSD: g.usd, Tokens: g.tokens, PerSessionUSD: g.usd / float64(len(g.hits)),
 			Figures:  []string{fmt.Sprintf("%s (%s): %s tokens written to the cache again instead of read, %s", numfmt.Count(g.n, "break", "breaks"), cause, tokens(g.tokens), usd(g.usd))},
 			Assumes:  "a kept cache would have read the lost tokens at the cache-read rate; they were billed as cache writes or input instead.",
-			Evidence: evidence(ev),
+			Evidence: ev,
 		}
 		a.r.Advice = append(a.r.Advice, adv)
 	}
