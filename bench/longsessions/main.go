@@ -42,7 +42,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -50,6 +49,7 @@ import (
 	"github.com/tsinspect/tsinspect/fixtures/session"
 	"github.com/tsinspect/tsinspect/internal/bench/overhead"
 	"github.com/tsinspect/tsinspect/internal/bench/recload"
+	"github.com/tsinspect/tsinspect/internal/bench/rusage"
 	"github.com/tsinspect/tsinspect/internal/memlimit"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/ui"
@@ -371,24 +371,8 @@ func measureChild(args []string) error {
 // measureDirect runs a command with its output discarded and returns its
 // CPU time (user + system) and peak RSS, from getrusage.
 func measureDirect(name string, args ...string) measure {
-	cmd := exec.Command(name, args...)
-	cmd.Stdout = io.Discard
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() == 3 {
-		err = nil // flags found: a report, not a failure
-	}
-	if err != nil {
-		return measure{err: fmt.Errorf("%s %s: %w: %s", filepath.Base(name), strings.Join(args, " "), err, stderr.String())}
-	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return measure{err: errors.New("no rusage on this system")}
-	}
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return measure{cpu: cpu, rss: ru.Maxrss * 1024}
+	u, err := rusage.Run(name, args, nil)
+	return measure{cpu: u.CPU, rss: u.RSS, err: err}
 }
 
 // demoBase reads the real requests sessions are built on from the demo

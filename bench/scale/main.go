@@ -26,7 +26,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,9 +35,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/tsinspect/tsinspect/internal/bench/rusage"
 	"github.com/tsinspect/tsinspect/internal/bench/tile"
 	"github.com/tsinspect/tsinspect/internal/memlimit"
 	"github.com/tsinspect/tsinspect/ui"
@@ -317,28 +316,8 @@ func medians(reps int, jobs []job) []measure {
 
 // measureOne runs a job with its output discarded.
 func measureOne(j job) measure {
-	// A child starts sharing this process's memory until it executes its
-	// command, and the kernel counts that in its peak RSS: what was made
-	// goes back to the system first.
-	debug.FreeOSMemory()
-	cmd := exec.Command(j.name, j.args...)
-	cmd.Env = append(os.Environ(), j.env...)
-	cmd.Stdout = io.Discard
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() == 3 {
-		err = nil
-	}
-	if err != nil {
-		return measure{err: fmt.Errorf("%s %s: %w: %.300s", filepath.Base(j.name), strings.Join(j.args[:min(len(j.args), 3)], " "), err, stderr.String())}
-	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return measure{err: errors.New("no rusage on this system")}
-	}
-	return measure{cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), rss: ru.Maxrss * 1024}
+	u, err := rusage.Run(j.name, j.args, j.env)
+	return measure{cpu: u.CPU, rss: u.RSS, err: err}
 }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
