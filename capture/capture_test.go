@@ -596,10 +596,13 @@ func TestRecorderNotify(t *testing.T) {
 	defer up.Close()
 	var mu sync.Mutex
 	var seen []string
+	notified := make(chan string, 16)
 	rec := NewRecorder(sink, io.Discard, func(ex *exchange.Exchange) {
 		mu.Lock()
 		defer mu.Unlock()
-		seen = append(seen, fmt.Sprintf("%d %s %d", ex.ID, ex.State, ex.Status))
+		n := fmt.Sprintf("%d %s %d", ex.ID, ex.State, ex.Status)
+		seen = append(seen, n)
+		notified <- n
 	})
 	p, _ := New(Config{Mode: ModeReverse, Upstream: up.URL, Recorder: rec})
 	srv := httptest.NewServer(p)
@@ -628,6 +631,15 @@ func TestRecorderNotify(t *testing.T) {
 	send("slow headers")
 	fast := send("fast")
 	send("slow body")
+	// The proxy is done with the third exchange; the recorder's writer may
+	// not be yet: the sink fails only once its final state is written.
+	for n := ""; n != "3 complete 200"; {
+		select {
+		case n = <-notified:
+		case <-time.After(patience):
+			t.Fatalf("the third exchange's final state was not written in %v", patience)
+		}
+	}
 	sink.mu.Lock()
 	sink.fail = fmt.Errorf("disk full")
 	sink.mu.Unlock()
