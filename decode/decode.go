@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -116,6 +117,10 @@ func decodeRequest(t *Turn, ex *exchange.Exchange) {
 		}
 	}
 
+	if ex.ReqMade != nil {
+		decodeMade(t, ex.ReqMade)
+		return
+	}
 	body := ex.ReqBody
 	if ce := ex.ReqHeader("Content-Encoding"); isEncoded(ce) {
 		dec, err := contentcoding.Decode(ce, body)
@@ -350,43 +355,13 @@ func decodeMessages(t *Turn, raw json.RawMessage) {
 			r.Messages = append(r.Messages, known)
 			continue
 		}
-		problems := len(t.Problems)
-		m := &Message{}
-		w, ok := parseObject(item)
-		if !ok {
-			t.problem("message %d is not an object", i)
-			r.Messages = append(r.Messages, m)
-			continue
-		}
-		what := "message " + strconv.Itoa(i)
-		getString(t, w.get("role"), what+" role", &m.Role)
-		content := w.get("content")
-		if text, ok := unquote(content); ok {
-			m.Text, m.StringContent = text, true
-			r.Messages = append(r.Messages, m)
-			continue
-		}
-		switch blocks, ok := parseArray(content); {
-		case isNull(content):
-			t.problem("%s has no content", what)
-		case !ok:
-			t.problem("%s content is neither a string nor an array", what)
-		default:
-			m.Blocks = make([]Block, 0, len(blocks))
-			for j, braw := range blocks {
-				b := parseBlock(t, braw, what+" block "+strconv.Itoa(j))
-				if b.CacheControl != nil {
-					r.CacheMarkers = append(r.CacheMarkers, CacheMarker{Where: "message", Index: i, Block: j, Type: b.CacheControl.Type, TTL: b.CacheControl.TTL})
-				}
-				m.Blocks = append(m.Blocks, b)
-			}
-		}
+		m, ok := decodeMessage(t, i, item)
 		if t.cache != nil {
 			own := bytes.Clone(item)
 			for j := range m.Blocks {
 				detachBlock(&m.Blocks[j], item, own)
 			}
-			if len(t.Problems) == problems {
+			if ok {
 				t.cache.put(cachedPart{kind: partMessage, raw: own, msg: m})
 				t.cached[i] = true
 				if sp != nil {
@@ -401,6 +376,96 @@ func decodeMessages(t *Turn, raw json.RawMessage) {
 	if t.cache != nil {
 		r.Messages = share(t.cache, &t.cache.messages, r.Messages, sharing.Equal[*Message])
 	}
+}
+
+// decodeMade decodes a request body handed as the parts it was made of:
+// what decoding the body would give, each message decoded once for every
+// request that holds it (with Parts).
+func decodeMade(t *Turn, made *exchange.Made) {
+	r := &t.Request
+	r.Size = made.Size
+	r.Model = made.Model
+	r.Transcript = t.cache.transcript(made.Member, func() (*Transcript, bool) {
+		tr := &Transcript{}
+		if err := json.Unmarshal(made.Member, tr); err != nil {
+			t.problem("request %s: %v", exchange.TranscriptMember, err)
+			return tr, false
+		}
+		return tr, true
+	})
+	r.Messages = make([]*Message, 0, len(made.Messages))
+	if t.cache != nil {
+		t.cached = make([]bool, len(made.Messages))
+	}
+	// What an earlier request began with too is taken whole.
+	known, markers := t.cache.madePrefix(made.Messages)
+	r.Messages = append(r.Messages, known...)
+	r.CacheMarkers = append(r.CacheMarkers, markers...)
+	for i := range known {
+		t.cached[i] = true
+	}
+	for i := len(known); i < len(made.Messages); i++ {
+		p := made.Messages[i]
+		if m, ok := t.cache.madePart(p); ok {
+			t.cached[i] = true
+			for j, b := range m.Blocks {
+				if cc := b.CacheControl; cc != nil {
+					r.CacheMarkers = append(r.CacheMarkers, CacheMarker{Where: "message", Index: i, Block: j, Type: cc.Type, TTL: cc.TTL})
+				}
+			}
+			r.Messages = append(r.Messages, m)
+			continue
+		}
+		m, ok := decodeMessage(t, i, p.JSON)
+		if ok && t.cache != nil {
+			t.cache.keepMadePart(p, m)
+			t.cached[i] = true
+		}
+		r.Messages = append(r.Messages, m)
+	}
+	if t.cache != nil {
+		r.Messages = share(t.cache, &t.cache.messages, r.Messages, sharing.Equal[*Message])
+		if !slices.Contains(t.cached, false) {
+			t.cache.keepMadeList(&madeList{parts: made.Messages, msgs: r.Messages, markers: slices.Clip(r.CacheMarkers)})
+		}
+	}
+}
+
+// decodeMessage decodes message i of a request from item, its JSON; ok
+// reports that it decoded without a problem (what may be cached). The
+// message's parts point into item.
+func decodeMessage(t *Turn, i int, item []byte) (m *Message, ok bool) {
+	r := &t.Request
+	problems := len(t.Problems)
+	m = &Message{}
+	w, isObject := parseObject(item)
+	if !isObject {
+		t.problem("message %d is not an object", i)
+		return m, false
+	}
+	what := "message " + strconv.Itoa(i)
+	getString(t, w.get("role"), what+" role", &m.Role)
+	content := w.get("content")
+	if text, ok := unquote(content); ok {
+		m.Text, m.StringContent = text, true
+		return m, len(t.Problems) == problems
+	}
+	switch blocks, ok := parseArray(content); {
+	case isNull(content):
+		t.problem("%s has no content", what)
+	case !ok:
+		t.problem("%s content is neither a string nor an array", what)
+	default:
+		m.Blocks = make([]Block, 0, len(blocks))
+		for j, braw := range blocks {
+			b := parseBlock(t, braw, what+" block "+strconv.Itoa(j))
+			if b.CacheControl != nil {
+				r.CacheMarkers = append(r.CacheMarkers, CacheMarker{Where: "message", Index: i, Block: j, Type: b.CacheControl.Type, TTL: b.CacheControl.TTL})
+			}
+			m.Blocks = append(m.Blocks, b)
+		}
+	}
+	return m, len(t.Problems) == problems
 }
 
 // parseBlock decodes one content block. what names it in problems.

@@ -40,6 +40,17 @@ type Parts struct {
 	searchLists   [][]*Search
 	catalogs      sharing.Ring[string] // sorted catalog names
 	messages      sharing.Ring[*Message]
+	// made holds the messages decoded from the parts of made bodies
+	// (exchange.Made), by key, with the bytes each was decoded from.
+	made map[int64]madeMessage
+	// madeLists are the recent made requests' messages as decoded (most
+	// recent first): a request whose parts begin with one's takes those
+	// messages without looking each up.
+	madeLists []*madeList
+	// member and its transcript are the last TranscriptMember decoded
+	// (most requests of a session carry the same).
+	member     []byte
+	memberRead Transcript
 	// layouts are what decoding recent request bodies found (layout.go):
 	// a request repeats most of the previous one of its thread, and only
 	// what follows the part it shares is read again.
@@ -144,6 +155,120 @@ func (c *Parts) put(p cachedPart) {
 		}
 	}
 	c.parts[k] = append(c.parts[k], p)
+}
+
+// madeMessage is a message decoded from a part of a made body.
+type madeMessage struct {
+	raw []byte
+	msg *Message
+}
+
+// madeList is the messages decoded from a made request's parts, with the
+// cache markers they hold.
+type madeList struct {
+	parts   []exchange.MadePart
+	msgs    []*Message
+	markers []CacheMarker
+}
+
+// madeListsKept bounds Parts.madeLists (a main agent and a few subagents
+// interleave).
+const madeListsKept = 8
+
+// madePrefix returns the longest run of first parts that a recent made
+// request began with too, as the messages decoded from them and their
+// cache markers.
+func (c *Parts) madePrefix(parts []exchange.MadePart) ([]*Message, []CacheMarker) {
+	if c == nil {
+		return nil, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	best, bestN := (*madeList)(nil), 0
+	for _, l := range c.madeLists {
+		n := min(len(l.parts), len(parts))
+		k := 0
+		for k < n && samePart(l.parts[k], parts[k]) {
+			k++
+		}
+		if k > bestN {
+			best, bestN = l, k
+		}
+	}
+	if best == nil {
+		return nil, nil
+	}
+	cut, _ := slices.BinarySearchFunc(best.markers, bestN, func(m CacheMarker, n int) int { return m.Index - n })
+	return best.msgs[:bestN:bestN], best.markers[:cut:cut]
+}
+
+// keepMadeList offers a made request's decoded messages to later ones.
+func (c *Parts) keepMadeList(l *madeList) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.madeLists = append(c.madeLists, nil)
+	copy(c.madeLists[1:], c.madeLists)
+	c.madeLists[0] = l
+	if len(c.madeLists) > madeListsKept {
+		c.madeLists[madeListsKept] = nil
+		c.madeLists = c.madeLists[:madeListsKept]
+	}
+}
+
+// samePart reports whether two parts are one: the same key and the very
+// same bytes.
+func samePart(a, b exchange.MadePart) bool {
+	return a.Key == b.Key && len(a.JSON) == len(b.JSON) && (len(a.JSON) == 0 || &a.JSON[0] == &b.JSON[0])
+}
+
+// madePart returns the message decoded from p before, if any: one under
+// its key decoded from the very same bytes (not a copy: parts are not
+// changed), so a key that came to name other bytes is never trusted.
+func (c *Parts) madePart(p exchange.MadePart) (*Message, bool) {
+	if c == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.made[p.Key]
+	if !ok || len(e.raw) != len(p.JSON) || (len(p.JSON) > 0 && &e.raw[0] != &p.JSON[0]) {
+		return nil, false
+	}
+	return e.msg, true
+}
+
+// transcript returns what read makes of a made body's TranscriptMember,
+// read once for the requests that carry the same one in a row (a member
+// that could not be read is read again each time, to say so).
+func (c *Parts) transcript(member []byte, read func() (*Transcript, bool)) *Transcript {
+	if c == nil {
+		tr, _ := read()
+		return tr
+	}
+	c.mu.Lock()
+	if c.member != nil && bytes.Equal(c.member, member) {
+		tr := c.memberRead
+		c.mu.Unlock()
+		return &tr
+	}
+	c.mu.Unlock()
+	tr, ok := read()
+	if ok {
+		c.mu.Lock()
+		c.member, c.memberRead = bytes.Clone(member), *tr
+		c.mu.Unlock()
+	}
+	return tr
+}
+
+// keepMadePart keeps m, decoded from p; m points into p's bytes.
+func (c *Parts) keepMadePart(p exchange.MadePart, m *Message) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.made == nil {
+		c.made = map[int64]madeMessage{}
+	}
+	c.made[p.Key] = madeMessage{raw: p.JSON, msg: m}
 }
 
 // own returns raw, or, when decoding with Parts, a copy of it: nothing

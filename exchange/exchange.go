@@ -65,6 +65,10 @@ type Exchange struct {
 	// shares with an earlier request body. Whoever changes ReqBody clears
 	// it.
 	ReqRef BodyRef
+	// ReqMade, when set, is the request body as the parts tsinspect made
+	// it from, and ReqBody is nil: only a reader that asked for them gets
+	// these (sessionfiles.Session.StreamMade).
+	ReqMade *Made
 
 	Status      int
 	RespHeaders []Header
@@ -169,4 +173,27 @@ func Scrub(hs []Header) []Header {
 		}
 	}
 	return hs
+}
+
+// Made is a request body tsinspect made (from the transcript of Claude
+// Code's session files), handed as the parts it is made of instead of its
+// bytes: {"messages":[Messages...],"model":Model,TranscriptMember:Member}
+// ("model" left out when Model is ""). A reader that keeps what it works
+// out of each message need not have the body written and parsed back.
+type Made struct {
+	// Messages are the elements of the messages array, in order.
+	Messages []MadePart
+	// Model is the body's model; Member its TranscriptMember, as JSON.
+	Model  string
+	Member []byte
+	// Size is the length of the body the parts make, in bytes.
+	Size int
+}
+
+// MadePart is one message of a Made body. Within one source, every
+// request that holds the same message holds the same MadePart: the same
+// Key and the same JSON, which nobody changes.
+type MadePart struct {
+	Key  int64
+	JSON []byte
 }

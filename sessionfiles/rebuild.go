@@ -361,6 +361,18 @@ func (s *Session) Len() int { return len(s.reqs) }
 // buffers are reused). It also works out
 // Confirmed and Unconfirmed.
 func (s *Session) Stream(ctx context.Context, fn func(*exchange.Exchange) error) (err error) {
+	return s.stream(ctx, false, fn)
+}
+
+// StreamMade is Stream handing each request made from the transcript as
+// the parts it is made of (exchange.Exchange.ReqMade) instead of its body:
+// for a reader that keeps what it works out of each message, which then
+// has no body written and parsed back for each request.
+func (s *Session) StreamMade(ctx context.Context, fn func(*exchange.Exchange) error) (err error) {
+	return s.stream(ctx, true, fn)
+}
+
+func (s *Session) stream(ctx context.Context, made bool, fn func(*exchange.Exchange) error) (err error) {
 	defer crash.Recover("read session "+s.Path, &err)
 	s.Confirmed, s.Unconfirmed = 0, 0
 	// The last few bodies built: a request's base is usually among them,
@@ -395,7 +407,7 @@ func (s *Session) Stream(ctx context.Context, fn func(*exchange.Exchange) error)
 		if base == &recent[next] {
 			buf = nil // still needed below
 		}
-		ex, ok, b := s.rebuild(i, buf, base)
+		ex, ok, b := s.rebuild(i, buf, base, made)
 		switch {
 		case q.transcript:
 		case ok:
@@ -406,7 +418,9 @@ func (s *Session) Stream(ctx context.Context, fn func(*exchange.Exchange) error)
 		// Name the body, and what it shares with its base request's, so
 		// that the decoder reuses what it worked out for those bytes.
 		ex.ReqRef = exchange.BodyRef{Key: q.rec.ID}
-		if base != nil {
+		if ex.ReqMade != nil {
+			ex.ReqRef = exchange.BodyRef{}
+		} else if base != nil {
 			ex.ReqRef.Base, ex.ReqRef.Prefix = q.rec.Base, commonPrefix(base.body, ex.ReqBody)
 		}
 		recent[next] = b
@@ -453,20 +467,38 @@ func (s *Session) Get(id int64) (ex *exchange.Exchange, err error) {
 // exchange rebuilds request i and its answer; ok reports whether the
 // rebuilt request matched the digest the files keep of it.
 func (s *Session) exchange(i int) (*exchange.Exchange, bool) {
-	ex, ok, _ := s.rebuild(i, nil, nil)
+	ex, ok, _ := s.rebuild(i, nil, nil, false)
 	return ex, ok
 }
 
+// GetMade is Get handing a request made from the transcript as the parts
+// it is made of, as StreamMade does.
+func (s *Session) GetMade(id int64) (ex *exchange.Exchange, err error) {
+	defer crash.Recover("read session "+s.Path, &err)
+	if id < 1 || id > int64(len(s.reqs)) {
+		return nil, fmt.Errorf("exchange %d: not in the session (1 to %d)", id, len(s.reqs))
+	}
+	ex, _, _ = s.rebuild(int(id-1), nil, nil, true)
+	return ex, nil
+}
+
 // rebuild is exchange writing the request body into buf and resuming the
-// digest from base (see requestBody); it also returns the body built.
-func (s *Session) rebuild(i int, buf []byte, base *built) (*exchange.Exchange, bool, built) {
+// digest from base (see requestBody); it also returns the body built. With
+// made, a request made from the transcript is handed as its parts
+// (exchange.Made), without a body.
+func (s *Session) rebuild(i int, buf []byte, base *built, made bool) (*exchange.Exchange, bool, built) {
 	q := s.reqs[i]
 	var b built
+	var parts *exchange.Made
 	src := exchange.SourceSessionFile
-	if q.transcript {
+	switch {
+	case q.transcript && made:
+		parts = s.made(q)
+		src = exchange.SourceTranscript
+	case q.transcript:
 		b = built{id: q.rec.ID, body: s.madeBody(q, buf)}
 		src = exchange.SourceTranscript
-	} else {
+	default:
 		b = s.requestBody(q, buf, base)
 	}
 	body, digest := b.body, b.digest
@@ -474,7 +506,7 @@ func (s *Session) rebuild(i int, buf []byte, base *built) (*exchange.Exchange, b
 	ex := &exchange.Exchange{
 		ID: int64(i + 1), Source: src, Start: q.at,
 		Method: "POST", URL: URL, Host: "api.anthropic.com",
-		ReqHeaders: s.requestHeaders(q), ReqBody: body, RespBody: []byte{},
+		ReqHeaders: s.requestHeaders(q), ReqBody: body, ReqMade: parts, RespBody: []byte{},
 	}
 	switch {
 	case q.synthetic:

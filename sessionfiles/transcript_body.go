@@ -24,10 +24,39 @@ func (s *Session) madeBody(q *request, buf []byte) []byte {
 		body.Write(s.msgs[mi])
 	}
 	body.WriteString(`]`)
-	if model := q.model(); model != "" {
+	s.madeTail(body, q.model(), s.madeMember(q))
+	return body.Bytes()
+}
+
+// made is madeBody as the parts it is made of (exchange.Made): the
+// messages as the session keeps them, each under its index.
+func (s *Session) made(q *request) *exchange.Made {
+	m := &exchange.Made{Model: q.model(), Member: s.madeMember(q), Messages: make([]exchange.MadePart, len(q.msgs))}
+	size := len(`{"messages":[]`) + max(len(q.msgs)-1, 0)
+	for i, mi := range q.msgs {
+		m.Messages[i] = exchange.MadePart{Key: int64(mi), JSON: s.msgs[mi]}
+		size += len(s.msgs[mi])
+	}
+	var tail bytes.Buffer
+	s.madeTail(&tail, m.Model, m.Member)
+	m.Size = size + tail.Len()
+	return m
+}
+
+// madeTail writes what follows a made body's messages: its model and its
+// TranscriptMember.
+func (s *Session) madeTail(body *bytes.Buffer, model string, member []byte) {
+	if model != "" {
 		body.WriteString(`,"model":`)
 		writeJSString(body, model)
 	}
+	body.WriteString(`,"` + exchange.TranscriptMember + `":`)
+	body.Write(member)
+	body.WriteByte('}')
+}
+
+// madeMember is a made body's TranscriptMember.
+func (s *Session) madeMember(q *request) []byte {
 	member := map[string]any{"note": transcriptNote, "catalog_recorded": s.tr.catalogSeen}
 	if q.from != nil && len(q.from.restored) > 0 {
 		restored := make([]any, len(q.from.restored))
@@ -36,10 +65,9 @@ func (s *Session) madeBody(q *request, buf []byte) []byte {
 		}
 		member["loaded_before_compaction"] = restored
 	}
-	body.WriteString(`,"` + exchange.TranscriptMember + `":`)
-	writeCanon(body, member, false)
-	body.WriteByte('}')
-	return body.Bytes()
+	var b bytes.Buffer
+	writeCanon(&b, member, false)
+	return b.Bytes()
 }
 
 // model is the model that answered the request, or the one the answer
@@ -71,7 +99,12 @@ func messageModel(raw json.RawMessage) string {
 	var m struct {
 		Model string `json:"model"`
 	}
-	_ = json.Unmarshal(raw, &m)
+	switch v, ok := member(raw, "model"); {
+	case ok && v == nil:
+	case ok && len(v) > 0 && v[0] == '"' && json.Unmarshal(v, &m.Model) == nil:
+	default:
+		_ = json.Unmarshal(raw, &m)
+	}
 	if m.Model == syntheticModel {
 		return ""
 	}

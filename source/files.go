@@ -51,6 +51,11 @@ func (f *Files) Stream(ctx context.Context, fn func(*exchange.Exchange) error) (
 	return f.problems(), err
 }
 
+func (f *Files) streamMade(ctx context.Context, fn func(*exchange.Exchange) error) ([]Problem, error) {
+	err := f.s.StreamMade(ctx, fn)
+	return f.problems(), err
+}
+
 func (f *Files) problems() []Problem {
 	var ps []Problem
 	for _, p := range f.s.Problems {

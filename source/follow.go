@@ -193,7 +193,7 @@ func (f *filesFollower) Poll(ctx context.Context) (_ *timeline.Session, err erro
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		ex, err := f.s.Get(int64(i + 1))
+		ex, err := f.s.GetMade(int64(i + 1))
 		if err != nil {
 			return nil, fmt.Errorf("follow: %w", err)
 		}

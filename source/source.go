@@ -136,12 +136,23 @@ func ReadFile(ctx context.Context, path string) (*timeline.Builder, []Problem, e
 	return into(ctx, c, timeline.NewBuilder(false), nil)
 }
 
+// madeStreamer is a Source that can hand the requests it made as the
+// parts they are made of (exchange.Exchange.ReqMade), for a Builder that
+// keeps what it decodes of each message rather than the bodies.
+type madeStreamer interface {
+	streamMade(ctx context.Context, fn func(*exchange.Exchange) error) ([]Problem, error)
+}
+
 // into streams src into b.
 func into(ctx context.Context, src Source, b *timeline.Builder, seen func(*timeline.Builder)) (_ *timeline.Builder, problems []Problem, err error) {
 	// A bug that a capture or session trips is one error line, not a
 	// crash (and not one that leaves a terminal in raw mode).
 	defer crash.Recover("read "+src.Name(), &err)
-	problems, err = src.Stream(ctx, func(ex *exchange.Exchange) error {
+	stream := src.Stream
+	if m, ok := src.(madeStreamer); ok && !b.KeepsBodies() {
+		stream = m.streamMade
+	}
+	problems, err = stream(ctx, func(ex *exchange.Exchange) error {
 		b.Add(ex)
 		if seen != nil {
 			seen(b)

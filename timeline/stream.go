@@ -66,13 +66,18 @@ func (b *Builder) decode(ex *exchange.Exchange) *decode.Turn {
 	d := decode.DecodeWith(ex, b.cache)
 	b.decodes++
 	if !b.keepBodies && d.Request.Kind == decode.KindMessages {
-		ex.ReqBody, ex.RespBody, ex.RespBodyDecoded, ex.ReqRef = nil, nil, nil, exchange.BodyRef{}
+		ex.ReqBody, ex.RespBody, ex.RespBodyDecoded, ex.ReqRef, ex.ReqMade = nil, nil, nil, exchange.BodyRef{}, nil
 	} else {
 		// Kept: the caller's buffer may be reused (store.ScanOptions.Stream).
 		ex.ReqBody = bytes.Clone(ex.ReqBody)
 	}
 	return d
 }
+
+// KeepsBodies reports whether the Builder keeps every exchange's bodies.
+// One that does not may be handed requests as the parts they were made of
+// (exchange.Exchange.ReqMade).
+func (b *Builder) KeepsBodies() bool { return b.keepBodies }
 
 // Exchanges returns the exchanges added so far, in order (without the
 // bodies dropped).

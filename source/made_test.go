@@ -1,0 +1,89 @@
+package source
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/tsinspect/tsinspect/decode"
+	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/sessionfiles"
+	"github.com/tsinspect/tsinspect/timeline"
+)
+
+// TestMadeReadsAsBodies holds the reading of requests made from a
+// transcript as their parts (sessionfiles.Session.StreamMade: no body
+// written and parsed back) to the reading of their bodies, on every public
+// session and every release's session: each turn decodes alike, and the
+// timeline links, diffs and flags alike.
+func TestMadeReadsAsBodies(t *testing.T) {
+	made := 0
+	for _, path := range independentFiles(t) {
+		s, err := sessionfiles.Open(path)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		read := func(parts bool) ([][]byte, *timeline.Session) {
+			b := timeline.NewBuilder(false)
+			c := decode.NewParts()
+			var turns [][]byte
+			stream := s.Stream
+			if parts {
+				stream = s.StreamMade
+			}
+			if err := stream(context.Background(), func(ex *exchange.Exchange) error {
+				if parts && ex.ReqMade != nil {
+					made++
+					if ex.ReqBody != nil {
+						t.Errorf("%s: exchange %d has both a body and its parts", path, ex.ID)
+					}
+				}
+				d := decode.DecodeWith(ex, c)
+				j, err := json.Marshal(d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				turns = append(turns, j)
+				b.Add(ex)
+				return nil
+			}); err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			return turns, b.Session()
+		}
+		bodies, want := read(false)
+		parts, got := read(true)
+		if len(bodies) != len(parts) {
+			t.Fatalf("%s: %d requests from the parts, %d from the bodies", path, len(parts), len(bodies))
+		}
+		for i := range bodies {
+			if !bytes.Equal(bodies[i], parts[i]) {
+				t.Errorf("%s: request %d decodes differently from its parts:\n got %.800s\nwant %.800s", path, i+1, parts[i], bodies[i])
+				break
+			}
+		}
+		if g, w := turnsView(got), turnsView(want); g != w {
+			t.Errorf("%s: the timeline from the parts differs from the bodies':\n got %.2000s\nwant %.2000s", path, g, w)
+		}
+	}
+	if made == 0 {
+		t.Fatal("no request was handed as its parts")
+	}
+}
+
+func turnsView(s *timeline.Session) string {
+	var out bytes.Buffer
+	for _, tu := range s.Turns {
+		fmt.Fprintf(&out, "%d %s %d %s +%v -%v ws+%v ws-%v", tu.Index, tu.Thread, tu.Prev, tu.Link, tu.CatalogAdded, tu.CatalogRemoved, tu.WorkingAdded, tu.WorkingRemoved)
+		for _, f := range tu.Flags {
+			fmt.Fprintf(&out, " [%s %s %s %d]", f.Kind, f.Cause, f.Detail, f.TokensLost)
+		}
+		for _, ns := range tu.NewSearches {
+			fmt.Fprintf(&out, " search %s %q %v", ns.ToolUseID, ns.Query, ns.Results)
+		}
+		out.WriteByte('\n')
+	}
+	return out.String()
+}
