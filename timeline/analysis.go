@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/decode"
-	"github.com/tsinspect/tsinspect/internal/sharing"
 )
 
 // Texts that mark Claude Code's compaction.
@@ -104,16 +103,7 @@ func analyse(t *Turn, h *hasher) *info {
 		in.end = in.start
 	}
 	r := &d.Request
-	in.msgHash = make([]digest, len(r.Messages))
-	in.pre = make([]digest, len(r.Messages))
-	prev := seed
-	for i, m := range r.Messages {
-		in.msgHash[i] = h.message(m)
-		prev = chain(prev, in.msgHash[i])
-		in.pre[i] = prev
-	}
-	in.msgHash = h.msgLists.Share(in.msgHash, sharing.Equal[digest])
-	in.pre = h.preLists.Share(in.pre, sharing.Equal[digest])
+	in.msgHash, in.pre = h.messageKeys(r.Messages)
 	if len(d.Response.Content) > 0 {
 		in.resp = h.message(assistantMessage(d.Response))
 		in.hasResp = true
