@@ -12,7 +12,12 @@ func BuilderLinked(b *Builder) (kept, stray int) {
 	if l == nil {
 		return 0, 0
 	}
-	for _, m := range []map[digest][]int{l.byFull, l.byPart} {
+	for _, k := range l.firstWith {
+		if k >= l.n {
+			stray++
+		}
+	}
+	for _, m := range []map[digest][]int{l.byFull, l.byLast} {
 		for _, ks := range m {
 			for _, k := range ks {
 				if k >= l.n {
@@ -24,6 +29,13 @@ func BuilderLinked(b *Builder) (kept, stray int) {
 	for _, ks := range l.byFP {
 		for _, k := range ks {
 			if k >= l.n {
+				stray++
+			}
+		}
+	}
+	for _, hs := range l.held {
+		for _, h := range hs {
+			if h.first >= l.n {
 				stray++
 			}
 		}

@@ -43,7 +43,7 @@ const (
 	LinkCompaction = "compaction"
 )
 
-// oneMessageFailed is the byPart key under which the turns of one message
+// oneMessageFailed is the byLast key under which the turns of one message
 // that failed or came back empty are kept (no prefix of a real message
 // list hashes to it): the only ones a first request can retry.
 var oneMessageFailed = digest{0xff, 'o', 'n', 'e'}
@@ -55,16 +55,23 @@ type linker struct {
 	// byFull maps the key of a whole message list to the turns (0-based)
 	// that sent exactly it.
 	byFull map[digest][]int
-	// byPart maps the key of the first i messages, for i shorter than the
-	// whole list, to the turns whose messages start so.
-	byPart map[digest][]int
+	// firstWith maps the key of the first i messages, for i shorter than
+	// the whole list, to the first turn whose messages start so (the later
+	// ones are found from it: byBranch). A turn adds only the prefixes no
+	// turn had before, so the index grows with the messages, not with the
+	// turns times their history.
+	firstWith map[digest]int
+	// byLast maps the key of all messages but the last to the turns whose
+	// messages are those and one more (retryOf).
+	byLast map[digest][]int
 	// byFP maps a fingerprint of a response block to the turns whose
 	// response held it.
 	byFP map[string][]int
 	// seen maps a unique fingerprint (tool use id, thinking signature),
 	// tagged with the turn's class, to the latest turn holding it in its
-	// history or its response.
+	// response; held maps one to where histories hold it (latestHolding).
 	seen map[string]int
+	held map[string][]heldAt
 	// tip is the last turn (0-based) of each thread so far.
 	tip map[*Thread]int
 	// linked, with a Builder's memo, is how the turns were linked so far.
@@ -78,12 +85,12 @@ type linker struct {
 func newLinker(infos []*info, memo *analysed) *linker {
 	l := &linker{infos: infos}
 	if memo == nil {
-		l.byFull, l.byPart, l.byFP, l.seen = map[digest][]int{}, map[digest][]int{}, map[string][]int{}, map[string]int{}
+		l.byFull, l.firstWith, l.byLast, l.byFP, l.seen, l.held = map[digest][]int{}, map[digest]int{}, map[digest][]int{}, map[string][]int{}, map[string]int{}, map[string][]heldAt{}
 		return l
 	}
 	l.linked = memo.linked.reuse(infos)
 	memo.linked = l.linked
-	l.byFull, l.byPart, l.byFP, l.seen = l.linked.byFull, l.linked.byPart, l.linked.byFP, l.linked.seen
+	l.byFull, l.firstWith, l.byLast, l.byFP, l.seen, l.held = l.linked.byFull, l.linked.firstWith, l.linked.byLast, l.linked.byFP, l.linked.seen, l.linked.held
 	return l
 }
 
@@ -158,23 +165,43 @@ func (l *linker) link() []*Thread {
 
 // index adds turn k to the indexes later turns are linked through.
 func (l *linker) index(k int, in *info) {
+	// The assistant messages of the history no earlier turn had at their
+	// place (after the same messages): where they hold a unique block is
+	// kept once, for every later turn that holds them there too.
+	ms := in.d.Request.Messages
+	for j := len(in.pre) - 1; j >= 0 && !l.known(in.pre[j]); j-- {
+		if ms[j].Role != "assistant" {
+			continue
+		}
+		for _, fp := range fingerprints(ms[j].Blocks, true) {
+			l.held[fp] = append(l.held[fp], heldAt{prefix: in.pre[j], at: j, first: k})
+			if kept := l.linked; kept != nil && kept.pending {
+				kept.undo = append(kept.undo, undo{held: fp})
+			}
+		}
+	}
 	l.addTo(l.byFull, in.full(), k)
 	if len(in.msgHash) == 1 && (in.failed || in.empty) {
-		l.addTo(l.byPart, oneMessageFailed, k)
+		l.addTo(l.byLast, oneMessageFailed, k)
 	}
-	for i := 1; i < len(in.pre); i++ {
-		l.addTo(l.byPart, in.pre[i-1], k)
+	if n := len(in.pre); n >= 2 {
+		l.addTo(l.byLast, in.pre[n-2], k)
+	}
+	// The prefixes no earlier turn had: a turn that had a prefix had the
+	// shorter ones too, so the first one found ends the walk.
+	for i := len(in.pre) - 1; i >= 1; i-- {
+		key := in.pre[i-1]
+		if _, ok := l.firstWith[key]; ok {
+			break
+		}
+		l.firstWith[key] = k
+		if kept := l.linked; kept != nil && kept.pending {
+			kept.undo = append(kept.undo, undo{first: true, key: key})
+		}
 	}
 	for _, fp := range fingerprints(in.d.Response.Content, true) {
 		l.addFP(fp, k)
 		l.see(classed(fp, in.side), k)
-	}
-	for _, m := range in.d.Request.Messages {
-		if m.Role == "assistant" {
-			for _, fp := range fingerprints(m.Blocks, true) {
-				l.see(classed(fp, in.side), k)
-			}
-		}
 	}
 	for _, fp := range fingerprints(in.d.Response.Content, false) {
 		l.addFP(fp, k)
@@ -314,14 +341,17 @@ func (l *linker) byPrefix(k int, side bool) (int, string) {
 func (l *linker) byBranch(k int, side bool) int {
 	in := l.infos[k]
 	for i := len(in.msgHash) - 1; i >= 1; i-- {
-		best := -1
-		for _, p := range l.byPart[in.prefixKey(i)] {
-			if l.infos[p].side == side && p > best {
-				best = p
-			}
+		key := in.prefixKey(i)
+		first, ok := l.firstWith[key]
+		if !ok || first >= k {
+			continue
 		}
-		if best >= 0 {
-			return best
+		// The turns that start so are the first one and later ones: the
+		// latest of them is looked for from k back.
+		for p := k - 1; p >= first; p-- {
+			if pi := l.infos[p]; pi.side == side && len(pi.pre) > i && pi.pre[i-1] == key {
+				return p
+			}
 		}
 	}
 	return -1
@@ -349,8 +379,8 @@ func (l *linker) retryOf(k int) int {
 	if n == 1 {
 		now := strings.TrimSpace(strings.Join(lastUserTexts(in.d.Request.Messages), "\n"))
 		// Only the earlier failed or empty turns of one message can be
-		// asked again so: byPart keeps them under oneMessageFailed.
-		cands := l.byPart[oneMessageFailed]
+		// asked again so: byLast keeps them under oneMessageFailed.
+		cands := l.byLast[oneMessageFailed]
 		for i := len(cands) - 1; i >= 0; i-- {
 			q := cands[i]
 			if q >= k || !ok(q) || len(l.infos[q].msgHash) != 1 {
@@ -363,7 +393,7 @@ func (l *linker) retryOf(k int) int {
 		}
 		return -1
 	}
-	for _, q := range l.byPart[in.prefixKey(n-1)] {
+	for _, q := range l.byLast[in.prefixKey(n-1)] {
 		if ok(q) && q > best {
 			best = q
 		}
@@ -420,7 +450,7 @@ func (l *linker) byHistory(k int, side bool) int {
 		// A turn whose history holds the block is in the same lineage
 		// even when no response was recorded; the latest is the closest.
 		for _, fp := range fps {
-			if p, ok := l.seen[classed(fp, side)]; ok && p > anchor {
+			if p := l.latestHolding(fp, side, k, anchor); p > anchor {
 				anchor, anchorMsg = p, j
 			}
 		}
@@ -449,6 +479,46 @@ func (l *linker) byHistory(k int, side bool) int {
 		}
 	}
 	return anchor
+}
+
+// heldAt is where a history holds a unique block: in message at, after
+// the messages whose prefix key is prefix (that message included); first
+// is the first turn that held it so.
+type heldAt struct {
+	prefix digest
+	at     int
+	first  int
+}
+
+// known reports whether an earlier turn's messages began with those of
+// the prefix key.
+func (l *linker) known(prefix digest) bool {
+	if _, ok := l.firstWith[prefix]; ok {
+		return true
+	}
+	return len(l.byFull[prefix]) > 0
+}
+
+// latestHolding is the latest turn before k, later than after, of the
+// class side that holds the unique block fp in its response or its
+// history; -1 when there is none.
+func (l *linker) latestHolding(fp string, side bool, k, after int) int {
+	best := after
+	if p, ok := l.seen[classed(fp, side)]; ok && p > best {
+		best = p
+	}
+	for _, h := range l.held[fp] {
+		for q := k - 1; q > best && q >= h.first; q-- {
+			if qi := l.infos[q]; qi.side == side && len(qi.pre) > h.at && qi.pre[h.at] == h.prefix {
+				best = q
+				break
+			}
+		}
+	}
+	if best == after {
+		return -1
+	}
+	return best
 }
 
 // classed tags a fingerprint with a turn class.

@@ -58,9 +58,11 @@ type linked struct {
 	// threads counts the threads the kept turns started.
 	threads int
 
-	byFull, byPart map[digest][]int
+	byFull, byLast map[digest][]int
+	firstWith      map[digest]int
 	byFP           map[string][]int
 	seen           map[string]int
+	held           map[string][]heldAt
 
 	// pending: a turn was linked but not kept; its index entries are in
 	// undo.
@@ -80,10 +82,12 @@ func classOf(in *info) linkClass {
 }
 
 // undo takes one index entry out again: the last turn of m[key] or of
-// byFP[fp], or seen[seen] back to prev.
+// byFP[fp], firstWith[key] (first), or seen[seen] back to prev.
 type undo struct {
-	m    map[digest][]int
-	key  digest
+	m     map[digest][]int
+	key   digest
+	first bool
+	held  string
 	fp   string
 	seen string
 	prev int
@@ -105,7 +109,7 @@ func (l *linked) reuse(infos []*info) *linked {
 			return l
 		}
 	}
-	return &linked{byFull: map[digest][]int{}, byPart: map[digest][]int{}, byFP: map[string][]int{}, seen: map[string]int{}}
+	return &linked{byFull: map[digest][]int{}, firstWith: map[digest]int{}, byLast: map[digest][]int{}, byFP: map[string][]int{}, seen: map[string]int{}, held: map[string][]heldAt{}}
 }
 
 // keep adds the next turn as linked.
@@ -126,6 +130,14 @@ func (l *linked) rollback() {
 	for i := len(l.undo) - 1; i >= 0; i-- {
 		u := l.undo[i]
 		switch {
+		case u.first:
+			delete(l.firstWith, u.key)
+		case u.held != "":
+			if s := l.held[u.held]; len(s) > 1 {
+				l.held[u.held] = s[:len(s)-1]
+			} else {
+				delete(l.held, u.held)
+			}
 		case u.m != nil:
 			if s := u.m[u.key]; len(s) > 1 {
 				u.m[u.key] = s[:len(s)-1]
