@@ -627,3 +627,29 @@ func eachElement(b []byte, i int, fn func(v int) int) int {
 		i = skipSpace(b, i+1)
 	}
 }
+
+// member is what encoding/json decodes into a struct field named name
+// from the object b, which must be valid JSON (every record's members
+// are: their lines were validated whole): the value of the last member
+// whose key is name in any case. ok is false when b is not an object, or
+// when a key is escaped or not ASCII (left to encoding/json); v is nil
+// when no member is so named.
+func member(b []byte, name string) (v []byte, ok bool) {
+	ok = true
+	end := eachMember(b, skipSpace(b, 0), func(key []byte, at int) int {
+		e := valueEnd(b, at)
+		for _, c := range key {
+			if c == '\\' || c >= 0x80 {
+				ok = false
+			}
+		}
+		if e >= 0 && len(key) == len(name) && strings.EqualFold(string(key), name) {
+			v = b[at:e]
+		}
+		return e
+	})
+	if end < 0 || !ok {
+		return nil, false
+	}
+	return v, true
+}

@@ -19,7 +19,9 @@ func (tr *transcript) user(r *record, parent *tnode, file string) *tnode {
 	var m struct {
 		Content json.RawMessage `json:"content"`
 	}
-	if json.Unmarshal(r.Message, &m) != nil {
+	if c, ok := member(r.Message, "content"); ok {
+		m.Content = c
+	} else if json.Unmarshal(r.Message, &m) != nil {
 		return parent
 	}
 	// Claude Code's note after a reply with no visible output: the
