@@ -88,10 +88,10 @@ type undo struct {
 	key   digest
 	first bool
 	held  string
-	fp   string
-	seen string
-	prev int
-	had  bool
+	fp    string
+	seen  string
+	prev  int
+	had   bool
 }
 
 // reuse returns l if the turns it kept are still the first of infos, each
