@@ -311,25 +311,27 @@ type resultRef struct {
 func searches(t *Turn) {
 	r := &t.Request
 	last := lastUserIndex(r.Messages)
-	// Every result block by tool_use_id; the first one wins.
-	results := map[string]resultRef{}
-	for i := range r.Messages {
-		for j := range r.Messages[i].Blocks {
-			b := &r.Messages[i].Blocks[j]
-			if (b.Type == "tool_result" || b.Type == "tool_search_tool_result") && b.ToolUseID != "" {
-				if _, dup := results[b.ToolUseID]; !dup {
-					results[b.ToolUseID] = resultRef{Location{Message: i, Block: j}, b}
-				}
-			}
-		}
-	}
+	// Every result block by tool_use_id; the first one wins: the
+	// history's, then the response's.
+	history := t.cache.historyResults(r.Messages)
+	var inResponse map[string]resultRef
 	for j := range t.Response.Content {
 		b := &t.Response.Content[j]
 		if b.Type == "tool_search_tool_result" && b.ToolUseID != "" {
-			if _, dup := results[b.ToolUseID]; !dup {
-				results[b.ToolUseID] = resultRef{Location{Response: true, Message: -1, Block: j}, b}
+			if inResponse == nil {
+				inResponse = map[string]resultRef{}
+			}
+			if _, dup := inResponse[b.ToolUseID]; !dup {
+				inResponse[b.ToolUseID] = resultRef{Location{Response: true, Message: -1, Block: j}, b}
 			}
 		}
+	}
+	results := func(id string) (resultRef, bool) {
+		if res, ok := history(id); ok {
+			return res, true
+		}
+		res, ok := inResponse[id]
+		return res, ok
 	}
 	// The client search tools the request offers besides ToolSearch
 	// (another client's, such as pydantic-ai's search_tools).
@@ -352,7 +354,7 @@ func searches(t *Turn) {
 		var s Search
 		switch b.Type {
 		case "tool_use":
-			res, ok := results[b.ID]
+			res, ok := results(b.ID)
 			referenced := ok && res.block.Type == "tool_result" && len(res.block.References) > 0
 			if b.Name != ClientSearchTool && b.Name != mcpSearchTool && !clientTools[b.Name] && !referenced {
 				return
@@ -380,7 +382,7 @@ func searches(t *Turn) {
 			return
 		}
 		s.Call = call
-		if res, ok := results[b.ID]; ok {
+		if res, ok := results(b.ID); ok {
 			s.HasResult = true
 			s.Result = res.loc
 			s.IsError = res.block.IsError

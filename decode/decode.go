@@ -398,7 +398,7 @@ func decodeMade(t *Turn, made *exchange.Made) {
 		t.cached = make([]bool, len(made.Messages))
 	}
 	// What an earlier request began with too is taken whole.
-	known, markers := t.cache.madePrefix(made.Messages)
+	known, markers, extended := t.cache.madePrefix(made.Messages)
 	r.Messages = append(r.Messages, known...)
 	r.CacheMarkers = append(r.CacheMarkers, markers...)
 	for i := range known {
@@ -426,7 +426,7 @@ func decodeMade(t *Turn, made *exchange.Made) {
 	if t.cache != nil {
 		r.Messages = share(t.cache, &t.cache.messages, r.Messages, sharing.Equal[*Message])
 		if !slices.Contains(t.cached, false) {
-			t.cache.keepMadeList(&madeList{parts: made.Messages, msgs: r.Messages, markers: slices.Clip(r.CacheMarkers)})
+			t.cache.keepMadeList(&madeList{parts: made.Messages, msgs: r.Messages, markers: slices.Clip(r.CacheMarkers)}, extended)
 		}
 	}
 }

@@ -47,6 +47,9 @@ type Parts struct {
 	// recent first): a request whose parts begin with one's takes those
 	// messages without looking each up.
 	madeLists []*madeList
+	// results are where recent arrays of messages hold tool results
+	// (historyResults).
+	results []*resultIndex
 	// member and its transcript are the last TranscriptMember decoded
 	// (most requests of a session carry the same).
 	member     []byte
@@ -177,16 +180,20 @@ const madeListsKept = 8
 
 // madePrefix returns the longest run of first parts that a recent made
 // request began with too, as the messages decoded from them and their
-// cache markers.
-func (c *Parts) madePrefix(parts []exchange.MadePart) ([]*Message, []CacheMarker) {
+// cache markers, and that request's list when parts begin with all of it
+// (the one the new list replaces).
+func (c *Parts) madePrefix(parts []exchange.MadePart) ([]*Message, []CacheMarker, *madeList) {
 	if c == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	best, bestN := (*madeList)(nil), 0
 	for _, l := range c.madeLists {
 		n := min(len(l.parts), len(parts))
+		if n <= bestN {
+			continue
+		}
 		k := 0
 		for k < n && samePart(l.parts[k], parts[k]) {
 			k++
@@ -194,18 +201,32 @@ func (c *Parts) madePrefix(parts []exchange.MadePart) ([]*Message, []CacheMarker
 		if k > bestN {
 			best, bestN = l, k
 		}
+		if k == len(parts) {
+			break // none can give more
+		}
 	}
 	if best == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	cut, _ := slices.BinarySearchFunc(best.markers, bestN, func(m CacheMarker, n int) int { return m.Index - n })
-	return best.msgs[:bestN:bestN], best.markers[:cut:cut]
+	var extended *madeList
+	if bestN == len(best.parts) {
+		extended = best
+	}
+	return best.msgs[:bestN:bestN], best.markers[:cut:cut], extended
 }
 
-// keepMadeList offers a made request's decoded messages to later ones.
-func (c *Parts) keepMadeList(l *madeList) {
+// keepMadeList offers a made request's decoded messages to later ones,
+// in place of those of the request it extends (old, if any): a list of
+// each conversation is kept, however long each ran in between.
+func (c *Parts) keepMadeList(l, old *madeList) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if old != nil {
+		if i := slices.Index(c.madeLists, old); i >= 0 {
+			c.madeLists = slices.Delete(c.madeLists, i, i+1)
+		}
+	}
 	c.madeLists = append(c.madeLists, nil)
 	copy(c.madeLists[1:], c.madeLists)
 	c.madeLists[0] = l
