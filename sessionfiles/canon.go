@@ -38,11 +38,14 @@ func canonMessage(raw json.RawMessage) ([]byte, error) {
 // canonValue re-encodes raw JSON in the hashing form; omitMarks leaves
 // cache_control out.
 func canonValue(raw []byte, omitMarks bool) ([]byte, error) {
+	var buf bytes.Buffer
+	if canonjson.Canonical(&buf, raw, canonjson.Options{OmitMarks: omitMarks, JS: true}) {
+		return buf.Bytes(), nil
+	}
 	v, err := canonjson.Decode(raw)
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
 	writeCanon(&buf, v, omitMarks)
 	return buf.Bytes(), nil
 }

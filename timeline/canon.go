@@ -28,11 +28,15 @@ const BillingPrefix = "x-anthropic-billing-header:"
 // is the same as an absent one, so neither tells two contents apart.
 // Invalid JSON is returned as it is.
 func CanonicalJSON(raw []byte) []byte {
+	var buf bytes.Buffer
+	if canonjson.Canonical(&buf, raw, canonjson.Options{OmitMarks: true, OmitNulls: true}) {
+		return buf.Bytes()
+	}
+	// Not one valid value: what decoding its first value gives, if any.
 	v, err := canonjson.Decode(raw)
 	if err != nil {
 		return raw
 	}
-	var buf bytes.Buffer
 	canonjson.Write(&buf, v, canonjson.Options{OmitMarks: true, OmitNulls: true})
 	return buf.Bytes()
 }

@@ -65,3 +65,36 @@ func TestWrite(t *testing.T) {
 		t.Errorf("Go values: got %s, want %s", buf.String(), want)
 	}
 }
+
+// FuzzCanonical holds Canonical to Write(Decode(raw)) on every valid
+// value, under every option.
+func FuzzCanonical(f *testing.F) {
+	for _, s := range []string{
+		`{"b":1,"a":[true,false,null,{"z":"x","cache_control":{"type":"ephemeral"}}],"c":null}`,
+		`{"a":1,"a":2}`, `{"a":1,"a":null}`, `{"\u0061":1,"a":2}`, ` [ 1 , 2.50e3 , -0 ] `, `"bad \xff utf8"`,
+		`"esc \n \u2028 \ud800 \" \\"`, `{}`, `[]`, `"<&>"`, `{"k":{"k":{"k":[{}]}}}`, `{"a":1} `, `12`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		for _, o := range []Options{{}, {OmitMarks: true, OmitNulls: true}, {OmitMarks: true, JS: true}} {
+			var got bytes.Buffer
+			ok := Canonical(&got, raw, o)
+			if ok != json.Valid(raw) {
+				t.Fatalf("Canonical(%q) ok = %v", raw, ok)
+			}
+			if !ok {
+				continue
+			}
+			v, err := Decode(raw)
+			if err != nil {
+				t.Fatalf("Decode(%q): %v", raw, err)
+			}
+			var want bytes.Buffer
+			Write(&want, v, o)
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Fatalf("Canonical(%q, %+v) = %s, want %s", raw, o, got.Bytes(), want.Bytes())
+			}
+		}
+	})
+}
