@@ -1,6 +1,7 @@
 package sessionfiles
 
 import (
+	"github.com/tsinspect/tsinspect/internal/jsonvalid"
 	"bytes"
 	"encoding/json"
 	"slices"
@@ -25,7 +26,7 @@ func lightRecord(line []byte, r *record) (ok bool) {
 // only in case from a field's. It reports false, with r undefined, when
 // the record must be decoded.
 func frameRecord(line []byte, r *record) bool {
-	if ok, whole := readFrame(line, r, true); !ok || !whole || !json.Valid(line) {
+	if ok, whole := readFrame(line, r, true); !ok || !whole || !jsonvalid.Valid(line) {
 		return false
 	}
 	// The members kept are copies, as decoding makes them: the line (with

@@ -5,14 +5,17 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/tsinspect/tsinspect/internal/jsonvalid"
 )
 
 // Canonical is Write(Decode(raw)) for raw that is one valid JSON value,
 // written from raw's bytes without building the value first; ok is false
 // (and nothing written) when raw is not one valid JSON value.
 func Canonical(buf *bytes.Buffer, raw []byte, o Options) (ok bool) {
-	if !json.Valid(raw) {
+	if !jsonvalid.Valid(raw) {
 		return false
 	}
 	c := canonWriter{buf: buf, o: o}
@@ -29,8 +32,9 @@ type canonWriter struct {
 }
 
 type member struct {
-	key        string
-	start, end int // the value
+	key              string
+	keyStart, keyEnd int // the key's literal
+	start, end       int // the value
 }
 
 // value writes the value at b[i] and returns the index after it.
@@ -58,7 +62,7 @@ func (c *canonWriter) value(b []byte, i int) int {
 		}
 	case '"':
 		e := strEnd(b, i)
-		WriteString(c.buf, decodeString(b[i:e]), c.o)
+		writeLiteral(c.buf, b[i:e], c.o)
 		return e
 	default: // number, true, false, null: as written
 		e := i
@@ -83,7 +87,7 @@ func (c *canonWriter) object(b []byte, i int) int {
 		key := decodeString(b[i:ke])
 		vs := skipWS(b, skipWS(b, ke)+1)
 		ve := valueEnd(b, vs)
-		ms = append(ms, member{key: key, start: vs, end: ve})
+		ms = append(ms, member{key: key, keyStart: i, keyEnd: ke, start: vs, end: ve})
 		i = skipWS(b, ve)
 		if b[i] == ',' {
 			i = skipWS(b, i+1)
@@ -104,7 +108,7 @@ func (c *canonWriter) object(b []byte, i int) int {
 			c.buf.WriteByte(',')
 		}
 		n++
-		WriteString(c.buf, m.key, c.o)
+		writeLiteral(c.buf, b[m.keyStart:m.keyEnd], c.o)
 		c.buf.WriteByte(':')
 		c.depth++
 		c.value(b, m.start)
@@ -178,4 +182,110 @@ func decodeString(lit []byte) string {
 	var s string
 	_ = json.Unmarshal(lit, &s)
 	return s
+}
+
+// writeLiteral writes the valid string literal lit as WriteString writes
+// the string it decodes to, without decoding it first.
+func writeLiteral(buf *bytes.Buffer, lit []byte, o Options) {
+	inner := lit[1 : len(lit)-1]
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) && (o.JS || !hasSeparator(inner)) {
+		buf.Write(lit) // decodes to itself, written as it is
+		return
+	}
+	buf.WriteByte('"')
+	for i := 0; i < len(inner); {
+		c := inner[i]
+		switch {
+		case c == '\\':
+			e := inner[i+1]
+			i += 2
+			switch e {
+			case 'u':
+				r := rune(hex4(inner[i:]))
+				i += 4
+				if utf16.IsSurrogate(r) {
+					r2 := rune(-1)
+					if i+6 <= len(inner) && inner[i] == '\\' && inner[i+1] == 'u' {
+						r2 = rune(hex4(inner[i+2:]))
+					}
+					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+						i += 6
+						r = d
+					} else {
+						r = utf8.RuneError
+					}
+				}
+				writeRune(buf, r, o)
+			case 'b':
+				writeRune(buf, '\b', o)
+			case 'f':
+				writeRune(buf, '\f', o)
+			case 'n':
+				writeRune(buf, '\n', o)
+			case 'r':
+				writeRune(buf, '\r', o)
+			case 't':
+				writeRune(buf, '\t', o)
+			default: // " \ /
+				writeRune(buf, rune(e), o)
+			}
+		case c < utf8.RuneSelf:
+			buf.WriteByte(c) // valid JSON: no control character or bare quote
+			i++
+		default:
+			r, size := utf8.DecodeRune(inner[i:])
+			i += size
+			writeRune(buf, r, o) // invalid UTF-8 decodes to U+FFFD
+		}
+	}
+	buf.WriteByte('"')
+}
+
+// hasSeparator reports whether b holds U+2028 or U+2029 (which Go's
+// escaping escapes).
+func hasSeparator(b []byte) bool {
+	for {
+		i := bytes.IndexByte(b, 0xe2)
+		if i < 0 || i+2 >= len(b) {
+			return false
+		}
+		if b[i+1] == 0x80 && (b[i+2] == 0xa8 || b[i+2] == 0xa9) {
+			return true
+		}
+		b = b[i+1:]
+	}
+}
+
+// writeRune writes r, a rune of a decoded string, as WriteString would.
+func writeRune(buf *bytes.Buffer, r rune, o Options) {
+	switch {
+	case r < utf8.RuneSelf:
+		if c := byte(r); c >= 0x20 && c != '"' && c != '\\' {
+			buf.WriteByte(c)
+		} else {
+			writeEscaped(buf, c)
+		}
+	case !o.JS && (r == '\u2028' || r == '\u2029'):
+		buf.WriteString(`\u202`)
+		buf.WriteByte(hex[r&0xf])
+	default:
+		buf.WriteRune(r)
+	}
+}
+
+// hex4 is the value of four hex digits.
+func hex4(b []byte) int {
+	n := 0
+	for _, c := range b[:4] {
+		n <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			n |= int(c - '0')
+		case c >= 'a' && c <= 'f':
+			n |= int(c - 'a' + 10)
+		default:
+			n |= int(c - 'A' + 10)
+		}
+	}
+	return n
 }

@@ -73,6 +73,7 @@ func FuzzCanonical(f *testing.F) {
 		`{"b":1,"a":[true,false,null,{"z":"x","cache_control":{"type":"ephemeral"}}],"c":null}`,
 		`{"a":1,"a":2}`, `{"a":1,"a":null}`, `{"\u0061":1,"a":2}`, ` [ 1 , 2.50e3 , -0 ] `, `"bad \xff utf8"`,
 		`"esc \n \u2028 \ud800 \" \\"`, `{}`, `[]`, `"<&>"`, `{"k":{"k":{"k":[{}]}}}`, `{"a":1} `, `12`,
+		`"\ud83d\ude80 \ud800\u0041 \udc00 \u2028   \u000a\u0022\u005c\/ \u00e9 \u007f"`, "\"raw \xe2\x80\xa8 sep\"",
 	} {
 		f.Add([]byte(s))
 	}
