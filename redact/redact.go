@@ -140,6 +140,8 @@ type applier struct {
 	stops   []string
 	// toolMemo remembers what tool made of each name.
 	toolMemo map[string]string
+	// modelMemo remembers what model made of each model name.
+	modelMemo map[string]string
 }
 
 // registerServers numbers the MCP servers of every tool name in r in order
@@ -430,10 +432,18 @@ func (a *applier) session(id string) string {
 // model passes a model name, unless it holds a long number (an account in
 // a cloud ARN) or a known private value.
 func (a *applier) model(m string) string {
-	if m == "" || modelRe.MatchString(m) && !longNumRe.MatchString(m) && !a.s.hasSecret(m) {
-		return m
+	if out, ok := a.modelMemo[m]; ok {
+		return out
 	}
-	return a.s.pseudonym(classModel, m)
+	out := m
+	if !(m == "" || modelRe.MatchString(m) && !longNumRe.MatchString(m) && !a.s.hasSecret(m)) {
+		out = a.s.pseudonym(classModel, m)
+	}
+	if a.modelMemo == nil {
+		a.modelMemo = map[string]string{}
+	}
+	a.modelMemo[m] = out
+	return out
 }
 
 // id replaces an API identifier (msg_..., toolu_..., srvtoolu_...) by a

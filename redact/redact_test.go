@@ -371,3 +371,37 @@ func TestValuesFreeText(t *testing.T) {
 		t.Errorf("FreeText under Off changed the text")
 	}
 }
+
+// TestManyLiteralsScrubbedAsFew holds the scrubbing of a session with many
+// known values (each turn's request id is one) to looking for each in
+// turn: the same values found, the longest first.
+func TestManyLiteralsScrubbedAsFew(t *testing.T) {
+	k := &Known{}
+	for i := range 40 {
+		k.add("request", fmt.Sprintf("req_%020d", i*7919), false)
+	}
+	k.add("session", "req_00000000000000007919-tail", false) // holds a shorter one
+	k.add("path", "/srv/builds/agent", false)
+	many := newScrubber(k)
+	if len(many.literals) <= fewLiterals {
+		t.Fatalf("%d literals: the test needs more than %d", len(many.literals), fewLiterals)
+	}
+	text := "ids req_00000000000000007919-tail and req_00000000000000015838, req_00000000000000000000 in /srv/builds/agent/x; none: req_00000000000000000001"
+	// The reference: each literal looked for in turn, longest first.
+	ref := newScrubber(k)
+	want := text
+	for _, l := range ref.literals {
+		if strings.Contains(want, l.value) {
+			want = strings.ReplaceAll(want, l.value, ref.pseudonym(l.class, l.value))
+		}
+	}
+	if got := many.scrub(text); got != want {
+		t.Errorf("scrub:\n got %s\nwant %s", got, want)
+	}
+	if strings.Contains(want, "7919") || !strings.Contains(want, "00000001") {
+		t.Errorf("reference scrubbed the wrong values: %s", want)
+	}
+	if !many.hasSecret("x req_00000000000000015838 y") || many.hasSecret("req_00000000000000000001") {
+		t.Error("hasSecret disagrees with the literals")
+	}
+}

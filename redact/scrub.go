@@ -215,7 +215,12 @@ type scrubber struct {
 	// literals are values known to be private (see Known), longest first;
 	// words are those replaced only as whole words.
 	literals []literal
-	words    *regexp.Regexp
+	// byLen indexes the literals by length (their values; lens longest
+	// first): a session's identifiers grow with its turns, and looking
+	// for each in every text grew with their number.
+	byLen map[int]map[string]bool
+	lens  []int
+	words *regexp.Regexp
 	wordOf   map[string]literal
 	// servers maps MCP server names to their pseudonyms (strict policy
 	// only; nil otherwise).
@@ -248,6 +253,15 @@ func newScrubber(k *Known) *scrubber {
 		s.literals = append(s.literals, l)
 	}
 	sort.SliceStable(s.literals, func(i, j int) bool { return len(s.literals[i].value) > len(s.literals[j].value) })
+	s.byLen = map[int]map[string]bool{}
+	for _, l := range s.literals {
+		n := len(l.value)
+		if s.byLen[n] == nil {
+			s.byLen[n] = map[string]bool{}
+			s.lens = append(s.lens, n)
+		}
+		s.byLen[n][l.value] = true
+	}
 	if len(words) > 0 {
 		sort.Slice(words, func(i, j int) bool { return len(words[i]) > len(words[j]) })
 		s.words = regexp.MustCompile(`\b(?:` + strings.Join(words, "|") + `)\b`)
@@ -298,7 +312,7 @@ func (s *scrubber) text(t string) string {
 
 // scrub is text without the memo.
 func (s *scrubber) scrub(t string) string {
-	for _, l := range s.literals {
+	for _, l := range s.literalsIn(t) {
 		if strings.Contains(t, l.value) {
 			t = strings.ReplaceAll(t, l.value, s.pseudonym(l.class, l.value))
 		}
@@ -342,10 +356,8 @@ func (s *scrubber) apply(p pattern, t string) string {
 // hasSecret reports whether t holds anything the patterns or the known
 // values would replace.
 func (s *scrubber) hasSecret(t string) bool {
-	for _, l := range s.literals {
-		if strings.Contains(t, l.value) {
-			return true
-		}
+	if len(s.literalsIn(t)) > 0 {
+		return true
 	}
 	if s.words != nil && s.words.MatchString(t) {
 		return true
@@ -359,6 +371,46 @@ func (s *scrubber) hasSecret(t string) bool {
 		}
 	}
 	return false
+}
+
+// fewLiterals is how many literals are looked for one by one; past it,
+// a text is read once per length of literal (byLen).
+const fewLiterals = 16
+
+// literalsIn returns the literals t holds, longest first (in the order of
+// s.literals).
+func (s *scrubber) literalsIn(t string) []literal {
+	if len(s.literals) <= fewLiterals {
+		var in []literal
+		for _, l := range s.literals {
+			if strings.Contains(t, l.value) {
+				in = append(in, l)
+			}
+		}
+		return in
+	}
+	var found map[string]bool
+	for _, n := range s.lens {
+		set := s.byLen[n]
+		for i := 0; i+n <= len(t); i++ {
+			if set[t[i:i+n]] {
+				if found == nil {
+					found = map[string]bool{}
+				}
+				found[t[i:i+n]] = true
+			}
+		}
+	}
+	if found == nil {
+		return nil
+	}
+	var in []literal
+	for _, l := range s.literals {
+		if found[l.value] {
+			in = append(in, l)
+		}
+	}
+	return in
 }
 
 // addServer registers an MCP server name for the strict policy.
