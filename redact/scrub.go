@@ -218,10 +218,10 @@ type scrubber struct {
 	// byLen indexes the literals by length (their values; lens longest
 	// first): a session's identifiers grow with its turns, and looking
 	// for each in every text grew with their number.
-	byLen map[int]map[string]bool
-	lens  []int
-	words *regexp.Regexp
-	wordOf   map[string]literal
+	byLen  map[int]map[string]bool
+	lens   []int
+	words  *regexp.Regexp
+	wordOf map[string]literal
 	// servers maps MCP server names to their pseudonyms (strict policy
 	// only; nil otherwise).
 	servers  map[string]string

@@ -1,9 +1,9 @@
 package sessionfiles
 
 import (
-	"github.com/tsinspect/tsinspect/internal/jsonvalid"
 	"bytes"
 	"encoding/json"
+	"github.com/tsinspect/tsinspect/internal/jsonvalid"
 	"slices"
 )
 
