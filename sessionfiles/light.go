@@ -3,8 +3,9 @@ package sessionfiles
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/tsinspect/tsinspect/internal/jsonvalid"
 	"slices"
+
+	"github.com/tsinspect/tsinspect/internal/jsonvalid"
 )
 
 // lightRecord reads what the listing needs of one record: its type, its
