@@ -3,6 +3,7 @@ package sessionfiles
 import (
 	"bytes"
 	"encoding/json"
+	"path/filepath"
 	"testing"
 )
 
@@ -35,4 +36,54 @@ func FuzzMember(f *testing.F) {
 			t.Fatalf("member(%q) = %q, encoding/json %q", b, got, want.Content)
 		}
 	})
+}
+
+// TestAnswerBodyAsEncodingJSON holds the answer bodies written from the
+// records' bytes to those encoding/json writes, on every answer of the
+// public sessions and on hand-made shapes (keys out of order, repeated,
+// HTML's characters, white space, content that is no list).
+func TestAnswerBodyAsEncodingJSON(t *testing.T) {
+	var answers [][]*record
+	files, _ := filepath.Glob(filepath.Join("..", "source", "testdata", "public", "*", "*.jsonl"))
+	for _, f := range files {
+		s, err := Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range s.reqs {
+			if len(q.answer) > 0 {
+				answers = append(answers, q.answer)
+			}
+		}
+	}
+	if len(files) > 0 && len(answers) < 100 {
+		t.Fatalf("%d answers in %d public files", len(answers), len(files))
+	}
+	for _, msgs := range [][]string{
+		{`{"id":"m","role":"assistant","content":[{"type":"text","text":"a <b> & c \u2028"}],"model":"x","usage":{"output_tokens":1}}`},
+		{`{ "z" : 1 , "content" : [ { "type" : "text" , "text" : "x y" } ] , "a" : [ 1 , 2 ] }`, `{"z":2,"z":3,"content":[{"type":"tool_use","input":{"q":"<&>"}}]}`},
+		{`{"content":"a string"}`}, {`{"content":null,"b":true}`}, {`{"Content":[1],"content":[2]}`}, {`{"k\"q":1,"content":[]}`},
+		{`[]`}, {`{"a":1}`},
+	} {
+		var rs []*record
+		for _, m := range msgs {
+			rs = append(rs, &record{Message: json.RawMessage(m)})
+		}
+		answers = append(answers, rs)
+	}
+	fast := 0
+	for i, rs := range answers {
+		want := answerBodySlow(rs)
+		got, ok := answerBodyFast(rs)
+		if !ok {
+			continue
+		}
+		fast++
+		if !bytes.Equal(got, want) {
+			t.Fatalf("answer %d: written from the bytes\n%s\nencoding/json\n%s", i, got, want)
+		}
+	}
+	if fast < len(answers)/2 {
+		t.Errorf("only %d of %d answers written from the bytes", fast, len(answers))
+	}
 }

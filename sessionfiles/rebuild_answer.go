@@ -3,6 +3,7 @@ package sessionfiles
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 )
 
@@ -29,6 +30,139 @@ func assistantMessage(rs []*record) ([]byte, error) {
 // answerBody is the answer as the API's final message: the last record's
 // message (its usage is the final one) with every record's content.
 func answerBody(rs []*record) []byte {
+	if b, ok := answerBodyFast(rs); ok {
+		return b
+	}
+	return answerBodySlow(rs)
+}
+
+// answerBodyFast is answerBodySlow written from the records' bytes (each
+// record's line was validated whole): the last message's members sorted
+// by key, the last of equal keys kept, each value compacted, the content
+// every record's content elements compacted with HTML's characters
+// escaped, as encoding/json writes them there. ok is false for what it
+// leaves to encoding/json: a key that is escaped or not ASCII, a message
+// or content that is not what it should be.
+func answerBodyFast(rs []*record) ([]byte, bool) {
+	type kv struct {
+		key   string
+		value []byte
+	}
+	last := rs[len(rs)-1].Message
+	var members []kv
+	ok := true
+	if eachMember(last, skipSpace(last, 0), func(key []byte, at int) int {
+		e := valueEnd(last, at)
+		for _, c := range key {
+			if c == '\\' || c >= 0x80 {
+				ok = false
+			}
+		}
+		if e >= 0 {
+			members = append(members, kv{string(key), last[at:e]})
+		}
+		return e
+	}) < 0 || !ok {
+		return nil, false
+	}
+	var out bytes.Buffer
+	out.Grow(len(last))
+	// The content: every record's elements.
+	var content bytes.Buffer
+	content.WriteByte('[')
+	n := 0
+	for _, r := range rs {
+		c, ok := member(r.Message, "content")
+		if !ok {
+			return nil, false
+		}
+		switch v := bytes.TrimSpace(c); {
+		case v == nil, string(v) == "null":
+			continue
+		case len(v) == 0 || v[0] != '[':
+			// Not a list of elements: encoding/json says so.
+			return nil, false
+		default:
+			if eachElement(v, 0, func(at int) int {
+				e := valueEnd(v, at)
+				if e < 0 {
+					return -1
+				}
+				if n > 0 {
+					content.WriteByte(',')
+				}
+				n++
+				compactTo(&content, v[at:e], true)
+				return e
+			}) < 0 {
+				return nil, false
+			}
+		}
+	}
+	content.WriteByte(']')
+	members = append(members, kv{"content", content.Bytes()})
+	slices.SortStableFunc(members, func(a, b kv) int { return strings.Compare(a.key, b.key) })
+	out.WriteByte('{')
+	k := 0
+	for i, m := range members {
+		if i+1 < len(members) && members[i+1].key == m.key {
+			continue // the last of equal keys (content: the one made here)
+		}
+		if k > 0 {
+			out.WriteByte(',')
+		}
+		k++
+		out.WriteByte('"')
+		out.WriteString(m.key)
+		out.WriteString(`":`)
+		compactTo(&out, m.value, false)
+	}
+	out.WriteByte('}')
+	return out.Bytes(), true
+}
+
+// compactTo writes the valid JSON v without white space outside its
+// strings; with html, <, >, & and U+2028, U+2029 in strings escaped as
+// encoding/json escapes them.
+func compactTo(out *bytes.Buffer, v []byte, html bool) {
+	start := 0
+	inString := false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if inString {
+			switch {
+			case c == '\\':
+				i++
+			case c == '"':
+				inString = false
+			case html && (c == '<' || c == '>' || c == '&'):
+				out.Write(v[start:i])
+				out.WriteString(`\u00`)
+				out.WriteByte("0123456789abcdef"[c>>4])
+				out.WriteByte("0123456789abcdef"[c&0xf])
+				start = i + 1
+			case html && c == 0xe2 && i+2 < len(v) && v[i+1] == 0x80 && (v[i+2] == 0xa8 || v[i+2] == 0xa9):
+				out.Write(v[start:i])
+				out.WriteString(`\u202`)
+				out.WriteByte("0123456789abcdef"[v[i+2]&0xf])
+				i += 2
+				start = i + 1
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case ' ', '\t', '\n', '\r':
+			out.Write(v[start:i])
+			start = i + 1
+		}
+	}
+	out.Write(v[start:])
+}
+
+// answerBodySlow is answerBody through encoding/json.
+func answerBodySlow(rs []*record) []byte {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(rs[len(rs)-1].Message, &m); err != nil {
 		return []byte{}
