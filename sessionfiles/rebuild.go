@@ -15,6 +15,7 @@ import (
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/internal/canonjson"
 	"github.com/tsinspect/tsinspect/internal/crash"
+	"github.com/tsinspect/tsinspect/internal/sharing"
 )
 
 // URL is the address every rebuilt request gets: the files do not say
@@ -65,12 +66,15 @@ type Session struct {
 	// is in flight rather than unanswered.
 	Live bool
 
-	msgs   [][]byte
-	index  map[string]int32
-	shapes map[string]*shape
-	reqs   []*request
-	files  map[string]*fileState
-	tr     *transcript
+	msgs  [][]byte
+	index map[string]int32
+	// msgLists shares the arrays of the requests' lists of messages,
+	// each of which extends an earlier one of its conversation.
+	msgLists sharing.Ring[int32]
+	shapes   map[string]*shape
+	reqs     []*request
+	files    map[string]*fileState
+	tr       *transcript
 	// newReqs are the requests of records read since the last Refresh.
 	newReqs []*request
 	rd      readState // how the files are read and followed (refresh.go)
@@ -300,7 +304,7 @@ func (s *Session) flushRequests() {
 	for _, q := range s.newReqs {
 		if q.transcript {
 			if q.from != nil {
-				q.msgs = s.tr.messagesOf(q.from)
+				q.msgs = s.msgLists.Share(s.tr.messagesOf(q.from), sharing.Equal[int32])
 			}
 			continue
 		}
@@ -325,7 +329,7 @@ func (s *Session) flushRequests() {
 			}
 			msgs = append(msgs, i)
 		}
-		q.msgs = msgs
+		q.msgs = s.msgLists.Share(msgs, sharing.Equal[int32])
 		if _, ok := s.shapes[q.rec.ShapeHash]; !ok {
 			if s.missingShape == nil {
 				s.missingShape = map[string]*missing{}

@@ -229,24 +229,33 @@ func (tr *transcript) open(parent *tnode, role, asst string) *tnode {
 // records of one role as one message.
 func (tr *transcript) closeRun(n *tnode) int32 {
 	if n.runMsg < 0 {
-		var buf bytes.Buffer
-		buf.WriteString(`{"content":[`)
-		k := 0
+		// Written into a buffer of its size: the session keeps it.
+		blocks := make([][]byte, 0, len(n.run))
+		size := len(`{"content":[],"role":}`) + len(n.role) + 8
 		for _, raw := range n.run {
 			c, err := tr.blockForm(raw)
 			if err != nil {
 				continue
 			}
+			blocks = append(blocks, c)
+			size += len(c) + 1
+		}
+		buf := bytes.NewBuffer(make([]byte, 0, size))
+		buf.WriteString(`{"content":[`)
+		for k, c := range blocks {
 			if k > 0 {
 				buf.WriteByte(',')
 			}
-			k++
 			buf.Write(c)
 		}
 		buf.WriteString(`],"role":`)
-		writeJSString(&buf, n.role)
+		writeJSString(buf, n.role)
 		buf.WriteByte('}')
-		n.runMsg = tr.add(buf.Bytes())
+		msg := buf.Bytes()
+		if cap(msg) > len(msg)+len(msg)/8 {
+			msg = bytes.Clone(msg) // the role needed escaping
+		}
+		n.runMsg = tr.add(msg)
 	}
 	return n.runMsg
 }
