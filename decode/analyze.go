@@ -28,9 +28,10 @@ const (
 // analyze computes the catalog, working set, searches, tool calls and the
 // last user message summary from the decoded request and response.
 func analyze(t *Turn) {
-	catalog(t)
-	workingSet(t)
-	searches(t)
+	h := t.cache.historyOf(t.Request.Messages)
+	catalog(t, h)
+	workingSet(t, h)
+	searches(t, h)
 	toolCalls(t)
 	lastUser(t)
 }
@@ -136,33 +137,9 @@ func isToolName(s string) bool {
 }
 
 // catalog collects the catalog events in message order and applies them.
-func catalog(t *Turn) {
+func catalog(t *Turn, h historyView) {
 	r := &t.Request
-	var events []CatalogEvent
-	for i, m := range r.Messages {
-		if m.Role == "assistant" {
-			continue
-		}
-		if m.StringContent {
-			for _, a := range scanAnnouncements(m.Text) {
-				events = append(events, CatalogEvent{Message: i, Block: -1, Form: a.form, Remove: a.remove, Names: a.names, Len: a.end - a.pos})
-			}
-			continue
-		}
-		for j := range m.Blocks {
-			b := &m.Blocks[j]
-			switch b.Type {
-			case "text":
-				for _, a := range t.cache.announcements(b, t.isCached(i)) {
-					events = append(events, CatalogEvent{Message: i, Block: j, Form: a.form, Remove: a.remove, Names: a.names, Len: a.end - a.pos})
-				}
-			case "tool_addition", "tool_removal":
-				if b.ToolName != "" {
-					events = append(events, CatalogEvent{Message: i, Block: j, Form: b.Type, Remove: b.Type == "tool_removal", Names: []string{b.ToolName}, Len: len(b.Raw)})
-				}
-			}
-		}
-	}
+	events := h.events
 	// The deferred entries of tools are the catalog of a server-side
 	// search, and of any client that announces nothing in the messages.
 	// Claude Code sends only loaded deferred tools there, already in its
@@ -227,23 +204,14 @@ func isClientSearchModel(tools []Tool) bool {
 
 // workingSet computes the working set from tools and the references in
 // the history.
-func workingSet(t *Turn) {
+func workingSet(t *Turn, h historyView) {
 	r := &t.Request
 	loaded := map[string]string{}
-	for _, m := range r.Messages {
-		for _, b := range m.Blocks {
-			switch b.Type {
-			case "tool_result", "tool_search_tool_result":
-				for _, n := range b.References {
-					loaded[n] = ViaSearch
-				}
-			case "tool_addition":
-				if b.ToolName != "" {
-					loaded[b.ToolName] = ViaAddition
-				}
-			case "tool_removal":
-				delete(loaded, b.ToolName)
-			}
+	for _, e := range h.loads {
+		if e.via == "" {
+			delete(loaded, e.name)
+		} else {
+			loaded[e.name] = e.via
 		}
 	}
 	if r.Transcript != nil {
@@ -308,12 +276,12 @@ type resultRef struct {
 
 // searches finds the client and server tool searches of the history and
 // the response, and links each to its result.
-func searches(t *Turn) {
+func searches(t *Turn, h historyView) {
 	r := &t.Request
 	last := lastUserIndex(r.Messages)
 	// Every result block by tool_use_id; the first one wins: the
 	// history's, then the response's.
-	history := t.cache.historyResults(r.Messages)
+	history := h.results
 	var inResponse map[string]resultRef
 	for j := range t.Response.Content {
 		b := &t.Response.Content[j]
@@ -410,13 +378,9 @@ func searches(t *Turn) {
 			t.NewSearches = append(t.NewSearches, s)
 		}
 	}
-	for i := range r.Messages {
-		if r.Messages[i].Role != "assistant" {
-			continue
-		}
-		for j := range r.Messages[i].Blocks {
-			consider(&r.Messages[i].Blocks[j], Location{Message: i, Block: j})
-		}
+	// The history's calls that may be searches (any other is none).
+	for _, at := range h.calls {
+		consider(&r.Messages[at.Message].Blocks[at.Block], at)
 	}
 	for j := range t.Response.Content {
 		consider(&t.Response.Content[j], Location{Response: true, Message: -1, Block: j})

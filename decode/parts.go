@@ -31,9 +31,6 @@ type Parts struct {
 	// searches holds what clientSearch read of a cached block's input:
 	// every later turn lists the same search again.
 	searches map[*Block]Search
-	// announced holds what scanAnnouncements found in a cached text
-	// block, for the same reason.
-	announced map[*Block][]textAnnouncement
 	// What the lists of successive Turns share (share.go).
 	tools         sharing.Ring[Tool]
 	catalogEvents sharing.Ring[CatalogEvent]
@@ -47,9 +44,8 @@ type Parts struct {
 	// recent first): a request whose parts begin with one's takes those
 	// messages without looking each up.
 	madeLists []*madeList
-	// results are where recent arrays of messages hold tool results
-	// (historyResults).
-	results []*resultIndex
+	// histories are what recent arrays of messages hold (historyOf).
+	histories []*history
 	// member and its transcript are the last TranscriptMember decoded
 	// (most requests of a session carry the same).
 	member     []byte
@@ -92,7 +88,7 @@ type cachedPart struct {
 
 // NewParts returns an empty Parts.
 func NewParts() *Parts {
-	return &Parts{seed: maphash.MakeSeed(), parts: map[uint64][]cachedPart{}, searches: map[*Block]Search{}, announced: map[*Block][]textAnnouncement{}}
+	return &Parts{seed: maphash.MakeSeed(), parts: map[uint64][]cachedPart{}, searches: map[*Block]Search{}}
 }
 
 // DecodeWith is Decode, reusing and filling c; a nil c is Decode.

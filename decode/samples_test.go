@@ -424,7 +424,7 @@ func TestAbsentToolSearchIsNoSearch(t *testing.T) {
 	// the request does not offer: no search either.
 	call := DecodeRequest([]byte(`{"model":"m","max_tokens":1,"tools":[{"name":"mcp__demo__echo","input_schema":{}}],"messages":[{"role":"user","content":"go"}]}`))
 	call.Response.Content = []Block{{Type: "tool_use", ID: "t9", Name: "ToolSearch"}}
-	searches(call)
+	searches(call, (*Parts)(nil).historyOf(call.Request.Messages))
 	if len(call.Searches) != 0 {
 		t.Errorf("a call of an absent ToolSearch in the response: searches %+v", call.Searches)
 	}

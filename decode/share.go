@@ -42,24 +42,6 @@ func sameCatalogEvent(a, b *CatalogEvent) bool {
 		a.Remove == b.Remove && a.Len == b.Len && slices.Equal(a.Names, b.Names)
 }
 
-// announcements is scanAnnouncements(b.Text), read once per cached block.
-func (c *Parts) announcements(b *Block, cached bool) []textAnnouncement {
-	if c == nil || !cached {
-		return scanAnnouncements(b.Text)
-	}
-	c.mu.Lock()
-	a, ok := c.announced[b]
-	c.mu.Unlock()
-	if ok {
-		return a
-	}
-	a = scanAnnouncements(b.Text)
-	c.mu.Lock()
-	c.announced[b] = a
-	c.mu.Unlock()
-	return a
-}
-
 // searchPointers returns the searches of list as pointers. With Parts,
 // a search equal to the one at the same place of a recent Turn's list is
 // that Turn's: the searches of a conversation's history are listed again
@@ -106,77 +88,4 @@ func (c *Parts) searchPointers(list []Search) []*Search {
 		c.searchLists = c.searchLists[:sharing.Size]
 	}
 	return out
-}
-
-// resultIndex is where the result blocks of the messages of one shared
-// array are, by tool_use_id (the first of each), as far as the array was
-// read.
-type resultIndex struct {
-	first **Message
-	n     int
-	byID  map[string]resultRef
-}
-
-// resultIndexes bounds the arrays whose results Parts keeps.
-const resultIndexes = 8
-
-// historyResults returns where the first result block of each tool_use id
-// is in ms. With Parts, a list of messages that begins an array an
-// earlier turn's began (decode shares them) reads only the messages that
-// turn's did not: two lists of one array agree as far as the shorter
-// goes, and a result past the end of ms is the first of its id anywhere
-// in ms only if there is none in it.
-func (c *Parts) historyResults(ms []*Message) func(id string) (resultRef, bool) {
-	if c == nil || len(ms) == 0 {
-		idx := &resultIndex{byID: map[string]resultRef{}}
-		idx.read(ms)
-		return func(id string) (resultRef, bool) {
-			res, ok := idx.byID[id]
-			return res, ok
-		}
-	}
-	c.mu.Lock()
-	var idx *resultIndex
-	for i, x := range c.results {
-		if x.first == &ms[0] {
-			idx = x
-			copy(c.results[1:i+1], c.results[:i])
-			c.results[0] = x
-			break
-		}
-	}
-	if idx == nil {
-		idx = &resultIndex{first: &ms[0], byID: map[string]resultRef{}}
-		c.results = append(c.results, nil)
-		copy(c.results[1:], c.results)
-		c.results[0] = idx
-		if len(c.results) > resultIndexes {
-			c.results[resultIndexes] = nil
-			c.results = c.results[:resultIndexes]
-		}
-	}
-	idx.read(ms)
-	c.mu.Unlock()
-	n := len(ms)
-	return func(id string) (resultRef, bool) {
-		c.mu.Lock()
-		res, ok := idx.byID[id]
-		c.mu.Unlock()
-		return res, ok && res.loc.Message < n
-	}
-}
-
-// read indexes the messages of ms past those read before.
-func (x *resultIndex) read(ms []*Message) {
-	for i := x.n; i < len(ms); i++ {
-		for j := range ms[i].Blocks {
-			b := &ms[i].Blocks[j]
-			if (b.Type == "tool_result" || b.Type == "tool_search_tool_result") && b.ToolUseID != "" {
-				if _, dup := x.byID[b.ToolUseID]; !dup {
-					x.byID[b.ToolUseID] = resultRef{Location{Message: i, Block: j}, b}
-				}
-			}
-		}
-	}
-	x.n = max(x.n, len(ms))
 }

@@ -10,7 +10,7 @@ func internalPackage(name string) bool {
 	// fails when one is added without its name here.
 	switch name {
 	case "advice", "cachefile", "canonjson", "capture", "catalog", "claudetap", "cli", "claudetools", "claudetrace", "compare", "comparetest", "contentcoding", "corpus", "coverage", "crash",
-		"decode", "democapture", "diffreport", "exchange", "filter", "fixtures", "gather", "golden", "har", "httpflow", "importer",
+		"decode", "democapture", "diffreport", "exchange", "filter", "fixtures", "gather", "golden", "har", "httpflow", "importer", "jsonvalid",
 		"listenaddr", "longsession", "oddfiles", "mcpclient", "mcpserver", "memlimit", "mitmflow", "numfmt", "otlp", "outfile",
 		"pcap", "pcaptest", "pgtest", "pricing", "rawbodies", "regfile", "realsession", "recon", "recording", "redact", "replayserver",
 		"report", "session", "sessionfiles", "sharing", "shell", "source", "stats", "suggest", "store", "svgchart", "team", "termsafe", "textout", "timeline", "tlsrec", "toolsearch", "tooltokens", "ui", "vcr", "view", "web":
