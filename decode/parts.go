@@ -191,6 +191,9 @@ func (c *Parts) madePrefix(parts []exchange.MadePart) ([]*Message, []CacheMarker
 			continue
 		}
 		k := 0
+		if &l.parts[0] == &parts[0] {
+			k = n // one array of parts: the same as far as the shorter goes
+		}
 		for k < n && samePart(l.parts[k], parts[k]) {
 			k++
 		}

@@ -181,7 +181,10 @@ func Scrub(hs []Header) []Header {
 // ("model" left out when Model is ""). A reader that keeps what it works
 // out of each message need not have the body written and parsed back.
 type Made struct {
-	// Messages are the elements of the messages array, in order.
+	// Messages are the elements of the messages array, in order. The
+	// requests of a conversation may hand out one array of parts: two
+	// lists that begin at the same element of one array hold the same
+	// parts as far as the shorter goes.
 	Messages []MadePart
 	// Model is the body's model; Member its TranscriptMember, as JSON.
 	Model  string

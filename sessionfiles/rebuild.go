@@ -71,6 +71,7 @@ type Session struct {
 	// msgLists shares the arrays of the requests' lists of messages,
 	// each of which extends an earlier one of its conversation.
 	msgLists sharing.Ring[int32]
+	parts    madeParts
 	shapes   map[string]*shape
 	reqs     []*request
 	files    map[string]*fileState

@@ -31,11 +31,10 @@ func (s *Session) madeBody(q *request, buf []byte) []byte {
 // made is madeBody as the parts it is made of (exchange.Made): the
 // messages as the session keeps them, each under its index.
 func (s *Session) made(q *request) *exchange.Made {
-	m := &exchange.Made{Model: q.model(), Member: s.madeMember(q), Messages: make([]exchange.MadePart, len(q.msgs))}
+	m := &exchange.Made{Model: q.model(), Member: s.madeMember(q), Messages: s.parts.of(q.msgs, s.msgs)}
 	size := len(`{"messages":[]`) + max(len(q.msgs)-1, 0)
-	for i, mi := range q.msgs {
-		m.Messages[i] = exchange.MadePart{Key: int64(mi), JSON: s.msgs[mi]}
-		size += len(s.msgs[mi])
+	for _, p := range m.Messages {
+		size += len(p.JSON)
 	}
 	var tail bytes.Buffer
 	s.madeTail(&tail, m.Model, m.Member)
@@ -143,4 +142,53 @@ func syntheticError(r *record) (status int, body []byte, msg string) {
 		text = "a request that failed"
 	}
 	return 0, nil, "Claude Code wrote: " + text + " (the files hold no answer from the API for this request)"
+}
+
+// madeParts are the parts (exchange.MadePart) of the recent arrays of
+// requests' messages (Session.msgLists shares them): the requests of a
+// conversation hand out one array of parts, as their lists of messages
+// are one array, so that a reader may tell the parts two requests share
+// by their place, and no request makes a list of its own.
+type madeParts struct {
+	lists []*partList
+}
+
+type partList struct {
+	first *int32
+	parts []exchange.MadePart
+}
+
+// partLists bounds the arrays madeParts keeps.
+const partLists = 8
+
+// of returns the parts of msgs, an array Session.msgLists handed out (two
+// lists that begin one array agree as far as the shorter goes).
+func (mp *madeParts) of(msgs []int32, all [][]byte) []exchange.MadePart {
+	if len(msgs) == 0 {
+		return nil
+	}
+	var l *partList
+	for i, x := range mp.lists {
+		if x.first == &msgs[0] {
+			l = x
+			copy(mp.lists[1:i+1], mp.lists[:i])
+			mp.lists[0] = x
+			break
+		}
+	}
+	if l == nil {
+		l = &partList{first: &msgs[0]}
+		mp.lists = append(mp.lists, nil)
+		copy(mp.lists[1:], mp.lists)
+		mp.lists[0] = l
+		if len(mp.lists) > partLists {
+			mp.lists[partLists] = nil
+			mp.lists = mp.lists[:partLists]
+		}
+	}
+	for i := len(l.parts); i < len(msgs); i++ {
+		l.parts = append(l.parts, exchange.MadePart{Key: int64(msgs[i]), JSON: all[msgs[i]]})
+	}
+	n := len(msgs)
+	return l.parts[:n:n]
 }
