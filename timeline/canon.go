@@ -47,6 +47,11 @@ func writeString(buf *bytes.Buffer, s string) { canonjson.WriteString(buf, s, ca
 // canonicalBlock is the canonical form of a content block.
 func canonicalBlock(b decode.Block) []byte {
 	if len(b.Raw) > 0 {
+		// A decoded block's JSON is valid: it is not checked again.
+		var buf bytes.Buffer
+		if canonjson.CanonicalValid(&buf, b.Raw, canonjson.Options{OmitMarks: true, OmitNulls: true}) {
+			return buf.Bytes()
+		}
 		return CanonicalJSON(b.Raw)
 	}
 	// A block whose JSON was lost: its type and text are all there is.

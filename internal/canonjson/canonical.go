@@ -23,6 +23,25 @@ func Canonical(buf *bytes.Buffer, raw []byte, o Options) (ok bool) {
 	return true
 }
 
+// CanonicalValid is Canonical for raw its caller knows to be one valid
+// JSON value (a decoded block's raw JSON): it does not check. What it
+// writes of anything else is not the canonical form, but it never panics
+// (ok is then false when it noticed).
+func CanonicalValid(buf *bytes.Buffer, raw []byte, o Options) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	i := skipWS(raw, 0)
+	if i >= len(raw) {
+		return false
+	}
+	c := canonWriter{buf: buf, o: o}
+	c.value(raw, i)
+	return true
+}
+
 // canonWriter writes the canonical form of valid JSON.
 type canonWriter struct {
 	buf     *bytes.Buffer

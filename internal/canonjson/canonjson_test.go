@@ -85,6 +85,8 @@ func FuzzCanonical(f *testing.F) {
 				t.Fatalf("Canonical(%q) ok = %v", raw, ok)
 			}
 			if !ok {
+				var b bytes.Buffer
+				CanonicalValid(&b, raw, o) // never panics
 				continue
 			}
 			v, err := Decode(raw)
@@ -95,6 +97,10 @@ func FuzzCanonical(f *testing.F) {
 			Write(&want, v, o)
 			if !bytes.Equal(got.Bytes(), want.Bytes()) {
 				t.Fatalf("Canonical(%q, %+v) = %s, want %s", raw, o, got.Bytes(), want.Bytes())
+			}
+			var trusted bytes.Buffer
+			if !CanonicalValid(&trusted, raw, o) || !bytes.Equal(trusted.Bytes(), want.Bytes()) {
+				t.Fatalf("CanonicalValid(%q, %+v) = %s, want %s", raw, o, trusted.Bytes(), want.Bytes())
 			}
 		}
 	})
