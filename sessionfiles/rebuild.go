@@ -72,6 +72,10 @@ type Session struct {
 	// each of which extends an earlier one of its conversation.
 	msgLists sharing.Ring[int32]
 	parts    madeParts
+	// users are the user records read, whose messages Release drops;
+	// released is set once it has.
+	users    []*record
+	released bool
 	shapes   map[string]*shape
 	reqs     []*request
 	files    map[string]*fileState
@@ -237,6 +241,7 @@ func (s *Session) ingest(f *fileState, recs []record) {
 		case "user":
 			if len(r.Message) > 0 {
 				f.pending = append(f.pending, pendingMsg{user: r.Message})
+				s.users = append(s.users, r)
 			}
 		case "assistant":
 			f.pending = append(f.pending, pendingMsg{})
@@ -357,6 +362,55 @@ type missing struct {
 // Voids counts the request records the last Stream left out because they
 // hold nothing.
 func (s *Session) Voids() int { return s.voids }
+
+// Release drops what only reading more of the files would need: the user
+// records' messages and their blocks, which the requests' messages were
+// made of (most of a session's bytes are tool results there). The
+// requests stay whole (Stream, Get); Refresh reads no more into a session
+// released, and says so.
+func (s *Session) Release() {
+	s.released = true
+	for _, r := range s.users {
+		r.Message = nil
+	}
+	s.users = nil
+	for _, f := range s.files {
+		f.pending, f.run = nil, nil
+	}
+	release := func(n *tnode) {
+		n.run, n.held = nil, nil
+	}
+	for _, n := range s.tr.nodes {
+		release(n)
+	}
+	for _, n := range s.tr.tip {
+		release(n)
+	}
+	for from, m := range s.tr.merged {
+		release(from)
+		release(m.node)
+	}
+	for from, n := range s.tr.whole {
+		release(from)
+		release(n)
+	}
+	// And the nodes of the requests' messages (a cell seen once had the
+	// rest of its list seen with it).
+	seen := map[*mlist]bool{}
+	for _, q := range s.reqs {
+		for _, n := range [...]*tnode{q.from, q.answerFrom} {
+			if n == nil {
+				continue
+			}
+			release(n)
+			for e := n.msgs; e != nil && !seen[e]; e = e.prev {
+				seen[e] = true
+				release(e.node)
+			}
+		}
+	}
+	s.tr.resultRec = nil
+}
 
 // Len is the number of requests the files hold.
 func (s *Session) Len() int { return len(s.reqs) }

@@ -109,6 +109,9 @@ func (s *Session) Generation() int { return s.rd.generation }
 // stays. Problems name lines counted from the file's start.
 func (s *Session) Refresh() (from int, err error) {
 	defer crash.Recover("read session "+s.Path, &err)
+	if s.released {
+		return 0, fmt.Errorf("read session %s: released: it reads no more (open it again)", s.Path)
+	}
 	if why, ok := s.changedUnder(); ok {
 		s.startOver(why)
 	}

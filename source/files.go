@@ -36,6 +36,8 @@ func OpenFiles(path string) (*Files, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Read whole and never read on: what only reading on needs goes.
+	s.Release()
 	return &Files{s: s}, nil
 }
 

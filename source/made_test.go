@@ -87,3 +87,41 @@ func turnsView(s *timeline.Session) string {
 	}
 	return out.String()
 }
+
+// TestReleasedSessionRebuildsWhole holds a session whose reading is done
+// (sessionfiles.Session.Release: the user records' messages dropped) to
+// rebuilding every request and answer as before, on every public and
+// release session, and to refusing to read on.
+func TestReleasedSessionRebuildsWhole(t *testing.T) {
+	n := 0
+	defer func() {
+		if n < 1000 {
+			t.Errorf("%d exchanges rebuilt: too few to tell", n)
+		}
+	}()
+	for _, path := range independentFiles(t) {
+		whole, err := sessionfiles.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		released, err := sessionfiles.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		released.Release()
+		for id := int64(1); id <= int64(whole.Len()); id++ {
+			n++
+			want, err1 := whole.Get(id)
+			got, err2 := released.Get(id)
+			if err1 != nil || err2 != nil {
+				t.Fatalf("%s: exchange %d: %v, %v", path, id, err1, err2)
+			}
+			if !bytes.Equal(got.ReqBody, want.ReqBody) || !bytes.Equal(got.RespBody, want.RespBody) || got.Status != want.Status || got.Error != want.Error {
+				t.Fatalf("%s: exchange %d differs once released:\n got %.300s\nwant %.300s", path, id, got.ReqBody, want.ReqBody)
+			}
+		}
+		if _, err := released.Refresh(); err == nil {
+			t.Errorf("%s: a released session read on", path)
+		}
+	}
+}
