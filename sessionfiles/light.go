@@ -30,15 +30,20 @@ func frameRecord(line []byte, r *record) bool {
 	if ok, whole := readFrame(line, r, true); !ok || !whole || !jsonvalid.Valid(line) {
 		return false
 	}
-	// The members kept are copies, as decoding makes them: the line (with
-	// what the record holds besides, a tool's whole output) is not kept
-	// alive by them.
+	ownMembers(r)
+	return true
+}
+
+// ownMembers makes the members a record keeps of its line copies, as
+// decoding makes them: the line (with what the record holds besides, a
+// tool's whole output) is not kept alive by them, and may be a reader's
+// buffer.
+func ownMembers(r *record) {
 	for _, m := range []*json.RawMessage{&r.Message, &r.Attachment, &r.CompactMetadata, &r.Error, &r.Params, &r.Data} {
 		if *m != nil {
 			*m = bytes.Clone(*m)
 		}
 	}
-	return true
 }
 
 // decodedKeys are the record's members the frame reader leaves to

@@ -286,6 +286,7 @@ func scanRecords(r io.Reader, s *scanned) error {
 				s.partial = true
 				return nil
 			case uerr != nil && lightRecord(trimmed, &rec) && rec.Type != "":
+				ownMembers(&rec) // the line is the reader's buffer
 				// Damaged inside a member (a bad escape, a stray byte): the
 				// record's frame still reads, as the listing reads it; what
 				// the damaged member held is lost with it.
@@ -348,9 +349,16 @@ func lenientRecord(line []byte) (rec record, bad []string) {
 }
 
 // readLine reads one line with its newline. It stops once the line is
-// longer than limit: the caller tells so by its length.
+// longer than limit: the caller tells so by its length. The line is valid
+// until the next read of br: a line that fits br's buffer is returned
+// there, not copied.
 func readLine(br *bufio.Reader, limit int) ([]byte, error) {
-	var out []byte
+	chunk, err := br.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) || len(chunk) > limit {
+		return chunk, err
+	}
+	out := make([]byte, len(chunk), max(2*len(chunk), 64<<10))
+	copy(out, chunk)
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if need := len(out) + len(chunk); need > cap(out) {
