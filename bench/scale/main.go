@@ -89,7 +89,7 @@ func run(turnsFlag, sessionsFlag string, reps int, dir string) error {
 	if ccusage == "" {
 		ccusage, _ = exec.LookPath("ccusage")
 	}
-	if err := longSessions(bin, dir, public, turns, reps); err != nil {
+	if err := longSessions(bin, ccusage, dir, public, turns, reps); err != nil {
 		return err
 	}
 	return directories(bin, ccusage, dir, public, counts, reps)
@@ -135,15 +135,15 @@ const longSource = "25-v2.1.219-compaction-api-error-toolsearch"
 // resultBytes pads tool results to a real session's sizes.
 const resultBytes = 4000
 
-func longSessions(bin, dir string, public map[string][]byte, turns []int, reps int) error {
+func longSessions(bin, ccusage, dir string, public map[string][]byte, turns []int, reps int) error {
 	src, ok := public[longSource]
 	if !ok {
 		return fmt.Errorf("the public session %s is missing", longSource)
 	}
 	fmt.Printf("## Long sessions (from %s, tool results padded to %d bytes)\n\n", longSource, resultBytes)
-	fmt.Println("| turns | file | `cat` | light reading (`sessions --no-index`) | `turns` | `turns` / light | `report` | peak RSS `turns` / `report` | per turn `turns` | `open`: first rows / all (wall) |")
-	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-	var prev measure
+	fmt.Println("| turns | file | `cat` | ccusage `session` | light reading (`sessions --no-index`) | `turns` | `turns` / light | `report` | peak RSS `turns` / `report` | per turn `turns` | `open`: first rows / all (wall) |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	var prev, prevReport measure
 	prevN := 0
 	for _, n := range turns {
 		project := filepath.Join(dir, "long", fmt.Sprintf("t%d", n), "projects", "-bench-long")
@@ -164,29 +164,38 @@ func longSessions(bin, dir string, public map[string][]byte, turns []int, reps i
 		fi, _ := os.Stat(path)
 		cache := filepath.Join(dir, "cache")
 		env := []string{"XDG_CACHE_HOME=" + cache, "HOME=" + dir}
-		ms := medians(reps, []job{
+		jobs := []job{
 			{"cat", []string{path}, nil},
 			{bin, []string{"sessions", filepath.Dir(filepath.Dir(path)), "--no-index"}, env},
 			{bin, []string{"turns", path}, env},
 			{bin, []string{"report", path, "--format", "json"}, env},
-		})
+		}
+		if ccusage != "" {
+			jobs = append(jobs, job{ccusage, []string{"session", "--offline", "--json"}, []string{"CLAUDE_CONFIG_DIR=" + filepath.Dir(filepath.Dir(project))}})
+		}
+		ms := medians(reps, jobs)
 		for _, m := range ms {
 			if m.err != nil {
 				return m.err
 			}
 		}
-		growth := ""
+		growth, reportGrowth := "", ""
 		if prevN > 0 {
 			growth = fmt.Sprintf(" (×%.1f for ×%.1f turns)", ms[2].cpu.Seconds()/prev.cpu.Seconds(), float64(n)/float64(prevN))
+			reportGrowth = fmt.Sprintf(" (×%.1f)", ms[3].cpu.Seconds()/prevReport.cpu.Seconds())
+		}
+		cc := "not installed"
+		if ccusage != "" {
+			cc = fmt.Sprintf("%s, %s", secs(ms[4].cpu), mib(ms[4].rss))
 		}
 		first, all, err := openTimes(path, reps)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("| %d | %.1f MB | %s | %s | %s%s | %.1f× | %s | %s / %s | %.2f ms | %s / %s |\n", n, float64(fi.Size())/1e6,
-			secs(ms[0].cpu), secs(ms[1].cpu), secs(ms[2].cpu), growth, ms[2].cpu.Seconds()/ms[1].cpu.Seconds(), secs(ms[3].cpu),
+		fmt.Printf("| %d | %.1f MB | %s | %s | %s | %s%s | %.1f× | %s%s | %s / %s | %.2f ms | %s / %s |\n", n, float64(fi.Size())/1e6,
+			secs(ms[0].cpu), cc, secs(ms[1].cpu), secs(ms[2].cpu), growth, ms[2].cpu.Seconds()/ms[1].cpu.Seconds(), secs(ms[3].cpu), reportGrowth,
 			mib(ms[2].rss), mib(ms[3].rss), ms[2].cpu.Seconds()*1000/float64(n), secs(first), secs(all))
-		prev, prevN = ms[2], n
+		prev, prevReport, prevN = ms[2], ms[3], n
 	}
 	fmt.Println()
 	return nil
