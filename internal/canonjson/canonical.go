@@ -249,8 +249,14 @@ func writeLiteral(buf *bytes.Buffer, lit []byte, o Options) {
 				writeRune(buf, rune(e), o)
 			}
 		case c < utf8.RuneSelf:
-			buf.WriteByte(c) // valid JSON: no control character or bare quote
-			i++
+			// A run of plain bytes, written at once (valid JSON: no
+			// control character or bare quote among them).
+			j := i + 1
+			for j < len(inner) && inner[j] != '\\' && inner[j] < utf8.RuneSelf {
+				j++
+			}
+			buf.Write(inner[i:j])
+			i = j
 		default:
 			r, size := utf8.DecodeRune(inner[i:])
 			i += size
