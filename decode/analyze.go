@@ -140,6 +140,15 @@ func isToolName(s string) bool {
 func catalog(t *Turn, h historyView) {
 	r := &t.Request
 	events := h.events
+	// Made of the history's events alone, the catalog of the events a
+	// turn before had is that turn's.
+	alone := len(events) > 0 && !hasServerSearch(r.Tools)
+	if alone {
+		if evs, cat, ok := t.cache.catalogFor(events); ok {
+			t.CatalogEvents, t.Catalog = evs, cat
+			return
+		}
+	}
 	// The deferred entries of tools are the catalog of a server-side
 	// search, and of any client that announces nothing in the messages.
 	// Claude Code sends only loaded deferred tools there, already in its
@@ -170,6 +179,9 @@ func catalog(t *Turn, h historyView) {
 	if t.cache != nil {
 		t.CatalogEvents = share(t.cache, &t.cache.catalogEvents, t.CatalogEvents, sameCatalogEvent)
 		t.Catalog = share(t.cache, &t.cache.catalogs, t.Catalog, sharing.Equal[string])
+		if alone {
+			t.cache.keepCatalog(events, t.CatalogEvents, t.Catalog)
+		}
 	}
 }
 

@@ -193,3 +193,34 @@ func (h *history) consider(at Location) {
 	})
 	h.calls = slices.Insert(h.calls, k, at)
 }
+
+// catalogMemo is the catalog a turn made of its history's events alone
+// (catalog): a turn whose events are the same (the same first event of
+// one history, as many) has the same.
+type catalogMemo struct {
+	first  *CatalogEvent
+	n      int
+	events []CatalogEvent
+	names  []string
+}
+
+// catalogFor returns the events and catalog kept for events, if any.
+func (c *Parts) catalogFor(events []CatalogEvent) ([]CatalogEvent, []string, bool) {
+	if c == nil {
+		return nil, nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.catalog
+	if m.first == nil || m.first != &events[0] || m.n != len(events) {
+		return nil, nil, false
+	}
+	return m.events, m.names, true
+}
+
+// keepCatalog keeps what a turn made of events: its events and catalog.
+func (c *Parts) keepCatalog(events, shared []CatalogEvent, names []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.catalog = catalogMemo{first: &events[0], n: len(events), events: shared, names: names}
+}

@@ -44,8 +44,10 @@ type Parts struct {
 	// recent first): a request whose parts begin with one's takes those
 	// messages without looking each up.
 	madeLists []*madeList
-	// histories are what recent arrays of messages hold (historyOf).
+	// histories are what recent arrays of messages hold (historyOf);
+	// catalog the last catalog made of a history's events alone.
 	histories []*history
+	catalog   catalogMemo
 	// member and its transcript are the last TranscriptMember decoded
 	// (most requests of a session carry the same).
 	member     []byte

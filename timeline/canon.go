@@ -46,10 +46,17 @@ func writeString(buf *bytes.Buffer, s string) { canonjson.WriteString(buf, s, ca
 
 // canonicalBlock is the canonical form of a content block.
 func canonicalBlock(b decode.Block) []byte {
+	var buf bytes.Buffer
+	return canonicalBlockIn(&buf, b)
+}
+
+// canonicalBlockIn is canonicalBlock written into buf (reset first): the
+// hasher hashes every new block's canonical form and keeps none.
+func canonicalBlockIn(buf *bytes.Buffer, b decode.Block) []byte {
+	buf.Reset()
 	if len(b.Raw) > 0 {
 		// A decoded block's JSON is valid: it is not checked again.
-		var buf bytes.Buffer
-		if canonjson.CanonicalValid(&buf, b.Raw, canonjson.Options{OmitMarks: true, OmitNulls: true}) {
+		if canonjson.CanonicalValid(buf, b.Raw, canonjson.Options{OmitMarks: true, OmitNulls: true}) {
 			return buf.Bytes()
 		}
 		return CanonicalJSON(b.Raw)
@@ -129,6 +136,9 @@ type hasher struct {
 	// successive turns share (decode.Parts shares them): a turn whose
 	// messages extend an earlier turn's has only its new ones hashed.
 	keys []*listKeys
+	// buf is where each new block's canonical form is written to be
+	// hashed.
+	buf bytes.Buffer
 }
 
 // listKeys are the message and prefix hashes of the messages of one
@@ -207,13 +217,13 @@ func newHasher() *hasher {
 // block returns the hash of a block's canonical form.
 func (h *hasher) block(b decode.Block) digest {
 	if len(b.Raw) == 0 {
-		return hashBytes(canonicalBlock(b))
+		return hashBytes(canonicalBlockIn(&h.buf, b))
 	}
 	key := hashBytes(b.Raw)
 	if d, ok := h.blocks[key]; ok {
 		return d
 	}
-	d := hashBytes(canonicalBlock(b))
+	d := hashBytes(canonicalBlockIn(&h.buf, b))
 	h.blocks[key] = d
 	return d
 }

@@ -61,6 +61,9 @@ func announcement(d *decode.Turn) (decode.CatalogEvent, bool) {
 // text announced as deferred and that the request sends without
 // defer_loading.
 func inlineAnnounced(d *decode.Turn) []string {
+	if len(d.Request.Tools) == 0 {
+		return nil // no tool sent, none inline
+	}
 	announced := map[string]bool{}
 	for _, e := range d.CatalogEvents {
 		if textAnnounced(e) {
