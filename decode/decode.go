@@ -393,14 +393,13 @@ func decodeMade(t *Turn, made *exchange.Made) {
 		}
 		return tr, true
 	})
-	r.Messages = make([]*Message, 0, len(made.Messages))
 	if t.cache != nil {
 		t.cached = make([]bool, len(made.Messages))
 	}
 	// What an earlier request began with too is taken whole.
 	known, markers, extended := t.cache.madePrefix(made.Messages)
-	r.Messages = append(r.Messages, known...)
 	r.CacheMarkers = append(r.CacheMarkers, markers...)
+	fresh := make([]*Message, 0, len(made.Messages)-len(known))
 	for i := range known {
 		t.cached[i] = true
 	}
@@ -413,7 +412,7 @@ func decodeMade(t *Turn, made *exchange.Made) {
 					r.CacheMarkers = append(r.CacheMarkers, CacheMarker{Where: "message", Index: i, Block: j, Type: cc.Type, TTL: cc.TTL})
 				}
 			}
-			r.Messages = append(r.Messages, m)
+			fresh = append(fresh, m)
 			continue
 		}
 		m, ok := decodeMessage(t, i, p.JSON)
@@ -421,10 +420,16 @@ func decodeMade(t *Turn, made *exchange.Made) {
 			t.cache.keepMadePart(p, m)
 			t.cached[i] = true
 		}
-		r.Messages = append(r.Messages, m)
+		fresh = append(fresh, m)
 	}
-	if t.cache != nil {
-		r.Messages = share(t.cache, &t.cache.messages, r.Messages, sharing.Equal[*Message])
+	if t.cache == nil {
+		r.Messages = append(known, fresh...)
+	} else {
+		// The list the earlier request's extends is its array's, the
+		// new messages appended.
+		t.cache.mu.Lock()
+		r.Messages = t.cache.messages.Extend(known, fresh, sharing.Equal[*Message])
+		t.cache.mu.Unlock()
 		if !slices.Contains(t.cached, false) {
 			t.cache.keepMadeList(&madeList{parts: made.Messages, msgs: r.Messages, markers: slices.Clip(r.CacheMarkers)}, extended)
 		}

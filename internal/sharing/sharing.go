@@ -57,3 +57,34 @@ func (r *Ring[T]) Share(list []T, same func(a, b *T) bool) []T {
 
 // Equal is a same function for comparable entries.
 func Equal[T comparable](a, b *T) bool { return *a == *b }
+
+// Extend is Share(prefix followed by more) for a prefix Share or Extend
+// handed out: when the array prefix is a part of is still offered and
+// goes on with more, or ends with prefix, the list is that array's (more
+// appended to it), found without comparing prefix's entries again.
+func (r *Ring[T]) Extend(prefix, more []T, same func(a, b *T) bool) []T {
+	n := len(prefix)
+	if n > 0 {
+		for i, s := range r.arrays {
+			if len(s.items) < n || &s.items[0] != &prefix[0] {
+				continue
+			}
+			k := 0
+			for k < len(more) && n+k < len(s.items) && same(&s.items[n+k], &more[k]) {
+				k++
+			}
+			if k < len(more) && n+k < len(s.items) {
+				break // it goes on otherwise
+			}
+			if k < len(more) {
+				s.items = append(s.items, more[k:]...)
+			}
+			copy(r.arrays[1:i+1], r.arrays[:i]) // most recently used first
+			r.arrays[0] = s
+			m := n + len(more)
+			return s.items[:m:m]
+		}
+	}
+	list := make([]T, 0, n+len(more))
+	return r.Share(append(append(list, prefix...), more...), same)
+}

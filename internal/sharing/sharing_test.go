@@ -77,3 +77,29 @@ func TestShareKeepsFewArrays(t *testing.T) {
 		t.Errorf("%d arrays kept, want at most %d", len(r.arrays), Size)
 	}
 }
+
+// TestExtend: a list extended from one handed out shares its array, as
+// far as the array goes on with the same entries; one that goes on
+// otherwise gets its own, and every list keeps its entries.
+func TestExtend(t *testing.T) {
+	var r Ring[int]
+	a := r.Share([]int{1, 2}, Equal[int])
+	b := r.Extend(a, []int{3, 4}, Equal[int])
+	if !slices.Equal(b, []int{1, 2, 3, 4}) {
+		t.Fatalf("extended: %v", b)
+	}
+	c := r.Extend(a, []int{3}, Equal[int]) // within what the array holds
+	if !slices.Equal(c, []int{1, 2, 3}) || &c[0] != &b[0] {
+		t.Errorf("a list the array holds already: %v, shared %v", c, &c[0] == &b[0])
+	}
+	d := r.Extend(a, []int{9}, Equal[int]) // goes on otherwise
+	if !slices.Equal(d, []int{1, 2, 9}) || &d[0] == &b[0] {
+		t.Errorf("a diverging list: %v, shared %v", d, &d[0] == &b[0])
+	}
+	if !slices.Equal(a, []int{1, 2}) || !slices.Equal(b, []int{1, 2, 3, 4}) || !slices.Equal(c, []int{1, 2, 3}) {
+		t.Errorf("entries changed: %v %v %v", a, b, c)
+	}
+	if e := r.Extend(nil, []int{5}, Equal[int]); !slices.Equal(e, []int{5}) || cap(e) != len(e) {
+		t.Errorf("from nothing: %v cap %d", e, cap(e))
+	}
+}
