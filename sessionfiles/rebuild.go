@@ -200,62 +200,64 @@ func (s *Session) addMessage(canon []byte) int32 {
 // ingest indexes one file's new records, hands them to the transcript,
 // which pairs requests with answers, errors and empty replies, and works
 // out each new request's messages.
-func (s *Session) ingest(f *fileState, recs []record) {
+func (s *Session) ingest(f *fileState, chunks [][]record) {
 	var touched []string
-	for i := range recs {
-		r := &recs[i]
-		if r.Version != "" {
-			s.Version = r.Version
-		}
-		if r.Cwd != "" && s.Cwd == "" {
-			s.Cwd = r.Cwd
-		}
-		if r.Entrypoint != "" {
-			s.Entrypoint = r.Entrypoint
-		}
-		switch r.Type {
-		case "api-request-shape":
-			if r.Shape != nil {
-				sys, err1 := canonValue(orNull(r.Shape.System), false)
-				tools, err2 := canonValue(orNull(r.Shape.Tools), false)
-				if err1 != nil || err2 != nil {
-					s.problem(Problem{File: f.path, What: "request shape " + short(r.ShapeHash) + " does not parse"})
-					continue
+	for _, recs := range chunks {
+		for i := range recs {
+			r := &recs[i]
+			if r.Version != "" {
+				s.Version = r.Version
+			}
+			if r.Cwd != "" && s.Cwd == "" {
+				s.Cwd = r.Cwd
+			}
+			if r.Entrypoint != "" {
+				s.Entrypoint = r.Entrypoint
+			}
+			switch r.Type {
+			case "api-request-shape":
+				if r.Shape != nil {
+					sys, err1 := canonValue(orNull(r.Shape.System), false)
+					tools, err2 := canonValue(orNull(r.Shape.Tools), false)
+					if err1 != nil || err2 != nil {
+						s.problem(Problem{File: f.path, What: "request shape " + short(r.ShapeHash) + " does not parse"})
+						continue
+					}
+					s.shapes[r.ShapeHash] = &shape{system: sys, tools: tools}
 				}
-				s.shapes[r.ShapeHash] = &shape{system: sys, tools: tools}
-			}
-			r.Shape = nil // kept in its canonical form only
-			continue
-		case "api-request-blob":
-			// Indexed under the hash the record names it by.
-			if _, ok := s.index[r.Hash]; !ok {
-				if c, err := canonMessage(r.Message); err == nil {
-					s.index[r.Hash] = int32(len(s.msgs))
-					s.msgs = append(s.msgs, c)
+				r.Shape = nil // kept in its canonical form only
+				continue
+			case "api-request-blob":
+				// Indexed under the hash the record names it by.
+				if _, ok := s.index[r.Hash]; !ok {
+					if c, err := canonMessage(r.Message); err == nil {
+						s.index[r.Hash] = int32(len(s.msgs))
+						s.msgs = append(s.msgs, c)
+					}
+				}
+				r.Message = nil
+				continue
+			case "api-request":
+				s.Requests = true
+			case "user":
+				if len(r.Message) > 0 {
+					f.pending = append(f.pending, pendingMsg{user: r.Message})
+					s.users = append(s.users, r)
+				}
+			case "assistant":
+				f.pending = append(f.pending, pendingMsg{})
+				if id := messageID(r.Message); id != "" {
+					if _, ok := f.asst[id]; !ok || !slices.Contains(touched, id) {
+						touched = append(touched, id)
+					}
+					f.asst[id] = append(f.asst[id], r)
 				}
 			}
-			r.Message = nil
-			continue
-		case "api-request":
-			s.Requests = true
-		case "user":
-			if len(r.Message) > 0 {
-				f.pending = append(f.pending, pendingMsg{user: r.Message})
-				s.users = append(s.users, r)
-			}
-		case "assistant":
-			f.pending = append(f.pending, pendingMsg{})
-			if id := messageID(r.Message); id != "" {
-				if _, ok := f.asst[id]; !ok || !slices.Contains(touched, id) {
-					touched = append(touched, id)
-				}
-				f.asst[id] = append(f.asst[id], r)
-			}
+			// The transcript keeps what it needs of the record (a user
+			// message's blocks, until a request made from it is rebuilt), or
+			// the record until its parent is read.
+			s.tr.record(r, f.path)
 		}
-		// The transcript keeps what it needs of the record (a user
-		// message's blocks, until a request made from it is rebuilt), or
-		// the record until its parent is read.
-		s.tr.record(r, f.path)
 	}
 	for _, id := range touched {
 		f.pending = append(f.pending, pendingMsg{id: id, recs: slices.Clip(f.asst[id])})

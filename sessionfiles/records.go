@@ -151,8 +151,10 @@ func (p Problem) String() string {
 
 // scanned is what one file held.
 type scanned struct {
-	path     string
-	records  []record
+	path string
+	// records are the records read, in chunks (add): they are not moved
+	// as more come, and ingest holds pointers to them.
+	records  [][]record
 	problems []Problem
 	more     int // problems past maxProblems
 	unknown  map[string]int
@@ -299,14 +301,14 @@ func scanRecords(r io.Reader, s *scanned) error {
 				if !knownTypes[rec.Type] {
 					s.unknown[rec.Type]++
 				}
-				s.records = append(s.records, rec)
+				s.add(rec)
 			case uerr != nil:
 				s.problem(Problem{s.path, s.at.lines + 1, "not a JSON record: " + shortErr(uerr)})
 			default:
 				if !knownTypes[rec.Type] {
 					s.unknown[rec.Type]++
 				}
-				s.records = append(s.records, rec)
+				s.add(rec)
 			}
 			if complete {
 				s.at.lines++
@@ -377,6 +379,24 @@ func readLine(br *bufio.Reader, limit int) ([]byte, error) {
 		}
 	}
 }
+
+// add keeps a record read: in a chunk of its own once the last is full,
+// each twice the one before up to maxChunk records (a record is large:
+// a list grown by copying cost twice its records again).
+func (s *scanned) add(r record) {
+	if n := len(s.records); n == 0 || len(s.records[n-1]) == cap(s.records[n-1]) {
+		size := 16
+		if n > 0 {
+			size = min(2*cap(s.records[n-1]), maxChunk)
+		}
+		s.records = append(s.records, make([]record, 0, size))
+	}
+	last := &s.records[len(s.records)-1]
+	*last = append(*last, r)
+}
+
+// maxChunk is the most records a chunk of scanned.records holds.
+const maxChunk = 1024
 
 // problem notes a problem of the scan, up to maxProblems; the rest are
 // counted.
