@@ -202,6 +202,7 @@ func (s *Session) addMessage(canon []byte) int32 {
 // out each new request's messages.
 func (s *Session) ingest(f *fileState, chunks [][]record) {
 	var touched []string
+	isTouched := map[string]bool{}
 	for _, recs := range chunks {
 		for i := range recs {
 			r := &recs[i]
@@ -247,8 +248,9 @@ func (s *Session) ingest(f *fileState, chunks [][]record) {
 			case "assistant":
 				f.pending = append(f.pending, pendingMsg{})
 				if id := messageID(r.Message); id != "" {
-					if _, ok := f.asst[id]; !ok || !slices.Contains(touched, id) {
+					if _, ok := f.asst[id]; !ok || !isTouched[id] {
 						touched = append(touched, id)
+						isTouched[id] = true
 					}
 					f.asst[id] = append(f.asst[id], r)
 				}
