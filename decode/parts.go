@@ -21,7 +21,9 @@ import (
 //
 // What is taken from Parts is shared between Turns: it must not be
 // changed. Nothing of the request decoded with Parts points into its
-// body (the response's parts may). Parts that gave a decoding problem are never cached, so every
+// body (the response's parts may); the messages of a request handed as
+// its parts (exchange.Made) point into those parts, which nobody
+// changes. Parts that gave a decoding problem are never cached, so every
 // Turn reports its own problems. Parts is safe for concurrent use; it
 // holds a copy of every distinct part, not the bodies they came from.
 type Parts struct {
