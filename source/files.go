@@ -53,7 +53,9 @@ func (f *Files) Stream(ctx context.Context, fn func(*exchange.Exchange) error) (
 	return f.problems(), err
 }
 
-func (f *Files) streamMade(ctx context.Context, fn func(*exchange.Exchange) error) ([]Problem, error) {
+// StreamMade is Stream handing each request made from the transcript as
+// the parts it is made of (see MadeStreamer).
+func (f *Files) StreamMade(ctx context.Context, fn func(*exchange.Exchange) error) ([]Problem, error) {
 	err := f.s.StreamMade(ctx, fn)
 	return f.problems(), err
 }

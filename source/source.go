@@ -136,11 +136,13 @@ func ReadFile(ctx context.Context, path string) (*timeline.Builder, []Problem, e
 	return into(ctx, c, timeline.NewBuilder(false), nil)
 }
 
-// madeStreamer is a Source that can hand the requests it made as the
-// parts they are made of (exchange.Exchange.ReqMade), for a Builder that
-// keeps what it decodes of each message rather than the bodies.
-type madeStreamer interface {
-	streamMade(ctx context.Context, fn func(*exchange.Exchange) error) ([]Problem, error)
+// MadeStreamer is a Source that can hand the requests it made as the
+// parts they are made of (exchange.Exchange.ReqMade, with no body): the
+// reading of a Builder that keeps what it decodes of each message rather
+// than the bodies. A Source that wraps another (to count what it hands
+// on) passes it on.
+type MadeStreamer interface {
+	StreamMade(ctx context.Context, fn func(*exchange.Exchange) error) ([]Problem, error)
 }
 
 // into streams src into b.
@@ -149,8 +151,8 @@ func into(ctx context.Context, src Source, b *timeline.Builder, seen func(*timel
 	// crash (and not one that leaves a terminal in raw mode).
 	defer crash.Recover("read "+src.Name(), &err)
 	stream := src.Stream
-	if m, ok := src.(madeStreamer); ok && !b.KeepsBodies() {
-		stream = m.streamMade
+	if m, ok := src.(MadeStreamer); ok && !b.KeepsBodies() {
+		stream = m.StreamMade
 	}
 	problems, err = stream(ctx, func(ex *exchange.Exchange) error {
 		b.Add(ex)

@@ -169,12 +169,26 @@ type counting struct {
 
 // Stream hands on the source's exchanges, counting them.
 func (c *counting) Stream(ctx context.Context, fn func(*exchange.Exchange) error) ([]source.Problem, error) {
-	return c.Source.Stream(ctx, func(ex *exchange.Exchange) error {
+	return c.Source.Stream(ctx, c.counted(fn))
+}
+
+// StreamMade is Stream handing on the requests the source made as their
+// parts, when it can (source.MadeStreamer).
+func (c *counting) StreamMade(ctx context.Context, fn func(*exchange.Exchange) error) ([]source.Problem, error) {
+	if m, ok := c.Source.(source.MadeStreamer); ok {
+		return m.StreamMade(ctx, c.counted(fn))
+	}
+	return c.Stream(ctx, fn)
+}
+
+// counted is fn counting each exchange, called with mu held.
+func (c *counting) counted(fn func(*exchange.Exchange) error) func(*exchange.Exchange) error {
+	return func(ex *exchange.Exchange) error {
 		c.n.Add(1)
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return fn(ex)
-	})
+	}
 }
 
 // progress says how far the reading is: "reading 3,400 of 14,000
