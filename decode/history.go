@@ -13,8 +13,7 @@ import (
 // array agree as far as the shorter goes: a turn takes what its list
 // holds from the array's history, and only its new messages are read.
 type history struct {
-	first **Message
-	n     int
+	n int
 	// byID is the first result block of each tool_use id; callsOf the
 	// calls of each id.
 	byID    map[string]resultRef
@@ -43,49 +42,24 @@ type historyView struct {
 	loads   []loadEvent
 }
 
-// histories bounds the arrays whose history Parts keeps.
-const histories = 8
-
 // searchToolNames name the calls that may be searches by their name.
 var searchToolNames = [...]string{ClientSearchTool, mcpSearchTool, "search_tools"}
 
-func newHistory(ms []*Message) *history {
-	h := &history{byID: map[string]resultRef{}, callsOf: map[string][]Location{}, candidate: map[Location]bool{}}
-	if len(ms) > 0 {
-		h.first = &ms[0]
-	}
-	return h
+func newHistory() *history {
+	return &history{byID: map[string]resultRef{}, callsOf: map[string][]Location{}, candidate: map[Location]bool{}}
 }
 
 // historyOf returns what ms holds. With Parts, through the history of the
 // array ms begins (read on as far as ms goes); without, read afresh.
 func (c *Parts) historyOf(ms []*Message) historyView {
 	if c == nil || len(ms) == 0 {
-		h := newHistory(ms)
+		h := newHistory()
 		h.read(ms)
 		return h.view(len(ms), func(f func()) { f() })
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var h *history
-	for i, x := range c.histories {
-		if x.first == &ms[0] {
-			h = x
-			copy(c.histories[1:i+1], c.histories[:i])
-			c.histories[0] = x
-			break
-		}
-	}
-	if h == nil {
-		h = newHistory(ms)
-		c.histories = append(c.histories, nil)
-		copy(c.histories[1:], c.histories)
-		c.histories[0] = h
-		if len(c.histories) > histories {
-			c.histories[histories] = nil
-			c.histories = c.histories[:histories]
-		}
-	}
+	h := c.histories.Get(&ms[0], func() *history { return newHistory() })
 	h.read(ms)
 	return h.view(len(ms), func(f func()) {
 		c.mu.Lock()

@@ -45,10 +45,10 @@ type Parts struct {
 	// madeLists are the recent made requests' messages as decoded (most
 	// recent first): a request whose parts begin with one's takes those
 	// messages without looking each up.
-	madeLists []*madeList
+	madeLists sharing.Recent[*madeList, *madeList]
 	// histories are what recent arrays of messages hold (historyOf);
 	// catalog the last catalog made of a history's events alone.
-	histories []*history
+	histories sharing.Recent[**Message, *history]
 	catalog   catalogMemo
 	// member and its transcript are the last TranscriptMember decoded
 	// (most requests of a session carry the same).
@@ -174,10 +174,6 @@ type madeList struct {
 	markers []CacheMarker
 }
 
-// madeListsKept bounds Parts.madeLists (a main agent and a few subagents
-// interleave).
-const madeListsKept = 8
-
 // madePrefix returns the longest run of first parts that a recent made
 // request began with too, as the messages decoded from them and their
 // cache markers, and that request's list when parts begin with all of it
@@ -189,10 +185,10 @@ func (c *Parts) madePrefix(parts []exchange.MadePart) ([]*Message, []CacheMarker
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	best, bestN := (*madeList)(nil), 0
-	for _, l := range c.madeLists {
+	c.madeLists.Values(func(l *madeList) bool {
 		n := min(len(l.parts), len(parts))
 		if n <= bestN {
-			continue
+			return true
 		}
 		k := 0
 		if &l.parts[0] == &parts[0] {
@@ -204,10 +200,8 @@ func (c *Parts) madePrefix(parts []exchange.MadePart) ([]*Message, []CacheMarker
 		if k > bestN {
 			best, bestN = l, k
 		}
-		if k == len(parts) {
-			break // none can give more
-		}
-	}
+		return k < len(parts) // else none can give more
+	})
 	if best == nil {
 		return nil, nil, nil
 	}
@@ -226,17 +220,9 @@ func (c *Parts) keepMadeList(l, old *madeList) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old != nil {
-		if i := slices.Index(c.madeLists, old); i >= 0 {
-			c.madeLists = slices.Delete(c.madeLists, i, i+1)
-		}
+		c.madeLists.Delete(old)
 	}
-	c.madeLists = append(c.madeLists, nil)
-	copy(c.madeLists[1:], c.madeLists)
-	c.madeLists[0] = l
-	if len(c.madeLists) > madeListsKept {
-		c.madeLists[madeListsKept] = nil
-		c.madeLists = c.madeLists[:madeListsKept]
-	}
+	c.madeLists.Put(l, l)
 }
 
 // samePart reports whether two parts are one: the same key and the very

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/internal/sharing"
 )
 
 // transcriptNote says what a made-up request lacks.
@@ -150,16 +151,8 @@ func syntheticError(r *record) (status int, body []byte, msg string) {
 // are one array, so that a reader may tell the parts two requests share
 // by their place, and no request makes a list of its own.
 type madeParts struct {
-	lists []*partList
+	lists sharing.Recent[*int32, *[]exchange.MadePart]
 }
-
-type partList struct {
-	first *int32
-	parts []exchange.MadePart
-}
-
-// partLists bounds the arrays madeParts keeps.
-const partLists = 8
 
 // of returns the parts of msgs, an array Session.msgLists handed out (two
 // lists that begin one array agree as far as the shorter goes).
@@ -167,28 +160,10 @@ func (mp *madeParts) of(msgs []int32, all [][]byte) []exchange.MadePart {
 	if len(msgs) == 0 {
 		return nil
 	}
-	var l *partList
-	for i, x := range mp.lists {
-		if x.first == &msgs[0] {
-			l = x
-			copy(mp.lists[1:i+1], mp.lists[:i])
-			mp.lists[0] = x
-			break
-		}
-	}
-	if l == nil {
-		l = &partList{first: &msgs[0]}
-		mp.lists = append(mp.lists, nil)
-		copy(mp.lists[1:], mp.lists)
-		mp.lists[0] = l
-		if len(mp.lists) > partLists {
-			mp.lists[partLists] = nil
-			mp.lists = mp.lists[:partLists]
-		}
-	}
-	for i := len(l.parts); i < len(msgs); i++ {
-		l.parts = append(l.parts, exchange.MadePart{Key: int64(msgs[i]), JSON: all[msgs[i]]})
+	parts := mp.lists.Get(&msgs[0], func() *[]exchange.MadePart { return new([]exchange.MadePart) })
+	for i := len(*parts); i < len(msgs); i++ {
+		*parts = append(*parts, exchange.MadePart{Key: int64(msgs[i]), JSON: all[msgs[i]]})
 	}
 	n := len(msgs)
-	return l.parts[:n:n]
+	return (*parts)[:n:n]
 }

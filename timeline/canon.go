@@ -135,7 +135,7 @@ type hasher struct {
 	// keys are the hashes worked out for recent arrays of messages that
 	// successive turns share (decode.Parts shares them): a turn whose
 	// messages extend an earlier turn's has only its new ones hashed.
-	keys []*listKeys
+	keys sharing.Recent[**decode.Message, *listKeys]
 	// buf is where each new block's canonical form is written to be
 	// hashed.
 	buf bytes.Buffer
@@ -144,12 +144,8 @@ type hasher struct {
 // listKeys are the message and prefix hashes of the messages of one
 // shared array, as far as they were worked out.
 type listKeys struct {
-	first         **decode.Message
 	msgHash, pres []digest
 }
-
-// keyArrays bounds the arrays whose hashes the hasher keeps.
-const keyArrays = 16
 
 // messageKeys returns the hash of each message of ms and of each prefix of
 // ms (see chain). When ms begins an array of messages an earlier turn's
@@ -160,19 +156,10 @@ func (h *hasher) messageKeys(ms []*decode.Message) (msgHash, pre []digest) {
 	if len(ms) == 0 {
 		return nil, nil
 	}
-	var lk *listKeys
-	for i, k := range h.keys {
-		if k.first == &ms[0] {
-			lk = k
-			copy(h.keys[1:i+1], h.keys[:i]) // most recently used first
-			h.keys[0] = k
-			break
-		}
-	}
-	if lk == nil {
-		// Not an array seen lately: hashed whole, and the lists of hashes
-		// shared with the earlier lists they extend.
-		lk = &listKeys{first: &ms[0], msgHash: make([]digest, len(ms)), pres: make([]digest, len(ms))}
+	// Not an array seen lately: hashed whole, and the lists of hashes
+	// shared with the earlier lists they extend.
+	lk := h.keys.Get(&ms[0], func() *listKeys {
+		lk := &listKeys{msgHash: make([]digest, len(ms)), pres: make([]digest, len(ms))}
 		prev := seed
 		for i, m := range ms {
 			lk.msgHash[i] = h.message(m)
@@ -181,14 +168,8 @@ func (h *hasher) messageKeys(ms []*decode.Message) (msgHash, pre []digest) {
 		}
 		lk.msgHash = h.msgLists.Share(lk.msgHash, sharing.Equal[digest])
 		lk.pres = h.preLists.Share(lk.pres, sharing.Equal[digest])
-		h.keys = append(h.keys, nil)
-		copy(h.keys[1:], h.keys)
-		h.keys[0] = lk
-		if len(h.keys) > keyArrays {
-			h.keys[keyArrays] = nil
-			h.keys = h.keys[:keyArrays]
-		}
-	}
+		return lk
+	})
 	for i := len(lk.msgHash); i < len(ms); i++ {
 		prev := seed
 		if i > 0 {

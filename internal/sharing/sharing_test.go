@@ -1,6 +1,7 @@
 package sharing
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -101,5 +102,33 @@ func TestExtend(t *testing.T) {
 	}
 	if e := r.Extend(nil, []int{5}, Equal[int]); !slices.Equal(e, []int{5}) || cap(e) != len(e) {
 		t.Errorf("from nothing: %v cap %d", e, cap(e))
+	}
+}
+
+// TestRecent: values made once per key, the least recently used going
+// first past Max.
+func TestRecent(t *testing.T) {
+	r := Recent[int, string]{Max: 2}
+	made := 0
+	get := func(k int) string {
+		return r.Get(k, func() string { made++; return fmt.Sprint("v", k) })
+	}
+	get(1)
+	get(2)
+	if get(1) != "v1" || made != 2 {
+		t.Fatalf("made %d", made)
+	}
+	get(3) // 2 goes: 1 was used since
+	var order []string
+	r.Values(func(v string) bool { order = append(order, v); return true })
+	if !slices.Equal(order, []string{"v3", "v1"}) {
+		t.Errorf("kept %v, want [v3 v1]", order)
+	}
+	r.Delete(1)
+	r.Put(4, "w")
+	order = nil
+	r.Values(func(v string) bool { order = append(order, v); return true })
+	if !slices.Equal(order, []string{"w", "v3"}) || get(2) != "v2" || made != 4 {
+		t.Errorf("kept %v, made %d", order, made)
 	}
 }
