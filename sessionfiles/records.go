@@ -166,8 +166,9 @@ type scanned struct {
 	// problems name a line of the whole file) and an over-long line being
 	// skipped.
 	at cursor
-	// limit is the longest line read (0: maxLine).
-	limit int
+	// limit is the longest line read (0: maxLine); buffer the size of
+	// the read buffer (0: maxBuffer).
+	limit, buffer int
 }
 
 // cursor is how far a file was read: its offset, the lines before it,
@@ -210,8 +211,20 @@ func scanFileFrom(ctx context.Context, path string, at cursor, limit int) (*scan
 	if ctx != nil {
 		r = ctxReader{ctx, r}
 	}
+	s.buffer = bufferFor(info.Size() - at.offset)
 	err = scanRecords(r, s)
 	return s, info, err
+}
+
+// maxBuffer is the largest read buffer: a line that does not fit is read
+// in parts and copied.
+const maxBuffer = 1 << 20
+
+// bufferFor is the read buffer for n bytes: no larger than they need (a
+// directory of small sessions read one after another allocated a
+// megabyte each), no larger than maxBuffer.
+func bufferFor(n int64) int {
+	return int(max(min(n+1, maxBuffer), 4096))
 }
 
 // ctxReader reads from r until ctx is done, then fails with its error.
@@ -230,7 +243,11 @@ func (c ctxReader) Read(p []byte) (int, error) {
 // scanRecords reads records from r into s, from where s.at stands;
 // s.consumed and s.at say how far it got.
 func scanRecords(r io.Reader, s *scanned) error {
-	br := bufio.NewReaderSize(r, 1<<20)
+	size := s.buffer
+	if size <= 0 {
+		size = maxBuffer
+	}
+	br := bufio.NewReaderSize(r, size)
 	limit := s.limit
 	if limit <= 0 {
 		limit = maxLine
