@@ -17,10 +17,11 @@ import (
 type Progress = gather.Progress
 
 // SessionFacts is the advice facts of one session already read (its
-// timeline s), as Facts reads them: for a reader that needs the timeline
-// for more than the facts.
-func SessionFacts(s *timeline.Session, f source.Found, tab *pricing.Table) *advice.Facts {
-	return gather.SessionFacts(s, f, tab)
+// timeline s, and the deferred tools' schemas its reading found:
+// source.ReadFileSchemas), as Facts reads them: for a reader that needs
+// the timeline for more than the facts.
+func SessionFacts(s *timeline.Session, f source.Found, tab *pricing.Table, schemas map[string]int) *advice.Facts {
+	return gather.SessionFacts(s, f, tab, schemas)
 }
 
 // FactsOptions say how Facts reads.

@@ -21,6 +21,7 @@ import (
 	"sync"
 
 	"github.com/tsinspect/tsinspect/advice"
+	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/internal/cachefile"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
@@ -234,7 +235,7 @@ func Read(items []Item, o Options) ([]*advice.Facts, Stats, error) {
 // readOne reads one session's facts; its timeline is dropped when it
 // returns.
 func readOne(it Item, tab *pricing.Table) (*advice.Facts, string, error) {
-	b, problems, err := source.ReadFile(context.Background(), it.Path)
+	b, problems, schemas, err := source.ReadFileSchemas(context.Background(), it.Path)
 	if err != nil {
 		return nil, "", err
 	}
@@ -242,21 +243,34 @@ func readOne(it Item, tab *pricing.Table) (*advice.Facts, string, error) {
 	if len(problems) > 0 {
 		warning = source.Summary(problems)
 	}
-	return SessionFacts(b.Session(), it, tab), warning, nil
+	return SessionFacts(b.Session(), it, tab, schemas), warning, nil
 }
 
 // SessionFacts is the advice facts of the session s read from it, priced
 // at tab: where no request of the files carries the tools (a transcript
-// alone), with the schemas a search loaded that the files still hold.
-func SessionFacts(s *timeline.Session, it Item, tab *pricing.Table) *advice.Facts {
+// alone), with the schemas a search loaded that the files still hold:
+// schemas, as the reading found them, or (nil) read from the files.
+func SessionFacts(s *timeline.Session, it Item, tab *pricing.Table, schemas map[string]int) *advice.Facts {
 	fo := advice.FactsOptions{Prices: tab}
 	ref := advice.Ref{ID: it.ID, Project: it.Project}
-	f := advice.Of(s, ref, fo)
-	if it.Entry != nil && f.Transcript > 0 {
-		if sizes, err := sessionfiles.DeferredSchemas(*it.Entry); err == nil && len(sizes) > 0 {
-			fo.Schemas = sizes
-			f = advice.Of(s, ref, fo)
+	if it.Entry != nil && transcriptTurns(s) {
+		if schemas == nil {
+			schemas, _ = sessionfiles.DeferredSchemas(*it.Entry)
+		}
+		if len(schemas) > 0 {
+			fo.Schemas = schemas
 		}
 	}
-	return f
+	return advice.Of(s, ref, fo)
+}
+
+// transcriptTurns reports whether a Messages turn of s was made from a
+// transcript (the facts' Transcript count is not 0).
+func transcriptTurns(s *timeline.Session) bool {
+	for _, t := range s.Turns {
+		if d := t.Decoded; d != nil && d.Request.Kind == decode.KindMessages && d.Request.Transcript != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -76,10 +76,13 @@ type Session struct {
 	// released is set once it has.
 	users    []*record
 	released bool
-	shapes   map[string]*shape
-	reqs     []*request
-	files    map[string]*fileState
-	tr       *transcript
+	// schemas are the sizes of the deferred tools' definitions the files
+	// keep apart (DeferredSchemas).
+	schemas map[string]int
+	shapes  map[string]*shape
+	reqs    []*request
+	files   map[string]*fileState
+	tr      *transcript
 	// newReqs are the requests of records read since the last Refresh.
 	newReqs []*request
 	rd      readState // how the files are read and followed (refresh.go)
@@ -240,6 +243,13 @@ func (s *Session) ingest(f *fileState, chunks [][]record) {
 				continue
 			case "api-request":
 				s.Requests = true
+			case "attachment":
+				if bytes.Contains(r.Attachment, []byte(`"deferred_tools_record"`)) {
+					if s.schemas == nil {
+						s.schemas = map[string]int{}
+					}
+					schemasOf(r.Attachment, s.schemas)
+				}
 			case "user":
 				if len(r.Message) > 0 {
 					f.pending = append(f.pending, pendingMsg{user: r.Message})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"testing"
 
 	"github.com/tsinspect/tsinspect/decode"
@@ -123,5 +124,33 @@ func TestReleasedSessionRebuildsWhole(t *testing.T) {
 		if _, err := released.Refresh(); err == nil {
 			t.Errorf("%s: a released session read on", path)
 		}
+	}
+}
+
+// TestSchemasFromTheReading holds the deferred tools' schemas a session's
+// reading finds (ReadFileSchemas) to reading its files for them again
+// (sessionfiles.DeferredSchemas), on every public and release session.
+func TestSchemasFromTheReading(t *testing.T) {
+	found := 0
+	for _, path := range independentFiles(t) {
+		_, _, got, err := ReadFileSchemas(context.Background(), path)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		s, err := sessionfiles.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := sessionfiles.DeferredSchemas(sessionfiles.Entry{Path: s.Path, Agents: s.Agents})
+		if err != nil {
+			continue // a session of subagents' files alone: no main file to read again
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("%s: the reading found %v, the files hold %v", path, got, want)
+		}
+		found += len(want)
+	}
+	if found == 0 {
+		t.Error("no session keeps schemas apart: the test tells nothing")
 	}
 }

@@ -136,6 +136,24 @@ func ReadFile(ctx context.Context, path string) (*timeline.Builder, []Problem, e
 	return into(ctx, c, timeline.NewBuilder(false), nil)
 }
 
+// ReadFileSchemas is ReadFile, also returning, for a Claude Code session,
+// the sizes of its deferred tools' definitions that its files keep apart
+// from its requests, as its reading found them (sessionfiles'
+// DeferredSchemas, without reading the files again); nil for a capture.
+func ReadFileSchemas(ctx context.Context, path string) (*timeline.Builder, []Problem, map[string]int, error) {
+	c, err := Open(path)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer c.Close()
+	var schemas map[string]int
+	if f, ok := c.(*Files); ok {
+		schemas = f.s.DeferredSchemas()
+	}
+	b, problems, err := into(ctx, c, timeline.NewBuilder(false), nil)
+	return b, problems, schemas, err
+}
+
 // MadeStreamer is a Source that can hand the requests it made as the
 // parts they are made of (exchange.Exchange.ReqMade, with no body): the
 // reading of a Builder that keeps what it decodes of each message rather

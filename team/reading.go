@@ -34,7 +34,7 @@ var (
 // searches' rows, redacted under p (a search's query scrubbed by default,
 // left out under strict).
 func readSession(ctx context.Context, e sessionfiles.Entry, tab *pricing.Table, p redact.Policy) (*sessionRead, error) {
-	b, problems, err := source.ReadFile(ctx, e.Path)
+	b, problems, schemas, err := source.ReadFileSchemas(ctx, e.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func readSession(ctx context.Context, e sessionfiles.Entry, tab *pricing.Table, 
 		out.warning = source.Summary(problems)
 	}
 	s := b.Session()
-	out.facts = catalog.SessionFacts(s, source.Found{Kind: source.KindSession, Path: e.Path, ID: e.ID, Project: e.Project, Size: e.Size, ModTime: e.ModTime, Entry: &e}, tab)
+	out.facts = catalog.SessionFacts(s, source.Found{Kind: source.KindSession, Path: e.Path, ID: e.ID, Project: e.Project, Size: e.Size, ModTime: e.ModTime, Entry: &e}, tab, schemas)
 	v := redact.NewValues(redact.Default, nil, nil)
 	for _, t := range s.Turns {
 		d := t.Decoded
