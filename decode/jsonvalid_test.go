@@ -62,3 +62,20 @@ func BenchmarkIsJSON(b *testing.B) {
 		}
 	})
 }
+
+// TestIsJSONStringsWordByWord: strings whose quote, backslash, control
+// character or high byte falls at every place of an eight-byte word are
+// told as encoding/json tells them.
+func TestIsJSONStringsWordByWord(t *testing.T) {
+	for n := range 24 {
+		for at := range n {
+			for _, c := range []byte{'"', '\\', 0x1f, 0x00, 0x20, 0x7f, 0x80, 0xff, 'a'} {
+				s := []byte(`"` + strings.Repeat("x", n) + `"`)
+				s[1+at] = c
+				if got, want := isJSON(s), json.Valid(s); got != want {
+					t.Fatalf("%q: isJSON %v, encoding/json %v", s, got, want)
+				}
+			}
+		}
+	}
+}

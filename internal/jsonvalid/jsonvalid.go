@@ -4,6 +4,8 @@
 // of reading a session file's records.
 package jsonvalid
 
+import "encoding/binary"
+
 // MaxDepth is the deepest nesting Valid accepts, as encoding/json does.
 const MaxDepth = 10000
 
@@ -161,6 +163,10 @@ func hasLit(b []byte, i int, lit string) bool {
 func skipString(b []byte, i int) (int, bool) {
 	i++
 	for i < len(b) {
+		i = plainRun(b, i)
+		if i >= len(b) {
+			break
+		}
 		c := b[i]
 		switch {
 		case c == '"':
@@ -192,6 +198,29 @@ func skipString(b []byte, i int) (int, bool) {
 		}
 	}
 	return i, false
+}
+
+// Bytes of a word, for plainRun.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// plainRun returns the index of the first byte from i on that may end a
+// run of plain string bytes (a quote, a backslash or a control
+// character), eight bytes at a time: where a word holds none, none of
+// its bytes needs looking at (the tests on a word are exact: no byte is
+// passed that is one of those).
+func plainRun(b []byte, i int) int {
+	for i+8 <= len(b) {
+		v := binary.LittleEndian.Uint64(b[i:])
+		q, bs := v^(ones*'"'), v^(ones*'\\')
+		if ((q-ones)&^q|(bs-ones)&^bs|(v-ones*0x20)&^v)&highs != 0 {
+			break
+		}
+		i += 8
+	}
+	return i
 }
 
 func isHex(c byte) bool {
