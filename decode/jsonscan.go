@@ -124,6 +124,7 @@ func parseObjectWith(raw []byte, end func(b []byte, i int) int) (o object, ok bo
 	if i < len(b) && b[i] == '}' {
 		return object{}, true
 	}
+	o = make(object, 0, 8) // most objects of the API have fewer members
 	for {
 		if i >= len(b) || b[i] != '"' {
 			return o, false
@@ -132,9 +133,11 @@ func parseObjectWith(raw []byte, end func(b []byte, i int) int) (o object, ok bo
 		if ke < 0 {
 			return o, false
 		}
-		key, kok := unquote(b[i:ke])
+		key, kok := knownKey(b[i+1 : ke-1])
 		if !kok {
-			return o, false
+			if key, kok = unquote(b[i:ke]); !kok {
+				return o, false
+			}
 		}
 		i = skipSpace(b, ke)
 		if i >= len(b) || b[i] != ':' {
@@ -386,4 +389,68 @@ func quote(s string) []byte {
 		return []byte(`""`)
 	}
 	return b
+}
+
+// knownKey returns the key the bytes of a key literal spell when it is
+// one the API's objects use (read without allocating a string for it).
+func knownKey(b []byte) (string, bool) {
+	switch string(b) {
+	case "type":
+		return "type", true
+	case "text":
+		return "text", true
+	case "id":
+		return "id", true
+	case "name":
+		return "name", true
+	case "input":
+		return "input", true
+	case "content":
+		return "content", true
+	case "role":
+		return "role", true
+	case "tool_use_id":
+		return "tool_use_id", true
+	case "is_error":
+		return "is_error", true
+	case "cache_control":
+		return "cache_control", true
+	case "model":
+		return "model", true
+	case "usage":
+		return "usage", true
+	case "stop_reason":
+		return "stop_reason", true
+	case "stop_sequence":
+		return "stop_sequence", true
+	case "input_tokens":
+		return "input_tokens", true
+	case "output_tokens":
+		return "output_tokens", true
+	case "cache_read_input_tokens":
+		return "cache_read_input_tokens", true
+	case "cache_creation_input_tokens":
+		return "cache_creation_input_tokens", true
+	case "cache_creation":
+		return "cache_creation", true
+	case "ephemeral_5m_input_tokens":
+		return "ephemeral_5m_input_tokens", true
+	case "ephemeral_1h_input_tokens":
+		return "ephemeral_1h_input_tokens", true
+	case "service_tier":
+		return "service_tier", true
+	case "server_tool_use":
+		return "server_tool_use", true
+	case "thinking":
+		return "thinking", true
+	case "signature":
+		return "signature", true
+	case "citations":
+		return "citations", true
+	case "tool_name":
+		return "tool_name", true
+	case "messages":
+		return "messages", true
+	}
+	return "", false
 }
