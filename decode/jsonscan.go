@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/tsinspect/tsinspect/internal/jsonvalid"
 )
 
 // A small structural reader over JSON text that has already passed
@@ -36,82 +38,9 @@ func (o object) get(key string) []byte {
 	return v
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && isSpace(b[i]) {
-		i++
-	}
-	return i
-}
-
-// stringEnd returns the index just past the string starting at b[i] (a
-// quote), or -1.
-func stringEnd(b []byte, i int) int {
-	j := i + 1
-	for j <= len(b) {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return -1
-		}
-		k += j
-		n := 0
-		for m := k - 1; m > i && b[m] == '\\'; m-- {
-			n++
-		}
-		if n%2 == 0 {
-			return k + 1
-		}
-		j = k + 1
-	}
-	return -1
-}
-
-// valueEnd returns the index just past the value starting at b[i], or -1.
-func valueEnd(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return stringEnd(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				e := stringEnd(b, i)
-				if e < 0 {
-					return -1
-				}
-				i = e
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return -1
-	default:
-		j := i
-		for j < len(b) && !isSpace(b[j]) && b[j] != ',' && b[j] != '}' && b[j] != ']' {
-			j++
-		}
-		if j == i {
-			return -1
-		}
-		return j
-	}
-}
-
 // parseObject splits a JSON object into its members. ok is false when raw
 // is not an object.
-func parseObject(raw []byte) (o object, ok bool) { return parseObjectWith(raw, valueEnd) }
+func parseObject(raw []byte) (o object, ok bool) { return parseObjectWith(raw, jsonvalid.ValueEnd) }
 
 // parseObjectWith is parseObject, finding the end of each member's value
 // with end (valueEnd or one that knows some extents already).
@@ -120,7 +49,7 @@ func parseObjectWith(raw []byte, end func(b []byte, i int) int) (o object, ok bo
 	if len(b) < 2 || b[0] != '{' {
 		return nil, false
 	}
-	i := skipSpace(b, 1)
+	i := jsonvalid.SkipSpace(b, 1)
 	if i < len(b) && b[i] == '}' {
 		return object{}, true
 	}
@@ -129,7 +58,7 @@ func parseObjectWith(raw []byte, end func(b []byte, i int) int) (o object, ok bo
 		if i >= len(b) || b[i] != '"' {
 			return o, false
 		}
-		ke := stringEnd(b, i)
+		ke := jsonvalid.StringEnd(b, i)
 		if ke < 0 {
 			return o, false
 		}
@@ -139,19 +68,19 @@ func parseObjectWith(raw []byte, end func(b []byte, i int) int) (o object, ok bo
 				return o, false
 			}
 		}
-		i = skipSpace(b, ke)
+		i = jsonvalid.SkipSpace(b, ke)
 		if i >= len(b) || b[i] != ':' {
 			return o, false
 		}
-		i = skipSpace(b, i+1)
+		i = jsonvalid.SkipSpace(b, i+1)
 		ve := end(b, i)
 		if ve < 0 {
 			return o, false
 		}
 		o = append(o, field{key: key, val: b[i:ve]})
-		i = skipSpace(b, ve)
+		i = jsonvalid.SkipSpace(b, ve)
 		if i < len(b) && b[i] == ',' {
-			i = skipSpace(b, i+1)
+			i = jsonvalid.SkipSpace(b, i+1)
 			continue
 		}
 		return o, i < len(b) && b[i] == '}'
@@ -160,7 +89,7 @@ func parseObjectWith(raw []byte, end func(b []byte, i int) int) (o object, ok bo
 
 // parseArray splits a JSON array into its elements. ok is false when raw
 // is not an array.
-func parseArray(raw []byte) (elems [][]byte, ok bool) { return parseArrayWith(raw, valueEnd) }
+func parseArray(raw []byte) (elems [][]byte, ok bool) { return parseArrayWith(raw, jsonvalid.ValueEnd) }
 
 // parseArrayWith is parseArray, finding the end of each element with end.
 func parseArrayWith(raw []byte, end func(b []byte, i int) int) (elems [][]byte, ok bool) {
@@ -176,7 +105,7 @@ func parseArrayWith(raw []byte, end func(b []byte, i int) int) (elems [][]byte, 
 // the end of each with end, and returns the index just past it, or -1
 // and false.
 func scanArray(b []byte, i int, end func(b []byte, i int) int) (elems [][]byte, next int, ok bool) {
-	i = skipSpace(b, i+1)
+	i = jsonvalid.SkipSpace(b, i+1)
 	if i < len(b) && b[i] == ']' {
 		return [][]byte{}, i + 1, true
 	}
@@ -186,9 +115,9 @@ func scanArray(b []byte, i int, end func(b []byte, i int) int) (elems [][]byte, 
 			return elems, -1, false
 		}
 		elems = append(elems, b[i:ve])
-		i = skipSpace(b, ve)
+		i = jsonvalid.SkipSpace(b, ve)
 		if i < len(b) && b[i] == ',' {
-			i = skipSpace(b, i+1)
+			i = jsonvalid.SkipSpace(b, i+1)
 			continue
 		}
 		if i < len(b) && b[i] == ']' {

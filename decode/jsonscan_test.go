@@ -104,3 +104,5 @@ func FuzzJSONScan(f *testing.F) {
 		checkScan(t, b)
 	})
 }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

@@ -3,6 +3,8 @@ package decode
 import (
 	"slices"
 
+	"github.com/tsinspect/tsinspect/internal/jsonvalid"
+
 	"github.com/tsinspect/tsinspect/exchange"
 )
 
@@ -157,7 +159,7 @@ func (t *Turn) offset(sub []byte) int { return cap(t.body) - cap(sub) }
 // elements of an array are found through elemEnd, and recorded.
 func (t *Turn) topEnd(b []byte, i int) int {
 	if t.layout == nil || i >= len(b) || b[i] != '[' {
-		return valueEnd(b, i)
+		return jsonvalid.ValueEnd(b, i)
 	}
 	_, end, _ := scanArray(b, i, t.elemEnd)
 	return end
@@ -176,7 +178,7 @@ func (t *Turn) elemEnd(b []byte, i int) int {
 			return s.end - t.offset(b)
 		}
 	}
-	e := valueEnd(b, i)
+	e := jsonvalid.ValueEnd(b, i)
 	if e >= 0 {
 		t.layout.spans = append(t.layout.spans, span{start: at, end: at + e - i})
 	}
@@ -186,13 +188,13 @@ func (t *Turn) elemEnd(b []byte, i int) int {
 // knownEnd is valueEnd for an element whose extent topEnd recorded.
 func (t *Turn) knownEnd(b []byte, i int) int {
 	if t.layout == nil {
-		return valueEnd(b, i)
+		return jsonvalid.ValueEnd(b, i)
 	}
 	at := t.offset(b) + i
 	if k, ok := seek(t.layout.spans, at, &t.known); ok {
 		return t.layout.spans[k].end - t.offset(b)
 	}
-	return valueEnd(b, i)
+	return jsonvalid.ValueEnd(b, i)
 }
 
 // messageSpan returns the recorded span of item, an element of the

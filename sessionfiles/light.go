@@ -63,7 +63,7 @@ var framedKeys = [...]string{"type", "subtype", "sessionid", "agentid", "timesta
 func readFrame(line []byte, r *record, strict bool) (ok, whole bool) {
 	*r = record{}
 	whole = true
-	i := skipSpace(line, 0)
+	i := jsonvalid.SkipSpace(line, 0)
 	// Claude Code writes a record's type first: the request blobs and
 	// shapes (most of a session's bytes when it writes them) are known
 	// without walking them.
@@ -74,7 +74,7 @@ func readFrame(line []byte, r *record, strict bool) (ok, whole bool) {
 		}
 	}
 	end := eachMember(line, i, func(key []byte, v int) int {
-		e := valueEnd(line, v)
+		e := jsonvalid.ValueEnd(line, v)
 		if e < 0 {
 			return -1
 		}
@@ -180,8 +180,8 @@ type lightBlock struct {
 // readMessage walks an answer's message the way lightRecord walks a
 // record; ok is false when it is not a JSON object.
 func readMessage(msg []byte) (m lightMessage, ok bool) {
-	end := eachMember(msg, skipSpace(msg, 0), func(key []byte, v int) int {
-		e := valueEnd(msg, v)
+	end := eachMember(msg, jsonvalid.SkipSpace(msg, 0), func(key []byte, v int) int {
+		e := jsonvalid.ValueEnd(msg, v)
 		if e < 0 {
 			return -1
 		}
@@ -204,13 +204,13 @@ func readMessage(msg []byte) (m lightMessage, ok bool) {
 			}
 			m.content, m.blocks = m.content[:0], m.blocks[:0]
 			eachElement(msg, v, func(b int) int {
-				be := valueEnd(msg, b)
+				be := jsonvalid.ValueEnd(msg, b)
 				if be < 0 {
 					return -1
 				}
 				var lb lightBlock
 				eachMember(msg, b, func(key []byte, v int) int {
-					e := valueEnd(msg, v)
+					e := jsonvalid.ValueEnd(msg, v)
 					if e >= 0 && msg[v] == '"' {
 						switch string(key) {
 						case "type":

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+
+	"github.com/tsinspect/tsinspect/internal/jsonvalid"
 )
 
 // assistantMessage is the canonical message of an answer written as
@@ -51,8 +53,8 @@ func answerBodyFast(rs []*record) ([]byte, bool) {
 	last := rs[len(rs)-1].Message
 	var members []kv
 	ok := true
-	if eachMember(last, skipSpace(last, 0), func(key []byte, at int) int {
-		e := valueEnd(last, at)
+	if eachMember(last, jsonvalid.SkipSpace(last, 0), func(key []byte, at int) int {
+		e := jsonvalid.ValueEnd(last, at)
 		for _, c := range key {
 			if c == '\\' || c >= 0x80 {
 				ok = false
@@ -84,7 +86,7 @@ func answerBodyFast(rs []*record) ([]byte, bool) {
 			return nil, false
 		default:
 			if eachElement(v, 0, func(at int) int {
-				e := valueEnd(v, at)
+				e := jsonvalid.ValueEnd(v, at)
 				if e < 0 {
 					return -1
 				}
@@ -235,8 +237,8 @@ func messageID(raw json.RawMessage) string {
 	// The message's own members only, by their structure: its content
 	// (the answer's blocks) is not decoded for it.
 	id := ""
-	eachMember(raw, skipSpace(raw, 0), func(key []byte, v int) int {
-		e := valueEnd(raw, v)
+	eachMember(raw, jsonvalid.SkipSpace(raw, 0), func(key []byte, v int) int {
+		e := jsonvalid.ValueEnd(raw, v)
 		if e >= 0 && string(key) == "id" && raw[v] == '"' {
 			id = jsonString(raw[v:e])
 		}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tsinspect/tsinspect/internal/jsonvalid"
 )
 
 // lightFields are the members lightRecord reads, for comparing it with
@@ -84,13 +86,13 @@ func foldedKeys(line []byte) bool {
 		"error", "params", "entrypoint", "shapeHash", "shape", "hash", "querySource", "base", "keep", "tail", "cacheControl", "requestDigest",
 		"cutRequestDigest", "cut", "withheld", "data"}
 	folded := false
-	eachMember(line, skipSpace(line, 0), func(key []byte, v int) int {
+	eachMember(line, jsonvalid.SkipSpace(line, 0), func(key []byte, v int) int {
 		for _, k := range known {
 			if string(key) != k && strings.EqualFold(string(key), k) {
 				folded = true
 			}
 		}
-		return valueEnd(line, v)
+		return jsonvalid.ValueEnd(line, v)
 	})
 	return folded
 }

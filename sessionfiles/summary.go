@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tsinspect/tsinspect/internal/jsonvalid"
+
 	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/timeline"
@@ -493,72 +495,6 @@ func jsonString(b []byte) string {
 	return s
 }
 
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// stringEnd is the index after the string literal that starts at b[i], or
-// -1.
-func stringEnd(b []byte, i int) int {
-	for i++; ; {
-		j := bytes.IndexByte(b[i:], '"')
-		if j < 0 {
-			return -1
-		}
-		k := i + j
-		n := 0
-		for m := k - 1; m >= i && b[m] == '\\'; m-- {
-			n++
-		}
-		if n%2 == 0 {
-			return k + 1
-		}
-		i = k + 1
-	}
-}
-
-// valueEnd is the index after the JSON value that starts at b[i], or -1
-// when it does not end.
-func valueEnd(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return stringEnd(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				if i = stringEnd(b, i); i < 0 {
-					return -1
-				}
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return -1
-	}
-	start := i
-	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
-		i++
-	}
-	if i == start {
-		return -1
-	}
-	return i
-}
-
 // eachMember calls fn with each member's key and the index of its value,
 // in the object that starts at b[i]; fn returns the index after the value
 // (-1: stop). It returns the index after the object, or -1.
@@ -566,28 +502,28 @@ func eachMember(b []byte, i int, fn func(key []byte, v int) int) int {
 	if i >= len(b) || b[i] != '{' {
 		return -1
 	}
-	if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
+	if i = jsonvalid.SkipSpace(b, i+1); i < len(b) && b[i] == '}' {
 		return i + 1
 	}
 	for {
 		if i >= len(b) || b[i] != '"' {
 			return -1
 		}
-		e := stringEnd(b, i)
+		e := jsonvalid.StringEnd(b, i)
 		if e < 0 {
 			return -1
 		}
 		key := b[i+1 : e-1]
-		if i = skipSpace(b, e); i >= len(b) || b[i] != ':' {
+		if i = jsonvalid.SkipSpace(b, e); i >= len(b) || b[i] != ':' {
 			return -1
 		}
-		if i = skipSpace(b, i+1); i >= len(b) {
+		if i = jsonvalid.SkipSpace(b, i+1); i >= len(b) {
 			return -1
 		}
 		if i = fn(key, i); i < 0 {
 			return -1
 		}
-		switch i = skipSpace(b, i); {
+		switch i = jsonvalid.SkipSpace(b, i); {
 		case i >= len(b):
 			return -1
 		case b[i] == '}':
@@ -595,7 +531,7 @@ func eachMember(b []byte, i int, fn func(key []byte, v int) int) int {
 		case b[i] != ',':
 			return -1
 		}
-		i = skipSpace(b, i+1)
+		i = jsonvalid.SkipSpace(b, i+1)
 	}
 }
 
@@ -606,7 +542,7 @@ func eachElement(b []byte, i int, fn func(v int) int) int {
 	if i >= len(b) || b[i] != '[' {
 		return -1
 	}
-	if i = skipSpace(b, i+1); i < len(b) && b[i] == ']' {
+	if i = jsonvalid.SkipSpace(b, i+1); i < len(b) && b[i] == ']' {
 		return i + 1
 	}
 	for {
@@ -616,7 +552,7 @@ func eachElement(b []byte, i int, fn func(v int) int) int {
 		if i = fn(i); i < 0 {
 			return -1
 		}
-		switch i = skipSpace(b, i); {
+		switch i = jsonvalid.SkipSpace(b, i); {
 		case i >= len(b):
 			return -1
 		case b[i] == ']':
@@ -624,7 +560,7 @@ func eachElement(b []byte, i int, fn func(v int) int) int {
 		case b[i] != ',':
 			return -1
 		}
-		i = skipSpace(b, i+1)
+		i = jsonvalid.SkipSpace(b, i+1)
 	}
 }
 
@@ -636,8 +572,8 @@ func eachElement(b []byte, i int, fn func(v int) int) int {
 // when no member is so named.
 func member(b []byte, name string) (v []byte, ok bool) {
 	ok = true
-	end := eachMember(b, skipSpace(b, 0), func(key []byte, at int) int {
-		e := valueEnd(b, at)
+	end := eachMember(b, jsonvalid.SkipSpace(b, 0), func(key []byte, at int) int {
+		e := jsonvalid.ValueEnd(b, at)
 		for _, c := range key {
 			if c == '\\' || c >= 0x80 {
 				ok = false

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+
+	"github.com/tsinspect/tsinspect/internal/jsonvalid"
 )
 
 func (tr *transcript) user(r *record, parent *tnode, file string) *tnode {
@@ -77,7 +79,7 @@ func resultBlocks(content []byte) (blocks []resultBlock, ok bool) {
 	end := eachElement(c, 0, func(v int) int {
 		var b resultBlock
 		e := eachMember(c, v, func(key []byte, m int) int {
-			e := valueEnd(c, m)
+			e := jsonvalid.ValueEnd(c, m)
 			if e < 0 {
 				return -1
 			}
@@ -141,7 +143,7 @@ func rawBlocks(content json.RawMessage) [][]byte {
 	var out [][]byte
 	c := bytes.TrimSpace(content)
 	if eachElement(c, 0, func(v int) int {
-		e := valueEnd(c, v)
+		e := jsonvalid.ValueEnd(c, v)
 		if e >= 0 {
 			out = append(out, c[v:e])
 		}

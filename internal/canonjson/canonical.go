@@ -19,7 +19,7 @@ func Canonical(buf *bytes.Buffer, raw []byte, o Options) (ok bool) {
 		return false
 	}
 	c := canonWriter{buf: buf, o: o}
-	c.value(raw, skipWS(raw, 0))
+	c.value(raw, jsonvalid.SkipSpace(raw, 0))
 	return true
 }
 
@@ -33,7 +33,7 @@ func CanonicalValid(buf *bytes.Buffer, raw []byte, o Options) (ok bool) {
 			ok = false
 		}
 	}()
-	i := skipWS(raw, 0)
+	i := jsonvalid.SkipSpace(raw, 0)
 	if i >= len(raw) {
 		return false
 	}
@@ -63,7 +63,7 @@ func (c *canonWriter) value(b []byte, i int) int {
 		return c.object(b, i)
 	case '[':
 		c.buf.WriteByte('[')
-		i = skipWS(b, i+1)
+		i = jsonvalid.SkipSpace(b, i+1)
 		if b[i] == ']' {
 			c.buf.WriteByte(']')
 			return i + 1
@@ -72,15 +72,15 @@ func (c *canonWriter) value(b []byte, i int) int {
 			if n > 0 {
 				c.buf.WriteByte(',')
 			}
-			i = skipWS(b, c.value(b, i))
+			i = jsonvalid.SkipSpace(b, c.value(b, i))
 			if b[i] == ']' {
 				c.buf.WriteByte(']')
 				return i + 1
 			}
-			i = skipWS(b, i+1) // past the comma
+			i = jsonvalid.SkipSpace(b, i+1) // past the comma
 		}
 	case '"':
-		e := strEnd(b, i)
+		e := jsonvalid.StringEnd(b, i)
 		writeLiteral(c.buf, b[i:e], c.o)
 		return e
 	default: // number, true, false, null: as written
@@ -100,16 +100,16 @@ func (c *canonWriter) object(b []byte, i int) int {
 		c.members = append(c.members, nil)
 	}
 	ms := c.members[c.depth][:0]
-	i = skipWS(b, i+1)
+	i = jsonvalid.SkipSpace(b, i+1)
 	for b[i] != '}' {
-		ke := strEnd(b, i)
+		ke := jsonvalid.StringEnd(b, i)
 		key := decodeString(b[i:ke])
-		vs := skipWS(b, skipWS(b, ke)+1)
-		ve := valueEnd(b, vs)
+		vs := jsonvalid.SkipSpace(b, jsonvalid.SkipSpace(b, ke)+1)
+		ve := jsonvalid.ValueEnd(b, vs)
 		ms = append(ms, member{key: key, keyStart: i, keyEnd: ke, start: vs, end: ve})
-		i = skipWS(b, ve)
+		i = jsonvalid.SkipSpace(b, ve)
 		if b[i] == ',' {
-			i = skipWS(b, i+1)
+			i = jsonvalid.SkipSpace(b, i+1)
 		}
 	}
 	// The last of equal keys wins, as decoding into a map keeps it.
@@ -140,55 +140,6 @@ func (c *canonWriter) object(b []byte, i int) int {
 
 func isDelim(c byte) bool {
 	return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r'
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// strEnd is the index after the string literal at b[i].
-func strEnd(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(b)
-}
-
-// valueEnd is the index after the valid value at b[i].
-func valueEnd(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return strEnd(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = strEnd(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return len(b)
-	}
-	for i < len(b) && !isDelim(b[i]) {
-		i++
-	}
-	return i
 }
 
 // decodeString is the string a valid literal decodes to, as encoding/json
