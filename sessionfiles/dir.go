@@ -496,7 +496,7 @@ const (
 // file holds instead, or the error of opening it (ErrNotRegular for a pipe
 // or a device).
 func Recognise(path string) error {
-	f, _, err := openRegular(path)
+	f, info, err := openRegular(path)
 	if agents := agentFiles(path); err != nil && mainAbsent(agents, err) {
 		// A session kept as its subagents' files alone.
 		return Recognise(agents[0])
@@ -505,7 +505,9 @@ func Recognise(path string) error {
 		return err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(io.LimitReader(f, sniffLines*sniffHead), sniffHead)
+	// No larger than the file: a line cannot be longer (a directory of
+	// small sessions allocated and cleared a megabyte for each).
+	br := bufio.NewReaderSize(io.LimitReader(f, sniffLines*sniffHead), int(max(min(info.Size()+1, sniffHead), 4096)))
 	known := false // a record of a type that carries no session ID
 	var bad error  // the first line that is not a JSON record
 	for i := 0; i < sniffLines; i++ {
