@@ -140,8 +140,9 @@ type applier struct {
 	stops   []string
 	// toolMemo remembers what tool made of each name.
 	toolMemo map[string]string
-	// modelMemo remembers what model made of each model name.
-	modelMemo map[string]string
+	// modelMemo remembers what model made of each model name, idMemo
+	// what id made of each identifier.
+	modelMemo, idMemo map[string]string
 }
 
 // registerServers numbers the MCP servers of every tool name in r in order
@@ -452,11 +453,19 @@ func (a *applier) id(s string) string {
 	if s == "" {
 		return s
 	}
+	if out, ok := a.idMemo[s]; ok {
+		return out
+	}
 	prefix := "id"
 	if m := idRe.FindStringSubmatch(s); m != nil {
 		prefix = m[1]
 	}
-	return fmt.Sprintf("%s_%d", prefix, a.s.number("api-id:"+prefix, s))
+	out := fmt.Sprintf("%s_%d", prefix, a.s.number("api-id:"+prefix, s))
+	if a.idMemo == nil {
+		a.idMemo = map[string]string{}
+	}
+	a.idMemo[s] = out
+	return out
 }
 
 // tool passes a tool name that looks like one and holds no secret; under
@@ -510,6 +519,22 @@ var safePhrases = []string{
 // a safe phrase or a lower-case word (a JSON key such as "budget_tokens"),
 // then the rest goes through the scrubber.
 func (a *applier) freeText(t string) string {
+	if out, ok := a.s.freeMemo[t]; ok {
+		return out
+	}
+	out := a.freeTextOf(t)
+	if a.s.memoBytes+len(t)+len(out) <= maxMemoBytes { // the scrubber's memo's bound
+		if a.s.freeMemo == nil {
+			a.s.freeMemo = map[string]string{}
+		}
+		a.s.freeMemo[t] = out
+		a.s.memoBytes += len(t) + len(out)
+	}
+	return out
+}
+
+// freeTextOf is freeText without the memo.
+func (a *applier) freeTextOf(t string) string {
 	var b strings.Builder
 	last := 0
 	for _, m := range quotedRe.FindAllStringIndex(t, -1) {

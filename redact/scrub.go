@@ -231,7 +231,10 @@ type scrubber struct {
 	// turn after turn: each distinct one is scrubbed once), up to
 	// memoBytes of texts; a server added since changes what text makes,
 	// and empties it.
-	memo      map[string]string
+	memo map[string]string
+	// freeMemo is what the applier's freeText made of each text, emptied
+	// with memo (its texts go through text).
+	freeMemo  map[string]string
 	memoBytes int
 }
 
@@ -421,7 +424,7 @@ func (s *scrubber) addServer(name string) string {
 	p := fmt.Sprintf("s%d", len(s.servers)+1)
 	s.servers[name] = p
 	s.serverRe = nil
-	s.memo, s.memoBytes = nil, 0 // texts scrubbed before did not know it
+	s.memo, s.memoBytes, s.freeMemo = nil, 0, nil // texts scrubbed before did not know it
 	return p
 }
 
