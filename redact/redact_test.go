@@ -405,3 +405,20 @@ func TestManyLiteralsScrubbedAsFew(t *testing.T) {
 		t.Error("hasSecret disagrees with the literals")
 	}
 }
+
+// TestFreeTextKnowsLaterQueries: a text redacted before KeepQueries named
+// its quoted query keeps the query once it is named (the texts redacted
+// are remembered, not past what they depend on).
+func TestFreeTextKnowsLaterQueries(t *testing.T) {
+	v := NewValues(Default, nil, nil)
+	text := `search "deploy notes" loaded nothing`
+	before := v.FreeText(text)
+	v.KeepQueries([]string{"deploy notes"})
+	after := v.FreeText(text)
+	if strings.Contains(before, "deploy notes") {
+		t.Errorf("an unnamed quoted excerpt was kept: %s", before)
+	}
+	if !strings.Contains(after, "deploy notes") {
+		t.Errorf("a query named after the text was first redacted is not kept: %s", after)
+	}
+}

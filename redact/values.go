@@ -52,6 +52,7 @@ func (v *Values) Tool(n string) string {
 func (v *Values) KeepQueries(qs []string) {
 	if v.a != nil {
 		v.a.queries = append(v.a.queries, qs...)
+		v.a.s.freeMemo = nil // what FreeText made before did not know them
 	}
 }
 
