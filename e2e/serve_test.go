@@ -32,51 +32,8 @@ func TestServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	cache := filepath.Join(dir, "cache")
-	cmd := exec.Command(kit.Tsinspect, "serve", projects, capture, "--listen", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache, "HOME="+filepath.Join(dir, "home"))
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	exited := false
-	defer func() {
-		if !exited {
-			cmd.Process.Kill()
-			<-done
-		}
-	}()
-	lines := make(chan string, 16)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-		done <- cmd.Wait()
-	}()
-	var printed []string
-	url := ""
-	deadline := time.After(60 * time.Second)
-	for url == "" {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatalf("serve ended before it printed its address: %q, %s", printed, stderr.String())
-			}
-			printed = append(printed, l)
-			if m := regexp.MustCompile(`^  (http://127\.0\.0\.1:\d+/)$`).FindStringSubmatch(l); m != nil {
-				url = m[1]
-			}
-		case <-deadline:
-			t.Fatalf("no address printed in 60 s: %q, %s", printed, stderr.String())
-		}
-	}
+	srv := startServe(t, []string{"XDG_CACHE_HOME=" + cache, "HOME=" + filepath.Join(dir, "home")}, projects, capture, "--listen", "127.0.0.1:0")
+	url, printed, stderr := srv.url, srv.printed, srv.stderr
 	if !strings.HasPrefix(printed[0], "Serving 6 sessions of "+projects+", "+capture+", everything shown (loopback") {
 		t.Errorf("first line %q", printed[0])
 	}
@@ -133,17 +90,12 @@ func TestServe(t *testing.T) {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+	if err := srv.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-done:
-		exited = true
-		if err != nil {
-			t.Errorf("serve ended with %v: %s", err, stderr.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not stop within 10 s of Ctrl-C")
+	// go test's -timeout bounds the wait.
+	if err := srv.wait(); err != nil {
+		t.Errorf("serve ended with %v: %s", err, stderr.String())
 	}
 	if _, err := os.Stat(cache); !os.IsNotExist(err) {
 		t.Errorf("serve wrote in its cache directory: %v", err)
@@ -151,4 +103,74 @@ func TestServe(t *testing.T) {
 	if strings.Contains(stderr.String(), "tsinspect: ") {
 		t.Errorf("serve complained: %s", stderr.String())
 	}
+}
+
+// served is a 'tsinspect serve' run on loopback: the address it printed
+// (and its token, when it asks for one), what it printed up to it, and
+// what it writes on standard error.
+type served struct {
+	cmd        *exec.Cmd
+	url, token string
+	printed    []string
+	stderr     *strings.Builder
+	done       chan error // the process's end, once its output is read
+	ended      bool
+}
+
+// serveAddress is the line serve prints the address to open on.
+var serveAddress = regexp.MustCompile(`^  (http://127\.0\.0\.1:\d+/)(?:\?token=(\S+))?$`)
+
+// startServe runs tsinspect serve with args, env added to the
+// environment, until it prints the address to open (go test's -timeout
+// bounds the wait); the process is killed when the test ends, unless it
+// ended (wait).
+func startServe(t *testing.T, env []string, args ...string) *served {
+	t.Helper()
+	s := &served{cmd: exec.Command(kit.Tsinspect, append([]string{"serve"}, args...)...), stderr: &strings.Builder{}, done: make(chan error, 1)}
+	s.cmd.Env = append(os.Environ(), env...)
+	stdout, err := s.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.cmd.Stderr = s.stderr
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if !s.ended {
+			s.cmd.Process.Kill()
+			<-s.done
+		}
+	})
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		s.done <- s.cmd.Wait()
+	}()
+	for s.url == "" {
+		l, ok := <-lines
+		if !ok {
+			t.Fatalf("serve ended before it printed its address: %q, %s", s.printed, s.stderr.String())
+		}
+		s.printed = append(s.printed, l)
+		if m := serveAddress.FindStringSubmatch(l); m != nil {
+			s.url, s.token = m[1], m[2]
+		}
+	}
+	go func() {
+		for range lines { // the rest of its output, not to block it
+		}
+	}()
+	return s
+}
+
+// wait waits for serve to end and returns how it ended.
+func (s *served) wait() error {
+	err := <-s.done
+	s.ended = true
+	return err
 }

@@ -1,14 +1,11 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
 	"math"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -108,28 +105,10 @@ func TestTeamStore(t *testing.T) {
 // sessions with their people.
 func serveTeam(t *testing.T, url string) {
 	t.Helper()
-	cmd := exec.Command(kit.Tsinspect, "serve", "--from", url, "--listen", "127.0.0.1:0")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	sc := bufio.NewScanner(stdout)
-	addr, token := "", ""
-	var printed []string
-	for addr == "" && sc.Scan() {
-		printed = append(printed, sc.Text())
-		if m := regexp.MustCompile(`^  (http://127\.0\.0\.1:\d+/)\?token=(\S+)$`).FindStringSubmatch(sc.Text()); m != nil {
-			addr, token = m[1], m[2]
-		}
-	}
-	if addr == "" {
-		t.Fatalf("serve --from printed no address with a token: %q, %s", printed, stderr.String())
+	srv := startServe(t, nil, "--from", url, "--listen", "127.0.0.1:0")
+	addr, token, printed := srv.url, srv.token, srv.printed
+	if token == "" {
+		t.Fatalf("serve --from printed no address with a token: %q, %s", printed, srv.stderr.String())
 	}
 	if !strings.HasPrefix(printed[0], "Serving 4 sessions of the team's store postgres://postgres:xxxxx@") {
 		t.Errorf("first line %q", printed[0])
