@@ -153,14 +153,7 @@ func (s *Server) turnsData(w http.ResponseWriter, r *http.Request) {
 		if redacted {
 			red = newRedactor(s.opts.redactedPolicy(), nil)
 		}
-		b, err := marshalSafe(s.lightTurns(it, red))
-		if err != nil {
-			jsonError(w, http.StatusInternalServerError, err.Error())
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		w.Write(b)
+		writeJSON(w, s.lightTurns(it, red))
 		return
 	}
 	v := 0
@@ -186,9 +179,7 @@ func (s *Server) turnsData(w http.ResponseWriter, r *http.Request) {
 	}
 	// Written with the session's lock let go: a client that reads slowly
 	// keeps no other from the session.
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Write(b)
+	writeJSONBytes(w, b)
 }
 
 // turns works out the turn list, redacted by red (o.mu held).

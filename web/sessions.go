@@ -149,6 +149,11 @@ func writeJSON(w http.ResponseWriter, v any) {
 		jsonError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
+	writeJSONBytes(w, b)
+}
+
+// writeJSONBytes writes b, JSON, as a response no one caches.
+func writeJSONBytes(w http.ResponseWriter, b []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Write(b)
