@@ -60,8 +60,9 @@ type FactsOptions struct {
 	Prices *pricing.Table
 	// Schemas gives, by tool name, the size in bytes of deferred tools'
 	// definitions that the session's files hold apart from its requests
-	// (Claude Code's deferred_tools_record attachments): used where no
-	// request of the session carries the schema.
+	// (Claude Code's deferred_tools_record attachments): used, in a
+	// session made from its transcript, where no request carries the
+	// schema.
 	Schemas map[string]int
 }
 
@@ -383,7 +384,13 @@ func Of(s *timeline.Session, ref Ref, o FactsOptions) *Facts {
 	x.threadStats()
 	x.toolUse()
 	x.deferral()
-	x.finishTools(o.Schemas)
+	// The files' schemas stand in where no request carries the tools: a
+	// session made from its transcript.
+	files := o.Schemas
+	if f.Transcript == 0 {
+		files = nil
+	}
+	x.finishTools(files)
 	sort.Strings(f.Releases)
 	sort.Strings(f.Models)
 	return f

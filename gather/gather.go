@@ -21,7 +21,6 @@ import (
 	"sync"
 
 	"github.com/tsinspect/tsinspect/advice"
-	"github.com/tsinspect/tsinspect/decode"
 	"github.com/tsinspect/tsinspect/internal/cachefile"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/sessionfiles"
@@ -247,30 +246,11 @@ func readOne(it Item, tab *pricing.Table) (*advice.Facts, string, error) {
 }
 
 // SessionFacts is the advice facts of the session s read from it, priced
-// at tab: where no request of the files carries the tools (a transcript
-// alone), with the schemas a search loaded that the files still hold:
+// at tab, with the schemas a search loaded that its files still hold:
 // schemas, as the reading found them, or (nil) read from the files.
 func SessionFacts(s *timeline.Session, it Item, tab *pricing.Table, schemas map[string]int) *advice.Facts {
-	fo := advice.FactsOptions{Prices: tab}
-	ref := advice.Ref{ID: it.ID, Project: it.Project}
-	if it.Entry != nil && transcriptTurns(s) {
-		if schemas == nil {
-			schemas, _ = sessionfiles.DeferredSchemas(*it.Entry)
-		}
-		if len(schemas) > 0 {
-			fo.Schemas = schemas
-		}
+	if it.Entry != nil && schemas == nil {
+		schemas, _ = sessionfiles.DeferredSchemas(*it.Entry)
 	}
-	return advice.Of(s, ref, fo)
-}
-
-// transcriptTurns reports whether a Messages turn of s was made from a
-// transcript (the facts' Transcript count is not 0).
-func transcriptTurns(s *timeline.Session) bool {
-	for _, t := range s.Turns {
-		if d := t.Decoded; d != nil && d.Request.Kind == decode.KindMessages && d.Request.Transcript != nil {
-			return true
-		}
-	}
-	return false
+	return advice.Of(s, advice.Ref{ID: it.ID, Project: it.Project}, advice.FactsOptions{Prices: tab, Schemas: schemas})
 }
