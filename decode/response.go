@@ -19,6 +19,11 @@ func decodeResponse(t *Turn, ex *exchange.Exchange) {
 	cut := ex.State == exchange.StateInFlight || ex.State == exchange.StateClientAborted || ex.State == exchange.StateUpstreamFailed ||
 		ex.State == exchange.StateInterrupted
 
+	if ex.RespMade != nil {
+		r.Size = ex.RespMade.Size
+		decodeMadeAnswer(t, ex.RespMade)
+		return
+	}
 	body := ex.Body()
 	// Chunk offsets count the bytes of RespBody: they place events only
 	// when the body is used as received.
@@ -133,6 +138,25 @@ func decodeJSONBody(t *Turn, body []byte, cut bool) {
 			getInt(t, raw, "count_tokens input_tokens", &r.Usage.InputTokens)
 		}
 		r.Other = json.RawMessage(body)
+	}
+}
+
+// decodeMadeAnswer decodes a message body handed as the parts it was made
+// of (exchange.MadeAnswer): what decoding the body would give.
+func decodeMadeAnswer(t *Turn, m *exchange.MadeAnswer) {
+	r := &t.Response
+	w := make(object, 0, len(m.Members))
+	for _, mm := range m.Members {
+		if mm.Key != "content" {
+			w = append(w, field{key: mm.Key, val: mm.Value})
+		}
+	}
+	decodeMessageFields(t, w)
+	for i, item := range m.Content {
+		r.Content = append(r.Content, parseBlock(t, item, "response block "+strconv.Itoa(i)))
+	}
+	if raw := w.get("usage"); !isNull(raw) {
+		r.Usage = parseUsage(t, raw)
 	}
 }
 

@@ -75,6 +75,10 @@ type Exchange struct {
 	// RespBody is the response body exactly as received from upstream
 	// (still compressed if it was sent compressed).
 	RespBody []byte
+	// RespMade, when set, is the response body as the parts tsinspect
+	// made it from, and RespBody is empty: handed only to a reader that
+	// asked for its requests' parts (ReqMade).
+	RespMade *MadeAnswer
 	// RespBodyDecoded is RespBody with its Content-Encoding removed, or nil
 	// when the body was not encoded (or could not be decoded).
 	RespBodyDecoded []byte
@@ -191,6 +195,26 @@ type Made struct {
 	Member []byte
 	// Size is the length of the body the parts make, in bytes.
 	Size int
+}
+
+// MadeAnswer is a response body tsinspect made (from the records of
+// Claude Code's session files that hold one answer), handed as the parts
+// it is made of: the JSON object of Members, in order, whose "content"
+// member (its Value nil) is the array of Content.
+type MadeAnswer struct {
+	// Members are the message's members, sorted by key, one of each.
+	Members []MadeMember
+	// Content are the elements of the content array, in order.
+	Content [][]byte
+	// Size is the length of the body the parts make, in bytes.
+	Size int
+}
+
+// MadeMember is one member of a MadeAnswer: its key, and its value as
+// JSON.
+type MadeMember struct {
+	Key   string
+	Value []byte
 }
 
 // MadePart is one message of a Made body. Within one source, every

@@ -597,7 +597,13 @@ func (s *Session) rebuild(i int, buf []byte, base *built, made bool) (*exchange.
 		}
 	case len(q.answer) > 0:
 		ex.Status = 200
-		ex.RespBody = answerBody(q.answer)
+		if a, ok := answerOf(q.answer); ok && made && a.message() {
+			ex.RespMade = (*exchange.MadeAnswer)(&a)
+		} else if ok {
+			ex.RespBody = a.body()
+		} else {
+			ex.RespBody = answerBodySlow(q.answer)
+		}
 		ex.RespHeaders = []exchange.Header{{Name: "Content-Type", Value: "application/json"}}
 		if id := q.answer[len(q.answer)-1].RequestID; id != "" {
 			ex.RespHeaders = append(ex.RespHeaders, exchange.Header{Name: "Request-Id", Value: id})

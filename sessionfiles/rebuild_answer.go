@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/internal/jsonvalid"
 )
 
@@ -32,27 +33,24 @@ func assistantMessage(rs []*record) ([]byte, error) {
 // answerBody is the answer as the API's final message: the last record's
 // message (its usage is the final one) with every record's content.
 func answerBody(rs []*record) []byte {
-	if b, ok := answerBodyFast(rs); ok {
-		return b
+	if a, ok := answerOf(rs); ok {
+		return a.body()
 	}
 	return answerBodySlow(rs)
 }
 
-// answerBodyFast is answerBodySlow written from the records' bytes (each
-// record's line was validated whole): the last message's members sorted
-// by key, the last of equal keys kept, each value compacted, the content
-// every record's content elements compacted with HTML's characters
-// escaped, as encoding/json writes them there. ok is false for what it
+// answerParts is what an answer's body is made of: the last record's message
+// members sorted by key, the last of equal keys kept, its "content" (with
+// no value) every record's content elements.
+type answerParts exchange.MadeAnswer
+
+// answerOf reads the parts of an answer's body from the records' bytes
+// (each record's line was validated whole). ok is false for what it
 // leaves to encoding/json: a key that is escaped or not ASCII, a message
 // or content that is not what it should be.
-func answerBodyFast(rs []*record) ([]byte, bool) {
-	type kv struct {
-		key   string
-		value []byte
-	}
+func answerOf(rs []*record) (a answerParts, ok bool) {
 	last := rs[len(rs)-1].Message
-	var members []kv
-	ok := true
+	ok = true
 	if eachMember(last, jsonvalid.SkipSpace(last, 0), func(key []byte, at int) int {
 		e := jsonvalid.ValueEnd(last, at)
 		for _, c := range key {
@@ -60,107 +58,128 @@ func answerBodyFast(rs []*record) ([]byte, bool) {
 				ok = false
 			}
 		}
-		if e >= 0 {
-			members = append(members, kv{string(key), last[at:e]})
+		if e >= 0 && string(key) != "content" {
+			a.Members = append(a.Members, exchange.MadeMember{Key: string(key), Value: last[at:e]})
 		}
 		return e
 	}) < 0 || !ok {
-		return nil, false
+		return answerParts{}, false
 	}
-	var out bytes.Buffer
-	out.Grow(len(last))
-	// The content: every record's elements.
-	var content bytes.Buffer
-	content.WriteByte('[')
-	n := 0
 	for _, r := range rs {
 		c, ok := member(r.Message, "content")
 		if !ok {
-			return nil, false
+			return answerParts{}, false
 		}
 		switch v := bytes.TrimSpace(c); {
 		case v == nil, string(v) == "null":
 			continue
 		case len(v) == 0 || v[0] != '[':
 			// Not a list of elements: encoding/json says so.
-			return nil, false
+			return answerParts{}, false
 		default:
 			if eachElement(v, 0, func(at int) int {
 				e := jsonvalid.ValueEnd(v, at)
-				if e < 0 {
-					return -1
+				if e >= 0 {
+					a.Content = append(a.Content, v[at:e])
 				}
-				if n > 0 {
-					content.WriteByte(',')
-				}
-				n++
-				compactTo(&content, v[at:e], true)
 				return e
 			}) < 0 {
-				return nil, false
+				return answerParts{}, false
 			}
 		}
 	}
-	content.WriteByte(']')
-	members = append(members, kv{"content", content.Bytes()})
-	slices.SortStableFunc(members, func(a, b kv) int { return strings.Compare(a.key, b.key) })
-	out.WriteByte('{')
-	k := 0
-	for i, m := range members {
-		if i+1 < len(members) && members[i+1].key == m.key {
-			continue // the last of equal keys (content: the one made here)
+	a.Members = append(a.Members, exchange.MadeMember{Key: "content"})
+	slices.SortStableFunc(a.Members, func(x, y exchange.MadeMember) int { return strings.Compare(x.Key, y.Key) })
+	kept := a.Members[:0]
+	for i, m := range a.Members {
+		if i+1 < len(a.Members) && a.Members[i+1].Key == m.Key {
+			continue // the last of equal keys
 		}
-		if k > 0 {
-			out.WriteByte(',')
-		}
-		k++
-		out.WriteByte('"')
-		out.WriteString(m.key)
-		out.WriteString(`":`)
-		compactTo(&out, m.value, false)
+		kept = append(kept, m)
 	}
-	out.WriteByte('}')
-	return out.Bytes(), true
+	a.Members = kept
+	a.Size = a.write(nil)
+	return a, true
 }
 
-// compactTo writes the valid JSON v without white space outside its
-// strings; with html, <, >, & and U+2028, U+2029 in strings escaped as
-// encoding/json escapes them.
-func compactTo(out *bytes.Buffer, v []byte, html bool) {
-	start := 0
-	inString := false
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if inString {
-			switch {
-			case c == '\\':
-				i++
-			case c == '"':
-				inString = false
-			case html && (c == '<' || c == '>' || c == '&'):
-				out.Write(v[start:i])
-				out.WriteString(`\u00`)
-				out.WriteByte("0123456789abcdef"[c>>4])
-				out.WriteByte("0123456789abcdef"[c&0xf])
-				start = i + 1
-			case html && c == 0xe2 && i+2 < len(v) && v[i+1] == 0x80 && (v[i+2] == 0xa8 || v[i+2] == 0xa9):
-				out.Write(v[start:i])
-				out.WriteString(`\u202`)
-				out.WriteByte("0123456789abcdef"[v[i+2]&0xf])
-				i += 2
-				start = i + 1
-			}
+// message reports whether the answer is a message ("type":"message"),
+// which a reader of its parts decodes as one; another is handed as a body.
+func (a answerParts) message() bool {
+	for _, m := range a.Members {
+		if m.Key == "type" {
+			return string(m.Value) == `"message"`
+		}
+	}
+	return false
+}
+
+// body writes the answer's body.
+func (a answerParts) body() []byte {
+	var out bytes.Buffer
+	out.Grow(a.Size)
+	a.write(&out)
+	return out.Bytes()
+}
+
+// write writes the body to out, each value compacted, and returns its
+// length; a nil out counts the length alone.
+func (a answerParts) write(out *bytes.Buffer) int {
+	n := 0
+	put := func(s string) {
+		n += len(s)
+		if out != nil {
+			out.WriteString(s)
+		}
+	}
+	put("{")
+	for i, m := range a.Members {
+		if i > 0 {
+			put(",")
+		}
+		put(`"`)
+		put(m.Key)
+		put(`":`)
+		if m.Key != "content" {
+			n += compactTo(out, m.Value)
 			continue
 		}
-		switch c {
+		put("[")
+		for j, c := range a.Content {
+			if j > 0 {
+				put(",")
+			}
+			n += compactTo(out, c)
+		}
+		put("]")
+	}
+	put("}")
+	return n
+}
+
+// compactTo writes the valid JSON v to out without white space outside
+// its strings, and returns the length written; a nil out counts it alone.
+func compactTo(out *bytes.Buffer, v []byte) int {
+	n := 0
+	start := 0
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
 		case '"':
-			inString = true
+			if e := jsonvalid.StringEnd(v, i); e > i {
+				i = e - 1
+			}
 		case ' ', '\t', '\n', '\r':
-			out.Write(v[start:i])
+			n += i - start
+			if out != nil {
+				out.Write(v[start:i])
+			}
 			start = i + 1
 		}
 	}
-	out.Write(v[start:])
+	n += len(v) - start
+	if out != nil {
+		out.Write(v[start:])
+	}
+	return n
 }
 
 // answerBodySlow is answerBody through encoding/json.
@@ -181,14 +200,14 @@ func answerBodySlow(rs []*record) []byte {
 	if content == nil {
 		content = []json.RawMessage{}
 	}
-	raw, err := json.Marshal(content)
-	if err != nil {
-		return []byte{}
-	}
-	m["content"] = raw
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
+	if enc.Encode(content) != nil {
+		return []byte{}
+	}
+	m["content"] = bytes.Clone(bytes.TrimRight(buf.Bytes(), "\n"))
+	buf.Reset()
 	if enc.Encode(m) != nil {
 		return []byte{}
 	}

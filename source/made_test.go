@@ -15,12 +15,12 @@ import (
 )
 
 // TestMadeReadsAsBodies holds the reading of requests made from a
-// transcript as their parts (sessionfiles.Session.StreamMade: no body
-// written and parsed back) to the reading of their bodies, on every public
+// transcript, and of answers, as their parts (sessionfiles.Session.StreamMade:
+// no body written and parsed back) to the reading of their bodies, on every public
 // session and every release's session: each turn decodes alike, and the
 // timeline links, diffs and flags alike.
 func TestMadeReadsAsBodies(t *testing.T) {
-	made := 0
+	made, answers := 0, 0
 	for _, path := range independentFiles(t) {
 		s, err := sessionfiles.Open(path)
 		if err != nil {
@@ -40,6 +40,15 @@ func TestMadeReadsAsBodies(t *testing.T) {
 					if ex.ReqBody != nil {
 						t.Errorf("%s: exchange %d has both a body and its parts", path, ex.ID)
 					}
+				}
+				if parts && ex.RespMade != nil {
+					answers++
+					if len(ex.RespBody) > 0 {
+						t.Errorf("%s: exchange %d has both a response body and its parts", path, ex.ID)
+					}
+				}
+				if !parts && ex.RespMade != nil {
+					t.Errorf("%s: exchange %d: Stream handed an answer as its parts", path, ex.ID)
 				}
 				d := decode.DecodeWith(ex, c)
 				j, err := json.Marshal(d)
@@ -69,8 +78,8 @@ func TestMadeReadsAsBodies(t *testing.T) {
 			t.Errorf("%s: the timeline from the parts differs from the bodies':\n got %.2000s\nwant %.2000s", path, g, w)
 		}
 	}
-	if made == 0 {
-		t.Fatal("no request was handed as its parts")
+	if made == 0 || answers == 0 {
+		t.Fatalf("%d requests and %d answers were handed as their parts", made, answers)
 	}
 }
 

@@ -66,7 +66,7 @@ func (b *Builder) decode(ex *exchange.Exchange) *decode.Turn {
 	d := decode.DecodeWith(ex, b.cache)
 	b.decodes++
 	if !b.keepBodies && d.Request.Kind == decode.KindMessages {
-		ex.ReqBody, ex.RespBody, ex.RespBodyDecoded, ex.ReqRef, ex.ReqMade = nil, nil, nil, exchange.BodyRef{}, nil
+		ex.ReqBody, ex.RespBody, ex.RespBodyDecoded, ex.ReqRef, ex.ReqMade, ex.RespMade = nil, nil, nil, exchange.BodyRef{}, nil, nil
 	} else {
 		// Kept: the caller's buffer may be reused (store.ScanOptions.Stream).
 		ex.ReqBody = bytes.Clone(ex.ReqBody)
