@@ -70,3 +70,33 @@ func TestStartLeavesGOMEMLIMIT(t *testing.T) {
 		t.Errorf("limit changed to %d with GOMEMLIMIT set", got)
 	}
 }
+
+// gcPercent reads the collector's percentage.
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
+// TestStartRaisesTheCollectorsPercentage checks that Start sets GCPercent
+// and stop restores what was there, and that a GOGC the user set stands.
+func TestStartRaisesTheCollectorsPercentage(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
+	t.Setenv("GOGC", "")
+	before := debug.SetGCPercent(150)
+	defer debug.SetGCPercent(before)
+	stop := Start(DefaultFloor, time.Hour)
+	if got := gcPercent(); got != GCPercent {
+		t.Errorf("percentage %d after Start, want %d", got, GCPercent)
+	}
+	stop()
+	if got := gcPercent(); got != 150 {
+		t.Errorf("percentage %d after stop, want 150 as before", got)
+	}
+	t.Setenv("GOGC", "150")
+	stop = Start(DefaultFloor, time.Hour)
+	if got := gcPercent(); got != 150 {
+		t.Errorf("percentage %d after Start under GOGC=150, want it left alone", got)
+	}
+	stop()
+}
