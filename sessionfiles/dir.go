@@ -485,6 +485,28 @@ const (
 	sniffHead  = 1 << 20
 )
 
+// sniffBuffer is the size of Recognise's buffer: a longer line is gathered.
+const sniffBuffer = 64 << 10
+
+// sniffLine reads a line from br as ReadSlice does from a buffer of
+// sniffHead bytes: a longer line is its first sniffHead bytes, with
+// bufio.ErrBufferFull.
+func sniffLine(br *bufio.Reader) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return line, err
+	}
+	long := bytes.Clone(line)
+	for errors.Is(err, bufio.ErrBufferFull) && len(long) < sniffHead {
+		line, err = br.ReadSlice('\n')
+		long = append(long, line...)
+	}
+	if len(long) > sniffHead || len(long) == sniffHead && long[sniffHead-1] != '\n' {
+		return long[:sniffHead], bufio.ErrBufferFull
+	}
+	return long, err
+}
+
 // Recognise says whether the regular file at path reads as a Claude Code
 // session file: its first records have types Claude Code writes, and one
 // of them a session ID (other tools' JSON Lines logs, claude-trace's among
@@ -505,13 +527,14 @@ func Recognise(path string) error {
 		return err
 	}
 	defer f.Close()
-	// No larger than the file: a line cannot be longer (a directory of
-	// small sessions allocated and cleared a megabyte for each).
-	br := bufio.NewReaderSize(io.LimitReader(f, sniffLines*sniffHead), int(max(min(info.Size()+1, sniffHead), 4096)))
+	// No larger than the file, nor than most first lines: a line longer
+	// is gathered (a directory of sessions allocated and cleared a
+	// megabyte for each, twice, to read a line of a few kB).
+	br := bufio.NewReaderSize(io.LimitReader(f, sniffLines*sniffHead), int(max(min(info.Size()+1, sniffBuffer), 4096)))
 	known := false // a record of a type that carries no session ID
 	var bad error  // the first line that is not a JSON record
 	for i := 0; i < sniffLines; i++ {
-		line, err := br.ReadSlice('\n')
+		line, err := sniffLine(br)
 		if errors.Is(err, bufio.ErrBufferFull) {
 			// A first record longer than what is read of it (a pasted
 			// prompt): its leading members name it.
