@@ -563,10 +563,27 @@ func (s *Session) rebuild(i int, buf []byte, base *built, made bool) (*exchange.
 	q := s.reqs[i]
 	var b built
 	var parts *exchange.Made
+	// The answer's parts, read once for the body, its model and the
+	// response.
+	var a answerParts
+	answered := false
+	if len(q.answer) > 0 {
+		a, answered = answerOf(q.answer)
+	}
 	src := exchange.SourceSessionFile
 	switch {
 	case q.transcript && made:
-		parts = s.made(q)
+		model := ""
+		switch {
+		case answered:
+			model = a.model()
+		case len(q.answer) > 0:
+			model = messageModel(q.answer[len(q.answer)-1].Message)
+		}
+		if model == "" {
+			model = q.modelBefore()
+		}
+		parts = s.made(q, model)
 		src = exchange.SourceTranscript
 	case q.transcript:
 		b = built{id: q.rec.ID, body: s.madeBody(q, buf)}
@@ -597,11 +614,12 @@ func (s *Session) rebuild(i int, buf []byte, base *built, made bool) (*exchange.
 		}
 	case len(q.answer) > 0:
 		ex.Status = 200
-		if a, ok := answerOf(q.answer); ok && made && a.message() {
+		switch {
+		case answered && made && a.message():
 			ex.RespMade = (*exchange.MadeAnswer)(&a)
-		} else if ok {
+		case answered:
 			ex.RespBody = a.body()
-		} else {
+		default:
 			ex.RespBody = answerBodySlow(q.answer)
 		}
 		ex.RespHeaders = []exchange.Header{{Name: "Content-Type", Value: "application/json"}}

@@ -102,6 +102,21 @@ func answerOf(rs []*record) (a answerParts, ok bool) {
 	return a, true
 }
 
+// model is the model the answer names, as messageModel reads it from the
+// last record's message.
+func (a answerParts) model() string {
+	for _, m := range a.Members {
+		if m.Key == "model" {
+			var model string
+			if len(m.Value) == 0 || m.Value[0] != '"' || json.Unmarshal(m.Value, &model) != nil || model == syntheticModel {
+				return ""
+			}
+			return model
+		}
+	}
+	return ""
+}
+
 // message reports whether the answer is a message ("type":"message"),
 // which a reader of its parts decodes as one; another is handed as a body.
 func (a answerParts) message() bool {

@@ -30,9 +30,10 @@ func (s *Session) madeBody(q *request, buf []byte) []byte {
 }
 
 // made is madeBody as the parts it is made of (exchange.Made): the
-// messages as the session keeps them, each under its index.
-func (s *Session) made(q *request) *exchange.Made {
-	m := &exchange.Made{Model: q.model(), Member: s.madeMember(q), Messages: s.parts.of(q.msgs, s.msgs)}
+// messages as the session keeps them, each under its index; model is
+// q.model().
+func (s *Session) made(q *request, model string) *exchange.Made {
+	m := &exchange.Made{Model: model, Member: s.parts.member(s, q), Messages: s.parts.of(q.msgs, s.msgs)}
 	size := len(`{"messages":[]`) + max(len(q.msgs)-1, 0)
 	for _, p := range m.Messages {
 		size += len(p.JSON)
@@ -78,6 +79,11 @@ func (q *request) model() string {
 			return m
 		}
 	}
+	return q.modelBefore()
+}
+
+// modelBefore is model for a request whose answer names none.
+func (q *request) modelBefore() string {
 	if q.hint != "" {
 		return q.hint
 	}
@@ -152,6 +158,27 @@ func syntheticError(r *record) (status int, body []byte, msg string) {
 // by their place, and no request makes a list of its own.
 type madeParts struct {
 	lists sharing.Recent[*int32, *[]exchange.MadePart]
+	// made is the last TranscriptMember made, for what it was made of:
+	// the requests of a conversation share one.
+	made struct {
+		seen, ok bool
+		restored []string
+		body     []byte
+	}
+}
+
+// member is s.madeMember(q), the last one made again when it is the same.
+func (mp *madeParts) member(s *Session, q *request) []byte {
+	var restored []string
+	if q.from != nil {
+		restored = q.from.restored
+	}
+	m := &mp.made
+	if m.ok && m.seen == s.tr.catalogSeen && len(m.restored) == len(restored) && (len(restored) == 0 || &m.restored[0] == &restored[0]) {
+		return m.body
+	}
+	m.ok, m.seen, m.restored, m.body = true, s.tr.catalogSeen, restored, s.madeMember(q)
+	return m.body
 }
 
 // of returns the parts of msgs, an array Session.msgLists handed out (two
