@@ -25,11 +25,41 @@ type Estimates struct {
 	// media remembers the media bytes of each message; turns share the
 	// messages of their history, so each is looked at once.
 	media map[*decode.Message]int
+	// sums holds, per array of messages that requests' lists share (by
+	// its first element), the media bytes of its first i messages at i:
+	// a list that extends an earlier one adds its new messages alone.
+	sums map[**decode.Message][]int
 }
 
 // NewEstimates returns an empty memo of per-message figures.
 func NewEstimates() *Estimates {
-	return &Estimates{media: map[*decode.Message]int{}}
+	return &Estimates{media: map[*decode.Message]int{}, sums: map[**decode.Message][]int{}}
+}
+
+// listMedia is the media bytes of the messages of ms. Lists that begin at
+// the same element of one array hold the same messages as far as the
+// shorter goes (decode shares them so, and never changes a shared
+// element), so the sums of one serve the others.
+func (e *Estimates) listMedia(ms []*decode.Message) int {
+	if len(ms) == 0 {
+		return 0
+	}
+	if e == nil {
+		n := 0
+		for _, m := range ms {
+			n += e.mediaBytes(m)
+		}
+		return n
+	}
+	sums := e.sums[&ms[0]]
+	if sums == nil {
+		sums = []int{0}
+	}
+	for i := len(sums) - 1; i < len(ms); i++ {
+		sums = append(sums, sums[i]+e.mediaBytes(ms[i]))
+	}
+	e.sums[&ms[0]] = sums
+	return sums[len(ms)]
 }
 
 // PromptRate is the tokens per byte of d's request: its prompt tokens
@@ -45,10 +75,7 @@ func (e *Estimates) PromptRate(d *decode.Turn) (rate float64, ok bool) {
 	if prompt <= 0 {
 		return ceiling, false
 	}
-	n := d.Request.Size
-	for _, m := range d.Request.Messages {
-		n -= e.mediaBytes(m)
-	}
+	n := d.Request.Size - e.listMedia(d.Request.Messages)
 	if n <= 0 {
 		return ceiling, true
 	}
