@@ -21,13 +21,13 @@ func lightRecord(line []byte, r *record) (ok bool) {
 }
 
 // frameRecord reads a whole record as decoding it with encoding/json would
-// (scanRecords), at the cost of lightRecord and a syntax check, when it
-// can: a valid JSON object of a type whose members the frame reader
-// reads, each of the JSON type the record's field has, no key differing
-// only in case from a field's. It reports false, with r undefined, when
-// the record must be decoded.
+// (scanRecords), at the cost of lightRecord checking the syntax as it
+// walks, when it can: a valid JSON object of a type whose members the
+// frame reader reads, each of the JSON type the record's field has, no
+// key differing only in case from a field's. It reports false, with r
+// undefined, when the record must be decoded.
 func frameRecord(line []byte, r *record) bool {
-	if ok, whole := readFrame(line, r, true); !ok || !whole || !jsonvalid.Valid(line) {
+	if ok, whole := readFrame(line, r, true); !ok || !whole {
 		return false
 	}
 	ownMembers(r)
@@ -58,8 +58,9 @@ var framedKeys = [...]string{"type", "subtype", "sessionid", "agentid", "timesta
 	"parentuuid", "logicalparentuuid", "issidechain", "isapierrormessage", "requestsessionid", "id", "requestref", "requestid",
 	"message", "attachment", "data", "compactmetadata", "error", "params"}
 
-// readFrame is lightRecord; with strict, whole also says whether it read
-// the record as encoding/json would (see frameRecord).
+// readFrame is lightRecord; with strict, it checks the line's syntax as
+// jsonvalid.Valid does (ok is false when it is not valid), and whole says
+// whether it read the record as encoding/json would (see frameRecord).
 func readFrame(line []byte, r *record, strict bool) (ok, whole bool) {
 	*r = record{}
 	whole = true
@@ -73,8 +74,13 @@ func readFrame(line []byte, r *record, strict bool) (ok, whole bool) {
 			return true, false
 		}
 	}
-	end := eachMember(line, i, func(key []byte, v int) int {
-		e := jsonvalid.ValueEnd(line, v)
+	keyEnd, valueEnd := jsonvalid.StringEnd, jsonvalid.ValueEnd
+	if strict {
+		// The record is one container deep.
+		keyEnd, valueEnd = jsonvalid.StringEndValid, func(b []byte, i int) int { return jsonvalid.ValueEndValid(b, i, 1) }
+	}
+	end := eachMemberWith(line, i, keyEnd, func(key []byte, v int) int {
+		e := valueEnd(line, v)
 		if e < 0 {
 			return -1
 		}
@@ -156,6 +162,9 @@ func readFrame(line []byte, r *record, strict bool) (ok, whole bool) {
 		}
 		return e
 	})
+	if strict && end >= 0 && jsonvalid.SkipSpace(line, end) != len(line) {
+		return false, false // more than white space after the record
+	}
 	return end >= 0, whole
 }
 

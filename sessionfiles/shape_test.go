@@ -49,6 +49,12 @@ func compactJSON(b []byte) string {
 // decoding it does.
 func checkLight(t *testing.T, line []byte) {
 	t.Helper()
+	// The frame reader checks the syntax as it walks: what it reads whole
+	// is valid JSON, and what is not is left to decoding, which says so.
+	var framed record
+	if frameRecord(line, &framed) && !json.Valid(line) {
+		t.Fatalf("frameRecord read an invalid line whole: %q", line)
+	}
 	var want record
 	if json.Unmarshal(line, &want) != nil || bytes.HasPrefix(line, []byte(`{"type":"api-request-`)) {
 		return // not a record; blobs and shapes are not walked
@@ -59,7 +65,6 @@ func checkLight(t *testing.T, line []byte) {
 	if foldedKeys(line) {
 		return // encoding/json matches keys in any case; Claude Code writes them in one
 	}
-	var framed record
 	if frameRecord(line, &framed) {
 		// Read whole by the frame reader: every field as decoded.
 		if w, g := append(lightFields(&want), want.Entrypoint, string(want.Data)), append(lightFields(&framed), framed.Entrypoint, framedData(&want, &framed)); !slices.Equal(w, g) {
@@ -115,6 +120,20 @@ func FuzzLightRecord(f *testing.F) {
 		f.Add([]byte(l))
 	}
 	f.Add([]byte(`{"type":"user","parentUuid":null,"message":{"content":[{"type":"tool_result","content":"\\\""}]}}`))
+	// Damaged lines the walk alone would take for records.
+	for _, l := range []string{
+		`{"type":"user","uuid":"u1","message":{"content":"a` + "\x01" + `b"}}`,
+		`{"type":"user","uuid":"u1","message":{"content":"\q"}}`,
+		`{"type":"user","uuid":"u1","message":{"n":01}}`,
+		`{"type":"user","uuid":"u1","message":{"a":tru}}`,
+		`{"type":"user","uuid":"u1","message":{"a":[1,]}}`,
+		`{"type":"user","uuid":"u1","message":{"a" 1}}`,
+		`{"type":"user","ke` + "\x02" + `y":1}`,
+		`{"type":"user","uuid":"u1"} x`,
+		`{"type":"user","uuid":"u1","message":{"content":"\u12G4"}}`,
+	} {
+		f.Add([]byte(l))
+	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		checkLight(t, line)
 	})

@@ -499,6 +499,12 @@ func jsonString(b []byte) string {
 // in the object that starts at b[i]; fn returns the index after the value
 // (-1: stop). It returns the index after the object, or -1.
 func eachMember(b []byte, i int, fn func(key []byte, v int) int) int {
+	return eachMemberWith(b, i, jsonvalid.StringEnd, fn)
+}
+
+// eachMemberWith is eachMember finding the end of each key with keyEnd
+// (jsonvalid.StringEndValid to check them).
+func eachMemberWith(b []byte, i int, keyEnd func(b []byte, i int) int, fn func(key []byte, v int) int) int {
 	if i >= len(b) || b[i] != '{' {
 		return -1
 	}
@@ -509,7 +515,7 @@ func eachMember(b []byte, i int, fn func(key []byte, v int) int) int {
 		if i >= len(b) || b[i] != '"' {
 			return -1
 		}
-		e := jsonvalid.StringEnd(b, i)
+		e := keyEnd(b, i)
 		if e < 0 {
 			return -1
 		}

@@ -23,11 +23,44 @@ func Valid(b []byte) bool {
 // open (valid during the call only): resuming there gives the same verdict
 // on any b that begins with the same b[:i].
 func From(b []byte, i int, stack []byte, afterValue bool, mark func(i int, stack []byte)) bool {
-	var stackBuf [64]byte
-	stack = append(stackBuf[:0], stack...) // '{' or '[' per open container
 	if !afterValue {
 		i = skipWS(b, 0)
 	}
+	end, ok := walk(b, i, stack, afterValue, mark, 0)
+	return ok && skipWS(b, end) == len(b)
+}
+
+// ValueEndValid is ValueEnd for a value that must be valid as Valid tells
+// it, depth containers deep: the index after the value that starts at
+// b[i], or -1 when it is not a valid value (or nests deeper than
+// MaxDepth in all).
+func ValueEndValid(b []byte, i, depth int) int {
+	end, ok := walk(b, i, nil, false, nil, depth)
+	if !ok {
+		return -1
+	}
+	return end
+}
+
+// StringEndValid is StringEnd for a string literal that must be valid as
+// Valid tells it: -1 when it is not.
+func StringEndValid(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	end, ok := skipString(b, i)
+	if !ok {
+		return -1
+	}
+	return end
+}
+
+// walk is From's walk, depth containers deep, from b[i]: the index after
+// the value that closes the last open container (or, with none open, the
+// value at b[i]), and whether all it read was valid.
+func walk(b []byte, i int, stack []byte, afterValue bool, mark func(i int, stack []byte), depth int) (int, bool) {
+	var stackBuf [64]byte
+	stack = append(stackBuf[:0], stack...) // '{' or '[' per open container
 	for {
 		if afterValue {
 			afterValue = false
@@ -35,12 +68,12 @@ func From(b []byte, i int, stack []byte, afterValue bool, mark func(i int, stack
 		}
 		// Parse one value at b[i].
 		if i >= len(b) {
-			return false
+			return i, false
 		}
 		switch c := b[i]; {
 		case c == '{':
-			if len(stack) >= MaxDepth {
-				return false
+			if len(stack)+depth >= MaxDepth {
+				return i, false
 			}
 			i = skipWS(b, i+1)
 			if i < len(b) && b[i] == '}' {
@@ -50,12 +83,12 @@ func From(b []byte, i int, stack []byte, afterValue bool, mark func(i int, stack
 			stack = append(stack, '{')
 			var ok bool
 			if i, ok = objectKey(b, i); !ok {
-				return false
+				return i, false
 			}
 			continue
 		case c == '[':
-			if len(stack) >= MaxDepth {
-				return false
+			if len(stack)+depth >= MaxDepth {
+				return i, false
 			}
 			i = skipWS(b, i+1)
 			if i < len(b) && b[i] == ']' {
@@ -67,40 +100,40 @@ func From(b []byte, i int, stack []byte, afterValue bool, mark func(i int, stack
 		case c == '"':
 			var ok bool
 			if i, ok = skipString(b, i); !ok {
-				return false
+				return i, false
 			}
 		case c == '-' || (c >= '0' && c <= '9'):
 			var ok bool
 			if i, ok = skipNumber(b, i); !ok {
-				return false
+				return i, false
 			}
 		case c == 't':
 			if !hasLit(b, i, "true") {
-				return false
+				return i, false
 			}
 			i += 4
 		case c == 'f':
 			if !hasLit(b, i, "false") {
-				return false
+				return i, false
 			}
 			i += 5
 		case c == 'n':
 			if !hasLit(b, i, "null") {
-				return false
+				return i, false
 			}
 			i += 4
 		default:
-			return false
+			return i, false
 		}
 	ended:
 		// A value ended: close containers or move to the next element.
 		for {
-			i = skipWS(b, i)
 			if len(stack) == 0 {
-				return i == len(b)
+				return i, true
 			}
+			i = skipWS(b, i)
 			if i >= len(b) {
-				return false
+				return i, false
 			}
 			top := stack[len(stack)-1]
 			if b[i] == ',' {
@@ -108,7 +141,7 @@ func From(b []byte, i int, stack []byte, afterValue bool, mark func(i int, stack
 				if top == '{' {
 					var ok bool
 					if i, ok = objectKey(b, i); !ok {
-						return false
+						return i, false
 					}
 				}
 				break // a value follows
@@ -121,7 +154,7 @@ func From(b []byte, i int, stack []byte, afterValue bool, mark func(i int, stack
 				}
 				continue
 			}
-			return false
+			return i, false
 		}
 	}
 }
