@@ -341,6 +341,10 @@ type extractor struct {
 	searched map[string]map[string]bool
 	// sizes holds the schema sizes the session's requests show.
 	sizes map[string]int64
+	// defTokens and offered are requests' own, kept from one request to
+	// the next.
+	defTokens map[string]int64
+	offered   map[string]bool
 }
 
 func (x *extractor) tool(name string) *Tool {
@@ -361,7 +365,8 @@ func Of(s *timeline.Session, ref Ref, o FactsOptions) *Facts {
 	}
 	f.Start, f.End = s.FirstAt, s.LastAt
 	x := &extractor{s: s, tab: o.Prices, f: f, figs: tooltokens.Compute(s, nil), tools: map[string]*Tool{},
-		firstCall: map[string]map[string]int{}, searched: map[string]map[string]bool{}, sizes: map[string]int64{}}
+		firstCall: map[string]map[string]int{}, searched: map[string]map[string]bool{}, sizes: map[string]int64{},
+		defTokens: map[string]int64{}, offered: map[string]bool{}}
 	for _, th := range s.Threads {
 		if th.Client.ClaudeCode() && th.Client.Version != "" && !slices.Contains(f.Releases, th.Client.Version) {
 			f.Releases = append(f.Releases, th.Client.Version)
@@ -436,7 +441,8 @@ func (x *extractor) requests(t *timeline.Turn) {
 		}
 	}
 	ft := x.figs.Turn(t.Index)
-	defTokens := map[string]int64{}
+	defTokens := x.defTokens
+	clear(defTokens)
 	if ft != nil {
 		for _, def := range ft.Definitions {
 			if def.Placeholder || def.Name == "" {
@@ -474,7 +480,8 @@ func (x *extractor) requests(t *timeline.Turn) {
 		return
 	}
 	rate := x.rateOf(t)
-	offered := map[string]bool{}
+	offered := x.offered
+	clear(offered)
 	for _, name := range d.Catalog {
 		tl := x.tool(name)
 		tl.Deferred = true
