@@ -16,7 +16,7 @@ import (
 // of the members it skips. ok is false for a line that is not a JSON
 // object.
 func lightRecord(line []byte, r *record) (ok bool) {
-	ok, _ = readFrame(line, r, false)
+	ok, _ = readFrame(line, r, nil)
 	return ok
 }
 
@@ -26,8 +26,8 @@ func lightRecord(line []byte, r *record) (ok bool) {
 // frame reader reads, each of the JSON type the record's field has, no
 // key differing only in case from a field's. It reports false, with r
 // undefined, when the record must be decoded.
-func frameRecord(line []byte, r *record) bool {
-	if ok, whole := readFrame(line, r, true); !ok || !whole {
+func frameRecord(line []byte, r *record, c *jsonvalid.Checker) bool {
+	if ok, whole := readFrame(line, r, c); !ok || !whole {
 		return false
 	}
 	ownMembers(r)
@@ -58,10 +58,12 @@ var framedKeys = [...]string{"type", "subtype", "sessionid", "agentid", "timesta
 	"parentuuid", "logicalparentuuid", "issidechain", "isapierrormessage", "requestsessionid", "id", "requestref", "requestid",
 	"message", "attachment", "data", "compactmetadata", "error", "params"}
 
-// readFrame is lightRecord; with strict, it checks the line's syntax as
-// jsonvalid.Valid does (ok is false when it is not valid), and whole says
-// whether it read the record as encoding/json would (see frameRecord).
-func readFrame(line []byte, r *record, strict bool) (ok, whole bool) {
+// readFrame is lightRecord; strict, with a checker, it checks the line's
+// syntax as jsonvalid.Valid does (ok is false when it is not valid), and
+// whole says whether it read the record as encoding/json would (see
+// frameRecord).
+func readFrame(line []byte, r *record, checker *jsonvalid.Checker) (ok, whole bool) {
+	strict := checker != nil
 	*r = record{}
 	whole = true
 	i := jsonvalid.SkipSpace(line, 0)
@@ -77,7 +79,7 @@ func readFrame(line []byte, r *record, strict bool) (ok, whole bool) {
 	keyEnd, valueEnd := jsonvalid.StringEnd, jsonvalid.ValueEnd
 	if strict {
 		// The record is one container deep.
-		keyEnd, valueEnd = jsonvalid.StringEndValid, func(b []byte, i int) int { return jsonvalid.ValueEndValid(b, i, 1) }
+		keyEnd, valueEnd = jsonvalid.StringEndValid, func(b []byte, i int) int { return checker.ValueEnd(b, i, 1) }
 	}
 	end := eachMemberWith(line, i, keyEnd, func(key []byte, v int) int {
 		e := valueEnd(line, v)

@@ -25,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/internal/jsonvalid"
 )
 
 // record is one line of a session file: the fields of every record type
@@ -158,6 +159,8 @@ type scanned struct {
 	problems []Problem
 	more     int // problems past maxProblems
 	unknown  map[string]int
+	// check checks the syntax of the records the frame reader reads.
+	check jsonvalid.Checker
 	// partial: the last line had no newline and did not parse (Claude
 	// Code is still writing it); it is not consumed.
 	partial  bool
@@ -284,7 +287,7 @@ func scanRecords(r io.Reader, s *scanned) error {
 			trimmed := bytes.TrimSpace(line)
 			var rec record
 			var uerr error
-			if !frameRecord(trimmed, &rec) {
+			if !frameRecord(trimmed, &rec, &s.check) {
 				rec = record{}
 				uerr = json.Unmarshal(trimmed, &rec)
 			}

@@ -52,7 +52,7 @@ func checkLight(t *testing.T, line []byte) {
 	// The frame reader checks the syntax as it walks: what it reads whole
 	// is valid JSON, and what is not is left to decoding, which says so.
 	var framed record
-	if frameRecord(line, &framed) && !json.Valid(line) {
+	if frameRecord(line, &framed, &jsonvalid.Checker{}) && !json.Valid(line) {
 		t.Fatalf("frameRecord read an invalid line whole: %q", line)
 	}
 	var want record
@@ -65,7 +65,7 @@ func checkLight(t *testing.T, line []byte) {
 	if foldedKeys(line) {
 		return // encoding/json matches keys in any case; Claude Code writes them in one
 	}
-	if frameRecord(line, &framed) {
+	if frameRecord(line, &framed, &jsonvalid.Checker{}) {
 		// Read whole by the frame reader: every field as decoded.
 		if w, g := append(lightFields(&want), want.Entrypoint, string(want.Data)), append(lightFields(&framed), framed.Entrypoint, framedData(&want, &framed)); !slices.Equal(w, g) {
 			t.Errorf("frameRecord of %s:\n got %q\nwant %q", line, g, w)

@@ -26,7 +26,8 @@ func From(b []byte, i int, stack []byte, afterValue bool, mark func(i int, stack
 	if !afterValue {
 		i = skipWS(b, 0)
 	}
-	end, ok := walk(b, i, stack, afterValue, mark, 0)
+	var stackBuf [64]byte
+	end, ok, _ := walk(b, i, append(stackBuf[:0], stack...), afterValue, mark, 0)
 	return ok && skipWS(b, end) == len(b)
 }
 
@@ -35,7 +36,21 @@ func From(b []byte, i int, stack []byte, afterValue bool, mark func(i int, stack
 // b[i], or -1 when it is not a valid value (or nests deeper than
 // MaxDepth in all).
 func ValueEndValid(b []byte, i, depth int) int {
-	end, ok := walk(b, i, nil, false, nil, depth)
+	var c Checker
+	return c.ValueEnd(b, i, depth)
+}
+
+// A Checker is ValueEndValid for a reader that checks many values: it
+// keeps the stack of open containers from one value to the next. The
+// zero Checker is ready to use; it is not safe for concurrent use.
+type Checker struct {
+	stack []byte
+}
+
+// ValueEnd is ValueEndValid.
+func (c *Checker) ValueEnd(b []byte, i, depth int) int {
+	end, ok, stack := walk(b, i, c.stack[:0], false, nil, depth)
+	c.stack = stack[:0]
 	if !ok {
 		return -1
 	}
@@ -55,12 +70,12 @@ func StringEndValid(b []byte, i int) int {
 	return end
 }
 
-// walk is From's walk, depth containers deep, from b[i]: the index after
-// the value that closes the last open container (or, with none open, the
-// value at b[i]), and whether all it read was valid.
-func walk(b []byte, i int, stack []byte, afterValue bool, mark func(i int, stack []byte), depth int) (int, bool) {
-	var stackBuf [64]byte
-	stack = append(stackBuf[:0], stack...) // '{' or '[' per open container
+// walk is From's walk, depth containers deep, from b[i] inside the open
+// containers of stack ('{' or '[' each; its array is walk's to use): the
+// index after the value that closes the last of them (or, with none open,
+// the value at b[i]), whether all it read was valid, and the stack's
+// array for another walk.
+func walk(b []byte, i int, stack []byte, afterValue bool, mark func(i int, stack []byte), depth int) (int, bool, []byte) {
 	for {
 		if afterValue {
 			afterValue = false
@@ -68,12 +83,12 @@ func walk(b []byte, i int, stack []byte, afterValue bool, mark func(i int, stack
 		}
 		// Parse one value at b[i].
 		if i >= len(b) {
-			return i, false
+			return i, false, stack
 		}
 		switch c := b[i]; {
 		case c == '{':
 			if len(stack)+depth >= MaxDepth {
-				return i, false
+				return i, false, stack
 			}
 			i = skipWS(b, i+1)
 			if i < len(b) && b[i] == '}' {
@@ -83,12 +98,12 @@ func walk(b []byte, i int, stack []byte, afterValue bool, mark func(i int, stack
 			stack = append(stack, '{')
 			var ok bool
 			if i, ok = objectKey(b, i); !ok {
-				return i, false
+				return i, false, stack
 			}
 			continue
 		case c == '[':
 			if len(stack)+depth >= MaxDepth {
-				return i, false
+				return i, false, stack
 			}
 			i = skipWS(b, i+1)
 			if i < len(b) && b[i] == ']' {
@@ -100,40 +115,40 @@ func walk(b []byte, i int, stack []byte, afterValue bool, mark func(i int, stack
 		case c == '"':
 			var ok bool
 			if i, ok = skipString(b, i); !ok {
-				return i, false
+				return i, false, stack
 			}
 		case c == '-' || (c >= '0' && c <= '9'):
 			var ok bool
 			if i, ok = skipNumber(b, i); !ok {
-				return i, false
+				return i, false, stack
 			}
 		case c == 't':
 			if !hasLit(b, i, "true") {
-				return i, false
+				return i, false, stack
 			}
 			i += 4
 		case c == 'f':
 			if !hasLit(b, i, "false") {
-				return i, false
+				return i, false, stack
 			}
 			i += 5
 		case c == 'n':
 			if !hasLit(b, i, "null") {
-				return i, false
+				return i, false, stack
 			}
 			i += 4
 		default:
-			return i, false
+			return i, false, stack
 		}
 	ended:
 		// A value ended: close containers or move to the next element.
 		for {
 			if len(stack) == 0 {
-				return i, true
+				return i, true, stack
 			}
 			i = skipWS(b, i)
 			if i >= len(b) {
-				return i, false
+				return i, false, stack
 			}
 			top := stack[len(stack)-1]
 			if b[i] == ',' {
@@ -141,7 +156,7 @@ func walk(b []byte, i int, stack []byte, afterValue bool, mark func(i int, stack
 				if top == '{' {
 					var ok bool
 					if i, ok = objectKey(b, i); !ok {
-						return i, false
+						return i, false, stack
 					}
 				}
 				break // a value follows
@@ -154,7 +169,7 @@ func walk(b []byte, i int, stack []byte, afterValue bool, mark func(i int, stack
 				}
 				continue
 			}
-			return i, false
+			return i, false, stack
 		}
 	}
 }

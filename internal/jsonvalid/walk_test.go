@@ -59,3 +59,18 @@ func TestValueEndValidCountsTheDepthAbove(t *testing.T) {
 		t.Errorf("Valid's depth moved: %d deep valid %v, %d deep valid %v", MaxDepth, Valid(nested(MaxDepth)), MaxDepth+1, Valid(nested(MaxDepth+1)))
 	}
 }
+
+// TestCheckerKeepsItsStack checks that a Checker allocates nothing for a
+// value once it has checked one as deep, and ends values as
+// ValueEndValid does.
+func TestCheckerKeepsItsStack(t *testing.T) {
+	b := []byte(`{"a":[{"b":[1,{"c":"d"}]}],"e":{"f":[[[]]]}}, "x"`)
+	var c Checker
+	want := ValueEndValid(b, 0, 1)
+	if got := c.ValueEnd(b, 0, 1); got != want || want != len(b)-5 {
+		t.Fatalf("Checker ended at %d, ValueEndValid at %d, want %d", got, want, len(b)-5)
+	}
+	if n := testing.AllocsPerRun(100, func() { c.ValueEnd(b, 0, 1) }); n != 0 {
+		t.Errorf("%v allocations a value", n)
+	}
+}
