@@ -701,7 +701,7 @@ func (s *Session) requestHeaders(q *request) []exchange.Header {
 	var p struct {
 		Betas []string `json:"betas"`
 	}
-	if json.Unmarshal(q.rec.Params, &p) == nil && len(p.Betas) > 0 {
+	if len(q.rec.Params) > 0 && json.Unmarshal(q.rec.Params, &p) == nil && len(p.Betas) > 0 {
 		hs = append(hs, exchange.Header{Name: "Anthropic-Beta", Value: strings.Join(p.Betas, ",")})
 	}
 	if q.rec.Version != "" {

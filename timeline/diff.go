@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/tsinspect/tsinspect/decode"
@@ -36,6 +37,9 @@ func workingNames(d *decode.Turn) []string {
 
 // setDiff returns the sorted names in b but not a, and in a but not b.
 func SetDiff(a, b []string) (added, removed []string) {
+	if slices.Equal(a, b) {
+		return nil, nil // most turns send the last turn's names again
+	}
 	in := func(list []string) map[string]bool {
 		m := make(map[string]bool, len(list))
 		for _, s := range list {
