@@ -153,13 +153,20 @@ func Read(items []Item, o Options) ([]*advice.Facts, Stats, error) {
 	c, notice := loadCache(o.Cache)
 	key := pricesKey(o.Prices)
 	out := make([]*advice.Facts, len(items))
+	// The facts read are held as JSON until all are read: bytes the
+	// collector need not walk while it collects after every session
+	// (5,000 sessions' facts, held as values, made a fifth of advise's
+	// CPU the collector's).
+	held := make([][]byte, len(items))
 	var st Stats
 	var todo []int
+	fromCache := make([]bool, len(items))
 	for i, it := range items {
 		if e, ok := c.Entries[it.Path]; ok && e.Size == it.Size && e.ModTime == it.ModTime.UnixNano() && e.Prices == key && e.Facts != nil {
 			f := *e.Facts
 			f.Ref = advice.Ref{ID: it.ID, Project: it.Project}
 			out[i] = &f
+			fromCache[i] = true
 			st.Cached++
 			continue
 		}
@@ -197,8 +204,11 @@ func Read(items []Item, o Options) ([]*advice.Facts, Stats, error) {
 				if err != nil {
 					st.Failed = append(st.Failed, fmt.Errorf("%s: %w", it.Path, err))
 				} else {
-					out[i] = f
-					c.Entries[it.Path] = cached{Size: it.Size, ModTime: it.ModTime.UnixNano(), Prices: key, Facts: f}
+					if b, err := json.Marshal(f); err == nil {
+						held[i] = b
+					} else {
+						out[i] = f // kept as it is (JSON has no NaN)
+					}
 					changed = true
 					st.Read++
 					st.Bytes += it.Size
@@ -216,6 +226,22 @@ func Read(items []Item, o Options) ([]*advice.Facts, Stats, error) {
 	}
 	close(jobs)
 	wg.Wait()
+	for i, b := range held {
+		if b == nil {
+			continue
+		}
+		f := &advice.Facts{}
+		if err := json.Unmarshal(b, f); err != nil {
+			return nil, st, fmt.Errorf("gather: facts of %s: %w", items[i].Path, err)
+		}
+		out[i], held[i] = f, nil
+	}
+	for i, f := range out {
+		if f != nil && !fromCache[i] {
+			it := items[i]
+			c.Entries[it.Path] = cached{Size: it.Size, ModTime: it.ModTime.UnixNano(), Prices: key, Facts: f}
+		}
+	}
 	var kept []*advice.Facts
 	for _, f := range out {
 		if f != nil {
