@@ -161,6 +161,11 @@ func (s *Session) Refresh() (from int, err error) {
 		for k, n := range sc.unknown {
 			s.Unknown[k] += n
 		}
+		n := 0
+		for _, chunk := range sc.records {
+			n += len(chunk)
+		}
+		s.tr.expect(n)
 		s.ingest(f, sc.records)
 	}
 	// Records whose parent never came are read as they are: at once when

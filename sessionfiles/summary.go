@@ -160,6 +160,7 @@ func summarize(e Entry, from *Resume, keep bool) (s *Summary, res *Resume, resum
 		}
 		n := mark.Lines
 		consumed := mark.Offset
+		tr.expect(bytes.Count(data, []byte{'\n'}) + 1)
 		for len(data) > 0 {
 			var line []byte
 			if i := bytes.IndexByte(data, '\n'); i >= 0 {

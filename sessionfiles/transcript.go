@@ -340,8 +340,9 @@ func (tr *transcript) readyWaiting(all, roots bool) []waitingRecord {
 
 // read reads one record of file whose parent (if any) was read.
 func (tr *transcript) read(r *record, file string) {
+	at := parseTime(r.Timestamp)
 	defer func() {
-		if at := parseTime(r.Timestamp); at.After(tr.clock[file]) {
+		if at.After(tr.clock[file]) {
 			tr.clock[file] = at
 		}
 	}()
@@ -351,7 +352,7 @@ func (tr *transcript) read(r *record, file string) {
 			return
 		}
 		tr.seen[r.UUID] = true
-		if at := parseTime(r.Timestamp); !at.IsZero() {
+		if !at.IsZero() {
 			tr.times[r.UUID] = at
 		}
 	}
@@ -363,7 +364,7 @@ func (tr *transcript) read(r *record, file string) {
 			}
 			return
 		}
-		q := &request{rec: r, file: file, at: parseTime(r.Timestamp), from: tr.withSideResults(tr.tip[file])}
+		q := &request{rec: r, file: file, at: at, from: tr.withSideResults(tr.tip[file])}
 		tr.records[r.ID] = q
 		tr.newRequest(q)
 		return
@@ -392,15 +393,23 @@ func (tr *transcript) read(r *record, file string) {
 	case "system":
 		n = tr.system(r, parent, file)
 	}
-	if n != parent {
-		if at := parseTime(r.Timestamp); !at.IsZero() {
-			n.at = at
-		}
+	if n != parent && !at.IsZero() {
+		n.at = at
 	}
 	if r.UUID != "" {
 		tr.nodes[r.UUID] = n
 	}
 	tr.tip[file] = n
+}
+
+// expect makes room, in a transcript that has read nothing yet, for n
+// records in the maps every record with a UUID enters (grown a record at
+// a time, their rehashing was a twentieth of a session's reading).
+func (tr *transcript) expect(n int) {
+	if n <= 0 || len(tr.seen) > 0 {
+		return
+	}
+	tr.seen, tr.times, tr.nodes = make(map[string]bool, n), make(map[string]time.Time, n), make(map[string]*tnode, n)
 }
 
 // newRequest adds q, counting the results its last user message carries.
