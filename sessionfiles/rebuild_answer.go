@@ -49,28 +49,34 @@ type answerParts exchange.MadeAnswer
 // leaves to encoding/json: a key that is escaped or not ASCII, a message
 // or content that is not what it should be.
 func answerOf(rs []*record) (a answerParts, ok bool) {
-	last := rs[len(rs)-1].Message
-	ok = true
-	if eachMember(last, jsonvalid.SkipSpace(last, 0), func(key []byte, at int) int {
-		e := jsonvalid.ValueEnd(last, at)
-		for _, c := range key {
-			if c == '\\' || c >= 0x80 {
-				ok = false
+	for j, r := range rs {
+		// One walk of each record's message: its content (the last member
+		// named so in any case, as encoding/json reads it), and the last
+		// record's other members.
+		msg, last := r.Message, j == len(rs)-1
+		var content []byte
+		plain := true
+		if eachMember(msg, jsonvalid.SkipSpace(msg, 0), func(key []byte, at int) int {
+			e := jsonvalid.ValueEnd(msg, at)
+			for _, c := range key {
+				if c == '\\' || c >= 0x80 {
+					plain = false
+				}
 			}
-		}
-		if e >= 0 && string(key) != "content" {
-			a.Members = append(a.Members, exchange.MadeMember{Key: string(key), Value: last[at:e]})
-		}
-		return e
-	}) < 0 || !ok {
-		return answerParts{}, false
-	}
-	for _, r := range rs {
-		c, ok := member(r.Message, "content")
-		if !ok {
+			if e < 0 {
+				return e
+			}
+			if len(key) == len("content") && strings.EqualFold(string(key), "content") {
+				content = msg[at:e]
+			}
+			if last && string(key) != "content" {
+				a.Members = append(a.Members, exchange.MadeMember{Key: string(key), Value: msg[at:e]})
+			}
+			return e
+		}) < 0 || !plain {
 			return answerParts{}, false
 		}
-		switch v := bytes.TrimSpace(c); {
+		switch v := bytes.TrimSpace(content); {
 		case v == nil, string(v) == "null":
 			continue
 		case len(v) == 0 || v[0] != '[':
