@@ -324,7 +324,7 @@ func (s *Session) flushRequests() {
 	for _, q := range s.newReqs {
 		if q.transcript {
 			if q.from != nil {
-				q.msgs = s.msgLists.Share(s.tr.messagesOf(q.from), sharing.Equal[int32])
+				q.msgs = s.tr.messagesOf(q.from, &s.msgLists)
 			}
 			continue
 		}

@@ -102,6 +102,9 @@ type mlist struct {
 	prev *mlist
 	node *tnode
 	n    int
+	// made is the list of the messages (their indexes, oldest first) once
+	// a request's list was made of them (messagesOf).
+	made []int32
 }
 
 func (l *mlist) push(node *tnode) *mlist {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tsinspect/tsinspect/internal/jsonvalid"
+	"github.com/tsinspect/tsinspect/internal/sharing"
 )
 
 func (tr *transcript) user(r *record, parent *tnode, file string) *tnode {
@@ -275,26 +276,46 @@ func (tr *transcript) blockForm(raw []byte) ([]byte, error) {
 	return raw, nil
 }
 
-// messagesOf is the messages of a request sent from n.
-func (tr *transcript) messagesOf(n *tnode) []int32 {
-	total := 0
+// messagesOf is the messages of a request sent from n, oldest first, a
+// list of lists (see package sharing): a request that continues another's
+// messages adds its new ones alone (made a message at a time, each
+// request's list cost its whole length again).
+func (tr *transcript) messagesOf(n *tnode, lists *sharing.Ring[int32]) []int32 {
+	open := int32(-1)
+	if n.role != "" {
+		open = tr.closeRun(n)
+	}
+	var closed []int32
 	if n.msgs != nil {
-		total = n.msgs.n
+		closed = tr.closedOf(n.msgs, lists)
 	}
-	if n.role != "" {
-		total++
+	if open < 0 {
+		return closed
 	}
-	out := make([]int32, total)
-	i := total
-	if n.role != "" {
-		i--
-		out[i] = tr.closeRun(n)
+	return lists.Extend(closed, []int32{open}, sharing.Equal[int32])
+}
+
+// closedOf is the messages of l, oldest first: the list made for the
+// newest element of l that has one, with the newer messages after it.
+func (tr *transcript) closedOf(l *mlist, lists *sharing.Ring[int32]) []int32 {
+	if l.made != nil {
+		return l.made
 	}
-	for e := n.msgs; e != nil; e = e.prev {
-		i--
-		out[i] = tr.closeRun(e.node)
+	var newer []*mlist // newest first
+	e := l
+	for ; e != nil && e.made == nil; e = e.prev {
+		newer = append(newer, e)
 	}
-	return out
+	var prefix []int32
+	if e != nil {
+		prefix = e.made
+	}
+	more := make([]int32, len(newer))
+	for i, x := range newer {
+		more[len(newer)-1-i] = tr.closeRun(x.node)
+	}
+	l.made = lists.Extend(prefix, more, sharing.Equal[int32])
+	return l.made
 }
 
 func (tr *transcript) assistant(r *record, parent *tnode, file string) *tnode {
