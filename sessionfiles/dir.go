@@ -486,7 +486,7 @@ const (
 )
 
 // sniffBuffer is the size of Recognise's buffer: a longer line is gathered.
-const sniffBuffer = 64 << 10
+const sniffBuffer = 16 << 10
 
 // sniffLine reads a line from br as ReadSlice does from a buffer of
 // sniffHead bytes: a longer line is its first sniffHead bytes, with

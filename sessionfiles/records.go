@@ -221,7 +221,7 @@ func scanFileFrom(ctx context.Context, path string, at cursor, limit int) (*scan
 
 // maxBuffer is the largest read buffer: a line that does not fit is read
 // in parts and copied.
-const maxBuffer = 1 << 20
+const maxBuffer = 64 << 10
 
 // bufferFor is the read buffer for n bytes: no larger than they need (a
 // directory of small sessions read one after another allocated a
