@@ -25,6 +25,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/contentcoding"
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/internal/jsonvalid"
 	"github.com/tsinspect/tsinspect/internal/sharing"
 )
 
@@ -443,7 +444,8 @@ func decodeMessage(t *Turn, i int, item []byte) (m *Message, ok bool) {
 	r := &t.Request
 	problems := len(t.Problems)
 	m = &Message{}
-	w, isObject := parseObject(item)
+	var members [8]field
+	w, isObject := parseObjectInto(members[:0], item, jsonvalid.ValueEnd)
 	if !isObject {
 		t.problem("message %d is not an object", i)
 		return m, false
@@ -476,7 +478,8 @@ func decodeMessage(t *Turn, i int, item []byte) (m *Message, ok bool) {
 // parseBlock decodes one content block. what names it in problems.
 func parseBlock(t *Turn, raw json.RawMessage, what string) Block {
 	b := Block{Raw: raw}
-	w, ok := parseObject(raw)
+	var members [8]field
+	w, ok := parseObjectInto(members[:0], raw, jsonvalid.ValueEnd)
 	if !ok {
 		t.problem("%s is not an object", what)
 		return b

@@ -45,15 +45,27 @@ func parseObject(raw []byte) (o object, ok bool) { return parseObjectWith(raw, j
 // parseObjectWith is parseObject, finding the end of each member's value
 // with end (valueEnd or one that knows some extents already).
 func parseObjectWith(raw []byte, end func(b []byte, i int) int) (o object, ok bool) {
+	return parseObjectInto(nil, raw, end)
+}
+
+// parseObjectInto is parseObjectWith appending the members to dst (its
+// array the caller's: one on the stack spares an allocation per object).
+func parseObjectInto(dst object, raw []byte, end func(b []byte, i int) int) (o object, ok bool) {
 	b := bytes.TrimSpace(raw)
 	if len(b) < 2 || b[0] != '{' {
 		return nil, false
 	}
 	i := jsonvalid.SkipSpace(b, 1)
 	if i < len(b) && b[i] == '}' {
-		return object{}, true
+		if dst == nil {
+			return object{}, true
+		}
+		return dst[:0], true
 	}
-	o = make(object, 0, 8) // most objects of the API have fewer members
+	o = dst[:0]
+	if o == nil {
+		o = make(object, 0, 8) // most objects of the API have fewer members
+	}
 	for {
 		if i >= len(b) || b[i] != '"' {
 			return o, false

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/contentcoding"
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/internal/jsonvalid"
 )
 
 func decodeResponse(t *Turn, ex *exchange.Exchange) {
@@ -234,7 +235,8 @@ func parseError(t *Turn, raw json.RawMessage) *APIError {
 // parseUsage decodes a usage object.
 func parseUsage(t *Turn, raw json.RawMessage) Usage {
 	u := Usage{}
-	w, ok := parseObject(raw)
+	var members [12]field
+	w, ok := parseObjectInto(members[:0], raw, jsonvalid.ValueEnd)
 	if !ok {
 		t.problem("usage is not an object")
 		return u
