@@ -3,7 +3,6 @@ package sessionfiles
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
 
 	"github.com/tsinspect/tsinspect/internal/jsonvalid"
 )
@@ -248,16 +247,25 @@ func readMessage(msg []byte) (m lightMessage, ok bool) {
 // is, is a record field's name in another case (encoding/json matches
 // keys in any case) or a member the frame reader leaves to encoding/json.
 func foldsToField(key []byte) bool {
-	var buf [20]byte
-	if len(key) > len(buf) {
-		return false // longer than any field's name
-	}
-	n := copy(buf[:], key)
-	for k := range n {
-		if c := buf[k]; 'A' <= c && c <= 'Z' {
-			buf[k] = c + 'a' - 'A'
+	for _, names := range [...][]string{decodedKeys[:], framedKeys[:]} {
+		for _, name := range names {
+			if len(name) == len(key) && lowerIs(key, name) {
+				return true
+			}
 		}
 	}
-	folded := string(buf[:n])
-	return slices.Contains(decodedKeys[:], folded) || slices.Contains(framedKeys[:], folded)
+	return false
+}
+
+// lowerIs reports whether key, its ASCII letters lowered, is name.
+func lowerIs(key []byte, name string) bool {
+	for i, c := range key {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != name[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -206,3 +206,18 @@ func TestResultBlocksAgreeWithDecoding(t *testing.T) {
 		t.Errorf("resultBlocks read %d of %d contents", read, len(contents))
 	}
 }
+
+// TestFoldsToField checks the keys that send a record to encoding/json:
+// a field's name in any case, a member left to it, and no other key.
+func TestFoldsToField(t *testing.T) {
+	for _, k := range []string{"Type", "SESSIONID", "parentUUID", "logicalParentUuid", "retryInMs", "Shape", "cacheControl", "CUT"} {
+		if !foldsToField([]byte(k)) {
+			t.Errorf("%q: not taken for a field", k)
+		}
+	}
+	for _, k := range []string{"isMeta", "userType", "gitBranch", "toolUseResult", "sourceToolAssistantUUID", "typ", "types", "", "messages"} {
+		if foldsToField([]byte(k)) {
+			t.Errorf("%q: taken for a field", k)
+		}
+	}
+}
