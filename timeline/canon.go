@@ -47,16 +47,20 @@ func writeString(buf *bytes.Buffer, s string) { canonjson.WriteString(buf, s, ca
 // canonicalBlock is the canonical form of a content block.
 func canonicalBlock(b decode.Block) []byte {
 	var buf bytes.Buffer
-	return canonicalBlockIn(&buf, b)
+	return canonicalBlockIn(&buf, nil, b)
 }
 
-// canonicalBlockIn is canonicalBlock written into buf (reset first): the
-// hasher hashes every new block's canonical form and keeps none.
-func canonicalBlockIn(buf *bytes.Buffer, b decode.Block) []byte {
+// canonicalBlockIn is canonicalBlock written into buf (reset first) with
+// w (nil: a new one): the hasher hashes every new block's canonical form
+// and keeps none.
+func canonicalBlockIn(buf *bytes.Buffer, w *canonjson.Writer, b decode.Block) []byte {
 	buf.Reset()
 	if len(b.Raw) > 0 {
+		if w == nil {
+			w = &canonjson.Writer{}
+		}
 		// A decoded block's JSON is valid: it is not checked again.
-		if canonjson.CanonicalValid(buf, b.Raw, canonjson.Options{OmitMarks: true, OmitNulls: true}) {
+		if w.CanonicalValid(buf, b.Raw, canonjson.Options{OmitMarks: true, OmitNulls: true}) {
 			return buf.Bytes()
 		}
 		return CanonicalJSON(b.Raw)
@@ -136,6 +140,8 @@ type hasher struct {
 	// successive turns share (decode.Parts shares them): a turn whose
 	// messages extend an earlier turn's has only its new ones hashed.
 	keys sharing.Recent[**decode.Message, *listKeys]
+	// canon writes the canonical forms, keeping its scratch.
+	canon canonjson.Writer
 	// buf is where each new block's canonical form is written to be
 	// hashed.
 	buf bytes.Buffer
@@ -198,13 +204,13 @@ func newHasher() *hasher {
 // block returns the hash of a block's canonical form.
 func (h *hasher) block(b decode.Block) digest {
 	if len(b.Raw) == 0 {
-		return hashBytes(canonicalBlockIn(&h.buf, b))
+		return hashBytes(canonicalBlockIn(&h.buf, &h.canon, b))
 	}
 	key := hashBytes(b.Raw)
 	if d, ok := h.blocks[key]; ok {
 		return d
 	}
-	d := hashBytes(canonicalBlockIn(&h.buf, b))
+	d := hashBytes(canonicalBlockIn(&h.buf, &h.canon, b))
 	h.blocks[key] = d
 	return d
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
-	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -28,7 +27,22 @@ func Canonical(buf *bytes.Buffer, raw []byte, o Options) (ok bool) {
 // writes of anything else is not the canonical form, but it never panics
 // (ok is then false when it noticed).
 func CanonicalValid(buf *bytes.Buffer, raw []byte, o Options) (ok bool) {
+	var w Writer
+	return w.CanonicalValid(buf, raw, o)
+}
+
+// A Writer is CanonicalValid for a caller that writes many values: it
+// keeps its lists of an object's members from one value to the next. The
+// zero Writer is ready to use; it is not safe for concurrent use.
+type Writer struct {
+	members [][]member
+}
+
+// CanonicalValid is the package's CanonicalValid.
+func (w *Writer) CanonicalValid(buf *bytes.Buffer, raw []byte, o Options) (ok bool) {
+	c := canonWriter{buf: buf, o: o, members: w.members}
 	defer func() {
+		w.members = c.members
 		if recover() != nil {
 			ok = false
 		}
@@ -37,7 +51,6 @@ func CanonicalValid(buf *bytes.Buffer, raw []byte, o Options) (ok bool) {
 	if i >= len(raw) {
 		return false
 	}
-	c := canonWriter{buf: buf, o: o}
 	c.value(raw, i)
 	return true
 }
@@ -51,9 +64,9 @@ type canonWriter struct {
 }
 
 type member struct {
-	key              string
-	keyStart, keyEnd int // the key's literal
-	start, end       int // the value
+	key              []byte // decoded (the literal's own bytes when it needs no decoding)
+	keyStart, keyEnd int    // the key's literal
+	start, end       int    // the value
 }
 
 // value writes the value at b[i] and returns the index after it.
@@ -103,7 +116,7 @@ func (c *canonWriter) object(b []byte, i int) int {
 	i = jsonvalid.SkipSpace(b, i+1)
 	for b[i] != '}' {
 		ke := jsonvalid.StringEnd(b, i)
-		key := decodeString(b[i:ke])
+		key := keyOf(b[i:ke])
 		vs := jsonvalid.SkipSpace(b, jsonvalid.SkipSpace(b, ke)+1)
 		ve := jsonvalid.ValueEnd(b, vs)
 		ms = append(ms, member{key: key, keyStart: i, keyEnd: ke, start: vs, end: ve})
@@ -113,14 +126,14 @@ func (c *canonWriter) object(b []byte, i int) int {
 		}
 	}
 	// The last of equal keys wins, as decoding into a map keeps it.
-	slices.SortStableFunc(ms, func(x, y member) int { return strings.Compare(x.key, y.key) })
+	slices.SortStableFunc(ms, func(x, y member) int { return bytes.Compare(x.key, y.key) })
 	c.buf.WriteByte('{')
 	n := 0
 	for k, m := range ms {
-		if k+1 < len(ms) && ms[k+1].key == m.key {
+		if k+1 < len(ms) && bytes.Equal(ms[k+1].key, m.key) {
 			continue
 		}
-		if c.o.OmitMarks && m.key == "cache_control" || c.o.OmitNulls && string(b[m.start:m.end]) == "null" {
+		if c.o.OmitMarks && string(m.key) == "cache_control" || c.o.OmitNulls && string(b[m.start:m.end]) == "null" {
 			continue
 		}
 		if n > 0 {
@@ -144,6 +157,16 @@ func isDelim(c byte) bool {
 
 // decodeString is the string a valid literal decodes to, as encoding/json
 // decodes it (invalid UTF-8 becomes U+FFFD).
+// keyOf is decodeString's bytes: the literal's own when they need no
+// decoding (no copy for an object's keys, which are sorted and dropped).
+func keyOf(lit []byte) []byte {
+	inner := lit[1 : len(lit)-1]
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return inner
+	}
+	return []byte(decodeString(lit))
+}
+
 func decodeString(lit []byte) string {
 	inner := lit[1 : len(lit)-1]
 	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
