@@ -30,18 +30,11 @@ func assistantMessage(rs []*record) ([]byte, error) {
 	return canonMessage(raw)
 }
 
-// answerBody is the answer as the API's final message: the last record's
-// message (its usage is the final one) with every record's content.
-func answerBody(rs []*record) []byte {
-	if a, ok := answerOf(rs); ok {
-		return a.body()
-	}
-	return answerBodySlow(rs)
-}
-
-// answerParts is what an answer's body is made of: the last record's message
-// members sorted by key, the last of equal keys kept, its "content" (with
-// no value) every record's content elements.
+// answerParts is what an answer's body is made of (the answer as the API's
+// final message: the last record's message, its usage the final one, with
+// every record's content): the last record's message members sorted by
+// key, the last of equal keys kept, its "content" (with no value) every
+// record's content elements.
 type answerParts exchange.MadeAnswer
 
 // answerOf reads the parts of an answer's body from the records' bytes
