@@ -196,7 +196,8 @@ func compactTo(out *bytes.Buffer, v []byte) int {
 	return n
 }
 
-// answerBodySlow is answerBody through encoding/json.
+// answerBodySlow is an answer's body (answerParts.body) through encoding/json,
+// for records whose parts answerOf leaves to it.
 func answerBodySlow(rs []*record) []byte {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(rs[len(rs)-1].Message, &m); err != nil {
