@@ -86,31 +86,22 @@ func walk(b []byte, i int, stack []byte, afterValue bool, mark func(i int, stack
 			return i, false, stack
 		}
 		switch c := b[i]; {
-		case c == '{':
+		case c == '{' || c == '[':
 			if len(stack)+depth >= MaxDepth {
 				return i, false, stack
 			}
 			i = skipWS(b, i+1)
-			if i < len(b) && b[i] == '}' {
+			if i < len(b) && b[i] == closing(c) {
 				i++
 				break
 			}
-			stack = append(stack, '{')
-			var ok bool
-			if i, ok = objectKey(b, i); !ok {
-				return i, false, stack
+			stack = append(stack, c)
+			if c == '{' {
+				var ok bool
+				if i, ok = objectKey(b, i); !ok {
+					return i, false, stack
+				}
 			}
-			continue
-		case c == '[':
-			if len(stack)+depth >= MaxDepth {
-				return i, false, stack
-			}
-			i = skipWS(b, i+1)
-			if i < len(b) && b[i] == ']' {
-				i++
-				break
-			}
-			stack = append(stack, '[')
 			continue
 		case c == '"':
 			var ok bool
@@ -161,7 +152,7 @@ func walk(b []byte, i int, stack []byte, afterValue bool, mark func(i int, stack
 				}
 				break // a value follows
 			}
-			if (top == '{' && b[i] == '}') || (top == '[' && b[i] == ']') {
+			if b[i] == closing(top) {
 				stack = stack[:len(stack)-1]
 				i++
 				if mark != nil {
@@ -172,6 +163,15 @@ func walk(b []byte, i int, stack []byte, afterValue bool, mark func(i int, stack
 			return i, false, stack
 		}
 	}
+}
+
+// closing is the byte that closes the container opened by open ('{' or
+// '[').
+func closing(open byte) byte {
+	if open == '{' {
+		return '}'
+	}
+	return ']'
 }
 
 // objectKey parses `"key" :` at b[i] and returns the index after the colon
