@@ -294,12 +294,8 @@ func skipNumber(b []byte, i int) (int, bool) {
 		return i, false
 	}
 	if i < len(b) && b[i] == '.' {
-		i++
-		start := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == start {
+		var ok bool
+		if i, ok = digits(b, i+1); !ok {
 			return i, false
 		}
 	}
@@ -308,13 +304,20 @@ func skipNumber(b []byte, i int) (int, bool) {
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		start := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == start {
+		var ok bool
+		if i, ok = digits(b, i); !ok {
 			return i, false
 		}
 	}
 	return i, true
+}
+
+// digits returns the index after the digits from b[i] on; ok is false
+// when there is none.
+func digits(b []byte, i int) (int, bool) {
+	start := i
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i, i > start
 }
