@@ -91,3 +91,45 @@ func TestAnswerBodyAsEncodingJSON(t *testing.T) {
 		t.Errorf("only %d of %d answers written from the bytes", fast, len(answers))
 	}
 }
+
+// TestAnswerModelAsMessageModel holds the model read from an answer's
+// parts to messageModel's reading of its last record, where the parts
+// answer: on every answer of the public sessions and on keys in other
+// cases, repeated, not strings, and Claude Code's own.
+func TestAnswerModelAsMessageModel(t *testing.T) {
+	var answers [][]*record
+	files, _ := filepath.Glob(filepath.Join("..", "source", "testdata", "public", "*", "*.jsonl"))
+	for _, f := range files {
+		s, err := Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range s.reqs {
+			if len(q.answer) > 0 {
+				answers = append(answers, q.answer)
+			}
+		}
+	}
+	for _, m := range []string{`{"model":"a","content":[]}`, `{"Model":"b","model":"a"}`, `{"model":"a","MODEL":"c"}`, `{"model":1}`,
+		`{"model":"` + syntheticModel + `"}`, `{"model":"a","model":"d"}`, `{}`} {
+		answers = append(answers, []*record{{Message: json.RawMessage(m)}})
+	}
+	decided := 0
+	for i, rs := range answers {
+		a, ok := answerOf(rs)
+		if !ok {
+			continue
+		}
+		got, ok := a.model()
+		if !ok {
+			continue
+		}
+		decided++
+		if want := messageModel(rs[len(rs)-1].Message); got != want {
+			t.Errorf("answer %d (%s): model %q from the parts, %q from the message", i, rs[len(rs)-1].Message, got, want)
+		}
+	}
+	if len(files) > 0 && decided < 100 {
+		t.Errorf("%d answers' models read from the parts", decided)
+	}
+}

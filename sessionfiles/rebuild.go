@@ -573,17 +573,11 @@ func (s *Session) rebuild(i int, buf []byte, base *built, made bool) (*exchange.
 	src := exchange.SourceSessionFile
 	switch {
 	case q.transcript && made:
-		model := ""
-		switch {
-		case answered:
-			model = a.model()
-		case len(q.answer) > 0:
-			model = messageModel(q.answer[len(q.answer)-1].Message)
+		var read *answerParts
+		if answered {
+			read = &a
 		}
-		if model == "" {
-			model = q.modelBefore()
-		}
-		parts = s.made(q, model)
+		parts = s.made(q, q.modelWith(read))
 		src = exchange.SourceTranscript
 	case q.transcript:
 		b = built{id: q.rec.ID, body: s.madeBody(q, buf)}

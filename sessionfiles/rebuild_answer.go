@@ -102,18 +102,23 @@ func answerOf(rs []*record) (a answerParts, ok bool) {
 }
 
 // model is the model the answer names, as messageModel reads it from the
-// last record's message.
-func (a answerParts) model() string {
+// last record's message; ok is false when a key other than "model" could
+// name it too (messageModel, which reads keys in any case, in their
+// order, then tells).
+func (a answerParts) model() (model string, ok bool) {
+	var v []byte
 	for _, m := range a.Members {
-		if m.Key == "model" {
-			var model string
-			if len(m.Value) == 0 || m.Value[0] != '"' || json.Unmarshal(m.Value, &model) != nil || model == syntheticModel {
-				return ""
+		if len(m.Key) == len("model") && strings.EqualFold(m.Key, "model") {
+			if m.Key != "model" {
+				return "", false
 			}
-			return model
+			v = m.Value
 		}
 	}
-	return ""
+	if len(v) == 0 || v[0] != '"' || json.Unmarshal(v, &model) != nil || model == syntheticModel {
+		return "", true
+	}
+	return model, true
 }
 
 // message reports whether the answer is a message ("type":"message"),

@@ -73,17 +73,22 @@ func (s *Session) madeMember(q *request) []byte {
 
 // model is the model that answered the request, or the one the answer
 // before it in its conversation came from.
-func (q *request) model() string {
+func (q *request) model() string { return q.modelWith(nil) }
+
+// modelWith is model with the answer's parts already read (nil: not read).
+func (q *request) modelWith(a *answerParts) string {
 	if len(q.answer) > 0 {
-		if m := messageModel(q.answer[len(q.answer)-1].Message); m != "" {
+		m, ok := "", false
+		if a != nil {
+			m, ok = a.model()
+		}
+		if !ok {
+			m = messageModel(q.answer[len(q.answer)-1].Message)
+		}
+		if m != "" {
 			return m
 		}
 	}
-	return q.modelBefore()
-}
-
-// modelBefore is model for a request whose answer names none.
-func (q *request) modelBefore() string {
 	if q.hint != "" {
 		return q.hint
 	}
