@@ -158,15 +158,16 @@ func Read(items []Item, o Options) ([]*advice.Facts, Stats, error) {
 	// (5,000 sessions' facts, held as values, made a fifth of advise's
 	// CPU the collector's).
 	held := make([][]byte, len(items))
+	entry := func(it Item, f *advice.Facts) cached {
+		return cached{Size: it.Size, ModTime: it.ModTime.UnixNano(), Prices: key, Facts: f}
+	}
 	var st Stats
 	var todo []int
-	fromCache := make([]bool, len(items))
 	for i, it := range items {
 		if e, ok := c.Entries[it.Path]; ok && e.Size == it.Size && e.ModTime == it.ModTime.UnixNano() && e.Prices == key && e.Facts != nil {
 			f := *e.Facts
 			f.Ref = advice.Ref{ID: it.ID, Project: it.Project}
 			out[i] = &f
-			fromCache[i] = true
 			st.Cached++
 			continue
 		}
@@ -208,6 +209,7 @@ func Read(items []Item, o Options) ([]*advice.Facts, Stats, error) {
 						held[i] = b
 					} else {
 						out[i] = f // kept as it is (JSON has no NaN)
+						c.Entries[it.Path] = entry(it, f)
 					}
 					changed = true
 					st.Read++
@@ -235,12 +237,7 @@ func Read(items []Item, o Options) ([]*advice.Facts, Stats, error) {
 			return nil, st, fmt.Errorf("gather: facts of %s: %w", items[i].Path, err)
 		}
 		out[i], held[i] = f, nil
-	}
-	for i, f := range out {
-		if f != nil && !fromCache[i] {
-			it := items[i]
-			c.Entries[it.Path] = cached{Size: it.Size, ModTime: it.ModTime.UnixNano(), Prices: key, Facts: f}
-		}
+		c.Entries[items[i].Path] = entry(items[i], f)
 	}
 	var kept []*advice.Facts
 	for _, f := range out {
