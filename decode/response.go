@@ -122,18 +122,14 @@ func decodeJSONBody(t *Turn, body []byte, cut bool) {
 		getString(t, w.get("request_id"), "error request_id", &r.Error.RequestID)
 	case typ == "message" || (typ == "" && hasContent):
 		decodeMessageFields(t, w)
+		var items [][]byte
 		if raw := w.get("content"); !isNull(raw) {
-			items, ok := parseArray(raw)
-			if !ok {
+			var ok bool
+			if items, ok = parseArray(raw); !ok {
 				t.problem("response content is not an array")
 			}
-			for i, item := range items {
-				r.Content = append(r.Content, parseBlock(t, item, "response block "+strconv.Itoa(i)))
-			}
 		}
-		if raw := w.get("usage"); !isNull(raw) {
-			r.Usage = parseUsage(t, raw)
-		}
+		decodeContentAndUsage(t, w, items)
 	default:
 		if raw := w.get("input_tokens"); raw != nil && t.Request.Kind == KindCountTokens {
 			getInt(t, raw, "count_tokens input_tokens", &r.Usage.InputTokens)
@@ -145,7 +141,6 @@ func decodeJSONBody(t *Turn, body []byte, cut bool) {
 // decodeMadeAnswer decodes a message body handed as the parts it was made
 // of (exchange.MadeAnswer): what decoding the body would give.
 func decodeMadeAnswer(t *Turn, m *exchange.MadeAnswer) {
-	r := &t.Response
 	w := make(object, 0, len(m.Members))
 	for _, mm := range m.Members {
 		if mm.Key != "content" {
@@ -153,7 +148,14 @@ func decodeMadeAnswer(t *Turn, m *exchange.MadeAnswer) {
 		}
 	}
 	decodeMessageFields(t, w)
-	for i, item := range m.Content {
+	decodeContentAndUsage(t, w, m.Content)
+}
+
+// decodeContentAndUsage sets a message body's content, from its elements,
+// and its usage, from its members w.
+func decodeContentAndUsage(t *Turn, w object, content [][]byte) {
+	r := &t.Response
+	for i, item := range content {
 		r.Content = append(r.Content, parseBlock(t, item, "response block "+strconv.Itoa(i)))
 	}
 	if raw := w.get("usage"); !isNull(raw) {
