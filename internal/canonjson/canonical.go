@@ -157,11 +157,15 @@ func isDelim(c byte) bool {
 
 // decodeString is the string a valid literal decodes to, as encoding/json
 // decodes it (invalid UTF-8 becomes U+FFFD).
+// plain reports whether a string literal's inner bytes decode to
+// themselves: no escape, valid UTF-8.
+func plain(inner []byte) bool { return bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) }
+
 // keyOf is decodeString's bytes: the literal's own when they need no
 // decoding (no copy for an object's keys, which are sorted and dropped).
 func keyOf(lit []byte) []byte {
 	inner := lit[1 : len(lit)-1]
-	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+	if plain(inner) {
 		return inner
 	}
 	return []byte(decodeString(lit))
@@ -169,7 +173,7 @@ func keyOf(lit []byte) []byte {
 
 func decodeString(lit []byte) string {
 	inner := lit[1 : len(lit)-1]
-	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+	if plain(inner) {
 		return string(inner)
 	}
 	var s string
@@ -181,7 +185,7 @@ func decodeString(lit []byte) string {
 // the string it decodes to, without decoding it first.
 func writeLiteral(buf *bytes.Buffer, lit []byte, o Options) {
 	inner := lit[1 : len(lit)-1]
-	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) && (o.JS || !hasSeparator(inner)) {
+	if plain(inner) && (o.JS || !hasSeparator(inner)) {
 		buf.Write(lit) // decodes to itself, written as it is
 		return
 	}
