@@ -12,7 +12,7 @@
 // grow anyway.
 //
 // Under that limit the collector need not run each time a small live heap
-// doubles: reading many short sessions one after another, it spent a fifth
+// doubles: reading many short sessions one after another, it spent an eighth
 // of the CPU collecting a heap of a few MB. The collector's percentage is
 // raised (GCPercent), so that a small heap grows toward the limit before it
 // is collected, and a large one is held to the limit as before.
