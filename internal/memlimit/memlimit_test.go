@@ -42,19 +42,13 @@ func TestStartFollowsTheLiveHeap(t *testing.T) {
 	for i := 0; i < 40; i++ {
 		held = append(held, make([]byte, 1<<20))
 	}
-	raised := false
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+	// Until the adjusting sees the live heap: go test's -timeout bounds a
+	// limit that never rises.
+	for debug.SetMemoryLimit(-1) < 2*40<<20 {
 		runtime.GC()
 		time.Sleep(20 * time.Millisecond)
-		if debug.SetMemoryLimit(-1) >= 2*40<<20 {
-			raised = true
-			break
-		}
 	}
 	runtime.KeepAlive(held)
-	if !raised {
-		t.Errorf("limit %d with 40 MiB live, want at least twice that", debug.SetMemoryLimit(-1))
-	}
 	stop()
 	if got := debug.SetMemoryLimit(-1); got != before {
 		t.Errorf("limit %d after stop, want %d as before", got, before)
