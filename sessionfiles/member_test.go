@@ -38,13 +38,11 @@ func FuzzMember(f *testing.F) {
 	})
 }
 
-// TestAnswerBodyAsEncodingJSON holds the answer bodies written from the
-// records' bytes to those encoding/json writes, on every answer of the
-// public sessions and on hand-made shapes (keys out of order, repeated,
-// HTML's characters, white space, content that is no list).
-func TestAnswerBodyAsEncodingJSON(t *testing.T) {
-	var answers [][]*record
-	files, _ := filepath.Glob(filepath.Join("..", "source", "testdata", "public", "*", "*.jsonl"))
+// publicAnswers are the answers of every public session, and the files
+// read.
+func publicAnswers(t *testing.T) (answers [][]*record, files []string) {
+	t.Helper()
+	files, _ = filepath.Glob(filepath.Join("..", "source", "testdata", "public", "*", "*.jsonl"))
 	for _, f := range files {
 		s, err := Open(f)
 		if err != nil {
@@ -56,6 +54,15 @@ func TestAnswerBodyAsEncodingJSON(t *testing.T) {
 			}
 		}
 	}
+	return answers, files
+}
+
+// TestAnswerBodyAsEncodingJSON holds the answer bodies written from the
+// records' bytes to those encoding/json writes, on every answer of the
+// public sessions and on hand-made shapes (keys out of order, repeated,
+// HTML's characters, white space, content that is no list).
+func TestAnswerBodyAsEncodingJSON(t *testing.T) {
+	answers, files := publicAnswers(t)
 	if len(files) > 0 && len(answers) < 100 {
 		t.Fatalf("%d answers in %d public files", len(answers), len(files))
 	}
@@ -97,19 +104,7 @@ func TestAnswerBodyAsEncodingJSON(t *testing.T) {
 // answer: on every answer of the public sessions and on keys in other
 // cases, repeated, not strings, and Claude Code's own.
 func TestAnswerModelAsMessageModel(t *testing.T) {
-	var answers [][]*record
-	files, _ := filepath.Glob(filepath.Join("..", "source", "testdata", "public", "*", "*.jsonl"))
-	for _, f := range files {
-		s, err := Open(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, q := range s.reqs {
-			if len(q.answer) > 0 {
-				answers = append(answers, q.answer)
-			}
-		}
-	}
+	answers, files := publicAnswers(t)
 	for _, m := range []string{`{"model":"a","content":[]}`, `{"Model":"b","model":"a"}`, `{"model":"a","MODEL":"c"}`, `{"model":1}`,
 		`{"model":"` + syntheticModel + `"}`, `{"model":"a","model":"d"}`, `{}`} {
 		answers = append(answers, []*record{{Message: json.RawMessage(m)}})
