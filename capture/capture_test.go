@@ -543,7 +543,7 @@ func TestRecordingResumes(t *testing.T) {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		p.Wait(context.Background())
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		for deadline := time.Now().Add(patience); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 			rec.mu.Lock()
 			idle := len(rec.queue) == 0
 			rec.mu.Unlock()
@@ -871,7 +871,7 @@ func clientHangUp(t *testing.T, mode string) {
 	}
 	select {
 	case <-cancelled:
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience):
 		t.Error("the upstream request was not cancelled when the client hung up")
 	}
 	rows := r.flush(t)
@@ -999,7 +999,7 @@ func TestTunnelErrorReported(t *testing.T) {
 		if !strings.HasPrefix(s, dead+": ") || !strings.Contains(s, "refused") {
 			t.Errorf("OnTunnelError got %q", s)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("OnTunnelError was not called")
 	}
 }

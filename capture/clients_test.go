@@ -45,7 +45,7 @@ func TestRealClientsEnforceNameConstraints(t *testing.T) {
 				}
 				go func(c net.Conn) {
 					defer c.Close()
-					c.SetDeadline(time.Now().Add(5 * time.Second))
+					c.SetDeadline(time.Now().Add(patience))
 					buf := make([]byte, 4096)
 					c.Read(buf)
 					fmt.Fprint(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")

@@ -8,13 +8,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tsinspect/tsinspect/internal/testwait"
 )
 
 // patience bounds a wait for something bound to happen: long enough that
 // only a broken machine reaches it, so that a loaded one never fails a
 // test. No test here asserts how fast anything is; bench_test.go measures
 // that.
-const patience = 2 * time.Minute
+const patience = testwait.Patience
 
 // lockstep is an upstream that streams sseEvents one at a time: it writes
 // an event only once the client has said it received the one before

@@ -26,6 +26,7 @@ import (
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/fixtures"
 	"github.com/tsinspect/tsinspect/fixtures/session"
+	"github.com/tsinspect/tsinspect/internal/testwait"
 )
 
 // runCLI runs the built binary and returns its exit status and output.
@@ -107,7 +108,7 @@ func TestHelp(t *testing.T) {
 // only a broken machine reaches it, so that a loaded one never fails a
 // test. No test here asserts how fast anything is: BENCHMARKS.md names the
 // benchmarks that measure it.
-const patience = 2 * time.Minute
+const patience = testwait.Patience
 
 // startRecorder runs `tsinspect record` without a command and returns its
 // proxy address once it is listening. It is stopped with SIGINT at cleanup
@@ -377,7 +378,7 @@ func TestExchangesListsACapture(t *testing.T) {
 	// moment to appear.
 	var code int
 	var out, stderr string
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(patience); ; time.Sleep(50 * time.Millisecond) {
 		code, out, stderr = runCLI(t, "exchanges", db)
 		if code != 0 || strings.Count(out, "/v1/messages/count_tokens") == 2 || time.Now().After(deadline) {
 			break

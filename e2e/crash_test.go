@@ -263,7 +263,7 @@ func TestSecondSignalStillSummarises(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		for deadline := time.Now().Add(patience); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 			out.mu.Lock()
 			ready := strings.Contains(out.b.String(), "Ctrl-C to stop")
 			out.mu.Unlock()
@@ -473,7 +473,7 @@ func TestCaptureFileSizeLimit(t *testing.T) {
 	defer cmd.Process.Kill()
 	var addr []string
 	re := regexp.MustCompile(`via (127\.0\.0\.1:\d+)`)
-	for deadline := time.Now().Add(10 * time.Second); addr == nil && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(patience); addr == nil && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		out.mu.Lock()
 		addr = re.FindStringSubmatch(out.b.String())
 		out.mu.Unlock()

@@ -115,7 +115,7 @@ func replayServes(t *testing.T, path string) {
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	var addr string
 	re := regexp.MustCompile(`at http://(127\.0\.0\.1:\d+)`)
-	for deadline := time.Now().Add(10 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(patience); addr == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		out.mu.Lock()
 		if m := re.FindStringSubmatch(out.b.String()); m != nil {
 			addr = m[1]

@@ -511,7 +511,7 @@ func TestImportMitmproxyHAR(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(patience)
 	for {
 		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err == nil {
@@ -542,7 +542,7 @@ func TestImportMitmproxyHAR(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(20 * time.Second):
+	case <-time.After(patience):
 		t.Fatalf("mitmdump did not stop:\n%s", out.String())
 	}
 	if _, err := os.Stat(harFile); err != nil {

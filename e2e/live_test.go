@@ -121,7 +121,7 @@ func (term *tmuxTerm) tm(args ...string) string {
 // that screen.
 func (term *tmuxTerm) waitFor(what string, ok func(string) bool) string {
 	term.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(patience)
 	for time.Now().Before(deadline) {
 		if s := term.tm("capture-pane", "-p", "-t", "live"); ok(s) {
 			return s

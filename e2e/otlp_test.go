@@ -138,7 +138,7 @@ service:
 		_ = cmd.Process.Kill()
 		<-exited
 	})
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(patience)
 	for {
 		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
 		if err == nil {
@@ -274,7 +274,7 @@ func arrow(s string) (string, string, bool) {
 // waitSpans waits until the collector printed at least n spans.
 func waitSpans(tb testing.TB, c *collector, n int) ([]*rxSpan, int) {
 	tb.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(patience)
 	for {
 		spans, _ := parseDebug(c.Output())
 		if len(spans) >= n {

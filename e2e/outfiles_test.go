@@ -106,7 +106,7 @@ func TestOutputPaths(t *testing.T) {
 				if n < 100 {
 					t.Errorf("the FIFO's reader got %d bytes", n)
 				}
-			case <-time.After(10 * time.Second):
+			case <-time.After(patience):
 				t.Fatal("the FIFO's reader got nothing")
 			}
 
@@ -173,7 +173,7 @@ func TestCapturePaths(t *testing.T) {
 			}()
 			select {
 			case <-done:
-			case <-time.After(20 * time.Second):
+			case <-time.After(patience):
 				t.Fatal("the command hung")
 			}
 			assertRefused(t, code, stdout, stderr, 1, tc.want)

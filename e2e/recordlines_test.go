@@ -80,7 +80,7 @@ func TestRecordTurnLines(t *testing.T) {
 	tm("send-keys", "-t", "rec", "-l", line)
 	tm("send-keys", "-t", "rec", "Enter")
 	screen := func() string { b, _ := tm("capture-pane", "-p", "-t", "rec"); return string(b) }
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(patience)
 	for !strings.Contains(screen(), "FULLSCREEN APP") && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -43,7 +43,7 @@ func startStandin(t *testing.T, scenario string) string {
 	select {
 	case u := <-found:
 		return u
-	case <-time.After(20 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("the stand-in did not say where it listens")
 	}
 	return ""

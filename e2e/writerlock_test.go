@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tsinspect/tsinspect/internal/testwait"
 )
 
 // TestSecondWriterRefused runs two real recorders on one capture: while the
@@ -48,11 +50,9 @@ func TestSecondWriterRefused(t *testing.T) {
 		resp.Body.Close()
 		done <- string(b)
 	}()
-	for deadline := time.Now().Add(10 * time.Second); countRows(t, db, "in_flight") == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the exchange is not in the capture in flight")
-		}
-	}
+	testwait.Until(t, 20*time.Millisecond, "the exchange is not in the capture in flight", func() bool {
+		return countRows(t, db, "in_flight") > 0
+	})
 
 	busy := regexp.MustCompile(`^tsinspect: (record|import): ` + regexp.QuoteMeta(db) + ` is being written by another tsinspect \(process \d+\), a record or an import; wait until it ends, or write to another file\n$`)
 	code, stdout, stderr := runCLI(t, "record", "--db", db, "--mode", "reverse", "--upstream", up.URL, "--", "true")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/importer/har"
+	"github.com/tsinspect/tsinspect/internal/testwait"
 )
 
 type sink struct{ exs []exchange.Exchange }
@@ -235,7 +236,7 @@ func TestSpecialInputs(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("%s: err %v, want %q", path, err, want)
 			}
-		case <-time.After(5 * time.Second):
+		case <-time.After(testwait.Patience):
 			t.Fatalf("import of %s blocked", path)
 		}
 	}

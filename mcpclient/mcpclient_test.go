@@ -11,8 +11,8 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/tsinspect/tsinspect/internal/testwait"
 	"github.com/tsinspect/tsinspect/mcpclient"
 )
 
@@ -84,7 +84,7 @@ func TestStdio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Patience)
 	defer cancel()
 	tl, err := mcpclient.List(ctx, mcpclient.Server{Name: "t", Type: "stdio", Command: exe,
 		Env: map[string]string{"MCPCLIENT_TEST_SERVER": "1", "MCPCLIENT_TEST_PAGES": "1"}})
@@ -137,7 +137,7 @@ func TestHTTP(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprint(w, msg)
 		}))
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testwait.Patience)
 		tl, err := mcpclient.List(ctx, mcpclient.Server{Name: "h", Type: "http", URL: srv.URL, Headers: map[string]string{"Authorization": "Bearer tok"}})
 		cancel()
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/fixtures/session"
+	"github.com/tsinspect/tsinspect/internal/testwait"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/report"
@@ -298,7 +299,7 @@ func TestExporterRetriesAndHeaders(t *testing.T) {
 	if !exp.Enqueue(spans) {
 		t.Fatal("Enqueue dropped spans with an empty queue")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Patience)
 	defer cancel()
 	st := exp.Close(ctx)
 	if st.Sent != len(spans) || st.Undelivered() != 0 || st.Retries != 2 {
@@ -476,7 +477,7 @@ func TestExporterGRPC(t *testing.T) {
 	exp := NewExporter(cfg, Options{Backoff: time.Millisecond})
 	spans := FromExchanges(demoExchanges(t), "seed", redact.Default, "t", nil).Spans()
 	exp.Enqueue(spans)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Patience)
 	defer cancel()
 	st := exp.Close(ctx)
 	mu.Lock()
@@ -533,7 +534,7 @@ func TestExporterDoesNotRetryARefusal(t *testing.T) {
 	exp := NewExporter(cfg, Options{Backoff: time.Millisecond})
 	spans := FromExchanges(demoExchanges(t), "seed", redact.Default, "t", nil).Spans()
 	exp.Enqueue(spans)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Patience)
 	defer cancel()
 	st := exp.Close(ctx)
 	mu.Lock()

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tsinspect/tsinspect/exchange"
+	"github.com/tsinspect/tsinspect/internal/testwait"
 )
 
 func openTemp(t testing.TB) *DB {
@@ -393,7 +394,7 @@ func TestReaderWhileWriting(t *testing.T) {
 	}()
 
 	got := 0
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(testwait.Patience)
 	for got < n {
 		if time.Now().After(deadline) {
 			t.Fatalf("reader saw %d of %d new exchanges", got, n)

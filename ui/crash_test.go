@@ -41,8 +41,8 @@ func TestBackgroundPanicRestoresTheScreen(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "ui: internal error at ") || !strings.Contains(err.Error(), "slice bounds out of range") {
 			t.Fatalf("%v", err)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the interface still runs 10 s after its background work panicked")
+	case <-time.After(patience):
+		t.Fatalf("the interface still runs %v after its background work panicked", patience)
 	}
 	if sim.finis.Load() == 0 {
 		t.Error("the screen was not given back")
@@ -84,7 +84,7 @@ func TestFollowingABadSessionGoesOn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("RunLive did not return")
 	}
 }

@@ -95,7 +95,7 @@ func TestOpenSaysHowFarItRead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("q did not quit")
 	}
 }

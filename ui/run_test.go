@@ -14,6 +14,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/exchange"
 	"github.com/tsinspect/tsinspect/internal/numfmt"
+	"github.com/tsinspect/tsinspect/internal/testwait"
 	"github.com/tsinspect/tsinspect/store"
 	"github.com/tsinspect/tsinspect/timeline/view"
 )
@@ -81,7 +82,7 @@ func cellsText(cells []tcell.SimCell, w, h int) string {
 // waits poll, so a passing test takes no longer, and only a broken program
 // (not a loaded machine) runs them out. The within a test gives says how
 // soon the screen is expected to change.
-const patience = 2 * time.Minute
+const patience = testwait.Patience
 
 // waitFor waits until the screen shows want, and returns the screen.
 func waitFor(t *testing.T, sim *syncSim, want string, within time.Duration) string {
@@ -167,7 +168,7 @@ func TestRunKeysAndMouse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("q did not quit")
 	}
 }
@@ -185,7 +186,7 @@ func TestRunStopsWithContext(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("Run did not return after cancel")
 	}
 }
@@ -399,7 +400,7 @@ func TestTextScreen(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- newApp(m, Options{Screen: s}).run(ctx, nil) }()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(patience)
 	for !strings.Contains(s.Text(), "hello from the screen") && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/tsinspect/tsinspect/fixtures/session"
+	"github.com/tsinspect/tsinspect/internal/testwait"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/source"
 	"github.com/tsinspect/tsinspect/timeline/view"
@@ -181,7 +182,7 @@ func (b *browser) count(sel string) int {
 // waitFor waits (at most 20 s) until the script's value is true.
 func (b *browser) waitFor(what, script string) {
 	b.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(testwait.Patience)
 	for !eval[bool](b, "!!("+script+")") {
 		if time.Now().After(deadline) {
 			body := eval[string](b, "document.body.innerText.slice(0, 800)")

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tsinspect/tsinspect/catalog"
 	"github.com/tsinspect/tsinspect/fixtures/democapture"
+	"github.com/tsinspect/tsinspect/internal/testwait"
 	"github.com/tsinspect/tsinspect/pricing"
 	"github.com/tsinspect/tsinspect/redact"
 	"github.com/tsinspect/tsinspect/sessionfiles"
@@ -84,8 +85,8 @@ func serve(t *testing.T, opts web.Options) *served {
 		cancel()
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("the server did not stop within 10 s")
+		case <-time.After(testwait.Patience):
+			t.Errorf("the server did not stop within %v", testwait.Patience)
 		}
 	})
 	return &served{url: "http://" + opts.Addr, index: opts.Index, srv: srv}
@@ -531,22 +532,15 @@ func TestAdvicePage(t *testing.T) {
 	cache := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", cache)
 	s := serve(t, web.Options{Roots: []string{dir}, Files: []string{capture}})
-	deadline := time.Now().Add(60 * time.Second)
 	var body string
-	for {
+	testwait.Until(t, 100*time.Millisecond, "the advice page still says it is reading", func() bool {
 		code, b, _ := get(t, s, "GET", "/advice", "")
 		if code != http.StatusOK {
 			t.Fatalf("GET /advice: %d %s", code, b)
 		}
 		body = b
-		if !strings.Contains(b, "advice-progress") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the advice was not read within 60 s: %s", b)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return !strings.Contains(b, "advice-progress")
+	})
 	for _, want := range []string{"<h1>Advice</h1>", "6 sessions", "rests on at least 3 sessions", `href="/advice"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the advice page lacks %q:\n%s", want, body)

@@ -33,6 +33,7 @@ import (
 	"github.com/tsinspect/tsinspect/fixtures"
 	"github.com/tsinspect/tsinspect/importer/pcap/pcaptest"
 	"github.com/tsinspect/tsinspect/importer/tlsrec"
+	"github.com/tsinspect/tsinspect/internal/testwait"
 	"github.com/tsinspect/tsinspect/timeline"
 )
 
@@ -333,7 +334,7 @@ func recordThroughProxy(t testing.TB, u *upstream) []exchange.Exchange {
 	go srv.Serve(ln)
 	traffic(t, &http.Client{Transport: &http.Transport{}}, "http://"+ln.Addr().String())
 	srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Patience)
 	defer cancel()
 	p.Wait(ctx)
 	p.CloseIdle()

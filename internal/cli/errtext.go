@@ -13,7 +13,7 @@ func internalPackage(name string) bool {
 		"decode", "democapture", "diffreport", "exchange", "filter", "fixtures", "gather", "golden", "har", "httpflow", "importer", "jsonvalid",
 		"listenaddr", "longsession", "oddfiles", "mcpclient", "mcpserver", "memlimit", "mitmflow", "numfmt", "otlp", "outfile",
 		"pcap", "pcaptest", "pgtest", "pricing", "rawbodies", "regfile", "realsession", "recon", "recording", "redact", "replayserver",
-		"report", "session", "sessionfiles", "sharing", "shell", "source", "stats", "suggest", "store", "svgchart", "team", "termsafe", "textout", "timeline", "tlsrec", "toolsearch", "tooltokens", "ui", "vcr", "view", "web":
+		"report", "session", "sessionfiles", "sharing", "shell", "source", "stats", "suggest", "store", "svgchart", "team", "termsafe", "testwait", "textout", "timeline", "tlsrec", "toolsearch", "tooltokens", "ui", "vcr", "view", "web":
 		return true
 	}
 	return false
