@@ -93,6 +93,10 @@ func exchangeOf(rec *record) exchange.Exchange {
 	base := strings.TrimRight(rec.UpstreamBaseURL, "/")
 	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		base = DefaultUpstream
+	} else {
+		// A scheme is read in any case (RFC 3986 §3.1) and written in
+		// lower case, as every other source writes it.
+		base = u.Scheme + base[len(u.Scheme):]
 	}
 	path := q.Path
 	if !strings.HasPrefix(path, "/") {

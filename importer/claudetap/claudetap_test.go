@@ -67,6 +67,34 @@ func TestDamageAndMeta(t *testing.T) {
 	}
 }
 
+// TestUpstreamScheme: a base URL's scheme is read in any case and written
+// in lower case; one that is not http or https is the default upstream.
+func TestUpstreamScheme(t *testing.T) {
+	b, err := os.ReadFile(recorded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.SplitN(string(b), "\n", 2)[0]
+	if !strings.Contains(line, `"upstream_base_url":"https://api.anthropic.com"`) {
+		t.Fatalf("the first record names no https upstream: %.200s", line)
+	}
+	for base, want := range map[string]string{
+		"HTTPS://api.anthropic.com":   "https://api.anthropic.com/v1/messages?beta=true",
+		"htTp://127.0.0.1:8080/":      "http://127.0.0.1:8080/v1/messages?beta=true",
+		"ftp://api.anthropic.com":     DefaultUpstream + "/v1/messages?beta=true",
+		"https://Api.Anthropic.com//": "https://Api.Anthropic.com/v1/messages?beta=true",
+	} {
+		in := strings.Replace(line, `"upstream_base_url":"https://api.anthropic.com"`, `"upstream_base_url":"`+base+`"`, 1)
+		res, err := Read(strings.NewReader(in))
+		if err != nil || len(res.Exchanges) != 1 {
+			t.Fatalf("%s: %v, %+v", base, err, res)
+		}
+		if got := res.Exchanges[0].URL; got != want {
+			t.Errorf("upstream %q: URL %q, want %q", base, got, want)
+		}
+	}
+}
+
 func TestNotClaudeTap(t *testing.T) {
 	for _, in := range []string{"", "hello", `{"log":{}}`} {
 		if _, err := Read(strings.NewReader(in)); !errors.Is(err, ErrNotClaudeTap) {
