@@ -84,8 +84,7 @@ func TestStdio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), testwait.Patience)
-	defer cancel()
+	ctx := testwait.Context(t)
 	tl, err := mcpclient.List(ctx, mcpclient.Server{Name: "t", Type: "stdio", Command: exe,
 		Env: map[string]string{"MCPCLIENT_TEST_SERVER": "1", "MCPCLIENT_TEST_PAGES": "1"}})
 	if err != nil {

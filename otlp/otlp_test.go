@@ -299,8 +299,7 @@ func TestExporterRetriesAndHeaders(t *testing.T) {
 	if !exp.Enqueue(spans) {
 		t.Fatal("Enqueue dropped spans with an empty queue")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), testwait.Patience)
-	defer cancel()
+	ctx := testwait.Context(t)
 	st := exp.Close(ctx)
 	if st.Sent != len(spans) || st.Undelivered() != 0 || st.Retries != 2 {
 		t.Fatalf("stats %+v, want %d sent after 2 retries", st, len(spans))
@@ -477,8 +476,7 @@ func TestExporterGRPC(t *testing.T) {
 	exp := NewExporter(cfg, Options{Backoff: time.Millisecond})
 	spans := FromExchanges(demoExchanges(t), "seed", redact.Default, "t", nil).Spans()
 	exp.Enqueue(spans)
-	ctx, cancel := context.WithTimeout(context.Background(), testwait.Patience)
-	defer cancel()
+	ctx := testwait.Context(t)
 	st := exp.Close(ctx)
 	mu.Lock()
 	defer mu.Unlock()
@@ -534,8 +532,7 @@ func TestExporterDoesNotRetryARefusal(t *testing.T) {
 	exp := NewExporter(cfg, Options{Backoff: time.Millisecond})
 	spans := FromExchanges(demoExchanges(t), "seed", redact.Default, "t", nil).Spans()
 	exp.Enqueue(spans)
-	ctx, cancel := context.WithTimeout(context.Background(), testwait.Patience)
-	defer cancel()
+	ctx := testwait.Context(t)
 	st := exp.Close(ctx)
 	mu.Lock()
 	defer mu.Unlock()
