@@ -179,14 +179,14 @@ func (b *browser) count(sel string) int {
 	return eval[int](b, fmt.Sprintf("document.querySelectorAll(%q).length", sel))
 }
 
-// waitFor waits (at most 20 s) until the script's value is true.
+// waitFor waits (at most testwait.Patience) until the script's value is true.
 func (b *browser) waitFor(what, script string) {
 	b.t.Helper()
 	deadline := time.Now().Add(testwait.Patience)
 	for !eval[bool](b, "!!("+script+")") {
 		if time.Now().After(deadline) {
 			body := eval[string](b, "document.body.innerText.slice(0, 800)")
-			b.t.Fatalf("waited 20 s for %s (%s); the page says:\n%s\nand logged %v", what, script, body, b.logged())
+			b.t.Fatalf("waited %v for %s (%s); the page says:\n%s\nand logged %v", testwait.Patience, what, script, body, b.logged())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
