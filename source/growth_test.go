@@ -16,7 +16,7 @@ import (
 // BenchmarkReportGrowth is what `tsinspect report` does, in one process:
 // read a long session from its files, redact the report, write it as JSON,
 // for sessions of 1,000 and 10,000 requests made from public session 25
-// (tool results padded to 4 kB, as bench/scale makes them). Its ns/turn
+// (tool results padded to tile.RealResultBytes, as bench/scale makes them). Its ns/turn
 // says whether the work per turn grows with the session; bench/scale
 // measures the command, each run in its own process (BENCHMARKS.md).
 //
@@ -33,7 +33,7 @@ func BenchmarkReportGrowth(b *testing.B) {
 	tab := pricing.Default()
 	for _, n := range []int{1000, 10000} {
 		id := fmt.Sprintf("00000000-0000-4000-8000-%012d", n)
-		body, err := tile.Session(src, tile.Options{Requests: n, SessionID: id, ResultBytes: 4000})
+		body, err := tile.Session(src, tile.Options{Requests: n, SessionID: id, ResultBytes: tile.RealResultBytes})
 		if err != nil {
 			b.Fatal(err)
 		}

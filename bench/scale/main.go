@@ -133,7 +133,7 @@ func publicSessions() (map[string][]byte, error) {
 const longSource = "25-v2.1.219-compaction-api-error-toolsearch"
 
 // resultBytes pads tool results to a real session's sizes.
-const resultBytes = 4000
+const resultBytes = tile.RealResultBytes
 
 func longSessions(bin, ccusage, dir string, public map[string][]byte, turns []int, reps int) error {
 	src, ok := public[longSource]

@@ -18,6 +18,10 @@ import (
 	"time"
 )
 
+// RealResultBytes is a tool result's size in a real working session, what
+// the benchmarks pad the public sessions' scrubbed results to.
+const RealResultBytes = 4000
+
 // Options say what to make.
 type Options struct {
 	// Requests is how many distinct requests (answers) the file holds;
@@ -30,7 +34,8 @@ type Options struct {
 	// made from the same source (0 and 1 give different IDs).
 	Salt int
 	// ResultBytes, when > 0, pads every tool result's text to at least
-	// that many bytes (public sessions' texts are scrubbed short).
+	// that many bytes (public sessions' texts are scrubbed short;
+	// RealResultBytes is a real session's size).
 	ResultBytes int
 }
 
