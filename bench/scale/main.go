@@ -15,7 +15,12 @@
 // taken in turn (a command, then the next), so that a loaded machine
 // slows each alike. It prints Markdown tables for BENCHMARKS.md.
 //
-//	go run ./bench/scale [-turns 100,1000,5000,10000] [-sessions 100,1000,5000] [-reps 3] [-dir DIR]
+// The growth from 1,000 to 10,000 turns (the two sizes of -growth) is then
+// measured again in -pairs interleaved pairs (the short session, then the
+// long one), so that the ratio compares runs made under the same load:
+// a median of three of each size, taken minutes apart, moved it by ±20 %.
+//
+//	go run ./bench/scale [-turns 100,1000,5000,10000] [-sessions 100,1000,5000] [-reps 3] [-growth 1000,10000] [-pairs 9] [-dir DIR]
 //
 // ccusage is $TSINSPECT_CCUSAGE, else "ccusage" on PATH; without it its
 // columns say so.
@@ -54,15 +59,17 @@ func main() {
 	turns := flag.String("turns", "100,1000,5000,10000", "lengths of the long sessions, in requests")
 	sessions := flag.String("sessions", "100,1000,5000", "sizes of the session directories")
 	reps := flag.Int("reps", 3, "runs of each command (the median is shown)")
+	growth := flag.String("growth", "1000,10000", "the two session lengths (of -turns) whose growth is measured in interleaved pairs; empty: not measured")
+	pairs := flag.Int("pairs", 9, "interleaved pairs of runs for the growth")
 	dir := flag.String("dir", "", "where the sessions are made and kept (default: a temporary directory, removed)")
 	flag.Parse()
-	if err := run(*turns, *sessions, *reps, *dir); err != nil {
+	if err := run(*turns, *sessions, *growth, *reps, *pairs, *dir); err != nil {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		os.Exit(1)
 	}
 }
 
-func run(turnsFlag, sessionsFlag string, reps int, dir string) error {
+func run(turnsFlag, sessionsFlag, growthFlag string, reps, pairs int, dir string) error {
 	turns, err := sizes(turnsFlag)
 	if err != nil {
 		return err
@@ -70,6 +77,16 @@ func run(turnsFlag, sessionsFlag string, reps int, dir string) error {
 	counts, err := sizes(sessionsFlag)
 	if err != nil {
 		return err
+	}
+	grow, err := sizes(growthFlag)
+	if err != nil {
+		return err
+	}
+	if len(grow) != 0 && (len(grow) != 2 || !slices.Contains(turns, grow[0]) || !slices.Contains(turns, grow[1]) || grow[0] >= grow[1]) {
+		return fmt.Errorf("-growth %q: want two lengths of -turns, the shorter first", growthFlag)
+	}
+	if reps < 1 || pairs < 1 {
+		return fmt.Errorf("-reps and -pairs: want at least 1")
 	}
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "tsinspect-scale-"); err != nil {
@@ -91,6 +108,11 @@ func run(turnsFlag, sessionsFlag string, reps int, dir string) error {
 	}
 	if err := longSessions(bin, ccusage, dir, public, turns, reps); err != nil {
 		return err
+	}
+	if len(grow) == 2 {
+		if err := growthPairs(bin, dir, public[longSource], grow[0], grow[1], pairs); err != nil {
+			return err
+		}
 	}
 	return directories(bin, ccusage, dir, public, counts, reps)
 }
@@ -146,24 +168,13 @@ func longSessions(bin, ccusage, dir string, public map[string][]byte, turns []in
 	var prev, prevReport measure
 	prevN := 0
 	for _, n := range turns {
-		project := filepath.Join(dir, "long", fmt.Sprintf("t%d", n), "projects", "-bench-long")
-		if err := os.MkdirAll(project, 0o755); err != nil {
+		path, err := longSession(dir, src, n)
+		if err != nil {
 			return err
 		}
-		id := fmt.Sprintf("00000000-0000-4000-8000-%012d", n)
-		path := filepath.Join(project, id+".jsonl")
-		if _, err := os.Stat(path); err != nil {
-			b, err := tile.Session(src, tile.Options{Requests: n, SessionID: id, ResultBytes: resultBytes})
-			if err != nil {
-				return err
-			}
-			if err := os.WriteFile(path, b, 0o644); err != nil {
-				return err
-			}
-		}
+		project := filepath.Dir(path)
 		fi, _ := os.Stat(path)
-		cache := filepath.Join(dir, "cache")
-		env := []string{"XDG_CACHE_HOME=" + cache, "HOME=" + dir}
+		env := benchEnv(dir)
 		jobs := []job{
 			{"cat", []string{path}, nil},
 			{bin, []string{"sessions", filepath.Dir(filepath.Dir(path)), "--no-index"}, env},
@@ -196,6 +207,79 @@ func longSessions(bin, ccusage, dir string, public map[string][]byte, turns []in
 			secs(ms[0].cpu), cc, secs(ms[1].cpu), secs(ms[2].cpu), growth, ms[2].cpu.Seconds()/ms[1].cpu.Seconds(), secs(ms[3].cpu), reportGrowth,
 			mib(ms[2].rss), mib(ms[3].rss), ms[2].cpu.Seconds()*1000/float64(n), secs(first), secs(all))
 		prev, prevReport, prevN = ms[2], ms[3], n
+	}
+	fmt.Println()
+	return nil
+}
+
+// longSession makes (or finds, made before) the session of n turns under
+// dir and returns its path.
+func longSession(dir string, src []byte, n int) (string, error) {
+	project := filepath.Join(dir, "long", fmt.Sprintf("t%d", n), "projects", "-bench-long")
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		return "", err
+	}
+	id := fmt.Sprintf("00000000-0000-4000-8000-%012d", n)
+	path := filepath.Join(project, id+".jsonl")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	b, err := tile.Session(src, tile.Options{Requests: n, SessionID: id, ResultBytes: resultBytes})
+	if err != nil {
+		return "", err
+	}
+	return path, os.WriteFile(path, b, 0o644)
+}
+
+// benchEnv is the environment of tsinspect's runs: its cache and home
+// under dir, not the user's.
+func benchEnv(dir string) []string {
+	return []string{"XDG_CACHE_HOME=" + filepath.Join(dir, "cache"), "HOME=" + dir}
+}
+
+// growthPairs measures how 'turns' and 'report' grow from the session of
+// small turns to that of large ones (those longSessions made from src), in
+// pairs of runs one after the other, and prints each command's medians,
+// the ratio of the medians and the range of the pairs' ratios, after the
+// files' ratio (what a reading linear in the bytes would take).
+func growthPairs(bin, dir string, src []byte, small, large, pairs int) error {
+	paths := make([]string, 2)
+	sizes := make([]int64, 2)
+	for i, n := range []int{small, large} {
+		p, err := longSession(dir, src, n)
+		if err != nil {
+			return err
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		paths[i], sizes[i] = p, fi.Size()
+	}
+	fmt.Printf("### Growth from %d to %d turns, in %d interleaved pairs\n\n", small, large, pairs)
+	fmt.Printf("The files: ×%.2f the bytes for ×%.1f the turns.\n\n", float64(sizes[1])/float64(sizes[0]), float64(large)/float64(small))
+	fmt.Printf("| command | %d turns | %d turns | ratio of the medians | pairs' ratios |\n", small, large)
+	fmt.Println("| --- | --- | --- | --- | --- |")
+	env := benchEnv(dir)
+	for _, cmd := range [][]string{{"turns"}, {"report", "--format", "json"}} {
+		var a, b []time.Duration
+		var ratios []float64
+		for range pairs {
+			ms := make([]measure, 2)
+			for i, p := range paths {
+				if ms[i] = measureOne(job{bin, append([]string{cmd[0], p}, cmd[1:]...), env}); ms[i].err != nil {
+					return ms[i].err
+				}
+			}
+			a, b = append(a, ms[0].cpu), append(b, ms[1].cpu)
+			ratios = append(ratios, ms[1].cpu.Seconds()/ms[0].cpu.Seconds())
+		}
+		slices.Sort(a)
+		slices.Sort(b)
+		slices.Sort(ratios)
+		ma, mb := a[len(a)/2], b[len(b)/2]
+		fmt.Printf("| `%s` | %s | %s | ×%.1f | ×%.1f–%.1f (median ×%.1f) |\n", cmd[0], secs(ma), secs(mb), mb.Seconds()/ma.Seconds(),
+			ratios[0], ratios[len(ratios)-1], ratios[len(ratios)/2])
 	}
 	fmt.Println()
 	return nil
