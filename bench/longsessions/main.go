@@ -434,7 +434,7 @@ func size(path string) int64 {
 // soon as the turn list is painted (the "loading" status gone).
 func openChild(path string) error {
 	// As the tsinspect command does (cmd/tsinspect main).
-	memlimit.Start(memlimit.DefaultFloor, 100*time.Millisecond)
+	memlimit.Start(memlimit.DefaultFloor)
 	sim := ui.NewTextScreen()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -454,7 +454,7 @@ var turnRow = regexp.MustCompile(` 1  main `)
 // painted and until the session is read whole (the "loading" status
 // gone).
 func firstRows(path string) error {
-	memlimit.Start(memlimit.DefaultFloor, 100*time.Millisecond)
+	memlimit.Start(memlimit.DefaultFloor)
 	sim := ui.NewTextScreen()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

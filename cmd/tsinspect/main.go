@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/tsinspect/tsinspect/internal/cli"
 	"github.com/tsinspect/tsinspect/internal/memlimit"
@@ -72,7 +71,7 @@ Run 'tsinspect COMMAND -h' for a command's flags.
 func main() {
 	env := &cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 	// Keep resident memory near what is live (GOMEMLIMIT overrides).
-	memlimit.Start(memlimit.DefaultFloor, 100*time.Millisecond)
+	memlimit.Start(memlimit.DefaultFloor)
 	os.Exit(run(env, os.Args[1:]))
 }
 

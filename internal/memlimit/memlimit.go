@@ -21,9 +21,10 @@ package memlimit
 import (
 	"math"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"time"
+	"sync"
 )
 
 // DefaultFloor is the limit while the live heap is small.
@@ -36,13 +37,20 @@ const GCPercent = 400
 // liveMetric is the heap the last collection found live.
 const liveMetric = "/gc/heap/live:bytes"
 
-// Start sets a soft memory limit of floor bytes and, every interval,
-// raises or lowers it to twice the live heap when that is above floor; it
-// sets the collector's percentage to GCPercent unless the GOGC environment
-// variable is set. It does nothing when the GOMEMLIMIT environment variable
-// is set: the user's limit stands. stop ends the adjusting and restores
-// the limit and the percentage.
-func Start(floor int64, interval time.Duration) (stop func()) {
+// Start sets a soft memory limit of floor bytes and, after every
+// collection, raises or lowers it to twice the live heap the collection
+// found, when that is above floor; it sets the collector's percentage to
+// GCPercent unless the GOGC environment variable is set. It does nothing
+// when the GOMEMLIMIT environment variable is set: the user's limit
+// stands. stop ends the adjusting and restores the limit and the
+// percentage.
+//
+// The limit follows each collection as it ends (a finalizer the collector
+// runs once per cycle), not a clock: polled every 100 ms it lagged a heap
+// growing by tens of MB a second, and a collection that freed nothing came
+// right after one that had raised the live heap; and an idle program is
+// not woken to poll.
+func Start(floor int64) (stop func()) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return func() {}
 	}
@@ -51,38 +59,60 @@ func Start(floor int64, interval time.Duration) (stop func()) {
 	if os.Getenv("GOGC") == "" {
 		oldPercent = debug.SetGCPercent(GCPercent)
 	}
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		sample := []metrics.Sample{{Name: liveMetric}}
-		limit := floor
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			metrics.Read(sample)
-			if sample[0].Value.Kind() != metrics.KindUint64 {
-				continue
-			}
-			if want := Limit(floor, sample[0].Value.Uint64()); want != limit {
-				limit = want
-				debug.SetMemoryLimit(limit)
-			}
-		}
-	}()
+	a := &adjuster{floor: floor, limit: floor, sample: []metrics.Sample{{Name: liveMetric}}}
+	a.arm()
 	return func() {
-		close(done)
-		<-finished
+		a.mu.Lock()
+		a.stopped = true
+		a.mu.Unlock()
 		debug.SetMemoryLimit(old)
 		if oldPercent != -2 {
 			debug.SetGCPercent(oldPercent)
 		}
 	}
+}
+
+// adjuster keeps the limit of one Start.
+type adjuster struct {
+	floor int64
+
+	mu      sync.Mutex
+	stopped bool
+	limit   int64
+	sample  []metrics.Sample
+}
+
+// cycle is garbage made to be found by the next collection, whose
+// finalizer then adjusts the limit. It holds a pointer so that it is not
+// made by the tiny allocator, whose objects' finalizers need not run.
+type cycle struct{ a *adjuster }
+
+// arm makes the next collection adjust the limit.
+func (a *adjuster) arm() {
+	runtime.SetFinalizer(&cycle{a: a}, func(c *cycle) {
+		if c.a.adjust() {
+			c.a.arm()
+		}
+	})
+}
+
+// adjust sets the limit for the live heap the last collection found; it
+// reports false once stop has been called.
+func (a *adjuster) adjust() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stopped {
+		return false
+	}
+	metrics.Read(a.sample)
+	if a.sample[0].Value.Kind() != metrics.KindUint64 {
+		return true
+	}
+	if want := Limit(a.floor, a.sample[0].Value.Uint64()); want != a.limit {
+		a.limit = want
+		debug.SetMemoryLimit(want)
+	}
+	return true
 }
 
 // Limit is the limit for a live heap of live bytes: floor, or twice the

@@ -34,7 +34,7 @@ func TestStartFollowsTheLiveHeap(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "")
 	before := debug.SetMemoryLimit(-1)
 	const floor = 8 << 20
-	stop := Start(floor, 5*time.Millisecond)
+	stop := Start(floor)
 	if got := debug.SetMemoryLimit(-1); got != floor {
 		t.Errorf("limit %d after Start, want the floor %d", got, floor)
 	}
@@ -58,7 +58,7 @@ func TestStartFollowsTheLiveHeap(t *testing.T) {
 func TestStartLeavesGOMEMLIMIT(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "1GiB")
 	before := debug.SetMemoryLimit(-1)
-	stop := Start(8<<20, time.Millisecond)
+	stop := Start(8 << 20)
 	defer stop()
 	if got := debug.SetMemoryLimit(-1); got != before {
 		t.Errorf("limit changed to %d with GOMEMLIMIT set", got)
@@ -79,7 +79,7 @@ func TestStartRaisesTheCollectorsPercentage(t *testing.T) {
 	t.Setenv("GOGC", "")
 	before := debug.SetGCPercent(150)
 	defer debug.SetGCPercent(before)
-	stop := Start(DefaultFloor, time.Hour)
+	stop := Start(DefaultFloor)
 	if got := gcPercent(); got != GCPercent {
 		t.Errorf("percentage %d after Start, want %d", got, GCPercent)
 	}
@@ -88,9 +88,34 @@ func TestStartRaisesTheCollectorsPercentage(t *testing.T) {
 		t.Errorf("percentage %d after stop, want 150 as before", got)
 	}
 	t.Setenv("GOGC", "150")
-	stop = Start(DefaultFloor, time.Hour)
+	stop = Start(DefaultFloor)
 	if got := gcPercent(); got != 150 {
 		t.Errorf("percentage %d after Start under GOGC=150, want it left alone", got)
 	}
 	stop()
+}
+
+// TestStopEndsTheAdjusting checks that collections after stop leave the
+// limit alone: the finalizer that follows them stops re-arming.
+func TestStopEndsTheAdjusting(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
+	before := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(before)
+	stop := Start(8 << 20)
+	runtime.GC() // the adjusting has run at least once before stop
+	stop()
+	const mine = 1 << 40
+	debug.SetMemoryLimit(mine)
+	held := make([][]byte, 0, 40)
+	for i := 0; i < 40; i++ {
+		held = append(held, make([]byte, 1<<20))
+	}
+	for i := 0; i < 5; i++ {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond) // the finalizers' turn
+	}
+	runtime.KeepAlive(held)
+	if got := debug.SetMemoryLimit(-1); got != mine {
+		t.Errorf("limit %d after collections that followed stop, want %d left alone", got, int64(mine))
+	}
 }
