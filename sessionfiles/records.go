@@ -255,6 +255,9 @@ func scanRecords(r io.Reader, s *scanned) error {
 	if limit <= 0 {
 		limit = maxLine
 	}
+	// One record read into, its value kept (s.add copies it): a record
+	// made for each line went to the heap as well.
+	var rec record
 	for {
 		if s.at.skipping {
 			n, found, err := skipLine(br)
@@ -285,7 +288,7 @@ func scanRecords(r io.Reader, s *scanned) error {
 		if len(line) > 0 {
 			complete := line[len(line)-1] == '\n'
 			trimmed := bytes.TrimSpace(line)
-			var rec record
+			rec = record{}
 			var uerr error
 			if !frameRecord(trimmed, &rec, &s.check) {
 				rec = record{}
