@@ -243,6 +243,11 @@ func (a *applier) report(r *report.Report) *report.Report {
 		}
 		out.Threads = append(out.Threads, o)
 	}
+	if len(r.Turns) > 0 {
+		// Made whole: grown by appending, a long session's turns (large
+		// values) were copied over about four times.
+		out.Turns = make([]report.Turn, 0, len(r.Turns))
+	}
 	for i := range r.Turns {
 		out.Turns = append(out.Turns, a.turn(&r.Turns[i]))
 	}

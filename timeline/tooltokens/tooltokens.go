@@ -205,6 +205,7 @@ func Compute(s *timeline.Session, counts Counts) *Figures {
 		return f
 	}
 	ds := newDefinitions(s, counts)
+	f.Turns = make([]Turn, 0, len(s.Turns))
 	for _, t := range s.Turns {
 		if t == nil {
 			continue
