@@ -59,10 +59,19 @@ func main() {
 	turns := flag.String("turns", "100,1000,5000,10000", "lengths of the long sessions, in requests")
 	sessions := flag.String("sessions", "100,1000,5000", "sizes of the session directories")
 	reps := flag.Int("reps", 3, "runs of each command (the median is shown)")
-	growth := flag.String("growth", "1000,10000", "the two session lengths (of -turns) whose growth is measured in interleaved pairs; empty: not measured")
+	growth := flag.String("growth", "1000,10000", "the two session lengths (of -turns) whose growth is measured in interleaved pairs; empty: not measured (by default, not when -turns lacks them)")
 	pairs := flag.Int("pairs", 9, "interleaved pairs of runs for the growth")
 	dir := flag.String("dir", "", "where the sessions are made and kept (default: a temporary directory, removed)")
 	flag.Parse()
+	growthSet := false
+	flag.Visit(func(f *flag.Flag) { growthSet = growthSet || f.Name == "growth" })
+	if !growthSet {
+		// The default lengths, when -turns has both.
+		if ts, err := sizes(*turns); err == nil && !(slices.Contains(ts, 1000) && slices.Contains(ts, 10000)) {
+			fmt.Fprintln(os.Stderr, "scale: the growth in pairs is not measured: -turns lacks 1000 or 10000 (set -growth to two of its lengths)")
+			*growth = ""
+		}
+	}
 	if err := run(*turns, *sessions, *growth, *reps, *pairs, *dir); err != nil {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		os.Exit(1)
