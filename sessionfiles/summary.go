@@ -351,8 +351,16 @@ func (s *Summary) summarise(tr *transcript) {
 		if a.empty || st == nil {
 			continue
 		}
+		// Up the chain past the turns whose answers were empty. A
+		// damaged file can chain a request back to one already passed
+		// (an answer's ID repeated): there are no more empty turns to
+		// pass than are known, and no base then.
 		base := st.prev
-		for base != nil && empty[base] {
+		for passed := 0; base != nil && empty[base]; passed++ {
+			if passed == len(empty) {
+				base = nil
+				break
+			}
 			base = base.state().prev
 		}
 		bi, ok := usage[base]
