@@ -27,6 +27,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -283,12 +284,10 @@ func growthPairs(bin, dir string, src []byte, small, large, pairs int) error {
 			a, b = append(a, ms[0].cpu), append(b, ms[1].cpu)
 			ratios = append(ratios, ms[1].cpu.Seconds()/ms[0].cpu.Seconds())
 		}
-		slices.Sort(a)
-		slices.Sort(b)
 		slices.Sort(ratios)
-		ma, mb := a[len(a)/2], b[len(b)/2]
+		ma, mb := median(a), median(b)
 		fmt.Printf("| `%s` | %s | %s | ×%.1f | ×%.1f–%.1f (median ×%.1f) |\n", cmd[0], secs(ma), secs(mb), mb.Seconds()/ma.Seconds(),
-			ratios[0], ratios[len(ratios)-1], ratios[len(ratios)/2])
+			ratios[0], ratios[len(ratios)-1], median(ratios))
 	}
 	fmt.Println()
 	return nil
@@ -409,11 +408,16 @@ func medians(reps int, jobs []job) []measure {
 		if out[i].err != nil {
 			continue
 		}
-		slices.Sort(cpus)
-		slices.Sort(rss)
-		out[i] = measure{cpu: cpus[len(cpus)/2], rss: rss[len(rss)/2]}
+		out[i] = measure{cpu: median(cpus), rss: median(rss)}
 	}
 	return out
+}
+
+// median is the middle of xs once sorted (the upper of the two middle
+// values of an even count); xs is sorted in place and must not be empty.
+func median[T cmp.Ordered](xs []T) T {
+	slices.Sort(xs)
+	return xs[len(xs)/2]
 }
 
 // measureOne runs a job with its output discarded.
@@ -448,9 +452,7 @@ func openTimes(path string, reps int) (first, all time.Duration, err error) {
 		}
 		firsts, alls = append(firsts, time.Duration(f)), append(alls, time.Duration(a))
 	}
-	slices.Sort(firsts)
-	slices.Sort(alls)
-	return firsts[len(firsts)/2], alls[len(alls)/2], nil
+	return median(firsts), median(alls), nil
 }
 
 // turnRow is the first row of the turn list on the simulated 80-column
