@@ -79,7 +79,7 @@ func (x *extractor) toolUse() {
 			if r.IsError {
 				u.Errors++
 			}
-			n := timeline.Tokens(len(r.Text), rate)
+			n := timeline.Tokens(len(r.Text()), rate)
 			u.ResultTokens += n
 			u.ResultUSD += float64(n) * wr / 1e6
 		}

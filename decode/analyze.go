@@ -342,7 +342,7 @@ func searches(t *Turn, h historyView) {
 			if b.Name == ClientSearchTool && absent && !referenced {
 				return
 			}
-			if ok && len(res.block.References) == 0 && strings.Contains(res.block.Text, noSuchToolText) {
+			if ok && len(res.block.References) == 0 && res.block.ResultContains(noSuchToolText) {
 				return // refused: the client has no such tool (tool search off)
 			}
 			s = t.cache.clientSearch(b, !call.Response && t.isCached(call.Message))
@@ -372,14 +372,14 @@ func searches(t *Turn, h historyView) {
 			case s.Server:
 				s.New = res.loc.Response
 			case !res.loc.Response:
-				s.Text = res.block.Text
-				s.NoMatch = noMatchText(res.block.Text)
+				s.Text = res.block.ResultText()
+				s.NoMatch = noMatchText(s.Text)
 				s.ToolLoaded = hasToolLoadedText(r.Messages[res.loc.Message].Blocks)
 				s.New = res.loc.Message == last
 				if len(s.Results) == 0 && !s.NoMatch {
 					// A search tool answering in text (not tool_reference
 					// blocks) may name what it found in JSON.
-					if names, ok := namedInText(res.block.Text); ok {
+					if names, ok := namedInText(s.Text); ok {
 						s.Results, s.NoMatch = names, len(names) == 0
 					}
 				}
@@ -626,7 +626,7 @@ func lastUser(t *Turn) {
 		m := t.Request.Messages[lu.Message]
 		for j, b := range m.Blocks {
 			if b.Type == "tool_result" {
-				lu.ToolResults = append(lu.ToolResults, ToolResult{ToolUseID: b.ToolUseID, IsError: b.IsError, Text: b.Text, References: b.References, Block: j})
+				lu.ToolResults = append(lu.ToolResults, ToolResult{ToolUseID: b.ToolUseID, IsError: b.IsError, raw: b.Raw, References: b.References, Block: j})
 				if len(b.References) > 0 {
 					lu.HasToolReference = true
 				}

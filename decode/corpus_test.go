@@ -138,7 +138,7 @@ func TestCorpusGoCassetteStream(t *testing.T) {
 func TestCorpusToolCallError(t *testing.T) {
 	turns := decodeCorpus(t, "anthropic-sdk-go/toolrunner_testdata_cassettes_tool_runner_tool_call_error.yaml")
 	lu := turns[1].LastUser
-	if len(lu.ToolResults) != 1 || !lu.ToolResults[0].IsError || lu.ToolResults[0].Text != "Error: Unexpected error, try again" {
+	if len(lu.ToolResults) != 1 || !lu.ToolResults[0].IsError || lu.ToolResults[0].Text() != "Error: Unexpected error, try again" {
 		t.Errorf("tool result %+v", lu.ToolResults)
 	}
 }

@@ -503,7 +503,7 @@ func parseBlock(t *Turn, raw json.RawMessage, what string) Block {
 	case "tool_result":
 		getString(t, w.get("tool_use_id"), what+" tool_use_id", &b.ToolUseID)
 		getBool(t, w.get("is_error"), what+" is_error", &b.IsError)
-		b.Text, b.References = toolResultContent(t, w.get("content"), what)
+		b.References = toolResultContent(t, w.get("content"), what)
 	case "tool_search_tool_result":
 		getString(t, w.get("tool_use_id"), what+" tool_use_id", &b.ToolUseID)
 		b.References, b.ErrorCode = toolSearchResultContent(t, w.get("content"), what)
@@ -529,21 +529,23 @@ func parseBlock(t *Turn, raw json.RawMessage, what string) Block {
 	return b
 }
 
-// toolResultContent returns the text and the tool_reference names of a
-// client tool_result's content (a string or an array of blocks).
-func toolResultContent(t *Turn, raw json.RawMessage, what string) (string, []string) {
+// toolResultContent checks a client tool_result's content (a string or
+// an array of blocks) and returns the names of its tool_reference blocks.
+// Its text is not kept: Block.ResultText reads it from the block when
+// asked (a session's tool results, whole files and command outputs, would
+// otherwise be held twice, here and in the bytes they came from).
+func toolResultContent(t *Turn, raw json.RawMessage, what string) []string {
 	if isNull(raw) {
-		return "", nil
+		return nil
 	}
-	if s, ok := unquote(raw); ok {
-		return s, nil
+	if isString(raw) {
+		return nil
 	}
 	items, ok := parseArray(raw)
 	if !ok {
 		t.problem("%s content is neither a string nor an array of blocks", what)
-		return "", nil
+		return nil
 	}
-	var texts []string
 	var refs []string
 	for k, item := range items {
 		it, ok := parseObject(item)
@@ -555,9 +557,9 @@ func toolResultContent(t *Turn, raw json.RawMessage, what string) (string, []str
 		getString(t, it.get("type"), what+" content type", &typ)
 		switch typ {
 		case "text":
-			var s string
-			getString(t, it.get("text"), what+" content text", &s)
-			texts = append(texts, s)
+			if v := it.get("text"); !isNull(v) && !isString(v) {
+				t.problem("%s content text is not a string", what)
+			}
 		case "tool_reference":
 			var name string
 			getString(t, it.get("tool_name"), what+" content tool_name", &name)
@@ -568,7 +570,42 @@ func toolResultContent(t *Turn, raw json.RawMessage, what string) (string, []str
 			refs = append(refs, name)
 		}
 	}
-	return strings.Join(texts, "\n"), refs
+	return refs
+}
+
+// resultText is the text of a client tool_result block raw, as
+// toolResultContent reads its content: a string, or the text blocks of an
+// array joined by newlines.
+func resultText(raw json.RawMessage) string {
+	w, ok := parseObject(raw)
+	if !ok {
+		return ""
+	}
+	content := w.get("content")
+	if isNull(content) {
+		return ""
+	}
+	if s, ok := unquote(bytes.TrimSpace(content)); ok {
+		return s
+	}
+	items, ok := parseArray(content)
+	if !ok {
+		return ""
+	}
+	var texts []string
+	for _, item := range items {
+		it, ok := parseObject(item)
+		if !ok {
+			continue
+		}
+		typ, _ := unquote(bytes.TrimSpace(it.get("type")))
+		if typ != "text" {
+			continue
+		}
+		s, _ := unquote(bytes.TrimSpace(it.get("text")))
+		texts = append(texts, s)
+	}
+	return strings.Join(texts, "\n")
 }
 
 // toolSearchResultContent returns the referenced tool names, or the error

@@ -151,6 +151,13 @@ func unquote(raw []byte) (string, bool) {
 	return unescape(inner)
 }
 
+// isString reports whether raw is a JSON string that unquote reads,
+// without making it.
+func isString(raw []byte) bool {
+	b := bytes.TrimSpace(raw)
+	return len(b) >= 2 && jsonvalid.StringEndValid(b, 0) == len(b)
+}
+
 func hasControl(b []byte) bool {
 	for _, c := range b {
 		if c < 0x20 {

@@ -157,7 +157,7 @@ func TestSample03AfterToolCall(t *testing.T) {
 	if lu.Message != 4 || lu.HasToolReference || lu.ToolLoaded || len(lu.ToolResults) != 1 {
 		t.Fatalf("last user %+v", lu)
 	}
-	if tr := lu.ToolResults[0]; !strings.HasPrefix(tr.ToolUseID, "toolu_") || !strings.HasPrefix(tr.Text, "hello\n") || tr.IsError {
+	if tr := lu.ToolResults[0]; !strings.HasPrefix(tr.ToolUseID, "toolu_") || !strings.HasPrefix(tr.Text(), "hello\n") || tr.IsError {
 		t.Errorf("tool result %+v", tr)
 	}
 	if m := turn.Request.CacheMarkers; m[len(m)-1] != (CacheMarker{Where: "message", Index: 4, Block: 0, Type: "ephemeral"}) {
@@ -386,7 +386,7 @@ func TestClientSearchResults(t *testing.T) {
 		t.Errorf("search %+v", turn.NewSearches)
 	}
 	trs := turn.LastUser.ToolResults
-	if len(trs) != 3 || !trs[1].IsError || !strings.Contains(trs[1].Text, "schema was not sent") || !strings.Contains(trs[2].Text, "No such tool available: Ghost") {
+	if len(trs) != 3 || !trs[1].IsError || !strings.Contains(trs[1].Text(), "schema was not sent") || !strings.Contains(trs[2].Text(), "No such tool available: Ghost") {
 		t.Errorf("tool results %+v", trs)
 	}
 	if turn.InWorkingSet(PlaceholderTool) || len(turn.Unreferenced) != 0 {

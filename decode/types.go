@@ -235,7 +235,8 @@ type Message struct {
 type Block struct {
 	Type string `json:"type"`
 
-	Text      string `json:"text,omitempty"`      // text
+	// Text is a text block's text (a tool_result's is ResultText).
+	Text      string `json:"text,omitempty"`
 	Thinking  string `json:"thinking,omitempty"`  // thinking
 	Signature string `json:"signature,omitempty"` // thinking
 
@@ -475,9 +476,9 @@ type LastUser struct {
 
 // ToolResult is a tool_result block of the last user message.
 type ToolResult struct {
-	ToolUseID  string   `json:"tool_use_id"`
-	IsError    bool     `json:"is_error,omitempty"`
-	Text       string   `json:"text,omitempty"`
+	ToolUseID  string `json:"tool_use_id"`
+	IsError    bool   `json:"is_error,omitempty"`
+	raw        json.RawMessage
 	References []string `json:"references,omitempty"`
 	Block      int      `json:"block"`
 }

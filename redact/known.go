@@ -129,6 +129,7 @@ func CollectDecoded(exs []*exchange.Exchange, decoded func(ex *exchange.Exchange
 			k.prompt(m.Text)
 			for _, b := range m.Blocks {
 				k.prompt(b.Text)
+				k.prompt(b.ResultText())
 			}
 		}
 	}

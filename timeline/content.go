@@ -88,7 +88,7 @@ func writeBlock(b *strings.Builder, bl *decode.Block) {
 		b.Write(bl.Input)
 		b.WriteString(bl.PartialInput)
 	case "tool_result":
-		b.WriteString(bl.Text)
+		b.WriteString(bl.ResultText())
 		for _, r := range bl.References {
 			b.WriteString(" " + r)
 		}
@@ -173,7 +173,7 @@ func blockPart(b *decode.Block, names map[string]string) Part {
 		}
 		return Part{Kind: "tool_use", Name: b.Name, ID: b.ID, Text: in}
 	case "tool_result":
-		text := b.Text
+		text := b.ResultText()
 		for _, r := range b.References {
 			text += "\n→ tool_reference " + r
 		}

@@ -3,7 +3,6 @@ package timeline
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/tsinspect/tsinspect/decode"
 )
@@ -168,7 +167,7 @@ func refused(res *decode.Block) bool {
 		return true
 	}
 	for _, s := range []string{"InputValidationError", "No such tool available"} {
-		if strings.Contains(res.Text, s) {
+		if res.ResultContains(s) {
 			return true
 		}
 	}

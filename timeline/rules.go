@@ -152,12 +152,12 @@ func callResult(v ruleView, k int, call decode.ToolCall, patterns [][2]string) s
 		return "No later request of this thread answers the call."
 	}
 	for _, p := range patterns {
-		if strings.Contains(res.Text, p[0]) {
+		if res.ResultContains(p[0]) {
 			return fmt.Sprintf("Its tool_result in %s says %s.", v.ref(l), p[1])
 		}
 	}
 	if res.IsError {
-		return fmt.Sprintf("Its tool_result in %s is an error: %s.", v.ref(l), quote(res.Text, 160))
+		return fmt.Sprintf("Its tool_result in %s is an error: %s.", v.ref(l), quote(res.ResultText(), 160))
 	}
 	return fmt.Sprintf("The client ran it anyway: its tool_result in %s is not an error.", v.ref(l))
 }
@@ -189,7 +189,7 @@ func ruleUnknownTool(v ruleView, k int) []Flag {
 			// A request made from a transcript: the tools sent are not
 			// known, and only the client's answer tells a tool that does
 			// not exist.
-			if l, res := v.resultFor(k, c.ID); l >= 0 && strings.Contains(res.Text, "No such tool available") {
+			if l, res := v.resultFor(k, c.ID); l >= 0 && res.ResultContains("No such tool available") {
 				out = append(out, Flag{Tool: c.Name, Detail: fmt.Sprintf("The model called %s, which is not in the deferred-tool catalog (%s), and the client answered in %s that it has no such tool (the transcript does not hold the tools sent).",
 					c.Name, numfmt.Count(len(in.d.Catalog), "tool", "tools"), v.ref(l))})
 			}
@@ -365,7 +365,7 @@ func callsAfter(v ruleView, k int, missing []string) string {
 		for _, c := range in.d.ToolCalls {
 			what := c.Name
 			if _, res := v.resultFor(l, c.ID); res != nil && res.IsError {
-				what += " (an error: " + quote(firstLine(res.Text), 80) + ")"
+				what += " (an error: " + quote(firstLine(res.ResultText()), 80) + ")"
 			}
 			calls = append(calls, what)
 		}

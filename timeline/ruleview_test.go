@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -130,7 +131,7 @@ func TestRuleCallBeforeLoadOnAView(t *testing.T) {
 	}
 
 	v.results = map[fakeCall]fakeResult{{0, "toolu_1"}: {l: 4, block: decode.Block{Type: "tool_result", ToolUseID: "toolu_1", IsError: true,
-		Text: "InputValidationError: mcp__demo__echo failed. This tool's schema was not sent to the API."}}}
+		Raw: json.RawMessage(`{"type":"tool_result","tool_use_id":"toolu_1","is_error":true,"content":"InputValidationError: mcp__demo__echo failed. This tool's schema was not sent to the API."}`)}}}
 	got = ruleCallBeforeLoad(v, 0)
 	want := "Its tool_result in turn <4> says InputValidationError: the schema was not sent to the API."
 	if len(got) != 1 || got[0].Tool != echo || !strings.HasSuffix(got[0].Detail, want) {
@@ -241,7 +242,8 @@ func TestRuleSearchPartialNoCatalog(t *testing.T) {
 	in.t.NewSearches = []decode.Search{{ToolUseID: "s1", Tool: "ToolSearch", Query: "WebSearch WebFetch", Mode: "keyword", HasResult: true, Results: []string{"WebFetch"}}}
 	next := fakeTurn(3, 200, &decode.Turn{WorkingSet: []decode.WorkingTool{{Name: "WebFetch"}}, ToolCalls: []decode.ToolCall{{ID: "c2", Name: "Bash"}}})
 	v := &fakeView{turns: []*info{in, next}, nexts: map[int][]int{0: {1}},
-		results: map[fakeCall]fakeResult{{1, "c2"}: {l: 1, block: decode.Block{Type: "tool_result", IsError: true, Text: "curl: not found"}}}}
+		results: map[fakeCall]fakeResult{{1, "c2"}: {l: 1, block: decode.Block{Type: "tool_result", IsError: true,
+			Raw: json.RawMessage(`{"type":"tool_result","tool_use_id":"c2","is_error":true,"content":[{"type":"text","text":"curl: not found"}]}`)}}}}
 	got := ruleSearchPartial(v, 0)
 	if len(got) != 1 || got[0].Tool != "WebSearch" || got[0].Search != "s1" ||
 		!strings.Contains(got[0].Detail, "turn <0> called WebFetch; turn <1> called Bash (an error: \"curl: not found\")") {
