@@ -64,21 +64,28 @@ func TestResultTextReadsTheBlock(t *testing.T) {
 
 func TestResultContainsSeesEscapedText(t *testing.T) {
 	cases := []struct {
-		raw  string
-		want bool
+		raw, s string
+		want   bool
 	}{
-		{`{"type":"tool_result","tool_use_id":"t","content":"Error: No such tool available: X"}`, true},
+		{`{"type":"tool_result","tool_use_id":"t","content":"Error: No such tool available: X"}`, noSuchToolText, true},
 		// Letters written as \u escapes hold the text too.
-		{`{"type":"tool_result","tool_use_id":"t","content":"No such tool \u0061vailable"}`, true},
+		{`{"type":"tool_result","tool_use_id":"t","content":"No such tool \u0061vailable"}`, noSuchToolText, true},
 		// The words outside the content are not its text.
-		{`{"type":"tool_result","tool_use_id":"No such tool available","content":"fine"}`, false},
-		{`{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"No such tool available"}]}`, true},
-		{`{"type":"tool_result","tool_use_id":"t","content":"done"}`, false},
+		{`{"type":"tool_result","tool_use_id":"No such tool available","content":"fine"}`, noSuchToolText, false},
+		{`{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"No such tool available"}]}`, noSuchToolText, true},
+		{`{"type":"tool_result","tool_use_id":"t","content":"done"}`, noSuchToolText, false},
+		// A slash may be written \/, and a quote or a newline always is.
+		{`{"type":"tool_result","tool_use_id":"t","content":"see a\/b"}`, "a/b", true},
+		{`{"type":"tool_result","tool_use_id":"t","content":"say \"hi\"\nbye"}`, "\"hi\"\nbye", true},
+		{`{"type":"tool_result","tool_use_id":"t","content":"say hi"}`, "\"hi\"", false},
 	}
 	for _, c := range cases {
 		b := parseBlock(&Turn{}, json.RawMessage(c.raw), "block")
-		if got := b.ResultContains(noSuchToolText); got != c.want {
-			t.Errorf("%s: ResultContains %v, want %v", c.raw, got, c.want)
+		if got := b.ResultContains(c.s); got != c.want {
+			t.Errorf("%s: ResultContains(%q) %v, want %v", c.raw, c.s, got, c.want)
+		}
+		if got := strings.Contains(b.ResultText(), c.s); got != c.want {
+			t.Errorf("%s: the case is wrong: ResultText holds %q: %v", c.raw, c.s, got)
 		}
 	}
 }
