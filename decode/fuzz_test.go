@@ -129,5 +129,28 @@ func FuzzRequest(f *testing.F) {
 		if turn.Request.Size != len(body) {
 			t.Fatalf("size %d, body %d", turn.Request.Size, len(body))
 		}
+		checkResultTexts(t, turn)
 	})
+}
+
+// checkResultTexts holds each tool_result's text, read when asked, to
+// encoding/json's reading of its block, and ResultContains to it.
+func checkResultTexts(t *testing.T, turn *Turn) {
+	for _, m := range turn.Request.Messages {
+		for i := range m.Blocks {
+			b := &m.Blocks[i]
+			if b.Type != "tool_result" {
+				continue
+			}
+			text := b.ResultText()
+			if want := oracleResultText(t, b.Raw); text != want {
+				t.Fatalf("tool_result %s: ResultText %q, encoding/json %q", b.Raw, text, want)
+			}
+			for _, s := range []string{text, text[len(text)/2:], "x/y", "\"", "\n", "é"} {
+				if got, want := b.ResultContains(s), strings.Contains(text, s); got != want {
+					t.Fatalf("tool_result %s: ResultContains(%q) %v, its text holds it: %v", b.Raw, s, got, want)
+				}
+			}
+		}
+	}
 }
