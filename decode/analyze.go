@@ -372,7 +372,7 @@ func searches(t *Turn, h historyView) {
 			case s.Server:
 				s.New = res.loc.Response
 			case !res.loc.Response:
-				s.Text = res.block.ResultText()
+				s.Text = t.cache.resultText(res.block, t.isCached(res.loc.Message))
 				s.NoMatch = noMatchText(s.Text)
 				s.ToolLoaded = hasToolLoadedText(r.Messages[res.loc.Message].Blocks)
 				s.New = res.loc.Message == last

@@ -33,6 +33,8 @@ type Parts struct {
 	// searches holds what clientSearch read of a cached block's input:
 	// every later turn lists the same search again.
 	searches map[*Block]Search
+	// texts are the texts of the results of those searches.
+	texts map[*Block]string
 	// What the lists of successive Turns share (share.go).
 	tools         sharing.Ring[Tool]
 	catalogEvents sharing.Ring[CatalogEvent]
@@ -92,7 +94,7 @@ type cachedPart struct {
 
 // NewParts returns an empty Parts.
 func NewParts() *Parts {
-	return &Parts{seed: maphash.MakeSeed(), parts: map[uint64][]cachedPart{}, searches: map[*Block]Search{}}
+	return &Parts{seed: maphash.MakeSeed(), parts: map[uint64][]cachedPart{}, searches: map[*Block]Search{}, texts: map[*Block]string{}}
 }
 
 // DecodeWith is Decode, reusing and filling c; a nil c is Decode.
@@ -328,6 +330,25 @@ func (c *Parts) clientSearch(b *Block, cached bool) Search {
 	s = clientSearch(b)
 	c.mu.Lock()
 	c.searches[b] = s
+	c.mu.Unlock()
+	return s
+}
+
+// resultText is b.ResultText(), read once per cached block (a search's
+// result, which every later turn of its thread carries).
+func (c *Parts) resultText(b *Block, cached bool) string {
+	if c == nil || !cached {
+		return b.ResultText()
+	}
+	c.mu.Lock()
+	s, ok := c.texts[b]
+	c.mu.Unlock()
+	if ok {
+		return s
+	}
+	s = b.ResultText()
+	c.mu.Lock()
+	c.texts[b] = s
 	c.mu.Unlock()
 	return s
 }
