@@ -321,17 +321,7 @@ func (c *Parts) clientSearch(b *Block, cached bool) Search {
 	if c == nil || !cached {
 		return clientSearch(b)
 	}
-	c.mu.Lock()
-	s, ok := c.searches[b]
-	c.mu.Unlock()
-	if ok {
-		return s
-	}
-	s = clientSearch(b)
-	c.mu.Lock()
-	c.searches[b] = s
-	c.mu.Unlock()
-	return s
+	return readOnce(&c.mu, c.searches, b, clientSearch)
 }
 
 // resultText is b.ResultText(), read once per cached block (a search's
@@ -340,17 +330,23 @@ func (c *Parts) resultText(b *Block, cached bool) string {
 	if c == nil || !cached {
 		return b.ResultText()
 	}
-	c.mu.Lock()
-	s, ok := c.texts[b]
-	c.mu.Unlock()
+	return readOnce(&c.mu, c.texts, b, (*Block).ResultText)
+}
+
+// readOnce is read(b), kept in m (under mu) for the turns to come: a
+// cached block is the same block in every turn that carries its message.
+func readOnce[V any](mu *sync.Mutex, m map[*Block]V, b *Block, read func(*Block) V) V {
+	mu.Lock()
+	v, ok := m[b]
+	mu.Unlock()
 	if ok {
-		return s
+		return v
 	}
-	s = b.ResultText()
-	c.mu.Lock()
-	c.texts[b] = s
-	c.mu.Unlock()
-	return s
+	v = read(b)
+	mu.Lock()
+	m[b] = v
+	mu.Unlock()
+	return v
 }
 
 // tookMessage counts a message taken from a prior body's layout.
