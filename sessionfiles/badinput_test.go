@@ -1,6 +1,7 @@
 package sessionfiles
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -430,13 +431,19 @@ func TestRecogniseSaysWhatAFileHolds(t *testing.T) {
 	dir := t.TempDir()
 	huge := `{"type":"queue-operation","operation":"enqueue","timestamp":"2026-11-20T10:00:00.000Z","sessionId":"0b5e1d2c-0000-4000-8000-000000000001","content":"` + strings.Repeat("a", 2<<20) + `"}` + "\n"
 	for content, want := range map[string]string{
-		"":                             "it is empty",
-		"\n\n":                         "it holds no record",
-		"not json\n":                   "its first line is not a JSON record",
-		`{"type":"quantum"}` + "\n":    `its first record's type "quantum" is not one Claude Code writes`,
-		`{"type":"user"}` + "\n":       "its first record (user) has no sessionId",
-		`{"request":{},"response":{}}`: "its first record has no type",
-		strings.Join(twoTurns(t).lines, "\n") + "\n": "",
+		"":                          "it is empty",
+		"\n\n":                      "it holds no record",
+		"not json\n":                "its first line is not a JSON record",
+		`{"type":"quantum"}` + "\n": `its first record's type "quantum" is not one Claude Code writes`,
+		`{"type":"user"}` + "\n":    "its first record (user) has no sessionId",
+		// A damaged first record costs only itself when the session's
+		// own records follow (the listing reads past it too); alone,
+		// or before more records without one, it still says why not.
+		`{"type":"user"}` + "\n" + strings.Join(twoTurns(t).lines, "\n") + "\n":                          "",
+		`,"x":1}` + "\n" + `{"type":"attachment"}` + "\n" + strings.Join(twoTurns(t).lines, "\n") + "\n": "",
+		`{"type":"user"}` + "\n" + `{"type":"assistant"}` + "\n":                                         "its first record (user) has no sessionId",
+		`{"request":{},"response":{}}`:                                                                   "its first record has no type",
+		strings.Join(twoTurns(t).lines, "\n") + "\n":                                                     "",
 		huge: "",
 	} {
 		p := filepath.Join(dir, "s.jsonl")
@@ -528,5 +535,39 @@ func TestFollowSeesAFileRewrittenInPlace(t *testing.T) {
 	}
 	if from, _ := s.Refresh(); from != s.Len() || s.Generation() != 1 {
 		t.Errorf("read again with nothing changed: from %d, generation %d", from, s.Generation())
+	}
+}
+
+// A session whose first line was cut and whose first whole record lost
+// its session ID: the listing counted its turns, and the full reading
+// refused the file as not a session. Both read it now, alike.
+func TestDamagedHeadIsReadAsTheListingReadsIt(t *testing.T) {
+	w := twoTurns(t)
+	damaged := `ssionId":"cut","type":"user"}` + "\n" + `{"type":"attachment","attachment":{"type":"hook_success"}}` + "\n" + strings.Join(w.lines, "\n") + "\n"
+	p := filepath.Join(t.TempDir(), "0b5e1d2c-0000-4000-8000-000000000001.jsonl")
+	if err := os.WriteFile(p, []byte(damaged), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Summarize(entryOf(p, info))
+	if err != nil || sum.Turns != 2 {
+		t.Fatalf("listing: %+v, %v", sum, err)
+	}
+	if err := Recognise(p); err != nil {
+		t.Fatalf("Recognise: %v", err)
+	}
+	s, err := Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	if err := s.Stream(context.Background(), func(*exchange.Exchange) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n != sum.Turns {
+		t.Errorf("read whole: %d requests, the listing %d", n, sum.Turns)
 	}
 }

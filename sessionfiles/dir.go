@@ -512,8 +512,10 @@ func sniffLine(br *bufio.Reader) ([]byte, error) {
 // of them a session ID (other tools' JSON Lines logs, claude-trace's among
 // them, do not); records that carry none (summaries, file history
 // snapshots, queue operations) may come first, and so may damaged lines
-// (each costs only itself, as the listing reads it) as long as a record
-// follows within the lines read. It is nil when it does, or
+// and records (a line that is not JSON, a record of an unknown type or
+// without the session ID its type always carries: each costs only itself,
+// as the listing reads it) as long as a record with a session ID follows
+// within the lines read. It is nil when it does, or
 // an error that says why not: one that wraps ErrNotSession with what the
 // file holds instead, or the error of opening it (ErrNotRegular for a pipe
 // or a device).
@@ -563,10 +565,12 @@ func Recognise(path string) error {
 				known = true
 				continue
 			}
-			if !knownTypes[r.Type] {
-				// A record of no type Claude Code writes: another tool's
-				// log, or a damaged record of a session; a record of
-				// Claude Code's after it tells which.
+			if !knownTypes[r.Type] || r.SessionID == "" {
+				// A record of no type Claude Code writes, or of one that
+				// always carries a session ID without it: another tool's
+				// log, or a damaged record of a session (the listing
+				// reads past it); a record of Claude Code's after it
+				// tells which.
 				if bad == nil {
 					bad = recognised(r.Type, r.SessionID != "")
 				}
