@@ -182,25 +182,7 @@ func adviseJSON(t *testing.T, projects string, args ...string) *advice.Result {
 // names (skipped without it, a failure under
 // TSINSPECT_REQUIRE_CLAUDE_NEWEST=1).
 func TestAdviseScenarios(t *testing.T) {
-	kit.RequireClaude(t)
-	releases := map[string]*session.Kit{"pinned": kit}
-	if p := os.Getenv("TSINSPECT_CLAUDE_NEWEST"); p != "" {
-		k := *kit
-		k.Claude = p
-		releases["newest"] = &k
-	}
-	for _, name := range []string{"pinned", "newest"} {
-		k := releases[name]
-		t.Run(name, func(t *testing.T) {
-			if k == nil {
-				if os.Getenv("TSINSPECT_REQUIRE_CLAUDE_NEWEST") == "1" {
-					t.Fatal("TSINSPECT_CLAUDE_NEWEST is not set: install the newest @anthropic-ai/claude-code and point it at its claude")
-				}
-				skipFor(t, "the newest Claude Code", installNewest, "set TSINSPECT_CLAUDE_NEWEST to the newest Claude Code's claude to advise from its sessions too")
-			}
-			adviseScenarios(t, k)
-		})
-	}
+	eachRelease(t, "advise from its sessions too", adviseScenarios)
 }
 
 // clientRelease is the Claude Code release of a report's first turn that
