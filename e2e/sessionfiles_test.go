@@ -632,3 +632,80 @@ func TestSessionFilesBefore2_1_300(t *testing.T) {
 		t.Errorf("the listing does not mark the release: %s", out)
 	}
 }
+
+// TestStreamJSONOutputNamesItsSession runs the real Claude Code with -p
+// --output-format stream-json, as an app built on it does, and hands what
+// it printed to tsinspect: that is not the session's file, and the
+// refusal says so, names the session, and the command it names reads the
+// session's own file, turn for turn as the capture.
+//
+// It runs with the pinned release and with the one $TSINSPECT_CLAUDE_NEWEST
+// names (skipped without it, a failure under
+// TSINSPECT_REQUIRE_CLAUDE_NEWEST=1).
+func TestStreamJSONOutputNamesItsSession(t *testing.T) {
+	eachRelease(t, "read its stream-json output too", streamJSONNamesItsSession)
+}
+
+func streamJSONNamesItsSession(t *testing.T, k *session.Kit) {
+	keyword, _ := fixtures.Scenario("keyword")
+	rec := recordRunsWith(t, k, run{script: keyword, opts: session.Options{Args: []string{"--output-format", "stream-json", "--verbose"}}})
+	var printed []string
+	for _, line := range strings.Split(rec.outputs[0], "\n") {
+		if strings.HasPrefix(line, `{"type":`) {
+			printed = append(printed, line)
+		}
+	}
+	if len(printed) < 3 || !strings.Contains(printed[0], `"subtype":"init"`) {
+		t.Fatalf("claude printed no stream-json:\n%s", rec.outputs[0])
+	}
+	var init struct {
+		SessionID string `json:"session_id"`
+	}
+	if err := json.Unmarshal([]byte(printed[0]), &init); err != nil || len(init.SessionID) < 8 {
+		t.Fatalf("init record %q: %v", printed[0], err)
+	}
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	if err := os.WriteFile(out, []byte(strings.Join(printed, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", rec.home)
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	short := init.SessionID[:8]
+	for _, args := range [][]string{{"turns", out}, {"import", out, "--db", filepath.Join(t.TempDir(), "x.db")}} {
+		code, stdout, stderr := runCLI(t, args...)
+		if code != 1 || stdout != "" || strings.Count(stderr, "\n") != 1 ||
+			!strings.Contains(stderr, "--output-format stream-json' printed for session "+init.SessionID) ||
+			!strings.Contains(stderr, "'tsinspect open "+short+"'") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", args[0], code, stdout, stderr)
+		}
+	}
+	code, fromFile, stderr := runCLI(t, "turns", short, "--json")
+	if code != 0 {
+		t.Fatalf("turns %s: exit %d %s", short, code, stderr)
+	}
+	code, fromCapture, stderr := runCLI(t, "turns", rec.db, "--json")
+	if code != 0 {
+		t.Fatalf("turns of the capture: exit %d %s", code, stderr)
+	}
+	a, b := turnLines(t, fromFile), turnLines(t, fromCapture)
+	if len(a) == 0 || !slices.Equal(a, b) {
+		t.Errorf("the session's file's turns:\n%s\nthe capture's:\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
+	}
+}
+
+// turnLines is each turn of turns --json output as its usage and stop
+// reason.
+func turnLines(t *testing.T, out string) []string {
+	t.Helper()
+	var lines []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var tu report.Turn
+		if err := json.Unmarshal([]byte(line), &tu); err != nil {
+			t.Fatalf("turns --json line %q: %v", line, err)
+		}
+		u := tu.Usage
+		lines = append(lines, fmt.Sprintf("%s %d/%d/%d/%d", tu.StopReason, u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens))
+	}
+	return lines
+}

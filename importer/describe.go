@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tsinspect/tsinspect/importer/rawbodies"
+	"github.com/tsinspect/tsinspect/sessionfiles"
 )
 
 // describe says, in one phrase, what a file of no known format looks like
@@ -33,6 +34,8 @@ func describe(head []byte, name string) string {
 		return "it looks like the index.jsonl of a Claude Code raw-bodies directory: import the directory that holds it"
 	case has(`"parentUuid"`) || (has(`"sessionId"`) && has(`"type":"user"`)):
 		return "it looks like a Claude Code session transcript (~/.claude/projects) but not one tsinspect reads: its first record has no session ID; a session file opens as it is ('tsinspect open FILE.jsonl')"
+	case sessionfiles.PrintedSession(head) != "":
+		return sessionfiles.PrintedHint(sessionfiles.PrintedSession(head))
 	case len(trimmed) > 0 && trimmed[0] == '{':
 		return "it is JSON, but neither a HAR (no \"log\" object) nor a log of a tool tsinspect knows; " + want
 	case len(trimmed) > 0 && trimmed[0] == '[':

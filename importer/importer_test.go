@@ -173,6 +173,12 @@ func TestUnknownFormats(t *testing.T) {
 		{"x.txt", "hello world", `text starting "hello world"`},
 		{"x.bin", "\x00\x01\x02\x03", "binary data"},
 		{"empty", "", "the file is empty"},
+		// What claude -p --output-format stream-json prints, its init
+		// record whole, or cut by the head read (many tools listed).
+		{"stream.jsonl", `{"type":"system","subtype":"init","session_id":"5eed2f3e-0b37-463a-b3bf-cb4a841b1c6c","tools":["Bash"]}` + "\n" + `{"type":"result","subtype":"success","session_id":"5eed2f3e-0b37-463a-b3bf-cb4a841b1c6c"}` + "\n",
+			"printed for session 5eed2f3e-0b37-463a-b3bf-cb4a841b1c6c, which holds no requests; the session's own file does: 'tsinspect open 5eed2f3e'"},
+		{"cut.jsonl", `{"type":"system","subtype":"init","session_id":"5eed2f3e-0b37-463a-b3bf-cb4a841b1c6c","tools":["` + strings.Repeat("mcp__x__tool\",\"", 8000),
+			"printed for session 5eed2f3e-0b37-463a-b3bf-cb4a841b1c6c"},
 	} {
 		p := write(t, c.name, []byte(c.content))
 		_, err := Import(context.Background(), p, (&sink{}).to(), Options{})

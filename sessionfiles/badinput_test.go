@@ -442,8 +442,16 @@ func TestRecogniseSaysWhatAFileHolds(t *testing.T) {
 		`{"type":"user"}` + "\n" + strings.Join(twoTurns(t).lines, "\n") + "\n":                          "",
 		`,"x":1}` + "\n" + `{"type":"attachment"}` + "\n" + strings.Join(twoTurns(t).lines, "\n") + "\n": "",
 		`{"type":"user"}` + "\n" + `{"type":"assistant"}` + "\n":                                         "its first record (user) has no sessionId",
-		`{"request":{},"response":{}}`:                                                                   "its first record has no type",
-		strings.Join(twoTurns(t).lines, "\n") + "\n":                                                     "",
+		// What claude -p --output-format stream-json prints names its
+		// session as session_id, on every record: whole, or its init
+		// record still being written.
+		`{"type":"system","subtype":"init","session_id":"5eed2f3e-0b37-463a-b3bf-cb4a841b1c6c"}` + "\n" + `{"type":"assistant","session_id":"5eed2f3e-0b37-463a-b3bf-cb4a841b1c6c"}` + "\n": "printed for session 5eed2f3e-0b37-463a-b3bf-cb4a841b1c6c, which holds no requests; the session's own file does: 'tsinspect open 5eed2f3e'",
+		`{"type":"system","subtype":"init","session_id":"5eed2f3e-0b37-463a-b3bf-cb4a841b1c6c","tools":["Ba`:                                                                                "printed for session 5eed2f3e",
+		// A record of another tool that happens to have a session_id is
+		// not taken for it.
+		`{"type":"span","session_id":"x"}` + "\n":    `its first record's type "span" is not one Claude Code writes`,
+		`{"request":{},"response":{}}`:               "its first record has no type",
+		strings.Join(twoTurns(t).lines, "\n") + "\n": "",
 		huge: "",
 	} {
 		p := filepath.Join(dir, "s.jsonl")

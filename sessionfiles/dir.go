@@ -519,7 +519,7 @@ func sniffLine(br *bufio.Reader) ([]byte, error) {
 // an error that says why not: one that wraps ErrNotSession with what the
 // file holds instead, or the error of opening it (ErrNotRegular for a pipe
 // or a device).
-func Recognise(path string) error {
+func Recognise(path string) (refused error) {
 	f, info, err := openRegular(path)
 	if agents := agentFiles(path); err != nil && mainAbsent(agents, err) {
 		// A session kept as its subagents' files alone.
@@ -535,6 +535,12 @@ func Recognise(path string) error {
 	br := bufio.NewReaderSize(io.LimitReader(f, sniffLines*sniffHead), int(max(min(info.Size()+1, sniffBuffer), 4096)))
 	known := false // a record of a type that carries no session ID
 	var bad error  // the first line that is not a JSON record
+	printed := ""  // the session of stream-json output, when it is that
+	defer func() {
+		if printed != "" && errors.Is(refused, ErrNotSession) {
+			refused = printedError(printed)
+		}
+	}()
 	for i := 0; i < sniffLines; i++ {
 		line, err := sniffLine(br)
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -543,11 +549,11 @@ func Recognise(path string) error {
 			return recogniseHead(line)
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
-			var r struct {
-				Type      string `json:"type"`
-				SessionID string `json:"sessionId"`
-			}
+			var r sniffed
 			if uerr := json.Unmarshal(line, &r); uerr != nil {
+				if r, ok := leading(line); ok && printed == "" {
+					printed = r.printedSession() // cut, or still being written
+				}
 				if i == 0 && err != nil && !bytes.HasSuffix(line, []byte("\n")) {
 					return fmt.Errorf("%w: its only line is unfinished", ErrNotSession)
 				}
@@ -564,6 +570,9 @@ func Recognise(path string) error {
 			if knownTypes[r.Type] && r.SessionID == "" && sessionless[r.Type] {
 				known = true
 				continue
+			}
+			if printed == "" {
+				printed = r.printedSession()
 			}
 			if !knownTypes[r.Type] || r.SessionID == "" {
 				// A record of no type Claude Code writes, or of one that
@@ -602,6 +611,53 @@ func Recognise(path string) error {
 	return fmt.Errorf("%w: its first %d lines are blank", ErrNotSession, sniffLines)
 }
 
+// sniffed is what Recognise reads of a record.
+type sniffed struct {
+	Type      string `json:"type"`
+	SessionID string `json:"sessionId"`
+	Printed   string `json:"session_id"` // stream-json's name for it
+}
+
+// printedSession is the session ID of a record of what Claude Code prints
+// with -p --output-format stream-json (each message, with a system init
+// record first and a result record last, naming its session as
+// session_id rather than sessionId), or "".
+func (r sniffed) printedSession() string {
+	if r.SessionID != "" || (!knownTypes[r.Type] && r.Type != "result") {
+		return ""
+	}
+	return r.Printed
+}
+
+// PrintedSession is the session ID of the stream-json output of Claude
+// Code whose first lines head holds, or "" when head holds none of its
+// records.
+func PrintedSession(head []byte) string {
+	for line := range bytes.Lines(head) {
+		var r sniffed
+		if json.Unmarshal(line, &r) != nil {
+			r, _ = leading(line) // the head's last line, cut
+		}
+		if id := r.printedSession(); id != "" {
+			return id
+		}
+	}
+	return ""
+}
+
+// PrintedHint says that a file is the stream-json output of session id
+// rather than the session's file, and how to read that.
+func PrintedHint(id string) string {
+	return fmt.Sprintf("it is what 'claude -p --output-format stream-json' printed for session %s, which holds no requests; the session's own file does: 'tsinspect open %s' (with CLAUDE_CONFIG_DIR as that run had it)", id, shortID(id))
+}
+
+// printedError is Recognise's PrintedHint.
+func printedError(id string) error { return fmt.Errorf("%w: %s", ErrNotSession, PrintedHint(id)) }
+
+// shortID is the first eight characters of a session ID, as the listing
+// shows it.
+func shortID(id string) string { return id[:min(len(id), 8)] }
+
 // sessionless are the record types Claude Code writes without a session
 // ID, which may come before the first record that has one.
 var sessionless = map[string]bool{"summary": true, "file-history-snapshot": true, "queue-operation": true}
@@ -623,11 +679,26 @@ func recognised(typ string, hasSession bool) error {
 // recogniseHead reads the members of a record cut short: the type and the
 // session ID, as far as they come before the cut.
 func recogniseHead(head []byte) error {
+	r, ok := leading(head)
+	switch {
+	case !ok:
+		return fmt.Errorf("%w: its first line is not a JSON record", ErrNotSession)
+	case r.printedSession() != "":
+		return printedError(r.Printed)
+	case r.Type != "" && r.SessionID == "" && knownTypes[r.Type]:
+		return nil // the session ID comes after the cut
+	}
+	return recognised(r.Type, r.SessionID != "")
+}
+
+// leading reads what it can of a record cut short: the members that come
+// whole before the cut. ok is false when head does not begin a JSON
+// object.
+func leading(head []byte) (r sniffed, ok bool) {
 	dec := json.NewDecoder(bytes.NewReader(head))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return fmt.Errorf("%w: its first line is not a JSON record", ErrNotSession)
+		return r, false
 	}
-	typ, session := "", false
 	for dec.More() {
 		k, err := dec.Token()
 		if err != nil {
@@ -639,17 +710,15 @@ func recogniseHead(head []byte) error {
 		}
 		switch k {
 		case "type":
-			_ = json.Unmarshal(v, &typ)
+			_ = json.Unmarshal(v, &r.Type)
 		case "sessionId":
-			var id string
-			session = json.Unmarshal(v, &id) == nil && id != ""
+			_ = json.Unmarshal(v, &r.SessionID)
+		case "session_id":
+			_ = json.Unmarshal(v, &r.Printed)
 		}
-		if typ != "" && session {
+		if r.Type != "" && (r.SessionID != "" || r.Printed != "") {
 			break
 		}
 	}
-	if typ != "" && !session && knownTypes[typ] {
-		return nil // the session ID comes after the cut
-	}
-	return recognised(typ, session)
+	return r, true
 }

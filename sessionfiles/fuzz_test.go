@@ -2,6 +2,7 @@ package sessionfiles
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,11 +11,11 @@ import (
 	"github.com/tsinspect/tsinspect/exchange"
 )
 
-// FuzzSessionFile feeds arbitrary bytes to the reader, the rebuild and
-// the listing's pass: whatever the file holds, they return (problems,
-// not panics), and every exchange they give is whole. Lines are read up to
-// 4 kB, so that the fuzzer reaches the over-long line's path with small
-// inputs.
+// FuzzSessionFile feeds arbitrary bytes to the recogniser, the reader,
+// the rebuild and the listing's pass: whatever the file holds, they
+// return (problems, not panics), and every exchange they give is whole.
+// Lines are read up to 4 kB, so that the fuzzer reaches the over-long
+// line's path with small inputs.
 //
 // It once missed a panic two requests away: a request keeping -1 messages
 // of its base (issue 30). The seeds now hold a request built on another
@@ -39,6 +40,10 @@ func FuzzSessionFile(f *testing.F) {
 		if err := os.WriteFile(p, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
+		if err := Recognise(p); err != nil && !errors.Is(err, ErrNotSession) {
+			t.Fatalf("Recognise: %v", err)
+		}
+		_ = PrintedSession(data)
 		s, err := openWith(p, 1<<12)
 		if err != nil {
 			return

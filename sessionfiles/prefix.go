@@ -72,11 +72,7 @@ func Candidates(found []Entry) string {
 			parts = append(parts, fmt.Sprintf("and %d more ('tsinspect sessions' lists them)", len(found)-shown))
 			break
 		}
-		id := e.ID
-		if len(id) > 8 {
-			id = id[:8]
-		}
-		parts = append(parts, fmt.Sprintf("%s (%s, last written %s)", id, e.Project, e.ModTime.Local().Format("2006-01-02 15:04")))
+		parts = append(parts, fmt.Sprintf("%s (%s, last written %s)", shortID(e.ID), e.Project, e.ModTime.Local().Format("2006-01-02 15:04")))
 	}
 	what := "it could be"
 	if len(found) == 1 {
