@@ -8,17 +8,28 @@ import (
 	"github.com/tsinspect/tsinspect/internal/sharing"
 )
 
+// Texts Claude Code writes in the tool results it makes, which the
+// readers of a session look for (the decoder, the session files' listing,
+// the flags, the redaction's safe phrases).
+const (
+	// NoMatchText opens Claude Code's answer to a search that found
+	// nothing.
+	NoMatchText = "No matching deferred tools found"
+	// NoSuchToolText is Claude Code's refusal of a call of a tool it does
+	// not have.
+	NoSuchToolText = "No such tool available"
+	// InputValidationText names Claude Code's refusal of a call whose
+	// input does not fit the tool's schema, or whose schema was not sent.
+	InputValidationText = "InputValidationError"
+)
+
 // The texts Claude Code announces deferred tools with.
 const (
 	announcePrefix = "The following deferred tools are now available via"
 	removePrefix   = "The following deferred tools are no longer available"
 	availableOpen  = "<available-deferred-tools>"
 	availableClose = "</available-deferred-tools>"
-	noMatchPrefix  = "No matching deferred tools found"
 	toolLoadedText = "Tool loaded"
-	// noSuchToolText is Claude Code's refusal of a call of a tool it does
-	// not have.
-	noSuchToolText = "No such tool available"
 	// mcpSearchTool is Claude Code 2.0's search tool, for MCP tools only.
 	mcpSearchTool  = "MCPSearch"
 	catalogKeyword = "deferred tools"
@@ -342,7 +353,7 @@ func searches(t *Turn, h historyView) {
 			if b.Name == ClientSearchTool && absent && !referenced {
 				return
 			}
-			if ok && len(res.block.References) == 0 && res.block.ResultContains(noSuchToolText) {
+			if ok && len(res.block.References) == 0 && res.block.ResultContains(NoSuchToolText) {
 				return // refused: the client has no such tool (tool search off)
 			}
 			s = t.cache.clientSearch(b, !call.Response && t.isCached(call.Message))
@@ -413,7 +424,7 @@ func offers(tools []Tool, name string) bool {
 // noMatchTexts start the text results of client searches that found
 // nothing: Claude Code's ToolSearch, and pydantic-ai's search_tools (now
 // and in earlier releases).
-var noMatchTexts = []string{noMatchPrefix, "No matching tools found", "No tools found"}
+var noMatchTexts = []string{NoMatchText, "No matching tools found", "No tools found"}
 
 func noMatchText(text string) bool {
 	text = strings.TrimSpace(text)

@@ -67,13 +67,13 @@ func TestResultContainsSeesEscapedText(t *testing.T) {
 		raw, s string
 		want   bool
 	}{
-		{`{"type":"tool_result","tool_use_id":"t","content":"Error: No such tool available: X"}`, noSuchToolText, true},
+		{`{"type":"tool_result","tool_use_id":"t","content":"Error: No such tool available: X"}`, NoSuchToolText, true},
 		// Letters written as \u escapes hold the text too.
-		{`{"type":"tool_result","tool_use_id":"t","content":"No such tool \u0061vailable"}`, noSuchToolText, true},
+		{`{"type":"tool_result","tool_use_id":"t","content":"No such tool \u0061vailable"}`, NoSuchToolText, true},
 		// The words outside the content are not its text.
-		{`{"type":"tool_result","tool_use_id":"No such tool available","content":"fine"}`, noSuchToolText, false},
-		{`{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"No such tool available"}]}`, noSuchToolText, true},
-		{`{"type":"tool_result","tool_use_id":"t","content":"done"}`, noSuchToolText, false},
+		{`{"type":"tool_result","tool_use_id":"No such tool available","content":"fine"}`, NoSuchToolText, false},
+		{`{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"No such tool available"}]}`, NoSuchToolText, true},
+		{`{"type":"tool_result","tool_use_id":"t","content":"done"}`, NoSuchToolText, false},
 		// A slash may be written \/, and a quote or a newline always is.
 		{`{"type":"tool_result","tool_use_id":"t","content":"see a\/b"}`, "a/b", true},
 		{`{"type":"tool_result","tool_use_id":"t","content":"say \"hi\"\nbye"}`, "\"hi\"\nbye", true},

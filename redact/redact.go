@@ -513,10 +513,10 @@ var quotedRe = regexp.MustCompile("\"(?:[^\"\\\\]|\\\\.)*\"|`[^`]*`")
 
 // safePhrases are client texts a flag may quote; they stay.
 var safePhrases = []string{
-	"No matching deferred tools found",
+	decode.NoMatchText,
 	"Tool loaded.",
-	"No such tool available",
-	"InputValidationError",
+	decode.NoSuchToolText,
+	decode.InputValidationText,
 }
 
 // freeText scrubs the text of a flag detail or a problem: every quoted

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/tsinspect/tsinspect/decode"
 )
 
 // The transcript is the one reading of a session's conversation records
@@ -31,8 +33,8 @@ const (
 
 // Texts of the tool results the listing tells apart.
 const (
-	noMatchText    = "No matching deferred tools found"
-	noSuchToolText = "No such tool available"
+	noMatchText    = decode.NoMatchText
+	noSuchToolText = decode.NoSuchToolText
 	searchToolName = "ToolSearch"
 	// mcpSearchToolName is Claude Code 2.0's search tool, for MCP tools
 	// only.

@@ -166,7 +166,7 @@ func refused(res *decode.Block) bool {
 	if res.IsError {
 		return true
 	}
-	for _, s := range []string{"InputValidationError", "No such tool available"} {
+	for _, s := range []string{decode.InputValidationText, decode.NoSuchToolText} {
 		if res.ResultContains(s) {
 			return true
 		}

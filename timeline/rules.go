@@ -173,8 +173,8 @@ func ruleCallBeforeLoad(v ruleView, k int) []Flag {
 			c.Name, numfmt.Count(len(in.d.WorkingSet), "tool", "tools"))
 		d += callResult(v, k, c, [][2]string{
 			{"schema was not sent", "InputValidationError: the schema was not sent to the API"},
-			{"InputValidationError", "InputValidationError"},
-			{"No such tool available", "\"No such tool available\""},
+			{decode.InputValidationText, decode.InputValidationText},
+			{decode.NoSuchToolText, `"` + decode.NoSuchToolText + `"`},
 		})
 		out = append(out, Flag{Tool: c.Name, Detail: d})
 	}
@@ -189,7 +189,7 @@ func ruleUnknownTool(v ruleView, k int) []Flag {
 			// A request made from a transcript: the tools sent are not
 			// known, and only the client's answer tells a tool that does
 			// not exist.
-			if l, res := v.resultFor(k, c.ID); l >= 0 && res.ResultContains("No such tool available") {
+			if l, res := v.resultFor(k, c.ID); l >= 0 && res.ResultContains(decode.NoSuchToolText) {
 				out = append(out, Flag{Tool: c.Name, Detail: fmt.Sprintf("The model called %s, which is not in the deferred-tool catalog (%s), and the client answered in %s that it has no such tool (the transcript does not hold the tools sent).",
 					c.Name, numfmt.Count(len(in.d.Catalog), "tool", "tools"), v.ref(l))})
 			}
@@ -201,8 +201,8 @@ func ruleUnknownTool(v ruleView, k int) []Flag {
 		d := fmt.Sprintf("The model called %s, which is neither among the %s of this request nor in the deferred-tool catalog (%s). ",
 			c.Name, numfmt.Count(len(in.d.Request.Tools), "tool", "tools"), numfmt.Count(len(in.d.Catalog), "tool", "tools"))
 		d += callResult(v, k, c, [][2]string{
-			{"No such tool available", "\"No such tool available\""},
-			{"InputValidationError", "InputValidationError"},
+			{decode.NoSuchToolText, `"` + decode.NoSuchToolText + `"`},
+			{decode.InputValidationText, decode.InputValidationText},
 		})
 		out = append(out, Flag{Tool: c.Name, Detail: d})
 	}
