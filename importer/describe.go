@@ -19,6 +19,7 @@ func describe(head []byte, name string) string {
 	want := "tsinspect import reads " + Formats
 	has := func(s string) bool { return bytes.Contains(head, []byte(s)) }
 	trimmed := bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
+	printed := sessionfiles.PrintedSession(head)
 	switch {
 	case len(head) == 0:
 		return "the file is empty"
@@ -34,8 +35,8 @@ func describe(head []byte, name string) string {
 		return "it looks like the index.jsonl of a Claude Code raw-bodies directory: import the directory that holds it"
 	case has(`"parentUuid"`) || (has(`"sessionId"`) && has(`"type":"user"`)):
 		return "it looks like a Claude Code session transcript (~/.claude/projects) but not one tsinspect reads: its first record has no session ID; a session file opens as it is ('tsinspect open FILE.jsonl')"
-	case sessionfiles.PrintedSession(head) != "":
-		return sessionfiles.PrintedHint(sessionfiles.PrintedSession(head))
+	case printed != "":
+		return sessionfiles.PrintedHint(printed)
 	case len(trimmed) > 0 && trimmed[0] == '{':
 		return "it is JSON, but neither a HAR (no \"log\" object) nor a log of a tool tsinspect knows; " + want
 	case len(trimmed) > 0 && trimmed[0] == '[':
