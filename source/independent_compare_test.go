@@ -19,13 +19,19 @@ import (
 // agent-*.jsonl beside a main file included: tsinspect opens those
 // alone too). TSINSPECT_CHECK, when set, keeps only the files whose path
 // holds it (e.g. TSINSPECT_CHECK=25-v2.1.219).
+//
+// TSINSPECT_CHECK_DIR, when set, names a directory whose main session
+// files are read instead (every .jsonl under it but those in a subagents
+// directory): ~/.claude/projects holds tsinspect to the second opinion
+// on one's own sessions.
 func independentFiles(t *testing.T) []string {
 	t.Helper()
-	files := publicSessions(t)
-	for _, pat := range []string{
-		filepath.Join("testdata", "releases", "*", "projects", "*", "*.jsonl"),
-	} {
-		m, err := filepath.Glob(pat)
+	var files []string
+	if dir := os.Getenv("TSINSPECT_CHECK_DIR"); dir != "" {
+		files = mainSessionFiles(t, dir)
+	} else {
+		files = publicSessions(t)
+		m, err := filepath.Glob(filepath.Join("testdata", "releases", "*", "projects", "*", "*.jsonl"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,6 +49,28 @@ func independentFiles(t *testing.T) []string {
 	}
 	if len(files) == 0 {
 		t.Fatal("no session files to check")
+	}
+	return files
+}
+
+// mainSessionFiles lists the .jsonl files under dir that are not in a
+// subagents directory.
+func mainSessionFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, e os.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case e.IsDir() && e.Name() == "subagents":
+			return filepath.SkipDir
+		case !e.IsDir() && strings.HasSuffix(e.Name(), ".jsonl"):
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("TSINSPECT_CHECK_DIR: %v", err)
 	}
 	return files
 }
@@ -115,7 +143,10 @@ func TestIndependentReadingAgrees(t *testing.T) {
 			continue
 		}
 		bad++
-		rel, _ := filepath.Rel("testdata", f)
+		rel, err := filepath.Rel("testdata", f)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			rel = f
+		}
 		fmt.Fprintf(&report, "%s\n%s", filepath.ToSlash(rel), d.String())
 	}
 	if bad > 0 {
