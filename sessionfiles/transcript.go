@@ -398,13 +398,23 @@ func (tr *transcript) read(r *record, file string) {
 	case "system":
 		n = tr.system(r, parent, file)
 	}
-	if n != parent && !at.IsZero() {
+	if n != parent && !at.IsZero() && !laterInMessage(parent, n, at) {
 		n.at = at
 	}
 	if r.UUID != "" {
 		tr.nodes[r.UUID] = n
 	}
 	tr.tip[file] = n
+}
+
+// laterInMessage reports whether n, made from parent by a record of time
+// at, continues the open user message of parent, which holds a record
+// written after at. A request goes after every record it carries, so
+// such a record does not take the message's time back: the prompt of a
+// skill or command is stamped when it was called, and follows the call's
+// result, written seconds later.
+func laterInMessage(parent, n *tnode, at time.Time) bool {
+	return parent != nil && parent.role == "user" && n.role == "user" && parent.at.After(at)
 }
 
 // expect makes room, in a transcript that has read nothing yet, for n
