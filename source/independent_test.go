@@ -550,7 +550,10 @@ func ckReadFile(f ckFile, seen map[string]bool) ([]*CkTurn, int) {
 			t.Kind = "main"
 		}
 
-		// Time: the record the answer continues, else the answer's own.
+		// Time: the record the answer continues, else the answer's own;
+		// but no earlier than any user record the request sends (those on
+		// the chain back to the answer before it): a skill's prompt or a
+		// hook's progress can be stamped before a record it follows.
 		parent := byUUID[r.ParentUUID]
 		if r.ParentUUID == "" {
 			parent = nil
@@ -559,6 +562,16 @@ func ckReadFile(f ckFile, seen map[string]bool) ([]*CkTurn, int) {
 		if parent != nil {
 			if pt := ckTime(parent.Timestamp); !pt.IsZero() {
 				t.Time = pt
+			}
+		}
+		seenUser := map[*ckRecord]bool{}
+		for cur := parent; cur != nil && !seenUser[cur] && cur.Type != "assistant"; cur = byUUID[cur.ParentUUID] {
+			seenUser[cur] = true
+			if at := ckTime(cur.Timestamp); cur.Type == "user" && at.After(t.Time) {
+				t.Time = at
+			}
+			if cur.ParentUUID == "" || (cur.Type == "system" && cur.Subtype == "compact_boundary") {
+				break
 			}
 		}
 
