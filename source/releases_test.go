@@ -168,18 +168,31 @@ func turnLine(s *timeline.Session, tu *timeline.Turn) string {
 	return b.String()
 }
 
+// links lists how each turn of s joined its thread: its link and Prev.
+func links(s *timeline.Session) string {
+	var b strings.Builder
+	for _, tu := range s.Turns {
+		fmt.Fprintf(&b, "%d:%s:%d ", tu.Index, tu.Link, tu.Prev)
+	}
+	return b.String()
+}
+
 // TestFollowTranscriptLineByLine follows session files without request
 // records as they are written, a line at a time, and ends with the
 // timeline that reading them whole gives (a failed attempt learns its
-// model from its retry's answer, written later).
+// model from its retry's answer, written later; the main conversation
+// restarted, its context cleared or its chain's link missing, goes on in
+// the main thread however the turns before it were linked and kept).
 func TestFollowTranscriptLineByLine(t *testing.T) {
 	for _, rel := range []string{
-		"2.1.299/projects/-home-user-flaky/45a0fa3c-3569-4097-809e-6a2c1c79df51.jsonl",
-		"2.1.299/projects/-home-user-compact/5f0c4a8e-2b7d-4c1e-9a3f-6d8b1e2c7a91.jsonl",
+		"releases/2.1.299/projects/-home-user-flaky/45a0fa3c-3569-4097-809e-6a2c1c79df51.jsonl",
+		"releases/2.1.299/projects/-home-user-compact/5f0c4a8e-2b7d-4c1e-9a3f-6d8b1e2c7a91.jsonl",
+		"public/36-v2.1.12-plan-clear-restart/38917d7d-9f69-4210-a3b0-eed0a9e97575.jsonl",
+		"public/37-v2.1.23-chain-parent-missing/70c88cff-cb35-404f-a974-2a08bab4e4bc.jsonl",
 	} {
-		src := filepath.Join("testdata", "releases", rel)
+		src := filepath.Join("testdata", rel)
 		whole, _ := readRelease(t, src)
-		want := sessionLine(whole)
+		want := sessionLine(whole) + links(whole)
 		b, err := os.ReadFile(src)
 		if err != nil {
 			t.Fatal(err)
@@ -210,8 +223,8 @@ func TestFollowTranscriptLineByLine(t *testing.T) {
 			}
 		}
 		f.Close()
-		if got == nil || sessionLine(got) != want {
-			t.Errorf("%s followed:\n%s\nread whole:\n%s", rel, sessionLine(got), want)
+		if got == nil || sessionLine(got)+links(got) != want {
+			t.Errorf("%s followed:\n%s\nread whole:\n%s", rel, sessionLine(got)+links(got), want)
 		}
 	}
 }
@@ -261,4 +274,108 @@ func publicSessions(t *testing.T) []string {
 	}
 	sort.Strings(files)
 	return files
+}
+
+// TestRestartKeptAcrossBuilds adds the requests of public sessions whose
+// main conversation restarts (36: its context cleared; 37: the record its
+// chain continues missing from the file) to a Builder one at a time,
+// asking for the session after each, as a view that follows a session
+// does: the turns kept linked from one build to the next come out as
+// reading the file whole links them, the restart in the main thread.
+func TestRestartKeptAcrossBuilds(t *testing.T) {
+	for _, rel := range []string{
+		"public/36-v2.1.12-plan-clear-restart/38917d7d-9f69-4210-a3b0-eed0a9e97575.jsonl",
+		"public/37-v2.1.23-chain-parent-missing/70c88cff-cb35-404f-a974-2a08bab4e4bc.jsonl",
+	} {
+		src := filepath.Join("testdata", rel)
+		whole, _ := readRelease(t, src)
+		want := sessionLine(whole) + links(whole)
+		if !strings.Contains(want, ":"+timeline.LinkRestart+":") {
+			t.Fatalf("%s: no restart read whole:\n%s", rel, want)
+		}
+		s, err := sessionfiles.Open(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := timeline.NewBuilder(false)
+		var got *timeline.Session
+		for i := range s.Len() {
+			ex, err := s.GetMade(int64(i + 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Add(ex)
+			got = b.Session()
+		}
+		if g := sessionLine(got) + links(got); g != want {
+			t.Errorf("%s built a request at a time:\n%s\nread whole:\n%s", rel, g, want)
+		}
+	}
+}
+
+// TestRestartScopesRepeatedSearches: after the main conversation restarts
+// with its context cleared, asking the same search again is no repeat
+// (what the first loaded is gone with the context), while the same two
+// searches in one context are.
+func TestRestartScopesRepeatedSearches(t *testing.T) {
+	const at = "2026-11-20T10:00:0"
+	rec := func(s string) string { return s }
+	answer := func(uuid, parent, id, content string, sec int) string {
+		return rec(fmt.Sprintf(`{"type":"assistant","uuid":%q,"parentUuid":%q,"sessionId":"s","version":"2.1.12","timestamp":"%s%d.000Z","message":{"id":%q,"model":"claude-opus-5","role":"assistant","type":"message","content":[%s],"stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":5}}}`, uuid, parent, at, sec, id, content))
+	}
+	search := func(id string) string {
+		return fmt.Sprintf(`{"type":"tool_use","id":%q,"name":"ToolSearch","input":{"query":"select:mcp__s__x"}}`, id)
+	}
+	result := func(uuid, parent, id string, sec int) string {
+		return fmt.Sprintf(`{"type":"user","uuid":%q,"parentUuid":%q,"sessionId":"s","version":"2.1.12","timestamp":"%s%d.000Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":%q,"content":[{"type":"tool_reference","tool_name":"mcp__s__x"}]}]}}`, uuid, parent, at, sec, id)
+	}
+	prompt := func(uuid, parent string, sec int) string {
+		p := `null`
+		if parent != "" {
+			p = fmt.Sprintf("%q", parent)
+		}
+		return fmt.Sprintf(`{"type":"user","uuid":%q,"parentUuid":%s,"sessionId":"s","version":"2.1.12","timestamp":"%s%d.000Z","message":{"role":"user","content":"find x"}}`, uuid, p, at, sec)
+	}
+	for _, c := range []struct {
+		name     string
+		again    []string // the records between the first context's last answer and the second search
+		restart  bool
+		repeated bool
+	}{
+		{"context cleared", []string{`{"type":"progress","uuid":"p1","parentUuid":null,"sessionId":"s","timestamp":"` + at + `4.000Z","data":{"type":"hook_progress","hookEvent":"SessionStart","hookName":"SessionStart:clear"}}`, prompt("u3", "p1", 5)}, true, false},
+		{"one context", []string{prompt("u3", "a2", 5)}, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			lines := []string{
+				prompt("u1", "", 0),
+				answer("a1", "u1", "msg_1", search("toolu_1"), 1),
+				result("u2", "a1", "toolu_1", 2),
+				answer("a2", "u2", "msg_2", `{"type":"text","text":"ok"}`, 3),
+			}
+			lines = append(lines, c.again...)
+			lines = append(lines,
+				answer("a3", "u3", "msg_3", search("toolu_2"), 6),
+				result("u4", "a3", "toolu_2", 7),
+				answer("a4", "u4", "msg_4", `{"type":"text","text":"ok"}`, 8))
+			path := filepath.Join(t.TempDir(), "projects", "p", "s.jsonl")
+			os.MkdirAll(filepath.Dir(path), 0o700)
+			if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s, _ := readRelease(t, path)
+			if len(s.Turns) != 4 || len(s.Threads) != 1 || s.Threads[0].Kind != timeline.KindMain {
+				t.Fatalf("%d turns in %d threads, want 4 in the main thread:\n%s", len(s.Turns), len(s.Threads), sessionLine(s)+links(s))
+			}
+			if got := s.Turns[2].Link == timeline.LinkRestart; got != c.restart {
+				t.Errorf("turn 3 joined by %q (Prev %d): restart %v, want %v", s.Turns[2].Link, s.Turns[2].Prev, got, c.restart)
+			}
+			repeated := false
+			for _, f := range s.Turns[3].Flags {
+				repeated = repeated || f.Kind == timeline.FlagSearchRepeated
+			}
+			if repeated != c.repeated {
+				t.Errorf("turn 4's search flagged as repeated: %v, want %v\n%s", repeated, c.repeated, sessionLine(s))
+			}
+		})
+	}
 }

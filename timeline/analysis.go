@@ -39,6 +39,10 @@ type info struct {
 	// (its query source "agent:<id>"): two agents' requests never join
 	// one thread, even when they send the same messages (2.0's warm-ups).
 	agent string
+	// mainChain: a request made from the main conversation of a session
+	// file (no agent's): the main agent's, whatever its chain (see
+	// LinkRestart).
+	mainChain bool
 
 	sysIdx   []int    // original indexes of the non-billing system blocks
 	sysHash  []digest // their canonical hashes
@@ -60,6 +64,9 @@ type info struct {
 
 	start, end time.Time
 	thread     *Thread
+	// context is the first turn of the context this one was sent in: its
+	// thread's first turn, or the restart (LinkRestart) since.
+	context *info
 	// src is the analysis a Builder kept that this was copied from.
 	src *info
 }
@@ -151,10 +158,14 @@ func analyse(t *Turn, h *hasher) *info {
 // and token-count probes: no tools, or max_tokens below sideMaxTokens).
 // Other clients' requests are all agent turns.
 func (in *info) classify() {
+	r := &in.d.Request
+	qs := querySource(in)
+	// Subagents' requests are named "agent:<id>" (an inline sidechain's
+	// "agent:"); a transcript is Claude Code's, and holds no side query.
+	in.mainChain = r.Transcript != nil && qs == ""
 	if !in.client.ClaudeCode() {
 		return
 	}
-	r := &in.d.Request
 	for _, s := range lastUserTexts(r.Messages) {
 		if strings.HasPrefix(strings.TrimSpace(s), compactionPrefix) {
 			in.compaction = true
@@ -164,7 +175,7 @@ func (in *info) classify() {
 	// A request made from a transcript is no side query (Claude Code
 	// writes none there), and its tools are not known.
 	in.side = in.compaction || (r.Transcript == nil && in.nonDeferred == 0) || (r.MaxTokens > 0 && r.MaxTokens < sideMaxTokens)
-	if qs := querySource(in); r.Transcript != nil && strings.HasPrefix(qs, "agent:") && len(qs) > len("agent:") {
+	if r.Transcript != nil && strings.HasPrefix(qs, "agent:") && len(qs) > len("agent:") {
 		in.agent = qs
 	}
 }

@@ -24,9 +24,10 @@ type ruleView interface {
 	// earlierFlag reports whether an earlier turn of k's thread has a flag
 	// of kind, naming the tool name when name is not "".
 	earlierFlag(k int, kind, name string) bool
-	// earlierSearch finds the first earlier turn of k's thread that
-	// carried the answer to a search asking what key does (searchKey): that
-	// turn and the search, or -1.
+	// earlierSearch finds the first earlier turn of k's context (its
+	// thread since the latest restart: LinkRestart) that carried the
+	// answer to a search asking what key does (searchKey): that turn and
+	// the search, or -1.
 	earlierSearch(k int, key string) (int, decode.Search)
 	// next returns the places (0-based) of the turns of k's thread after
 	// k, in order.
@@ -42,15 +43,16 @@ type flagRun struct {
 	flagged map[flagKey]bool
 	// est measures the parts of turns for the blind-call figures.
 	est *Estimates
-	// searched holds, by thread and searchKey, the first turn flag has
+	// searched holds, by context and searchKey, the first turn flag has
 	// been through that carried a search's answer.
 	searched map[searchAt]int
 }
 
-// searchAt names the searches of one thread that ask the same.
+// searchAt names the searches of one context (info.context: a thread, or
+// its part since a restart) that ask the same.
 type searchAt struct {
-	thread *Thread
-	key    string
+	context *info
+	key     string
 }
 
 // turn returns the analysis of turn k.
@@ -72,7 +74,7 @@ func (run *flagRun) flag() {
 		// Later turns of the thread look these up (earlierFlag,
 		// earlierSearch).
 		for _, s := range in.t.NewSearches {
-			at := searchAt{in.thread, searchKey(s)}
+			at := searchAt{in.context, searchKey(s)}
 			if _, seen := run.searched[at]; !seen && s.HasResult {
 				run.searched[at] = k
 			}
@@ -247,7 +249,7 @@ func (run *flagRun) earlierFlag(k int, kind, name string) bool {
 // The rules run turn by turn in capture order, so the searches flag has
 // gathered so far are those of the earlier turns.
 func (run *flagRun) earlierSearch(k int, key string) (int, decode.Search) {
-	j, ok := run.searched[searchAt{run.infos[k].thread, key}]
+	j, ok := run.searched[searchAt{run.infos[k].context, key}]
 	if !ok {
 		return -1, decode.Search{}
 	}

@@ -41,6 +41,12 @@ const (
 	// is being continued from a previous conversation...") and the turn was
 	// linked to the thread that was compacted.
 	LinkCompaction = "compaction"
+	// LinkRestart: a turn of the main conversation of Claude Code's session
+	// file whose chain starts again (its context cleared, or its link to the
+	// records before it missing from the file) joined the main agent's
+	// thread. It continues no earlier turn (Prev is 0): what the context
+	// held before it is not carried over, so nothing is compared across it.
+	LinkRestart = "restart"
 )
 
 // oneMessageFailed is the byLast key under which the turns of one message
@@ -74,6 +80,9 @@ type linker struct {
 	held map[string][]heldAt
 	// tip is the last turn (0-based) of each thread so far.
 	tip map[*Thread]int
+	// main is the thread of the latest turn of a session file's main
+	// conversation so far (mainChain), nil before one.
+	main *Thread
 	// linked, with a Builder's memo, is how the turns were linked so far.
 	linked *linked
 }
@@ -116,14 +125,18 @@ func (l *linker) link() []*Thread {
 			in, t := l.infos[k], l.infos[k].t
 			t.Client = in.client
 			th := threads[kept.thread[k]]
-			if kept.parent[k] < 0 {
+			switch {
+			case kept.how[k] == LinkRestart:
+				t.Link = LinkRestart
+			case kept.parent[k] < 0:
 				th.Client = in.client
 				t.Link = LinkNew
-			} else {
+			default:
 				t.Prev = kept.parent[k] + 1
 				t.Link = kept.how[k]
 			}
 			in.thread = th
+			l.joined(in)
 			th.Turns = append(th.Turns, t.Index)
 			l.tip[th] = k
 		}
@@ -138,22 +151,29 @@ func (l *linker) link() []*Thread {
 		parent, how := l.parent(k)
 		t := in.t
 		t.Client = in.client
-		if parent < 0 {
+		switch {
+		case parent < 0 && in.mainChain && l.main != nil:
+			// The main conversation again, its chain started anew: the
+			// main agent's thread goes on.
+			in.thread, how = l.main, LinkRestart
+			t.Link = LinkRestart
+		case parent < 0:
 			th := &Thread{Client: in.client}
 			index[th] = len(threads)
 			threads = append(threads, th)
 			in.thread = th
 			t.Link = LinkNew
-		} else {
+		default:
 			in.thread = l.infos[parent].thread
 			t.Prev = parent + 1
 			t.Link = how
 		}
+		l.joined(in)
 		in.thread.Turns = append(in.thread.Turns, t.Index)
 		l.tip[in.thread] = k
 		if kept != nil {
 			if k == kept.n && !kept.pending && in.src != nil && t.Exchange.State != exchange.StateInFlight {
-				kept.keep(in, parent, how, index[in.thread], parent < 0)
+				kept.keep(in, parent, how, index[in.thread], parent < 0 && how != LinkRestart)
 			} else {
 				kept.pending = true // from here on, what is indexed is taken out again
 			}
@@ -161,6 +181,18 @@ func (l *linker) link() []*Thread {
 		l.index(k, in)
 	}
 	return threads
+}
+
+// joined notes that in has joined its thread: the context it was sent in,
+// and the main conversation's thread.
+func (l *linker) joined(in *info) {
+	in.context = in
+	if t := in.t; t.Prev > 0 {
+		in.context = l.infos[t.Prev-1].context
+	}
+	if in.mainChain {
+		l.main = in.thread
+	}
 }
 
 // index adds turn k to the indexes later turns are linked through.
@@ -549,7 +581,8 @@ func fingerprints(blocks []decode.Block, unique bool) []string {
 
 // compacted finds the thread a post-compaction turn k continues: the
 // thread whose history the latest earlier compaction request summarised,
-// else the latest agent thread with the same system prompt and tools. It
+// else the latest thread of the same agent with the same system prompt and
+// tools. It
 // returns that thread's last turn before k.
 func (l *linker) compacted(k int) int {
 	in := l.infos[k]
@@ -565,7 +598,10 @@ func (l *linker) compacted(k int) int {
 	}
 	for p := k - 1; p >= 0; p-- {
 		pi := l.infos[p]
-		if !pi.side && pi.identity(in) && l.tip[pi.thread] == p {
+		// Two agents' requests never join one thread (info.agent): a
+		// subagent whose system prompt and tools are the main agent's
+		// does not take the main conversation's compaction.
+		if !pi.side && pi.agent == in.agent && pi.mainChain == in.mainChain && pi.identity(in) && l.tip[pi.thread] == p {
 			return p
 		}
 	}

@@ -385,9 +385,9 @@ func callsAfter(v ruleView, k int, missing []string) string {
 }
 
 // ruleSearchRepeated raises a flag for a search that asks what an earlier
-// search of its thread asked and had its answer to: the same tool, mode
-// and query (a select: list's names in any order, a keyword query's words
-// in any case and spacing).
+// search of its thread (since a restart) asked and had its answer to: the
+// same tool, mode and query (a select: list's names in any order, a keyword
+// query's words in any case and spacing).
 func ruleSearchRepeated(v ruleView, k int) []Flag {
 	in := v.turn(k)
 	var out []Flag

@@ -60,7 +60,10 @@ func conversationOf(s *timeline.Session, t *timeline.Turn, q string, all bool) c
 
 // since says what a turn's new messages are counted from.
 func since(t *timeline.Turn) string {
-	if t.Prev == 0 {
+	switch {
+	case t.Link == timeline.LinkRestart:
+		return "as the first turn since " + t.Thread + "'s conversation started again"
+	case t.Prev == 0:
 		return "as the first turn of " + t.Thread
 	}
 	return fmt.Sprintf("since #%d", t.Prev)
