@@ -326,9 +326,9 @@ func (tr *transcript) assistant(r *record, parent *tnode, file string) *tnode {
 	if m.model == syntheticModel {
 		// Claude Code's own message: no API answer, and not sent back.
 		// One that tells of a request that failed (an HTTP 400 is written
-		// only so) stands for that request, unless an api_error record
-		// already told of it; others ("No response requested." after a
-		// compaction) are no request at all.
+		// only so) stands for that request, unless the record before it
+		// told of that request already (sameFailure); others ("No response
+		// requested." after a compaction) are no request at all.
 		if !r.IsAPIErrorMessage {
 			return parent
 		}
@@ -336,7 +336,7 @@ func (tr *transcript) assistant(r *record, parent *tnode, file string) *tnode {
 		switch q := tr.last[file]; {
 		case q != nil && !q.transcript && len(q.answer) == 0 && q.errRec == nil && !q.empty:
 			q.errRec, q.synthetic = r, true // its request record
-		case q != nil && q.errRec != nil && q.from == parent:
+		case q != nil && q.errRec != nil && q.from == parent && sameFailure(q.errRec, r):
 		default:
 			q := tr.madeRequest(parent, file, r)
 			q.errRec, q.synthetic = r, true
@@ -483,6 +483,43 @@ func (tr *transcript) system(r *record, parent *tnode, file string) *tnode {
 		tr.newRequest(q)
 	}
 	return parent
+}
+
+// sameFailure reports whether Claude Code's error message r tells of the
+// failed request prev, the record before it at the same point of the
+// conversation, told of. Claude Code writes an api_error record when it
+// is about to try again (every one seen, 2.1.5 to 2.1.299, carries
+// retryAttempt and retryInMs), so a message after one tells of a later
+// attempt (2.1.5 wrote ten such records in a row, then the message for the
+// eleventh attempt, under its own request ID), unless both name one
+// request ID; a second message tells of the request the first did.
+func sameFailure(prev, r *record) bool {
+	if prev.Subtype != "api_error" {
+		return true
+	}
+	id := apiErrorRequestID(prev.Error)
+	return id != "" && id == messageRequestID(r)
+}
+
+// apiErrorRequestID is the request ID an api_error record's error names,
+// or "".
+func apiErrorRequestID(raw json.RawMessage) string {
+	var e struct {
+		RequestID string `json:"requestID"`
+	}
+	_ = json.Unmarshal(raw, &e)
+	return e.RequestID
+}
+
+// messageRequestID is the request ID the API's error body in Claude
+// Code's error message names, or "".
+func messageRequestID(r *record) string {
+	_, body, _ := syntheticError(r)
+	var e struct {
+		RequestID string `json:"request_id"`
+	}
+	_ = json.Unmarshal(body, &e)
+	return e.RequestID
 }
 
 // toolResults reads the tool_result blocks of a user message's content.
