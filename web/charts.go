@@ -89,12 +89,22 @@ func threadFigures(key, thread string, ss *timeline.Session, sel *timeline.Turn,
 		// The line alone: a point a turn would be more markup than chart.
 		ctx.Dots = nil
 	}
-	compactions := 0
+	compactions, restarts := 0, 0
 	for i, t := range turns {
-		if t.Link == timeline.LinkCompaction {
+		switch t.Link {
+		case timeline.LinkCompaction:
 			compactions++
 			mark(ctx, i, n, "m-compact", "compacted", fmt.Sprintf("turn %d: the history was compacted before it", t.Index), href(t))
+		case timeline.LinkRestart:
+			restarts++
+			mark(ctx, i, n, "m-restart", "restarted", fmt.Sprintf("turn %d: the conversation started again before it (its context cleared, or the record it continues missing from the file)", t.Index), href(t))
 		}
+	}
+	marked := numfmt.Count(compactions, "compaction marked", "compactions marked")
+	legend := "compacted: the history was compacted before this turn; "
+	if restarts > 0 {
+		marked += ", " + numfmt.Count(restarts, "restart marked", "restarts marked")
+		legend += "restarted: the conversation started again before this turn; "
 	}
 	selected(ctx, turns, sel)
 
@@ -139,8 +149,8 @@ func threadFigures(key, thread string, ss *timeline.Session, sel *timeline.Turn,
 	return []figure{
 		{Chart: cache, Caption: fmt.Sprintf("Prompt tokens of each request of the thread: read from the cache, written to it, and sent uncached, stacked; %s. Click a bar for its turn.",
 			numfmt.Count(breaks, "cache break marked", "cache breaks marked")), Marks: "break: a cache break; ▼ the turn selected"},
-		{Title: ctx.Title, Chart: ctx, Caption: fmt.Sprintf("The prompt's size at each request of the thread (what the model was sent); %s.",
-			numfmt.Count(compactions, "compaction marked", "compactions marked")), Marks: "compacted: the history was compacted before this turn; ▼ the turn selected"},
+		{Title: ctx.Title, Chart: ctx, Caption: fmt.Sprintf("The prompt's size at each request of the thread (what the model was sent); %s.", marked),
+			Marks: legend + "▼ the turn selected"},
 		{Title: cost.Title, Chart: cost, Caption: costCaption, Marks: "▼ the turn selected"},
 	}
 }

@@ -2,6 +2,8 @@ package web_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -142,5 +144,35 @@ func TestCostPerWeek(t *testing.T) {
 	}
 	if code, _, _ := get(t, s, "GET", "/api/sessions?by=fortnight", ""); code != 400 {
 		t.Errorf("by=fortnight: %d", code)
+	}
+}
+
+// TestRestartMarked: a session file whose main conversation restarted
+// (public session 36: its context cleared when plan mode was left) is one
+// main thread; the context chart marks the restart, and the turn's
+// conversation counts its messages from there, not from an earlier turn.
+func TestRestartMarked(t *testing.T) {
+	src := filepath.Join("..", "source", "testdata", "public", "36-v2.1.12-plan-clear-restart")
+	dir := filepath.Join(t.TempDir(), "projects", "p")
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	s := serve(t, web.Options{Roots: []string{filepath.Dir(dir)}, Policy: redact.Off})
+	var list sessionsJSON
+	getJSON(t, s, "/api/sessions", &list)
+	if len(list.Rows) != 1 {
+		t.Fatalf("%d sessions listed, want 1", len(list.Rows))
+	}
+	key := list.Rows[0].Key
+	_, body, _ := get(t, s, "GET", "/api/s/"+key+"/turn/14/"+view.TabCache.Row().Name, "")
+	if !strings.Contains(body, `class="mk m-restart"`) || !strings.Contains(body, "0 compactions marked, 1 restart marked") {
+		t.Errorf("the restart before turn 14 is not marked:\n%.3000s", body)
+	}
+	if got := strings.Count(body, `<circle class="s-context"`); got != 25 {
+		t.Errorf("the context chart has %d points, want the main thread's 25", got)
+	}
+	_, body, _ = get(t, s, "GET", "/api/s/"+key+"/turn/14/"+view.TabConversation.Row().Name, "")
+	if !strings.Contains(body, "as the first turn since main&#39;s conversation started again") && !strings.Contains(body, "as the first turn since main's conversation started again") {
+		t.Errorf("turn 14's conversation does not say it starts the restarted conversation:\n%.3000s", body)
 	}
 }
