@@ -14,6 +14,7 @@ import (
 	"github.com/tsinspect/tsinspect/internal/golden"
 	"github.com/tsinspect/tsinspect/sessionfiles"
 	"github.com/tsinspect/tsinspect/timeline"
+	"github.com/tsinspect/tsinspect/timeline/view"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -377,5 +378,24 @@ func TestRestartScopesRepeatedSearches(t *testing.T) {
 				t.Errorf("turn 4's search flagged as repeated: %v, want %v\n%s", repeated, c.repeated, sessionLine(s))
 			}
 		})
+	}
+}
+
+// TestRestartInTheTabs: the turn that restarts the main conversation
+// (public session 36, turn 14) is no turn's successor in the views: the
+// Cache tab compares its prefix with nothing and says why, and the
+// Working set tab counts from the restart.
+func TestRestartInTheTabs(t *testing.T) {
+	s, _ := readRelease(t, filepath.Join("testdata", "public", "36-v2.1.12-plan-clear-restart", "38917d7d-9f69-4210-a3b0-eed0a9e97575.jsonl"))
+	turn := s.Turn(14)
+	if turn == nil || turn.Link != timeline.LinkRestart {
+		t.Fatalf("turn 14: %+v, want the restart", turn)
+	}
+	in := view.TabInput{Session: s, Turn: turn, Width: 100, Height: 6, Explain: timeline.Explain}
+	if got := view.Text(view.TabCache.Lines(in)); !strings.Contains(got, "First turn since main started again") || strings.Contains(got, "Prefix vs #13") {
+		t.Errorf("the Cache tab of turn 14:\n%s", got)
+	}
+	if got := view.Text(view.TabWorkingSet.Lines(in)); !strings.Contains(got, "first turn since main started again") {
+		t.Errorf("the Working set tab of turn 14:\n%s", got)
 	}
 }

@@ -94,7 +94,11 @@ func cache(s *timeline.Session, t *timeline.Turn, width, height int, note string
 	}
 
 	prev := TurnAt(s, t.Prev)
-	if prev == nil {
+	switch {
+	case prev == nil && t.Link == timeline.LinkRestart:
+		d.text(RoleDim, "First turn since %s started again (its context cleared, or the record it continues missing from the file): no earlier request to compare with.", t.Thread)
+		return d.lines
+	case prev == nil:
 		d.text(RoleDim, "First turn of %s: no earlier request to compare with.", t.Thread)
 		return d.lines
 	}

@@ -41,9 +41,13 @@ func decoded(t *timeline.Turn) *decode.Turn {
 	return t.Decoded
 }
 
-// since describes the comparison base: "since #4" or "first turn of main".
+// since describes the comparison base: "since #4", "first turn of main"
+// or, after a restart, "first turn since main started again".
 func since(t *timeline.Turn) string {
-	if t.Prev == 0 {
+	switch {
+	case t.Link == timeline.LinkRestart:
+		return "first turn since " + t.Thread + " started again"
+	case t.Prev == 0:
 		return "first turn of " + t.Thread
 	}
 	return fmt.Sprintf("since #%d", t.Prev)
