@@ -82,6 +82,18 @@ func cacheBaseline(v ruleView, k int) int {
 	return -1
 }
 
+// compactedSince reports whether a compaction lies on turn k's lineage
+// after turn base: k, or a turn between them, joined its thread after a
+// compaction.
+func compactedSince(v ruleView, k, base int) bool {
+	for p := k; p > base; p = v.turn(p).t.Prev - 1 {
+		if v.turn(p).t.Link == LinkCompaction {
+			return true
+		}
+	}
+	return false
+}
+
 // ruleCacheBreak compares a turn's cache read with what its baseline turn
 // left in the cache.
 //
@@ -116,8 +128,10 @@ func ruleCacheBreak(v ruleView, k int) []Flag {
 	// renders its system prompt afresh (its snapshot lasts until the
 	// compaction): only a change of model, tools or betas is a break then,
 	// and one of the betas is the compaction's as much as theirs. A turn
-	// made from a transcript shows only the model.
-	if in.t.Link == LinkCompaction {
+	// made from a transcript shows only the model. The first turn after
+	// the compaction that got an answer is measured so, even when attempts
+	// that failed came between (the compaction is their link, not its).
+	if compactedSince(v, k, base) {
 		switch {
 		case cause == CauseMessages || cause == CauseSystem:
 			return nil
