@@ -1,11 +1,6 @@
 package sessionfiles
 
-import (
-	"os"
-	"path/filepath"
-	"strings"
-	"testing"
-)
+import "testing"
 
 // TestErrorMessageAfterRetries counts the failed requests of a retried
 // error that Claude Code gave up on: each api_error record is an attempt it
@@ -28,14 +23,7 @@ func TestErrorMessageAfterRetries(t *testing.T) {
 				`{"type":"system","subtype":"api_error","parentUuid":"u1","uuid":"e1","sessionId":"s","version":"2.1.5","timestamp":"2026-01-14T10:41:23.000Z","level":"error","error":{"status":529,"requestID":"req_A","error":{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}},"retryInMs":500,"retryAttempt":1,"maxRetries":1}`,
 				`{"type":"assistant","parentUuid":"e1","uuid":"a1","sessionId":"s","version":"2.1.5","timestamp":"2026-01-14T10:41:30.000Z","isApiErrorMessage":true,"message":{"id":"x","model":"<synthetic>","role":"assistant","type":"message","content":[{"type":"text","text":"API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"},\"request_id\":\"` + c.messageReq + `\"}"}],"stop_reason":"stop_sequence","usage":{"input_tokens":0,"output_tokens":0}}}`,
 			}
-			path := filepath.Join(t.TempDir(), "s.jsonl")
-			if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			s, err := Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := openLines(t, lines)
 			if s.Len() != c.want {
 				t.Fatalf("%d requests, want %d", s.Len(), c.want)
 			}

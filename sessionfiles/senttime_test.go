@@ -37,14 +37,7 @@ func TestRequestGoesAfterEveryRecordItCarries(t *testing.T) {
 				`{"type":"attachment","parentUuid":"u3","uuid":"t1","sessionId":"s","timestamp":"` + day + c.meta + `.000Z","attachment":{"type":"command_permissions","allowedTools":[]}}`,
 				`{"type":"assistant","parentUuid":"t1","uuid":"a2","sessionId":"s","timestamp":"` + day + `40.000Z","message":{"id":"msg_2","model":"claude-opus-5","role":"assistant","type":"message","content":[{"type":"text","text":"done"}],"stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":5}}}`,
 			}
-			path := filepath.Join(t.TempDir(), "s.jsonl")
-			if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			s, err := Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := openLines(t, lines)
 			if s.Len() != 2 {
 				t.Fatalf("%d requests, want 2", s.Len())
 			}
@@ -60,4 +53,18 @@ func TestRequestGoesAfterEveryRecordItCarries(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openLines opens a session file of the given records, one a line.
+func openLines(t *testing.T, lines []string) *Session {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
