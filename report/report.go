@@ -187,10 +187,12 @@ type Turn struct {
 	Index  int    `json:"index"`
 	Thread string `json:"thread"`
 	// Prev is the index of the previous turn of the same thread, 0 for the
-	// thread's first.
+	// thread's first and for a restart.
 	Prev int `json:"prev"`
 	// Link says how the turn joined its thread: new, extends, repeat,
-	// prefix, branch, history or compaction.
+	// retry, prefix, branch, history, compaction or restart (the main
+	// conversation of a session file started again: its context cleared,
+	// or the record it continues missing from the file).
 	Link       string     `json:"link"`
 	ExchangeID int64      `json:"exchange_id"`
 	At         *time.Time `json:"at"`

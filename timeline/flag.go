@@ -71,8 +71,8 @@ func (run *flagRun) flag() {
 			}
 		}
 		run.blindOutcome(k)
-		// Later turns of the thread look these up (earlierFlag,
-		// earlierSearch).
+		// Later turns of the thread (of the context, for searches) look
+		// these up (earlierFlag, earlierSearch).
 		for _, s := range in.t.NewSearches {
 			at := searchAt{in.context, searchKey(s)}
 			if _, seen := run.searched[at]; !seen && s.HasResult {
@@ -243,8 +243,9 @@ func (run *flagRun) earlierFlag(k int, kind, name string) bool {
 	return run.flagged[flagKey{run.infos[k].thread, kind, name}]
 }
 
-// earlierSearch finds the first earlier turn of k's thread that carried the
-// answer to a search asking what key does.
+// earlierSearch finds the first earlier turn of k's context (its thread
+// since the latest restart) that carried the answer to a search asking
+// what key does.
 //
 // The rules run turn by turn in capture order, so the searches flag has
 // gathered so far are those of the earlier turns.

@@ -44,8 +44,10 @@ const (
 	// LinkRestart: a turn of the main conversation of Claude Code's session
 	// file whose chain starts again (its context cleared, or its link to the
 	// records before it missing from the file) joined the main agent's
-	// thread. It continues no earlier turn (Prev is 0): what the context
-	// held before it is not carried over, so nothing is compared across it.
+	// thread. It continues no earlier turn (Prev is 0): no cache break,
+	// catalog or working-set change, or repeated search is measured across
+	// it. What is counted once per thread (a search's first carrying turn,
+	// a flag raised once) still counts once across it.
 	LinkRestart = "restart"
 )
 
@@ -152,7 +154,7 @@ func (l *linker) link() []*Thread {
 		t := in.t
 		t.Client = in.client
 		switch {
-		case parent < 0 && in.mainChain && l.main != nil:
+		case parent < 0 && in.mainChain && !in.side && l.main != nil:
 			// The main conversation again, its chain started anew: the
 			// main agent's thread goes on.
 			in.thread, how = l.main, LinkRestart
@@ -184,13 +186,17 @@ func (l *linker) link() []*Thread {
 }
 
 // joined notes that in has joined its thread: the context it was sent in,
-// and the main conversation's thread.
+// and the main conversation's thread, which the first main-chain turn that
+// starts a thread starts (a later one may have been linked by its history
+// into another agent's thread: that one does not become the main
+// conversation's).
 func (l *linker) joined(in *info) {
+	t := in.t
 	in.context = in
-	if t := in.t; t.Prev > 0 {
+	if t.Prev > 0 {
 		in.context = l.infos[t.Prev-1].context
 	}
-	if in.mainChain {
+	if in.mainChain && l.main == nil && t.Link == LinkNew {
 		l.main = in.thread
 	}
 }
@@ -582,8 +588,7 @@ func fingerprints(blocks []decode.Block, unique bool) []string {
 // compacted finds the thread a post-compaction turn k continues: the
 // thread whose history the latest earlier compaction request summarised,
 // else the latest thread of the same agent with the same system prompt and
-// tools. It
-// returns that thread's last turn before k.
+// tools. It returns that thread's last turn before k.
 func (l *linker) compacted(k int) int {
 	in := l.infos[k]
 	for c := k - 1; c >= 0; c-- {

@@ -88,12 +88,14 @@ type Turn struct {
 	dropped bool
 
 	// Prev is the index of the previous turn of the same thread, 0 for
-	// the thread's first turn. It is the turn this one continues (its
-	// lineage parent): usually the thread's turn just before, but for a
-	// branch or a retry of an older step it may be an earlier one.
+	// the thread's first turn and for a restart (LinkRestart). It is the
+	// turn this one continues (its lineage parent): usually the thread's
+	// turn just before, but for a branch or a retry of an older step it
+	// may be an earlier one.
 	Prev int
 	// Link says how the turn joined its thread: LinkNew, LinkExtends,
-	// LinkRepeat, LinkPrefix, LinkHistory or LinkCompaction.
+	// LinkRepeat, LinkRetry, LinkPrefix, LinkBranch, LinkHistory,
+	// LinkCompaction or LinkRestart.
 	Link string
 
 	CatalogAdded, CatalogRemoved []string
