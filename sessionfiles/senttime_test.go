@@ -27,6 +27,9 @@ func TestRequestGoesAfterEveryRecordItCarries(t *testing.T) {
 		{name: "prompt stamped before the result", result: "20", meta: "06", want1: "00", want2: "20"},
 		{name: "prompt written after the result", result: "20", meta: "25", want1: "00", want2: "25"},
 		{name: "in order", result: "07", meta: "08", want1: "00", want2: "08"},
+		// The result opens a new user message after the answer: its own
+		// time stands, though the answer's record is stamped later.
+		{name: "result stamped before the answer", result: "03", meta: "04", want1: "00", want2: "04"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			lines := []string{

@@ -169,11 +169,15 @@ func turnLine(s *timeline.Session, tu *timeline.Turn) string {
 	return b.String()
 }
 
-// links lists how each turn of s joined its thread: its link and Prev.
+// links lists how each turn of s joined its thread (its link and Prev),
+// then the threads (ID, kind, turns).
 func links(s *timeline.Session) string {
 	var b strings.Builder
 	for _, tu := range s.Turns {
 		fmt.Fprintf(&b, "%d:%s:%d ", tu.Index, tu.Link, tu.Prev)
+	}
+	for _, th := range s.Threads {
+		fmt.Fprintf(&b, "\n%s %s %d turns", th.ID, th.Kind, len(th.Turns))
 	}
 	return b.String()
 }
@@ -320,9 +324,8 @@ func TestRestartKeptAcrossBuilds(t *testing.T) {
 // searches in one context are.
 func TestRestartScopesRepeatedSearches(t *testing.T) {
 	const at = "2026-11-20T10:00:0"
-	rec := func(s string) string { return s }
 	answer := func(uuid, parent, id, content string, sec int) string {
-		return rec(fmt.Sprintf(`{"type":"assistant","uuid":%q,"parentUuid":%q,"sessionId":"s","version":"2.1.12","timestamp":"%s%d.000Z","message":{"id":%q,"model":"claude-opus-5","role":"assistant","type":"message","content":[%s],"stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":5}}}`, uuid, parent, at, sec, id, content))
+		return fmt.Sprintf(`{"type":"assistant","uuid":%q,"parentUuid":%q,"sessionId":"s","version":"2.1.12","timestamp":"%s%d.000Z","message":{"id":%q,"model":"claude-opus-5","role":"assistant","type":"message","content":[%s],"stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":5}}}`, uuid, parent, at, sec, id, content)
 	}
 	search := func(id string) string {
 		return fmt.Sprintf(`{"type":"tool_use","id":%q,"name":"ToolSearch","input":{"query":"select:mcp__s__x"}}`, id)
@@ -359,7 +362,9 @@ func TestRestartScopesRepeatedSearches(t *testing.T) {
 				result("u4", "a3", "toolu_2", 7),
 				answer("a4", "u4", "msg_4", `{"type":"text","text":"ok"}`, 8))
 			path := filepath.Join(t.TempDir(), "projects", "p", "s.jsonl")
-			os.MkdirAll(filepath.Dir(path), 0o700)
+			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+				t.Fatal(err)
+			}
 			if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
