@@ -144,7 +144,7 @@ func TestIndependentReadingAgrees(t *testing.T) {
 		}
 		bad++
 		rel, err := filepath.Rel("testdata", f)
-		if err != nil || strings.HasPrefix(rel, "..") {
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			rel = f
 		}
 		fmt.Fprintf(&report, "%s\n%s", filepath.ToSlash(rel), d.String())
@@ -160,7 +160,8 @@ func compareIndependent(t *testing.T, f string) *disagreements {
 	d := &disagreements{}
 	ck, err := CheckSession(f)
 	if err != nil {
-		t.Fatalf("%s: checker: %v", f, err)
+		d.add("the checker cannot read the file", "%v", err)
+		return d
 	}
 	b, _, err := ReadFile(context.Background(), f)
 	if err != nil {

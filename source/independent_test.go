@@ -70,6 +70,7 @@ type ckRecord struct {
 	AgentID           string          `json:"agentId"`
 	SessionID         string          `json:"sessionId"`
 	IsAPIErrorMessage bool            `json:"isApiErrorMessage"`
+	Error             json.RawMessage `json:"error"`
 	Message           *ckMessage      `json:"message"`
 	Attachment        *ckAttachment   `json:"attachment"`
 	CompactMetadata   *ckCompactMeta  `json:"compactMetadata"`
@@ -258,10 +259,27 @@ type CkSession struct {
 	Turns []*CkTurn
 	// Failed counts failed requests: system records of subtype api_error
 	// (one per failed attempt) and assistant records with
-	// isApiErrorMessage set (the error Claude Code gave up on).
+	// isApiErrorMessage set (the error Claude Code gave up on), but for one
+	// that follows an api_error record naming its request ID (the same
+	// request told twice).
 	Failed int
 	// Searches counts ToolSearch calls whose result some turn carried.
 	Searches int
+}
+
+// ckToldBefore reports whether Claude Code's error message r names the
+// request ID its parent, an api_error record, named.
+func ckToldBefore(r, parent *ckRecord) bool {
+	if parent == nil || parent.Type != "system" || parent.Subtype != "api_error" || r.Message == nil {
+		return false
+	}
+	var e struct {
+		RequestID string `json:"requestID"`
+	}
+	if json.Unmarshal(parent.Error, &e) != nil || e.RequestID == "" {
+		return false
+	}
+	return bytes.Contains(r.Message.Content, []byte(`\"request_id\":\"`+e.RequestID+`\"`))
 }
 
 // ckIsSearch reports whether a tool_use is a client tool search: the
@@ -286,11 +304,17 @@ func CheckSession(path string) (*CkSession, error) {
 			return nil, err
 		}
 		f.recs = recs
+		byUUID := map[string]*ckRecord{}
+		for _, r := range recs {
+			if r.UUID != "" {
+				byUUID[r.UUID] = r
+			}
+		}
 		for _, r := range recs {
 			if r.Type == "system" && r.Subtype == "api_error" {
 				out.Failed++
 			}
-			if r.Type == "assistant" && r.IsAPIErrorMessage {
+			if r.Type == "assistant" && r.IsAPIErrorMessage && !ckToldBefore(r, byUUID[r.ParentUUID]) {
 				out.Failed++
 			}
 			// Claude Code's nudge after an answer with nothing in it: the
@@ -551,9 +575,10 @@ func ckReadFile(f ckFile, seen map[string]bool) ([]*CkTurn, int) {
 		}
 
 		// Time: the record the answer continues, else the answer's own;
-		// but no earlier than any user record the request sends (those on
-		// the chain back to the answer before it): a skill's prompt or a
-		// hook's progress can be stamped before a record it follows.
+		// but no earlier than any user record (or catalog change, which
+		// Claude Code sends as user text) the request sends, those on the
+		// chain back to the answer before it: a skill's prompt or a hook's
+		// progress can be stamped before a record it follows.
 		parent := byUUID[r.ParentUUID]
 		if r.ParentUUID == "" {
 			parent = nil
@@ -567,7 +592,8 @@ func ckReadFile(f ckFile, seen map[string]bool) ([]*CkTurn, int) {
 		seenUser := map[*ckRecord]bool{}
 		for cur := parent; cur != nil && !seenUser[cur] && cur.Type != "assistant"; cur = byUUID[cur.ParentUUID] {
 			seenUser[cur] = true
-			if at := ckTime(cur.Timestamp); cur.Type == "user" && at.After(t.Time) {
+			sent := cur.Type == "user" || cur.Type == "attachment" && cur.Attachment != nil && cur.Attachment.Type == "deferred_tools_delta"
+			if at := ckTime(cur.Timestamp); sent && at.After(t.Time) {
 				t.Time = at
 			}
 			if cur.ParentUUID == "" || (cur.Type == "system" && cur.Subtype == "compact_boundary") {
@@ -724,6 +750,13 @@ func TestIndependentCheckerRules(t *testing.T) {
 		`{"type":"user","uuid":"w1","parentUuid":"u1","isSidechain":false,"timestamp":"2026-01-01T00:04:00Z","message":{"role":"user","content":"again"}}`,
 		`{"type":"assistant","uuid":"g1","parentUuid":"w1","isSidechain":false,"timestamp":"2026-01-01T00:04:05Z","message":{"id":"msg_G","model":"m","role":"assistant","content":[{"type":"text","text":"x"}]}}`,
 		`{"type":"assistant","uuid":"g2","parentUuid":"g1","isSidechain":false,"timestamp":"2026-01-01T00:04:06Z","isApiErrorMessage":true,"message":{"id":"e","model":"<synthetic>","role":"assistant","content":[{"type":"text","text":"API Error"}]}}`,
+		// A retried error, then the message for the same request (told
+		// twice: one failure), then another retried error and the message
+		// for the attempt after it (two).
+		`{"type":"system","subtype":"api_error","uuid":"x1","parentUuid":"g2","isSidechain":false,"timestamp":"2026-01-01T00:05:00Z","error":{"status":529,"requestID":"req_1"},"retryAttempt":1}`,
+		`{"type":"assistant","uuid":"x2","parentUuid":"x1","isSidechain":false,"timestamp":"2026-01-01T00:05:01Z","isApiErrorMessage":true,"message":{"id":"e2","model":"<synthetic>","role":"assistant","content":[{"type":"text","text":"API Error: 529 {\"request_id\":\"req_1\"}"}]}}`,
+		`{"type":"system","subtype":"api_error","uuid":"x3","parentUuid":"x2","isSidechain":false,"timestamp":"2026-01-01T00:06:00Z","error":{"status":529,"requestID":"req_2"},"retryAttempt":1}`,
+		`{"type":"assistant","uuid":"x4","parentUuid":"x3","isSidechain":false,"timestamp":"2026-01-01T00:06:01Z","isApiErrorMessage":true,"message":{"id":"e4","model":"<synthetic>","role":"assistant","content":[{"type":"text","text":"API Error: 529 {\"request_id\":\"req_3\"}"}]}}`,
 	}
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
@@ -753,7 +786,7 @@ func TestIndependentCheckerRules(t *testing.T) {
 		`msg_E inline:q1 subagent 00:02:00 ws=[]`,
 		`msg_F file:agent-abc.jsonl subagent 00:03:00 ws=[]`,
 		`msg_G main main 00:04:00 ws=[]`,
-		`failed=1 searches=1`,
+		`failed=4 searches=1`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
